@@ -1,0 +1,119 @@
+"""The in-memory cassette: interactions, the digest index and the play state.
+
+The index is built once per load; a lookup is one dict access. Identical digests replay in
+recorded order; with ``repeat_last`` the last one answers every further identical request.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from cassettes_core._manifest import Manifest
+from cassettes_core._model import Interaction
+from cassettes_core._request import DEFAULT_POLICY, MatchPolicy
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """The answer of a lookup, as data: the interaction to replay, or why there is none.
+
+    ``recorded`` is how many interactions hold the digest, ``asked`` how many times it has been
+    asked for now (this ask included).
+    """
+
+    interaction: Interaction | None
+    recorded: int
+    asked: int
+
+
+class Cassette:
+    """Recorded interactions of one cassette file and what has been played from them."""
+
+    def __init__(
+        self,
+        path: Path | str,
+        interactions: Iterable[Interaction] = (),
+        *,
+        manifest: Manifest | None = None,
+        policy: MatchPolicy = DEFAULT_POLICY,
+        repeat_last: bool = False,
+    ) -> None:
+        self.path = Path(path)
+        self.manifest = manifest
+        self.policy = policy
+        self.repeat_last = repeat_last
+        self._interactions: list[Interaction] = []
+        self._index: dict[str, list[Interaction]] = {}
+        self._asked: dict[str, int] = {}
+        self._played: set[int] = set()
+        self._new: list[Interaction] = []
+        self._lock = threading.Lock()
+        for interaction in interactions:
+            self._insert(interaction)
+
+    # -- contents ---------------------------------------------------------------------------
+
+    @property
+    def interactions(self) -> Sequence[Interaction]:
+        return tuple(self._interactions)
+
+    @property
+    def recorded(self) -> Sequence[Interaction]:
+        """Interactions recorded by this session (not yet or already written)."""
+        return tuple(self._new)
+
+    def __len__(self) -> int:
+        return len(self._interactions)
+
+    @property
+    def next_seq(self) -> int:
+        return max((i.seq for i in self._interactions), default=0) + 1
+
+    def key_of(self, interaction: Interaction) -> str:
+        """The index key: the stored digest, or the digest under a non-default policy."""
+        if self.policy.is_default:
+            return interaction.digest
+        return self.policy.split(interaction.request).digest()
+
+    def _insert(self, interaction: Interaction) -> None:
+        self._interactions.append(interaction)
+        self._index.setdefault(self.key_of(interaction), []).append(interaction)
+
+    # -- play -------------------------------------------------------------------------------
+
+    def lookup(self, digest: str) -> Lookup:
+        """Take the next recorded interaction for ``digest`` (recorded order)."""
+        with self._lock:
+            candidates = self._index.get(digest, [])
+            asked = self._asked.get(digest, 0) + 1
+            self._asked[digest] = asked
+            if asked <= len(candidates):
+                chosen: Interaction | None = candidates[asked - 1]
+            elif candidates and self.repeat_last:
+                chosen = candidates[-1]
+            else:
+                chosen = None
+            if chosen is not None:
+                self._played.add(chosen.seq)
+            return Lookup(chosen, recorded=len(candidates), asked=asked)
+
+    def add(self, interaction: Interaction) -> None:
+        """Add a freshly recorded interaction; it counts as played by the ask that made it."""
+        with self._lock:
+            self._insert(interaction)
+            self._played.add(interaction.seq)
+            self._new.append(interaction)
+
+    def unused(self) -> list[Interaction]:
+        """Recorded interactions no request has played."""
+        return [i for i in self._interactions if i.seq not in self._played]
+
+    @property
+    def played_count(self) -> int:
+        return len(self._played)
+
+    def same_provider(self, provider: str) -> list[Interaction]:
+        return [i for i in self._interactions if i.provider == provider]

@@ -1,0 +1,225 @@
+"""Why a request missed: the closest recording and the path-level differences, as data.
+
+Finding the closest recording is pure: same provider first, then same model, then a cheap
+field-equality score, and only the few best go through deepdiff. Rendering happens late, in
+:func:`render_miss`, when the error is shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from cassettes_core._model import Interaction
+from cassettes_core._request import LLMRequest
+
+DiffKind = Literal["changed", "added", "removed", "type_changed"]
+MissReason = Literal["no_match", "exhausted", "no_cassette"]
+
+SHOWN_DIFFS = 8
+_DEEP_CANDIDATES = 5
+_VALUE_WIDTH = 60
+
+
+@dataclass(frozen=True)
+class FieldDiff:
+    """One difference between a recorded request and the new one, ``recorded → requested``."""
+
+    path: str
+    kind: DiffKind
+    recorded: Any = None
+    requested: Any = None
+
+    def render(self) -> str:
+        if self.kind == "added":
+            return f"{self.path}: added {_short(self.requested)}"
+        if self.kind == "removed":
+            return f"{self.path}: removed (was {_short(self.recorded)})"
+        before, after = _window(self.recorded, self.requested)
+        return f"{self.path}: {before} → {after}"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A recorded interaction near the missed request, with what differs."""
+
+    seq: int
+    digest: str
+    model: str | None
+    diffs: tuple[FieldDiff, ...]
+    distance: float
+
+
+@dataclass(frozen=True)
+class MissReport:
+    """Everything a person needs to act on a miss."""
+
+    cassette_path: Path
+    mode: str
+    request: LLMRequest
+    digest: str
+    reason: MissReason
+    recorded: int = 0
+    asked: int = 1
+    interactions: int = 0
+    closest: Candidate | None = None
+    rerecord: str = "CASSETTE_MODE=append <the command that ran this test>"
+    extra: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def diffs(self) -> tuple[FieldDiff, ...]:
+        return self.closest.diffs if self.closest else ()
+
+
+def closest_recording(request: LLMRequest, recorded: Sequence[Interaction]) -> Candidate | None:
+    """The recorded interaction nearest to ``request``, or ``None`` if none shares its provider."""
+    same_provider = [i for i in recorded if i.provider == request.provider]
+    if not same_provider:
+        return None
+    model = request.model
+    same_model = [i for i in same_provider if i.request.model == model]
+    pool = same_model or same_provider
+    # Cheap pre-ranking (equal top-level fields) keeps deepdiff to a handful of candidates.
+    ranked = sorted(pool, key=lambda i: -_equal_fields(request, i.request))[:_DEEP_CANDIDATES]
+    best: Candidate | None = None
+    for interaction in ranked:
+        candidate = _compare(request, interaction)
+        if best is None or candidate.distance < best.distance:
+            best = candidate
+    return best
+
+
+def _equal_fields(a: LLMRequest, b: LLMRequest) -> int:
+    return sum(1 for key, value in a.fields.items() if b.fields.get(key) == value)
+
+
+def _compare(request: LLMRequest, interaction: Interaction) -> Candidate:
+    from deepdiff import DeepDiff  # heavy import, paid only on a miss
+
+    recorded = dict(interaction.request.fields)
+    requested = dict(request.fields)
+    tree = DeepDiff(recorded, requested, view="tree", get_deep_distance=True)
+    distance = float(tree.get("deep_distance", 0.0))
+    diffs: list[FieldDiff] = []
+    for report_type, levels in tree.items():
+        if report_type == "deep_distance":
+            continue
+        kind = _KINDS.get(report_type)
+        if kind is None:
+            continue
+        for level in levels:
+            diffs.append(
+                FieldDiff(
+                    path=_path(level.path(output_format="list")),
+                    kind=kind,
+                    recorded=None if kind == "added" else level.t1,
+                    requested=None if kind == "removed" else level.t2,
+                )
+            )
+    diffs.sort(key=lambda d: d.path)
+    return Candidate(
+        seq=interaction.seq,
+        digest=interaction.digest,
+        model=interaction.request.model,
+        diffs=tuple(diffs),
+        distance=distance,
+    )
+
+
+_KINDS: dict[str, DiffKind] = {
+    "values_changed": "changed",
+    "type_changes": "type_changed",
+    "dictionary_item_added": "added",
+    "dictionary_item_removed": "removed",
+    "iterable_item_added": "added",
+    "iterable_item_removed": "removed",
+    "attribute_added": "added",
+    "attribute_removed": "removed",
+}
+
+
+def _path(parts: Sequence[Any]) -> str:
+    text = ""
+    for part in parts:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text or "(request)"
+
+
+def _short(value: Any, width: int = _VALUE_WIDTH) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _window(before: Any, after: Any) -> tuple[str, str]:
+    """Both values, cut around their first difference when they are long strings."""
+    if not (isinstance(before, str) and isinstance(after, str)):
+        return _short(before), _short(after)
+    if len(before) <= _VALUE_WIDTH and len(after) <= _VALUE_WIDTH:
+        return repr(before), repr(after)
+    common = 0
+    for a, b in zip(before, after, strict=False):
+        if a != b:
+            break
+        common += 1
+    start = max(0, common - 20)
+
+    def cut(text: str) -> str:
+        piece = text[start : start + _VALUE_WIDTH - 10]
+        prefix = "…" if start else ""
+        suffix = "…" if start + _VALUE_WIDTH - 10 < len(text) else ""
+        return prefix + repr(piece) + suffix
+
+    return cut(before), cut(after)
+
+
+def render_miss(report: MissReport) -> str:
+    """The message of :class:`CassetteMissError`: what, where, the nearest difference, next step."""
+    request = report.request
+    about = f"{request.provider} request" + (f" (model {request.model})" if request.model else "")
+    lines: list[str]
+    if report.reason == "no_cassette":
+        lines = [f"no cassette file for this {about}: {report.cassette_path} does not exist"]
+    elif report.reason == "exhausted":
+        lines = [
+            f"this {about} was recorded {_times(report.recorded)} and is now asked for the "
+            f"{_ordinal(report.asked)} time: the code calls the provider more often than when "
+            "it was recorded (pass repeat_last=True if repeats are expected)"
+        ]
+    else:
+        lines = [f"no recording matches this {about}"]
+    lines.append(
+        f"  cassette:  {report.cassette_path} (mode {report.mode}, "
+        f"{report.interactions} interaction{'s' if report.interactions != 1 else ''})"
+    )
+    lines.append(f"  digest:    {report.digest}")
+    closest = report.closest
+    if report.reason == "no_match":
+        if closest is None:
+            lines.append(f"  closest:   none ({request.provider} was never recorded here)")
+        else:
+            same = " (same model)" if closest.model == request.model else ""
+            count = len(closest.diffs)
+            lines.append(
+                f"  closest:   seq {closest.seq}{same}, {count} difference"
+                f"{'s' if count != 1 else ''} (recorded → requested):"
+            )
+            lines.extend(f"    {diff.render()}" for diff in closest.diffs[:SHOWN_DIFFS])
+            if count > SHOWN_DIFFS:
+                lines.append(f"    … and {count - SHOWN_DIFFS} more (see error.report.diffs)")
+    lines.extend(f"  {line}" for line in report.extra)
+    lines.append(f"  re-record: {report.rerecord}")
+    return "\n".join(lines)
+
+
+def _times(count: int) -> str:
+    return "once" if count == 1 else f"{count} times"
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"

@@ -1,0 +1,59 @@
+"""Canonical JSON and the blake3 request digest: pure functions on plain data.
+
+The digest is a compatibility promise. ``DIGEST_SCHEME`` names the scheme written into every
+cassette manifest; the golden vectors in ``tests/unit/test_digest.py`` lock it. Any change to
+what goes into :func:`canonical_json` must bump the scheme.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import blake3
+
+from cassettes_core._errors import ConfigError
+
+DIGEST_SCHEME = "blake3-v1"
+
+_ENCODER = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
+
+
+def normalise(value: Any, path: str = "$") -> Any:
+    """Return ``value`` as plain JSON data: ``None``-valued keys dropped, tuples as lists.
+
+    Raises :class:`ConfigError` naming the path for NaN/Infinity, non-string keys and values
+    that JSON cannot hold.
+    """
+    if value is None or isinstance(value, str | bool | int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ConfigError(f"{path} is {value!r}: JSON has no NaN or Infinity; send a number")
+        return value
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ConfigError(f"{path} has a non-string key {key!r}; JSON keys are strings")
+            if item is not None:
+                out[key] = normalise(item, f"{path}.{key}")
+        return out
+    if isinstance(value, list | tuple):
+        return [normalise(item, f"{path}[{index}]") for index, item in enumerate(value)]
+    raise ConfigError(f"{path} is a {type(value).__name__}, which JSON cannot represent")
+
+
+def canonical_json(value: Any) -> bytes:
+    """Canonical UTF-8 JSON: sorted keys, no whitespace, ``None``-valued keys dropped."""
+    return _ENCODER.encode(normalise(value)).encode("utf-8")
+
+
+def request_digest(provider: str, fields: Mapping[str, Any]) -> str:
+    """The blake3 hex digest of ``{"provider": provider, "fields": fields}``."""
+    payload = canonical_json({"provider": provider, "fields": fields})
+    return blake3.blake3(payload).hexdigest()

@@ -1,0 +1,128 @@
+"""The exception tree of provider-cassettes.
+
+Every failure a user can cause is one of these, and every message says what happened and
+where, the nearest difference when there is one, and the next step::
+
+    CassetteError                 root: catch this to catch everything we raise
+    ├── CassetteFormatError       a cassette file is malformed, truncated, tampered or too new
+    ├── CassetteMissError         replay met a request the cassette does not hold
+    ├── UnsafeCassetteError       an interaction carries a secret; nothing was written
+    ├── ProviderError             the provider failed (HTTP status, timeout, connection)
+    └── ConfigError               an option, mode or request is not usable as given
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from cassettes_core._diff import MissReport
+
+ErrorKind = Literal["http_status", "timeout", "connection"]
+
+
+class CassetteError(Exception):
+    """Root of every error provider-cassettes raises."""
+
+
+class ConfigError(CassetteError):
+    """An option, a mode or a request value cannot be used as given."""
+
+
+class CassetteFormatError(CassetteError):
+    """A cassette file cannot be trusted: malformed, truncated, tampered or from the future."""
+
+    def __init__(self, path: Path | str, reason: str, *, location: str | None = None) -> None:
+        self.path = Path(path)
+        self.reason = reason
+        self.location = location
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = f"{self.path}" + (f", {self.location}" if self.location else "")
+        return (
+            f"cassette {where}: {self.reason}\n"
+            "TIP: fix the file by hand, restore it from version control, or delete it and "
+            "re-record with CASSETTE_MODE=record."
+        )
+
+
+class CassetteMissError(CassetteError):
+    """Replay met a request that the cassette does not hold.
+
+    The structured report (closest recording, path-level differences) is on ``report``.
+    """
+
+    def __init__(self, report: MissReport) -> None:
+        self.report = report
+        super().__init__(str(self))
+
+    @property
+    def digest(self) -> str:
+        return self.report.digest
+
+    @property
+    def cassette_path(self) -> Path:
+        return self.report.cassette_path
+
+    def __str__(self) -> str:
+        from cassettes_core._diff import render_miss
+
+        return render_miss(self.report)
+
+
+class UnsafeCassetteError(CassetteError):
+    """An interaction holds something that looks like a secret; the cassette was left as it was."""
+
+    def __init__(self, path: Path | str | None, findings: Sequence[Any]) -> None:
+        self.path = Path(path) if path is not None else None
+        self.findings = tuple(findings)
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        target = str(self.path) if self.path is not None else "the cassette"
+        lines = [f"refused to write {target}: {len(self.findings)} possible secret(s) found"]
+        lines.extend(f"  {finding}" for finding in self.findings)
+        lines.append(
+            "TIP: scrub the value in a before_record hook, or allow a known-safe value "
+            "explicitly (allow=[...]); the cassette on disk was left untouched."
+        )
+        return "\n".join(lines)
+
+
+class ProviderError(CassetteError):
+    """The provider answered with an error status, timed out, or could not be reached."""
+
+    def __init__(
+        self,
+        kind: ErrorKind,
+        message: str = "",
+        *,
+        provider: str = "",
+        status: int | None = None,
+        body: Any = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self.kind: ErrorKind = kind
+        self.message = message
+        self.provider = provider
+        self.status = status
+        self.body = body
+        self.headers: dict[str, str] = dict(headers or {})
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        who = self.provider or "provider"
+        if self.kind == "http_status":
+            text = f"{who} answered HTTP {self.status}"
+            if self.body is not None:
+                text += f": {_short(self.body)}"
+            return text
+        return f"{who}: {self.kind}" + (f" ({self.message})" if self.message else "")
+
+
+def _short(value: Any, limit: int = 200) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,225 @@
+"""The recording engine: one cassette in one mode, deciding for each request replay or live.
+
+:class:`Recorder` is what both :class:`~cassettes_core.CassetteProvider` and the httpx transport
+stand on. For each request it either returns the recorded interaction to replay, raises
+:class:`CassetteMissError`, or says "go live"; after a live call it records the outcome through
+the secret guard into the file. In ``replay`` nothing live is ever called, not even on a miss.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cassettes_core._cassette import Cassette
+from cassettes_core._diff import MissReason, MissReport, closest_recording
+from cassettes_core._errors import CassetteMissError, ProviderError
+from cassettes_core._manifest import warn_on_drift
+from cassettes_core._model import Interaction, LLMResponse, RecordedError, StreamEvent
+from cassettes_core._modes import Mode, resolve_mode
+from cassettes_core._parse import parse_interaction
+from cassettes_core._request import DEFAULT_POLICY, LLMRequest, MatchPolicy
+from cassettes_core._store import CassetteFile, WriteGuard, load_cassette
+
+BeforeRecord = Callable[[dict[str, Any]], dict[str, Any] | None]
+
+
+@dataclass
+class RecorderStats:
+    """What a recorder did; the pytest summary adds these up."""
+
+    replayed: int = 0
+    recorded: int = 0
+    missed: int = 0
+    live: int = 0
+    misses: list[CassetteMissError] = field(default_factory=list)
+
+
+class Recorder:
+    """One cassette file used in one mode.
+
+    ``mode`` is the explicit choice (``None`` resolves from the environment); ``auto`` becomes
+    ``replay`` when the file exists and ``record`` when it does not.
+    """
+
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        mode: str | Mode | None = None,
+        policy: MatchPolicy = DEFAULT_POLICY,
+        repeat_last: bool = False,
+        before_record: BeforeRecord | None = None,
+        allow_secrets: Iterable[str] = (),
+        guard: WriteGuard | None = None,
+        rerecord_hint: str | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.requested_mode = resolve_mode(mode)
+        self.policy = policy
+        self.before_record = before_record
+        self.rerecord_hint = rerecord_hint
+        self.stats = RecorderStats()
+        self._allow = tuple(allow_secrets)
+        self._guard = guard
+        self._lock = threading.Lock()
+        self._first_write = True
+        loaded = None
+        if self.requested_mode in (Mode.AUTO, Mode.REPLAY, Mode.APPEND):
+            loaded = load_cassette(self.path, policy=policy, repeat_last=repeat_last)
+        if self.requested_mode is Mode.AUTO:
+            self.mode = Mode.REPLAY if loaded is not None else Mode.RECORD
+        else:
+            self.mode = self.requested_mode
+        if loaded is not None and loaded.manifest is not None and len(loaded):
+            warn_on_drift(self.path, loaded.manifest)
+        self.cassette = loaded or Cassette(self.path, policy=policy, repeat_last=repeat_last)
+        self._file: CassetteFile | None = None
+
+    # -- deciding ---------------------------------------------------------------------------
+
+    @property
+    def records(self) -> bool:
+        return self.mode in (Mode.RECORD, Mode.APPEND)
+
+    def normalise(self, request: LLMRequest) -> LLMRequest:
+        """The request with its semantic fields chosen by this recorder's policy."""
+        return self.policy.split(request)
+
+    def find(self, request: LLMRequest) -> Interaction | None:
+        """The interaction to replay, ``None`` to go live; raises on a miss in replay.
+
+        ``request`` must already be normalised.
+        """
+        if self.mode in (Mode.RECORD, Mode.PASSTHROUGH):
+            self.stats.live += 1
+            return None
+        digest = request.digest()
+        found = self.cassette.lookup(digest)
+        if found.interaction is not None:
+            self.stats.replayed += 1
+            return found.interaction
+        if self.mode is Mode.APPEND:
+            self.stats.live += 1
+            return None
+        error = CassetteMissError(self._miss_report(request, digest, found.recorded, found.asked))
+        with self._lock:
+            self.stats.missed += 1
+            self.stats.misses.append(error)
+        raise error
+
+    def _miss_report(
+        self, request: LLMRequest, digest: str, recorded: int, asked: int
+    ) -> MissReport:
+        exists = self.path.exists() or len(self.cassette) > 0
+        reason: MissReason
+        if not exists:
+            reason = "no_cassette"
+        elif recorded:
+            reason = "exhausted"
+        else:
+            reason = "no_match"
+        closest = (
+            closest_recording(request, self.cassette.interactions) if reason == "no_match" else None
+        )
+        hint = self.rerecord_hint or (
+            f"CASSETTE_MODE=append <the command that ran this>   (adds the missing "
+            f"interaction to {self.path}; CASSETTE_MODE=record rewrites it)"
+        )
+        return MissReport(
+            cassette_path=self.path,
+            mode=self.mode.value,
+            request=request,
+            digest=digest,
+            reason=reason,
+            recorded=recorded,
+            asked=asked,
+            interactions=len(self.cassette),
+            closest=closest,
+            rerecord=hint,
+        )
+
+    # -- recording --------------------------------------------------------------------------
+
+    def record(
+        self,
+        request: LLMRequest,
+        *,
+        endpoint: str | None = None,
+        response: LLMResponse | None = None,
+        stream: Sequence[StreamEvent] | None = None,
+        error: ProviderError | RecordedError | None = None,
+        duration_ms: int = 0,
+    ) -> Interaction | None:
+        """Write one live outcome to the cassette (in record/append modes; else a no-op).
+
+        Raises :class:`UnsafeCassetteError` (nothing written) if the secret guard refuses it.
+        """
+        if not self.records:
+            return None
+        recorded_error = (
+            RecordedError.from_exception(error) if isinstance(error, ProviderError) else error
+        )
+        interaction = Interaction(
+            seq=0,
+            digest=request.digest(),
+            request=request,
+            endpoint=endpoint,
+            response=response,
+            stream=tuple(stream) if stream is not None else None,
+            error=recorded_error,
+            duration_ms=duration_ms,
+        )
+        if self.before_record is not None:
+            hooked = self._apply_hook(interaction)
+            if hooked is None:
+                return None
+            interaction = hooked
+        with self._lock:
+            written = self._writer().append([interaction], rewrite=self._rewrite_now())
+            self._first_write = False
+            self.cassette.add(written[0])
+            self.stats.recorded += 1
+        return written[0]
+
+    def _rewrite_now(self) -> bool:
+        # `record` rewrites the cassette once, at this recorder's first write; later writes
+        # (and `auto` on a missing file, where other processes may be writing too) append.
+        return self._first_write and self.requested_mode is Mode.RECORD
+
+    def _apply_hook(self, interaction: Interaction) -> Interaction | None:
+        assert self.before_record is not None
+        original = interaction.to_dict()
+        edited = self.before_record(copy.deepcopy(original))
+        if edited is None:
+            return None
+        edited["digest"] = interaction.digest  # the match key stays the request as sent
+        edited.setdefault("seq", 1)
+        if _request_changed(original, edited):
+            edited["redacted"] = True
+        return parse_interaction(edited, self.path)
+
+    def _writer(self) -> CassetteFile:
+        if self._file is None:
+            self._file = CassetteFile(self.path, guard=self._guard or self._default_guard())
+        return self._file
+
+    def _default_guard(self) -> WriteGuard:
+        from cassettes_core._secrets import SecretGuard  # detect-secrets loads only to write
+
+        guard: WriteGuard = SecretGuard(allow=self._allow)
+        return guard
+
+
+def _request_changed(original: Mapping[str, Any], edited: Mapping[str, Any]) -> bool:
+    def semantic(item: Mapping[str, Any]) -> Any:
+        request = item.get("request")
+        if not isinstance(request, Mapping):
+            return request
+        return {k: v for k, v in request.items() if k != "params"}
+
+    return bool(semantic(original) != semantic(edited))

@@ -1,0 +1,162 @@
+"""The provider-neutral request and the per-provider choice of semantic fields.
+
+A request is split into *semantic* fields (what it asks: these make the digest) and *params*
+(how it is tuned: temperature, seed, max_tokens, stream …; kept in the cassette, never matched).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from cassettes_core._digest import request_digest
+
+# What each built-in provider's answer depends on. Anything else in the body is tuning.
+DEFAULT_SEMANTIC_FIELDS: Mapping[str, frozenset[str]] = {
+    "openai.chat": frozenset(
+        {
+            "model",
+            "messages",
+            "tools",
+            "tool_choice",
+            "parallel_tool_calls",
+            "response_format",
+            "functions",
+            "function_call",
+            "modalities",
+            "audio",
+            "n",
+        }
+    ),
+    "openai.responses": frozenset(
+        {
+            "model",
+            "input",
+            "instructions",
+            "tools",
+            "tool_choice",
+            "parallel_tool_calls",
+            "text",
+            "previous_response_id",
+            "conversation",
+            "prompt",
+        }
+    ),
+    "openai.embeddings": frozenset({"model", "input", "dimensions", "encoding_format"}),
+    "anthropic.messages": frozenset(
+        {"model", "messages", "system", "tools", "tool_choice", "output_format", "thinking"}
+    ),
+}
+
+# For user-written providers: the common names of "what was asked".
+GENERIC_SEMANTIC_FIELDS = frozenset(
+    {
+        "model",
+        "messages",
+        "input",
+        "prompt",
+        "system",
+        "instructions",
+        "tools",
+        "tool_choice",
+        "response_format",
+    }
+)
+
+PARAMS_KEY = "params"
+
+
+@dataclass(frozen=True)
+class MatchPolicy:
+    """Which request fields are semantic, per provider.
+
+    ``widen`` adds fields to a provider's default set (``{"openai.chat": ["temperature"]}``),
+    ``narrow`` removes them; the key ``"*"`` applies to every provider.
+    """
+
+    widen: Mapping[str, Iterable[str]] = field(default_factory=dict)
+    narrow: Mapping[str, Iterable[str]] = field(default_factory=dict)
+
+    def fields_for(self, provider: str) -> frozenset[str]:
+        base = DEFAULT_SEMANTIC_FIELDS.get(provider, GENERIC_SEMANTIC_FIELDS)
+        added = set(self.widen.get(provider, ())) | set(self.widen.get("*", ()))
+        removed = set(self.narrow.get(provider, ())) | set(self.narrow.get("*", ()))
+        return frozenset((base | added) - removed)
+
+    @property
+    def is_default(self) -> bool:
+        return not any(self.widen.values()) and not any(self.narrow.values())
+
+    def split(self, request: LLMRequest) -> LLMRequest:
+        """``request`` with its fields chosen by this policy.
+
+        Built-in providers (and any the policy names) are re-split from the whole body. A
+        user-written provider's own split is kept, adjusted only by the ``"*"`` entries.
+        """
+        provider = request.provider
+        if provider in DEFAULT_SEMANTIC_FIELDS or provider in self.widen or provider in self.narrow:
+            return LLMRequest.from_body(provider, request.body(), policy=self)
+        added = set(self.widen.get("*", ()))
+        removed = set(self.narrow.get("*", ()))
+        if not added and not removed:
+            return request
+        body = request.body()
+        semantic = (set(request.fields) | (added & set(body))) - removed
+        return LLMRequest(
+            provider=provider,
+            fields={k: v for k, v in body.items() if k in semantic},
+            params={k: v for k, v in body.items() if k not in semantic},
+        )
+
+
+DEFAULT_POLICY = MatchPolicy()
+
+
+@dataclass(frozen=True)
+class LLMRequest:
+    """One provider call: which provider, what was asked (``fields``), how it was tuned."""
+
+    provider: str
+    fields: Mapping[str, Any]
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_body(
+        cls, provider: str, body: Mapping[str, Any], *, policy: MatchPolicy = DEFAULT_POLICY
+    ) -> LLMRequest:
+        """Split a provider's JSON body into semantic fields and params."""
+        semantic = policy.fields_for(provider)
+        fields = {k: v for k, v in body.items() if k in semantic}
+        params = {k: v for k, v in body.items() if k not in semantic}
+        return cls(provider=provider, fields=fields, params=params)
+
+    @property
+    def model(self) -> str | None:
+        model = self.fields.get("model", self.params.get("model"))
+        return model if isinstance(model, str) else None
+
+    def body(self) -> dict[str, Any]:
+        """The JSON body as the provider receives it: fields and params merged."""
+        return {**self.params, **self.fields}
+
+    def digest(self) -> str:
+        """The blake3 digest over provider and semantic fields (see ``_digest``)."""
+        return request_digest(self.provider, self.fields)
+
+    def rematched(self, policy: MatchPolicy) -> LLMRequest:
+        """The same request split under another policy."""
+        return LLMRequest.from_body(self.provider, self.body(), policy=policy)
+
+    def to_record(self) -> dict[str, Any]:
+        """The cassette form: semantic fields at the top, tuning under ``params``."""
+        record = dict(self.fields)
+        if self.params:
+            record[PARAMS_KEY] = dict(self.params)
+        return record
+
+    @classmethod
+    def from_record(cls, provider: str, record: Mapping[str, Any]) -> LLMRequest:
+        fields = {k: v for k, v in record.items() if k != PARAMS_KEY}
+        params = record.get(PARAMS_KEY) or {}
+        return cls(provider=provider, fields=fields, params=dict(params))

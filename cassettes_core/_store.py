@@ -1,0 +1,219 @@
+"""The cassette file: load and validate, write atomically, append safely across processes.
+
+A file is read once into an in-memory :class:`~cassettes_core._cassette.Cassette`. Writes go to a
+temporary file in the same folder, are fsynced and renamed over the old file, under a lock file,
+so a killed writer leaves the previous cassette intact and concurrent appenders lose nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import yaml
+from filelock import FileLock
+
+from cassettes_core import _yaml
+from cassettes_core._cassette import Cassette
+from cassettes_core._errors import CassetteFormatError
+from cassettes_core._manifest import Manifest
+from cassettes_core._model import Interaction
+from cassettes_core._parse import parse_interactions
+from cassettes_core._request import DEFAULT_POLICY, MatchPolicy
+
+FORMAT_VERSION = 1
+LOCK_TIMEOUT_S = 120.0
+
+
+class WriteGuard(Protocol):
+    """What the store asks before any write (the secret guard)."""
+
+    def check(self, interactions: Iterable[Mapping[str, Any]], *, path: Path | str | None) -> None:
+        """Raise if any interaction must not be written."""
+
+
+def read_text(path: Path) -> str | None:
+    """The file's text, or ``None`` when it does not exist."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError as exc:
+        raise CassetteFormatError(path, f"not UTF-8 text ({exc.reason})") from exc
+    except IsADirectoryError as exc:
+        raise CassetteFormatError(path, "is a directory, not a cassette file") from exc
+
+
+def parse_document(text: str, path: Path) -> dict[str, Any]:
+    """Parse YAML text into the top-level mapping, checking the format version."""
+    try:
+        document = _yaml.load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
+        raise CassetteFormatError(
+            path, f"not valid YAML ({exc.problem or exc.context})", location=where
+        ) from exc
+    except yaml.YAMLError as exc:
+        raise CassetteFormatError(path, f"not valid YAML ({exc})") from exc
+    except RecursionError as exc:
+        raise CassetteFormatError(path, "YAML nested too deeply") from exc
+    if not isinstance(document, dict):
+        raise CassetteFormatError(path, "the top level must be a mapping with 'interactions'")
+    version = document.get("version")
+    if version is None:
+        raise CassetteFormatError(path, "no 'version' key", location="version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise CassetteFormatError(path, f"version {version!r} is not an integer")
+    if version > FORMAT_VERSION:
+        raise CassetteFormatError(
+            path,
+            f"format version {version} is newer than this library reads ({FORMAT_VERSION}); "
+            "upgrade provider-cassettes",
+            location="version",
+        )
+    if version < 1:
+        raise CassetteFormatError(path, f"unknown format version {version}", location="version")
+    return document
+
+
+def read_document(path: Path | str) -> dict[str, Any] | None:
+    """The parsed top-level mapping of a cassette file, or ``None`` when it does not exist."""
+    path = Path(path)
+    text = read_text(path)
+    return None if text is None else parse_document(text, path)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What one read of the file held, with the stat that identifies that version."""
+
+    manifest: Manifest | None
+    interactions: tuple[Interaction, ...]
+    signature: tuple[int, int, int] | None
+
+
+def _signature(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def read_snapshot(path: Path) -> Snapshot:
+    signature = _signature(path)
+    text = read_text(path)
+    if text is None:
+        return Snapshot(None, (), None)
+    document = parse_document(text, path)
+    manifest = Manifest.from_dict(document.get("manifest") or {}, path)
+    interactions = parse_interactions(document.get("interactions"), path, text)
+    return Snapshot(manifest, tuple(interactions), signature)
+
+
+def load_cassette(
+    path: Path | str, *, policy: MatchPolicy = DEFAULT_POLICY, repeat_last: bool = False
+) -> Cassette | None:
+    """Load and validate a cassette file; ``None`` when it does not exist."""
+    path = Path(path)
+    snapshot = read_snapshot(path)
+    if snapshot.signature is None:
+        return None
+    return Cassette(
+        path,
+        snapshot.interactions,
+        manifest=snapshot.manifest,
+        policy=policy,
+        repeat_last=repeat_last,
+    )
+
+
+def render(manifest: Manifest, interactions: Sequence[Interaction]) -> str:
+    document = {
+        "version": FORMAT_VERSION,
+        "manifest": manifest.to_dict(),
+        "interactions": [interaction.to_dict() for interaction in interactions],
+    }
+    return _yaml.dump(document)
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that readers see the old file or the new one, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(tmp_name, 0o644)  # mkstemp makes 0600; cassettes are shared files
+        os.replace(tmp_name, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    # The rename is durable only once the directory entry is on disk.
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def lock_for(path: Path) -> FileLock:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return FileLock(path.parent / f".{path.name}.lock", timeout=LOCK_TIMEOUT_S)
+
+
+class CassetteFile:
+    """One cassette file on disk, written only by appending or rewriting under its lock.
+
+    It remembers the version it last read or wrote, so that an appender that is alone does not
+    re-parse the file before each write.
+    """
+
+    def __init__(self, path: Path | str, *, guard: WriteGuard | None = None) -> None:
+        self.path = Path(path)
+        self.guard = guard
+        self._last: Snapshot | None = None
+
+    def _current(self) -> Snapshot:
+        last = self._last
+        if (
+            last is not None
+            and last.signature is not None
+            and last.signature == _signature(self.path)
+        ):
+            return last
+        return read_snapshot(self.path)
+
+    def append(self, new: Sequence[Interaction], *, rewrite: bool = False) -> list[Interaction]:
+        """Write ``new`` after what the file holds (or instead of it, with ``rewrite``).
+
+        Sequence numbers are assigned here, under the lock, continuing the file's counter.
+        Returns the interactions as written. The guard runs before anything touches the disk.
+        """
+        with lock_for(self.path):
+            current = self._current()
+            kept = () if rewrite else current.interactions
+            start = 1 if rewrite else max((i.seq for i in kept), default=0) + 1
+            numbered = [interaction.with_seq(start + n) for n, interaction in enumerate(new)]
+            if self.guard is not None:
+                self.guard.check([i.to_dict() for i in numbered], path=self.path)
+            manifest = Manifest.current()
+            everything = (*kept, *numbered)
+            atomic_write(self.path, render(manifest, everything))
+            self._last = Snapshot(manifest, everything, _signature(self.path))
+            return numbered

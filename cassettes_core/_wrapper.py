@@ -1,0 +1,199 @@
+"""CassetteProvider: any Provider, recorded and replayed.
+
+    provider = CassetteProvider(MyProvider(), "cassettes/agent.yaml")
+    answer = provider.complete(LLMRequest.from_body("openai.chat", body))
+
+Replayed answers, streams and failures come back exactly as recorded; a recorded
+``ProviderError`` (a 429, a timeout) is raised again, so retry logic is testable offline.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Iterable, Iterator
+from pathlib import Path
+
+from cassettes_core._errors import ConfigError, ProviderError
+from cassettes_core._model import Interaction, LLMResponse, StreamEvent
+from cassettes_core._modes import Mode
+from cassettes_core._recorder import BeforeRecord, Recorder
+from cassettes_core._request import DEFAULT_POLICY, LLMRequest, MatchPolicy
+from cassettes_core.providers._protocol import Provider
+
+
+class CassetteProvider:
+    """Wraps ``provider`` so that its calls are recorded to / replayed from ``path``."""
+
+    def __init__(
+        self,
+        provider: Provider,
+        path: Path | str,
+        *,
+        mode: str | Mode | None = None,
+        policy: MatchPolicy = DEFAULT_POLICY,
+        repeat_last: bool = False,
+        before_record: BeforeRecord | None = None,
+        allow_secrets: Iterable[str] = (),
+        endpoint: str | None = None,
+    ) -> None:
+        self.provider = provider
+        self.endpoint = endpoint
+        self.recorder = Recorder(
+            path,
+            mode=mode,
+            policy=policy,
+            repeat_last=repeat_last,
+            before_record=before_record,
+            allow_secrets=allow_secrets,
+        )
+
+    @property
+    def name(self) -> str:
+        return self.provider.name
+
+    @property
+    def mode(self) -> Mode:
+        return self.recorder.mode
+
+    @property
+    def cassette(self) -> object:
+        return self.recorder.cassette
+
+    # -- complete ---------------------------------------------------------------------------
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        request = self.recorder.normalise(request)
+        recorded = self.recorder.find(request)
+        if recorded is not None:
+            return _replay_response(recorded)
+        started = time.perf_counter()
+        try:
+            response = self.provider.complete(request)
+        except ProviderError as exc:
+            self.recorder.record(
+                request, endpoint=self.endpoint, error=exc, duration_ms=_since(started)
+            )
+            raise
+        self.recorder.record(
+            request, endpoint=self.endpoint, response=response, duration_ms=_since(started)
+        )
+        return response
+
+    async def acomplete(self, request: LLMRequest) -> LLMResponse:
+        request = self.recorder.normalise(request)
+        recorded = self.recorder.find(request)
+        if recorded is not None:
+            return _replay_response(recorded)
+        started = time.perf_counter()
+        try:
+            response = await self.provider.acomplete(request)
+        except ProviderError as exc:
+            self.recorder.record(
+                request, endpoint=self.endpoint, error=exc, duration_ms=_since(started)
+            )
+            raise
+        self.recorder.record(
+            request, endpoint=self.endpoint, response=response, duration_ms=_since(started)
+        )
+        return response
+
+    # -- stream -----------------------------------------------------------------------------
+
+    def stream(self, request: LLMRequest) -> Iterator[StreamEvent]:
+        request = self.recorder.normalise(request)
+        recorded = self.recorder.find(request)
+        if recorded is not None:
+            yield from _replay_stream(recorded)
+            return
+        started = time.perf_counter()
+        events: list[StreamEvent] = []
+        source = self.provider.stream(request)
+        failure: ProviderError | None = None
+        whole = False  # only a whole stream (or one that failed as a provider) is recorded
+        try:
+            for event in source:
+                events.append(_stamped(event, started))
+                yield event
+            whole = True
+        except ProviderError as exc:
+            failure, whole = exc, True
+            raise
+        except GeneratorExit:
+            # The caller stopped early; read the rest so the recording is whole.
+            events.extend(_stamped(event, started) for event in source)
+            whole = True
+            raise
+        finally:
+            if whole:
+                self.recorder.record(
+                    request,
+                    endpoint=self.endpoint,
+                    stream=events,
+                    error=failure,
+                    duration_ms=_since(started),
+                )
+
+    async def astream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
+        request = self.recorder.normalise(request)
+        recorded = self.recorder.find(request)
+        if recorded is not None:
+            for event in _replay_stream(recorded):
+                yield event
+            return
+        started = time.perf_counter()
+        events: list[StreamEvent] = []
+        source = self.provider.astream(request)
+        failure: ProviderError | None = None
+        whole = False
+        try:
+            async for event in source:
+                events.append(_stamped(event, started))
+                yield event
+            whole = True
+        except ProviderError as exc:
+            failure, whole = exc, True
+            raise
+        except GeneratorExit:
+            async for event in source:
+                events.append(_stamped(event, started))
+            whole = True
+            raise
+        finally:
+            if whole:
+                self.recorder.record(
+                    request,
+                    endpoint=self.endpoint,
+                    stream=events,
+                    error=failure,
+                    duration_ms=_since(started),
+                )
+
+
+def _replay_response(interaction: Interaction) -> LLMResponse:
+    if interaction.error is not None:
+        raise interaction.error.to_exception(interaction.provider)
+    if interaction.response is None:
+        raise ConfigError(
+            f"seq {interaction.seq} was recorded as a stream; call stream() to replay it"
+        )
+    return interaction.response
+
+
+def _replay_stream(interaction: Interaction) -> Iterator[StreamEvent]:
+    if interaction.stream is None:
+        if interaction.error is not None:
+            raise interaction.error.to_exception(interaction.provider)
+        raise ConfigError(
+            f"seq {interaction.seq} was recorded as a complete answer; call complete() to replay it"
+        )
+    yield from interaction.stream
+    if interaction.error is not None:
+        raise interaction.error.to_exception(interaction.provider)
+
+
+def _stamped(event: StreamEvent, started: float) -> StreamEvent:
+    return StreamEvent(data=event.data, event=event.event, t_ms=_since(started))
+
+
+def _since(started: float) -> int:
+    return round((time.perf_counter() - started) * 1000)

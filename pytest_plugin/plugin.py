@@ -1,0 +1,1 @@
+"""pytest plugin for provider-cassettes (marker, fixture, options, summary)."""
