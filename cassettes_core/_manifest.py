@@ -78,7 +78,7 @@ class Manifest:
         if not isinstance(data, Mapping):
             raise CassetteFormatError(path, "the manifest must be a mapping", location="manifest")
         scheme = data.get("digest_scheme", DIGEST_SCHEME)
-        if scheme not in KNOWN_DIGEST_SCHEMES:
+        if not isinstance(scheme, str) or scheme not in KNOWN_DIGEST_SCHEMES:
             raise CassetteFormatError(
                 path,
                 f"digest scheme {scheme!r} is newer than this library understands "

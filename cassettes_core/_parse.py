@@ -117,6 +117,8 @@ def _outcome(
     if "response" in item:
         raw = _require(item, "response", Mapping)
         status = _require(raw, "status", int, where="response.status")
+        if "body" not in raw:
+            raise _DefectError("missing 'response.body' (is the file truncated?)")
         response = LLMResponse(
             body=raw.get("body"), status=status, headers=_headers(raw, "response.headers")
         )

@@ -15,12 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+import blake3
 import yaml
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 from cassettes_core import _yaml
 from cassettes_core._cassette import Cassette
-from cassettes_core._errors import CassetteFormatError
+from cassettes_core._errors import CassetteFormatError, ConfigError
 from cassettes_core._manifest import Manifest
 from cassettes_core._model import Interaction
 from cassettes_core._parse import parse_interactions
@@ -172,9 +173,24 @@ def _fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
+def _sweep_stale_temporaries(path: Path) -> None:
+    # Under the lock no other writer is mid-save, so any temporary of ours is a dead writer's.
+    for stale in path.parent.glob(f".{path.name}.*.tmp"):
+        with contextlib.suppress(OSError):
+            stale.unlink()
+
+
 def lock_for(path: Path) -> FileLock:
+    """The cross-process lock of one cassette.
+
+    Lock files live in the temporary folder, named by a digest of the cassette's absolute
+    path, so they never litter the cassette folder or a repository.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    return FileLock(path.parent / f".{path.name}.lock", timeout=LOCK_TIMEOUT_S)
+    key = blake3.blake3(str(path.resolve()).encode("utf-8")).hexdigest()[:32]
+    folder = Path(tempfile.gettempdir()) / "provider-cassettes-locks"
+    folder.mkdir(exist_ok=True)
+    return FileLock(folder / f"{key}.lock", timeout=LOCK_TIMEOUT_S)
 
 
 class CassetteFile:
@@ -205,7 +221,16 @@ class CassetteFile:
         Sequence numbers are assigned here, under the lock, continuing the file's counter.
         Returns the interactions as written. The guard runs before anything touches the disk.
         """
-        with lock_for(self.path):
+        lock = lock_for(self.path)
+        try:
+            lock.acquire()
+        except Timeout as exc:
+            raise ConfigError(
+                f"could not lock {self.path} within {LOCK_TIMEOUT_S:.0f} s: another process "
+                f"is writing it (lock file {lock.lock_file}). Stop that process, or delete "
+                "the lock file if no process is running."
+            ) from exc
+        try:
             current = self._current()
             kept = () if rewrite else current.interactions
             start = 1 if rewrite else max((i.seq for i in kept), default=0) + 1
@@ -215,5 +240,8 @@ class CassetteFile:
             manifest = Manifest.current()
             everything = (*kept, *numbered)
             atomic_write(self.path, render(manifest, everything))
+            _sweep_stale_temporaries(self.path)
             self._last = Snapshot(manifest, everything, _signature(self.path))
             return numbered
+        finally:
+            lock.release()
