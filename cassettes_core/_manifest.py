@@ -6,6 +6,7 @@ On replay a drifted version is reported as a :class:`CassetteVersionWarning`: th
 
 from __future__ import annotations
 
+import functools
 import platform
 import warnings
 from collections.abc import Mapping
@@ -28,6 +29,7 @@ class CassetteVersionWarning(UserWarning):
     """A cassette was recorded with other library or SDK versions than the ones running now."""
 
 
+@functools.cache
 def library_version() -> str:
     try:
         return metadata.version(LIBRARY)
@@ -37,14 +39,20 @@ def library_version() -> str:
         return __version__
 
 
-def installed_sdks() -> dict[str, str]:
+@functools.cache
+def _installed_sdks() -> tuple[tuple[str, str], ...]:
     found: dict[str, str] = {}
     for name in TRACKED_SDKS:
         try:
             found[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             continue
-    return found
+    return tuple(found.items())
+
+
+def installed_sdks() -> dict[str, str]:
+    """Versions of the tracked SDKs installed here (read once per process)."""
+    return dict(_installed_sdks())
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,12 @@ from typing import Any
 
 from cassettes_core._cassette import Cassette
 from cassettes_core._diff import MissReason, MissReport, closest_recording
-from cassettes_core._errors import CassetteMissError, ProviderError
+from cassettes_core._errors import (
+    CassetteFormatError,
+    CassetteMissError,
+    ConfigError,
+    ProviderError,
+)
 from cassettes_core._manifest import warn_on_drift
 from cassettes_core._model import Interaction, LLMResponse, RecordedError, StreamEvent
 from cassettes_core._modes import Mode, resolve_mode
@@ -197,11 +202,21 @@ class Recorder:
         edited = self.before_record(copy.deepcopy(original))
         if edited is None:
             return None
+        if not isinstance(edited, dict):
+            raise ConfigError(
+                f"before_record must return the interaction dict or None, not "
+                f"{type(edited).__name__}"
+            )
         edited["digest"] = interaction.digest  # the match key stays the request as sent
-        edited.setdefault("seq", 1)
+        edited["seq"] = 1  # the real seq is given under the file lock
         if _request_changed(original, edited):
             edited["redacted"] = True
-        return parse_interaction(edited, self.path)
+        try:
+            return parse_interaction(edited, self.path)
+        except CassetteFormatError as exc:
+            raise ConfigError(
+                f"before_record returned an interaction that cannot be stored: {exc.reason}"
+            ) from None
 
     def _writer(self) -> CassetteFile:
         if self._file is None:

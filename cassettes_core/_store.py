@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -193,19 +194,54 @@ def lock_for(path: Path) -> FileLock:
     return FileLock(folder / f"{key}.lock", timeout=LOCK_TIMEOUT_S)
 
 
+@dataclass(frozen=True)
+class _Tail:
+    """What an append needs of the file on disk: its interactions as text, and the last seq."""
+
+    items_text: str
+    last_seq: int
+    signature: tuple[int, int, int] | None
+
+
+_ITEMS_MARK = "\ninteractions:\n"
+_SEQ_LINE = re.compile(r"^- seq: (\d+)$", re.MULTILINE)
+
+
+def _tail_of(path: Path) -> _Tail:
+    """Read the file's interactions as text without re-parsing what this library wrote.
+
+    Our own files list interactions as column-0 ``- seq: N`` items after ``interactions:``;
+    anything else (a hand-formatted file) is parsed, validated and rendered again.
+    """
+    signature = _signature(path)
+    text = read_text(path)
+    if text is None:
+        return _Tail("", 0, None)
+    _head, mark, items = text.partition(_ITEMS_MARK)
+    if mark and items.count("\n- ") + items.startswith("- ") == len(_SEQ_LINE.findall(items)):
+        seqs = [int(n) for n in _SEQ_LINE.findall(items)]
+        if seqs == sorted(set(seqs)):
+            return _Tail(items, seqs[-1] if seqs else 0, signature)
+    snapshot = read_snapshot(path)
+    interactions = snapshot.interactions
+    items = _yaml.dump([i.to_dict() for i in interactions]) if interactions else ""
+    return _Tail(items, max((i.seq for i in interactions), default=0), signature)
+
+
 class CassetteFile:
     """One cassette file on disk, written only by appending or rewriting under its lock.
 
-    It remembers the version it last read or wrote, so that an appender that is alone does not
-    re-parse the file before each write.
+    An append costs the size of the new interactions, not of the file: the existing ones are
+    carried over as text. The file's last version is remembered, so an appender that is alone
+    does not even re-read the file.
     """
 
     def __init__(self, path: Path | str, *, guard: WriteGuard | None = None) -> None:
         self.path = Path(path)
         self.guard = guard
-        self._last: Snapshot | None = None
+        self._last: _Tail | None = None
 
-    def _current(self) -> Snapshot:
+    def _current(self) -> _Tail:
         last = self._last
         if (
             last is not None
@@ -213,7 +249,7 @@ class CassetteFile:
             and last.signature == _signature(self.path)
         ):
             return last
-        return read_snapshot(self.path)
+        return _tail_of(self.path)
 
     def append(self, new: Sequence[Interaction], *, rewrite: bool = False) -> list[Interaction]:
         """Write ``new`` after what the file holds (or instead of it, with ``rewrite``).
@@ -231,17 +267,18 @@ class CassetteFile:
                 "the lock file if no process is running."
             ) from exc
         try:
-            current = self._current()
-            kept = () if rewrite else current.interactions
-            start = 1 if rewrite else max((i.seq for i in kept), default=0) + 1
+            current = _Tail("", 0, None) if rewrite else self._current()
+            start = current.last_seq + 1
             numbered = [interaction.with_seq(start + n) for n, interaction in enumerate(new)]
             if self.guard is not None:
                 self.guard.check([i.to_dict() for i in numbered], path=self.path)
-            manifest = Manifest.current()
-            everything = (*kept, *numbered)
-            atomic_write(self.path, render(manifest, everything))
+            items = current.items_text + _yaml.dump([i.to_dict() for i in numbered])
+            head = _yaml.dump({"version": FORMAT_VERSION, "manifest": Manifest.current().to_dict()})
+            atomic_write(self.path, head + _ITEMS_MARK[1:] + items)
             _sweep_stale_temporaries(self.path)
-            self._last = Snapshot(manifest, everything, _signature(self.path))
+            self._last = _Tail(
+                items, numbered[-1].seq if numbered else current.last_seq, _signature(self.path)
+            )
             return numbered
         finally:
             lock.release()

@@ -164,3 +164,31 @@ def test_unsafe_yaml_tags_are_refused(tmp_path: Path) -> None:
     path.write_text("version: 1\ninteractions: !!python/object/apply:os.system ['true']\n")
     with pytest.raises(CassetteFormatError, match="not valid YAML"):
         load_cassette(path)
+
+
+def test_append_to_a_hand_formatted_file_keeps_everything(tmp_path: Path) -> None:
+    """A file laid out by hand (flow style, reordered keys) is parsed and appended to whole."""
+    path = tmp_path / "c.yaml"
+    CassetteFile(path).append([interaction(1), interaction(2, "b")])
+    document = yaml.safe_load(path.read_text())
+    document["interactions"] = [
+        {"digest": i["digest"], **{k: v for k, v in i.items() if k != "digest"}}
+        for i in reversed(document["interactions"])
+    ]
+    path.write_text(yaml.safe_dump(document, default_flow_style=True, sort_keys=False))
+    CassetteFile(path).append([interaction(3, "c")])
+    loaded = load_cassette(path)
+    assert loaded is not None
+    assert sorted(i.seq for i in loaded.interactions) == [1, 2, 3]
+
+
+def test_append_after_another_writer_continues_its_seq(tmp_path: Path) -> None:
+    """Two writers taking turns on one file never reuse a seq."""
+    path = tmp_path / "c.yaml"
+    first, second = CassetteFile(path), CassetteFile(path)
+    for n in range(3):
+        first.append([interaction(1, f"first {n}")])
+        second.append([interaction(1, f"second {n}")])
+    loaded = load_cassette(path)
+    assert loaded is not None
+    assert [i.seq for i in loaded.interactions] == [1, 2, 3, 4, 5, 6]

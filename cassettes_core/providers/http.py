@@ -1,0 +1,255 @@
+"""The built-in HTTP providers: OpenAI-compatible (chat, responses, embeddings) and Anthropic.
+
+They speak the providers' JSON and SSE over ``httpx2`` (the maintained continuation of httpx,
+what the official SDKs use) or plain ``httpx`` when only it is installed. Endpoints and keys
+follow the providers' own conventions, read when a call is made, never at construction, so a
+replaying test needs no key at all:
+
+- ``openai.chat``, ``openai.responses``, ``openai.embeddings``: ``OPENAI_BASE_URL`` (default
+  ``https://api.openai.com/v1``) + ``/chat/completions``, ``/responses``, ``/embeddings``;
+  ``OPENAI_API_KEY`` as a bearer token.
+- ``anthropic.messages``: ``ANTHROPIC_BASE_URL`` (default ``https://api.anthropic.com``) +
+  ``/v1/messages``; ``ANTHROPIC_API_KEY`` as ``x-api-key``, with ``anthropic-version``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from cassettes_core._errors import ConfigError, ProviderError
+from cassettes_core._model import LLMResponse, StreamEvent
+from cassettes_core._request import LLMRequest
+from cassettes_core.transport._headers import kept_headers
+from cassettes_core.transport._sse import SSEParser
+
+ANTHROPIC_VERSION = "2023-06-01"
+
+
+@dataclass(frozen=True)
+class Route:
+    """Where a provider lives and how it authenticates."""
+
+    base_env: str
+    default_base: str
+    path: str
+    key_env: str
+    auth: str  # "bearer" or "x-api-key"
+
+
+ROUTES: Mapping[str, Route] = {
+    "openai.chat": Route(
+        "OPENAI_BASE_URL",
+        "https://api.openai.com/v1",
+        "/chat/completions",
+        "OPENAI_API_KEY",
+        "bearer",
+    ),
+    "openai.responses": Route(
+        "OPENAI_BASE_URL", "https://api.openai.com/v1", "/responses", "OPENAI_API_KEY", "bearer"
+    ),
+    "openai.embeddings": Route(
+        "OPENAI_BASE_URL", "https://api.openai.com/v1", "/embeddings", "OPENAI_API_KEY", "bearer"
+    ),
+    "anthropic.messages": Route(
+        "ANTHROPIC_BASE_URL",
+        "https://api.anthropic.com",
+        "/v1/messages",
+        "ANTHROPIC_API_KEY",
+        "x-api-key",
+    ),
+}
+
+
+def http_module() -> ModuleType:
+    """httpx2 when installed, else httpx (imported only when a live call is made)."""
+    try:
+        import httpx2
+    except ImportError:
+        try:
+            import httpx
+        except ImportError:
+            raise ConfigError(
+                "the built-in providers need httpx2 or httpx: pip install httpx2"
+            ) from None
+        return httpx
+    return httpx2
+
+
+class HTTPProvider:
+    """One provider endpoint over HTTP, sync and async, complete and streamed.
+
+    ``base_url`` and ``api_key`` override the environment; ``transport`` is handed to the
+    underlying client (for tests, proxies or the cassette transport).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 60.0,
+        headers: Mapping[str, str] | None = None,
+        transport: Any = None,
+    ) -> None:
+        if name not in ROUTES:
+            raise ConfigError(
+                f"no built-in HTTP provider named {name!r}; choose one of {', '.join(ROUTES)} "
+                "or write your own Provider"
+            )
+        self._name = name
+        self._route = ROUTES[name]
+        self._base_url = base_url
+        self._api_key = api_key
+        self._timeout = timeout
+        self._headers = dict(headers or {})
+        self._transport = transport
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    # -- request building -------------------------------------------------------------------
+
+    def url(self) -> str:
+        base = self._base_url or os.environ.get(self._route.base_env) or self._route.default_base
+        return base.rstrip("/") + self._route.path
+
+    def _auth_headers(self) -> dict[str, str]:
+        key = self._api_key or os.environ.get(self._route.key_env)
+        if not key:
+            raise ConfigError(
+                f"{self._name} needs an API key for a live call: set {self._route.key_env} "
+                "or pass api_key=. (Replaying a cassette needs no key.)"
+            )
+        headers = {"content-type": "application/json", **self._headers}
+        if self._route.auth == "bearer":
+            headers["authorization"] = f"Bearer {key}"
+        else:
+            headers["x-api-key"] = key
+            headers.setdefault("anthropic-version", ANTHROPIC_VERSION)
+        return headers
+
+    def _body(self, request: LLMRequest, *, stream: bool) -> bytes:
+        body = request.body()
+        if stream:
+            body["stream"] = True
+        else:
+            body.pop("stream", None)
+        return json.dumps(body, ensure_ascii=False).encode("utf-8")
+
+    def _client_kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"timeout": self._timeout}
+        if self._transport is not None:
+            kwargs["transport"] = self._transport
+        return kwargs
+
+    # -- sync -------------------------------------------------------------------------------
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        http = http_module()
+        try:
+            with http.Client(**self._client_kwargs()) as client:
+                response = client.post(
+                    self.url(),
+                    content=self._body(request, stream=False),
+                    headers=self._auth_headers(),
+                )
+                response.read()
+        except http.TimeoutException as exc:
+            raise ProviderError("timeout", str(exc), provider=self._name) from exc
+        except http.TransportError as exc:
+            raise ProviderError("connection", str(exc), provider=self._name) from exc
+        return self._answer(response.status_code, response.headers, response.content)
+
+    def stream(self, request: LLMRequest) -> Iterator[StreamEvent]:
+        http = http_module()
+        try:
+            with (
+                http.Client(**self._client_kwargs()) as client,
+                client.stream(
+                    "POST",
+                    self.url(),
+                    content=self._body(request, stream=True),
+                    headers=self._auth_headers(),
+                ) as response,
+            ):
+                if response.status_code >= 400:
+                    response.read()
+                    self._answer(response.status_code, response.headers, response.content)
+                parser = SSEParser()
+                for chunk in response.iter_bytes():
+                    yield from parser.feed(chunk)
+                yield from parser.close()
+        except http.TimeoutException as exc:
+            raise ProviderError("timeout", str(exc), provider=self._name) from exc
+        except http.TransportError as exc:
+            raise ProviderError("connection", str(exc), provider=self._name) from exc
+
+    # -- async ------------------------------------------------------------------------------
+
+    async def acomplete(self, request: LLMRequest) -> LLMResponse:
+        http = http_module()
+        try:
+            async with http.AsyncClient(**self._client_kwargs()) as client:
+                response = await client.post(
+                    self.url(),
+                    content=self._body(request, stream=False),
+                    headers=self._auth_headers(),
+                )
+                await response.aread()
+        except http.TimeoutException as exc:
+            raise ProviderError("timeout", str(exc), provider=self._name) from exc
+        except http.TransportError as exc:
+            raise ProviderError("connection", str(exc), provider=self._name) from exc
+        return self._answer(response.status_code, response.headers, response.content)
+
+    async def astream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
+        http = http_module()
+        try:
+            async with (
+                http.AsyncClient(**self._client_kwargs()) as client,
+                client.stream(
+                    "POST",
+                    self.url(),
+                    content=self._body(request, stream=True),
+                    headers=self._auth_headers(),
+                ) as response,
+            ):
+                if response.status_code >= 400:
+                    await response.aread()
+                    self._answer(response.status_code, response.headers, response.content)
+                parser = SSEParser()
+                async for chunk in response.aiter_bytes():
+                    for event in parser.feed(chunk):
+                        yield event
+                for event in parser.close():
+                    yield event
+        except http.TimeoutException as exc:
+            raise ProviderError("timeout", str(exc), provider=self._name) from exc
+        except http.TransportError as exc:
+            raise ProviderError("connection", str(exc), provider=self._name) from exc
+
+    # -- answers ----------------------------------------------------------------------------
+
+    def _answer(self, status: int, headers: Mapping[str, str], content: bytes) -> LLMResponse:
+        kept = kept_headers(headers.items())
+        body = _json_or_text(content)
+        if status >= 400:
+            raise ProviderError(
+                "http_status", provider=self._name, status=status, body=body, headers=kept
+            )
+        return LLMResponse(body=body, status=status, headers=kept)
+
+
+def _json_or_text(content: bytes) -> Any:
+    text = content.decode("utf-8", errors="replace")
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text

@@ -1,0 +1,80 @@
+"""The public surface of cassettes_core is deliberate: sorted, complete, and pinned here."""
+
+from __future__ import annotations
+
+import cassettes_core
+
+EXPECTED = {
+    "DEFAULT_SEMANTIC_FIELDS",
+    "DIGEST_SCHEME",
+    "GENERIC_SEMANTIC_FIELDS",
+    "Candidate",
+    "Cassette",
+    "CassetteError",
+    "CassetteFormatError",
+    "CassetteMissError",
+    "CassetteProvider",
+    "CassetteVersionWarning",
+    "ConfigError",
+    "FakeProvider",
+    "FieldDiff",
+    "Interaction",
+    "LLMRequest",
+    "LLMResponse",
+    "Lookup",
+    "Manifest",
+    "MatchPolicy",
+    "MissReport",
+    "Mode",
+    "Provider",
+    "ProviderError",
+    "RecordedError",
+    "Recorder",
+    "RecorderStats",
+    "StreamEvent",
+    "UnsafeCassetteError",
+    "__version__",
+    "canonical_json",
+    "intercept",
+    "load_cassette",
+    "request_digest",
+    "resolve_mode",
+}
+
+
+def test_all_is_sorted_and_pinned() -> None:
+    """__all__ is sorted and holds exactly the names we promise."""
+    assert cassettes_core.__all__ == sorted(cassettes_core.__all__)
+    assert set(cassettes_core.__all__) == EXPECTED
+
+
+def test_every_exported_name_exists() -> None:
+    """Each name in __all__ is importable from the package."""
+    for name in cassettes_core.__all__:
+        assert hasattr(cassettes_core, name), name
+
+
+def test_errors_share_one_root() -> None:
+    """Every error type derives from CassetteError."""
+    for name in (
+        "CassetteFormatError",
+        "CassetteMissError",
+        "UnsafeCassetteError",
+        "ProviderError",
+        "ConfigError",
+    ):
+        assert issubclass(getattr(cassettes_core, name), cassettes_core.CassetteError)
+
+
+def test_core_import_pulls_in_no_sdk() -> None:
+    """Importing the core loads neither provider SDK nor the heavy optional modules."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, cassettes_core\n"
+        "heavy = ('openai', 'anthropic', 'deepdiff', 'detect_secrets', 'httpx', 'httpx2')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
