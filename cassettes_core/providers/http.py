@@ -14,6 +14,7 @@ replaying test needs no key at all:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import AsyncIterator, Iterator, Mapping
@@ -109,6 +110,29 @@ class HTTPProvider:
         self._timeout = timeout
         self._headers = dict(headers or {})
         self._transport = transport
+        self._client: Any = None  # one pooled sync client, made at the first live call
+
+    def close(self) -> None:
+        """Close the pooled connection (the provider stays usable: it reconnects)."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def __enter__(self) -> HTTPProvider:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        # A provider dropped without close() must not leave its socket to the GC's warning.
+        with contextlib.suppress(Exception):
+            self.close()
+
+    def _sync_client(self, http: ModuleType) -> Any:
+        if self._client is None:
+            self._client = http.Client(**self._client_kwargs())
+        return self._client
 
     @property
     def name(self) -> str:
@@ -154,13 +178,9 @@ class HTTPProvider:
     def complete(self, request: LLMRequest) -> LLMResponse:
         http = http_module()
         try:
-            with http.Client(**self._client_kwargs()) as client:
-                response = client.post(
-                    self.url(),
-                    content=self._body(request, stream=False),
-                    headers=self._auth_headers(),
-                )
-                response.read()
+            response = self._sync_client(http).post(
+                self.url(), content=self._body(request, stream=False), headers=self._auth_headers()
+            )
         except http.TimeoutException as exc:
             raise ProviderError("timeout", str(exc), provider=self._name) from exc
         except http.TransportError as exc:
@@ -170,15 +190,12 @@ class HTTPProvider:
     def stream(self, request: LLMRequest) -> Iterator[StreamEvent]:
         http = http_module()
         try:
-            with (
-                http.Client(**self._client_kwargs()) as client,
-                client.stream(
-                    "POST",
-                    self.url(),
-                    content=self._body(request, stream=True),
-                    headers=self._auth_headers(),
-                ) as response,
-            ):
+            with self._sync_client(http).stream(
+                "POST",
+                self.url(),
+                content=self._body(request, stream=True),
+                headers=self._auth_headers(),
+            ) as response:
                 if response.status_code >= 400:
                     response.read()
                     self._answer(response.status_code, response.headers, response.content)

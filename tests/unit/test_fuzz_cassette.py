@@ -34,11 +34,12 @@ _BASE_INTERACTIONS = [
 GOOD = render(Manifest.current(), _BASE_INTERACTIONS)
 GOOD_DOC = yaml.safe_load(GOOD)
 
-_TMP = Path(tempfile.mkdtemp(prefix="cassette-fuzz-"))
-
-
 def _load_text(text: str) -> None:
-    path = _TMP / "fuzz.yaml"
+    with tempfile.TemporaryDirectory(prefix="cassette-fuzz-") as folder:
+        _load_path(Path(folder) / "fuzz.yaml", text)
+
+
+def _load_path(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8")
     with contextlib.suppress(CassetteError):
         load_cassette(path)

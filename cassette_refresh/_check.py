@@ -1,0 +1,159 @@
+"""One drift check: load, re-issue with bounded concurrency, aggregate per endpoint, classify.
+
+The walk is one-way: cassettes → recorded answers → live calls (through a :class:`Reissuer`) →
+a shape per (provider, endpoint) and side → findings → a :class:`CheckResult`. Nothing here
+prints or writes: the CLI renders the result and decides about ``--write``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cassette_refresh._cassettes import Recorded, live_answer, load_recorded
+from cassette_refresh._classify import Rules, compare
+from cassette_refresh._reissue import LiveAnswer, Reissuer, supports
+from cassette_refresh._result import CallProblem, CheckResult, EndpointResult
+from cassette_refresh._skeleton import Answer, ShapeBuilder
+from cassettes_core._errors import ConfigError, ProviderError
+
+Progress = Callable[[int, int], None]
+AUTH_STATUSES = frozenset({401, 403})
+KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
+
+@dataclass(frozen=True)
+class CheckRun:
+    """A finished check: the result, and the live answers by (cassette path, seq)."""
+
+    result: CheckResult
+    live: dict[tuple[str, int], LiveAnswer] = field(default_factory=dict)
+
+
+def plan(
+    recorded: Sequence[Recorded], *, supported: Callable[[str], bool] = supports
+) -> tuple[list[Recorded], list[CallProblem]]:
+    """Which interactions can be re-issued; the others, with the reason they are skipped."""
+    todo: list[Recorded] = []
+    skipped: list[CallProblem] = []
+    for item in recorded:
+        reason = None
+        if item.answer() is None:
+            reason = "recorded an error (kept as it is: it exists to test retry handling)"
+        elif not supported(item.provider):
+            reason = f"no live re-issuer for provider {item.provider!r}"
+        elif not item.endpoint:
+            reason = "no endpoint recorded"
+        if reason:
+            skipped.append(CallProblem(item.origin, item.provider, item.endpoint, reason))
+        else:
+            todo.append(item)
+    return todo, skipped
+
+
+def providers_needed(recorded: Sequence[Recorded]) -> list[str]:
+    return sorted({item.provider for item in plan(recorded)[0]})
+
+
+async def reissue_all(
+    todo: Sequence[Recorded],
+    reissuer: Reissuer,
+    *,
+    concurrency: int = 4,
+    progress: Progress | None = None,
+) -> tuple[dict[tuple[str, int], LiveAnswer], list[CallProblem]]:
+    """Send every call (at most ``concurrency`` at once); refused credentials stop everything."""
+    gate = asyncio.Semaphore(max(1, concurrency))
+    answers: dict[tuple[str, int], LiveAnswer] = {}
+    errors: list[CallProblem] = []
+    done = 0
+
+    async def one(item: Recorded) -> None:
+        nonlocal done
+        async with gate:
+            try:
+                answers[item.key] = await reissuer.reissue(item.call())
+            except ProviderError as exc:
+                if exc.status in AUTH_STATUSES:
+                    raise _refused(item, exc) from exc
+                errors.append(CallProblem(item.origin, item.provider, item.endpoint, str(exc)))
+        done += 1
+        if progress is not None:
+            progress(done, len(todo))
+
+    tasks = [asyncio.ensure_future(one(item)) for item in todo]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    errors.sort(key=lambda problem: problem.origin)
+    return answers, errors
+
+
+def _refused(item: Recorded, exc: ProviderError) -> ConfigError:
+    variable = KEY_VARIABLES.get(item.provider.split(".", 1)[0], "the API key")
+    return ConfigError(
+        f"the live {item.provider} API refused the credentials (HTTP {exc.status}) "
+        f"re-issuing {item.origin}\n"
+        f"TIP: check that {variable} is valid and allowed to call {item.endpoint}."
+    )
+
+
+def classify(
+    recorded: Sequence[Recorded],
+    live: dict[tuple[str, int], LiveAnswer],
+    *,
+    rules: Rules,
+) -> list[EndpointResult]:
+    """Aggregate both sides per (provider, endpoint), over the pairs that have both answers."""
+    groups: dict[tuple[str, str], list[tuple[Recorded, Answer, Answer]]] = {}
+    for item in recorded:
+        answer = item.answer()
+        if answer is None or item.key not in live:
+            continue
+        pair = (item, answer, live_answer(item, live[item.key]))
+        groups.setdefault((item.provider, item.endpoint), []).append(pair)
+    results: list[EndpointResult] = []
+    for (provider, endpoint), pairs in sorted(groups.items()):
+        rec = ShapeBuilder(enum_keys=rules.enum_keys).add_all(p[1] for p in pairs).build()
+        now = ShapeBuilder(enum_keys=rules.enum_keys).add_all(p[2] for p in pairs).build()
+        findings = compare(rec, now, provider=provider, endpoint=endpoint, rules=rules)
+        cassettes = tuple(dict.fromkeys(str(p[0].path) for p in pairs))
+        results.append(
+            EndpointResult(provider, endpoint, rec.answers, now.answers, tuple(findings), cassettes)
+        )
+    return results
+
+
+async def run_check(
+    files: Sequence[Path],
+    reissuer: Reissuer,
+    *,
+    recorded: Sequence[Recorded] | None = None,
+    rules: Rules | None = None,
+    concurrency: int = 4,
+    progress: Progress | None = None,
+) -> CheckRun:
+    """Check ``files`` (cassette paths) against the live side behind ``reissuer``.
+
+    ``recorded`` is what ``load_recorded(files)`` returns, when the caller has read it already.
+    """
+    rules = rules or Rules()
+    if recorded is None:
+        recorded = load_recorded(files)
+    todo, skipped = plan(recorded, supported=reissuer.supports)
+    try:
+        live, errors = await reissue_all(todo, reissuer, concurrency=concurrency, progress=progress)
+    finally:
+        await reissuer.aclose()
+    result = CheckResult(
+        cassettes=tuple(str(path) for path in files),
+        endpoints=tuple(classify(recorded, live, rules=rules)),
+        errors=tuple(errors),
+        skipped=tuple(skipped),
+    )
+    return CheckRun(result, live)

@@ -1,0 +1,182 @@
+"""Skeletons, aggregation and the drift/behaviour classification rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from cassette_refresh import Answer, Finding, Rules, compare, fingerprint, shape_of
+from cassette_refresh._skeleton import event_type, skeleton, type_name
+from cassette_refresh._vocabulary import BEHAVIOUR_PATHS
+
+
+def _bodies(*bodies: Any) -> list[Answer]:
+    return [Answer("openai.chat", "/v1/chat/completions", body=b) for b in bodies]
+
+
+def _diff(recorded: list[Any], live: list[Any], **options: Any) -> list[Finding]:
+    rules = Rules(**options)
+    return compare(
+        shape_of(_bodies(*recorded), enum_keys=rules.enum_keys),
+        shape_of(_bodies(*live), enum_keys=rules.enum_keys),
+        provider="openai.chat",
+        endpoint="/v1/chat/completions",
+        rules=rules,
+    )
+
+
+def _drift(findings: list[Finding]) -> set[tuple[str, str]]:
+    return {(f.kind, f.path) for f in findings if f.is_drift}
+
+
+@pytest.mark.parametrize(
+    ("value", "name"),
+    [
+        pytest.param(None, "null", id="null"),
+        pytest.param(True, "boolean", id="bool-before-int"),
+        pytest.param(3, "number", id="int"),
+        pytest.param(2.5, "number", id="float"),
+        pytest.param("x", "string", id="string"),
+        pytest.param({}, "object", id="object"),
+        pytest.param([], "array", id="array"),
+    ],
+)
+def test_type_names(value: Any, name: str) -> None:
+    """JSON types by name; integers and floats are one type, booleans are not numbers."""
+    assert type_name(value) == name
+
+
+def test_skeleton_merges_array_elements() -> None:
+    """Array elements merge into one `[]` path; values are gone, only types stay."""
+    body = {"choices": [{"message": {"content": "a"}}, {"message": {"content": None}}]}
+    assert skeleton(body) == {
+        "choices": frozenset({"array"}),
+        "choices[]": frozenset({"object"}),
+        "choices[].message": frozenset({"object"}),
+        "choices[].message.content": frozenset({"string", "null"}),
+    }
+
+
+@pytest.mark.parametrize(
+    ("event", "data", "kind"),
+    [
+        pytest.param("message_start", {"type": "other"}, "message_start", id="sse-name-wins"),
+        pytest.param(None, {"type": "response.created"}, "response.created", id="data-type"),
+        pytest.param(None, {"object": "chat.completion.chunk"}, "chunk", id="openai-chunk"),
+        pytest.param(None, "[DONE]", None, id="done-sentinel"),
+    ],
+)
+def test_event_type(event: str | None, data: Any, kind: str | None) -> None:
+    """Stream events are keyed by SSE name, else data type, else `chunk`; [DONE] is skipped."""
+    assert event_type(event, data) == kind
+
+
+def test_shape_counts_presence_per_object() -> None:
+    """The aggregate knows how many objects held each key, per union member."""
+    shape = shape_of(
+        _bodies(
+            {"content": [{"type": "text", "text": "a"}, {"type": "tool_use", "input": {}}]},
+            {"content": [{"type": "text", "text": "b"}]},
+        )
+    )
+    assert shape.answers == 2
+    assert shape.occurrences("content[]") == 3
+    assert shape.presence("content[]", "text") == 2
+    assert shape.variants_with("content[]", "input") == frozenset({"tool_use"})
+    assert shape.enums["content[].type"] == frozenset({"text", "tool_use"})
+
+
+def test_values_are_never_compared_outside_enum_keys() -> None:
+    """Different ids, text and numbers are not findings at all."""
+    recorded = {"id": "a", "model": "m1", "usage": {"total_tokens": 3}, "object": "x"}
+    live = {"id": "b", "model": "m2", "usage": {"total_tokens": 900}, "object": "x"}
+    assert _diff([recorded], [live]) == []
+
+
+def test_field_removed_needs_every_recorded_answer() -> None:
+    """A key in all recorded answers and no live one is removed; in some of them, behaviour."""
+    always = [{"a": 1, "b": 2}, {"a": 1, "b": 3}]
+    assert _drift(_diff(always, [{"a": 1}])) == {("field_removed", "b")}
+    sometimes = [{"a": 1, "b": 2}, {"a": 1}]
+    findings = _diff(sometimes, [{"a": 1}])
+    assert _drift(findings) == set()
+    assert [f.path for f in findings] == ["b"]
+
+
+def test_field_partly_present_live_is_not_removed() -> None:
+    """A key still present in some live answers was not removed."""
+    assert _drift(_diff([{"a": 1, "b": 2}], [{"a": 1, "b": 2}, {"a": 1}])) == set()
+
+
+def test_new_subtree_is_one_finding() -> None:
+    """A new object is reported once, at its top, not once per nested key."""
+    findings = _diff([{"usage": {"n": 1}}], [{"usage": {"n": 1, "details": {"x": 1, "y": 2}}}])
+    assert [(f.kind, f.path, f.live) for f in findings] == [
+        ("field_added", "usage.details", ("object",))
+    ]
+
+
+def test_type_change_hides_the_children_it_took_away() -> None:
+    """An object that became a string is one type_changed, not also removed children."""
+    findings = _diff([{"usage": {"n": 1}}], [{"usage": "n=1"}])
+    assert _drift(findings) == {("type_changed", "usage")}
+
+
+@pytest.mark.parametrize(
+    ("strict", "expected"),
+    [
+        pytest.param(False, set(), id="churn-by-default"),
+        pytest.param(True, {("type_changed", "content")}, id="strict-nulls"),
+    ],
+)
+def test_null_versus_value(strict: bool, expected: set[tuple[str, str]]) -> None:
+    """null vs a value is churn unless strict_nulls is set."""
+    assert _drift(_diff([{"content": "x"}], [{"content": None}], strict_nulls=strict)) == expected
+    assert _drift(_diff([{"content": None}], [{"content": "x"}], strict_nulls=strict)) == expected
+
+
+def test_user_enum_key() -> None:
+    """A key named with enum_keys has its values compared too."""
+    recorded, live = [{"tier": "default"}], [{"tier": "flex"}]
+    assert _drift(_diff(recorded, live)) == set()
+    keys = frozenset({"tier"})
+    assert _drift(_diff(recorded, live, enum_keys=keys)) == {("enum_value_new", "tier")}
+
+
+def test_user_optional_path() -> None:
+    """A path marked optional appears and vanishes as behaviour, never as drift."""
+    recorded, live = [{"a": 1, "audio": {"id": "x"}}], [{"a": 1}]
+    assert _drift(_diff(recorded, live)) == {("field_removed", "audio")}
+    optional = BEHAVIOUR_PATHS | {"audio"}
+    assert _drift(_diff(recorded, live, optional_paths=optional)) == set()
+    assert _drift(_diff(live, recorded, optional_paths=optional)) == set()
+
+
+def test_discriminator_removal_is_reported() -> None:
+    """A `type` key that disappears is field_removed, though it names the union member."""
+    recorded = [{"content": [{"type": "text", "text": "a"}]}]
+    live = [{"content": [{"text": "a"}]}]
+    assert _drift(_diff(recorded, live)) == {("field_removed", "content[].type")}
+
+
+def test_array_element_type_change() -> None:
+    """Scalar array elements are typed too: numbers becoming strings is drift."""
+    assert _drift(_diff([{"v": [1, 2]}], [{"v": ["1", "2"]}])) == {("type_changed", "v[]")}
+
+
+def test_fingerprint_is_stable_and_distinct() -> None:
+    """The fingerprint depends on provider, endpoint, class and path, and only on them."""
+    one = fingerprint("openai.chat", "/v1/chat/completions", "field_added", "service_tier")
+    assert one == fingerprint("openai.chat", "/v1/chat/completions", "field_added", "service_tier")
+    assert len(one) == 16
+    assert one != fingerprint(
+        "openai.chat", "/v1/chat/completions", "field_removed", "service_tier"
+    )
+    finding = _diff([{"a": 1}], [{"a": 1, "service_tier": "x"}])[0]
+    assert finding.fingerprint == one
+
+
+def test_nothing_to_compare_is_no_finding() -> None:
+    """An empty side (every call failed) yields no findings rather than everything removed."""
+    assert compare(shape_of([]), shape_of(_bodies({"a": 1})), provider="p", endpoint="/e") == []

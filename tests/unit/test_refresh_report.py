@@ -1,0 +1,154 @@
+"""Rendering a check result: JSON schema, terminal text, Markdown, exit codes."""
+
+from __future__ import annotations
+
+import json
+from typing import get_type_hints
+
+import pytest
+
+from cassette_refresh import (
+    SCHEMA,
+    CallProblem,
+    CheckResult,
+    EndpointResult,
+    Finding,
+    IssueAction,
+    ReportJSON,
+    render_markdown,
+    render_text,
+    to_json,
+)
+from cassette_refresh._result import EndpointJSON, FindingJSON
+
+ADDED = Finding(
+    "openai.chat",
+    "/v1/chat/completions",
+    "field_added",
+    "usage.prompt_tokens_details",
+    "new key, in 3 of 3 live object(s) at usage; never in the recording",
+    live=("object",),
+)
+NEW_STOP = Finding(
+    "anthropic.messages",
+    "/v1/messages",
+    "enum_value_new",
+    "stop_reason",
+    "new value(s): pause_turn",
+    recorded=("end_turn",),
+    live=("pause_turn",),
+)
+NOTE = Finding(
+    "openai.chat",
+    "/v1/chat/completions",
+    "info",
+    "choices[].message.tool_calls",
+    "behaviour: depends on what the model did (in 1 of 3 recorded), not seen live",
+)
+
+
+def _result(*findings: Finding, errors: tuple[CallProblem, ...] = ()) -> CheckResult:
+    chat = tuple(f for f in findings if f.provider == "openai.chat")
+    claude = tuple(f for f in findings if f.provider == "anthropic.messages")
+    return CheckResult(
+        cassettes=("cassettes/a.yaml", "cassettes/b.yaml"),
+        endpoints=(
+            EndpointResult(
+                "anthropic.messages", "/v1/messages", 2, 2, claude, ("cassettes/b.yaml",)
+            ),
+            EndpointResult(
+                "openai.chat", "/v1/chat/completions", 3, 3, chat, ("cassettes/a.yaml",)
+            ),
+        ),
+        errors=errors,
+        generated_at="2026-11-29T10:00:00Z",
+    )
+
+
+@pytest.mark.parametrize(
+    ("result", "status", "code"),
+    [
+        pytest.param(_result(NOTE), "no_drift", 0, id="info-only"),
+        pytest.param(_result(ADDED, NOTE), "drift", 1, id="drift"),
+        pytest.param(
+            _result(errors=(CallProblem("a.yaml#1", "openai.chat", "/v1/x", "timeout"),)),
+            "unchecked",
+            2,
+            id="errors",
+        ),
+        pytest.param(CheckResult(cassettes=("a.yaml",), endpoints=()), "unchecked", 2, id="empty"),
+    ],
+)
+def test_status_and_exit_code(result: CheckResult, status: str, code: int) -> None:
+    """0 no drift, 1 drift, 2 when calls failed or nothing could be compared."""
+    assert (result.status, result.exit_code) == (status, code)
+
+
+def test_json_report_follows_the_schema() -> None:
+    """The JSON report is versioned and has exactly the TypedDict keys, at every level."""
+    result = _result(ADDED, NEW_STOP, NOTE)
+    result = CheckResult(
+        cassettes=result.cassettes,
+        endpoints=result.endpoints,
+        issues=(IssueAction(ADDED.fingerprint, "opened", 7, "https://x/7"),),
+        generated_at=result.generated_at,
+    )
+    report = json.loads(json.dumps(to_json(result)))
+    assert report["schema"] == SCHEMA == "cassette-refresh/1"
+    assert set(report) == set(get_type_hints(ReportJSON))
+    endpoint = report["endpoints"][1]
+    assert set(endpoint) == set(get_type_hints(EndpointJSON))
+    assert set(endpoint["drift"][0]) == set(get_type_hints(FindingJSON))
+    assert report["summary"] == {
+        "cassettes": 2,
+        "endpoints": 2,
+        "compared": 5,
+        "drift": 2,
+        "info": 1,
+        "errors": 0,
+        "skipped": 0,
+    }
+    assert (report["status"], report["exit_code"]) == ("drift", 1)
+    assert endpoint["drift"][0]["fingerprint"] == ADDED.fingerprint
+    assert report["issues"][0] == {
+        "fingerprint": ADDED.fingerprint,
+        "action": "opened",
+        "number": 7,
+        "url": "https://x/7",
+    }
+
+
+def test_terminal_report() -> None:
+    """The terminal report has a verdict line, each drift with its shapes, notes, and a tip."""
+    text = render_text(_result(ADDED, NEW_STOP, NOTE))
+    lines = text.splitlines()
+    assert lines[0] == (
+        "cassette-refresh: DRIFT: 2 structural changes in 2 endpoints "
+        "(5 live answers compared across 2 endpoints, 2 cassettes)"
+    )
+    assert "  DRIFT enum_value_new  stop_reason" in lines
+    assert "recorded: end_turn; live adds: pause_turn; new value(s): pause_turn" in text
+    assert "  info  choices[].message.tool_calls: behaviour:" in text
+    assert lines[-1].startswith("TIP: ")
+    assert "\033[" not in text
+    assert "info " not in render_text(_result(ADDED, NOTE), show_info=False)
+
+
+def test_colour_only_when_asked() -> None:
+    """Colour codes appear only with colour=True (the CLI asks on a TTY without NO_COLOR)."""
+    assert "\033[31m" in render_text(_result(ADDED), colour=True)
+
+
+def test_markdown_report() -> None:
+    """Markdown: a heading, a drift table, an endpoint table and folded behaviour notes."""
+    text = render_markdown(_result(ADDED, NOTE))
+    assert text.startswith("## Provider drift: DRIFT: 1 structural change in 1 endpoint")
+    assert "| class | provider | endpoint | path | recorded | live | detail |" in text
+    assert (
+        "| `field_added` | openai.chat | `/v1/chat/completions` | `usage.prompt_tokens_details`"
+        in text
+    )
+    assert "<details><summary>Behaviour and churn (not drift): 1 note</summary>" in text
+    clean = render_markdown(_result(NOTE))
+    assert clean.startswith("## Provider drift: no drift")
+    assert "| class |" not in clean
