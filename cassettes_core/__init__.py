@@ -29,6 +29,7 @@ from cassettes_core._request import (
 from cassettes_core._store import load_cassette
 from cassettes_core._wrapper import CassetteProvider
 from cassettes_core.providers import FakeProvider, Provider
+from cassettes_core.transport import intercept
 
 __version__ = "0.1.0"
 
@@ -63,6 +64,7 @@ __all__ = [
     "UnsafeCassetteError",
     "__version__",
     "canonical_json",
+    "intercept",
     "load_cassette",
     "request_digest",
     "resolve_mode",

@@ -111,9 +111,10 @@ class HTTPProvider:
         self._headers = dict(headers or {})
         self._transport = transport
         self._client: Any = None  # one pooled sync client, made at the first live call
+        self._ssl: Any = None  # built once: each new client would otherwise load the CAs
 
     def close(self) -> None:
-        """Close the pooled connection (the provider stays usable: it reconnects)."""
+        """Close the pooled sync connection (the provider stays usable: it reconnects)."""
         if self._client is not None:
             self._client.close()
             self._client = None
@@ -131,7 +132,7 @@ class HTTPProvider:
 
     def _sync_client(self, http: ModuleType) -> Any:
         if self._client is None:
-            self._client = http.Client(**self._client_kwargs())
+            self._client = http.Client(**self._client_kwargs(http))
         return self._client
 
     @property
@@ -167,8 +168,10 @@ class HTTPProvider:
             body.pop("stream", None)
         return json.dumps(body, ensure_ascii=False).encode("utf-8")
 
-    def _client_kwargs(self) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {"timeout": self._timeout}
+    def _client_kwargs(self, http: ModuleType) -> dict[str, Any]:
+        if self._ssl is None:
+            self._ssl = http.create_ssl_context()
+        kwargs: dict[str, Any] = {"timeout": self._timeout, "verify": self._ssl}
         if self._transport is not None:
             kwargs["transport"] = self._transport
         return kwargs
@@ -213,13 +216,14 @@ class HTTPProvider:
     async def acomplete(self, request: LLMRequest) -> LLMResponse:
         http = http_module()
         try:
-            async with http.AsyncClient(**self._client_kwargs()) as client:
+            # Async clients are per call (a client cannot outlive its event loop); the shared
+            # SSL context keeps that cheap.
+            async with http.AsyncClient(**self._client_kwargs(http)) as client:
                 response = await client.post(
                     self.url(),
                     content=self._body(request, stream=False),
                     headers=self._auth_headers(),
                 )
-                await response.aread()
         except http.TimeoutException as exc:
             raise ProviderError("timeout", str(exc), provider=self._name) from exc
         except http.TransportError as exc:
@@ -230,7 +234,7 @@ class HTTPProvider:
         http = http_module()
         try:
             async with (
-                http.AsyncClient(**self._client_kwargs()) as client,
+                http.AsyncClient(**self._client_kwargs(http)) as client,
                 client.stream(
                     "POST",
                     self.url(),

@@ -1,0 +1,20 @@
+"""The httpx/httpx2 adapter: existing SDK code gets cassettes with a transport or a switch.
+
+Two ways in, both over one implementation for ``httpx2`` (what the official SDKs run on) and
+``httpx`` (legacy code); neither library is imported until it is used:
+
+- hand a client a transport: ``cassettes_core.transport.httpx2.CassetteTransport`` /
+  ``AsyncCassetteTransport`` (and the same names in ``cassettes_core.transport.httpx``);
+- or switch on :func:`intercept`, which routes every client's requests through the cassette,
+  for frameworks that build their own clients.
+
+Provider calls (OpenAI chat completions, responses, embeddings; Anthropic messages) are
+recognised by method and path (see ``_routes``); everything else passes through untouched.
+"""
+
+from __future__ import annotations
+
+from cassettes_core.transport._intercept import Interception, intercept
+from cassettes_core.transport._routes import Route, match_route
+
+__all__ = ["Interception", "Route", "intercept", "match_route"]

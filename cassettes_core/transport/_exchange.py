@@ -1,0 +1,240 @@
+"""One provider call through a cassette transport, independent of sync/async and library.
+
+:func:`open_call` turns the HTTP request into a normalised :class:`LLMRequest` and asks the
+recorder: the interaction to replay, or ``None`` to go live. :func:`replay_response` builds the
+replayed answer; :class:`Call` records what a live call returned. The sync and async
+transports only move bytes between these and the network.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncGenerator, Generator, Iterator, Mapping
+from typing import Any
+
+from cassettes_core._errors import CassetteError, CassetteMissError, ConfigError
+from cassettes_core._model import (
+    Interaction,
+    LLMResponse,
+    RecordedError,
+    StreamEvent,
+)
+from cassettes_core._recorder import Recorder
+from cassettes_core._request import LLMRequest
+from cassettes_core.transport._headers import kept_headers, replay_headers
+from cassettes_core.transport._routes import Route
+from cassettes_core.transport._sse import EVENT_STREAM, SSEParser, compact_json, encode_stream
+from cassettes_core.transport._visible import sent_by_anthropic, visible
+from cassettes_core.transport._wire import Wire, failure_message
+
+JSON = "application/json"
+
+
+class Call:
+    """A provider request that the recorder has looked up, and what it found."""
+
+    def __init__(
+        self,
+        recorder: Recorder,
+        route: Route,
+        request: LLMRequest,
+        *,
+        found: Interaction | None,
+        wants_stream: bool,
+        anthropic_caller: bool,
+    ) -> None:
+        self.recorder = recorder
+        self.route = route
+        self.request = request
+        self.found = found
+        self.wants_stream = wants_stream
+        self.anthropic_caller = anthropic_caller
+        self.started = time.perf_counter()
+
+    @property
+    def records(self) -> bool:
+        return self.recorder.records
+
+    def elapsed_ms(self) -> int:
+        return round((time.perf_counter() - self.started) * 1000)
+
+    def visible(self, error: CassetteError) -> CassetteError:
+        """``error`` as the calling SDK lets it through (see ``_visible``)."""
+        return visible(error, anthropic_caller=self.anthropic_caller)
+
+    # -- recording --------------------------------------------------------------------
+
+    def record_answer(self, status: int, headers: Any, content: bytes) -> None:
+        """Record a complete (decoded) answer: a response, or an ``http_status`` error."""
+        body = stored_body(content)
+        kept = kept_headers(headers.multi_items())
+        if status >= 400:
+            error = RecordedError(kind="http_status", status=status, headers=kept, body=body)
+            self.record(error=error)
+        else:
+            self.record(response=LLMResponse(body=body, status=status, headers=kept))
+
+    def record_failure(self, wire: Wire, exc: BaseException) -> bool:
+        """Record a timeout or connection failure; ``False`` if ``exc`` is neither."""
+        kind = wire.failure_kind(exc)
+        if kind is None:
+            return False
+        self.record(error=RecordedError(kind=kind, message=failure_message(exc)))
+        return True
+
+    def tap(self, wire: Wire) -> StreamTap:
+        return StreamTap(self, wire)
+
+    def record(self, **outcome: Any) -> None:
+        try:
+            self.recorder.record(
+                self.request,
+                endpoint=self.route.endpoint,
+                duration_ms=self.elapsed_ms(),
+                **outcome,
+            )
+        except CassetteError as exc:  # UnsafeCassetteError: the user must see it, not a retry
+            raise self.visible(exc) from None
+
+
+class StreamTap:
+    """Parses a live SSE stream as it passes through, and records it once it has ended."""
+
+    def __init__(self, call: Call, wire: Wire) -> None:
+        self._call = call
+        self._wire = wire
+        self._parser = SSEParser()
+        self._events: list[StreamEvent] = []
+        self.done = False
+
+    def feed(self, chunk: bytes) -> None:
+        self._stamp(self._parser.feed(chunk))
+
+    def finish(self, failure: BaseException | None = None) -> None:
+        """Record the stream (and the failure that ended it, if any); idempotent."""
+        if self.done:
+            return
+        self.done = True
+        self._stamp(self._parser.close())
+        error = None
+        if failure is not None:
+            kind = self._wire.failure_kind(failure) or "connection"
+            error = RecordedError(kind=kind, message=failure_message(failure))
+        self._call.record(stream=self._events, error=error)
+
+    def _stamp(self, events: list[StreamEvent]) -> None:
+        t_ms = self._call.elapsed_ms()
+        self._events.extend(StreamEvent(data=e.data, event=e.event, t_ms=t_ms) for e in events)
+
+
+def open_call(recorder: Recorder, route: Route, headers: Mapping[str, str], content: bytes) -> Call:
+    """Parse and look up a provider request; raises (SDK-visibly) on a miss or a bad body."""
+    anthropic_caller = sent_by_anthropic(route.provider, headers)
+    try:
+        body = json.loads(content)
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        error = ConfigError(
+            f"a {route.provider} request to {route.endpoint} does not have a JSON object body, "
+            "so it cannot be matched or recorded.\n"
+            "TIP: send provider calls with a JSON body (the official SDKs do)."
+        )
+        raise visible(error, anthropic_caller=anthropic_caller)
+    request = recorder.normalise(LLMRequest.from_body(route.provider, body, policy=recorder.policy))
+    try:
+        found = recorder.find(request)
+    except CassetteMissError as exc:
+        raise visible(exc, anthropic_caller=anthropic_caller) from None
+    return Call(
+        recorder,
+        route,
+        request,
+        found=found,
+        wants_stream=body.get("stream") is True,
+        anthropic_caller=anthropic_caller,
+    )
+
+
+# -- replay -----------------------------------------------------------------------------
+
+
+def replay_response(wire: Wire, call: Call, request: Any, *, asynchronous: bool) -> Any:
+    """The answer for ``call.found``, as ``wire`` responses (or the exception it recorded)."""
+    found = call.found
+    assert found is not None
+    if found.stream is not None:
+        _check_shape(call, found, streamed=True)
+        chunks = _replay_chunks(wire, found, request)
+        if asynchronous:
+            async_chunks = _async_iter(chunks)
+            stream = wire.async_stream(async_chunks, async_chunks.aclose)
+        else:
+            stream = wire.sync_stream(chunks, chunks.close)
+        return wire.response(200, {"content-type": EVENT_STREAM}, stream=stream, request=request)
+    if found.error is not None and found.error.kind != "http_status":
+        raise wire.exception(found.error, request)
+    headers: Mapping[str, str]
+    if found.error is not None:
+        status, headers, body = found.error.status or 500, found.error.headers, found.error.body
+    else:
+        assert found.response is not None
+        _check_shape(call, found, streamed=False)
+        status, headers, body = found.response.status, found.response.headers, found.response.body
+    served = replay_headers(headers, status)
+    served.setdefault(
+        "content-type", "text/plain; charset=utf-8" if isinstance(body, str) else JSON
+    )
+    return wire.response(status, served, content=encoded_body(body), request=request)
+
+
+def _replay_chunks(wire: Wire, found: Interaction, request: Any) -> Generator[bytes]:
+    yield from encode_stream(found.stream or ())
+    if found.error is not None:
+        # A stream that failed part-way fails at the same place again.
+        raise wire.exception(found.error, request)
+
+
+async def _async_iter(chunks: Iterator[bytes]) -> AsyncGenerator[bytes]:
+    for chunk in chunks:
+        yield chunk
+
+
+def _check_shape(call: Call, found: Interaction, *, streamed: bool) -> None:
+    if call.wants_stream == streamed:
+        return
+    recorded, asked = (
+        ("a stream", "a complete answer") if streamed else ("a complete answer", "a stream")
+    )
+    error = ConfigError(
+        f"{found.provider} seq {found.seq} in {call.recorder.path} was recorded as {recorded}, "
+        f"but this request asks for {asked} (stream={call.wants_stream}).\n"
+        "TIP: re-record it the way the code now calls it: CASSETTE_MODE=record <your command>"
+    )
+    raise call.visible(error)
+
+
+# -- bodies -----------------------------------------------------------------------------
+
+
+def stored_body(content: bytes) -> Any:
+    """A body as stored: parsed JSON objects and arrays, anything else as text."""
+    text = content.decode("utf-8", errors="replace")
+    if text.lstrip()[:1] in ("{", "["):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return text
+        if isinstance(value, dict | list):
+            return value
+    return text if text else None
+
+
+def encoded_body(body: Any) -> bytes:
+    """The bytes of a stored body: compact JSON for structures, strings as they are."""
+    if body is None:
+        return b""
+    if isinstance(body, str):
+        return body.encode("utf-8")
+    return compact_json(body).encode("utf-8")

@@ -1,0 +1,186 @@
+"""Global interception: every httpx and httpx2 request goes through a cassette while active.
+
+    with intercept(Recorder("cassettes/agent.yaml")):
+        run_the_framework()          # whatever clients it built, whenever it built them
+
+**What is patched, and why that one method.** Exactly one method per client class:
+``Client._transport_for_url`` and ``AsyncClient._transport_for_url`` of ``httpx2`` and of
+``httpx`` (whichever are installed). Every request a client sends — through ``send``,
+``request``, ``stream``, auth and redirect hops, any mount — asks this method which transport
+to use, right before ``handle_request``; the patched version hands back the same transport
+wrapped in a cassette transport. Patching the transport classes instead would miss clients
+with custom transports (``MockTransport``, a framework's own ``BaseTransport`` subclass), and
+patching ``send`` would mean re-implementing the client's redirect, auth and event-hook logic.
+The client's own transport stays the one live calls go through. A client whose transport is
+already a cassette transport keeps it (the explicit choice wins). A client *subclass* that
+overrides ``_transport_for_url`` itself is not covered.
+
+**When a request is bound.** At send time: the recorder is the innermost interception active
+in the process (visible from every thread, since frameworks send from worker threads) when
+the request goes out, whenever the client was made. Nesting works: the inner one wins until it
+exits, then the outer one is back. The first activation installs the patches, the last exit
+restores the original functions (the very same objects); activation is under a lock.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.util
+import threading
+from collections.abc import Callable
+from types import ModuleType, TracebackType
+from typing import Any, Self
+
+from cassettes_core._errors import ConfigError
+from cassettes_core._recorder import Recorder
+
+_PATCHED = "_transport_for_url"
+_LIBRARIES = ("httpx2", "httpx")
+
+
+class _State:
+    """Process-wide, so that requests sent from any thread see the active interception."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        # Active interceptions, outermost first. Replaced, never mutated: readers need no lock.
+        self.active: tuple[Interception, ...] = ()
+        # (class, its own original attribute) for every class patched now.
+        self.saved: list[tuple[type, Any]] = []
+
+
+_state = _State()
+
+
+class Interception:
+    """An activation of :func:`intercept`: a context manager for ``with`` and ``async with``."""
+
+    def __init__(self, recorder: Recorder, *, block_unmatched: bool = False) -> None:
+        self.recorder = recorder
+        self.block_unmatched = block_unmatched
+
+    def __enter__(self) -> Self:
+        _activate(self)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        _deactivate(self)
+
+    async def __aenter__(self) -> Self:
+        return self.__enter__()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.__exit__(exc_type, exc, tb)
+
+
+def intercept(recorder: Recorder, *, block_unmatched: bool = False) -> Interception:
+    """Route every httpx/httpx2 request sent while active through ``recorder``'s cassette.
+
+    Use it as ``with intercept(recorder):`` or ``async with intercept(recorder):``. Provider
+    calls are replayed or recorded; other requests pass through untouched, or raise
+    :class:`ConfigError` with ``block_unmatched=True``.
+    """
+    return Interception(recorder, block_unmatched=block_unmatched)
+
+
+def active() -> Interception | None:
+    """The interception requests are bound to right now (the innermost), if any."""
+    stack = _state.active
+    return stack[-1] if stack else None
+
+
+def is_patched() -> bool:
+    """Whether the client classes are patched now (for tests and debugging)."""
+    with _state.lock:
+        return bool(_state.saved)
+
+
+def _activate(interception: Interception) -> None:
+    with _state.lock:
+        if not _state.active:
+            _install()
+        _state.active = (*_state.active, interception)
+
+
+def _deactivate(interception: Interception) -> None:
+    with _state.lock:
+        stack = _state.active
+        # Its last activation; others (from other threads) may have nested inside it.
+        for index in range(len(stack) - 1, -1, -1):
+            if stack[index] is interception:
+                _state.active = stack[:index] + stack[index + 1 :]
+                break
+        if not _state.active:
+            _restore()
+
+
+def _install() -> None:
+    modules = _libraries()
+    if not modules:
+        raise ConfigError(
+            "intercept() found neither httpx2 nor httpx installed, so there is nothing to "
+            "intercept.\nTIP: pip install httpx2"
+        )
+    seen: set[type] = set()
+    try:
+        for module in modules:
+            for cls, is_async in ((module.Client, False), (module.AsyncClient, True)):
+                if cls in seen:  # httpx2.alias_httpx() makes `httpx` the same module
+                    continue
+                seen.add(cls)
+                original = cls.__dict__.get(_PATCHED)
+                if not callable(original):
+                    raise ConfigError(
+                        f"{cls.__module__}.{cls.__qualname__} has no {_PATCHED}() to patch; "
+                        "this version is not supported by intercept().\nTIP: give the client "
+                        "a CassetteTransport explicitly instead."
+                    )
+                _state.saved.append((cls, original))
+                setattr(cls, _PATCHED, _patched(original, module.__name__, is_async=is_async))
+    except BaseException:
+        _restore()
+        raise
+
+
+def _restore() -> None:
+    while _state.saved:
+        cls, original = _state.saved.pop()
+        setattr(cls, _PATCHED, original)
+
+
+def _libraries() -> list[ModuleType]:
+    # Installed libraries are imported (interception must cover them even if the code under
+    # test imports them later); absent ones are skipped.
+    return [
+        importlib.import_module(name)
+        for name in _LIBRARIES
+        if importlib.util.find_spec(name) is not None
+    ]
+
+
+def _patched(
+    original: Callable[[Any, Any], Any], library: str, *, is_async: bool
+) -> Callable[[Any, Any], Any]:
+    adapter = importlib.import_module(f"cassettes_core.transport.{library}")
+    wrapper: type = adapter.AsyncCassetteTransport if is_async else adapter.CassetteTransport
+
+    @functools.wraps(original)
+    def _transport_for_url(self: Any, url: Any) -> Any:
+        transport = original(self, url)
+        current = active()
+        if current is None or isinstance(transport, wrapper):
+            return transport  # not active now, or the client has a cassette transport: it wins
+        return wrapper(current.recorder, inner=transport, block_unmatched=current.block_unmatched)
+
+    return _transport_for_url

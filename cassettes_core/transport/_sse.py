@@ -1,0 +1,144 @@
+"""Server-sent events: bytes in, :class:`StreamEvent` out, and back again.
+
+The parser follows the WHATWG event-stream rules the provider SDKs implement (``\\n``,
+``\\r\\n`` and ``\\r`` line ends, multi-line ``data``, ``:`` comments, split chunks, UTF-8
+split mid-character) and yields one event per blank line. The encoder writes each event as the
+providers do: an ``event:`` line when it has a name, compact JSON on one ``data:`` line, a
+blank line. ``data`` that is not a JSON object or array (``[DONE]``) is kept as its raw text,
+so encoding an event gives back what the SDK parsed live.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from cassettes_core._model import StreamEvent
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+# The content type of an SSE answer; replayed streams carry it.
+EVENT_STREAM = "text/event-stream; charset=utf-8"
+
+
+def is_event_stream(content_type: str | None) -> bool:
+    """Whether a ``content-type`` header value announces an SSE stream."""
+    if not content_type:
+        return False
+    return content_type.split(";")[0].strip().lower() == "text/event-stream"
+
+
+class SSEParser:
+    """Incremental event-stream parser: feed byte chunks as they arrive, collect events.
+
+    An event is complete at its blank line; a last event the stream never terminated is
+    dropped, exactly as the SDKs' decoders drop it (so a recording holds what the SDK saw).
+    ``id:`` and ``retry:`` fields are ignored: no provider uses them.
+    """
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._buffer = ""
+        self._skip_lf = False  # the last chunk ended in "\r": a leading "\n" belongs to it
+        self._event: str | None = None
+        self._data: list[str] = []
+
+    def feed(self, chunk: bytes) -> list[StreamEvent]:
+        """The events completed by ``chunk`` (possibly none)."""
+        return self._lines(self._decoder.decode(chunk))
+
+    def close(self) -> list[StreamEvent]:
+        """End of stream: flush a final unterminated line; an unterminated event is dropped."""
+        events = self._lines(self._decoder.decode(b"", final=True))
+        self._buffer, self._event, self._data = "", None, []
+        return events
+
+    def _lines(self, text: str) -> list[StreamEvent]:
+        if not text:
+            return []
+        if self._skip_lf and text.startswith("\n"):
+            text = text[1:]
+        buffer = self._buffer + text
+        events: list[StreamEvent] = []
+        start = 0
+        for match in _LINE_END.finditer(buffer):
+            event = self._line(buffer[start : match.start()])
+            if event is not None:
+                events.append(event)
+            start = match.end()
+        # A "\r" at the very end may be the first half of "\r\n" split across chunks.
+        self._skip_lf = start == len(buffer) and buffer.endswith("\r")
+        self._buffer = buffer[start:]
+        return events
+
+    def _line(self, line: str) -> StreamEvent | None:
+        if not line:
+            return self._dispatch()
+        if line.startswith(":"):
+            return None  # a comment (keep-alive)
+        name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if name == "event":
+            self._event = value
+        elif name == "data":
+            self._data.append(value)
+        return None
+
+    def _dispatch(self) -> StreamEvent | None:
+        if self._event is None and not self._data:
+            return None
+        event = StreamEvent(data=decode_data("\n".join(self._data)), event=self._event)
+        self._event, self._data = None, []
+        return event
+
+
+def parse_stream(chunks: Iterable[bytes]) -> list[StreamEvent]:
+    """Every event of a whole byte stream (for tests and one-shot use)."""
+    parser = SSEParser()
+    events: list[StreamEvent] = []
+    for chunk in chunks:
+        events.extend(parser.feed(chunk))
+    events.extend(parser.close())
+    return events
+
+
+def decode_data(text: str) -> Any:
+    """A ``data`` payload as stored: a JSON object or array parsed, anything else raw text."""
+    if text[:1] in ("{", "["):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return text
+        if isinstance(value, dict | list):
+            return value
+    return text
+
+
+def encode_data(data: Any) -> str:
+    """The text of a ``data`` payload: compact JSON for structures, raw text for strings."""
+    if isinstance(data, str):
+        return data
+    if data is None:
+        return ""
+    return compact_json(data)
+
+
+def compact_json(value: Any) -> str:
+    """JSON as the providers send it: no spaces, UTF-8 characters left as they are."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def encode_event(event: StreamEvent) -> bytes:
+    """One event as wire bytes, its blank line included."""
+    lines = [] if event.event is None else [f"event: {event.event}"]
+    lines.extend(f"data: {line}" for line in _LINE_END.split(encode_data(event.data)))
+    return ("\n".join(lines) + "\n\n").encode("utf-8")
+
+
+def encode_stream(events: Iterable[StreamEvent]) -> Iterator[bytes]:
+    """The wire bytes of a stream, one chunk per event (so replay keeps event boundaries)."""
+    for event in events:
+        yield encode_event(event)

@@ -1,0 +1,280 @@
+"""The real openai SDK over a cassette transport: recorded against the emulator, then replayed
+with the emulator untouched, over httpx2 (what the SDK runs on) and a legacy httpx client."""
+
+from __future__ import annotations
+
+import base64
+import importlib
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import openai
+import pytest
+import yaml
+
+from cassettes_core import CassetteMissError, Recorder
+from cassettes_core.emulator import Emulator
+
+T = TypeVar("T")
+LIBS = [pytest.param("httpx2", id="httpx2"), pytest.param("httpx", id="httpx")]
+MODEL = "gpt-4o-mini"
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Current weather in a city",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    },
+}
+
+
+def _messages(text: str = "Capital of France?") -> list[Any]:
+    return [{"role": "user", "content": text}]
+
+
+def _sync_client(lib: str, emu: Emulator, recorder: Recorder, **options: Any) -> openai.OpenAI:
+    http = importlib.import_module(lib)
+    adapter = importlib.import_module(f"cassettes_core.transport.{lib}")
+    client = http.Client(transport=adapter.CassetteTransport(recorder))
+    return openai.OpenAI(
+        base_url=emu.openai_base_url, api_key=emu.api_key, http_client=client, **options
+    )
+
+
+def _async_client(lib: str, emu: Emulator, recorder: Recorder) -> openai.AsyncOpenAI:
+    http = importlib.import_module(lib)
+    adapter = importlib.import_module(f"cassettes_core.transport.{lib}")
+    client = http.AsyncClient(transport=adapter.AsyncCassetteTransport(recorder))
+    return openai.AsyncOpenAI(base_url=emu.openai_base_url, api_key=emu.api_key, http_client=client)
+
+
+def _dump(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_dump(item) for item in value]
+    return value.model_dump(warnings=False)
+
+
+def _roundtrip(
+    emu: Emulator,
+    path: Path,
+    make: Callable[[Recorder], openai.OpenAI],
+    call: Callable[[openai.OpenAI], T],
+) -> tuple[T, T]:
+    """Run ``call`` recording live, then replaying with the emulator's hit counter at zero."""
+    with make(Recorder(path, mode="record")) as client:
+        recorded = call(client)
+    assert emu.hits > 0
+    emu.reset()
+    replayer = Recorder(path, mode="replay")
+    with make(replayer) as client:
+        replayed = call(client)
+    assert emu.hits == 0
+    assert replayer.stats.replayed > 0
+    return recorded, replayed
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_chat_completion(lib: str, emu: Emulator, tmp_path: Path) -> None:
+    """A plain chat completion replays as an equal ChatCompletion; the body is YAML structure."""
+    path = tmp_path / "chat.yaml"
+    recorded, replayed = _roundtrip(
+        emu,
+        path,
+        lambda rec: _sync_client(lib, emu, rec),
+        lambda c: c.chat.completions.create(model=MODEL, messages=_messages()),
+    )
+    assert _dump(replayed) == _dump(recorded)
+    stored = yaml.safe_load(path.read_text())["interactions"][0]
+    assert stored["response"]["body"]["object"] == "chat.completion"
+    assert "set-cookie" not in stored["response"]["headers"]
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_chat_with_tools(lib: str, emu: Emulator, tmp_path: Path) -> None:
+    """A tool call replays with the same id, name and arguments."""
+    recorded, replayed = _roundtrip(
+        emu,
+        tmp_path / "tools.yaml",
+        lambda rec: _sync_client(lib, emu, rec),
+        lambda c: c.chat.completions.create(
+            model=MODEL, messages=_messages("Weather in Paris?"), tools=[WEATHER_TOOL]
+        ),
+    )
+    assert recorded.choices[0].message.tool_calls
+    assert _dump(replayed) == _dump(recorded)
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_chat_stream_with_usage(lib: str, emu: Emulator, tmp_path: Path) -> None:
+    """A streamed completion with include_usage replays chunk for chunk, usage chunk included."""
+    path = tmp_path / "stream.yaml"
+    recorded, replayed = _roundtrip(
+        emu,
+        path,
+        lambda rec: _sync_client(lib, emu, rec),
+        lambda c: list(
+            c.chat.completions.create(
+                model=MODEL,
+                messages=_messages(),
+                stream=True,
+                stream_options={"include_usage": True},
+            )
+        ),
+    )
+    assert recorded[-1].usage is not None
+    assert _dump(replayed) == _dump(recorded)
+    events = yaml.safe_load(path.read_text())["interactions"][0]["stream"]
+    assert events[-1]["data"] == "[DONE]"
+    assert all(isinstance(event["data"], dict) for event in events[:-1])
+
+
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.asyncio
+async def test_async_client(lib: str, emu: Emulator, tmp_path: Path) -> None:
+    """AsyncOpenAI records and replays a completion and a stream."""
+    path = tmp_path / "async.yaml"
+
+    async def run(recorder: Recorder) -> list[Any]:
+        async with _async_client(lib, emu, recorder) as client:
+            answer = await client.chat.completions.create(model=MODEL, messages=_messages())
+            stream = await client.chat.completions.create(
+                model=MODEL, messages=_messages("Stream it"), stream=True
+            )
+            return [answer, [chunk async for chunk in stream]]
+
+    recorded = await run(Recorder(path, mode="record"))
+    emu.reset()
+    replayed = await run(Recorder(path, mode="replay"))
+    assert emu.hits == 0
+    assert _dump(replayed[0]) == _dump(recorded[0])
+    assert _dump(replayed[1]) == _dump(recorded[1])
+
+
+def test_responses_stream(emu: Emulator, tmp_path: Path) -> None:
+    """A Responses API stream replays every named event and the same final response."""
+    path = tmp_path / "responses.yaml"
+
+    def call(client: openai.OpenAI) -> tuple[list[Any], Any]:
+        with client.responses.stream(model=MODEL, input="Say hello") as stream:
+            events = list(stream)
+            return events, stream.get_final_response()
+
+    recorded, replayed = _roundtrip(emu, path, lambda rec: _sync_client("httpx2", emu, rec), call)
+    assert _dump(replayed[0]) == _dump(recorded[0])
+    assert _dump(replayed[1]) == _dump(recorded[1])
+    names = [
+        event["event"] for event in yaml.safe_load(path.read_text())["interactions"][0]["stream"]
+    ]
+    assert names[0] == "response.created"
+    assert names[-1] == "response.completed"
+
+
+def test_embeddings_base64(emu: Emulator, tmp_path: Path) -> None:
+    """Embeddings (base64 on the wire, the SDK's default) replay to the same float vectors."""
+    path = tmp_path / "embeddings.yaml"
+    recorded, replayed = _roundtrip(
+        emu,
+        path,
+        lambda rec: _sync_client("httpx2", emu, rec),
+        lambda c: c.embeddings.create(model="text-embedding-3-small", input=["one", "two"]),
+    )
+    assert _dump(replayed) == _dump(recorded)
+    stored = yaml.safe_load(path.read_text())["interactions"][0]
+    assert stored["request"]["encoding_format"] == "base64"
+    assert base64.b64decode(stored["response"]["body"]["data"][0]["embedding"])
+
+
+@pytest.mark.parametrize(
+    "tuning",
+    [
+        pytest.param({"temperature": 1.5}, id="temperature"),
+        pytest.param({"max_tokens": 5}, id="max_tokens"),
+        pytest.param({"stream_options": {"include_usage": False}}, id="stream_options"),
+    ],
+)
+def test_tuning_changes_replay_from_one_recording(
+    tuning: dict[str, Any], emu: Emulator, tmp_path: Path
+) -> None:
+    """The same question asked with other temperature, max_tokens or stream_options replays."""
+    path = tmp_path / "tuned.yaml"
+    asked: dict[str, Any] = {
+        "model": MODEL,
+        "messages": _messages(),
+        "stream": True,
+        "temperature": 0.2,
+        "max_tokens": 64,
+        "stream_options": {"include_usage": True},
+    }
+    with _sync_client("httpx2", emu, Recorder(path, mode="record")) as client:
+        recorded = list(client.chat.completions.create(**asked))
+    emu.reset()
+    with _sync_client("httpx2", emu, Recorder(path, mode="replay")) as client:
+        replayed = list(client.chat.completions.create(**{**asked, **tuning}))
+    assert emu.hits == 0
+    assert _dump(replayed) == _dump(recorded)
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_changed_prompt_is_a_miss_at_once(lib: str, emu: Emulator, tmp_path: Path) -> None:
+    """A changed prompt raises CassetteMissError through the SDK with the diff, at once: no
+    SDK retries (max_retries is the default 2), no sleeps, no live call."""
+    path = tmp_path / "miss.yaml"
+    with _sync_client(lib, emu, Recorder(path, mode="record")) as client:
+        client.chat.completions.create(model=MODEL, messages=_messages("Capital of France?"))
+    emu.reset()
+    with _sync_client(lib, emu, Recorder(path, mode="replay")) as client:
+        started = time.perf_counter()
+        with pytest.raises(CassetteMissError) as caught:
+            client.chat.completions.create(model=MODEL, messages=_messages("Capital of Spain?"))
+        elapsed = time.perf_counter() - started
+    assert type(caught.value) is CassetteMissError  # openai lets it through unchanged
+    assert "messages[0].content: 'Capital of France?' → 'Capital of Spain?'" in str(caught.value)
+    assert elapsed < 0.5
+    assert emu.hits == 0
+
+
+def test_rate_limit_retry_replays_without_backoff(emu: Emulator, tmp_path: Path) -> None:
+    """A 429 then a success is recorded as two interactions; replay retries without sleeping."""
+    path = tmp_path / "retry.yaml"
+    emu.inject_error(429)
+    with _sync_client("httpx2", emu, Recorder(path, mode="record"), max_retries=2) as client:
+        recorded = client.chat.completions.create(model=MODEL, messages=_messages())
+    assert emu.hits == 2
+    stored = yaml.safe_load(path.read_text())["interactions"]
+    assert [item.get("error", {}).get("status") for item in stored] == [429, None]
+    emu.reset()
+    replayer = Recorder(path, mode="replay")
+    with _sync_client("httpx2", emu, replayer, max_retries=2) as client:
+        started = time.perf_counter()
+        replayed = client.chat.completions.create(model=MODEL, messages=_messages())
+        elapsed = time.perf_counter() - started
+    assert elapsed < 0.3  # the SDK's own backoff would sleep at least 0.375 s
+    assert replayer.stats.replayed == 2
+    assert emu.hits == 0
+    assert _dump(replayed) == _dump(recorded)
+
+
+def test_timeout_replays_as_a_timeout(emu: Emulator, tmp_path: Path) -> None:
+    """A live timeout is recorded and replays as the SDK's APITimeoutError, without waiting."""
+    path = tmp_path / "timeout.yaml"
+    emu.inject_timeout(2.0)
+    options = {"timeout": 0.3, "max_retries": 0}
+    with (
+        _sync_client("httpx2", emu, Recorder(path, mode="record"), **options) as client,
+        pytest.raises(openai.APITimeoutError),
+    ):
+        client.chat.completions.create(model=MODEL, messages=_messages())
+    assert yaml.safe_load(path.read_text())["interactions"][0]["error"]["kind"] == "timeout"
+    emu.reset()
+    with _sync_client("httpx2", emu, Recorder(path, mode="replay"), **options) as client:
+        started = time.perf_counter()
+        with pytest.raises(openai.APITimeoutError):
+            client.chat.completions.create(model=MODEL, messages=_messages())
+        assert time.perf_counter() - started < 0.25
+    assert emu.hits == 0

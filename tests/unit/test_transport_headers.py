@@ -1,0 +1,68 @@
+"""Response headers kept in cassettes, and the retry hints served on replay."""
+
+from __future__ import annotations
+
+import pytest
+
+from cassettes_core.transport._headers import kept_headers, recorded_delay, replay_headers
+
+
+def test_only_allow_listed_headers_are_kept() -> None:
+    """SDK-read headers stay; cookies, organisation ids and unknown headers never do."""
+    live = [
+        ("Content-Type", "application/json"),
+        ("x-request-id", "req_1"),
+        ("openai-organization", "org-secret"),
+        ("anthropic-organization-id", "0000"),
+        ("Set-Cookie", "__cf_bm=abc"),
+        ("x-ratelimit-remaining-requests", "9"),
+        ("anthropic-ratelimit-tokens-limit", "1000"),
+        ("retry-after", "3"),
+        ("x-should-retry", "true"),
+        ("cf-ray", "8f00"),
+        ("authorization", "Bearer sk-nope"),
+    ]
+    assert kept_headers(live) == {
+        "content-type": "application/json",
+        "x-request-id": "req_1",
+        "x-ratelimit-remaining-requests": "9",
+        "anthropic-ratelimit-tokens-limit": "1000",
+        "retry-after": "3",
+        "x-should-retry": "true",
+    }
+
+
+def test_replayed_errors_ask_for_a_one_millisecond_retry() -> None:
+    """A replayed 429 keeps its recorded hints and adds retry-after-ms: 1, which both SDKs
+    prefer over retry-after and honour instead of their 0.5 s backoff."""
+    served = replay_headers({"retry-after": "20", "x-should-retry": "true"}, 429)
+    assert served == {
+        "retry-after": "20",
+        "x-should-retry": "true",
+        "retry-after-ms": "1",
+    }
+
+
+def test_hints_over_the_sdk_limit_are_left_alone() -> None:
+    """Above two minutes openai refuses to retry; replay must keep that decision."""
+    assert "retry-after-ms" not in replay_headers({"retry-after": "600"}, 429)
+
+
+def test_successful_answers_get_no_hint() -> None:
+    """Only error answers carry the replay retry hint."""
+    assert replay_headers({"x-request-id": "req_1"}, 200) == {"x-request-id": "req_1"}
+
+
+@pytest.mark.parametrize(
+    ("headers", "seconds"),
+    [
+        pytest.param({"retry-after-ms": "250"}, 0.25, id="ms-first"),
+        pytest.param({"retry-after": "2", "retry-after-ms": "10"}, 0.01, id="ms-wins"),
+        pytest.param({"retry-after": "1.5"}, 1.5, id="seconds"),
+        pytest.param({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, None, id="date"),
+        pytest.param({}, None, id="none"),
+    ],
+)
+def test_recorded_delay(headers: dict[str, str], seconds: float | None) -> None:
+    """The recorded delay is read the way the SDKs read it."""
+    assert recorded_delay(headers) == seconds

@@ -1,0 +1,75 @@
+"""Which requests are provider calls, and what the cassette keeps of their URL."""
+
+from __future__ import annotations
+
+import pytest
+
+from cassettes_core.transport import Route, match_route
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        pytest.param(
+            "https://api.openai.com/v1/chat/completions",
+            Route("openai.chat", "/v1/chat/completions"),
+            id="openai-chat",
+        ),
+        pytest.param(
+            "https://api.openai.com/v1/responses",
+            Route("openai.responses", "/v1/responses"),
+            id="openai-responses",
+        ),
+        pytest.param(
+            "http://127.0.0.1:9/v1/embeddings/",
+            Route("openai.embeddings", "/v1/embeddings"),
+            id="embeddings-trailing-slash",
+        ),
+        pytest.param(
+            "https://api.anthropic.com/v1/messages?beta=true",
+            Route("anthropic.messages", "/v1/messages?beta=true"),
+            id="anthropic-beta",
+        ),
+        pytest.param(
+            "https://gateway.example/proxy/openai/v1/chat/completions",
+            Route("openai.chat", "/proxy/openai/v1/chat/completions"),
+            id="proxy-prefix",
+        ),
+        pytest.param(
+            "https://x.openai.azure.com/openai/deployments/gpt4o/chat/completions"
+            "?api-version=2024-10-21&api-key=SECRET",
+            Route(
+                "openai.chat", "/openai/deployments/gpt4o/chat/completions?api-version=2024-10-21"
+            ),
+            id="azure-deployment-drops-key",
+        ),
+    ],
+)
+def test_provider_calls_are_recognised(url: str, expected: Route) -> None:
+    """POSTs to the four endpoints match under any base URL; secret query values are dropped."""
+    assert match_route("POST", url) == expected
+
+
+@pytest.mark.parametrize(
+    ("method", "url"),
+    [
+        pytest.param("GET", "https://api.openai.com/v1/chat/completions", id="get"),
+        pytest.param("POST", "https://api.anthropic.com/v1/messages/count_tokens", id="count"),
+        pytest.param("POST", "https://api.anthropic.com/v1/messages/batches", id="batches"),
+        pytest.param("POST", "https://api.openai.com/v1/responses/resp_1/cancel", id="cancel"),
+        pytest.param("POST", "https://api.openai.com/v1/files", id="files"),
+    ],
+)
+def test_other_requests_are_not_provider_calls(method: str, url: str) -> None:
+    """Sub-resources and other methods pass through as non-provider requests."""
+    assert match_route(method, url) is None
+
+
+@pytest.mark.parametrize(
+    "query", ["key=abc", "sig=abc", "access_token=abc", "api_key=abc", "X-Amz-Signature=abc"]
+)
+def test_secret_looking_query_parameters_are_never_stored(query: str) -> None:
+    """Query parameters named like credentials leave no trace in the stored endpoint."""
+    route = match_route("POST", f"https://h/v1/chat/completions?{query}&api-version=1")
+    assert route is not None
+    assert route.endpoint == "/v1/chat/completions?api-version=1"
