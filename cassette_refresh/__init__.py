@@ -12,12 +12,11 @@ from cassette_refresh._check import CheckRun, run_check
 from cassette_refresh._classify import DRIFT_CLASSES, Finding, Rules, compare, fingerprint
 from cassette_refresh._github import GitHubError, IssueOpener
 from cassette_refresh._reissue import (
-    HttpReissuer,
     LiveAnswer,
     LiveCall,
     ProviderReissuer,
     Reissuer,
-    Target,
+    built_in_reissuer,
 )
 from cassette_refresh._render import render_markdown, render_text
 from cassette_refresh._result import (
@@ -45,7 +44,6 @@ __all__ = [
     "EndpointResult",
     "Finding",
     "GitHubError",
-    "HttpReissuer",
     "IssueAction",
     "IssueOpener",
     "LiveAnswer",
@@ -56,7 +54,7 @@ __all__ = [
     "Rules",
     "Shape",
     "ShapeBuilder",
-    "Target",
+    "built_in_reissuer",
     "compare",
     "fingerprint",
     "render_markdown",

@@ -18,10 +18,10 @@ from cassette_refresh._reissue import LiveAnswer, Reissuer, supports
 from cassette_refresh._result import CallProblem, CheckResult, EndpointResult
 from cassette_refresh._skeleton import Answer, ShapeBuilder
 from cassettes_core._errors import ConfigError, ProviderError
+from cassettes_core.providers.http import ROUTES
 
 Progress = Callable[[int, int], None]
 AUTH_STATUSES = frozenset({401, 403})
-KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,8 @@ async def reissue_all(
 
 
 def _refused(item: Recorded, exc: ProviderError) -> ConfigError:
-    variable = KEY_VARIABLES.get(item.provider.split(".", 1)[0], "the API key")
+    route = ROUTES.get(item.provider)
+    variable = route.key_env if route else "the API key"
     return ConfigError(
         f"the live {item.provider} API refused the credentials (HTTP {exc.status}) "
         f"re-issuing {item.origin}\n"

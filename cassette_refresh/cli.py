@@ -33,7 +33,7 @@ from cassette_refresh._cassettes import (
 from cassette_refresh._check import CheckRun, providers_needed, run_check
 from cassette_refresh._classify import Rules
 from cassette_refresh._github import DEFAULT_API_URL, LABEL, IssueOpener, run_url_from_env
-from cassette_refresh._reissue import HttpReissuer, target_for
+from cassette_refresh._reissue import built_in_reissuer
 from cassette_refresh._render import render_markdown, render_text
 from cassette_refresh._result import EXIT_UNCHECKED, CheckResult, to_json
 from cassette_refresh._skeleton import DEFAULT_ENUM_KEYS
@@ -162,9 +162,12 @@ def _check(args: argparse.Namespace, env: Mapping[str, str], output: _Output) ->
             "TIP: pass the folder your cassettes are recorded in, e.g. `cassettes/`."
         )
     recorded = load_recorded(files)
-    targets = {provider: target_for(provider, env) for provider in providers_needed(recorded)}
-    reissuer = HttpReissuer(
-        targets, timeout=args.timeout, retries=args.retries, max_retry_wait=args.max_retry_wait
+    reissuer = built_in_reissuer(
+        providers_needed(recorded),
+        env,
+        timeout=args.timeout,
+        retries=args.retries,
+        max_retry_wait=args.max_retry_wait,
     )
     progress = _progress(output, not args.no_progress and output.err.isatty())
     run: CheckRun = asyncio.run(

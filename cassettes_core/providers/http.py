@@ -15,6 +15,7 @@ replaying test needs no key at all:
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 from collections.abc import AsyncIterator, Iterator, Mapping
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from cassettes_core._errors import ConfigError, ProviderError
+from cassettes_core._errors import ConfigError, ErrorKind, ProviderError
 from cassettes_core._model import LLMResponse, StreamEvent
 from cassettes_core._request import LLMRequest
 from cassettes_core.transport._headers import kept_headers
@@ -111,7 +112,6 @@ class HTTPProvider:
         self._headers = dict(headers or {})
         self._transport = transport
         self._client: Any = None  # one pooled sync client, made at the first live call
-        self._ssl: Any = None  # built once: each new client would otherwise load the CAs
 
     def close(self) -> None:
         """Close the pooled sync connection (the provider stays usable: it reconnects)."""
@@ -169,9 +169,9 @@ class HTTPProvider:
         return json.dumps(body, ensure_ascii=False).encode("utf-8")
 
     def _client_kwargs(self, http: ModuleType) -> dict[str, Any]:
-        if self._ssl is None:
-            self._ssl = http.create_ssl_context()
-        kwargs: dict[str, Any] = {"timeout": self._timeout, "verify": self._ssl}
+        kwargs: dict[str, Any] = {"timeout": self._timeout}
+        if self.url().startswith("https:"):
+            kwargs["verify"] = _ssl_context(http)
         if self._transport is not None:
             kwargs["transport"] = self._transport
         return kwargs
@@ -185,9 +185,9 @@ class HTTPProvider:
                 self.url(), content=self._body(request, stream=False), headers=self._auth_headers()
             )
         except http.TimeoutException as exc:
-            raise ProviderError("timeout", str(exc), provider=self._name) from exc
+            raise self._failure("timeout", exc) from exc
         except http.TransportError as exc:
-            raise ProviderError("connection", str(exc), provider=self._name) from exc
+            raise self._failure("connection", exc) from exc
         return self._answer(response.status_code, response.headers, response.content)
 
     def stream(self, request: LLMRequest) -> Iterator[StreamEvent]:
@@ -207,9 +207,9 @@ class HTTPProvider:
                     yield from parser.feed(chunk)
                 yield from parser.close()
         except http.TimeoutException as exc:
-            raise ProviderError("timeout", str(exc), provider=self._name) from exc
+            raise self._failure("timeout", exc) from exc
         except http.TransportError as exc:
-            raise ProviderError("connection", str(exc), provider=self._name) from exc
+            raise self._failure("connection", exc) from exc
 
     # -- async ------------------------------------------------------------------------------
 
@@ -225,9 +225,9 @@ class HTTPProvider:
                     headers=self._auth_headers(),
                 )
         except http.TimeoutException as exc:
-            raise ProviderError("timeout", str(exc), provider=self._name) from exc
+            raise self._failure("timeout", exc) from exc
         except http.TransportError as exc:
-            raise ProviderError("connection", str(exc), provider=self._name) from exc
+            raise self._failure("connection", exc) from exc
         return self._answer(response.status_code, response.headers, response.content)
 
     async def astream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
@@ -252,9 +252,17 @@ class HTTPProvider:
                 for event in parser.close():
                     yield event
         except http.TimeoutException as exc:
-            raise ProviderError("timeout", str(exc), provider=self._name) from exc
+            raise self._failure("timeout", exc) from exc
         except http.TransportError as exc:
-            raise ProviderError("connection", str(exc), provider=self._name) from exc
+            raise self._failure("connection", exc) from exc
+
+    def _failure(self, kind: ErrorKind, exc: Exception) -> ProviderError:
+        detail = str(exc) or type(exc).__name__
+        if kind == "timeout":
+            message = f"no answer from {self.url()} within {self._timeout:g} s ({detail})"
+        else:
+            message = f"could not reach {self.url()} ({detail})"
+        return ProviderError(kind, message, provider=self._name)
 
     # -- answers ----------------------------------------------------------------------------
 
@@ -266,6 +274,12 @@ class HTTPProvider:
                 "http_status", provider=self._name, status=status, body=body, headers=kept
             )
         return LLMResponse(body=body, status=status, headers=kept)
+
+
+@functools.cache
+def _ssl_context(http: ModuleType) -> Any:
+    # Loading the CA bundle costs ~50 ms; one context serves every client of the process.
+    return http.create_ssl_context()
 
 
 def _json_or_text(content: bytes) -> Any:

@@ -10,20 +10,14 @@ from typing import Any
 
 import pytest
 
-from cassette_refresh import HttpReissuer, LiveCall
-from cassette_refresh._reissue import target_for
+from cassette_refresh import LiveCall, built_in_reissuer
+from cassette_refresh._cassettes import DEFAULT_ENDPOINTS as ENDPOINTS
 from cassette_refresh.cli import main
 from cassettes_core import Interaction, LLMRequest, LLMResponse, StreamEvent
 from cassettes_core._manifest import Manifest
 from cassettes_core._store import render
 from cassettes_core.emulator import Emulator
 
-ENDPOINTS = {
-    "openai.chat": "/v1/chat/completions",
-    "openai.responses": "/v1/responses",
-    "openai.embeddings": "/v1/embeddings",
-    "anthropic.messages": "/v1/messages",
-}
 TOOLS_OPENAI = [
     {
         "type": "function",
@@ -89,7 +83,7 @@ def _record(
     }
 
     async def answers() -> list[Any]:
-        reissuer = HttpReissuer({p: target_for(p, env) for p in ENDPOINTS})
+        reissuer = built_in_reissuer(ENDPOINTS, env)
         try:
             return [
                 await reissuer.reissue(
