@@ -1,1 +1,258 @@
-"""pytest plugin for provider-cassettes (marker, fixture, options, summary)."""
+"""pytest plugin for provider-cassettes: the ``cassette`` marker, fixture, options and summary.
+
+Thin on purpose: hooks and the fixture here, the work in the ``_``-modules beside it. Nothing
+heavy is imported until a test uses a cassette, so sessions that never do pay nothing.
+
+A test marked ``@pytest.mark.cassette`` has its cassette open from the start of its setup
+(before any of its fixtures) to the end of its teardown: every httpx/httpx2 request goes
+through it (``cassettes_core.transport.intercept``). The ``cassette`` fixture alone opens it
+from the fixture's own setup on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_plugin._live import CassetteSession
+    from pytest_plugin._state import PluginState
+
+MARKER = "cassette"
+_STATE = pytest.StashKey["PluginState"]()
+_SESSION = pytest.StashKey["CassetteSession"]()
+_REPORT_LINE = pytest.StashKey[str]()
+_WORKER_OUTPUT = "provider_cassettes"
+# The --cassette-mode choices; the same as ``_mode.MODES`` (a test checks), spelled out here so
+# that loading the plugin loads nothing else.
+MODES = ("auto", "replay", "record", "append", "passthrough")
+
+_MARKER_HELP = (
+    "cassette(name=None, *, mode=None, strict=None, repeat_last=False, policy=None, "
+    "before_record=None, allow_secrets=(), block_unmatched=False): record and replay this "
+    "test's LLM provider calls (any httpx/httpx2 client, the openai and anthropic SDKs) "
+    "through a YAML cassette; default file cassettes/<module path>/<test name>.yaml"
+)
+
+
+# -- options ----------------------------------------------------------------------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("cassettes", "provider-cassettes (record and replay LLM calls)")
+    group.addoption(
+        "--cassette-mode",
+        dest="cassette_mode",
+        choices=MODES,
+        default=None,
+        help="mode for every cassette test, over markers and the environment: "
+        "auto (replay if the cassette exists, else record), replay, record (rewrite), "
+        "append (record only what is missing), passthrough (live, nothing written). "
+        "Default: CASSETTE_MODE, else replay when CI is set, else auto.",
+    )
+    group.addoption(
+        "--cassette-dir",
+        dest="cassette_dir",
+        default=None,
+        metavar="DIR",
+        help="folder of the cassettes, relative to the current directory "
+        "(default: the cassette_dir ini option, else <rootdir>/cassettes)",
+    )
+    group.addoption(
+        "--cassette-strict",
+        dest="cassette_strict",
+        action="store_true",
+        default=False,
+        help="fail tests that leave recorded interactions unused in replay",
+    )
+    parser.addini(
+        "cassette_dir", "folder of the cassettes, relative to rootdir (default: cassettes)"
+    )
+    parser.addini(
+        "cassette_strict",
+        "unused interactions fail the test (like --cassette-strict)",
+        type="bool",
+        default=False,
+    )
+    parser.addini(
+        "cassette_prices",
+        "price overrides for the tokens-saved line: 'model-prefix = input output' per line, "
+        "US dollars per million tokens",
+        type="linelist",
+        default=[],
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", _MARKER_HELP)
+    lines = config.getini("cassette_prices")
+    if lines:  # checked up front so a typo fails at once, not in the summary
+        from pytest_plugin._prices import PriceLineError, parse_price_lines
+
+        try:
+            parse_price_lines(lines)
+        except PriceLineError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+
+# -- one test's cassette ------------------------------------------------------------------------
+
+
+def _state(config: pytest.Config) -> PluginState:
+    state = config.stash.get(_STATE, None)
+    if state is None:
+        from pytest_plugin._state import PluginState
+
+        state = config.stash[_STATE] = PluginState(config)
+    return state
+
+
+def _marked(item: pytest.Item) -> bool:
+    # Only the marker opens a cassette before the fixtures: a fixture *named* `cassette` may be
+    # a project's own (it overrides ours), so the name alone proves nothing. Our fixture opens
+    # the cassette itself when it is set up.
+    return item.get_closest_marker(MARKER) is not None
+
+
+def _open(item: pytest.Item) -> CassetteSession:
+    from cassettes_core import CassetteError
+    from pytest_plugin._live import open_session
+    from pytest_plugin._spec import build_spec
+    from pytest_plugin._tally import shown
+
+    state = _state(item.config)
+    try:
+        spec = build_spec(
+            settings=state.settings,
+            nodeid=item.nodeid,
+            test_file=item.path,
+            marks=item.iter_markers(MARKER),
+        )
+        session = open_session(spec, existed=state.existed(spec.path), rewritten=state.rewritten)
+    except CassetteError as exc:
+        raise pytest.fail.Exception(f"cassette: {exc}", pytrace=False) from None
+    item.stash[_SESSION] = session
+    state.open.append(session)
+    where = shown(str(spec.path), str(state.settings.invocation_dir))
+    item.stash[_REPORT_LINE] = f"{where} (mode {session.mode}, from {session.mode_source})"
+    return session
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    wanted = [item for item in session.items if _marked(item)]
+    if wanted:
+        _state(session.config).note_collected(wanted, MARKER)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Open the cassette before any fixture of the test is set up.
+
+    A plain implementation: it runs after the skip/xfail checks and the other plugins'
+    wrappers, and before pytest's own implementation, which sets up the fixtures. Raising
+    here (a bad option, a corrupt file) fails the setup the way a skip would skip it.
+    """
+    if _marked(item) and _SESSION not in item.stash:
+        _open(item)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_teardown(
+    item: pytest.Item, nextitem: pytest.Item | None
+) -> Generator[None, None, None]:
+    """Close the cassette after the test's fixtures are torn down."""
+    try:
+        return (yield)
+    finally:
+        session = item.stash.get(_SESSION, None)
+        if session is not None:
+            _close(item, session)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A miss in this phase (even one the code caught) is the phase's failure; so are unused
+    interactions under strict, at teardown. The failure is set before the report is made, so
+    xfail and every other plugin see it as the outcome."""
+    session = item.stash.get(_SESSION, None)
+    if session is not None:
+        from pytest_plugin._report import phase_failure
+
+        failure = phase_failure(session, call)
+        if failure is not None:
+            call.excinfo = failure
+        if call.when == "teardown":
+            del item.stash[_SESSION]
+    report = yield
+    line = item.stash.get(_REPORT_LINE, None)
+    if line is not None and report.failed:
+        report.sections.append(("cassette", line))
+    return report
+
+
+def _close(item: pytest.Item, session: CassetteSession) -> None:
+    from pytest_plugin._live import close_session
+
+    state = _state(item.config)
+    state.open.remove(session)
+    state.tally.add(close_session(session, rewritten=state.rewritten))
+
+
+@pytest.fixture
+def cassette(request: pytest.FixtureRequest) -> CassetteSession:
+    """This test's cassette: recorder, interactions, counts, mode, ``unused()``, transports.
+
+    Without the marker, the fixture itself turns the cassette on, from its own setup on
+    (fixtures set up before it are not covered: list it first, or use the marker).
+    """
+    item = request.node
+    assert isinstance(item, pytest.Item)  # function scope: the node is the test
+    session = item.stash.get(_SESSION, None)
+    if session is None:
+        session = _open(item)
+    return session
+
+
+# -- session: xdist aggregation, strict shared cassettes, summary ---------------------------------
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    config = session.config
+    state = config.stash.get(_STATE, None)
+    while state is not None and state.open:  # interrupted mid-test: interception must end
+        state.open.pop().stop()
+    workeroutput: dict[str, Any] | None = getattr(config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: the controller adds up and reports
+        if state is not None:
+            workeroutput[_WORKER_OUTPUT] = state.tally.to_json()
+        return
+    if state is not None and state.tally.strict_failures() and session.exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """pytest-xdist, on the controller: take a finished worker's cassette results."""
+    text = getattr(node, "workeroutput", {}).get(_WORKER_OUTPUT)
+    if text:
+        from pytest_plugin._tally import Tally
+
+        _state(node.config).tally.extend(Tally.records_from_json(text))
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
+) -> None:
+    state = config.stash.get(_STATE, None)
+    if state is None or not state.tally.records:
+        return
+    from pytest_plugin._prices import PriceTable
+
+    prices = PriceTable.with_overrides(config.getini("cassette_prices"))
+    terminalreporter.write_sep("=", "provider-cassettes")
+    base = str(config.invocation_params.dir)
+    for line in state.tally.render(prices, base=base, verbose=config.get_verbosity() > 0):
+        terminalreporter.write_line(line)

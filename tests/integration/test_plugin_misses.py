@@ -1,0 +1,253 @@
+"""A miss always fails its test with the miss itself: through the anthropic SDK, when the code
+under test catches or wraps it, in a fixture, and bad cassette options fail cleanly too."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+
+import pytest
+
+from cassettes_core.emulator import Emulator
+
+# In-process runs drop every module they import; loading these once here keeps each run fast
+# (the SDKs, the secret scanner and the transport take seconds to import on a busy machine).
+for _module in (
+    "anthropic",
+    "openai",
+    "cassettes_core._secrets",
+    "cassettes_core.transport.httpx2",
+    "pytest_plugin._live",
+):
+    importlib.import_module(_module)
+
+INI = """
+[pytest]
+asyncio_default_fixture_loop_scope = function
+"""
+
+
+@pytest.fixture(scope="module")
+def emu() -> Iterator[Emulator]:
+    with Emulator() as server:
+        yield server
+
+
+@pytest.fixture
+def live(emu: Emulator, monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> Emulator:
+    """The emulator as the inner tests' provider, counters at zero, an inner ini written."""
+    monkeypatch.setenv("OPENAI_BASE_URL", emu.openai_base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", emu.api_key)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.anthropic_base_url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", emu.api_key)
+    pytester.makeini(INI)
+    emu.reset()
+    return emu
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    # hypothesis and unraisableexception are off only to keep the runs fast (~0.5 s each).
+    return pytester.runpytest_inprocess(
+        "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:unraisableexception", *args
+    )
+
+
+CLAUDE = """
+import anthropic
+import pytest
+
+
+def ask(prompt, stream):
+    with anthropic.Anthropic() as client:
+        if not stream:
+            return client.messages.create(
+                model="claude-3-5-haiku-latest",
+                max_tokens=64,
+                messages=[{{"role": "user", "content": prompt}}],
+            )
+        with client.messages.stream(
+            model="claude-3-5-haiku-latest",
+            max_tokens=64,
+            messages=[{{"role": "user", "content": prompt}}],
+        ) as events:
+            return events.get_final_message()
+
+
+@pytest.mark.cassette
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+def test_claude(stream):
+    assert ask({prompt!r}, stream).content
+"""
+
+
+def test_anthropic_miss_shows_the_miss_not_a_connection_error(
+    pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The anthropic SDK wraps transport errors; the failure still is the miss and its diff."""
+    pytester.makepyfile(test_claude=CLAUDE.format(prompt="Name a prime number."))
+    run(pytester).assert_outcomes(passed=2)
+    pytester.makepyfile(test_claude=CLAUDE.format(prompt="Name an even number."))
+    monkeypatch.setenv("CI", "true")
+    live.reset()
+    result = run(pytester)
+    result.assert_outcomes(failed=2)
+    assert live.hits == 0
+    result.stdout.fnmatch_lines(
+        [
+            "CassetteMissError: no recording matches this anthropic.messages request "
+            "(model claude-3-5-haiku-latest)",
+            "  cassette:  */cassettes/test_claude/test_claude[[]json].yaml (mode replay, *)",
+            "    messages[0].content: 'Name a prime number.' → 'Name an even number.'",
+            "  re-record: pytest 'test_claude.py::test_claude[[]json]' --cassette-mode=append *",
+        ]
+    )
+    result.stdout.fnmatch_lines(["*cassettes/test_claude/test_claude[[]stream].yaml (mode replay*"])
+    assert "Connection error" not in result.stdout.str()
+
+
+HANDLED = """
+import openai
+import pytest
+
+
+def ask(prompt):
+    with openai.OpenAI(max_retries=0) as client:
+        client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": prompt}]
+        )
+
+
+@pytest.fixture
+def warm(request):
+    ask("asked by a fixture: " + request.node.name)
+
+
+@pytest.mark.cassette
+def test_swallows():
+    try:
+        ask("swallowed")
+    except Exception:  # an agent loop that logs and carries on
+        pass
+
+
+@pytest.mark.cassette
+def test_wraps():
+    try:
+        ask("wrapped")
+    except Exception as exc:
+        raise RuntimeError("agent gave up") from exc
+
+
+@pytest.mark.cassette
+def test_in_fixture(warm):
+    pass
+
+
+@pytest.mark.cassette
+def test_accepted(cassette):
+    from cassettes_core import CassetteMissError
+
+    with pytest.raises(CassetteMissError):
+        ask("expected to miss")
+    assert len(cassette.accept_misses()) == 1
+"""
+
+
+def test_caught_wrapped_and_fixture_misses_fail_with_the_miss(
+    pytester: pytest.Pytester, live: Emulator
+) -> None:
+    """Code that swallows or wraps a miss, or a fixture that misses, still fails with it."""
+    pytester.makepyfile(test_handled=HANDLED)
+    result = run(pytester, "--cassette-mode=replay")
+    result.assert_outcomes(failed=2, errors=1, passed=1)
+    assert live.hits == 0
+    result.stdout.fnmatch_lines(
+        [
+            "*_ ERROR at setup of test_in_fixture _*",
+            "CassetteMissError: no cassette file for this openai.chat request *",
+            "*_ test_swallows _*",
+            "CassetteMissError: no cassette file for this openai.chat request *",
+            "(the code under test caught the miss; the plugin fails the test anyway)",
+            "*_ test_wraps _*",
+            "CassetteMissError: no cassette file for this openai.chat request *",
+            "(the test then failed with RuntimeError: agent gave up; the miss above is the "
+            "cause: *)",
+            "*provider-cassettes*",
+            "4 cassettes used by 4 tests: 0 interactions replayed, 0 recorded, 3 missed, 0 unused",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
+
+
+BAD = """
+import pytest
+
+
+@pytest.mark.cassette(mode="replai")
+def test_bad_mode():
+    pass
+
+
+@pytest.mark.cassette(colour="red")
+def test_bad_keyword():
+    pass
+
+
+@pytest.mark.cassette("corrupt")
+def test_corrupt():
+    pass
+"""
+
+
+def test_bad_options_and_corrupt_cassettes_error_cleanly(
+    pytester: pytest.Pytester, live: Emulator
+) -> None:
+    """A typo in the marker or a broken cassette file is a one-paragraph setup error."""
+    pytester.makepyfile(test_bad=BAD)
+    corrupt = pytester.path / "cassettes" / "test_bad" / "corrupt.yaml"
+    corrupt.parent.mkdir(parents=True)
+    corrupt.write_text("version: 1\ninteractions: [\n", encoding="utf-8")
+    result = run(pytester)
+    result.assert_outcomes(errors=3)
+    result.stdout.fnmatch_lines(
+        [
+            "cassette: @pytest.mark.cassette(mode='replai') is not a cassette mode; "
+            "use one of auto, replay, record, append, passthrough",
+            "cassette: @pytest.mark.cassette got unknown keyword colour; it takes name, mode, *",
+            "cassette: cassette */cassettes/test_bad/corrupt.yaml*: not valid YAML*",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
+
+
+# The key is built at run time so that no scanner flags this file; it is fake.
+LEAKY = """
+import openai
+import pytest
+
+
+@pytest.mark.cassette
+def test_leaks():
+    key = "sk-" + "proj-" + "Qm7xT2vK9pL4wZ8nR3cY6bH1jF5dG0sA"
+    with openai.OpenAI(max_retries=0) as client:
+        client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "my key is " + key}]
+        )
+"""
+
+
+def test_refused_secret_fails_short_and_writes_nothing(
+    pytester: pytest.Pytester, live: Emulator
+) -> None:
+    """A secret in a recording fails the test with the guard's findings, no traceback."""
+    pytester.makepyfile(test_leaky=LEAKY)
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "UnsafeCassetteError: refused to write */cassettes/test_leaky/test_leaks.yaml: *",
+            "  seq 1 request.messages[[]0].content: OpenAI project API key *",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
+    assert not (pytester.path / "cassettes" / "test_leaky" / "test_leaks.yaml").exists()

@@ -1,0 +1,309 @@
+"""Each mode through the plugin, the precedence of their sources, and strict unused checks.
+
+Precedence: --cassette-mode > marker > CASSETTE_MODE > CI ⇒ replay > auto. Inner runs are
+in-process; the emulator's hit counter says whether a run went live.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+
+import pytest
+import yaml
+
+from cassettes_core.emulator import Emulator
+
+# In-process runs drop every module they import; loading these once here keeps each run fast
+# (the SDKs, the secret scanner and the transport take seconds to import on a busy machine).
+for _module in (
+    "openai",
+    "cassettes_core._secrets",
+    "cassettes_core.transport.httpx2",
+    "pytest_plugin._live",
+):
+    importlib.import_module(_module)
+
+INI = """
+[pytest]
+asyncio_default_fixture_loop_scope = function
+"""
+
+# Two calls; the test file is rewritten with other prompts between runs.
+TEMPLATE = """
+import openai
+import pytest
+
+
+def ask(prompt):
+    with openai.OpenAI(max_retries=0) as client:
+        client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{{"role": "user", "content": prompt}}]
+        )
+
+
+@pytest.mark.cassette({marker})
+def test_it():
+    for prompt in {prompts!r}:
+        ask(prompt)
+"""
+
+CASSETTE = "cassettes/test_it/test_it.yaml"
+
+
+@pytest.fixture(scope="module")
+def emu() -> Iterator[Emulator]:
+    with Emulator() as server:
+        yield server
+
+
+@pytest.fixture
+def live(emu: Emulator, monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> Emulator:
+    """The emulator as the inner tests' provider, counters at zero, an inner ini written."""
+    monkeypatch.setenv("OPENAI_BASE_URL", emu.openai_base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", emu.api_key)
+    pytester.makeini(INI)
+    emu.reset()
+    return emu
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    # hypothesis and unraisableexception are off only to keep the runs fast (~0.5 s each).
+    return pytester.runpytest_inprocess(
+        "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:unraisableexception", *args
+    )
+
+
+def write(pytester: pytest.Pytester, prompts: list[str], marker: str = "") -> None:
+    pytester.makepyfile(test_it=TEMPLATE.format(prompts=prompts, marker=marker))
+
+
+def seqs_and_prompts(pytester: pytest.Pytester) -> list[tuple[int, str]]:
+    document = yaml.safe_load((pytester.path / CASSETTE).read_text(encoding="utf-8"))
+    return [(i["seq"], i["request"]["messages"][0]["content"]) for i in document["interactions"]]
+
+
+def record(pytester: pytest.Pytester, live: Emulator, prompts: list[str]) -> None:
+    write(pytester, prompts)
+    run(pytester).assert_outcomes(passed=1)
+    live.reset()
+
+
+# -- each mode --------------------------------------------------------------------------------
+
+
+def test_replay_without_a_cassette_misses_and_writes_nothing(
+    pytester: pytest.Pytester, live: Emulator
+) -> None:
+    """Replay never goes live: a missing cassette is a miss that names the file."""
+    write(pytester, ["one"])
+    result = run(pytester, "--cassette-mode=replay")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["CassetteMissError: no cassette file for this openai.chat *"])
+    assert live.hits == 0
+    assert not (pytester.path / "cassettes").exists()
+
+
+def test_record_rewrites_the_cassette(pytester: pytest.Pytester, live: Emulator) -> None:
+    """Record calls live even when the cassette exists and replaces its contents."""
+    record(pytester, live, ["one", "two"])
+    write(pytester, ["three"])
+    run(pytester, "--cassette-mode=record").assert_outcomes(passed=1)
+    assert live.hits == 1
+    assert seqs_and_prompts(pytester) == [(1, "three")]
+
+
+def test_append_records_only_what_is_missing(pytester: pytest.Pytester, live: Emulator) -> None:
+    """Append replays what is recorded and records the new call after it."""
+    record(pytester, live, ["one"])
+    write(pytester, ["one", "two"])
+    result = run(pytester, "--cassette-mode=append")
+    result.assert_outcomes(passed=1)
+    assert live.hits == 1
+    assert seqs_and_prompts(pytester) == [(1, "one"), (2, "two")]
+    result.stdout.fnmatch_lines(["*1 interaction replayed, 1 recorded, 0 missed, 0 unused"])
+
+
+def test_passthrough_goes_live_and_writes_nothing(
+    pytester: pytest.Pytester, live: Emulator
+) -> None:
+    """Passthrough calls the provider every time and leaves the disk alone."""
+    write(pytester, ["one"])
+    result = run(pytester, "--cassette-mode=passthrough")
+    result.assert_outcomes(passed=1)
+    assert live.hits == 1
+    assert not (pytester.path / "cassettes").exists()
+    result.stdout.fnmatch_lines(["*0 recorded, 0 missed, 0 unused, 1 passed through live"])
+
+
+def test_auto_records_then_replays(pytester: pytest.Pytester, live: Emulator) -> None:
+    """Auto records a missing cassette and replays an existing one."""
+    write(pytester, ["one"])
+    run(pytester).assert_outcomes(passed=1)
+    assert live.hits == 1
+    run(pytester).assert_outcomes(passed=1)
+    assert live.hits == 1
+
+
+# -- precedence -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("env", "marker", "args", "recorded_before", "live_calls", "outcome"),
+    [
+        pytest.param({"CI": "true"}, "", (), False, 0, "failed", id="ci-never-records"),
+        pytest.param(
+            {"CI": "true"}, "mode='auto'", (), False, 0, "failed", id="ci-marker-auto-replays"
+        ),
+        pytest.param(
+            {"CI": "true", "CASSETTE_MODE": "append"}, "", (), False, 1, "passed", id="env>ci"
+        ),
+        pytest.param(
+            {"CASSETTE_MODE": "replay"}, "mode='record'", (), True, 1, "passed", id="marker>env"
+        ),
+        pytest.param(
+            {"CI": "true"}, "mode='record'", (), True, 1, "passed", id="marker-records-on-ci"
+        ),
+        pytest.param(
+            {}, "mode='record'", ("--cassette-mode=replay",), True, 0, "passed", id="cli>marker"
+        ),
+        pytest.param(
+            {"CI": "true", "CASSETTE_MODE": "replay"},
+            "mode='replay'",
+            ("--cassette-mode=record",),
+            True,
+            1,
+            "passed",
+            id="cli>all",
+        ),
+    ],
+)
+def test_precedence(
+    pytester: pytest.Pytester,
+    live: Emulator,
+    monkeypatch: pytest.MonkeyPatch,
+    env: dict[str, str],
+    marker: str,
+    args: tuple[str, ...],
+    recorded_before: bool,
+    live_calls: int,
+    outcome: str,
+) -> None:
+    """The first source that is set decides: command line, marker, CASSETTE_MODE, CI, auto."""
+    if recorded_before:
+        record(pytester, live, ["one"])
+    write(pytester, ["one"], marker)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    result = run(pytester, *args)
+    result.assert_outcomes(**{outcome: 1})
+    assert live.hits == live_calls
+    if outcome == "failed":
+        assert not (pytester.path / "cassettes").exists()
+
+
+# -- unused interactions and strict -------------------------------------------------------
+
+
+def test_unused_interactions_are_listed_per_cassette(
+    pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An interaction the test no longer asks for is reported with its seq, and passes."""
+    record(pytester, live, ["one", "two"])
+    write(pytester, ["one"])
+    monkeypatch.setenv("CI", "true")
+    result = run(pytester)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*1 interaction replayed, 0 recorded, 0 missed, 1 unused",
+            "unused interactions (recorded, never played in this run):",
+            f"  {CASSETTE}: seq 2  (test_it.py::test_it)",
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("marker", "args"),
+    [
+        pytest.param("", ("--cassette-strict",), id="option"),
+        pytest.param("strict=True", (), id="marker"),
+    ],
+)
+def test_strict_fails_on_unused(
+    pytester: pytest.Pytester,
+    live: Emulator,
+    monkeypatch: pytest.MonkeyPatch,
+    marker: str,
+    args: tuple[str, ...],
+) -> None:
+    """Strict turns unused interactions into a teardown error naming each seq."""
+    record(pytester, live, ["one", "two"])
+    write(pytester, ["one"], marker)
+    monkeypatch.setenv("CI", "true")
+    result = run(pytester, *args)
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR at teardown of test_it*",
+            f"1 unused interaction in */{CASSETTE} (recorded, never played by this test), *",
+            "  seq 2: openai.chat gpt-4o-mini",
+            "  re-record: pytest test_it.py::test_it --cassette-mode=record *",
+        ]
+    )
+
+
+def test_strict_does_not_fail_append(pytester: pytest.Pytester, live: Emulator) -> None:
+    """In append the cassette is being updated: unused ones are reported, not failed."""
+    record(pytester, live, ["one", "two"])
+    write(pytester, ["one"], "strict=True")
+    result = run(pytester, "--cassette-mode=append")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*0 recorded, 0 missed, 1 unused"])
+
+
+SHARED = """
+import openai
+import pytest
+
+pytestmark = pytest.mark.cassette("shared", strict=True)
+
+
+def ask(prompt):
+    with openai.OpenAI(max_retries=0) as client:
+        client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{{"role": "user", "content": prompt}}]
+        )
+
+
+def test_a():
+    ask("a")
+
+
+def test_b():
+    ask({b!r})
+"""
+
+
+def test_shared_cassette_unused_is_judged_over_the_run(
+    pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tests sharing a cassette do not make each other's interactions unused; leftovers fail."""
+    pytester.makepyfile(test_shared=SHARED.format(b="b"))
+    run(pytester).assert_outcomes(passed=2)
+    monkeypatch.setenv("CI", "true")
+    result = run(pytester)
+    result.assert_outcomes(passed=2)
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*2 interactions replayed, 0 recorded, 0 missed, 0 unused"])
+
+    pytester.makepyfile(test_shared=SHARED.format(b="a"))
+    result = run(pytester)
+    result.assert_outcomes(passed=2)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "  cassettes/test_shared/shared.yaml: seq 2  (test_shared.py::test_a, *::test_b)",
+            "  --cassette-strict: unused interactions in shared cassettes fail the run",
+        ]
+    )

@@ -1,0 +1,84 @@
+"""pytest-xdist: workers append to one shared cassette safely, the controller adds up the counts.
+
+The inner runs are subprocesses (xdist spawns workers); they inherit the emulator's address
+through the environment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import yaml
+
+from cassettes_core.emulator import Emulator
+
+INI = """
+[pytest]
+asyncio_default_fixture_loop_scope = function
+"""
+
+# Plain httpx2 (what the SDKs run on) keeps the four worker processes quick to start.
+MANY = """
+import os
+
+import httpx2
+import pytest
+
+
+@pytest.mark.cassette("shared", mode="append")
+@pytest.mark.parametrize("n", range(8))
+def test_many(n):
+    answer = httpx2.post(
+        os.environ["OPENAI_BASE_URL"] + "/chat/completions",
+        headers={"authorization": "Bearer " + os.environ["OPENAI_API_KEY"]},
+        json={"model": "gpt-4o-mini", "messages": [{"role": "user", "content": f"question {n}"}]},
+    )
+    assert answer.status_code == 200
+"""
+
+
+@pytest.fixture
+def live(monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
+    """A fresh emulator whose address the inner processes inherit."""
+    with Emulator() as emu:
+        monkeypatch.setenv("OPENAI_BASE_URL", emu.openai_base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", emu.api_key)
+        yield emu
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess(
+        "-n", "4", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", *args, timeout=120
+    )
+
+
+@pytest.mark.slow
+def test_four_workers_append_to_one_cassette(
+    pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Eight tests on four workers append to one cassette: eight interactions, unique seqs."""
+    pytester.makeini(INI)
+    pytester.makepyfile(test_many=MANY)
+    first = run(pytester)
+    first.assert_outcomes(passed=8)
+    assert live.hits == 8
+    first.stdout.fnmatch_lines(
+        ["1 cassette used by 8 tests: 0 interactions replayed, 8 recorded, 0 missed, 0 unused"]
+    )
+    cassette = pytester.path / "cassettes" / "test_many" / "shared.yaml"
+    document = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+    recorded = document["interactions"]
+    assert sorted(i["seq"] for i in recorded) == list(range(1, 9))
+    assert sorted(i["request"]["messages"][0]["content"] for i in recorded) == [
+        f"question {n}" for n in range(8)
+    ]
+
+    live.reset()
+    monkeypatch.setenv("CI", "true")
+    second = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
+    second.assert_outcomes(passed=8)
+    assert live.hits == 0
+    second.stdout.fnmatch_lines(
+        ["1 cassette used by 8 tests: 8 interactions replayed, 0 recorded, 0 missed, 0 unused"]
+    )
