@@ -28,8 +28,18 @@ GOLDEN = [
         "28c494d480040d3d20f40b6ca24d8c34fe27f3cad053fccdb47ccc92aff7eb3f",
         id="anthropic-unicode",
     ),
-    pytest.param("openai.embeddings", {"model": "e", "input": ["a", "b"]}, "2f0027b50684fdc959ba9a73078b5f2e7177adcfce64a427f929ab9e9052f60c", id="emb"),
-    pytest.param("x", {}, "6fc9561c0cad5e4fb9c61d0797af4ac080163961da1e49eb684b78203e827008", id="empty-fields"),
+    pytest.param(
+        "openai.embeddings",
+        {"model": "e", "input": ["a", "b"]},
+        "2f0027b50684fdc959ba9a73078b5f2e7177adcfce64a427f929ab9e9052f60c",
+        id="emb",
+    ),
+    pytest.param(
+        "x",
+        {},
+        "6fc9561c0cad5e4fb9c61d0797af4ac080163961da1e49eb684b78203e827008",
+        id="empty-fields",
+    ),
 ]
 
 
@@ -75,8 +85,9 @@ json_values = st.recursive(
     | st.integers()
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
     max_leaves=20,
 )
 
@@ -103,7 +114,10 @@ def test_canonical_json_is_valid_compact_json(value: object) -> None:
     text = canonical_json(value)
     parsed = json.loads(text)
     assert canonical_json(parsed) == text
-    assert text == json.dumps(parsed, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    assert (
+        text
+        == json.dumps(parsed, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    )
 
 
 @given(json_values)

@@ -91,7 +91,10 @@ def test_widen_makes_a_param_semantic() -> None:
 def test_narrow_drops_a_semantic_field() -> None:
     """A narrowed field no longer takes part in matching, for one provider or for all."""
     base = BASES["openai.chat"]
-    for policy in (MatchPolicy(narrow={"openai.chat": ["tools"]}), MatchPolicy(narrow={"*": ["tools"]})):
+    for policy in (
+        MatchPolicy(narrow={"openai.chat": ["tools"]}),
+        MatchPolicy(narrow={"*": ["tools"]}),
+    ):
         assert _digest("openai.chat", {**base, "tools": [1]}, policy) == _digest(
             "openai.chat", base, policy
         )
