@@ -33,6 +33,23 @@ from cassettes_core.transport import intercept
 
 __version__ = "0.1.0"
 
+# The secret guard loads detect-secrets; it is imported on first use, never by replay.
+_LAZY = {
+    "SecretFinding": "cassettes_core._secrets",
+    "SecretGuard": "cassettes_core._secrets",
+    "UnsafeInteractionDroppedWarning": "cassettes_core._secrets",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'cassettes_core' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
+
 __all__ = [
     "DEFAULT_SEMANTIC_FIELDS",
     "DIGEST_SCHEME",
@@ -60,8 +77,11 @@ __all__ = [
     "RecordedError",
     "Recorder",
     "RecorderStats",
+    "SecretFinding",
+    "SecretGuard",
     "StreamEvent",
     "UnsafeCassetteError",
+    "UnsafeInteractionDroppedWarning",
     "__version__",
     "canonical_json",
     "intercept",

@@ -83,11 +83,14 @@ class UnsafeCassetteError(CassetteError):
 
     def __str__(self) -> str:
         target = str(self.path) if self.path is not None else "the cassette"
-        lines = [f"refused to write {target}: {len(self.findings)} possible secret(s) found"]
+        n = len(self.findings)
+        count = "1 possible secret" if n == 1 else f"{n} possible secrets"
+        lines = [f"refused to write {target}: {count} found"]
         lines.extend(f"  {finding}" for finding in self.findings)
         lines.append(
-            "TIP: scrub the value in a before_record hook, or allow a known-safe value "
-            "explicitly (allow=[...]); the cassette on disk was left untouched."
+            "TIP: nothing was written, the cassette on disk is as it was. Scrub each value in a "
+            "before_record hook (replace it with a placeholder), or, if a value is known to be "
+            "safe, allow it explicitly (allow_secrets=[...])."
         )
         return "\n".join(lines)
 

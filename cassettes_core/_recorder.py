@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import copy
 import threading
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from cassettes_core._cassette import Cassette
 from cassettes_core._diff import MissReason, MissReport, closest_recording
 from cassettes_core._errors import (
+    CassetteError,
     CassetteFormatError,
     CassetteMissError,
     ConfigError,
@@ -44,6 +46,17 @@ class RecorderStats:
     misses: list[CassetteMissError] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class _Outcome:
+    """What a live call produced, as handed to :meth:`Recorder.record`."""
+
+    endpoint: str | None
+    response: LLMResponse | None
+    stream: Sequence[StreamEvent] | None
+    error: ProviderError | RecordedError | None
+    duration_ms: int
+
+
 class Recorder:
     """One cassette file used in one mode.
 
@@ -62,8 +75,10 @@ class Recorder:
         allow_secrets: Iterable[str] = (),
         guard: WriteGuard | None = None,
         rerecord_hint: str | None = None,
+        best_effort: bool = False,
     ) -> None:
         self.path = Path(path)
+        self.best_effort = best_effort
         self.requested_mode = resolve_mode(mode)
         self.policy = policy
         self.before_record = before_record
@@ -162,22 +177,49 @@ class Recorder:
     ) -> Interaction | None:
         """Write one live outcome to the cassette (in record/append modes; else a no-op).
 
-        Raises :class:`UnsafeCassetteError` (nothing written) if the secret guard refuses it.
+        Raises :class:`UnsafeCassetteError` (nothing written) if the secret guard refuses it;
+        with ``best_effort`` the interaction is dropped with a warning instead, and recording
+        never raises into the caller. Auth, cookie and organisation headers are stripped.
         """
         if not self.records:
             return None
+        outcome = _Outcome(endpoint, response, stream, error, duration_ms)
+        if not self.best_effort:
+            return self._record(request, outcome)
+        try:
+            return self._record(request, outcome)
+        except (CassetteError, OSError) as exc:
+            from cassettes_core._secrets import UnsafeInteractionDroppedWarning
+
+            warnings.warn(
+                f"best-effort recording dropped an interaction: {exc}",
+                UnsafeInteractionDroppedWarning,
+                stacklevel=3,
+            )
+            return None
+
+    def _record(self, request: LLMRequest, outcome: _Outcome) -> Interaction | None:
+        from cassettes_core._secrets import strip_sensitive_headers
+
+        response, error = outcome.response, outcome.error
+        if response is not None:
+            response = replace(response, headers=strip_sensitive_headers(response.headers))
         recorded_error = (
             RecordedError.from_exception(error) if isinstance(error, ProviderError) else error
         )
+        if recorded_error is not None:
+            recorded_error = replace(
+                recorded_error, headers=strip_sensitive_headers(recorded_error.headers)
+            )
         interaction = Interaction(
             seq=0,
             digest=request.digest(),
             request=request,
-            endpoint=endpoint,
+            endpoint=outcome.endpoint,
             response=response,
-            stream=tuple(stream) if stream is not None else None,
+            stream=tuple(outcome.stream) if outcome.stream is not None else None,
             error=recorded_error,
-            duration_ms=duration_ms,
+            duration_ms=outcome.duration_ms,
         )
         if self.before_record is not None:
             hooked = self._apply_hook(interaction)

@@ -35,6 +35,7 @@ class CassetteProvider:
         before_record: BeforeRecord | None = None,
         allow_secrets: Iterable[str] = (),
         endpoint: str | None = None,
+        best_effort: bool = False,
     ) -> None:
         self.provider = provider
         self.endpoint = endpoint
@@ -45,6 +46,7 @@ class CassetteProvider:
             repeat_last=repeat_last,
             before_record=before_record,
             allow_secrets=allow_secrets,
+            best_effort=best_effort,
         )
 
     @property

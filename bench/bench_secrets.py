@@ -1,0 +1,332 @@
+"""Secret-guard cost per interaction, beside a naive per-field detect-secrets scan.
+
+Run: ``.venv/bin/python bench/bench_secrets.py`` (``--quick`` skips the 1 MB naive scan).
+
+Bodies are realistic chat JSON: a system prompt, user questions, assistant answers with prose
+and code, tool calls and results, ids, usage, and a base64 embedding. Both scanners read the
+same interaction in the same run. The naive scan renders every string leaf line by line as
+``key: "line"`` and runs detect-secrets' file scan over it with all plugins and default filters.
+
+Recall is checked on the same bodies with secrets of every kind detect-secrets knows injected
+into prose, JSON fields and a header: the guard must find every one the naive scan finds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import copy
+import json
+import random
+import statistics
+import string
+import struct
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from detect_secrets.core.scan import _process_line_based_plugins
+from detect_secrets.settings import default_settings
+
+from cassettes_core._secrets import SecretGuard
+
+ALNUM = string.ascii_letters + string.digits
+WORDS = [
+    *("the", "model", "returns", "a", "list", "of", "tokens", "and", "each", "request", "is"),
+    *("billed", "by", "usage", "so", "we", "cache", "replies", "for", "tests", "that", "run"),
+    *("offline", "deterministic", "cassette", "provider", "stream", "event", "message"),
+    *("function", "call", "argument", "schema", "response", "latency", "budget", "retry"),
+    *("backoff", "timeout", "server", "client", "digest", "payload", "header", "status"),
+    *("rate", "limit", "quota", "answer", "question", "context", "window", "prompt"),
+    *("completion", "embedding", "vector", "search", "index", "document", "chunk", "summary"),
+]
+CODE = [
+    "import json",
+    "from dataclasses import dataclass",
+    "",
+    "@dataclass(frozen=True)",
+    "class Order:",
+    "    order_id: str",
+    "    amount_cents: int",
+    "",
+    "def total(orders: list[Order]) -> int:",
+    "    return sum(order.amount_cents for order in orders)",
+    "",
+    "def load(path: str) -> list[Order]:",
+    "    with open(path, encoding='utf-8') as handle:",
+    "        rows = json.load(handle)",
+    "    return [Order(row['order_id'], int(row['amount_cents'])) for row in rows]",
+    "",
+    "if __name__ == '__main__':",
+    "    print(total(load('orders.json')))",
+]
+
+
+def rand(rng: random.Random, n: int, alphabet: str = ALNUM) -> str:
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+def prose(rng: random.Random, sentences: int) -> str:
+    out = []
+    for _ in range(sentences):
+        words = [rng.choice(WORDS) for _ in range(rng.randint(8, 22))]
+        out.append(" ".join(words).capitalize() + ".")
+    return " ".join(out)
+
+
+def answer(rng: random.Random) -> str:
+    parts = [prose(rng, rng.randint(2, 5))]
+    if rng.random() < 0.6:
+        parts.append("```python\n" + "\n".join(CODE[: rng.randint(6, len(CODE))]) + "\n```")
+    parts.append(prose(rng, rng.randint(1, 3)))
+    return "\n\n".join(parts)
+
+
+def embedding(rng: random.Random, dims: int) -> str:
+    floats = struct.pack(f"<{dims}f", *(rng.uniform(-1, 1) for _ in range(dims)))
+    return base64.b64encode(floats).decode()
+
+
+def make_interaction(target: int, rng: random.Random) -> dict[str, Any]:
+    """A chat interaction whose JSON is about ``target`` bytes."""
+    dims = 32 if target < 20_000 else 1536  # a small embedding in a small body
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": prose(rng, 1 if target < 20_000 else 3)},
+    ]
+    interaction: dict[str, Any] = {
+        "seq": 1,
+        "digest": rand(rng, 64, "0123456789abcdef"),
+        "provider": "openai.chat",
+        "endpoint": "/v1/chat/completions",
+        "request": {"model": "gpt-4o", "messages": messages, "params": {"temperature": 0.2}},
+        "response": {
+            "status": 200,
+            "headers": {
+                "content-type": "application/json",
+                "x-request-id": "req_" + rand(rng, 32, "0123456789abcdef"),
+                "openai-processing-ms": "834",
+            },
+            "body": {
+                "id": "chatcmpl-" + rand(rng, 29),
+                "object": "chat.completion",
+                "created": 1764410400,
+                "model": "gpt-4o-2024-08-06",
+                "system_fingerprint": "fp_" + rand(rng, 10, "0123456789abcdef"),
+                "choices": [],
+                "usage": {"prompt_tokens": 812, "completion_tokens": 164, "total_tokens": 976},
+                "data": [{"object": "embedding", "index": 0, "embedding": embedding(rng, dims)}],
+            },
+        },
+        "duration_ms": 834,
+    }
+    while len(json.dumps(interaction)) < target * 0.97:
+        turn = rng.random()
+        if turn < 0.35:
+            messages.append({"role": "user", "content": prose(rng, rng.randint(1, 4))})
+        elif turn < 0.8:
+            messages.append({"role": "assistant", "content": answer(rng)})
+        else:
+            call_id = "call_" + rand(rng, 24)
+            arguments = {"query": prose(rng, 1), "limit": rng.randint(1, 20)}
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": call_id,
+                            "type": "function",
+                            "function": {"name": "search", "arguments": json.dumps(arguments)},
+                        }
+                    ],
+                }
+            )
+            messages.append({"role": "tool", "tool_call_id": call_id, "content": prose(rng, 3)})
+        if len(json.dumps(interaction)) > target * 0.97:
+            break
+    interaction["response"]["body"]["choices"] = [
+        {
+            "index": 0,
+            "finish_reason": "stop",
+            "message": {"role": "assistant", "content": answer(rng)},
+        }
+    ]
+    return interaction
+
+
+# ------------------------------------------------------------------ the naive scan
+
+
+def leaves(node: Any, key: str = "") -> Iterator[tuple[str, str]]:
+    if isinstance(node, str):
+        yield key, node
+    elif isinstance(node, dict):
+        for name, child in node.items():
+            yield from leaves(child, str(name))
+    elif isinstance(node, list):
+        for child in node:
+            yield from leaves(child, key)
+
+
+def naive_scan(interaction: dict[str, Any]) -> int:
+    """Findings of a per-field detect-secrets file scan (call inside default_settings)."""
+    found = 0
+    for key, value in leaves(interaction):
+        lines = [(n, f'{key}: "{line}"') for n, line in enumerate(value.split("\n"), start=1)]
+        found += sum(1 for _ in _process_line_based_plugins(lines, filename="cassette.yaml"))
+    return found
+
+
+def ours_scan(interaction: dict[str, Any]) -> int:
+    return len(SecretGuard().scan(interaction))
+
+
+# ------------------------------------------------------------------ recall
+
+
+def secrets_detect_secrets_knows(rng: random.Random) -> dict[str, str]:
+    """One format-valid fake value per detect-secrets plugin, made up at run time."""
+    jwt_head = base64.urlsafe_b64encode(b'{"alg":"HS256","typ":"JWT"}').decode().rstrip("=")
+    jwt_body = base64.urlsafe_b64encode(b'{"sub":"1234567890"}').decode().rstrip("=")
+    return {
+        "AWS": "AKIA" + rand(rng, 16, string.ascii_uppercase + string.digits),
+        "GitHub": "ghp_" + rand(rng, 36),
+        "GitLab": "glpat-" + rand(rng, 20),
+        "Slack": "xoxb-" + rand(rng, 11, string.digits) + "-" + rand(rng, 24).lower(),
+        "Stripe": "sk_live_" + rand(rng, 24),
+        "JWT": f"{jwt_head}.{jwt_body}.{rand(rng, 43, ALNUM + '-_')}",
+        "private key": "-----BEGIN RSA PRIVATE KEY-----",
+        "basic auth": f"https://deploy:{rand(rng, 14)}@git.example.com/repo.git",
+        "OpenAI": "sk-" + rand(rng, 20) + "T3BlbkFJ" + rand(rng, 20),
+        "SendGrid": "SG." + rand(rng, 22) + "." + rand(rng, 43),
+        "Twilio": "SK" + rand(rng, 32, string.ascii_lowercase + string.digits),
+        "Telegram": rand(rng, 9, string.digits) + ":" + rand(rng, 35),
+        "Mailchimp": rand(rng, 32, string.ascii_lowercase + string.digits) + "-us12",
+        "Square": "sq0csp-" + rand(rng, 43),
+        "PyPI": "pypi-AgEIcHlwaS5vcmc" + rand(rng, 72),
+        "Azure storage": "AccountKey=" + rand(rng, 86) + "==",
+        "Discord": "M" + rand(rng, 23) + "." + rand(rng, 6) + "." + rand(rng, 27),
+        "keyword": 'db_password = "' + rand(rng, 14) + '"',
+        "entropy": rand(rng, 40),
+    }
+
+
+def llm_era_keys(rng: random.Random) -> dict[str, str]:
+    """Keys of the LLM era, which detect-secrets 1.5 does not know by format."""
+    urlsafe = ALNUM + "-_"
+    return {
+        "OpenAI project": f"sk-proj-{rand(rng, 74, urlsafe)}T3BlbkFJ{rand(rng, 74, urlsafe)}",
+        "Anthropic": f"sk-ant-api03-{rand(rng, 93, urlsafe)}AA",
+        "Google AI": "AIza" + rand(rng, 35, urlsafe),
+        "Hugging Face": "hf_" + rand(rng, 34),
+        "Groq": "gsk_" + rand(rng, 52),
+        "xAI": "xai-" + rand(rng, 80),
+        "GitHub fine-grained": f"github_pat_{rand(rng, 22)}_{rand(rng, 59)}",
+        "Stripe test": "sk_test_" + rand(rng, 24),
+    }
+
+
+def placements(secret: str) -> list[Callable[[dict[str, Any]], None]]:
+    def in_prose(i: dict[str, Any]) -> None:
+        i["request"]["messages"].append({"role": "user", "content": f"please use {secret} now"})
+
+    def in_field(i: dict[str, Any]) -> None:
+        i["response"]["body"]["debug"] = {"value": secret}
+
+    def in_header(i: dict[str, Any]) -> None:
+        i["response"]["headers"]["x-debug"] = secret
+
+    return [in_prose, in_field, in_header]
+
+
+def recall(interaction: dict[str, Any], kinds: dict[str, str]) -> tuple[int, int, int, list[str]]:
+    """(probes, found by naive, found by the guard, what the guard missed that naive found)."""
+    total = naive_hits = our_hits = 0
+    misses: list[str] = []
+    with default_settings():
+        baseline = naive_scan(interaction)
+    for name, secret in kinds.items():
+        for place in placements(secret):
+            probe = copy.deepcopy(interaction)
+            place(probe)
+            with default_settings():
+                naive = naive_scan(probe) > baseline
+            ours = ours_scan(probe) > 0
+            total += 1
+            naive_hits += naive
+            our_hits += ours
+            if naive and not ours:
+                misses.append(f"{name} via {place.__name__}")
+    return total, naive_hits, our_hits, misses
+
+
+# ------------------------------------------------------------------ main
+
+
+def timed(fn: Callable[[], int], repeat: int) -> tuple[float, int]:
+    runs = []
+    result = 0
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        runs.append(time.perf_counter() - start)
+    return statistics.median(runs) * 1000, result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="skip the 1 MB naive scan")
+    args = parser.parse_args()
+    rng = random.Random(20261129)
+    SecretGuard().scan({})  # import and build the plugins outside the timings
+    rows = []
+    for label, size in (("2 KB", 2_000), ("100 KB", 100_000), ("1 MB", 1_000_000)):
+        interaction = make_interaction(size, rng)
+        kb = len(json.dumps(interaction)) / 1000
+        fields = sum(1 for _ in leaves(interaction))
+        ours_ms, ours_found = timed(lambda i=interaction: ours_scan(i), 9 if kb < 500 else 5)
+        if args.quick and kb > 500:
+            naive_ms, naive_found = float("nan"), -1
+        else:
+            with default_settings():
+                naive_ms, naive_found = timed(
+                    lambda i=interaction: naive_scan(i), 5 if kb < 50 else 1
+                )
+        rows.append((label, kb, fields, ours_ms, naive_ms, ours_found, naive_found))
+
+    print(
+        f"{'body':>7} {'KB':>7} {'fields':>6} | {'guard ms':>9} {'ms/KB':>7} | "
+        f"{'naive ms':>9} {'ms/KB':>7} | {'speed-up':>8} | findings guard/naive"
+    )
+    for label, kb, fields, ours_ms, naive_ms, ours_found, naive_found in rows:
+        print(
+            f"{label:>7} {kb:7.1f} {fields:6d} | {ours_ms:9.2f} {ours_ms / kb:7.3f} | "
+            f"{naive_ms:9.1f} {naive_ms / kb:7.3f} | {naive_ms / ours_ms:7.1f}x | "
+            f"{ours_found}/{naive_found}"
+        )
+
+    # Recall on the small body (each probe is one naive scan; the body size does not matter).
+    body = make_interaction(2_000, rng)
+    failed = False
+    print()
+    for label, kinds in (
+        ("detect-secrets kinds", secrets_detect_secrets_knows(rng)),
+        ("LLM-era keys", llm_era_keys(rng)),
+    ):
+        total, naive_hits, our_hits, misses = recall(body, kinds)
+        print(
+            f"recall, {len(kinds)} {label} x 3 places (prose, JSON field, header): "
+            f"naive {naive_hits}/{total}, guard {our_hits}/{total}"
+        )
+        if misses:
+            print("  guard missed what naive found:", ", ".join(misses))
+            failed = True
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,244 @@
+"""The secret guard: nothing secret ever reaches a cassette.
+
+Cassettes are committed and shared, so every interaction is scanned before it is written: the
+endpoint and its query, request and response bodies at any depth, every stream event (and the
+text a stream spreads over many events, joined up), every stored header. Three layers find
+secrets:
+
+1. our detectors for key formats of the LLM era (OpenAI, Anthropic, Google, Hugging Face, Groq,
+   xAI …) and the classics (GitHub, AWS, Slack, Stripe, JWTs, PEM keys, passwords in URLs);
+2. auth positions: a value of credential shape in a field or query parameter named like
+   ``api_key``, ``token``, ``password`` or ``key`` (keys without a prefix: Mistral, Azure …);
+3. detect-secrets' plugins and filters, in process, per field, behind cheap gates.
+
+Known LLM payloads are not secrets: ids with the providers' prefixes, fingerprints, base64
+embeddings and images, thinking signatures, ``encrypted_content``, UUIDs, hashes, code, prose.
+
+Headers that carry credentials (:data:`SENSITIVE_HEADERS`, :func:`is_sensitive_header`) are
+never stored: the recorder strips them with :func:`strip_sensitive_headers` and the guard
+refuses a cassette that still holds one. Scanning happens only on the write path; replay never
+calls it.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from cassettes_core._errors import UnsafeCassetteError
+from cassettes_core._secrets_batch import Batch
+from cassettes_core._secrets_detectors import find_formats, find_formats_batch
+from cassettes_core._secrets_llm import credential_in_field, field_kind
+from cassettes_core._secrets_plugins import PluginScanner, plugin_scanner
+from cassettes_core._secrets_shapes import mask, strip_scheme
+from cassettes_core._secrets_walk import iter_leaves, iter_stream_text
+
+__all__ = [
+    "SENSITIVE_HEADERS",
+    "SecretFinding",
+    "SecretGuard",
+    "UnsafeInteractionDroppedWarning",
+    "is_sensitive_header",
+    "strip_sensitive_headers",
+]
+
+#: Header names (lower case) that are never stored. Credentials, cookies, and the organization
+#: and project ids that identify an account. :func:`is_sensitive_header` also treats as
+#: sensitive any header whose last word is ``key``, ``token``, ``secret``, ``auth``, … .
+SENSITIVE_HEADERS: frozenset[str] = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "cookie",
+        "set-cookie",
+        "api-key",
+        "x-api-key",
+        "x-goog-api-key",
+        "ocp-apim-subscription-key",
+        "x-auth-token",
+        "x-access-token",
+        "x-amz-security-token",
+        "x-vault-token",
+        "private-token",
+        "cf-access-client-id",
+        "cf-access-client-secret",
+        "openai-organization",
+        "openai-project",
+        "anthropic-organization-id",
+    }
+)
+_SENSITIVE_LAST_WORDS = frozenset(
+    {
+        "authorization",
+        "auth",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "apikey",
+        "key",
+        "cookie",
+        "credential",
+        "credentials",
+    }
+)
+_NOT_SENSITIVE = frozenset({"idempotency-key", "x-idempotency-key"})
+_WORDS = re.compile(r"[-_\s]+")
+
+
+def is_sensitive_header(name: str) -> bool:
+    """Whether a header (any case) carries a credential or an account id and is never stored."""
+    low = name.strip().lower()
+    if low in SENSITIVE_HEADERS:
+        return True
+    if low in _NOT_SENSITIVE:
+        return False
+    return _WORDS.split(low)[-1] in _SENSITIVE_LAST_WORDS or "api-key" in low
+
+
+def strip_sensitive_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """``headers`` without the sensitive ones (names compared case-insensitively)."""
+    return {name: value for name, value in headers.items() if not is_sensitive_header(name)}
+
+
+class UnsafeInteractionDroppedWarning(UserWarning):
+    """Best-effort recording dropped an interaction that holds a possible secret."""
+
+
+@dataclass(frozen=True, slots=True)
+class SecretFinding:
+    """One possible secret: which interaction, where in it, what kind, and a masked preview.
+
+    The value itself is not kept: a finding can be printed, logged and pickled safely.
+    """
+
+    seq: int | None
+    path: str
+    kind: str
+    preview: str
+
+    def __str__(self) -> str:
+        where = f"seq {self.seq} {self.path}" if self.seq is not None else self.path
+        return f"{where}: {self.kind} ({self.preview})"
+
+
+Interaction = TypeVar("Interaction", bound=Mapping[str, Any])
+
+
+class SecretGuard:
+    """Scans interactions before they are written, and refuses those that hold a secret.
+
+    ``allow`` lists exact values known to be safe (a test fixture's fake key, a public demo
+    token); a finding whose value is one of them is not reported.
+    """
+
+    def __init__(self, *, allow: Iterable[str] = ()) -> None:
+        self._allow = frozenset(value for value in allow if value)
+        self._plugins: PluginScanner = plugin_scanner()
+
+    def scan(
+        self, interaction: Mapping[str, Any], *, seq: int | None = None
+    ) -> list[SecretFinding]:
+        """Every possible secret in one interaction, in document order.
+
+        ``seq`` defaults to the interaction's own ``seq``.
+        """
+        if seq is None:
+            own = interaction.get("seq")
+            seq = own if isinstance(own, int) and not isinstance(own, bool) else None
+        findings: list[SecretFinding] = []
+        reported: set[tuple[str, str]] = set()
+        for path, kind, value in self._hits(interaction):
+            if value in self._allow or (path, value) in reported:
+                continue
+            reported.add((path, value))
+            findings.append(SecretFinding(seq, path, kind, mask(value)))
+        return findings
+
+    def check(self, interactions: Iterable[Mapping[str, Any]], *, path: Path | str | None) -> None:
+        """Raise :class:`UnsafeCassetteError` listing every finding of every interaction."""
+        findings = [finding for item in interactions for finding in self.scan(item)]
+        if findings:
+            raise UnsafeCassetteError(path, findings)
+
+    def filter(
+        self, interactions: Iterable[Interaction], *, path: Path | str | None
+    ) -> list[Interaction]:
+        """Best effort: the interactions that are safe to write; the others are dropped.
+
+        Each dropped interaction is reported with an :class:`UnsafeInteractionDroppedWarning`;
+        nothing is raised (for recording outside tests, where failing the caller is worse than
+        losing one recording). An interaction that cannot be scanned is dropped too.
+        """
+        kept: list[Interaction] = []
+        where = str(path) if path is not None else "the cassette"
+        for interaction in interactions:
+            try:
+                findings = self.scan(interaction)
+            except Exception as exc:  # best effort must never raise into the caller
+                message = f"dropped an interaction for {where}: it could not be scanned ({exc!r})"
+                warnings.warn(UnsafeInteractionDroppedWarning(message), stacklevel=2)
+                continue
+            if findings:
+                listed = "; ".join(str(finding) for finding in findings)
+                message = (
+                    f"dropped an interaction for {where}: {_count(len(findings))} found: {listed}. "
+                    "Scrub the value in a before_record hook to keep such interactions."
+                )
+                warnings.warn(UnsafeInteractionDroppedWarning(message), stacklevel=2)
+                continue
+            kept.append(interaction)
+        return kept
+
+    def _hits(self, interaction: Mapping[str, Any]) -> Iterator[tuple[str, str, str]]:
+        leaves = [leaf for leaf in iter_leaves(interaction) if leaf.value not in self._allow]
+        batch = Batch([leaf.value for leaf in leaves])
+        formats = find_formats_batch(batch)
+        plugins = self._plugins.scan(
+            batch, [None if leaf.role == "key" else leaf.key for leaf in leaves]
+        )
+        for index, leaf in enumerate(leaves):
+            if leaf.role == "header" and is_sensitive_header(leaf.name):
+                yield leaf.path, f"sensitive header {leaf.name!r} (never stored)", leaf.value
+                continue
+            hits = [(hit.kind, hit.value) for hit in formats.get(index, ())]
+            field = field_kind(leaf.key) if leaf.role != "key" else None
+            if field is not None and credential_in_field(field, leaf.value):
+                place = "URL parameter" if leaf.role == "query" else "field"
+                name = leaf.name or leaf.key
+                _add(hits, f"credential in {place} {name!r}", strip_scheme(leaf.value))
+            for kind, secret in plugins.get(index, ()):
+                _add(hits, kind, secret)
+            for kind, value in hits:
+                yield leaf.path, kind, value
+        for leaf in iter_stream_text(interaction):
+            # Only what no single event holds: the per-event scan found the rest.
+            for hit in find_formats(leaf.value):
+                first = _event_at(leaf.segments, hit.start)
+                last = _event_at(leaf.segments, hit.start + len(hit.value) - 1)
+                if first != last:
+                    path = leaf.path.replace("[*]", f"[{first}..{last}]", 1)
+                    yield path, hit.kind, hit.value
+
+
+def _add(hits: list[tuple[str, str]], kind: str, value: str) -> None:
+    # One finding per value: a more specific detector already named this one (or a part of it).
+    if not any(value in known or known in value for _, known in hits):
+        hits.append((kind, value))
+
+
+def _event_at(segments: tuple[tuple[int, int], ...], offset: int) -> int:
+    event = segments[0][1]
+    for start, index in segments:
+        if start > offset:
+            break
+        event = index
+    return event
+
+
+def _count(n: int) -> str:
+    return "1 possible secret" if n == 1 else f"{n} possible secrets"

@@ -1,0 +1,368 @@
+"""The secret guard's API: headers, findings, previews, paths, allow-list, check and filter."""
+
+from __future__ import annotations
+
+import pickle
+import random
+import string
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pytest
+
+from cassettes_core._errors import CassetteError, UnsafeCassetteError
+from cassettes_core._secrets import (
+    SENSITIVE_HEADERS,
+    SecretFinding,
+    SecretGuard,
+    UnsafeInteractionDroppedWarning,
+    is_sensitive_header,
+    strip_sensitive_headers,
+)
+from cassettes_core._secrets_shapes import looks_like_credential, mask
+
+ALNUM = string.ascii_letters + string.digits
+
+
+def fake(prefix: str, n: int, seed: int = 0) -> str:
+    """A format-valid fake key made up at run time."""
+    rng = random.Random(seed)
+    return prefix + "".join(rng.choice(ALNUM) for _ in range(n))
+
+
+def openai_key(seed: int = 0) -> str:
+    return fake("sk-proj-", 120, seed)
+
+
+def interaction(**parts: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "seq": 3,
+        "digest": "9c1e" * 16,
+        "provider": "openai.chat",
+        "endpoint": "/v1/chat/completions",
+        "request": {"model": "gpt-4o", "messages": [{"role": "user", "content": "Hi"}]},
+        "response": {"status": 200, "headers": {}, "body": {"id": "chatcmpl-" + "x" * 29}},
+        "duration_ms": 12,
+    }
+    base.update(parts)
+    return base
+
+
+# ------------------------------------------------------------------ headers
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Authorization",
+        "proxy-authorization",
+        "COOKIE",
+        "Set-Cookie",
+        "api-key",
+        "X-Api-Key",
+        "x-goog-api-key",
+        "openai-organization",
+        "OpenAI-Project",
+        "anthropic-organization-id",
+        "x-portkey-virtual-key",
+        "helicone-auth",
+        "x-custom-token",
+        "x-litellm-api-key",
+    ],
+)
+def test_credential_and_account_headers_are_sensitive(name: str) -> None:
+    """Auth, cookie, key, token and account-id headers are never stored, in any case."""
+    assert is_sensitive_header(name)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "content-type",
+        "x-request-id",
+        "request-id",
+        "idempotency-key",
+        "x-ratelimit-remaining-tokens",
+        "anthropic-ratelimit-output-tokens-reset",
+        "www-authenticate",
+        "openai-processing-ms",
+    ],
+)
+def test_ordinary_headers_are_kept(name: str) -> None:
+    """Request ids, rate limits and content types stay in the cassette."""
+    assert not is_sensitive_header(name)
+
+
+def test_strip_sensitive_headers_is_case_insensitive() -> None:
+    """Stripping compares names case-insensitively and keeps the others as written."""
+    headers = {"Authorization": "Bearer x", "X-API-KEY": "k", "Content-Type": "application/json"}
+    assert strip_sensitive_headers(headers) == {"Content-Type": "application/json"}
+
+
+def test_sensitive_headers_are_lower_case_names() -> None:
+    """The published set holds lower-case names, the auth headers among them."""
+    assert all(name == name.lower() for name in SENSITIVE_HEADERS)
+    assert {"authorization", "x-api-key", "cookie", "openai-organization"} <= SENSITIVE_HEADERS
+
+
+def test_a_stored_sensitive_header_is_a_finding() -> None:
+    """A cassette that still holds an auth header is refused, even with a harmless value."""
+    item = interaction()
+    item["response"]["headers"] = {"Authorization": "Bearer abc", "content-type": "text/plain"}
+    [finding] = SecretGuard().scan(item)
+    assert finding.path == "response.headers.Authorization"
+    assert "sensitive header" in finding.kind
+
+
+# ------------------------------------------------------------------ findings and previews
+
+
+def test_finding_renders_seq_path_kind_and_preview() -> None:
+    """A finding prints as 'seq N path: kind (preview)'."""
+    finding = SecretFinding(3, "request.messages[0].content", "OpenAI API key", "sk-p…9xQz")
+    assert str(finding) == "seq 3 request.messages[0].content: OpenAI API key (sk-p…9xQz)"
+    assert str(SecretFinding(None, "endpoint", "x", "…")) == "endpoint: x (…)"
+
+
+def test_findings_pickle_and_compare() -> None:
+    """Findings are frozen records: hashable, comparable, picklable (xdist, logs)."""
+    finding = SecretFinding(1, "endpoint", "kind", "ab…yz")
+    assert pickle.loads(pickle.dumps(finding)) == finding
+    assert len({finding, SecretFinding(1, "endpoint", "kind", "ab…yz")}) == 1
+
+
+@pytest.mark.parametrize("length", [1, 5, 6, 11, 12, 23, 24, 40, 164])
+def test_preview_never_shows_the_value(length: int) -> None:
+    """At most four characters of each end, at most a third of the value, never all of it."""
+    value = "".join(random.Random(length).choice(ALNUM) for _ in range(length))
+    preview = mask(value)
+    shown = preview.replace("…", "").split("(")[0]
+    assert value not in preview
+    assert len(shown) <= min(8, length // 3)
+
+
+def test_preview_is_one_line() -> None:
+    """A multi-line value (a PEM block) previews on one line."""
+    assert "\n" not in mask("-----BEGIN\nabcdef\nghijkl\n-----END")
+
+
+# ------------------------------------------------------------------ where the guard looks
+
+
+def test_paths_point_at_each_place() -> None:
+    """Findings name the endpoint query, headers, nested bodies and stream events."""
+    key = openai_key()
+    item = interaction(
+        endpoint=f"/v1/chat/completions?debug={key}",
+        stream=[
+            {"event": None, "data": {"delta": {"text": "a"}}, "t_ms": 1},
+            {"event": None, "data": {"delta": {"text": key}}, "t_ms": 2},
+        ],
+    )
+    item["request"]["messages"][0]["content"] = [{"type": "text", "text": f"key: {key}"}]
+    item["response"]["headers"]["x-debug"] = key
+    item["response"]["body"]["choices"] = [{"message": {"content": f"you said {key}"}}]
+    paths = [finding.path for finding in SecretGuard().scan(item)]
+    assert paths == [
+        "endpoint?debug",
+        "request.messages[0].content[0].text",
+        "response.headers.x-debug",
+        "response.body.choices[0].message.content",
+        "stream[1].data.delta.text",
+    ]
+
+
+def test_json_in_a_string_is_walked_as_json() -> None:
+    """Tool-call arguments (a JSON string) are scanned field by field."""
+    arguments = '{"target": {"api_key": "' + fake("", 40) + '"}}'
+    item = interaction()
+    item["request"]["messages"].append(
+        {"role": "assistant", "tool_calls": [{"function": {"arguments": arguments}}]}
+    )
+    [finding] = SecretGuard().scan(item)
+    assert (
+        finding.path == "request.messages[1].tool_calls[0].function.arguments(json).target.api_key"
+    )
+    assert finding.kind == "credential in field 'api_key'"
+
+
+def test_a_secret_used_as_a_key_is_masked_in_the_path() -> None:
+    """A mapping key that is itself a secret is reported without printing it."""
+    key = openai_key()
+    item = interaction()
+    item["response"]["body"]["cache"] = {key: 1}
+    findings = SecretGuard().scan(item)
+    assert findings
+    assert all(key not in finding.path for finding in findings)
+    assert findings[0].path.startswith("response.body.cache[sk-p…")
+
+
+def test_percent_encoded_query_values_are_decoded() -> None:
+    """A key in the query is found through its URL encoding."""
+    pem = "-----BEGIN PRIVATE KEY-----\nMIIEvQ\n-----END PRIVATE KEY-----"
+    encoded = pem.replace(" ", "%20").replace("\n", "%0A")
+    [finding] = SecretGuard().scan(interaction(endpoint=f"/v1/x?note={encoded}"))
+    assert finding.path == "endpoint?note"
+    assert finding.kind == "private key (PEM)"
+
+
+def test_plain_words_are_not_secrets() -> None:
+    """Plain text never trips the entropy plugins (as detect-secrets' eager mode would)."""
+    item = interaction()
+    item["request"]["messages"][0]["content"] = "hello world"
+    item["response"]["body"]["note"] = "correct horse battery staple"
+    assert SecretGuard().scan(item) == []
+
+
+def test_scalars_none_and_bytes_are_handled() -> None:
+    """Numbers, booleans and None are skipped; bytes are scanned as text."""
+    item = interaction()
+    item["response"]["body"].update(n=1, f=0.5, b=True, z=None, raw=openai_key().encode())
+    [finding] = SecretGuard().scan(item)
+    assert finding.path == "response.body.raw"
+
+
+def test_a_cycle_and_deep_nesting_terminate() -> None:
+    """Self-referencing data (YAML aliases) and 50 000 levels of nesting are walked safely."""
+    loop: list[Any] = []
+    loop.append(loop)
+    deep: Any = openai_key()
+    for _ in range(50_000):
+        deep = {"d": [deep]}
+    item = interaction()
+    item["response"]["body"].update(loop=loop, deep=deep)
+    [finding] = SecretGuard().scan(item)
+    assert finding.path.startswith("response.body.deep.d[0].d[0]")
+
+
+def test_seq_comes_from_the_interaction_unless_given() -> None:
+    """Findings carry the interaction's seq, or the one passed in."""
+    item = interaction()
+    item["response"]["headers"]["x-debug"] = openai_key()
+    assert SecretGuard().scan(item)[0].seq == 3
+    assert SecretGuard().scan(item, seq=9)[0].seq == 9
+    del item["seq"]
+    assert SecretGuard().scan(item)[0].seq is None
+
+
+def test_detect_secrets_global_settings_are_left_alone() -> None:
+    """Scanning neither reads nor changes detect-secrets' process-wide settings."""
+    from detect_secrets.settings import get_settings
+
+    before = (dict(get_settings().plugins), dict(get_settings().filters))
+    item = interaction()
+    item["request"]["messages"][0]["content"] = 'db_password = "' + fake("", 14) + '"'
+    assert SecretGuard().scan(item)
+    assert (dict(get_settings().plugins), dict(get_settings().filters)) == before
+
+
+def test_scans_in_threads_agree() -> None:
+    """The guard is safe to use from several threads at once."""
+    item = interaction()
+    item["response"]["headers"]["x-debug"] = openai_key()
+    expected = SecretGuard().scan(item)
+    results: list[list[SecretFinding]] = []
+
+    def work() -> None:
+        results.extend(SecretGuard().scan(item) for _ in range(20))
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == [expected] * 80
+
+
+@pytest.mark.parametrize(
+    ("value", "strict", "expected"),
+    [
+        pytest.param("0123456789abcdef0123456789abcdef", False, True, id="azure-hex"),
+        pytest.param("a1b2c3d4e5f6g7h8", False, True, id="sixteen-mixed"),
+        pytest.param("a1" * 8, False, False, id="two-characters-repeated"),
+        pytest.param("user_profile_settings_2024", True, False, id="generic-name-word-like"),
+        pytest.param("YOUR_API_KEY", False, False, id="env-name"),
+        pytest.param("<your-key>", False, False, id="template"),
+        pytest.param("sk-...", False, False, id="ellipsis"),
+        pytest.param("Bearer " + "Ab3" * 8, True, True, id="bearer-scheme-stripped"),
+    ],
+)
+def test_credential_shape(value: str, strict: bool, expected: bool) -> None:
+    """Values in auth positions count when they look random, not when they are placeholders."""
+    assert looks_like_credential(value, strict=strict) is expected
+
+
+# ------------------------------------------------------------------ allow, check, filter
+
+
+def test_allow_skips_exactly_the_values_listed() -> None:
+    """An allowed value is not reported; a different value in the same place still is."""
+    safe, unsafe = openai_key(1), openai_key(2)
+    item = interaction()
+    item["response"]["headers"]["x-a"] = safe
+    item["response"]["headers"]["x-b"] = unsafe
+    findings = SecretGuard(allow=[safe]).scan(item)
+    assert [finding.path for finding in findings] == ["response.headers.x-b"]
+
+
+def test_check_raises_with_every_finding_of_every_interaction(tmp_path: Any) -> None:
+    """check() lists all findings of all interactions, masked, with a next step."""
+    first, second = interaction(seq=1), interaction(seq=2)
+    first["response"]["headers"]["x-debug"] = openai_key(1)
+    second["request"]["messages"][0]["content"] = "mine: " + fake("AIza", 35)
+    path = tmp_path / "c.yaml"
+    with pytest.raises(UnsafeCassetteError) as caught:
+        SecretGuard().check([first, interaction(seq=5), second], path=path)
+    error = caught.value
+    assert isinstance(error, CassetteError)
+    assert error.path == path
+    assert [(f.seq, f.path) for f in error.findings] == [
+        (1, "response.headers.x-debug"),
+        (2, "request.messages[0].content"),
+    ]
+    message = str(error)
+    assert message.splitlines()[0] == f"refused to write {path}: 2 possible secrets found"
+    assert "  seq 1 response.headers.x-debug: OpenAI project API key (sk-p…" in message
+    assert message.splitlines()[-1].startswith("TIP: ")
+    assert openai_key(1) not in message
+
+
+def test_check_passes_clean_interactions() -> None:
+    """check() returns quietly when nothing is found."""
+    SecretGuard().check([interaction(), interaction(seq=4)], path=None)
+
+
+def test_filter_drops_unsafe_interactions_with_a_warning() -> None:
+    """Best effort keeps the safe interactions and warns once per dropped one."""
+    bad = interaction(seq=2)
+    bad["response"]["headers"]["x-debug"] = openai_key()
+    good = interaction(seq=1)
+    with pytest.warns(UnsafeInteractionDroppedWarning) as record:
+        kept = SecretGuard().filter([good, bad, good], path="c.yaml")
+    assert kept == [good, good]
+    assert len(record) == 1
+    message = str(record[0].message)
+    assert "c.yaml" in message
+    assert "seq 2 response.headers.x-debug" in message
+    assert openai_key() not in message
+
+
+class _Broken(Mapping[str, Any]):
+    """An interaction whose traversal fails (a bug elsewhere, not a secret)."""
+
+    def __getitem__(self, key: str) -> Any:
+        raise RuntimeError("broken")
+
+    def __iter__(self) -> Iterator[str]:
+        raise RuntimeError("broken")
+
+    def __len__(self) -> int:
+        return 1
+
+
+def test_filter_never_raises_and_drops_what_it_cannot_scan() -> None:
+    """An interaction that cannot be scanned is dropped with a warning, never written."""
+    with pytest.warns(UnsafeInteractionDroppedWarning, match="could not be scanned"):
+        kept = SecretGuard().filter([_Broken(), interaction()], path=None)
+    assert kept == [interaction()]
