@@ -34,6 +34,7 @@ _BASE_INTERACTIONS = [
 GOOD = render(Manifest.current(), _BASE_INTERACTIONS)
 GOOD_DOC = yaml.safe_load(GOOD)
 
+
 def _load_text(text: str) -> None:
     with tempfile.TemporaryDirectory(prefix="cassette-fuzz-") as folder:
         _load_path(Path(folder) / "fuzz.yaml", text)
