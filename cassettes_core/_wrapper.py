@@ -68,17 +68,13 @@ class CassetteProvider:
         recorded = self.recorder.find(request)
         if recorded is not None:
             return _replay_response(recorded)
-        started = time.perf_counter()
+        take = _Take(self, request)
         try:
             response = self.provider.complete(request)
         except ProviderError as exc:
-            self.recorder.record(
-                request, endpoint=self.endpoint, error=exc, duration_ms=_since(started)
-            )
+            take.done(error=exc)
             raise
-        self.recorder.record(
-            request, endpoint=self.endpoint, response=response, duration_ms=_since(started)
-        )
+        take.done(response=response)
         return response
 
     async def acomplete(self, request: LLMRequest) -> LLMResponse:
@@ -86,20 +82,18 @@ class CassetteProvider:
         recorded = self.recorder.find(request)
         if recorded is not None:
             return _replay_response(recorded)
-        started = time.perf_counter()
+        take = _Take(self, request)
         try:
             response = await self.provider.acomplete(request)
         except ProviderError as exc:
-            self.recorder.record(
-                request, endpoint=self.endpoint, error=exc, duration_ms=_since(started)
-            )
+            take.done(error=exc)
             raise
-        self.recorder.record(
-            request, endpoint=self.endpoint, response=response, duration_ms=_since(started)
-        )
+        take.done(response=response)
         return response
 
     # -- stream -----------------------------------------------------------------------------
+    # Only a whole stream (or one that failed as a provider) is recorded; a caller that stops
+    # early makes us read the rest, so that replay is whole too.
 
     def stream(self, request: LLMRequest) -> Iterator[StreamEvent]:
         request = self.recorder.normalise(request)
@@ -107,33 +101,21 @@ class CassetteProvider:
         if recorded is not None:
             yield from _replay_stream(recorded)
             return
-        started = time.perf_counter()
-        events: list[StreamEvent] = []
+        take = _Take(self, request)
         source = self.provider.stream(request)
-        failure: ProviderError | None = None
-        whole = False  # only a whole stream (or one that failed as a provider) is recorded
         try:
             for event in source:
-                events.append(_stamped(event, started))
+                take.event(event)
                 yield event
-            whole = True
         except ProviderError as exc:
-            failure, whole = exc, True
+            take.done_streaming(exc)
             raise
         except GeneratorExit:
-            # The caller stopped early; read the rest so the recording is whole.
-            events.extend(_stamped(event, started) for event in source)
-            whole = True
+            for event in source:
+                take.event(event)
+            take.done_streaming()
             raise
-        finally:
-            if whole:
-                self.recorder.record(
-                    request,
-                    endpoint=self.endpoint,
-                    stream=events,
-                    error=failure,
-                    duration_ms=_since(started),
-                )
+        take.done_streaming()
 
     async def astream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
         request = self.recorder.normalise(request)
@@ -142,33 +124,58 @@ class CassetteProvider:
             for event in _replay_stream(recorded):
                 yield event
             return
-        started = time.perf_counter()
-        events: list[StreamEvent] = []
+        take = _Take(self, request)
         source = self.provider.astream(request)
-        failure: ProviderError | None = None
-        whole = False
         try:
             async for event in source:
-                events.append(_stamped(event, started))
+                take.event(event)
                 yield event
-            whole = True
         except ProviderError as exc:
-            failure, whole = exc, True
+            take.done_streaming(exc)
             raise
         except GeneratorExit:
             async for event in source:
-                events.append(_stamped(event, started))
-            whole = True
+                take.event(event)
+            take.done_streaming()
             raise
-        finally:
-            if whole:
-                self.recorder.record(
-                    request,
-                    endpoint=self.endpoint,
-                    stream=events,
-                    error=failure,
-                    duration_ms=_since(started),
-                )
+        take.done_streaming()
+
+
+class _Take:
+    """One live call being recorded: when it started, what it streamed, how it ended."""
+
+    def __init__(self, wrapper: CassetteProvider, request: LLMRequest) -> None:
+        self._recorder = wrapper.recorder
+        self._endpoint = wrapper.endpoint
+        self._request = request
+        self._started = time.perf_counter()
+        self._events: list[StreamEvent] = []
+
+    def event(self, event: StreamEvent) -> None:
+        self._events.append(StreamEvent(data=event.data, event=event.event, t_ms=self._since()))
+
+    def done(
+        self, *, response: LLMResponse | None = None, error: ProviderError | None = None
+    ) -> None:
+        self._recorder.record(
+            self._request,
+            endpoint=self._endpoint,
+            response=response,
+            error=error,
+            duration_ms=self._since(),
+        )
+
+    def done_streaming(self, error: ProviderError | None = None) -> None:
+        self._recorder.record(
+            self._request,
+            endpoint=self._endpoint,
+            stream=self._events,
+            error=error,
+            duration_ms=self._since(),
+        )
+
+    def _since(self) -> int:
+        return round((time.perf_counter() - self._started) * 1000)
 
 
 def _replay_response(interaction: Interaction) -> LLMResponse:
@@ -191,11 +198,3 @@ def _replay_stream(interaction: Interaction) -> Iterator[StreamEvent]:
     yield from interaction.stream
     if interaction.error is not None:
         raise interaction.error.to_exception(interaction.provider)
-
-
-def _stamped(event: StreamEvent, started: float) -> StreamEvent:
-    return StreamEvent(data=event.data, event=event.event, t_ms=_since(started))
-
-
-def _since(started: float) -> int:
-    return round((time.perf_counter() - started) * 1000)
