@@ -132,6 +132,50 @@ def live_loopback_us(samples: int = 200) -> float:
     return statistics.median(times) * 1e6
 
 
+def sdk_round_trip(calls: int, folder: Path) -> tuple[float, float, float]:
+    """Per-call µs through the real openai SDK: live to the emulator, then replayed."""
+    import httpx2
+    import openai
+
+    from cassettes_core import Recorder
+    from cassettes_core.emulator import Emulator
+    from cassettes_core.transport.httpx2 import CassetteTransport
+
+    path = folder / "sdk.yaml"
+    bodies = [request(n).body() for n in range(calls)]
+
+    def run(recorder: Recorder, base_url: str, key: str) -> float:
+        transport = CassetteTransport(recorder)
+        with openai.OpenAI(
+            base_url=base_url, api_key=key, http_client=httpx2.Client(transport=transport)
+        ) as client:
+            started = time.perf_counter()
+            for body in bodies:
+                client.chat.completions.create(**body)
+            return (time.perf_counter() - started) / calls * 1e6
+
+    with Emulator() as emu:
+        live = run(Recorder(path, mode="record"), emu.openai_base_url, emu.api_key)
+    replay = run(Recorder(path, mode="replay"), "http://127.0.0.1:9/v1", "unused")
+
+    # The floor: the SDK answered by a canned in-memory response (no cassette at all).
+    canned = answer(0).body
+
+    def handler(_: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, json=canned)
+
+    with openai.OpenAI(
+        base_url="http://127.0.0.1:9/v1",
+        api_key="unused",
+        http_client=httpx2.Client(transport=httpx2.MockTransport(handler)),
+    ) as client:
+        started = time.perf_counter()
+        for body in bodies:
+            client.chat.completions.create(**body)
+        floor = (time.perf_counter() - started) / calls * 1e6
+    return live, replay, floor
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 5000])
@@ -152,6 +196,18 @@ def main() -> int:
                 f"{r['load_s'] / r['raw_parse_s']:>10.2f} {r['replay_us']:>15.1f} "
                 f"{r['replay_us'] / r['direct_us']:>13.1f} {r['replay_us'] / live:>15.4f}"
             )
+        live_sdk, replay_sdk, floor_sdk = sdk_round_trip(300, Path(folder))
+    print()
+    print("through the openai SDK (300 distinct chat calls):")
+    print(f"  recording (live loopback + record): {live_sdk:,.0f} µs/call")
+    print(
+        f"  replaying:                          {replay_sdk:,.0f} µs/call "
+        f"(÷ recording {replay_sdk / live_sdk:.3f})"
+    )
+    print(
+        f"  SDK over a canned in-memory answer: {floor_sdk:,.0f} µs/call "
+        f"(replay ÷ this floor {replay_sdk / floor_sdk:.2f})"
+    )
     return 0
 
 
