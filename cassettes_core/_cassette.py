@@ -27,6 +27,8 @@ class Lookup:
     interaction: Interaction | None
     recorded: int
     asked: int
+    # Recordings of this digest in the other shape (a stream asked for, a complete answer held).
+    other_shape: int = 0
 
 
 class Cassette:
@@ -51,7 +53,8 @@ class Cassette:
         self._played: set[int] = set()
         self._new: list[Interaction] = []
         self._lock = threading.Lock()
-        for interaction in interactions:
+        # Recorded order is seq order, whatever order a hand-edited file lists them in.
+        for interaction in sorted(interactions, key=lambda i: i.seq):
             self._insert(interaction)
 
     # -- contents ---------------------------------------------------------------------------
@@ -74,7 +77,8 @@ class Cassette:
 
     def key_of(self, interaction: Interaction) -> str:
         """The index key: the stored digest, or the digest under a non-default policy."""
-        if self.policy.is_default:
+        if self.policy.is_default or interaction.redacted:
+            # A redacted request cannot be re-split: it matches by the digest it was sent with.
             return interaction.digest
         return self.policy.split(interaction.request).digest()
 
@@ -84,12 +88,18 @@ class Cassette:
 
     # -- play -------------------------------------------------------------------------------
 
-    def lookup(self, digest: str) -> Lookup:
-        """Take the next recorded interaction for ``digest`` (recorded order)."""
+    def lookup(self, digest: str, *, stream: bool | None = None) -> Lookup:
+        """Take the next recorded interaction for ``digest`` (recorded order).
+
+        With ``stream`` only recordings of that shape answer (a recorded failure answers
+        both): a complete answer cannot replay a request that now streams, nor the reverse.
+        """
         with self._lock:
-            candidates = self._index.get(digest, [])
-            asked = self._asked.get(digest, 0) + 1
-            self._asked[digest] = asked
+            every = self._index.get(digest, [])
+            candidates = every if stream is None else [i for i in every if _fits(i, stream)]
+            key = digest if stream is None else f"{digest}:{'stream' if stream else 'complete'}"
+            asked = self._asked.get(key, 0) + 1
+            self._asked[key] = asked
             if asked <= len(candidates):
                 chosen: Interaction | None = candidates[asked - 1]
             elif candidates and self.repeat_last:
@@ -98,7 +108,12 @@ class Cassette:
                 chosen = None
             if chosen is not None:
                 self._played.add(chosen.seq)
-            return Lookup(chosen, recorded=len(candidates), asked=asked)
+            return Lookup(
+                chosen,
+                recorded=len(candidates),
+                asked=asked,
+                other_shape=len(every) - len(candidates),
+            )
 
     def add(self, interaction: Interaction) -> None:
         """Add a freshly recorded interaction; it counts as played by the ask that made it."""
@@ -117,3 +132,11 @@ class Cassette:
 
     def same_provider(self, provider: str) -> list[Interaction]:
         return [i for i in self._interactions if i.provider == provider]
+
+
+def _fits(interaction: Interaction, stream: bool) -> bool:
+    if interaction.stream is not None:
+        return stream
+    if interaction.response is not None:
+        return not stream
+    return True  # a recorded failure happened before any answer: it fits either shape

@@ -16,7 +16,7 @@ from cassettes_core._model import Interaction
 from cassettes_core._request import LLMRequest
 
 DiffKind = Literal["changed", "added", "removed", "type_changed"]
-MissReason = Literal["no_match", "exhausted", "no_cassette"]
+MissReason = Literal["no_match", "exhausted", "no_cassette", "shape_stream", "shape_complete"]
 
 SHOWN_DIFFS = 8
 _DEEP_CANDIDATES = 5
@@ -81,8 +81,9 @@ def closest_recording(request: LLMRequest, recorded: Sequence[Interaction]) -> C
     model = request.model
     same_model = [i for i in same_provider if i.request.model == model]
     pool = same_model or same_provider
-    # Cheap pre-ranking (equal top-level fields) keeps deepdiff to a handful of candidates.
-    ranked = sorted(pool, key=lambda i: -_equal_fields(request, i.request))[:_DEEP_CANDIDATES]
+    # Cheap pre-ranking keeps deepdiff to a handful of candidates.
+    ranked = sorted(pool, key=lambda i: _closeness(request, i.request), reverse=True)
+    ranked = ranked[:_DEEP_CANDIDATES]
     best: Candidate | None = None
     for interaction in ranked:
         candidate = _compare(request, interaction)
@@ -91,8 +92,27 @@ def closest_recording(request: LLMRequest, recorded: Sequence[Interaction]) -> C
     return best
 
 
-def _equal_fields(a: LLMRequest, b: LLMRequest) -> int:
-    return sum(1 for key, value in a.fields.items() if b.fields.get(key) == value)
+def _closeness(a: LLMRequest, b: LLMRequest) -> tuple[int, int, int]:
+    """How alike two requests look, cheaply: equal fields, then shared conversation.
+
+    In an agent loop every call shares model and tools, so equal top-level fields tie; the
+    length of the common prefix of the message lists, and how close their lengths are, pick the
+    recording of the same turn.
+    """
+    equal = prefix = gap = 0
+    for key, value in a.fields.items():
+        other = b.fields.get(key)
+        if other == value:
+            equal += 1
+        elif isinstance(value, list) and isinstance(other, list):
+            shared = 0
+            for mine, theirs in zip(value, other, strict=False):
+                if mine != theirs:
+                    break
+                shared += 1
+            prefix += shared
+            gap += abs(len(value) - len(other))
+    return (equal, prefix, -gap)
 
 
 def _compare(request: LLMRequest, interaction: Interaction) -> Candidate:
@@ -102,7 +122,7 @@ def _compare(request: LLMRequest, interaction: Interaction) -> Candidate:
     requested = dict(request.fields)
     tree = DeepDiff(recorded, requested, view="tree", get_deep_distance=True)
     distance = float(tree.get("deep_distance", 0.0))
-    diffs: list[FieldDiff] = []
+    keyed: list[tuple[tuple[tuple[int, int, str], ...], FieldDiff]] = []
     for report_type, levels in tree.items():
         if report_type == "deep_distance":
             continue
@@ -110,15 +130,21 @@ def _compare(request: LLMRequest, interaction: Interaction) -> Candidate:
         if kind is None:
             continue
         for level in levels:
-            diffs.append(
-                FieldDiff(
-                    path=_path(level.path(output_format="list")),
-                    kind=kind,
-                    recorded=None if kind == "added" else level.t1,
-                    requested=None if kind == "removed" else level.t2,
+            parts = level.path(output_format="list")
+            keyed.append(
+                (
+                    tuple((0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in parts),
+                    FieldDiff(
+                        path=_path(parts),
+                        kind=kind,
+                        recorded=None if kind == "added" else level.t1,
+                        requested=None if kind == "removed" else level.t2,
+                    ),
                 )
             )
-    diffs.sort(key=lambda d: d.path)
+    # Natural order: messages[2] before messages[10].
+    keyed.sort(key=lambda pair: pair[0])
+    diffs = [diff for _, diff in keyed]
     return Candidate(
         seq=interaction.seq,
         digest=interaction.digest,
@@ -189,6 +215,16 @@ def render_miss(report: MissReport) -> str:
             f"this {about} was recorded {_times(report.recorded)} and is now asked for the "
             f"{_ordinal(report.asked)} time: the code calls the provider more often than when "
             "it was recorded (pass repeat_last=True if repeats are expected)"
+        ]
+    elif report.reason == "shape_stream":
+        lines = [
+            f"this {about} was recorded as a complete answer and is now asked as a stream "
+            "(stream: False → True); re-record it in the shape the code now asks for"
+        ]
+    elif report.reason == "shape_complete":
+        lines = [
+            f"this {about} was recorded as a stream and is now asked as a complete answer "
+            "(stream: True → False); re-record it in the shape the code now asks for"
         ]
     else:
         lines = [f"no recording matches this {about}"]

@@ -50,7 +50,14 @@ def normalise(value: Any, path: str = "$") -> Any:
 
 def canonical_json(value: Any) -> bytes:
     """Canonical UTF-8 JSON: sorted keys, no whitespace, ``None``-valued keys dropped."""
-    return _ENCODER.encode(normalise(value)).encode("utf-8")
+    text = _ENCODER.encode(normalise(value))
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ConfigError(
+            f"the request holds text that is not valid Unicode ({exc.reason} at character "
+            f"{exc.start}), often half of an emoji cut from a longer text; send whole text"
+        ) from None
 
 
 def request_digest(provider: str, fields: Mapping[str, Any]) -> str:

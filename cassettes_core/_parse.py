@@ -172,10 +172,10 @@ def _require(raw: Mapping[str, Any], key: str, kind: type, *, where: str | None 
     value = raw[key]
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise _DefectError(
-            f"'{where or key}' must be a {_kind_name(kind)}, not {type(value).__name__}"
+            f"'{where or key}' must be {_kind_name(kind)}, not {type(value).__name__}"
         )
     return value
 
 
 def _kind_name(kind: type) -> str:
-    return {int: "integer", str: "string", list: "list"}.get(kind, "mapping")
+    return {int: "an integer", str: "a string", list: "a list"}.get(kind, "a mapping")

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from cassettes_core._cassette import Cassette
+from cassettes_core._cassette import Cassette, Lookup
 from cassettes_core._diff import MissReason, MissReport, closest_recording
+from cassettes_core._digest import normalise
 from cassettes_core._errors import (
-    CassetteError,
     CassetteFormatError,
     CassetteMissError,
     ConfigError,
@@ -30,7 +30,7 @@ from cassettes_core._model import Interaction, LLMResponse, RecordedError, Strea
 from cassettes_core._modes import Mode, resolve_mode
 from cassettes_core._parse import parse_interaction
 from cassettes_core._request import DEFAULT_POLICY, LLMRequest, MatchPolicy
-from cassettes_core._store import CassetteFile, WriteGuard, load_cassette
+from cassettes_core._store import CassetteFile, WriteGuard, check_writable, load_cassette
 
 BeforeRecord = Callable[[dict[str, Any]], dict[str, Any] | None]
 
@@ -76,9 +76,11 @@ class Recorder:
         guard: WriteGuard | None = None,
         rerecord_hint: str | None = None,
         best_effort: bool = False,
+        run_id: str | None = None,
     ) -> None:
         self.path = Path(path)
         self.best_effort = best_effort
+        self.run_id = run_id
         self.requested_mode = resolve_mode(mode)
         self.policy = policy
         self.before_record = before_record
@@ -95,6 +97,8 @@ class Recorder:
             self.mode = Mode.REPLAY if loaded is not None else Mode.RECORD
         else:
             self.mode = self.requested_mode
+        if self.records:
+            check_writable(self.path)  # before a live call is paid for
         if loaded is not None and loaded.manifest is not None and len(loaded):
             warn_on_drift(self.path, loaded.manifest)
         self.cassette = loaded or Cassette(self.path, policy=policy, repeat_last=repeat_last)
@@ -110,37 +114,45 @@ class Recorder:
         """The request with its semantic fields chosen by this recorder's policy."""
         return self.policy.split(request)
 
-    def find(self, request: LLMRequest) -> Interaction | None:
+    def find(self, request: LLMRequest, *, stream: bool | None = None) -> Interaction | None:
         """The interaction to replay, ``None`` to go live; raises on a miss in replay.
 
-        ``request`` must already be normalised.
+        ``request`` must already be normalised; ``stream`` says which shape of answer the
+        caller can take (``None``: either).
         """
         if self.mode in (Mode.RECORD, Mode.PASSTHROUGH):
-            self.stats.live += 1
+            self._count("live")
             return None
         digest = request.digest()
-        found = self.cassette.lookup(digest)
+        found = self.cassette.lookup(digest, stream=stream)
         if found.interaction is not None:
-            self.stats.replayed += 1
+            self._count("replayed")
             return found.interaction
         if self.mode is Mode.APPEND:
-            self.stats.live += 1
+            self._count("live")
             return None
-        error = CassetteMissError(self._miss_report(request, digest, found.recorded, found.asked))
+        error = CassetteMissError(self._miss_report(request, digest, found, stream))
         with self._lock:
             self.stats.missed += 1
             self.stats.misses.append(error)
         raise error
 
+    def _count(self, what: str) -> None:
+        with self._lock:  # requests may come from many threads at once
+            setattr(self.stats, what, getattr(self.stats, what) + 1)
+
     def _miss_report(
-        self, request: LLMRequest, digest: str, recorded: int, asked: int
+        self, request: LLMRequest, digest: str, found: Lookup, stream: bool | None
     ) -> MissReport:
         exists = self.path.exists() or len(self.cassette) > 0
+        recorded, asked = found.recorded, found.asked
         reason: MissReason
         if not exists:
             reason = "no_cassette"
         elif recorded:
             reason = "exhausted"
+        elif found.other_shape:
+            reason = "shape_stream" if stream else "shape_complete"
         else:
             reason = "no_match"
         closest = (
@@ -188,7 +200,7 @@ class Recorder:
             return self._record(request, outcome)
         try:
             return self._record(request, outcome)
-        except (CassetteError, OSError) as exc:
+        except Exception as exc:
             from cassettes_core._secrets import UnsafeInteractionDroppedWarning
 
             warnings.warn(
@@ -227,16 +239,21 @@ class Recorder:
                 return None
             interaction = hooked
         with self._lock:
-            written = self._writer().append([interaction], rewrite=self._rewrite_now())
+            written = self._writer().append(
+                [interaction], rewrite=self._rewrite_now(), run=self.run_id
+            )
             self._first_write = False
             self.cassette.add(written[0])
             self.stats.recorded += 1
         return written[0]
 
     def _rewrite_now(self) -> bool:
-        # `record` rewrites the cassette once, at this recorder's first write; later writes
-        # (and `auto` on a missing file, where other processes may be writing too) append.
-        return self._first_write and self.requested_mode is Mode.RECORD
+        # `record` rewrites the cassette once: at this recorder's first write, or, with a
+        # run_id (pytest-xdist workers of one run), at the run's first write, which the store
+        # decides. Later writes, and `auto` on a missing file, append.
+        if self.requested_mode is not Mode.RECORD:
+            return False
+        return self.run_id is not None or self._first_write
 
     def _apply_hook(self, interaction: Interaction) -> Interaction | None:
         assert self.before_record is not None
@@ -249,6 +266,12 @@ class Recorder:
                 f"before_record must return the interaction dict or None, not "
                 f"{type(edited).__name__}"
             )
+        try:
+            normalise(edited)
+        except ConfigError as exc:
+            raise ConfigError(
+                f"before_record returned data a cassette cannot hold: {exc}"
+            ) from None
         edited["digest"] = interaction.digest  # the match key stays the request as sent
         edited["seq"] = 1  # the real seq is given under the file lock
         if _request_changed(original, edited):

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cassettes_core._digest import request_digest
+from cassettes_core._errors import ConfigError
 
 # What each built-in provider's answer depends on. Anything else in the body is tuning.
 DEFAULT_SEMANTIC_FIELDS: Mapping[str, frozenset[str]] = {
@@ -77,6 +78,15 @@ class MatchPolicy:
 
     widen: Mapping[str, Iterable[str]] = field(default_factory=dict)
     narrow: Mapping[str, Iterable[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for option, table in (("widen", self.widen), ("narrow", self.narrow)):
+            for provider, names in table.items():
+                if isinstance(names, str):
+                    raise ConfigError(
+                        f"MatchPolicy({option}={{{provider!r}: {names!r}}}): give a list of "
+                        f"field names, e.g. [{names!r}]"
+                    )
 
     def fields_for(self, provider: str) -> frozenset[str]:
         base = DEFAULT_SEMANTIC_FIELDS.get(provider, GENERIC_SEMANTIC_FIELDS)

@@ -49,6 +49,8 @@ def read_text(path: Path) -> str | None:
         raise CassetteFormatError(path, f"not UTF-8 text ({exc.reason})") from exc
     except IsADirectoryError as exc:
         raise CassetteFormatError(path, "is a directory, not a cassette file") from exc
+    except NotADirectoryError as exc:
+        raise CassetteFormatError(path, "a parent of this path is a file, not a folder") from exc
 
 
 def parse_document(text: str, path: Path) -> dict[str, Any]:
@@ -103,7 +105,7 @@ class Snapshot:
 def _signature(path: Path) -> tuple[int, int, int] | None:
     try:
         st = path.stat()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
     return (st.st_ino, st.st_size, st.st_mtime_ns)
 
@@ -190,42 +192,92 @@ def lock_for(path: Path) -> FileLock:
     path.parent.mkdir(parents=True, exist_ok=True)
     key = blake3.blake3(str(path.resolve()).encode("utf-8")).hexdigest()[:32]
     folder = Path(tempfile.gettempdir()) / "provider-cassettes-locks"
-    folder.mkdir(exist_ok=True)
-    return FileLock(folder / f"{key}.lock", timeout=LOCK_TIMEOUT_S)
+    if not folder.is_dir():
+        folder.mkdir(exist_ok=True)
+        with contextlib.suppress(OSError):
+            folder.chmod(0o1777)  # shared by every user, like the temp folder itself
+    return FileLock(folder / f"{key}.lock", timeout=LOCK_TIMEOUT_S, mode=0o666)
 
 
 @dataclass(frozen=True)
 class _Tail:
-    """What an append needs of the file on disk: its interactions as text, and the last seq."""
+    """What an append needs of the file on disk: its interactions as text, the last seq, and
+    the manifest of the versions that recorded them (``None`` when it holds none)."""
 
     items_text: str
     last_seq: int
     signature: tuple[int, int, int] | None
+    manifest: Manifest | None = None
 
 
 _ITEMS_MARK = "\ninteractions:\n"
 _SEQ_LINE = re.compile(r"^- seq: (\d+)$", re.MULTILINE)
+# A column-0 line that is neither a list item nor indented: another top-level key.
+_TOP_LEVEL_KEY = re.compile(r"^(?![ \-\n]|- |$)", re.MULTILINE)
 
 
 def _tail_of(path: Path) -> _Tail:
     """Read the file's interactions as text without re-parsing what this library wrote.
 
-    Our own files list interactions as column-0 ``- seq: N`` items after ``interactions:``;
-    anything else (a hand-formatted file) is parsed, validated and rendered again.
+    Our own files end with ``interactions:`` and its column-0 ``- seq: N`` items; anything else
+    (a hand-formatted file, keys in another order) is parsed, validated and rendered again.
     """
     signature = _signature(path)
     text = read_text(path)
     if text is None:
         return _Tail("", 0, None)
-    _head, mark, items = text.partition(_ITEMS_MARK)
-    if mark and items.count("\n- ") + items.startswith("- ") == len(_SEQ_LINE.findall(items)):
+    head, mark, items = text.partition(_ITEMS_MARK)
+    if mark and not _TOP_LEVEL_KEY.search(items):
         seqs = [int(n) for n in _SEQ_LINE.findall(items)]
-        if seqs == sorted(set(seqs)):
-            return _Tail(items, seqs[-1] if seqs else 0, signature)
+        if items.count("\n- ") + items.startswith("- ") == len(seqs) and seqs == sorted(set(seqs)):
+            manifest = _manifest_of(head, path) if seqs else None
+            return _Tail(items, seqs[-1] if seqs else 0, signature, manifest)
     snapshot = read_snapshot(path)
     interactions = snapshot.interactions
     items = _yaml.dump([i.to_dict() for i in interactions]) if interactions else ""
-    return _Tail(items, max((i.seq for i in interactions), default=0), signature)
+    manifest = snapshot.manifest if interactions else None
+    return _Tail(items, max((i.seq for i in interactions), default=0), signature, manifest)
+
+
+def _manifest_of(head: str, path: Path) -> Manifest:
+    document = parse_document(head, path)
+    return Manifest.from_dict(document.get("manifest") or {}, path)
+
+
+def _appending_manifest(recorded: Manifest | None) -> Manifest:
+    """The manifest after an append: what recorded the old interactions still speaks for them.
+
+    Versions are never silently moved forward (replay would stop reporting the drift of the
+    old interactions); SDKs the old manifest did not know are added; the time is now.
+    """
+    now = Manifest.current()
+    if recorded is None:
+        return now
+    return Manifest(
+        library=recorded.library or now.library,
+        digest_scheme=recorded.digest_scheme,
+        python=recorded.python or now.python,
+        sdks={**now.sdks, **recorded.sdks},
+        recorded_at=now.recorded_at,
+    )
+
+
+def _read_marker(marker: Path) -> str | None:
+    try:
+        return marker.read_text(encoding="utf-8")
+    except OSError:
+        return None
+
+
+def check_writable(path: Path) -> None:
+    """Fail before any live call if ``path`` can never be written as a cassette."""
+    if path.is_dir():
+        raise ConfigError(f"cannot record to {path}: it is a directory; name a .yaml file")
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ConfigError(f"cannot record to {path}: {parent} is a file, not a folder")
+            break
 
 
 class CassetteFile:
@@ -251,13 +303,23 @@ class CassetteFile:
             return last
         return _tail_of(self.path)
 
-    def append(self, new: Sequence[Interaction], *, rewrite: bool = False) -> list[Interaction]:
+    def append(
+        self, new: Sequence[Interaction], *, rewrite: bool = False, run: str | None = None
+    ) -> list[Interaction]:
         """Write ``new`` after what the file holds (or instead of it, with ``rewrite``).
 
         Sequence numbers are assigned here, under the lock, continuing the file's counter.
         Returns the interactions as written. The guard runs before anything touches the disk.
+        With ``run`` (an id shared by every process of one test run) a rewrite happens once per
+        run: the first writer of the run rewrites, the others append to what it wrote.
         """
-        lock = lock_for(self.path)
+        try:
+            lock = lock_for(self.path)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot write {self.path}: {exc.strerror or exc}; choose a cassette path "
+                "in a writable folder"
+            ) from exc
         try:
             lock.acquire()
         except Timeout as exc:
@@ -267,17 +329,38 @@ class CassetteFile:
                 "the lock file if no process is running."
             ) from exc
         try:
+            marker = Path(str(lock.lock_file) + ".run")
+            if rewrite and run is not None and _read_marker(marker) == run:
+                rewrite = False  # another process of this run already started the file anew
             current = _Tail("", 0, None) if rewrite else self._current()
             start = current.last_seq + 1
             numbered = [interaction.with_seq(start + n) for n, interaction in enumerate(new)]
             if self.guard is not None:
                 self.guard.check([i.to_dict() for i in numbered], path=self.path)
-            items = current.items_text + _yaml.dump([i.to_dict() for i in numbered])
-            head = _yaml.dump({"version": FORMAT_VERSION, "manifest": Manifest.current().to_dict()})
-            atomic_write(self.path, head + _ITEMS_MARK[1:] + items)
+            manifest = _appending_manifest(current.manifest)
+            try:
+                items = current.items_text + _yaml.dump([i.to_dict() for i in numbered])
+                head = _yaml.dump({"version": FORMAT_VERSION, "manifest": manifest.to_dict()})
+            except (yaml.YAMLError, UnicodeError) as exc:
+                raise ConfigError(
+                    f"cannot write {self.path}: an interaction holds data YAML cannot store "
+                    f"({exc}); check what the provider or a before_record hook returned"
+                ) from exc
+            try:
+                atomic_write(self.path, head + _ITEMS_MARK[1:] + items)
+            except OSError as exc:
+                raise ConfigError(
+                    f"cannot write {self.path}: {exc.strerror or exc}; choose a cassette path "
+                    "in a writable folder"
+                ) from exc
             _sweep_stale_temporaries(self.path)
+            if rewrite and run is not None:
+                marker.write_text(run, encoding="utf-8")
             self._last = _Tail(
-                items, numbered[-1].seq if numbered else current.last_seq, _signature(self.path)
+                items,
+                numbered[-1].seq if numbered else current.last_seq,
+                _signature(self.path),
+                manifest,
             )
             return numbered
         finally:

@@ -9,6 +9,7 @@ Replayed answers, streams and failures come back exactly as recorded; a recorded
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import AsyncIterator, Iterable, Iterator
 from pathlib import Path
@@ -65,7 +66,7 @@ class CassetteProvider:
 
     def complete(self, request: LLMRequest) -> LLMResponse:
         request = self.recorder.normalise(request)
-        recorded = self.recorder.find(request)
+        recorded = self.recorder.find(request, stream=False)
         if recorded is not None:
             return _replay_response(recorded)
         take = _Take(self, request)
@@ -79,7 +80,7 @@ class CassetteProvider:
 
     async def acomplete(self, request: LLMRequest) -> LLMResponse:
         request = self.recorder.normalise(request)
-        recorded = self.recorder.find(request)
+        recorded = self.recorder.find(request, stream=False)
         if recorded is not None:
             return _replay_response(recorded)
         take = _Take(self, request)
@@ -97,7 +98,7 @@ class CassetteProvider:
 
     def stream(self, request: LLMRequest) -> Iterator[StreamEvent]:
         request = self.recorder.normalise(request)
-        recorded = self.recorder.find(request)
+        recorded = self.recorder.find(request, stream=True)
         if recorded is not None:
             yield from _replay_stream(recorded)
             return
@@ -119,7 +120,7 @@ class CassetteProvider:
 
     async def astream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
         request = self.recorder.normalise(request)
-        recorded = self.recorder.find(request)
+        recorded = self.recorder.find(request, stream=True)
         if recorded is not None:
             for event in _replay_stream(recorded):
                 yield event
@@ -147,7 +148,12 @@ class _Take:
     def __init__(self, wrapper: CassetteProvider, request: LLMRequest) -> None:
         self._recorder = wrapper.recorder
         self._endpoint = wrapper.endpoint
-        self._request = request
+        # A copy as asked now: callers often append to their message list while streaming.
+        self._request = LLMRequest(
+            request.provider,
+            copy.deepcopy(dict(request.fields)),
+            copy.deepcopy(dict(request.params)),
+        )
         self._started = time.perf_counter()
         self._events: list[StreamEvent] = []
 
@@ -185,7 +191,8 @@ def _replay_response(interaction: Interaction) -> LLMResponse:
         raise ConfigError(
             f"seq {interaction.seq} was recorded as a stream; call stream() to replay it"
         )
-    return interaction.response
+    # A copy: what the caller does with an answer must not change the next replay of it.
+    return copy.deepcopy(interaction.response)
 
 
 def _replay_stream(interaction: Interaction) -> Iterator[StreamEvent]:
@@ -195,6 +202,7 @@ def _replay_stream(interaction: Interaction) -> Iterator[StreamEvent]:
         raise ConfigError(
             f"seq {interaction.seq} was recorded as a complete answer; call complete() to replay it"
         )
-    yield from interaction.stream
+    for event in interaction.stream:
+        yield copy.deepcopy(event)
     if interaction.error is not None:
         raise interaction.error.to_exception(interaction.provider)

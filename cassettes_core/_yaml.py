@@ -2,15 +2,73 @@
 
 Strings with line breaks or longer than a line become block scalars, so that a reviewer reads a
 recorded conversation in a pull request as text, not as one escaped line.
+
+Loading yields JSON data only: an unquoted date stays a string, ``!!binary``, ``!!set`` and the
+other non-JSON tags are refused, as are NaN and Infinity, and aliases (``*ref``), which a
+hostile file could nest into a "billion laughs" that takes forever to digest.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Any
 
 import yaml
 
-SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_FastLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# A cheap sign that a file may hold an anchor: `&name` after a space, bracket or dash.
+_MAYBE_ANCHOR = re.compile(r"(?:^|[\s\[{,:-])&[^\s&;]")
+_NOT_JSON = (
+    "tag:yaml.org,2002:binary",
+    "tag:yaml.org,2002:set",
+    "tag:yaml.org,2002:omap",
+    "tag:yaml.org,2002:pairs",
+)
+
+
+def _as_text(loader: yaml.SafeLoader, node: yaml.Node) -> str:
+    return str(loader.construct_scalar(node))  # type: ignore[arg-type]
+
+
+def _finite_float(loader: yaml.SafeLoader, node: yaml.Node) -> float:
+    value = yaml.SafeLoader.construct_yaml_float(loader, node)  # type: ignore[arg-type]
+    if not math.isfinite(value):
+        raise yaml.constructor.ConstructorError(
+            None, None, "NaN and Infinity have no place in a cassette", node.start_mark
+        )
+    return float(value)
+
+
+def _refuse(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+    raise yaml.constructor.ConstructorError(
+        None, None, f"the tag {node.tag} is not JSON data", node.start_mark
+    )
+
+
+def _json_only(loader: type[yaml.SafeLoader]) -> type[yaml.SafeLoader]:
+    strict: type[yaml.SafeLoader] = type(f"Strict{loader.__name__}", (loader,), {})
+    strict.add_constructor("tag:yaml.org,2002:timestamp", _as_text)
+    strict.add_constructor("tag:yaml.org,2002:float", _finite_float)
+    for tag in _NOT_JSON:
+        strict.add_constructor(tag, _refuse)
+    return strict
+
+
+class _NoAliasComposer(yaml.SafeLoader):
+    """The pure-Python loader, refusing aliases; used only for files that may hold one."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()  # type: ignore[no-untyped-call]
+            raise yaml.composer.ComposerError(
+                None, None, "aliases (*ref) are not allowed in cassettes", event.start_mark
+            )
+        return super().compose_node(parent, index)
+
+
+SafeLoader = _json_only(_FastLoader)
+_SlowLoader = _json_only(_NoAliasComposer)
 _BaseDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 _BLOCK_OVER = 100
@@ -47,7 +105,9 @@ def dump(document: Any) -> str:
 
 
 def load(text: str) -> Any:
-    return yaml.load(text, Loader=SafeLoader)  # noqa: S506 - SafeLoader (C or pure), never full
+    """Parse a cassette's text into JSON data (see the module docstring for what is refused)."""
+    loader = _SlowLoader if _MAYBE_ANCHOR.search(text) else SafeLoader
+    return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader, never the full one
 
 
 def line_of_item(text: str, key: str, index: int) -> int | None:
