@@ -17,7 +17,6 @@ from cassettes_core import (
     CassetteMissError,
     CassetteProvider,
     CassetteVersionWarning,
-    ConfigError,
     FakeProvider,
     LLMRequest,
     LLMResponse,
@@ -259,15 +258,15 @@ def test_async_complete_and_stream(tmp_path: Path) -> None:
     assert live.calls == []
 
 
-def test_complete_on_a_recorded_stream_is_a_config_error(tmp_path: Path) -> None:
-    """Replaying a stream through complete() says to call stream()."""
+def test_complete_on_a_recorded_stream_is_a_shape_miss(tmp_path: Path) -> None:
+    """Replaying a stream through complete() is a miss that names the shape change."""
     path = tmp_path / "c.yaml"
     list(
         CassetteProvider(FakeProvider([stream_events("a")]), path, mode="record").stream(
             chat_request()
         )
     )
-    with pytest.raises(ConfigError, match="call stream"):
+    with pytest.raises(CassetteMissError, match=r"recorded as a stream .*stream: True → False"):
         CassetteProvider(FakeProvider([]), path, mode="replay").complete(chat_request())
 
 
