@@ -9,13 +9,16 @@ command and ``_classify`` for what counts as drift.
 from __future__ import annotations
 
 from cassette_refresh._check import CheckRun, run_check
-from cassette_refresh._classify import DRIFT_CLASSES, Finding, Rules, compare, fingerprint
-from cassette_refresh._github import GitHubError, IssueOpener
+from cassette_refresh._classify import compare
+from cassette_refresh._finding import DRIFT_CLASSES, Finding, Rules, fingerprint
+from cassette_refresh._github import GitHubError
+from cassette_refresh._issues import IssueOpener
 from cassette_refresh._reissue import (
     LiveAnswer,
     LiveCall,
     ProviderReissuer,
     Reissuer,
+    StreamFailedError,
     built_in_reissuer,
 )
 from cassette_refresh._render import render_markdown, render_text
@@ -26,10 +29,11 @@ from cassette_refresh._result import (
     EndpointResult,
     IssueAction,
     ReportJSON,
+    Unwritten,
     to_json,
 )
 from cassette_refresh._skeleton import DEFAULT_ENUM_KEYS, Answer, Shape, ShapeBuilder, shape_of
-from cassette_refresh._vocabulary import BEHAVIOUR_PATHS, KNOWN_VALUES
+from cassette_refresh._vocabulary import BEHAVIOUR_PATHS, KNOWN_VALUES, answer_path
 
 __all__ = [
     "BEHAVIOUR_PATHS",
@@ -54,6 +58,9 @@ __all__ = [
     "Rules",
     "Shape",
     "ShapeBuilder",
+    "StreamFailedError",
+    "Unwritten",
+    "answer_path",
     "built_in_reissuer",
     "compare",
     "fingerprint",

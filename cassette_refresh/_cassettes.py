@@ -2,20 +2,24 @@
 
 Files are read and validated by the store (``cassettes_core._store``): a malformed cassette is a
 :class:`CassetteFormatError` naming the file and the place, never a partial check. Writing goes
-through the secret guard and the store's atomic writer, under the cassette's lock.
+through the secret guard and the store's atomic writer, under the cassette's lock, one file at a
+time: a file the guard refuses (or the disk does) is left as it was, the others are written, and
+:class:`WriteOutcome` says which is which. A re-recorded cassette keeps its manifest (the library
+and SDK versions it was recorded for: the checker's own environment says nothing about the SDKs
+that replay it) but for ``recorded_at``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from cassette_refresh._reissue import LiveAnswer, LiveCall
 from cassette_refresh._skeleton import Answer
-from cassettes_core._errors import ConfigError
-from cassettes_core._manifest import Manifest
+from cassettes_core._errors import CassetteError, ConfigError
 from cassettes_core._model import Interaction, LLMResponse, StreamEvent
 from cassettes_core._store import WriteGuard, atomic_write, lock_for, read_snapshot, render
 
@@ -86,22 +90,26 @@ def live_answer(recorded: Recorded, live: LiveAnswer) -> Answer:
 
 
 def find_cassettes(paths: Iterable[Path | str]) -> list[Path]:
-    """The cassette files named or found (recursively, ``*.yaml``/``*.yml``) under ``paths``."""
-    found: dict[Path, None] = {}
+    """The cassette files named or found (recursively, ``*.yaml``/``*.yml``) under ``paths``.
+
+    A file named twice (``c.yaml`` and ``./c.yaml``, or a folder and a file in it) is checked
+    once, under the name it was first met by.
+    """
+    found: dict[Path, Path] = {}
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
             for candidate in sorted(path.rglob("*")):
                 if candidate.suffix in SUFFIXES and candidate.is_file():
-                    found[candidate] = None
+                    found.setdefault(candidate.resolve(), candidate)
         elif path.is_file():
-            found[path] = None
+            found.setdefault(path.resolve(), path)
         else:
             raise ConfigError(
                 f"{path}: no such file or directory\n"
                 "TIP: pass cassette files or folders, e.g. `cassette-refresh check cassettes/`"
             )
-    return list(found)
+    return list(found.values())
 
 
 def load_recorded(files: Sequence[Path]) -> list[Recorded]:
@@ -116,7 +124,13 @@ def load_recorded(files: Sequence[Path]) -> list[Recorded]:
 def rerecorded(interaction: Interaction, live: LiveAnswer) -> Interaction:
     """``interaction`` with its answer replaced by the live one (request, seq, digest kept)."""
     if live.events is not None:
-        stream = tuple(StreamEvent(data=data, event=name) for name, data in live.events)
+        offsets = (
+            live.event_ms if live.event_ms and len(live.event_ms) == len(live.events) else None
+        )
+        stream = tuple(
+            StreamEvent(data=data, event=name, t_ms=offsets[n] if offsets else None)
+            for n, (name, data) in enumerate(live.events)
+        )
         return dataclasses.replace(
             interaction, response=None, stream=stream, error=None, duration_ms=live.duration_ms
         )
@@ -126,13 +140,13 @@ def rerecorded(interaction: Interaction, live: LiveAnswer) -> Interaction:
     )
 
 
-def default_guard() -> WriteGuard:
-    """The secret guard every write goes through."""
+def default_guard(allow: Iterable[str] = ()) -> WriteGuard:
+    """The secret guard every write goes through; ``allow`` lists values known to be safe."""
     try:
         from cassettes_core._secrets import SecretGuard
     except ImportError as exc:  # pragma: no cover - the guard ships with the library
         raise ConfigError("the secret guard is not available: refusing to write") from exc
-    guard: WriteGuard = SecretGuard()
+    guard: WriteGuard = SecretGuard(allow=allow)
     return guard
 
 
@@ -155,5 +169,36 @@ def write_back(
             rerecorded(i, live[i.seq]) if i.seq in live else i for i in snapshot.interactions
         ]
         guard.check([i.to_dict() for i in interactions], path=path)
-        atomic_write(path, render(Manifest.current(), interactions))
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        manifest = dataclasses.replace(snapshot.manifest, recorded_at=now)
+        atomic_write(path, render(manifest, interactions))
     return True
+
+
+@dataclass
+class WriteOutcome:
+    """What ``--write`` did: the files re-recorded, and those left as they were, with why."""
+
+    written: list[str] = field(default_factory=list)
+    refused: list[tuple[str, CassetteError | OSError]] = field(default_factory=list)
+
+
+def write_all(
+    files: Sequence[Path], live: Mapping[tuple[str, int], LiveAnswer], *, guard: WriteGuard
+) -> WriteOutcome:
+    """Re-record every file of ``files`` that has live answers (keyed by (path, seq)).
+
+    Each file stands alone: one the guard or the disk refuses is left as it was and the others
+    are still written.
+    """
+    outcome = WriteOutcome()
+    for path in files:
+        answers = {seq: answer for (name, seq), answer in live.items() if name == str(path)}
+        if not answers:
+            continue
+        try:
+            if write_back(path, answers, guard=guard):
+                outcome.written.append(str(path))
+        except (CassetteError, OSError) as exc:
+            outcome.refused.append((str(path), exc))
+    return outcome

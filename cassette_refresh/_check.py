@@ -14,7 +14,7 @@ from pathlib import Path
 
 from cassette_refresh._cassettes import Recorded, live_answer, load_recorded
 from cassette_refresh._classify import Rules, compare
-from cassette_refresh._reissue import LiveAnswer, Reissuer, supports
+from cassette_refresh._reissue import LiveAnswer, Reissuer, stream_failure, supports
 from cassette_refresh._result import CallProblem, CheckResult, EndpointResult
 from cassette_refresh._skeleton import Answer, ShapeBuilder
 from cassettes_core._errors import ConfigError, ProviderError
@@ -40,8 +40,11 @@ def plan(
     skipped: list[CallProblem] = []
     for item in recorded:
         reason = None
-        if item.answer() is None:
+        answer = item.answer()
+        if answer is None:
             reason = "recorded an error (kept as it is: it exists to test retry handling)"
+        elif answer.events is not None and stream_failure(answer.events) is not None:
+            reason = "recorded a stream that failed part-way (kept as it is)"
         elif not supported(item.provider):
             reason = f"no live re-issuer for provider {item.provider!r}"
         elif not item.endpoint:
@@ -79,6 +82,11 @@ async def reissue_all(
                 if exc.status in AUTH_STATUSES:
                     raise _refused(item, exc) from exc
                 errors.append(CallProblem(item.origin, item.provider, item.endpoint, str(exc)))
+            except ConfigError:
+                raise
+            except Exception as exc:  # a provider's own bug must not hide the other answers
+                message = f"unexpected {type(exc).__name__}: {exc}"
+                errors.append(CallProblem(item.origin, item.provider, item.endpoint, message))
         done += 1
         if progress is not None:
             progress(done, len(todo))

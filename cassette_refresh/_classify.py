@@ -11,20 +11,21 @@ Structural drift has four classes:
 Everything else is ``info``: a key only some recorded answers had and the live ones did not
 exercise (a tool call this time, none the next), null vs a value on a field (unless
 ``strict_nulls``), a documented enum value the recording had not seen, a union variant (a
-``tool_use`` block) not produced live. Values are never compared, except at enum-like keys.
+``tool_use`` block) not produced live, a content event type (text deltas, content parts,
+tool-call argument deltas) the live streams did not carry. Values are never compared, except at
+enum-like keys; tool-call arguments are not looked into at all.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Generic, Literal, TypeVar
+from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from deepdiff import DeepDiff
 
+from cassette_refresh._finding import DRIFT_CLASSES, Finding, Kind, Rules, fingerprint
 from cassette_refresh._skeleton import (
-    DEFAULT_ENUM_KEYS,
     EVENT_PATH,
     STREAM,
     FieldId,
@@ -32,65 +33,9 @@ from cassette_refresh._skeleton import (
     join,
     stream_root,
 )
-from cassette_refresh._vocabulary import BEHAVIOUR_PATHS, KNOWN_VALUES
+from cassette_refresh._vocabulary import BEHAVIOUR_EVENTS, ITEM_ADDRESS_KEYS
 
-DriftClass = Literal["field_added", "field_removed", "type_changed", "enum_value_new"]
-Kind = Literal["field_added", "field_removed", "type_changed", "enum_value_new", "info"]
-DRIFT_CLASSES: tuple[DriftClass, ...] = (
-    "field_added",
-    "field_removed",
-    "type_changed",
-    "enum_value_new",
-)
-
-
-@dataclass(frozen=True)
-class Rules:
-    """What counts as drift. Keyword-only, all with defaults."""
-
-    enum_keys: frozenset[str] = DEFAULT_ENUM_KEYS
-    strict_nulls: bool = False
-    optional_paths: frozenset[str] = BEHAVIOUR_PATHS
-    known_values: Mapping[str, frozenset[str]] = field(default_factory=lambda: dict(KNOWN_VALUES))
-
-    def is_optional(self, path: str) -> bool:
-        return any(path == p or path.startswith((f"{p}.", f"{p}[")) for p in self.optional_paths)
-
-    def known(self, path: str) -> frozenset[str]:
-        key = path.rsplit(".", 1)[-1]
-        return self.known_values.get(path, frozenset()) | self.known_values.get(key, frozenset())
-
-
-def fingerprint(provider: str, endpoint: str, kind: str, path: str) -> str:
-    """A stable id for one drift: the same change found twice gets the same fingerprint."""
-    text = "\n".join((provider, endpoint, kind, path))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One difference between the recorded and the live shape of an endpoint.
-
-    ``recorded`` and ``live`` are types (or, for ``enum_value_new``, values) as sorted tuples;
-    ``variant`` names the union member (``type`` value) the path was seen in, if any.
-    """
-
-    provider: str
-    endpoint: str
-    kind: Kind
-    path: str
-    detail: str
-    recorded: tuple[str, ...] = ()
-    live: tuple[str, ...] = ()
-    variant: str | None = None
-
-    @property
-    def is_drift(self) -> bool:
-        return self.kind != "info"
-
-    @property
-    def fingerprint(self) -> str:
-        return fingerprint(self.provider, self.endpoint, self.kind, self.path)
+__all__ = ["DRIFT_CLASSES", "Finding", "Rules", "compare", "fingerprint"]
 
 
 K = TypeVar("K")
@@ -245,6 +190,15 @@ class _Comparison:
                     variant=variant,
                 )
             return  # the place itself was not exercised live: no evidence either way
+        if container == STREAM and self._content_event(key):
+            self.add(
+                "info",
+                path,
+                f"behaviour: a content event (in {stats.present} of {held} recorded streams), "
+                "not seen live: it depends on what the model produced",
+                recorded=stats.types,
+            )
+            return
         if self.rules.is_optional(path) or stats.present < held:
             why = "depends on what the model did" if self.rules.is_optional(path) else "optional"
             self.add(
@@ -261,6 +215,13 @@ class _Comparison:
             f"in every recorded {what} ({held}), in none of {live_nodes} live",
             recorded=stats.types,
             variant=self._label(container, variant),
+        )
+
+    def _content_event(self, kind: str) -> bool:
+        """Whether events of ``kind`` are about one output item or block (text, a tool call)."""
+        root = stream_root(kind)
+        return kind in BEHAVIOUR_EVENTS or any(
+            self.rec.presence(root, key) for key in ITEM_ADDRESS_KEYS
         )
 
     def _discriminators(self) -> None:

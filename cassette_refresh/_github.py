@@ -1,41 +1,64 @@
-"""Filing drift on GitHub: one issue per drift fingerprint, a comment when it is already open.
+"""A small GitHub REST client: what the issue opener needs, and every way it can fail, explained.
 
-Each issue body carries a hidden marker, ``<!-- cassette-refresh:fingerprint=… -->``; before
-filing, the open issues with the label are listed (all pages) and searched for it. REST over
-``httpx2``; ``api_url`` points at GitHub Enterprise or a test server. The token is sent in a
-header and never appears in a message, a log line or an exception.
+REST over ``httpx2``; ``api_url`` points at GitHub Enterprise (``https://HOST/api/v3``) or a test
+server. Every failure is a :class:`GitHubError` with an ``ERROR`` line and a ``TIP`` line: the
+network, a refusal (401/403/404, naming the repository), a rate limit that does not clear, an
+answer that is not JSON or not the JSON expected (a proxy's HTML page). Rate limits (403/429 with
+``retry-after`` or ``x-ratelimit-remaining: 0``) are waited out, capped, a few times. The token is
+sent in a header and never appears in a message, a log line or an exception.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import httpx2
 
-from cassette_refresh._classify import Finding
-from cassette_refresh._result import CheckResult, EndpointResult, IssueAction
+from cassette_refresh._reissue import retry_delay
+from cassette_refresh._result import IssueAction
 from cassettes_core._errors import CassetteError
 
 DEFAULT_API_URL = "https://api.github.com"
-LABEL = "provider-drift"
-MARKER = "<!-- cassette-refresh:fingerprint={} -->"
-_MARKER_RE = re.compile(r"<!-- cassette-refresh:fingerprint=([0-9a-f]+) -->")
 _NEXT_RE = re.compile(r'<([^>]+)>;\s*rel="next"')
 MAX_PAGES = 50
+RATE_LIMITED = frozenset({403, 429})
+_API_TIP = (
+    "TIP: --api-url (or GITHUB_API_URL) must be the REST API root: https://api.github.com, or "
+    "https://HOST/api/v3 on GitHub Enterprise"
+)
 
 
 class GitHubError(CassetteError):
-    """The GitHub API could not be used (credentials, permissions, repository, network)."""
+    """The GitHub API could not be used (credentials, permissions, repository, network).
+
+    ``done`` lists what the issue opener had already done when it failed.
+    """
+
+    done: tuple[IssueAction, ...] = ()
 
 
 def _scrub(text: str, secret: str) -> str:
     return text.replace(secret, "***") if secret else text
 
 
-class IssueOpener:
-    """Opens or comments on drift issues in ``repo`` (``OWNER/NAME``)."""
+def check_api_url(api_url: str) -> str:
+    """``api_url`` without its trailing slash, or a GitHubError when it is not an http(s) URL."""
+    try:
+        parsed = httpx2.URL(api_url)
+    except (httpx2.InvalidURL, TypeError, ValueError) as exc:
+        problem = str(exc)
+    else:
+        if parsed.scheme in {"http", "https"} and parsed.host:
+            return api_url.rstrip("/")
+        problem = "not an http(s) URL"
+    raise GitHubError(f"--api-url {api_url!r} is not usable ({problem})\n{_API_TIP}.")
+
+
+class GitHubClient:
+    """Requests to the REST API of one repository, with the token and the retry policy."""
 
     def __init__(
         self,
@@ -43,18 +66,18 @@ class IssueOpener:
         repo: str,
         token: str,
         api_url: str = DEFAULT_API_URL,
-        label: str = LABEL,
-        run_url: str | None = None,
         timeout: float = 30.0,
         transport: httpx2.BaseTransport | None = None,
+        retries: int = 3,
+        max_retry_wait: float = 30.0,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        if not re.fullmatch(r"[\w.-]+/[\w.-]+", repo):
-            raise GitHubError(f"--repo must be OWNER/NAME, not {repo!r}")
         self.repo = repo
-        self.label = label
-        self.run_url = run_url
+        self.base = check_api_url(api_url)
+        self.retries = retries
+        self.max_retry_wait = max_retry_wait
+        self._sleep = sleep
         self._token = token
-        self._base = api_url.rstrip("/")
         self._client = httpx2.Client(
             timeout=timeout,
             transport=transport,
@@ -67,29 +90,97 @@ class IssueOpener:
         )
 
     def __repr__(self) -> str:
-        return f"IssueOpener(repo={self.repo!r}, api_url={self._base!r})"
+        return f"GitHubClient(repo={self.repo!r}, api_url={self.base!r})"
 
     def close(self) -> None:
         self._client.close()
 
-    def __enter__(self) -> IssueOpener:
-        return self
+    def url(self, path: str) -> str:
+        return f"{self.base}/repos/{self.repo}{path}"
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    # -- requests ---------------------------------------------------------------------------
 
-    # -- REST -------------------------------------------------------------------------------
-
-    def _request(self, method: str, url: str, **kwargs: Any) -> httpx2.Response:
-        try:
-            response = self._client.request(method, url, **kwargs)
-        except httpx2.HTTPError as exc:
-            raise GitHubError(
-                _scrub(f"could not reach the GitHub API at {self._base}: {exc}", self._token)
-            ) from None
+    def request(self, method: str, url: str, **kwargs: Any) -> httpx2.Response:
+        """One call, rate limits waited out; a GitHubError for anything but a 2xx/3xx answer."""
+        for attempt in range(self.retries + 1):
+            try:
+                response = self._client.request(method, url, **kwargs)
+            except (httpx2.HTTPError, httpx2.InvalidURL, httpx2.StreamError) as exc:
+                detail = _scrub(f"{type(exc).__name__}: {exc}", self._token)
+                raise GitHubError(
+                    f"could not reach the GitHub API at {self.base} ({detail})\n"
+                    f"TIP: check the network, and --api-url. {_API_TIP[5:]}."
+                ) from exc
+            wait = self._rate_limit_wait(response, attempt)
+            if wait is None or attempt >= self.retries:
+                break
+            self._sleep(wait)
         if response.status_code >= 400:
             raise GitHubError(self._explain(method, response))
         return response
+
+    def _rate_limit_wait(self, response: httpx2.Response, attempt: int) -> float | None:
+        """Seconds to wait before trying again, when the answer is a rate limit; else None."""
+        if response.status_code not in RATE_LIMITED:
+            return None
+        headers = response.headers
+        if "retry-after" in headers:
+            return retry_delay(dict(headers), attempt=attempt, cap=self.max_retry_wait)
+        if headers.get("x-ratelimit-remaining") == "0":
+            try:
+                until = float(headers.get("x-ratelimit-reset", "")) - time.time()
+            except ValueError:
+                until = 0.5 * 2**attempt
+            return max(0.0, min(until, self.max_retry_wait))
+        if response.status_code == 429:
+            return retry_delay({}, attempt=attempt, cap=self.max_retry_wait)
+        return None
+
+    def json(self, method: str, url: str, expect: type, **kwargs: Any) -> Any:
+        """The JSON answer of a call, checked to be a ``expect`` (``list`` or ``Mapping``)."""
+        return self._decode(method, self.request(method, url, **kwargs), expect)
+
+    def _decode(self, method: str, response: httpx2.Response, expect: type) -> Any:
+        where = f"{method} {response.request.url.path}"
+        try:
+            data = response.json()
+        except ValueError as exc:
+            text = _scrub(response.text[:80].strip(), self._token)
+            raise GitHubError(
+                f"GitHub answered {where} with something that is not JSON ({text!r}…)\n"
+                f"{_API_TIP} (now {self.base})."
+            ) from exc
+        if not isinstance(data, expect):
+            wanted = "list" if expect is list else "object"
+            raise GitHubError(
+                f"GitHub answered {where} with a JSON {type(data).__name__} where a {wanted} "
+                f"was expected\n{_API_TIP} (now {self.base})."
+            )
+        return data
+
+    def pages(self, url: str, params: Mapping[str, str]) -> Iterator[Mapping[str, Any]]:
+        """Every object of a paginated list (``link: rel="next"``), up to MAX_PAGES pages."""
+        next_url: str | None = url
+        query: Mapping[str, str] | None = params
+        for _ in range(MAX_PAGES):
+            if next_url is None:
+                return
+            response = self.request("GET", next_url, params=query)
+            items: list[Any] = self._decode("GET", response, list)
+            yield from (item for item in items if isinstance(item, Mapping))
+            match = _NEXT_RE.search(response.headers.get("link", ""))
+            next_url, query = (match.group(1), None) if match else (None, None)
+
+    def preflight(self) -> None:
+        """Check the token can see the repository and that it takes issues, before live calls."""
+        data = self.json("GET", f"{self.base}/repos/{self.repo}", Mapping)
+        if data.get("has_issues") is False:
+            raise GitHubError(
+                f"issues are turned off in the repository {self.repo}\n"
+                "TIP: turn Issues on in the repository's settings, or drop --open-issue."
+            )
+
+    # -- messages ---------------------------------------------------------------------------
 
     def _explain(self, method: str, response: httpx2.Response) -> str:
         status = response.status_code
@@ -97,147 +188,46 @@ class IssueOpener:
             said = str(response.json().get("message", ""))
         except (ValueError, AttributeError):
             said = ""
-        said = f" ({_scrub(said, self._token)})" if said else ""
-        path = response.request.url.path
-        if status == 401:
-            hint = "GITHUB_TOKEN was refused: it is missing, expired or revoked"
-        elif status == 403:
-            hint = (
-                "GITHUB_TOKEN may not write issues here (the workflow needs "
-                "`permissions: issues: write`), or the API rate limit was hit"
-            )
-        elif status == 404:
-            hint = f"repository {self.repo} not found, or the token cannot see it"
-        else:
-            hint = "the GitHub API rejected the request"
-        return f"GitHub answered HTTP {status}{said} to {method} {path}: {hint}"
-
-    def _pages(self, url: str, params: Mapping[str, str]) -> Iterator[Any]:
-        next_url: str | None = url
-        query: Mapping[str, str] | None = params
-        for _ in range(MAX_PAGES):
-            if next_url is None:
-                return
-            response = self._request("GET", next_url, params=query)
-            yield from response.json()
-            match = _NEXT_RE.search(response.headers.get("link", ""))
-            next_url, query = (match.group(1), None) if match else (None, None)
-
-    def open_issues(self) -> dict[str, int]:
-        """Open issues with the label, by the fingerprint in their marker."""
-        found: dict[str, int] = {}
-        url = f"{self._base}/repos/{self.repo}/issues"
-        params = {"labels": self.label, "state": "open", "per_page": "100"}
-        for issue in self._pages(url, params):
-            if not isinstance(issue, Mapping) or "pull_request" in issue:
-                continue
-            match = _MARKER_RE.search(str(issue.get("body") or ""))
-            if match and isinstance(issue.get("number"), int):
-                found.setdefault(match.group(1), issue["number"])
-        return found
-
-    def _create(self, title: str, body: str) -> Mapping[str, Any]:
-        url = f"{self._base}/repos/{self.repo}/issues"
-        payload = {"title": title, "body": body, "labels": [self.label]}
-        data: Mapping[str, Any] = self._request("POST", url, json=payload).json()
-        return data
-
-    def _comment(self, number: int, body: str) -> Mapping[str, Any]:
-        url = f"{self._base}/repos/{self.repo}/issues/{number}/comments"
-        data: Mapping[str, Any] = self._request("POST", url, json={"body": body}).json()
-        return data
-
-    # -- filing -----------------------------------------------------------------------------
-
-    def file(self, result: CheckResult) -> list[IssueAction]:
-        """One issue per drift fingerprint of ``result``; a comment where one is open."""
-        drift = [(endpoint, f) for endpoint in result.endpoints for f in endpoint.drift]
-        if not drift:
-            return []
-        existing = self.open_issues()
-        actions: list[IssueAction] = []
-        for endpoint, finding in drift:
-            key = finding.fingerprint
-            if key in existing:
-                data = self._comment(existing[key], comment_body(finding, result, self.run_url))
-                number = existing[key]
-                url = str(data.get("html_url") or f"{self._issue_url(number)}")
-                actions.append(IssueAction(key, "commented", number, url))
-            else:
-                body = issue_body(finding, endpoint, result, self.run_url)
-                data = self._create(issue_title(finding), body)
-                number = int(data.get("number", 0))
-                existing[key] = number
-                url = str(data.get("html_url") or self._issue_url(number))
-                actions.append(IssueAction(key, "opened", number, url))
-        return actions
-
-    def _issue_url(self, number: int) -> str:
-        return f"{self._base}/repos/{self.repo}/issues/{number}"
+        said = _scrub(said, self._token)
+        head = (
+            f"GitHub answered HTTP {status}{f' ({said})' if said else ''} to {method} "
+            f"{response.request.url.path}"
+        )
+        return f"{head}: {_hint(status, said, response.headers, self.repo, self.base)}"
 
 
-def issue_title(finding: Finding) -> str:
-    return f"Provider drift: {finding.provider} {finding.kind} at {finding.path}"
-
-
-def _table(finding: Finding) -> list[str]:
-    rows = [
-        ("class", f"`{finding.kind}`"),
-        ("provider", f"`{finding.provider}`"),
-        ("endpoint", f"`{finding.endpoint}`"),
-        ("path", f"`{finding.path}`"),
-        ("recorded", ", ".join(finding.recorded) or "—"),
-        ("live", ", ".join(finding.live) or "—"),
-    ]
-    if finding.variant:
-        rows.insert(4, ("in union member", f"`type: {finding.variant}`"))
-    return ["| | |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows)]
-
-
-def issue_body(
-    finding: Finding,
-    endpoint: EndpointResult,
-    result: CheckResult,
-    run_url: str | None = None,
-) -> str:
-    lines = [
-        MARKER.format(finding.fingerprint),
-        f"`cassette-refresh` found a structural change in the live `{finding.provider}` API "
-        f"on {result.generated_at}.",
-        "",
-        *_table(finding),
-        "",
-        finding.detail,
-        "",
-        f"Compared {endpoint.live} live answer(s) with {endpoint.recorded} recorded one(s) from:",
-        *(f"- `{path}`" for path in endpoint.cassettes),
-        "",
-        "**Next steps**: check the code that reads this endpoint's answers copes with the new "
-        "shape, then re-record the cassettes with `cassette-refresh check cassettes/ --write` "
-        "and review the diff. Close this issue once the cassettes are re-recorded; a later run "
-        "that sees the change again while it is open comments here instead of opening another.",
-    ]
-    if run_url:
-        lines += ["", f"Workflow run: {run_url}"]
-    return "\n".join(lines) + "\n"
-
-
-def comment_body(finding: Finding, result: CheckResult, run_url: str | None = None) -> str:
-    lines = [
-        f"Still seen on {result.generated_at}: {finding.detail}",
-        "",
-        f"recorded: {', '.join(finding.recorded) or '—'}; live: {', '.join(finding.live) or '—'}",
-    ]
-    if run_url:
-        lines += ["", f"Workflow run: {run_url}"]
-    return "\n".join(lines) + "\n"
-
-
-def run_url_from_env(env: Mapping[str, str]) -> str | None:
-    """The Actions run page, when running in GitHub Actions."""
-    server, repo, run = (
-        env.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")
+def _hint(status: int, said: str, headers: Mapping[str, str], repo: str, base: str) -> str:
+    """What the status means for the repository, and a TIP line saying what to do."""
+    if status == 401:
+        return (
+            f"GITHUB_TOKEN was refused for {repo}: it is missing, expired or revoked\n"
+            "TIP: in GitHub Actions pass `GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}` as env; "
+            "a personal token must be current and allowed to access the repository."
+        )
+    limited = headers.get("x-ratelimit-remaining") == "0" or "rate limit" in said.lower()
+    if status == 429 or (status == 403 and limited):
+        return (
+            f"the API rate limit for {repo} did not clear in time\n"
+            "TIP: re-run later (the workflow runs again on schedule), or raise --max-retry-wait."
+        )
+    if status == 403:
+        return (
+            f"the token may not write issues in {repo}\n"
+            "TIP: the token needs `issues: write`: in the workflow `permissions: issues: write`; "
+            f"a fine-grained token needs Issues: Read and write on {repo}."
+        )
+    if status == 404:
+        return (
+            f"repository {repo} not found at {base}, or the token cannot see it\n"
+            f"TIP: check --repo OWNER/NAME (now {repo}; default $GITHUB_REPOSITORY) and that the "
+            "token has access to it; on GitHub Enterprise set --api-url https://HOST/api/v3."
+        )
+    if status == 410:
+        return (
+            f"issues are turned off in {repo}\n"
+            "TIP: turn Issues on in the repository's settings, or drop --open-issue."
+        )
+    return (
+        "the GitHub API rejected the request\n"
+        f"TIP: GitHub may be having trouble: re-run later; check --api-url (now {base})."
     )
-    if server and repo and run:
-        return f"{server.rstrip('/')}/{repo}/actions/runs/{run}"
-    return None

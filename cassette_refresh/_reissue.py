@@ -5,8 +5,13 @@ endpoint, the body that was sent), get back the live answer or a :class:`Provide
 implementation, :class:`ProviderReissuer`, sends calls through
 :class:`~cassettes_core.providers.Provider` objects: the built-in
 :class:`~cassettes_core.providers.http.HTTPProvider` ones (what the command uses, made by
-:func:`built_in_reissuer`) or your own (gRPC, an in-house gateway). It honours ``retry-after``
-(and ``retry-after-ms``) on 429 and 5xx, up to a cap and a few tries.
+:func:`built_in_reissuer`) or your own (gRPC, an in-house gateway). It retries 429 and 5xx
+answers (honouring ``retry-after`` and ``retry-after-ms``, up to a cap), timeouts, connection
+failures and streams that fail part-way, a few times.
+
+A stream that fails part-way (Anthropic's ``event: error``, a Responses ``response.failed`` or
+``error`` event, an OpenAI chunk carrying an ``error`` object) is a failed call, never an answer
+to compare: its missing events would read as removed fields.
 """
 
 from __future__ import annotations
@@ -22,9 +27,11 @@ from typing import Any, Protocol
 from cassettes_core._errors import ConfigError, ProviderError
 from cassettes_core._request import LLMRequest
 from cassettes_core.providers import Provider
-from cassettes_core.providers.http import ROUTES, HTTPProvider
+from cassettes_core.providers.http import ROUTES, HTTPProvider, http_module
 
 RETRY_STATUSES: frozenset[int | None] = frozenset({429, 500, 502, 503, 504, 529})
+RETRY_KINDS = frozenset({"timeout", "connection"})
+FAILED_EVENTS = frozenset({"error", "response.failed"})
 
 
 @dataclass(frozen=True)
@@ -40,13 +47,53 @@ class LiveCall:
 
 @dataclass(frozen=True)
 class LiveAnswer:
-    """What the live provider answered: a JSON ``body`` or the parsed SSE ``events``."""
+    """What the live provider answered: a JSON ``body`` or the parsed SSE ``events``.
+
+    ``event_ms`` holds, when known, each event's offset from the start of the call.
+    """
 
     status: int
     headers: Mapping[str, str] = field(default_factory=dict)
     body: Any = None
     events: tuple[tuple[str | None, Any], ...] | None = None
     duration_ms: int = 0
+    event_ms: tuple[int, ...] | None = None
+
+
+class StreamFailedError(ProviderError):
+    """A live stream that started and then reported an error: retried, then "could not check"."""
+
+    def __init__(self, provider: str, event: str, error: Any) -> None:
+        self.event = event
+        super().__init__("http_status", provider=provider, status=None, body=error)
+
+    def __str__(self) -> str:
+        who = self.provider or "provider"
+        detail = self.body if isinstance(self.body, str) else repr(self.body)
+        if len(detail) > 200:
+            detail = detail[:199] + "…"
+        return f"{who}: the stream failed part-way ({self.event}: {detail})"
+
+
+def _error_of(data: Any) -> Any:
+    if not isinstance(data, Mapping):
+        return data
+    response = data.get("response")
+    for holder in (data, response if isinstance(response, Mapping) else {}):
+        if holder.get("error") is not None:
+            return holder["error"]
+    return dict(data)
+
+
+def stream_failure(events: Iterable[tuple[str | None, Any]]) -> tuple[str, Any] | None:
+    """The first event saying the stream failed, as (its type, the error), else ``None``."""
+    for name, data in events:
+        kind = data.get("type") if isinstance(data, Mapping) else None
+        if name in FAILED_EVENTS or kind in FAILED_EVENTS:
+            return str(name or kind), _error_of(data)
+        if isinstance(data, Mapping) and isinstance(data.get("error"), Mapping):
+            return str(name or "chunk"), data["error"]
+    return None
 
 
 class Reissuer(Protocol):
@@ -103,7 +150,12 @@ async def _with_retries(
         try:
             return await send()
         except ProviderError as exc:
-            if exc.status not in RETRY_STATUSES or attempt >= retries:
+            retryable = (
+                exc.status in RETRY_STATUSES
+                or exc.kind in RETRY_KINDS
+                or isinstance(exc, StreamFailedError)
+            )
+            if not retryable or attempt >= retries:
                 raise
             await asyncio.sleep(retry_delay(exc.headers, attempt=attempt, cap=cap))
             attempt += 1
@@ -147,11 +199,20 @@ class ProviderReissuer:
         async def send() -> LiveAnswer:
             started = time.monotonic()
             if call.stream:
-                events = [(event.event, event.data) async for event in provider.astream(request)]
+                events: list[tuple[str | None, Any]] = []
+                offsets: list[int] = []
+                async for event in provider.astream(request):
+                    events.append((event.event, event.data))
+                    offsets.append(int((time.monotonic() - started) * 1000))
                 took = int((time.monotonic() - started) * 1000)
                 if self.require_json and not events:
                     raise _unreadable(call, 200, "an event stream without events")
-                return LiveAnswer(200, events=tuple(events), duration_ms=took)
+                failed = stream_failure(events)
+                if failed is not None:
+                    raise StreamFailedError(call.provider, *failed)
+                return LiveAnswer(
+                    200, events=tuple(events), duration_ms=took, event_ms=tuple(offsets)
+                )
             answer = await provider.acomplete(request)
             took = int((time.monotonic() - started) * 1000)
             if self.require_json and isinstance(answer.body, str):
@@ -165,6 +226,23 @@ class ProviderReissuer:
 
 def _unreadable(call: LiveCall, status: int, what: str) -> ProviderError:
     return ProviderError("http_status", provider=call.provider, status=status, body=what)
+
+
+def _check_url(url: str, variable: str) -> None:
+    """A base URL the HTTP client can use, or a ConfigError naming the variable."""
+    http = http_module()
+    try:
+        parsed = http.URL(url)
+    except (http.InvalidURL, TypeError, ValueError) as exc:
+        problem: str | None = str(exc)
+    else:
+        problem = None if parsed.scheme in {"http", "https"} and parsed.host else "not http(s)"
+    if problem is not None:
+        raise ConfigError(
+            f"{variable}={url!r} is not a usable URL ({problem})\n"
+            f"TIP: set {variable} to the API's base, e.g. https://api.openai.com/v1, "
+            "or unset it for the public API."
+        )
 
 
 def built_in_reissuer(
@@ -195,6 +273,7 @@ def built_in_reissuer(
                 "server), or in CI pass it from the repository secrets."
             )
         base_url = env.get(route.base_env, "").strip() or route.default_base
+        _check_url(base_url, route.base_env)
         providers[name] = HTTPProvider(name, base_url=base_url, api_key=key, timeout=timeout)
     return ProviderReissuer(
         providers, retries=retries, max_retry_wait=max_retry_wait, require_json=True

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from cassette_refresh._classify import Finding
-from cassette_refresh._result import CheckResult, EndpointResult
+from cassette_refresh._finding import Finding
+from cassette_refresh._result import CheckResult, EndpointResult, IssueAction
 
 _RESET = "\033[0m"
 _STYLES = {
@@ -35,6 +35,27 @@ def _shape(finding: Finding) -> str:
     return f"recorded: {recorded}; live: {live}"
 
 
+def first_line(text: str) -> str:
+    return text.strip().partition("\n")[0]
+
+
+def _issue_line(action: IssueAction) -> str:
+    line = f"issue #{action.number} {action.action}: {action.url}"
+    if not action.labelled:
+        line += " (GitHub did not keep its label: later runs find it by its marker)"
+    return line
+
+
+def _done_lines(result: CheckResult) -> list[str]:
+    """What was done (issues, re-recorded files), what was not, and the error that stopped it."""
+    lines = [_issue_line(action) for action in result.issues]
+    lines += [f"re-recorded {path}" for path in result.written]
+    lines += [f"not re-recorded {u.path}: {first_line(u.reason)}" for u in result.not_written]
+    if result.error is not None:
+        lines.append(f"stopped by an error: {first_line(result.error)}")
+    return lines
+
+
 def headline(result: CheckResult) -> str:
     """One line: the verdict and the counts."""
     scope = (
@@ -52,6 +73,8 @@ def headline(result: CheckResult) -> str:
         verdict = "COULD NOT CHECK"
         if result.errors:
             verdict += f": {_plural(len(result.errors), 'call')} failed"
+        elif result.error is not None and not result.compared:
+            verdict += f": {first_line(result.error)}"
         elif not result.compared:
             verdict += ": no interaction could be re-issued"
     else:
@@ -74,11 +97,8 @@ def render_text(result: CheckResult, *, colour: bool = False, show_info: bool = 
         lines.append(paint(f"skipped ({len(result.skipped)}):", "dim"))
         lines.extend(f"  {p.origin}  {p.provider}: {p.message}" for p in result.skipped)
         lines.append("")
-    for action in result.issues:
-        lines.append(f"issue #{action.number} {action.action}: {action.url}")
-    for path in result.written:
-        lines.append(f"re-recorded {path}")
-    if result.status == "drift":
+    lines.extend(_done_lines(result))
+    if result.status == "drift" and result.error is None:
         lines.append(
             "TIP: review each change; re-record with `cassette-refresh check PATH --write` "
             "once your code handles the new shape."
@@ -159,4 +179,11 @@ def render_markdown(result: CheckResult) -> str:
         lines += ["### Issues", ""]
         lines += [f"- {i.action} [#{i.number}]({i.url})" for i in result.issues]
         lines.append("")
+    if result.written or result.not_written:
+        lines += ["### Re-recorded", ""]
+        lines += [f"- `{path}`" for path in result.written]
+        lines += [f"- not `{u.path}`: {_cell(first_line(u.reason))}" for u in result.not_written]
+        lines.append("")
+    if result.error is not None:
+        lines += ["### Error", "", "```", result.error.strip(), "```", ""]
     return "\n".join(lines).rstrip() + "\n"

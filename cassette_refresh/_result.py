@@ -3,6 +3,10 @@
 Results are rendered late (``_render``): the terminal report, Markdown and JSON all read these
 records. The JSON schema is ``cassette-refresh/1``; a change that removes or renames a key bumps
 it, added keys do not.
+
+``status`` is the comparison's verdict; ``exit_code`` is the process's: 2 whenever ``error`` is
+set (the check could not start, or filing issues or writing cassettes failed part-way: what was
+done is still listed in ``issues`` and ``written``).
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal, TypedDict
 
-from cassette_refresh._classify import Finding
+from cassette_refresh._finding import Finding
 
 SCHEMA = "cassette-refresh/1"
 
@@ -60,6 +64,15 @@ class IssueAction:
     action: Literal["opened", "commented"]
     number: int
     url: str
+    labelled: bool = True
+
+
+@dataclass(frozen=True)
+class Unwritten:
+    """A cassette ``--write`` left as it was, and why."""
+
+    path: str
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -71,7 +84,9 @@ class CheckResult:
     errors: tuple[CallProblem, ...] = ()
     skipped: tuple[CallProblem, ...] = ()
     written: tuple[str, ...] = ()
+    not_written: tuple[Unwritten, ...] = ()
     issues: tuple[IssueAction, ...] = ()
+    error: str | None = None
     generated_at: str = field(
         default_factory=lambda: datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     )
@@ -98,7 +113,9 @@ class CheckResult:
 
     @property
     def exit_code(self) -> int:
-        """0 no drift, 1 drift (even if some calls failed), 2 could not check."""
+        """0 no drift, 1 drift (even if some calls failed), 2 could not check or an error."""
+        if self.error is not None:
+            return EXIT_UNCHECKED
         return {"no_drift": EXIT_OK, "drift": EXIT_DRIFT, "unchecked": EXIT_UNCHECKED}[self.status]
 
 
@@ -136,6 +153,12 @@ class IssueJSON(TypedDict):
     action: str
     number: int
     url: str
+    labelled: bool
+
+
+class UnwrittenJSON(TypedDict):
+    path: str
+    reason: str
 
 
 class SummaryJSON(TypedDict):
@@ -159,7 +182,9 @@ class ReportJSON(TypedDict):
     errors: list[ProblemJSON]
     skipped: list[ProblemJSON]
     written: list[str]
+    not_written: list[UnwrittenJSON]
     issues: list[IssueJSON]
+    error: str | None
 
 
 def finding_json(finding: Finding) -> FindingJSON:
@@ -217,8 +242,16 @@ def to_json(result: CheckResult) -> ReportJSON:
         "errors": [_problem(p) for p in result.errors],
         "skipped": [_problem(p) for p in result.skipped],
         "written": list(result.written),
+        "not_written": [{"path": u.path, "reason": u.reason} for u in result.not_written],
         "issues": [
-            {"fingerprint": i.fingerprint, "action": i.action, "number": i.number, "url": i.url}
+            {
+                "fingerprint": i.fingerprint,
+                "action": i.action,
+                "number": i.number,
+                "url": i.url,
+                "labelled": i.labelled,
+            }
             for i in result.issues
         ],
+        "error": result.error,
     }

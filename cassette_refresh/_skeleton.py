@@ -13,6 +13,11 @@ chunks carry neither).
 Objects with a string ``type`` are members of a tagged union (content blocks, output items, stream
 deltas): their keys are counted per ``type`` value (the *variant*), so that a ``tool_use`` block's
 ``input`` is not expected on a ``text`` block.
+
+Tool-call arguments are model content, whatever their form: a ``tool_use`` block's ``input``,
+any ``arguments`` (OpenAI ``function.arguments``, Responses ``function_call.arguments``) and
+``partial_json`` are typed (``object``, ``string``) but never looked into. Keep-alive events
+(:data:`KEEPALIVE_EVENTS`) are left out of stream skeletons altogether.
 """
 
 from __future__ import annotations
@@ -31,6 +36,14 @@ CHUNK = "chunk"
 DEFAULT_ENUM_KEYS: frozenset[str] = frozenset(
     {"finish_reason", "stop_reason", "role", "object", "type", "status"}
 )
+
+# Keys whose value is model-written content (tool-call arguments): typed, never walked.
+OPAQUE_KEYS: frozenset[str] = frozenset({"arguments", "partial_json"})
+# Keys that are opaque in union members whose ``type`` ends with this (``tool_use``,
+# ``server_tool_use``, ``mcp_tool_use``).
+OPAQUE_IN_TOOL_USE: frozenset[str] = frozenset({"input"})
+# Stream heartbeats: any number of them, including none, is normal.
+KEEPALIVE_EVENTS: frozenset[str] = frozenset({"ping"})
 
 #: (container path, variant) — a place where objects were seen.
 Node = tuple[str, str | None]
@@ -65,6 +78,13 @@ def join(container: str, key: str) -> str:
 
 def stream_root(event_type: str) -> str:
     return f"{STREAM}[{event_type}]"
+
+
+def is_opaque(key: str, variant: str | None) -> bool:
+    """Whether the value at ``key`` (in an object of union member ``variant``) is model content."""
+    if key in OPAQUE_KEYS:
+        return True
+    return key in OPAQUE_IN_TOOL_USE and variant is not None and variant.endswith("tool_use")
 
 
 def event_type(event: str | None, data: Any) -> str | None:
@@ -177,7 +197,7 @@ class ShapeBuilder:
         seen: set[str] = set()
         for name, data in answer.events:
             kind = event_type(name, data)
-            if kind is None:
+            if kind is None or kind in KEEPALIVE_EVENTS:
                 continue
             if kind not in seen:
                 seen.add(kind)
@@ -206,7 +226,8 @@ class ShapeBuilder:
                 self._count((path, variant, name), type_name(child))
                 if name in self.enum_keys and isinstance(child, str):
                     self._enums.setdefault(child_path, set()).add(child)
-                self._walk(child, child_path)
+                if not is_opaque(name, variant):
+                    self._walk(child, child_path)
         elif isinstance(value, list | tuple):
             items = f"{path}[]"
             for element in value:

@@ -2,17 +2,30 @@
 
 ``BEHAVIOUR_PATHS`` are paths whose presence depends on what the model chose to do (a tool call,
 logprobs): their appearing or vanishing is noted, never drift. ``KNOWN_VALUES`` are long-documented
-enum values, by key name or by full path: seeing one live for the first time (``length`` where the
-recording only had ``stop``) is behaviour, not drift. Values added to the APIs since mid-2024
+enum values, by key name or by answer path (a stream path is read as the answer path it stands
+for, see :func:`answer_path`): seeing one live for the first time (``length`` where the recording
+only had ``stop``) is behaviour, not drift. Values added to the APIs since mid-2024
 (``pause_turn``, ``refusal``, ``thinking`` blocks …) are deliberately *not* listed: their first
 sighting is what the drift check exists to report.
+
+Stream events come in three kinds:
+
+- *lifecycle* events frame every answer (``response.created``, ``message_start``,
+  ``message_stop``, chat chunks): one that every recorded stream had and no live one has is drift;
+- *content* events are about one output item or content block (text deltas, content parts,
+  tool-call argument deltas): whether they occur depends on what the model produced. They are
+  recognised by their payload, which addresses an item (``index``, ``output_index``,
+  ``content_index``, ``item_id``), or by name (:data:`BEHAVIOUR_EVENTS`);
+- *keep-alive* events (:data:`KEEPALIVE_EVENTS`, Anthropic's ``ping``) come in any number,
+  including none, and are never compared.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
-from cassette_refresh._skeleton import EVENT_PATH
+from cassette_refresh._skeleton import EVENT_PATH, KEEPALIVE_EVENTS
 
 # Paths whose presence depends on what the model chose to do, not on the wire format.
 BEHAVIOUR_PATHS: frozenset[str] = frozenset(
@@ -27,6 +40,35 @@ BEHAVIOUR_PATHS: frozenset[str] = frozenset(
     }
 )
 
+# Keys whose presence in an event's payload says the event is about one output item or block.
+ITEM_ADDRESS_KEYS: frozenset[str] = frozenset(
+    {"index", "output_index", "content_index", "item_id", "summary_index"}
+)
+
+# Content events by name, for streams whose payloads do not address an item.
+BEHAVIOUR_EVENTS: frozenset[str] = frozenset(
+    {
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "response.output_item.added",
+        "response.output_item.done",
+        "response.content_part.added",
+        "response.content_part.done",
+        "response.output_text.delta",
+        "response.output_text.done",
+        "response.output_text.annotation.added",
+        "response.refusal.delta",
+        "response.refusal.done",
+        "response.function_call_arguments.delta",
+        "response.function_call_arguments.done",
+    }
+)
+
+_OUTPUT_ITEM_TYPES = frozenset({"message", "function_call", "reasoning"})
+_OUTPUT_PART_TYPES = frozenset({"output_text", "refusal"})
+_BLOCK_TYPES = frozenset({"text", "tool_use"})
+
 # Long-documented values: seeing one live for the first time is behaviour, not drift.
 KNOWN_VALUES: Mapping[str, frozenset[str]] = {
     "finish_reason": frozenset({"stop", "length", "tool_calls", "content_filter", "function_call"}),
@@ -35,35 +77,65 @@ KNOWN_VALUES: Mapping[str, frozenset[str]] = {
     "status": frozenset(
         {"completed", "incomplete", "in_progress", "failed", "cancelled", "queued"}
     ),
-    "content[].type": frozenset({"text", "tool_use"}),
-    "stream[content_block_start].content_block.type": frozenset({"text", "tool_use"}),
+    "content[].type": _BLOCK_TYPES,
     "stream[content_block_delta].delta.type": frozenset({"text_delta", "input_json_delta"}),
-    "output[].type": frozenset({"message", "function_call", "reasoning"}),
-    "output[].content[].type": frozenset({"output_text", "refusal"}),
+    "output[].type": _OUTPUT_ITEM_TYPES,
+    "output[].content[].type": _OUTPUT_PART_TYPES,
     EVENT_PATH: frozenset(
         {
             "chunk",
             "error",
-            "ping",
+            *KEEPALIVE_EVENTS,
             "message_start",
             "message_delta",
             "message_stop",
-            "content_block_start",
-            "content_block_delta",
-            "content_block_stop",
             "response.created",
             "response.in_progress",
             "response.completed",
             "response.incomplete",
             "response.failed",
-            "response.output_item.added",
-            "response.output_item.done",
-            "response.content_part.added",
-            "response.content_part.done",
-            "response.output_text.delta",
-            "response.output_text.done",
-            "response.function_call_arguments.delta",
-            "response.function_call_arguments.done",
+            *BEHAVIOUR_EVENTS,
         }
     ),
 }
+
+# A stream path → the answer path it stands for: (event pattern, payload key, answer path).
+# Lifecycle events carry the whole answer (``response``, ``message``) or update it
+# (``message_delta.delta`` holds the message's stop fields, ``.usage`` its usage); item events
+# carry one output item, content part or content block; a chat chunk is the answer's envelope.
+_STREAM_KEYS: tuple[tuple[re.Pattern[str], str | None, str], ...] = (
+    (re.compile(r"response\..+"), "response", ""),
+    (re.compile(r"message_start"), "message", ""),
+    (re.compile(r"message_delta"), "delta", ""),
+    (re.compile(r"message_delta"), "usage", "usage"),
+    (re.compile(r"response\.output_item\..+"), "item", "output[]"),
+    (re.compile(r"response\.content_part\..+"), "part", "output[].content[]"),
+    (re.compile(r"content_block_start"), "content_block", "content[]"),
+    (re.compile(r"chunk"), None, ""),
+)
+_STREAM_PATH = re.compile(r"stream\[([^\]]+)\]\.(.+)")
+
+
+def answer_path(path: str) -> str:
+    """The answer path a stream path stands for; any other path unchanged.
+
+    ``stream[response.completed].response.service_tier`` and ``stream[chunk].service_tier`` are
+    ``service_tier``; ``stream[response.output_item.added].item.type`` is ``output[].type``;
+    ``stream[message_start].message.usage.x`` is ``usage.x``. Paths inside other events
+    (``stream[content_block_delta].delta.type``) and event types themselves stay as they are.
+    """
+    match = _STREAM_PATH.fullmatch(path)
+    if match is None:
+        return path
+    event, rest = match.groups()
+    for pattern, key, target in _STREAM_KEYS:
+        if not pattern.fullmatch(event):
+            continue
+        if key is None:
+            return rest
+        if rest == key and target:
+            return target
+        if rest.startswith(f"{key}."):
+            inner = rest[len(key) + 1 :]
+            return f"{target}.{inner}" if target else inner
+    return path

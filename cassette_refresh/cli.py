@@ -5,42 +5,40 @@
     cassette-refresh check PATH... [--json | --markdown] [--output FILE]
                                    [--concurrency N] [--timeout S] [--retries N]
                                    [--enum-key KEY]... [--optional-path PATH]... [--strict-nulls]
-                                   [--write] [--open-issue [--repo OWNER/NAME] [--api-url URL]]
+                                   [--write [--allow-secret VALUE]...]
+                                   [--open-issue [--repo OWNER/NAME] [--api-url URL]]
 
 Exit codes: 0 no drift, 1 drift, 2 could not check (credentials, network, a bad cassette, a
-refused write or GitHub call), with an ``ERROR:`` line and a ``TIP:`` line on stderr.
+refused write or GitHub call, any unexpected failure), with an ``ERROR:`` line and a ``TIP:``
+line on stderr. With ``--json`` (or ``--markdown``) a report is printed even then, with its
+``error``; what was done before a failure (issues filed, files re-recorded) is in it.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
-import json
 import os
-import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, TextIO
 
-from cassette_refresh._cassettes import (
-    default_guard,
-    find_cassettes,
-    load_recorded,
-    write_back,
-)
+from cassette_refresh._cassettes import default_guard, find_cassettes, load_recorded, write_all
 from cassette_refresh._check import CheckRun, providers_needed, run_check
-from cassette_refresh._classify import Rules
-from cassette_refresh._github import DEFAULT_API_URL, LABEL, IssueOpener, run_url_from_env
+from cassette_refresh._cli_output import _Output, _progress, emit
+from cassette_refresh._finding import Rules
+from cassette_refresh._github import DEFAULT_API_URL, GitHubError
+from cassette_refresh._issues import LABEL, IssueOpener, run_url_from_env
 from cassette_refresh._reissue import built_in_reissuer
-from cassette_refresh._render import render_markdown, render_text
-from cassette_refresh._result import EXIT_UNCHECKED, CheckResult, to_json
+from cassette_refresh._result import EXIT_UNCHECKED, CheckResult, Unwritten
 from cassette_refresh._skeleton import DEFAULT_ENUM_KEYS
 from cassette_refresh._vocabulary import BEHAVIOUR_PATHS
-from cassettes_core._errors import CassetteError, ConfigError
+from cassettes_core._errors import CassetteError, ConfigError, UnsafeCassetteError
+from cassettes_core._store import WriteGuard
 
-SECRET_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GITHUB_TOKEN")
+__all__ = ["console_main", "main"]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -61,8 +59,20 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--output", metavar="FILE", help="write the report to FILE, not stdout")
     check.add_argument("--concurrency", type=_positive_int, default=4, metavar="N")
     check.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS")
-    check.add_argument("--retries", type=int, default=3, metavar="N", help="on 429/5xx")
-    check.add_argument("--max-retry-wait", type=float, default=30.0, metavar="SECONDS")
+    check.add_argument(
+        "--retries",
+        type=int,
+        default=3,
+        metavar="N",
+        help="tries again on 429/5xx, timeouts, refused connections, streams failing part-way",
+    )
+    check.add_argument(
+        "--max-retry-wait",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="the longest wait before a retry, providers and GitHub rate limits alike",
+    )
     check.add_argument(
         "--enum-key",
         action="append",
@@ -87,6 +97,14 @@ def _parser() -> argparse.ArgumentParser:
         "--write", action="store_true", help="re-record the cassettes from the live answers"
     )
     check.add_argument(
+        "--allow-secret",
+        action="append",
+        default=[],
+        metavar="VALUE",
+        help="with --write: a value known to be safe that the secret guard lets through "
+        "(repeatable)",
+    )
+    check.add_argument(
         "--open-issue", action="store_true", help="file one GitHub issue per drift (GITHUB_TOKEN)"
     )
     check.add_argument("--repo", metavar="OWNER/NAME", help="default: $GITHUB_REPOSITORY")
@@ -102,59 +120,31 @@ def _positive_int(text: str) -> int:
     return value
 
 
-class _Output:
-    """stdout/stderr with every known secret value masked, whatever prints it."""
-
-    def __init__(self, env: Mapping[str, str], out: TextIO, err: TextIO) -> None:
-        self.secrets = [v for k in SECRET_VARIABLES if len(v := env.get(k, "")) >= 4]
-        self.out, self.err = out, err
-
-    def redact(self, text: str) -> str:
-        for secret in self.secrets:
-            text = text.replace(secret, "***")
-        return text
-
-    def print(self, text: str, *, err: bool = False) -> None:
-        stream = self.err if err else self.out
-        stream.write(self.redact(text))
-        stream.flush()
-
-    def error(self, exc: BaseException | str) -> int:
-        message = str(exc).strip()
-        first, _, rest = message.partition("\n")
-        lines = [f"ERROR: {first}"]
-        if rest:
-            lines.append(rest)
-        if "TIP:" not in message:
-            lines.append("TIP: run `cassette-refresh check --help` for the options.")
-        self.print("\n".join(lines) + "\n", err=True)
-        return EXIT_UNCHECKED
-
-
-def _progress(output: _Output, enabled: bool) -> Callable[[int, int], None] | None:
-    if not enabled:
-        return None
-
-    def show(done: int, total: int) -> None:
-        end = "\r\033[K" if done == total else ""
-        output.print(f"\r\033[Kre-issuing {done}/{total}…{end}", err=True)
-
-    return show
-
-
-def _colour(stream: TextIO, env: Mapping[str, str]) -> bool:
-    if env.get("NO_COLOR") or env.get("TERM") == "dumb":
-        return False
-    return bool(getattr(stream, "isatty", lambda: False)())
-
-
-def _check(args: argparse.Namespace, env: Mapping[str, str], output: _Output) -> int:
-    rules = Rules(
+def _rules(args: argparse.Namespace) -> Rules:
+    return Rules(
         enum_keys=DEFAULT_ENUM_KEYS | frozenset(args.enum_key),
         strict_nulls=args.strict_nulls,
         optional_paths=BEHAVIOUR_PATHS | frozenset(args.optional_path),
     )
-    opener = _opener_options(args, env) if args.open_issue else None
+
+
+def _check_output(path: str | None) -> None:
+    """A report file that cannot be written is found before any live call is spent."""
+    if path is None:
+        return
+    target = Path(path)
+    folder = target.parent
+    if target.is_dir() or not folder.is_dir():
+        what = "is a folder" if target.is_dir() else f"its folder {folder} does not exist"
+        raise ConfigError(
+            f"--output {path}: {what}\n"
+            "TIP: pass --output a file in a folder that exists (create the folder first)."
+        )
+
+
+def _check(args: argparse.Namespace, env: Mapping[str, str], output: _Output) -> int:
+    rules = _rules(args)
+    _check_output(args.output)
     files = find_cassettes(args.paths)
     if not files:
         raise ConfigError(
@@ -162,6 +152,7 @@ def _check(args: argparse.Namespace, env: Mapping[str, str], output: _Output) ->
             "TIP: pass the folder your cassettes are recorded in, e.g. `cassettes/`."
         )
     recorded = load_recorded(files)
+    guard = default_guard(args.allow_secret) if args.write else None
     reissuer = built_in_reissuer(
         providers_needed(recorded),
         env,
@@ -169,35 +160,39 @@ def _check(args: argparse.Namespace, env: Mapping[str, str], output: _Output) ->
         retries=args.retries,
         max_retry_wait=args.max_retry_wait,
     )
-    progress = _progress(output, not args.no_progress and output.err.isatty())
-    run: CheckRun = asyncio.run(
-        run_check(
-            files,
-            reissuer,
-            recorded=recorded,
-            rules=rules,
-            concurrency=args.concurrency,
-            progress=progress,
-        )
-    )
-    result = run.result
-    failure: CassetteError | None = None
-    try:
+    with contextlib.ExitStack() as stack:
+        opener = _opener(args, env)
         if opener is not None:
-            with IssueOpener(**opener) as github:
-                result = dataclasses.replace(result, issues=tuple(github.file(result)))
-        if args.write:
-            result = dataclasses.replace(result, written=tuple(_write(files, run)))
-    except CassetteError as exc:
-        failure = exc
-    _emit(result, args, env, output)
-    if failure is not None:
-        return output.error(failure)
+            stack.enter_context(opener)
+            opener.preflight()  # before any live call is spent
+        progress = _progress(output, not args.no_progress and output.err.isatty())
+        run: CheckRun = asyncio.run(
+            run_check(
+                files,
+                reissuer,
+                recorded=recorded,
+                rules=rules,
+                concurrency=args.concurrency,
+                progress=progress,
+            )
+        )
+        result = run.result
+        if opener is not None:
+            result = _file_issues(opener, result)
+        if guard is not None:
+            result = _write(files, run, result, guard)
+    failure = emit(result, args, env, output)
+    errors = [text for text in (result.error, failure) if text is not None]
+    if errors:
+        output.error("\n".join(errors))
+        return EXIT_UNCHECKED
     return result.exit_code
 
 
-def _opener_options(args: argparse.Namespace, env: Mapping[str, str]) -> dict[str, Any]:
-    """The issue opener's settings, checked before any live call is spent."""
+def _opener(args: argparse.Namespace, env: Mapping[str, str]) -> IssueOpener | None:
+    """The issue opener, checked before any live call is spent; None without --open-issue."""
+    if not args.open_issue:
+        return None
     token = env.get("GITHUB_TOKEN", "").strip()
     if not token:
         raise ConfigError(
@@ -210,46 +205,63 @@ def _opener_options(args: argparse.Namespace, env: Mapping[str, str]) -> dict[st
         raise ConfigError(
             "--open-issue needs the repository: pass --repo OWNER/NAME or set GITHUB_REPOSITORY"
         )
-    api_url = args.api_url or env.get("GITHUB_API_URL") or DEFAULT_API_URL
-    if not re.fullmatch(r"[\w.-]+/[\w.-]+", repo):
-        raise ConfigError(f"--repo must be OWNER/NAME, not {repo!r}")
-    return {
-        "repo": repo,
-        "token": token,
-        "api_url": api_url,
-        "label": args.label,
-        "run_url": run_url_from_env(env),
-    }
+    return IssueOpener(
+        repo=repo,
+        token=token,
+        api_url=args.api_url or env.get("GITHUB_API_URL") or DEFAULT_API_URL,
+        label=args.label,
+        run_url=run_url_from_env(env),
+        max_retry_wait=args.max_retry_wait,
+    )
 
 
-def _write(files: Sequence[Path], run: CheckRun) -> list[str]:
-    guard = default_guard()
-    written: list[str] = []
-    for path in files:
-        live = {seq: answer for (name, seq), answer in run.live.items() if name == str(path)}
-        if live and write_back(path, live, guard=guard):
-            written.append(str(path))
-    return written
+def _file_issues(opener: IssueOpener, result: CheckResult) -> CheckResult:
+    try:
+        return dataclasses.replace(result, issues=tuple(opener.file(result)))
+    except GitHubError as exc:
+        return dataclasses.replace(result, issues=exc.done, error=str(exc))
 
 
-def _emit(
-    result: CheckResult, args: argparse.Namespace, env: Mapping[str, str], output: _Output
-) -> None:
-    if args.json:
-        report = json.dumps(to_json(result), indent=2, ensure_ascii=False) + "\n"
-    elif args.markdown:
-        report = render_markdown(result)
-    else:
-        report = render_text(
-            result, colour=not args.output and _colour(output.out, env), show_info=not args.no_info
-        )
-    if args.output:
-        Path(args.output).write_text(output.redact(report), encoding="utf-8")
-        output.print(
-            render_text(result, colour=_colour(output.out, env), show_info=not args.no_info)
+def _write(
+    files: Sequence[Path], run: CheckRun, result: CheckResult, guard: WriteGuard
+) -> CheckResult:
+    outcome = write_all(files, run.live, guard=guard)
+    refused = tuple(Unwritten(path, _reason(exc)) for path, exc in outcome.refused)
+    result = dataclasses.replace(result, written=tuple(outcome.written), not_written=refused)
+    if not refused:
+        return result
+    total = len(outcome.written) + len(refused)
+    written = ", ".join(outcome.written) or "none"
+    lines = [
+        f"--write left {len(refused)} of {total} cassettes as they were (re-recorded: {written})"
+    ]
+    lines += [f"  {u.path}: {u.reason.replace(chr(10), chr(10) + '  ')}" for u in refused]
+    if any(isinstance(exc, UnsafeCassetteError) for _, exc in outcome.refused):
+        lines.append(
+            "TIP: those files are unchanged on disk. Scrub each value in a before_record hook, "
+            "or, if a value is known to be safe, let it through with --allow-secret VALUE."
         )
     else:
-        output.print(report)
+        lines.append("TIP: those files are unchanged on disk; check they can be written.")
+    error = "\n".join(lines)
+    return dataclasses.replace(result, error=f"{result.error}\n{error}" if result.error else error)
+
+
+def _reason(exc: BaseException) -> str:
+    """Why a file was not written, without the library's own TIP (the CLI gives its own)."""
+    text = str(exc.strerror) if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return "\n".join(line for line in text.splitlines() if not line.startswith("TIP:"))
+
+
+def _fail(args: argparse.Namespace, env: Mapping[str, str], output: _Output, message: str) -> int:
+    """An error before any result: the report (JSON or Markdown) still says so, then ERROR."""
+    output.clear_progress()
+    if args.json or args.markdown:
+        empty = CheckResult(cassettes=(), endpoints=(), error=message)
+        failure = emit(empty, args, env, output, terminal=False)
+        if failure is not None:
+            message = f"{message}\n{failure}"
+    return output.error(message)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -264,10 +276,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _check(args, env, output)
     except CassetteError as exc:
-        return output.error(exc)
+        return _fail(args, env, output, str(exc))
     except KeyboardInterrupt:
+        output.clear_progress()
         output.print("\ninterrupted\n", err=True)
         return 130
+    except Exception as exc:  # the boundary: never a traceback, never exit 1
+        message = (
+            f"unexpected {type(exc).__name__}: {exc}\n"
+            "TIP: this is a bug in cassette-refresh: please report it with the command you ran."
+        )
+        return _fail(args, env, output, message)
 
 
 def console_main() -> None:

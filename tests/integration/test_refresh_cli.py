@@ -146,16 +146,23 @@ def test_recorded_errors_and_unknown_providers_are_skipped(
 def test_write_goes_through_the_secret_guard(
     stub: SlowStub, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A live answer holding a key is refused: exit 2, the cassette left byte for byte."""
+    """A live answer holding a key is refused: exit 2, the cassette left byte for byte; with
+    --allow-secret VALUE (repeatable, handed to the guard) it is written."""
     leaked = "sk-ant-api03-" + secrets.token_urlsafe(72)
     stub.content = f"my key is {leaked}"
     cassette = _write(tmp_path / "c.yaml", [_interaction(1, "q", response=LLMResponse(body=CHAT))])
     before = cassette.read_bytes()
     assert main(["check", str(cassette), "--write", "--no-progress"]) == 2
     captured = capsys.readouterr()
-    assert "ERROR: refused to write" in captured.err
+    assert "ERROR: --write left 1 of 1 cassettes as they were (re-recorded: none)" in captured.err
+    assert f"{cassette}: refused to write" in captured.err
+    assert "--allow-secret VALUE" in captured.err
     assert leaked not in captured.out + captured.err
     assert cassette.read_bytes() == before
+    args = ["check", str(cassette), "--write", "--no-progress", "--allow-secret", "other"]
+    assert main([*args, "--allow-secret", leaked]) == 0
+    assert leaked in cassette.read_text(encoding="utf-8")
+    assert "ERROR" not in capsys.readouterr().err
 
 
 @pytest.fixture
@@ -193,10 +200,10 @@ def test_persistent_failure_is_exit_2(
 def test_timeout_is_exit_2(
     emulated: tuple[Emulator, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A provider that does not answer in --timeout seconds is reported, exit 2."""
+    """A provider that does not answer in --timeout seconds, retries spent, is reported: exit 2."""
     emu, cassette = emulated
     emu.inject_timeout(2.0, times=2)
-    code, report = _json(capsys, str(cassette), "--timeout", "0.2")
+    code, report = _json(capsys, str(cassette), "--timeout", "0.2", "--retries", "0")
     assert code == 2
     messages = [e["message"] for e in report["errors"]]
     assert len(messages) == 2
@@ -211,7 +218,7 @@ def test_unreachable_provider_is_exit_2(
     """Connection refused is "could not check", with the reason per call."""
     _, cassette = emulated
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
-    code, report = _json(capsys, str(cassette))
+    code, report = _json(capsys, str(cassette), "--retries", "1", "--max-retry-wait", "0")
     assert code == 2
     assert report["errors"][0]["message"].startswith("openai.chat: connection (")
 

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -58,7 +59,76 @@ def test_workflow_is_scheduled_manual_and_files_issues() -> None:
     assert "workflow_dispatch" in triggers
     assert workflow["permissions"]["issues"] == "write"
     steps = workflow["jobs"]["check"]["steps"]
-    check = next(s for s in steps if "cassette-refresh check" in s.get("run", ""))
+    check = _check_step()
     assert "--open-issue" in check["run"]
     assert {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GITHUB_TOKEN"} <= set(check["env"])
-    assert any("pip install ." in s.get("run", "") for s in steps)
+    installs = [s["run"].strip() for s in steps if "pip install" in s.get("run", "")]
+    assert installs == ["python -m pip install ."]  # the checkout, no extras
+    assert "python -m cassette_refresh check" in check["run"]  # with that same interpreter
+
+
+def _check_step() -> dict[str, Any]:
+    steps = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))["jobs"]["check"]["steps"]
+    step: dict[str, Any] = next(s for s in steps if "cassette_refresh check" in s.get("run", ""))
+    return step
+
+
+# A stand-in for `python`: exits with $FAKE_STATUS, writing $FAKE_REPORT (if set) to --output.
+FAKE_PYTHON = """#!/bin/sh
+out=""
+prev=""
+for arg in "$@"; do
+  if [ "$prev" = "--output" ]; then out="$arg"; fi
+  prev="$arg"
+done
+if [ -n "$FAKE_REPORT" ]; then printf '%s\\n' "$FAKE_REPORT" > "$out"; fi
+exit "$FAKE_STATUS"
+"""
+
+
+@pytest.mark.parametrize(
+    ("status", "report", "job"),
+    [
+        pytest.param(0, "## Provider drift: no drift (1 live answer…)", 0, id="no-drift"),
+        pytest.param(1, "## Provider drift: DRIFT: 2 structural changes…", 0, id="drift"),
+        pytest.param(1, "", 1, id="crash-without-report"),
+        pytest.param(2, "## Provider drift: COULD NOT CHECK: …", 2, id="could-not-check"),
+        pytest.param(2, "", 2, id="could-not-check-without-report"),
+    ],
+)
+def test_check_step_fails_the_job_unless_the_check_ran(
+    tmp_path: Path, status: int, report: str, job: int
+) -> None:
+    """Drift keeps the job green only with a drift report; a crash or exit 2 fails it; a
+    missing report is not an error of its own."""
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("needs bash")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "python"
+    fake.write_text(FAKE_PYTHON, encoding="utf-8")
+    fake.chmod(0o755)
+    summary = tmp_path / "summary.md"
+    step = _check_step()
+    env = {
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "CHECK_PATHS": "cassettes/",
+        "FAKE_STATUS": str(status),
+        "FAKE_REPORT": report,
+    }
+    result = subprocess.run(
+        [bash, "-e", "-c", step["run"]],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == job, result.stdout + result.stderr
+    assert "No such file" not in result.stderr
+    if report:
+        assert summary.read_text(encoding="utf-8").startswith(report)
+    else:
+        assert not summary.exists()

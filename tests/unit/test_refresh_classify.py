@@ -8,7 +8,7 @@ import pytest
 
 from cassette_refresh import Answer, Finding, Rules, compare, fingerprint, shape_of
 from cassette_refresh._skeleton import event_type, skeleton, type_name
-from cassette_refresh._vocabulary import BEHAVIOUR_PATHS
+from cassette_refresh._vocabulary import BEHAVIOUR_PATHS, answer_path
 
 
 def _bodies(*bodies: Any) -> list[Answer]:
@@ -180,3 +180,50 @@ def test_fingerprint_is_stable_and_distinct() -> None:
 def test_nothing_to_compare_is_no_finding() -> None:
     """An empty side (every call failed) yields no findings rather than everything removed."""
     assert compare(shape_of([]), shape_of(_bodies({"a": 1})), provider="p", endpoint="/e") == []
+
+
+ANSWER_PATHS = {
+    "stream[response.created].response.service_tier": "service_tier",
+    "stream[chunk].service_tier": "service_tier",
+    "stream[message_start].message.usage.x": "usage.x",
+    "stream[message_delta].delta.stop_reason": "stop_reason",
+    "stream[message_delta].usage.n": "usage.n",
+    "stream[response.output_item.done].item.type": "output[].type",
+    "stream[response.content_part.added].part.type": "output[].content[].type",
+    "stream[content_block_start].content_block.type": "content[].type",
+    # Left as they are: other events' payloads, a wrapper itself, event types, answer paths.
+    "stream[content_block_delta].delta.type": "stream[content_block_delta].delta.type",
+    "stream[response.created].response": "stream[response.created].response",
+    "stream[].event": "stream[].event",
+    "usage.total_tokens": "usage.total_tokens",
+}
+
+
+def test_answer_path() -> None:
+    """Stream paths are read as the answer path they stand for; others are left alone."""
+    assert {path: answer_path(path) for path in ANSWER_PATHS} == ANSWER_PATHS
+
+
+def test_one_change_in_answer_and_stream_is_one_fingerprint() -> None:
+    """A field added to the JSON answer and to every lifecycle event has one fingerprint."""
+    paths = [
+        "service_tier",
+        "stream[response.created].response.service_tier",
+        "stream[response.in_progress].response.service_tier",
+        "stream[response.completed].response.service_tier",
+    ]
+    prints = {fingerprint("openai.responses", "/v1/responses", "field_added", p) for p in paths}
+    assert len(prints) == 1
+    other = fingerprint("openai.responses", "/v1/responses", "field_removed", "service_tier")
+    assert other not in prints
+
+
+def test_documented_item_types_are_known_at_stream_paths() -> None:
+    """function_call/message/reasoning are documented output item types in streams too."""
+    rules = Rules()
+    for path in (
+        "stream[response.output_item.added].item.type",
+        "stream[response.completed].response.output[].type",
+    ):
+        assert {"function_call", "message", "reasoning"} <= rules.known(path)
+    assert "refusal" in rules.known("stream[response.content_part.added].part.type")

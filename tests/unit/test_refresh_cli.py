@@ -7,7 +7,7 @@ import io
 import pytest
 
 import cassette_refresh
-from cassette_refresh.cli import _colour, _Output, _progress
+from cassette_refresh._cli_output import _colour, _Output, _progress
 
 
 class _Terminal(io.StringIO):
@@ -60,3 +60,17 @@ def test_public_surface_is_sorted_and_importable() -> None:
     names = cassette_refresh.__all__
     assert list(names) == sorted(names, key=lambda name: (not name.isupper(), name))
     assert all(hasattr(cassette_refresh, name) for name in names)
+
+
+def test_an_error_clears_the_progress_line_first() -> None:
+    """An error met mid-run does not land at the end of the progress line."""
+    out, err = io.StringIO(), io.StringIO()
+    output = _Output({}, out, err)
+    show = _progress(output, enabled=True)
+    assert show is not None
+    show(1, 3)
+    output.error("the live openai.chat API refused the credentials")
+    text = err.getvalue()
+    assert "re-issuing 1/3…\r\033[KERROR: the live openai.chat API" in text
+    output.error("again")  # cleared once only
+    assert err.getvalue().count("\r\033[KERROR") == 1

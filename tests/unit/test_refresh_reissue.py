@@ -10,8 +10,15 @@ from email.utils import format_datetime
 
 import pytest
 
-from cassette_refresh._reissue import LiveCall, ProviderReissuer, built_in_reissuer, retry_delay
-from cassettes_core import ConfigError, LLMResponse, ProviderError
+from cassette_refresh._reissue import (
+    LiveCall,
+    ProviderReissuer,
+    StreamFailedError,
+    built_in_reissuer,
+    retry_delay,
+    stream_failure,
+)
+from cassettes_core import ConfigError, LLMResponse, ProviderError, StreamEvent
 from cassettes_core.providers.fake import FakeProvider
 from cassettes_core.providers.http import HTTPProvider
 
@@ -64,3 +71,83 @@ def test_retry_delay() -> None:
     assert 5 < retry_delay({"retry-after": later}, attempt=0, cap=30) <= 10
     assert retry_delay({}, attempt=2, cap=30) == 2.0
     assert retry_delay({"retry-after": "soon"}, attempt=0, cap=0.1) == 0.1
+
+
+def _events(*pairs: tuple[str | None, object]) -> list[StreamEvent]:
+    return [StreamEvent(data=data, event=name) for name, data in pairs]
+
+
+ANTHROPIC_OK = _events(
+    ("message_start", {"type": "message_start", "message": {"id": "m", "content": []}}),
+    ("message_stop", {"type": "message_stop"}),
+)
+FAILED_STREAMS = {
+    "anthropic-error-event": _events(
+        ("message_start", {"type": "message_start", "message": {"id": "m", "content": []}}),
+        ("error", {"type": "error", "error": {"type": "overloaded_error", "message": "Busy"}}),
+    ),
+    "responses-failed": _events(
+        (None, {"type": "response.created", "response": {"id": "r", "status": "in_progress"}}),
+        (
+            None,
+            {
+                "type": "response.failed",
+                "response": {"id": "r", "status": "failed", "error": {"code": "server_error"}},
+            },
+        ),
+    ),
+    "responses-error-event": _events(
+        ("response.created", {"type": "response.created", "response": {"id": "r"}}),
+        ("error", {"type": "error", "code": "server_error", "message": "boom"}),
+    ),
+    "chat-chunk-error": _events(
+        (None, {"id": "c", "object": "chat.completion.chunk", "choices": []}),
+        (None, {"error": {"message": "The server had an error", "type": "server_error"}}),
+    ),
+}
+
+
+@pytest.mark.parametrize("failed", FAILED_STREAMS.values(), ids=FAILED_STREAMS.keys())
+def test_a_stream_that_fails_part_way_is_a_failed_call(failed: list[StreamEvent]) -> None:
+    """An error event inside a stream is retried, then a failed call, never an answer."""
+    fake = FakeProvider([failed, failed], name="anthropic.messages")
+    reissuer = ProviderReissuer({"anthropic.messages": fake}, retries=1, max_retry_wait=0)
+    call = LiveCall("anthropic.messages", "/v1/messages", {"model": "m"}, stream=True)
+    with pytest.raises(StreamFailedError, match="failed part-way"):
+        asyncio.run(reissuer.reissue(call))
+    assert len(fake.calls) == 2
+    assert stream_failure([(e.event, e.data) for e in ANTHROPIC_OK]) is None
+
+
+def test_a_failed_stream_then_a_good_one_is_an_answer_with_event_times() -> None:
+    """The retry's answer is used; each event keeps its offset from the start of the call."""
+    failed = FAILED_STREAMS["anthropic-error-event"]
+    fake = FakeProvider([failed, ANTHROPIC_OK], name="anthropic.messages")
+    reissuer = ProviderReissuer({"anthropic.messages": fake}, max_retry_wait=0)
+    call = LiveCall("anthropic.messages", "/v1/messages", {"model": "m"}, stream=True)
+    answer = asyncio.run(reissuer.reissue(call))
+    assert [name for name, _ in answer.events or ()] == ["message_start", "message_stop"]
+    assert answer.event_ms is not None
+    assert len(answer.event_ms) == 2
+    assert all(isinstance(ms, int) and ms >= 0 for ms in answer.event_ms)
+
+
+def test_connection_errors_and_timeouts_are_retried() -> None:
+    """Like a 5xx: a refused connection or a timeout is tried again, a bounded number of times."""
+    fails = [ProviderError("connection", "refused"), ProviderError("timeout", "slow")]
+    fake = FakeProvider([*fails, LLMResponse(body={"ok": 1})], name="openai.chat")
+    reissuer = ProviderReissuer({"openai.chat": fake}, retries=2, max_retry_wait=0)
+    call = LiveCall("openai.chat", "/v1/chat/completions", {"model": "m", "messages": []})
+    assert asyncio.run(reissuer.reissue(call)).body == {"ok": 1}
+    fake = FakeProvider([*fails, LLMResponse(body={"ok": 1})], name="openai.chat")
+    reissuer = ProviderReissuer({"openai.chat": fake}, retries=1, max_retry_wait=0)
+    with pytest.raises(ProviderError, match="timeout"):
+        asyncio.run(reissuer.reissue(call))
+    assert len(fake.calls) == 2
+
+
+@pytest.mark.parametrize("url", ["http://h:abc/v1", "ftp://h/v1", "not a url"])
+def test_an_unusable_base_url_names_the_variable(url: str) -> None:
+    """An invalid *_BASE_URL is a ConfigError naming the variable, before any call."""
+    with pytest.raises(ConfigError, match="OPENAI_BASE_URL="):
+        built_in_reissuer(["openai.chat"], {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": url})

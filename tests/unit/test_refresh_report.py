@@ -15,6 +15,7 @@ from cassette_refresh import (
     Finding,
     IssueAction,
     ReportJSON,
+    Unwritten,
     render_markdown,
     render_text,
     to_json,
@@ -115,7 +116,9 @@ def test_json_report_follows_the_schema() -> None:
         "action": "opened",
         "number": 7,
         "url": "https://x/7",
+        "labelled": True,
     }
+    assert (report["error"], report["not_written"]) == (None, [])
 
 
 def test_terminal_report() -> None:
@@ -152,3 +155,44 @@ def test_markdown_report() -> None:
     clean = render_markdown(_result(NOTE))
     assert clean.startswith("## Provider drift: no drift")
     assert "| class |" not in clean
+
+
+def test_a_failure_after_the_check_keeps_what_was_done() -> None:
+    """Issues filed and files written before an error stay in every report; exit code 2."""
+    result = CheckResult(
+        cassettes=("a.yaml", "b.yaml"),
+        endpoints=_result(ADDED).endpoints,
+        issues=(IssueAction(ADDED.fingerprint, "opened", 7, "https://x/7", labelled=False),),
+        written=("a.yaml",),
+        not_written=(Unwritten("b.yaml", "refused to write b.yaml: 1 possible secret found"),),
+        error="GitHub answered HTTP 502 to POST /repos/o/r/issues\nTIP: re-run later.",
+    )
+    assert (result.status, result.exit_code) == ("drift", 2)
+    report = to_json(result)
+    assert (report["status"], report["exit_code"]) == ("drift", 2)
+    assert report["error"] is not None
+    assert report["error"].startswith("GitHub answered HTTP 502")
+    assert report["written"] == ["a.yaml"]
+    assert report["not_written"] == [
+        {"path": "b.yaml", "reason": "refused to write b.yaml: 1 possible secret found"}
+    ]
+    assert report["issues"][0]["labelled"] is False
+    text = render_text(result)
+    assert "issue #7 opened: https://x/7 (GitHub did not keep its label" in text
+    assert "re-recorded a.yaml" in text
+    assert "not re-recorded b.yaml: refused to write b.yaml" in text
+    assert "stopped by an error: GitHub answered HTTP 502" in text
+    assert "TIP: review each change" not in text
+    markdown = render_markdown(result)
+    assert "### Error" in markdown
+    assert "- not `b.yaml`: refused" in markdown
+
+
+def test_an_error_before_any_comparison() -> None:
+    """Nothing compared and an error: the verdict names it (JSON, text and Markdown)."""
+    result = CheckResult(cassettes=(), endpoints=(), error="OPENAI_API_KEY is not set\nTIP: x")
+    assert (to_json(result)["status"], to_json(result)["exit_code"]) == ("unchecked", 2)
+    assert render_text(result).startswith(
+        "cassette-refresh: COULD NOT CHECK: OPENAI_API_KEY is not set"
+    )
+    assert render_markdown(result).startswith("## Provider drift: COULD NOT CHECK: OPENAI_API")
