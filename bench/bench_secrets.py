@@ -1,11 +1,15 @@
 """Secret-guard cost per interaction, beside a naive per-field detect-secrets scan.
 
-Run: ``.venv/bin/python bench/bench_secrets.py`` (``--quick`` skips the 1 MB naive scan).
+Run: ``.venv/bin/python bench/bench_secrets.py`` (``--quick`` skips the naive scans of 1 MB).
 
 Bodies are realistic chat JSON: a system prompt, user questions, assistant answers with prose
 and code, tool calls and results, ids, usage, and a base64 embedding. Both scanners read the
 same interaction in the same run. The naive scan renders every string leaf line by line as
 ``key: "line"`` and runs detect-secrets' file scan over it with all plugins and default filters.
+
+Then three shapes that stress the guard's fixed costs, about 1 MB each: code-heavy messages
+(distinct source files of the standard library), a stream of 20 000 one-word deltas, and 50 000
+small objects (100 000 short strings).
 
 Recall is checked on the same bodies with secrets of every kind detect-secrets knows injected
 into prose, JSON fields and a header: the guard must find every one the naive scan finds.
@@ -17,6 +21,7 @@ import argparse
 import base64
 import copy
 import json
+import os
 import random
 import statistics
 import string
@@ -158,6 +163,38 @@ def make_interaction(target: int, rng: random.Random) -> dict[str, Any]:
     return interaction
 
 
+# ------------------------------------------------------------------ shapes
+
+
+def code_heavy(target: int) -> dict[str, Any]:
+    """Messages holding whole source files (the standard library's, in name order)."""
+    root = Path(os.__file__).parent
+    messages: list[dict[str, Any]] = []
+    size = 0
+    for path in sorted(root.glob("*.py")):
+        text = path.read_text(encoding="utf-8", errors="replace")[:30_000]
+        messages.append({"role": "user", "content": f"Review this file:\n```python\n{text}\n```"})
+        size += len(text)
+        if size >= target:
+            break
+    return {"seq": 1, "request": {"model": "gpt-4o", "messages": messages}, "response": {}}
+
+
+def many_deltas(rng: random.Random, count: int) -> dict[str, Any]:
+    """A chat stream of one-word deltas, as OpenAI sends them."""
+    events = [
+        {"data": {"choices": [{"index": 0, "delta": {"content": rng.choice(WORDS) + " "}}]}}
+        for _ in range(count)
+    ]
+    return {"seq": 1, "stream": events}
+
+
+def many_small(count: int) -> dict[str, Any]:
+    """A response with many small objects (a list endpoint): short strings by the thousand."""
+    data = [{"id": f"x{i}", "tag": "ab"} for i in range(count)]
+    return {"seq": 1, "response": {"status": 200, "body": {"data": data}}}
+
+
 # ------------------------------------------------------------------ the naive scan
 
 
@@ -199,7 +236,10 @@ def secrets_detect_secrets_knows(rng: random.Random) -> dict[str, str]:
         "Slack": "xoxb-" + rand(rng, 11, string.digits) + "-" + rand(rng, 24).lower(),
         "Stripe": "sk_live_" + rand(rng, 24),
         "JWT": f"{jwt_head}.{jwt_body}.{rand(rng, 43, ALNUM + '-_')}",
-        "private key": "-----BEGIN RSA PRIVATE KEY-----",
+        # A key has a body; a header alone is talk about keys (neither finds it in prose).
+        "private key": "-----BEGIN RSA PRIVATE KEY-----\n"
+        + "\n".join(rand(rng, 64, ALNUM + "+/") for _ in range(4))
+        + "\n-----END RSA PRIVATE KEY-----",
         "basic auth": f"https://deploy:{rand(rng, 14)}@git.example.com/repo.git",
         "OpenAI": "sk-" + rand(rng, 20) + "T3BlbkFJ" + rand(rng, 20),
         "SendGrid": "SG." + rand(rng, 22) + "." + rand(rng, 43),
@@ -227,6 +267,9 @@ def llm_era_keys(rng: random.Random) -> dict[str, str]:
         "xAI": "xai-" + rand(rng, 80),
         "GitHub fine-grained": f"github_pat_{rand(rng, 22)}_{rand(rng, 59)}",
         "Stripe test": "sk_test_" + rand(rng, 24),
+        "Mistral (assigned)": "MISTRAL_API_KEY=" + rand(rng, 32),
+        "AWS secret (assigned)": "aws_secret_access_key = " + rand(rng, 40, ALNUM + "/+"),
+        "password in URL": f"postgres://app:Pa$${rand(rng, 10)}@db.internal/prod",
     }
 
 
@@ -277,26 +320,37 @@ def timed(fn: Callable[[], int], repeat: int) -> tuple[float, int]:
     return statistics.median(runs) * 1000, result
 
 
+Row = tuple[str, float, int, float, float, int, int]
+
+
+def measure(label: str, interaction: dict[str, Any], *, quick: bool) -> Row:
+    """Guard and naive scan of one interaction, in this run: ms (median) and findings."""
+    kb = len(json.dumps(interaction)) / 1000
+    fields = sum(1 for _ in leaves(interaction))
+    ours_ms, ours_found = timed(lambda: ours_scan(interaction), 9 if kb < 500 else 5)
+    if quick and kb > 500:
+        return label, kb, fields, ours_ms, float("nan"), ours_found, -1
+    with default_settings():
+        naive_ms, naive_found = timed(lambda: naive_scan(interaction), 5 if kb < 50 else 1)
+    return label, kb, fields, ours_ms, naive_ms, ours_found, naive_found
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="skip the 1 MB naive scan")
+    parser.add_argument("--quick", action="store_true", help="skip the naive scans of 1 MB")
     args = parser.parse_args()
     rng = random.Random(20261129)
     SecretGuard().scan({})  # import and build the plugins outside the timings
     rows = []
     for label, size in (("2 KB", 2_000), ("100 KB", 100_000), ("1 MB", 1_000_000)):
-        interaction = make_interaction(size, rng)
-        kb = len(json.dumps(interaction)) / 1000
-        fields = sum(1 for _ in leaves(interaction))
-        ours_ms, ours_found = timed(lambda i=interaction: ours_scan(i), 9 if kb < 500 else 5)
-        if args.quick and kb > 500:
-            naive_ms, naive_found = float("nan"), -1
-        else:
-            with default_settings():
-                naive_ms, naive_found = timed(
-                    lambda i=interaction: naive_scan(i), 5 if kb < 50 else 1
-                )
-        rows.append((label, kb, fields, ours_ms, naive_ms, ours_found, naive_found))
+        rows.append(measure(label, make_interaction(size, rng), quick=args.quick))
+    shapes = (
+        ("code", code_heavy(1_000_000)),
+        ("deltas", many_deltas(rng, 20_000)),
+        ("small", many_small(50_000)),
+    )
+    for label, interaction in shapes:
+        rows.append(measure(label, interaction, quick=args.quick))
 
     print(
         f"{'body':>7} {'KB':>7} {'fields':>6} | {'guard ms':>9} {'ms/KB':>7} | "

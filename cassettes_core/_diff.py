@@ -176,8 +176,15 @@ def _path(parts: Sequence[Any]) -> str:
     return text or "(request)"
 
 
+def _redact(text: str) -> str:
+    # A miss message lands in CI logs: keys a request carried are masked as findings are.
+    from cassettes_core._secrets_text import redact
+
+    return redact(text)
+
+
 def _short(value: Any, width: int = _VALUE_WIDTH) -> str:
-    text = repr(value)
+    text = _redact(repr(value))
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -185,6 +192,7 @@ def _window(before: Any, after: Any) -> tuple[str, str]:
     """Both values, cut around their first difference when they are long strings."""
     if not (isinstance(before, str) and isinstance(after, str)):
         return _short(before), _short(after)
+    before, after = _redact(before), _redact(after)
     if len(before) <= _VALUE_WIDTH and len(after) <= _VALUE_WIDTH:
         return repr(before), repr(after)
     common = 0

@@ -31,11 +31,13 @@ from typing import Any, TypeVar
 
 from cassettes_core._errors import UnsafeCassetteError
 from cassettes_core._secrets_batch import Batch
-from cassettes_core._secrets_detectors import find_formats, find_formats_batch
+from cassettes_core._secrets_detectors import Hit, find_formats_batch
 from cassettes_core._secrets_llm import credential_in_field, field_kind
 from cassettes_core._secrets_plugins import PluginScanner, plugin_scanner
-from cassettes_core._secrets_shapes import mask, strip_scheme
-from cassettes_core._secrets_walk import iter_leaves, iter_stream_text
+from cassettes_core._secrets_shapes import is_documented_example, mask, strip_scheme
+from cassettes_core._secrets_stream import stream_hits
+from cassettes_core._secrets_text import find_assignments_batch
+from cassettes_core._secrets_walk import Leaf, Walk
 
 __all__ = [
     "SENSITIVE_HEADERS",
@@ -153,7 +155,7 @@ class SecretGuard:
         findings: list[SecretFinding] = []
         reported: set[tuple[str, str]] = set()
         for path, kind, value in self._hits(interaction):
-            if value in self._allow or (path, value) in reported:
+            if value in self._allow or (path, value) in reported or is_documented_example(value):
                 continue
             reported.add((path, value))
             findings.append(SecretFinding(seq, path, kind, mask(value)))
@@ -195,49 +197,61 @@ class SecretGuard:
         return kept
 
     def _hits(self, interaction: Mapping[str, Any]) -> Iterator[tuple[str, str, str]]:
-        leaves = [leaf for leaf in iter_leaves(interaction) if leaf.value not in self._allow]
-        batch = Batch([leaf.value for leaf in leaves])
+        walk = Walk(interaction)
+        roles = walk.roles
+        # Each distinct string (with the key the plugins read it under; None for a long mapping
+        # key, scanned as a value of its own) is scanned once.
+        distinct: dict[tuple[str, str | None], int] = {}
+        slots = [
+            distinct.setdefault((value, None if roles.get(index) == "key" else key), len(distinct))
+            for index, (value, key) in enumerate(zip(walk.values, walk.keys, strict=True))
+        ]
+        batch = Batch([value for value, _ in distinct])
         formats = find_formats_batch(batch)
-        plugins = self._plugins.scan(
-            batch, [None if leaf.role == "key" else leaf.key for leaf in leaves]
-        )
-        for index, leaf in enumerate(leaves):
-            if leaf.role == "header" and is_sensitive_header(leaf.name):
-                yield leaf.path, f"sensitive header {leaf.name!r} (never stored)", leaf.value
+        assigned = find_assignments_batch(batch)
+        plugins = self._plugins.scan(batch, [key for _, key in distinct])
+        flagged = formats.keys() | assigned.keys() | plugins.keys()
+        found: set[str] = set()
+        for index, slot in enumerate(slots):
+            role = roles.get(index, "value")
+            key = walk.keys[index]
+            if slot not in flagged and role != "header" and (not key or field_kind(key) is None):
+                continue  # the common case: nothing found and not an auth position
+            leaf = walk.leaf(index)
+            if leaf.value in self._allow:
                 continue
-            hits = [(hit.kind, hit.value) for hit in formats.get(index, ())]
-            field = field_kind(leaf.key) if leaf.role != "key" else None
-            if field is not None and credential_in_field(field, leaf.value):
-                place = "URL parameter" if leaf.role == "query" else "field"
-                name = leaf.name or leaf.key
-                _add(hits, f"credential in {place} {name!r}", strip_scheme(leaf.value))
-            for kind, secret in plugins.get(index, ()):
-                _add(hits, kind, secret)
-            for kind, value in hits:
+            for kind, value in _leaf_hits(leaf, formats, assigned, plugins, slot):
+                found.add(value)
                 yield leaf.path, kind, value
-        for leaf in iter_stream_text(interaction):
-            # Only what no single event holds: the per-event scan found the rest.
-            for hit in find_formats(leaf.value):
-                first = _event_at(leaf.segments, hit.start)
-                last = _event_at(leaf.segments, hit.start + len(hit.value) - 1)
-                if first != last:
-                    path = leaf.path.replace("[*]", f"[{first}..{last}]", 1)
-                    yield path, hit.kind, hit.value
+        yield from stream_hits(walk, found)
+
+
+def _leaf_hits(
+    leaf: Leaf,
+    formats: dict[int, list[Hit]],
+    assigned: dict[int, list[Hit]],
+    plugins: dict[int, list[tuple[str, str]]],
+    slot: int,
+) -> list[tuple[str, str]]:
+    if leaf.role == "header" and is_sensitive_header(leaf.name):
+        return [(f"sensitive header {leaf.name!r} (never stored)", leaf.value)]
+    hits = [(hit.kind, hit.value) for hit in formats.get(slot, ())]
+    for hit in assigned.get(slot, ()):
+        _add(hits, hit.kind, hit.value)
+    field = field_kind(leaf.key) if leaf.role != "key" and leaf.key else None
+    if field is not None and credential_in_field(field, leaf.value):
+        place = "URL parameter" if leaf.role == "query" else "field"
+        name = leaf.name or leaf.key
+        _add(hits, f"credential in {place} {name!r}", strip_scheme(leaf.value))
+    for kind, secret in plugins.get(slot, ()):
+        _add(hits, kind, secret)
+    return hits
 
 
 def _add(hits: list[tuple[str, str]], kind: str, value: str) -> None:
     # One finding per value: a more specific detector already named this one (or a part of it).
     if not any(value in known or known in value for _, known in hits):
         hits.append((kind, value))
-
-
-def _event_at(segments: tuple[tuple[int, int], ...], offset: int) -> int:
-    event = segments[0][1]
-    for start, index in segments:
-        if start > offset:
-            break
-        event = index
-    return event
 
 
 def _count(n: int) -> str:

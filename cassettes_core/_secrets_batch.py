@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 
 class Batch:
@@ -24,6 +25,7 @@ class Batch:
             position += len(value) + 1
         self.text = "\n".join(self.values)
         self._lower: str | None = None
+        self.memo: dict[str, Any] = {}  # what scanners found once and share (runs of tokens)
 
     @property
     def lower(self) -> str:

@@ -140,6 +140,9 @@ def _bearer(match: re.Match[str]) -> str | None:
     return token if looks_like_credential(token) else None
 
 
+# A line of a key's body: forty base64 characters or more, not cut short by an ellipsis.
+_PEM_LINE = r"[A-Za-z0-9+/=]{40,}+(?!\.\.\.|…)"
+
 _DETECTORS: tuple[_Detector, ...] = (
     # The sk- family: the kind comes from the prefix (_sk_kind), hence no kind here.
     _d("", "sk-", r"sk-[A-Za-z0-9_-]{20,}"),
@@ -204,9 +207,13 @@ _DETECTORS: tuple[_Detector, ...] = (
     _d(
         "private key (PEM)",
         ("PRIVATE KEY", "PuTTY-User-Key-File"),
+        # A key has a body: a header named in prose or code ("starts with -----BEGIN …") is
+        # not one, and neither is an example cut short ("MIIEvQIBADANBgkqhkiG9w0…").
         r"-----BEGIN[A-Z0-9 ]{0,30} PRIVATE KEY(?: BLOCK)?-----"
-        r"(?:.{0,10000}?-----END[A-Z0-9 ]{0,30} PRIVATE KEY(?: BLOCK)?-----)?"
-        r"|PuTTY-User-Key-File-\d: [^\n]*",
+        r"(?:\s|\\[nr])*(?:[A-Za-z][A-Za-z-]*: [^\n\\]*(?:\s|\\[nr])+)*"  # Proc-Type: …
+        + _PEM_LINE
+        + r"(?:.{0,10000}?-----END[A-Z0-9 ]{0,30} PRIVATE KEY(?: BLOCK)?-----)?"
+        r"|PuTTY-User-Key-File-\d: [^\n\\]*.{0,4000}?Private-Lines: \d+(?:\s|\\[nr])+" + _PEM_LINE,
         bounded=False,
     ),
     _d(

@@ -66,11 +66,55 @@ _TOKEN_FIELDS = frozenset(
 _GENERIC_FIELDS = frozenset({"key", "token", "auth"})
 
 
+# Compound names that end like a credential field: MISTRAL_API_KEY, stripe_webhook_secret.
+_TOKEN_SUFFIXES = (
+    "_api_key",
+    "_apikey",
+    "_api_token",
+    "_access_token",
+    "_refresh_token",
+    "_auth_token",
+    "_bearer_token",
+    "_session_token",
+    "_secret_key",
+    "_secret_access_key",
+    "_client_secret",
+    "_secret",
+)
+_PASSWORD_SUFFIXES = ("_password", "_passwd", "_pwd", "_passphrase")
+# Pagination and cache tokens: opaque by design, and not credentials (a page cursor opens
+# nothing). Only named here, never as a suffix, so that access_token & co. stay auth positions.
+_NOT_CREDENTIALS = frozenset(
+    {
+        "page_token",
+        "next_page_token",
+        "prev_page_token",
+        "previous_page_token",
+        "next_token",
+        "continuation_token",
+        "request_token",
+        "sync_token",
+        "cursor",
+        "next_cursor",
+        "prev_cursor",
+        "start_cursor",
+        "end_cursor",
+        "page_cursor",
+        "cache_key",
+        "prompt_cache_key",
+        "idempotency_key",
+    }
+)
+
+
+@lru_cache(maxsize=4096)
 def field_kind(name: str) -> FieldKind | None:
     """Whether a (snake-case) field or parameter name is an auth position, and of which kind."""
-    if name in _PASSWORD_FIELDS or name.endswith("_password"):
+    if name in _NOT_CREDENTIALS:
+        return None
+    if name in _PASSWORD_FIELDS or name.endswith(_PASSWORD_SUFFIXES):
         return "password"
-    if name in _TOKEN_FIELDS:
+    if name in _TOKEN_FIELDS or name.endswith(_TOKEN_SUFFIXES):
         return "token"
     if name in _GENERIC_FIELDS:
         return "generic"
@@ -111,6 +155,11 @@ _OPAQUE_FIELDS = frozenset(
         "sig",
         "x_amz_signature",
         "x_goog_signature",
+        # Google's resumable-upload id header: an opaque handle, not an account credential.
+        "x_guploader_uploadid",
+        # Base64 payloads beside a media type (Anthropic's source.data, Gemini's inline_data);
+        # the walk names them so.
+        "base64_data",
     }
 )
 _OPAQUE_SUFFIXES = (
@@ -126,10 +175,15 @@ _OPAQUE_SUFFIXES = (
 )
 
 
+@lru_cache(maxsize=4096)
 def is_opaque_field(name: str) -> bool:
-    """Whether a (snake-case) field holds opaque data by design: signatures, hashes, blobs."""
+    """Whether a (snake-case) field holds opaque data by design: signatures, hashes, blobs,
+    page cursors."""
     return (
-        name in _OPAQUE_FIELDS or name.endswith(_OPAQUE_SUFFIXES) or name.startswith("encrypted_")
+        name in _OPAQUE_FIELDS
+        or name.endswith(_OPAQUE_SUFFIXES)
+        or name.startswith("encrypted_")
+        or name in _NOT_CREDENTIALS
     )
 
 
@@ -150,12 +204,18 @@ def is_known_id(value: str) -> bool:
     return _KNOWN_ID.fullmatch(value) is not None
 
 
+_DATA_URL = re.compile(r"data:[\w.+-]+/[\w.+-]+(?:;[\w.+-]+=[^;,]*)*;base64,[A-Za-z0-9+/=\s]*")
+
+
 def is_opaque_blob(value: str) -> bool:
-    """Whether ``value`` is one long base64/hex token (embedding, image, signature, ciphertext).
+    """Whether ``value`` is one long base64/hex token (embedding, image, signature, ciphertext),
+    or a base64 ``data:`` URL of any length (an inline image, audio or file).
 
     Longer than any key format we know without a prefix, so only our format detectors (which
     need a prefix at a token boundary) look inside it.
     """
+    if value.startswith("data:"):
+        return _DATA_URL.fullmatch(value) is not None
     return len(value) > _BLOB_MIN and _BLOB.fullmatch(value) is not None
 
 

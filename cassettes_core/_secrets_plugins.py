@@ -12,13 +12,16 @@ What we change, and why:
   settings are neither read nor changed (thread-safe, and no network verification even if the
   host process configured one).
 * Every plugin has a *gate*: a substring or a cheap pattern that any line it could match must
-  contain (a run of 16 token characters for fixed formats and entropy, ``eyJ`` for JWTs, a
-  denylisted word for the keyword plugin …). Only lines that pass a plugin's gate meet the
+  contain (a quoted run of 23 base64 characters for the entropy plugin, the token's own shape
+  for fixed formats, ``eyJ`` for JWTs, a denylisted word beside an assignment for the keyword
+  plugin …). Only lines that pass a plugin's gate meet the
   plugin, so prose and code cost a few substring searches. Gates are necessary conditions of
   the plugins' own patterns: they change the cost, not the result. Lines longer than 4 KB are cut
   into windows around the gate hits.
 * Left out: ``HexHighEntropyString`` (every sha256, trace id and request id is hex; hex keys are
-  found in auth positions instead) and ``IPPublicDetector`` (an address is not a credential).
+  found in auth positions instead), ``IPPublicDetector`` (an address is not a credential) and
+  ``PrivateKeyDetector`` (it flags a PEM header mentioned in prose or code; our own detector
+  asks for the key's body).
 * ``is_indirect_reference`` (a line filter whose regex costs milliseconds on a long line) only
   dismisses keyword findings, where it belongs, instead of blinding every plugin on the line;
   the ``pragma: allowlist secret`` comment is not honoured, since a model's answer could carry it.
@@ -27,7 +30,7 @@ What we change, and why:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from functools import cache, lru_cache
 from typing import Any
 
@@ -63,7 +66,6 @@ from detect_secrets.plugins.keyword import (
 from detect_secrets.plugins.mailchimp import MailchimpDetector
 from detect_secrets.plugins.npm import NpmDetector
 from detect_secrets.plugins.openai import OpenAIDetector
-from detect_secrets.plugins.private_key import PrivateKeyDetector
 from detect_secrets.plugins.pypi_token import PypiTokenDetector
 from detect_secrets.plugins.sendgrid import SendGridDetector
 from detect_secrets.plugins.slack import SlackDetector
@@ -73,84 +75,43 @@ from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
+from cassettes_core import _secrets_gates as gates
 from cassettes_core._secrets_batch import Batch
+from cassettes_core._secrets_gates import Gate, Span
 from cassettes_core._secrets_llm import is_known_id, is_long_token, is_opaque_blob, is_opaque_field
-from cassettes_core._secrets_shapes import is_example_password
+from cassettes_core._secrets_shapes import is_alphabet, is_example_password, is_prose
 
 # Left out on purpose (see the module docstring); a test checks that every plugin detect-secrets
 # ships is either gated below or named here, so an upgrade cannot add one silently.
-EXCLUDED_PLUGINS = frozenset({"HexHighEntropyString", "IPPublicDetector"})
+EXCLUDED_PLUGINS = frozenset({"HexHighEntropyString", "IPPublicDetector", "PrivateKeyDetector"})
 
 _MAX_LINE = 4096
 _WINDOW = 320
 _MIN_KEYWORD_SECRET = 6
 
-Span = tuple[int, int]
-Gate = Callable[[Batch], Iterator[Span]]
-
-# A run of token characters long enough for every prefix-less fixed-length format and for the
-# entropy plugin (a Shannon entropy above 4.5 needs at least 23 characters).
-_RUN = re.compile(r"[A-Za-z0-9+/=_.\-]{16,}")
 _DENYLIST = re.compile("|".join(DENYLIST), re.IGNORECASE)
-# Every DENYLIST word holds one of these; a hit is confirmed with the DENYLIST pattern nearby.
-KEYWORD_NEEDLES = ("key", "pass", "pwd", "secret", "contrase")
 
-
-def _regex(pattern: str) -> Gate:
-    compiled = re.compile(pattern)
-
-    def gate(batch: Batch) -> Iterator[Span]:
-        for match in compiled.finditer(batch.text):
-            yield match.span()
-
-    return gate
-
-
-def _literal(*needles: str, ignorecase: bool = False) -> Gate:
-    def gate(batch: Batch) -> Iterator[Span]:
-        for needle in needles:
-            for position in batch.find_all(needle, ignorecase=ignorecase):
-                yield position, position + len(needle)
-
-    return gate
-
-
-def _keyword(batch: Batch) -> Iterator[Span]:
-    lower = batch.lower
-    for needle in KEYWORD_NEEDLES:
-        for position in batch.find_all(needle, ignorecase=True):
-            # DENYLIST words are at most 15 characters: the word holding this needle is near.
-            match = _DENYLIST.search(lower, max(0, position - 12), position + len(needle) + 12)
-            if match is not None:
-                yield match.span()
-
-
-def _any(*gates: Gate) -> Gate:
-    def gate(batch: Batch) -> Iterator[Span]:
-        for each in gates:
-            yield from each(batch)
-
-    return gate
-
-
-_RUN_GATE = _regex(_RUN.pattern)
 
 # Each plugin behind a gate that every line it can match passes, read off its own patterns:
 # a literal its patterns all contain, or else the run of token characters its secret needs.
+_ASSIGNED = gates.assigned_run  # one gate object: the plugins behind it share its pass
 _PLUGINS: tuple[tuple[type[Any], Gate], ...] = (
-    (ArtifactoryDetector, _regex(r"AKC|AP[0-9A-F]")),
+    (ArtifactoryDetector, gates.pattern(r"AKC|AP[0-9A-F]")),
     (
         AWSKeyDetector,
-        _any(_literal("A3T", "ABIA", "ACCA", "AKIA", "ASIA"), _literal("aws", ignorecase=True)),
+        gates.either(
+            gates.literal("A3T", "ABIA", "ACCA", "AKIA", "ASIA"),
+            gates.literal("aws", ignorecase=True),
+        ),
     ),
-    (AzureStorageKeyDetector, _literal("AccountKey=")),
-    (BasicAuthDetector, _literal("://")),
-    (CloudantDetector, _RUN_GATE),
-    (DiscordBotTokenDetector, _RUN_GATE),
-    (GitHubTokenDetector, _literal("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
+    (AzureStorageKeyDetector, gates.literal("AccountKey=")),
+    (BasicAuthDetector, gates.literal("://")),
+    (CloudantDetector, _ASSIGNED),
+    (DiscordBotTokenDetector, gates.run(58, r"[MNO][a-zA-Z\d_-]{23,25}\.[a-zA-Z\d_-]{6}\.")),
+    (GitHubTokenDetector, gates.literal("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
     (
         GitLabTokenDetector,
-        _literal(
+        gates.literal(
             "glpat-",
             "gldt-",
             "glft-",
@@ -164,23 +125,22 @@ _PLUGINS: tuple[tuple[type[Any], Gate], ...] = (
             "gloas-",
         ),
     ),
-    (Base64HighEntropyString, _RUN_GATE),
-    (IbmCloudIamDetector, _RUN_GATE),
-    (IbmCosHmacDetector, _RUN_GATE),
-    (JwtTokenDetector, _literal("eyJ")),
-    (KeywordDetector, _keyword),
-    (MailchimpDetector, _literal("-us")),
-    (NpmDetector, _literal("_authToken")),
-    (OpenAIDetector, _literal("T3BlbkFJ")),
-    (PrivateKeyDetector, _literal("PRIVATE KEY", "PuTTY-User-Key-File-2")),
-    (PypiTokenDetector, _literal("pypi-AgE")),
-    (SendGridDetector, _literal("SG.")),
-    (SlackDetector, _literal("xox", "hooks.slack.com", ignorecase=True)),
-    (SoftlayerDetector, _RUN_GATE),
-    (SquareOAuthDetector, _literal("sq0csp-")),
-    (StripeDetector, _literal("k_live_")),
-    (TelegramBotTokenDetector, _RUN_GATE),
-    (TwilioKeyDetector, _RUN_GATE),
+    (Base64HighEntropyString, gates.quoted_run),
+    (IbmCloudIamDetector, _ASSIGNED),
+    (IbmCosHmacDetector, _ASSIGNED),
+    (JwtTokenDetector, gates.literal("eyJ")),
+    (KeywordDetector, gates.keyword),
+    (MailchimpDetector, gates.literal("-us")),
+    (NpmDetector, gates.literal("_authToken")),
+    (OpenAIDetector, gates.literal("T3BlbkFJ")),
+    (PypiTokenDetector, gates.literal("pypi-AgE")),
+    (SendGridDetector, gates.literal("SG.")),
+    (SlackDetector, gates.literal("xox", "hooks.slack.com", ignorecase=True)),
+    (SoftlayerDetector, _ASSIGNED),
+    (SquareOAuthDetector, gates.literal("sq0csp-")),
+    (StripeDetector, gates.literal("k_live_")),
+    (TelegramBotTokenDetector, gates.run(35, r"\d{8,10}:[0-9A-Za-z_-]{35}", before=11)),
+    (TwilioKeyDetector, gates.run(34, r"(?:AC|SK)[a-z0-9]{32}")),
 )
 
 
@@ -211,28 +171,33 @@ class PluginScanner:
 
         ``keys[i]`` is the field name of string ``i`` (``None``: do not scan it).
         """
-        # Plugins are collected by id: BasePlugin.__eq__ serialises both sides to compare.
-        work: dict[tuple[int, Span], dict[int, Any]] = {}
-        scannable: dict[int, bool] = {}
-        for gate, members in self._groups:
-            for index, span in _lines_hit(batch, gate(batch), keys, scannable):
-                work.setdefault((index, span), {}).update((id(p), p) for p in members)
-        for index, key in enumerate(keys):
-            # The keyword plugin reads the key as part of the line ("password: …").
-            if key and _is_keyword(key) and _scannable(batch, keys, index, scannable):
-                for span in _every_line(batch.values[index]):
-                    work.setdefault((index, span), {})[id(self._keyword)] = self._keyword
         found: dict[int, list[tuple[str, str]]] = {}
-        for (index, (start, end)), plugins in work.items():
+        for (index, (start, end)), plugins in self.route(batch, keys).items():
             key = keys[index] or ""
             line = f'{key}: "{batch.values[index][start:end]}"'
             hits = found.setdefault(index, [])
-            for plugin in plugins.values():
+            for plugin in plugins:
                 for secret in _analyze(plugin, line, key):
                     item = (str(plugin.secret_type), secret)
                     if item not in hits:
                         hits.append(item)
         return {index: hits for index, hits in found.items() if hits}
+
+    def route(self, batch: Batch, keys: Sequence[str | None]) -> dict[tuple[int, Span], list[Any]]:
+        """The plugins that read each line: ``(string index, line span)`` → plugins."""
+        # Plugins are collected by id: BasePlugin.__eq__ serialises both sides to compare.
+        work: dict[tuple[int, Span], dict[int, Any]] = {}
+        scannable: dict[int, bool] = {}
+        for gate, members in self._groups:
+            for index, span in _lines_hit(batch, gate(batch, keys), keys, scannable):
+                work.setdefault((index, span), {}).update((id(p), p) for p in members)
+        keywords = {key for key in set(keys) if key and _is_keyword(key)}
+        for index, key in enumerate(keys) if keywords else ():
+            # The keyword plugin reads the key as part of the line ("password: …").
+            if key in keywords and _scannable(batch, keys, index, scannable):
+                for span in _every_line(batch.values[index]):
+                    work.setdefault((index, span), {})[id(self._keyword)] = self._keyword
+        return {line: list(plugins.values()) for line, plugins in work.items()}
 
 
 def _scannable(batch: Batch, keys: Sequence[str | None], index: int, memo: dict[int, bool]) -> bool:
@@ -321,7 +286,7 @@ def _analyze(plugin: Any, line: str, key: str) -> Iterator[str]:
 def _dismissed(plugin: Any, secret: str, line: str, key: str) -> bool:
     # detect-secrets' default heuristic filters, then what we know about LLM payloads.
     if isinstance(plugin, HighEntropyStringsPlugin) and (
-        is_long_token(secret) or is_opaque_field(key) or is_known_id(secret)
+        is_long_token(secret) or is_opaque_field(key) or is_known_id(secret) or is_alphabet(secret)
     ):
         return True
     if (
@@ -337,6 +302,7 @@ def _dismissed(plugin: Any, secret: str, line: str, key: str) -> bool:
         return (
             len(secret) < _MIN_KEYWORD_SECRET
             or is_example_password(secret)  # also placeholders
+            or is_prose(secret)  # "Set in dashboard", "see vault"
             or is_indirect_reference(line)
         )
     if isinstance(plugin, BasicAuthDetector):

@@ -8,34 +8,57 @@ finding is shown through :func:`mask`, which identifies a value to its owner wit
 
 from __future__ import annotations
 
+import itertools
 import re
 
 _TOKEN_CHARS = re.compile(r"[A-Za-z0-9._~+/=:-]+")
 _HEX = re.compile(r"[0-9a-fA-F]+")
-_PLACEHOLDER_WORDS = (
-    "...",
-    "…",
-    "xxx",
-    "***",
-    "<",
-    ">",
-    "{",
-    "$",
-    "your",
-    "example",
-    "placeholder",
-    "redacted",
-    "changeme",
-    "change_me",
-    "dummy",
-    "insert",
-    "replace",
-    "here",
-    "todo",
-    "not-a-real",
-    "notreal",
+
+# Placeholder shapes, each matched against the whole value (a real password may well hold a
+# "$", a "{" or the word "here": only a value that *is* a template, a mask or a description of a
+# key is a stand-in).
+_TEMPLATE = re.compile(
+    r"[A-Za-z0-9_.-]{0,16}"  # a prefix may stay literal: sk-<your key>, sk-proj-${KEY}
+    r"(?:\$\{[^{}]*\}"  # ${VAR}, ${VAR:-default}
+    r"|\$\([^()]*\)"  # $(command)
+    r"|\{\{[^{}]*\}\}"  # {{ var }}, {{ secrets.KEY }}
+    r"|\{[A-Za-z_][A-Za-z0-9_.\[\]'\"]*\}"  # {var}, {config.key} (format strings)
+    r"|<[^<>]{1,80}>"  # <YOUR_API_KEY>, <redacted>
+    r"|\[[A-Za-z][A-Za-z _-]{0,79}\])"  # [YOUR_KEY], [REDACTED]
+    r"[A-Za-z0-9_.-]{0,16}"
+)
+_VARIABLE = re.compile(
+    r"\$[A-Z_][A-Z0-9_]*"  # $API_KEY
+    r"|\$[a-z_][a-z_]*"  # $token (a name without digits)
+    r"|%[A-Za-z_][A-Za-z0-9_]*%"  # %API_KEY%
+    r"|(?:process\.env|import\.meta\.env|os\.environ|env)[.\[][^\s]*"
+)
+# An elided value: sk-..., sk-proj-abc...xyz, sk-p…lxJ4 (our own previews).
+_ELIDED = re.compile(r"[A-Za-z0-9_-]*(?:\.{3,}|…)[A-Za-z0-9_-]*")
+# A masked value: xxxx, sk-xxxxxxxx, ****1234, AKIAXXXXXXXXXXXXXXXX, XXXX-XXXX-XXXX.
+_MASKED = re.compile(
+    r"(?:[A-Za-z0-9]{1,12}[-_.:])*(?:AKIA|ASIA)?[xX*•#]{3,}(?:[-_.][xX*•#]{3,})*[A-Za-z0-9]{0,4}"
+)
+# "your_api_key_here", "insert-token", "paste your key here": a description of a key.
+_DESCRIBED = re.compile(
+    r"(?:your|my|insert|enter|paste|replace|put|add|fill)(?:[-_ ]+[A-Za-z]+)+"
+    r"|[A-Za-z]+(?:[-_ ]+[A-Za-z]+)*[-_ ]+(?:here|goes[-_ ]here)",
+    re.IGNORECASE,
 )
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_WORD_SPLIT = re.compile(r"[-_ .:/]+")
+# Values made only of these words name or describe a credential; they do not hold one.
+_VOCABULARY = """
+    your my the a an here goes insert enter put paste replace change me changeme placeholder
+    redacted removed hidden masked omitted scrubbed dummy fake sample example examples test
+    testing demo todo tbd fixme not real notreal none null nil undefined empty unset unknown na
+    string str text value values foo bar baz secret secrets password passwd pass pwd passphrase
+    key keys api apikey token tokens access auth bearer basic client id private public
+    credential credentials app user username admin db database service account new old default
+    sk pk live prod dev staging openai anthropic mistral cohere google gemini azure aws github
+    hf huggingface groq stripe slack
+"""
+_PLACEHOLDER_VOCABULARY = frozenset(_VOCABULARY.split())
 _EXAMPLE_PASSWORDS = frozenset(
     {
         "password",
@@ -72,14 +95,36 @@ _EXAMPLE_PASSWORDS = frozenset(
 
 
 def is_placeholder(value: str) -> bool:
-    """True for stand-ins that documentation and code use instead of a real secret."""
-    low = value.strip().lower()
-    if not low or len(set(low)) <= 2:
+    """True for stand-ins that documentation and code use instead of a real secret.
+
+    The whole value must have a placeholder's shape: a template (``${API_KEY}``, ``$TOKEN``,
+    ``<your-key>``, ``{{ secrets.KEY }}``), a mask or an elision (``xxxx``, ``***``,
+    ``sk-...``), a variable's name (``OPENAI_API_KEY``), or words that describe a key
+    (``your_api_key_here``, ``changeme``, ``dummy-token``). A value that merely *contains* a
+    ``$``, a brace or the word "here" (``Pa$$w0rd2024``, ``wherearemykeys42``) is not one.
+    """
+    text = value.strip()
+    if not text or len(set(text.lower())) <= 2:
         return True
-    if any(word in low for word in _PLACEHOLDER_WORDS):
+    if any(
+        shape.fullmatch(text) is not None
+        for shape in (_ENV_NAME, _TEMPLATE, _VARIABLE, _ELIDED, _MASKED, _DESCRIBED)
+    ):
         return True
-    # OPENAI_API_KEY as a value names a variable, it does not hold one.
-    return _ENV_NAME.fullmatch(value.strip()) is not None
+    words = _WORD_SPLIT.split(text.lower().strip("'\"`()[]{}<>"))
+    return all(word in _PLACEHOLDER_VOCABULARY for word in words if word)
+
+
+def is_prose(value: str) -> bool:
+    """Whether ``value`` is words of prose ("Set in dashboard", "see vault"), not a token.
+
+    Two or more words separated by spaces, each made of letters (with its punctuation).
+    """
+    words = value.split()
+    return len(words) >= 2 and all(word.strip(_PUNCTUATION).isalpha() for word in words)
+
+
+_PUNCTUATION = ".,;:!?'\"()"
 
 
 def is_example_password(password: str, *, user: str = "") -> bool:
@@ -138,3 +183,21 @@ def mask(value: str) -> str:
     if keep == 0:
         return f"…({n} chars)"
     return f"{text[:keep]}…{text[-keep:]}"
+
+
+# The example keys of AWS's documentation (AKIAIOSFODNN7EXAMPLE and its secret): public values.
+_DOCUMENTED_EXAMPLE = re.compile(
+    r"(?:AKIA|ASIA)[A-Z0-9]{9}EXAMPLE|[A-Za-z0-9/+]{30}EXAMPLEKEY|[A-Za-z0-9/+]{33}EXAMPLE"
+)
+
+
+def is_documented_example(value: str) -> bool:
+    """Whether ``value`` is a key that vendors publish in their documentation as an example."""
+    return _DOCUMENTED_EXAMPLE.fullmatch(value) is not None
+
+
+def is_alphabet(value: str) -> bool:
+    """Whether ``value`` is an alphabet written out (``ABCDEFGHIJKLMNOPQRSTUVWXYZ234567``, the
+    base32 and base64 alphabets of code): mostly runs of consecutive characters."""
+    steps = sum(1 for a, b in itertools.pairwise(value) if ord(b) == ord(a) + 1)
+    return len(value) > 1 and steps >= 0.8 * (len(value) - 1)

@@ -1,122 +1,290 @@
 """Every string an interaction would write, with the path a person reads in a finding.
 
-An interaction is walked as the plain data that goes to YAML: mappings, lists and scalars, at
-any depth, without recursion (a hostile file cannot exhaust the stack) and visiting each
-container once (YAML aliases can make a structure refer to itself). Strings are expanded where
-the text has more structure than it shows: a URL's query parameters are decoded one by one
-(``endpoint?key``), a string that holds a JSON document (tool-call ``arguments``) is walked as
-JSON (``arguments(json).api_key``), and the text that a stream spreads over many events is also
-read joined up, so that a key split across deltas is still one key.
+An interaction is walked as the plain data that goes to YAML: mappings, lists, tuples, sets and
+scalars, at any depth (a hostile file cannot exhaust the stack) and visiting each container
+once (YAML aliases can make a structure refer to itself). Strings are expanded where the text
+has more structure than it shows: a URL's query parameters are decoded one by
+one (``endpoint?key``), a string that holds a JSON document (tool-call ``arguments``) is walked
+as JSON (``arguments(json).api_key``), and the text that a stream spreads over many events is
+also read joined up (:mod:`cassettes_core._secrets_stream`).
+
+The walk is the guard's hot loop (an interaction can hold a hundred thousand strings): places
+are kept as rows of a table (parent, piece), spelled out only for the few strings that hold a
+finding, and the strings are kept column by column, without an object each.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Iterator, Mapping
-from functools import lru_cache
-from typing import Any, Literal, NamedTuple
+from collections.abc import Iterable, Iterator, Mapping, Set
+from typing import Any, Literal
 from urllib.parse import parse_qsl
 
-from cassettes_core._secrets_detectors import find_formats
 from cassettes_core._secrets_llm import snake
-from cassettes_core._secrets_shapes import looks_like_credential, mask
+from cassettes_core._secrets_paths import JSON, Query, render
+
+__all__ = ["Leaf", "Walk", "iter_leaves"]
 
 Role = Literal["value", "key", "header", "query", "stream_text"]
 
 # Mapping keys shorter than this are field names; nothing we detect is that short.
 _MIN_KEY_SCAN = 16
-_MAX_JSON = 2_000_000
+MAX_JSON = 2_000_000  # characters: a longer string is not parsed as JSON
 _URL_STARTS = ("/", "http://", "https://", "ws://", "wss://")
-_PLAIN_SEGMENT = re.compile(r"[A-Za-z0-9_$@-]+")
-_SCALARS = (int, float, bool)
+_SKIPPED = frozenset({int, float, bool, type(None)})
+_MEDIA_SIBLINGS = frozenset({"media_type", "mime_type", "mimeType", "format"})
+_STREAM_EVENTS = -2  # the frame of the stream list: each child is one event
+# Strings that may hold a JSON document ("": an empty string is plain).
+_JSON_STARTS = frozenset("{[ \t\r\n")
 
 
-class Leaf(NamedTuple):
+class Leaf:
     """One string to scan, where it sits, and what kind of place that is."""
 
-    path: str
-    key: str  # the nearest field or parameter name, snake case ("" if none)
-    value: str
-    role: Role = "value"
-    name: str = ""  # the header or query parameter name as written
-    # For joined stream text: (offset in value, event index) where each event's piece starts.
-    segments: tuple[tuple[int, int], ...] = ()
+    __slots__ = ("key", "name", "path", "role", "segments", "value")
+
+    def __init__(
+        self,
+        path: str,
+        key: str,
+        value: str,
+        role: Role = "value",
+        *,
+        name: str = "",
+        segments: tuple[tuple[int, int], ...] = (),
+    ) -> None:
+        self.path = path  # where the string sits, as a person reads it: request.messages[0]
+        self.key = key  # the nearest field or parameter name, snake case ("" if none)
+        self.value = value
+        self.role = role
+        self.name = name  # the header or query parameter name as written
+        # For joined stream text: (offset in value, event index) where each event's piece starts.
+        self.segments = segments
 
 
-@lru_cache(maxsize=4096)
-def segment(name: str) -> str:
-    """A path segment for a mapping key: bare, quoted, or masked if the key itself is secret."""
-    if len(name) >= _MIN_KEY_SCAN and (find_formats(name) or looks_like_credential(name)):
-        return f"[{mask(name)}]"
-    if _PLAIN_SEGMENT.fullmatch(name):
-        return name
-    return f"[{json.dumps(name, ensure_ascii=False)}]"
+_ROOT = -1
+_MAX_DEPTH = 100  # two frames a level: well within the interpreter's limit from any caller
 
 
-def join(path: str, name: str) -> str:
-    """``path`` extended by the key ``name``."""
-    seg = segment(name)
-    if not path:
-        return seg
-    return path + seg if seg.startswith("[") else f"{path}.{seg}"
+class Walk:
+    """The strings of one interaction, and the raw strings of its stream events.
 
+    ``values[i]`` sits at place ``places[i]`` under the key ``keys[i]``; roles and names that
+    are not those of a plain value are in ``roles`` and ``names``. A place is a row of the
+    table ``parents``/``pieces``; :meth:`path` spells it out.
+    """
 
-Frame = tuple[Any, str, str, bool]  # node, path, nearest key, "is a headers mapping"
+    def __init__(self, root: Any, prefix: str = "") -> None:
+        self.prefix = prefix  # the path of the root
+        self.values: list[str] = []
+        self.keys: list[str] = []  # the nearest field or parameter name, snake case
+        self.places: list[int] = []
+        self.roles: dict[int, Role] = {}  # where not "value"
+        self.names: dict[int, str] = {}  # header and query parameter names as written
+        self.parents: list[int] = []
+        self.pieces: list[Any] = []
+        # (event index, the event's place, the string's place, the string) in event order.
+        self.stream: list[tuple[int, int, int, str]] = []
+        self._seen: set[int] = set()
+        self._alive: list[Any] = []  # keeps parsed JSON alive, so that its ids are not reused
+        self._events: dict[int, int] = {}
+        # Containers below _MAX_DEPTH, walked afterwards from depth 0: (items, place, key,
+        # event, is a mapping).
+        self._deep: list[tuple[Iterable[tuple[Any, Any]], int, str, int, bool]] = []
+        self._run(root)
 
+    def path(self, place: int) -> str:
+        """The path of a place, as a person reads it."""
+        pieces = []
+        while place != _ROOT:
+            pieces.append(self.pieces[place])
+            place = self.parents[place]
+        pieces.reverse()
+        return render(self.prefix, pieces)
 
-def iter_leaves(interaction: Mapping[str, Any]) -> Iterator[Leaf]:
-    """Every string in ``interaction`` (values, long keys, headers, query parameters)."""
-    stack: list[Frame] = [(interaction, "", "", False)]
-    seen: set[int] = set()  # ids of containers walked (YAML aliases can make cycles)
-    parsed_alive: list[Any] = []  # keeps parsed JSON alive, so that its ids are not reused
-    while stack:
-        node, path, key, in_headers = stack.pop()
-        if isinstance(node, str):
-            parsed = _json_container(node)
-            if parsed is not None:
-                parsed_alive.append(parsed)
-                stack.append((parsed, f"{path}(json)", key, False))
-            else:
-                yield from _string_leaves(node, path, key)
-        elif isinstance(node, Mapping | list | tuple):
-            if id(node) in seen:
+    @property
+    def leaves(self) -> list[Leaf]:
+        """Every string as a :class:`Leaf`."""
+        return [self.leaf(index) for index in range(len(self.values))]
+
+    def leaf(self, index: int) -> Leaf:
+        """The string ``index`` as a :class:`Leaf`."""
+        role = self.roles.get(index, "value")
+        name = self.names.get(index, "")
+        path = self.path(self.places[index])
+        return Leaf(path, self.keys[index], self.values[index], role, name=name)
+
+    def add(self, place: int, key: str, value: str, role: Role, name: str = "") -> None:
+        """One string that is not a plain value (a long key, a header, a query parameter)."""
+        if role != "value":
+            self.roles[len(self.values)] = role
+        if name:
+            self.names[len(self.values)] = name
+        self.values.append(value)
+        self.keys.append(key)
+        self.places.append(place)
+
+    def _place(self, parent: int, piece: Any) -> int:
+        self.parents.append(parent)
+        self.pieces.append(piece)
+        return len(self.parents) - 1
+
+    # The walk recurses (a function call is the cheapest way through a container in Python)
+    # down to _MAX_DEPTH; deeper containers are set aside and walked afterwards, each from
+    # depth 0, so that no nesting can exhaust the stack.
+
+    def _run(self, root: Any) -> None:
+        self._seen.add(id(root))
+        self._container(root, _ROOT, "", -1, 0)
+        while self._deep:
+            items, place, key, event, mapping = self._deep.pop()
+            self._walk(items, place, key, event, 0, mapping=mapping)
+
+    def _container(self, node: Any, place: int, key: str, event: int, depth: int) -> None:
+        if isinstance(node, Mapping):
+            self._walk(_items(node), place, key, event, depth, mapping=True)
+        elif isinstance(node, list | tuple):
+            self._walk(enumerate(node), place, key, event, depth, mapping=False)
+        elif isinstance(node, Set):
+            self._walk(enumerate(sorted(node, key=repr)), place, key, event, depth, mapping=False)
+
+    def _walk(  # noqa: PLR0912 - the hot loop: the common cases inline, not in calls
+        self,
+        items: Iterable[tuple[Any, Any]],
+        place: int,
+        key: str,
+        event: int,
+        depth: int,
+        *,
+        mapping: bool,
+    ) -> None:
+        """The items of one container: (name, child) of a mapping, (index, child) of a list."""
+        if depth > _MAX_DEPTH:  # (a closure would make this loop's locals slower cells)
+            self._deep.append((items, place, key, event, mapping))
+            return
+        parents, pieces, seen = self.parents, self.pieces, self._seen
+        values, keys, places = self.values, self.keys, self.places
+        headers = mapping and key == "headers"
+        for piece, child in items:
+            kind = type(child)
+            child_key, child_event = key, event
+            if mapping:
+                name = piece if type(piece) is str else str(piece)
+                if kind in _SKIPPED and len(name) < _MIN_KEY_SCAN:
+                    continue  # a number or None under a field name: nothing to scan
+                here = len(parents)
+                if len(name) >= _MIN_KEY_SCAN:
+                    self.add(here, "", name, "key")
+                child_key = "base64_data" if piece is _BASE64_DATA else snake(name)
+            elif kind in _SKIPPED:
                 continue
-            seen.add(id(node))
-            if isinstance(node, Mapping):
-                leaves, children = _expand_mapping(node, path, in_headers)
-                yield from leaves
             else:
-                children = [
-                    (child, f"{path}[{index}]", key, False)
-                    for index, child in enumerate(node)
-                    if child is not None and not isinstance(child, _SCALARS)
-                ]
-            stack.extend(reversed(children))  # pop in document order
-        elif isinstance(node, bytes | bytearray):
-            yield from _string_leaves(bytes(node).decode("utf-8", "replace"), path, key)
+                here = len(parents)
+                name = piece
+                if event == _STREAM_EVENTS:  # the stream: each item is one event
+                    self._events[piece] = here
+                    child_event = piece
+            parents.append(place)
+            pieces.append(name)
+            if kind is str and not headers:
+                if child_event >= 0:  # in a stream event: also read joined up
+                    self.stream.append((child_event, self._events[child_event], here, child))
+                if child[:1] in _JSON_STARTS or child.startswith(_URL_STARTS):
+                    self._string(child, here, child_key, child_event, depth)
+                else:  # the common case, inline: a plain string
+                    values.append(child)
+                    keys.append(child_key)
+                    places.append(here)
+            elif kind is dict or kind is list:  # the common containers, without the ABCs
+                if id(child) not in seen:
+                    seen.add(id(child))
+                    if kind is dict:
+                        self._walk(
+                            _items(child), here, child_key, child_event, depth + 1, mapping=True
+                        )
+                    else:
+                        events = (
+                            mapping and child_key == "stream" and place == _ROOT and not self.prefix
+                        )
+                        child_event = _STREAM_EVENTS if events else child_event
+                        self._walk(
+                            enumerate(child), here, child_key, child_event, depth + 1, mapping=False
+                        )
+            elif kind not in _SKIPPED:
+                self._other(child, here, child_key, child_event, depth, header=headers)
+
+    def _text(self, text: str, place: int, key: str, event: int, depth: int) -> None:
+        if event >= 0:  # in a stream event: also read joined up
+            self.stream.append((event, self._events[event], place, text))
+        if text[:1] in _JSON_STARTS or text.startswith(_URL_STARTS):
+            self._string(text, place, key, event, depth)
+        else:  # the common case: a plain string
+            self.values.append(text)
+            self.keys.append(key)
+            self.places.append(place)
+
+    def _other(
+        self, child: Any, place: int, key: str, event: int, depth: int, *, header: bool
+    ) -> None:
+        if isinstance(child, str | bytes | bytearray):  # a header, (a subclass of) str, bytes
+            text = str(child) if isinstance(child, str) else child.decode("utf-8", "replace")
+            if header:
+                self.add(place, key, text, "header", str(self.pieces[place]))
+            else:
+                self._text(text, place, key, event, depth)
+        elif id(child) not in self._seen:
+            self._seen.add(id(child))
+            self._container(child, place, key, event, depth + 1)
+
+    def _string(self, value: str, place: int, key: str, event: int, depth: int) -> None:
+        # A JSON document, a URL with a query, or (after all) a plain string.
+        parsed = _json_container(value)
+        if parsed is not None:
+            self._alive.append(parsed)
+            self._container(parsed, self._place(place, JSON), key, event, depth + 1)
+            return
+        if "?" in value and "=" in value and value.startswith(_URL_STARTS) and " " not in value:
+            base, _, rest = value.partition("?")
+            query, hash_mark, fragment = rest.partition("#")
+            self.add(place, key, base + hash_mark + fragment, "value")
+            for name, param in parse_qsl(query, keep_blank_values=True):
+                param_place = self._place(place, Query(name))
+                if len(name) >= _MIN_KEY_SCAN:
+                    self.add(param_place, "", name, "key")
+                if param:
+                    self.add(param_place, snake(name), param, "query", name)
+            return
+        self.add(place, key, value, "value")
 
 
-def _expand_mapping(
-    node: Mapping[Any, Any], path: str, in_headers: bool
-) -> tuple[list[Leaf], list[Frame]]:
-    leaves: list[Leaf] = []
-    children: list[Frame] = []
-    for raw_name, child in node.items():
-        name = raw_name if isinstance(raw_name, str) else str(raw_name)
-        child_path = join(path, name)
-        if len(name) >= _MIN_KEY_SCAN:
-            leaves.append(Leaf(child_path, "", name, "key"))
-        if in_headers and isinstance(child, str):
-            leaves.append(Leaf(child_path, snake(name), child, "header", name))
-        elif child is not None and not isinstance(child, _SCALARS):
-            children.append((child, child_path, snake(name), name.lower() == "headers"))
-    return leaves, children
+def _items(node: Mapping[Any, Any]) -> Iterable[tuple[Any, Any]]:
+    # Anthropic's {"type": "base64", "media_type": …, "data": …}, Gemini's inline_data
+    # {"mime_type": …, "data": …}, OpenAI's input_audio {"data": …, "format": "wav"}: there,
+    # "data" is walked as base64_data.
+    if "data" in node and (node.get("type") == "base64" or not _MEDIA_SIBLINGS.isdisjoint(node)):
+        return _base64_items(node)
+    return node.items()
+
+
+def _base64_items(node: Mapping[Any, Any]) -> Iterator[tuple[Any, Any]]:
+    for name, child in node.items():
+        yield (_BASE64_DATA if name == "data" else name), child
+
+
+class _Base64Name(str):
+    """The key ``data`` beside a media type: its snake-case name is ``base64_data``."""
+
+    __slots__ = ()
+
+
+_BASE64_DATA = _Base64Name("data")
 
 
 def _json_container(text: str) -> Any:
+    if text[:1] not in _JSON_STARTS:
+        return None
     stripped = text.strip()
-    if len(stripped) < 2 or len(stripped) > _MAX_JSON:
+    if len(stripped) < 2 or len(stripped) > MAX_JSON:
         return None
     if (stripped[0], stripped[-1]) not in {("{", "}"), ("[", "]")}:
         return None
@@ -127,60 +295,6 @@ def _json_container(text: str) -> Any:
     return parsed if isinstance(parsed, dict | list) else None
 
 
-def _string_leaves(value: str, path: str, key: str) -> Iterator[Leaf]:
-    if "?" in value and "=" in value and value.startswith(_URL_STARTS) and " " not in value:
-        base, _, rest = value.partition("?")
-        query, hash_mark, fragment = rest.partition("#")
-        yield Leaf(path, key, base + hash_mark + fragment)
-        for name, param in parse_qsl(query, keep_blank_values=True):
-            param_path = f"{path}?{segment(name)}"
-            if len(name) >= _MIN_KEY_SCAN:
-                yield Leaf(param_path, "", name, "key")
-            if param:
-                yield Leaf(param_path, snake(name), param, "query", name)
-        return
-    yield Leaf(path, key, value)
-
-
-def iter_stream_text(interaction: Mapping[str, Any]) -> Iterator[Leaf]:
-    """The strings found at one place in many stream events, joined in event order.
-
-    ``stream[*].data.delta.text`` holds what ``stream[3..17].data.delta.text`` spread out.
-    """
-    stream = interaction.get("stream")
-    if not isinstance(stream, list) or len(stream) < 2:
-        return
-    pieces: dict[str, list[tuple[int, str]]] = {}
-    for index, event in enumerate(stream):
-        for relative, text in _flat_strings(event, ""):
-            pieces.setdefault(relative, []).append((index, text))
-    for relative, items in pieces.items():
-        if len({index for index, _ in items}) < 2:
-            continue
-        offsets: list[tuple[int, int]] = []
-        position = 0
-        for index, text in items:
-            offsets.append((position, index))
-            position += len(text)
-        last_key = re.split(r"[.\[]", relative)[-1]
-        yield Leaf(
-            f"stream[*].{relative}",
-            snake(last_key),
-            "".join(text for _, text in items),
-            "stream_text",
-            segments=tuple(offsets),
-        )
-
-
-def _flat_strings(node: Any, path: str, depth: int = 0) -> Iterator[tuple[str, str]]:
-    if depth > 64:  # stream events are shallow; deeper is not text a model streamed
-        return
-    if isinstance(node, str):
-        if path:
-            yield path, node
-    elif isinstance(node, Mapping):
-        for name, child in node.items():
-            yield from _flat_strings(child, join(path, str(name)), depth + 1)
-    elif isinstance(node, list | tuple):
-        for index, child in enumerate(node):
-            yield from _flat_strings(child, f"{path}[{index}]", depth + 1)
+def iter_leaves(interaction: Mapping[str, Any]) -> Iterator[Leaf]:
+    """Every string in ``interaction`` (values, long keys, headers, query parameters)."""
+    return iter(Walk(interaction).leaves)

@@ -14,21 +14,18 @@ line and one ``TIP:`` line on standard error. Colour is used only on a terminal,
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO, TypedDict
+from typing import Any, TextIO
 
-from cassettes_core._errors import CassetteError, CassetteFormatError, ConfigError
+from cassettes_core._errors import CassetteError
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_ERROR = 2
 REPORT_VERSION = 1
-_SUFFIXES = (".yaml", ".yml")
-_TEMP_PREFIX = ".cassette-tmp-"  # the store's half-written files, never cassettes
 
 
 # ------------------------------------------------------------------ output
@@ -48,7 +45,7 @@ class Console:
         """``text`` in an ANSI style (``"1"`` bold, ``"31"`` red …) if the stream shows colour."""
         return f"\033[{code}m{text}\033[0m" if _colour(stream or self.out) else text
 
-    def error(self, exc: BaseException) -> None:
+    def error(self, exc: BaseException | str) -> None:
         """An error as an ``ERROR:`` line (or lines) and a ``TIP:`` line, on stderr."""
         head, tip = _split_tip(str(exc))
         label = self.style("ERROR:", "1;31", stream=self.err)
@@ -135,42 +132,15 @@ def _rehash(args: argparse.Namespace, console: Console) -> int:
 # ------------------------------------------------------------------ scan
 
 
-class FindingReport(TypedDict):
-    seq: int | None
-    path: str
-    kind: str
-    preview: str
-
-
-class CassetteReport(TypedDict):
-    path: str
-    interactions: int
-    findings: list[FindingReport]
-    error: str | None
-
-
-class ScanSummary(TypedDict):
-    cassettes: int
-    interactions: int
-    findings: int
-    cassettes_with_findings: int
-    errors: int
-
-
-class ScanReport(TypedDict):
-    version: int
-    cassettes: list[CassetteReport]
-    summary: ScanSummary
-
-
 def _add_scan(commands: Any) -> None:
     scan = commands.add_parser(
         "scan",
         help="scan cassettes for secrets",
         description=(
             "Scan cassette files for secrets with the guard that checks every recording. "
-            "Directories are searched for *.yaml and *.yml files. Exit 0: nothing found; "
-            "1: possible secrets found; 2: a path could not be scanned."
+            "Directories are searched for *.yaml and *.yml files (hidden ones aside); YAML "
+            "files there that are not cassettes are skipped with a note. Exit 0: nothing "
+            "found; 1: possible secrets found; 2: a path could not be scanned."
         ),
     )
     scan.add_argument("paths", nargs="+", metavar="PATH", help="cassette file or directory")
@@ -186,154 +156,16 @@ def _add_scan(commands: Any) -> None:
 
 
 def _scan(args: argparse.Namespace, console: Console) -> int:
-    from cassettes_core._secrets import SecretGuard  # detect-secrets loads only when scanning
+    from cassettes_core._secrets_scan import run_scan
 
-    guard = SecretGuard(allow=args.allow)
-    reports: list[CassetteReport] = []
-    for path in _cassette_files(args.paths):
-        report: CassetteReport = {
-            "path": str(path),
-            "interactions": 0,
-            "findings": [],
-            "error": None,
-        }
-        try:
-            if not path.exists():
-                raise ConfigError(
-                    f"no such file or directory: {path}\n"
-                    "TIP: check the path; `cassettes scan` takes cassette files and directories "
-                    "that hold them."
-                )
-            interactions = load_interactions(path)
-            report["interactions"] = len(interactions)
-            for interaction in interactions:
-                for finding in guard.scan(interaction):
-                    report["findings"].append(
-                        {
-                            "seq": finding.seq,
-                            "path": finding.path,
-                            "kind": finding.kind,
-                            "preview": finding.preview,
-                        }
-                    )
-        except CassetteError as exc:
-            report["error"] = str(exc)
-            if not args.json:
-                console.error(exc)
-        reports.append(report)
-        if not args.json and report["findings"]:
-            _print_findings(console, report)
-    summary = _summary(reports)
-    if args.json:
-        full: ScanReport = {"version": REPORT_VERSION, "cassettes": reports, "summary": summary}
-        console.print(json.dumps(full, indent=2, ensure_ascii=False))
-    else:
-        _print_summary(console, summary, [str(p) for p in args.paths])
-    if summary["errors"]:
-        return EXIT_ERROR
-    return EXIT_FINDINGS if summary["findings"] else EXIT_OK
-
-
-def _cassette_files(paths: Sequence[str]) -> Iterator[Path]:
-    """The files named, and the *.yaml/*.yml files under the directories named, in order.
-
-    A path that does not exist is passed on, to be reported as an error in its turn.
-    """
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            yield from sorted(
-                found
-                for found in path.rglob("*")
-                if found.suffix.lower() in _SUFFIXES
-                and found.is_file()
-                and not found.name.startswith(_TEMP_PREFIX)
-            )
-        else:
-            yield path
+    return run_scan(args, console)
 
 
 def load_interactions(path: Path) -> list[dict[str, Any]]:
-    """The interactions of a cassette file, as plain data, without judging anything else.
+    """The interactions of a cassette file (see ``_secrets_scan.load_interactions``)."""
+    from cassettes_core._secrets_scan import load_interactions as load
 
-    Raises :class:`CassetteFormatError` for unreadable text, invalid YAML, or a document that
-    has no ``interactions`` list of mappings.
-    """
-    import yaml
-
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise CassetteFormatError(path, f"not UTF-8 text ({exc.reason})") from exc
-    except OSError as exc:
-        raise CassetteFormatError(path, f"cannot be read ({exc.strerror or exc})") from exc
-    try:
-        document = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - safe loader only
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else None
-        problem = getattr(exc, "problem", None) or type(exc).__name__
-        raise CassetteFormatError(path, f"not valid YAML ({problem})", location=where) from exc
-    if not isinstance(document, dict):
-        raise CassetteFormatError(path, "not a cassette: the document is not a mapping")
-    interactions = document.get("interactions")
-    if interactions is None:
-        if "interactions" in document:
-            return []
-        raise CassetteFormatError(path, "not a cassette: no 'interactions' list")
-    if not isinstance(interactions, list):
-        raise CassetteFormatError(path, "'interactions' is not a list", location="interactions")
-    for index, interaction in enumerate(interactions):
-        if not isinstance(interaction, dict):
-            raise CassetteFormatError(
-                path, "an interaction is not a mapping", location=f"interactions[{index}]"
-            )
-    return interactions
-
-
-def _print_findings(console: Console, report: CassetteReport) -> None:
-    count = _plural(len(report["findings"]), "possible secret")
-    console.print(f"{console.style(report['path'], '1')}: {count}")
-    for finding in report["findings"]:
-        where = f"seq {finding['seq']} " if finding["seq"] is not None else ""
-        kind = console.style(finding["kind"], "33")
-        console.print(f"  {where}{finding['path']}: {kind} ({finding['preview']})")
-
-
-def _summary(reports: list[CassetteReport]) -> ScanSummary:
-    return {
-        "cassettes": len(reports),
-        "interactions": sum(r["interactions"] for r in reports),
-        "findings": sum(len(r["findings"]) for r in reports),
-        "cassettes_with_findings": sum(1 for r in reports if r["findings"]),
-        "errors": sum(1 for r in reports if r["error"] is not None),
-    }
-
-
-def _print_summary(console: Console, summary: ScanSummary, paths: list[str]) -> None:
-    if summary["cassettes"] == 0:
-        console.print(f"no cassette files (*.yaml, *.yml) under {', '.join(paths)}")
-        return
-    scanned = (
-        f"scanned {_plural(summary['cassettes'], 'cassette')} "
-        f"({_plural(summary['interactions'], 'interaction')})"
-    )
-    if summary["findings"]:
-        if summary["cassettes_with_findings"] or summary["errors"]:
-            console.print()
-        console.print(
-            f"{scanned}: {_plural(summary['findings'], 'possible secret')} in "
-            f"{_plural(summary['cassettes_with_findings'], 'cassette')}"
-        )
-        console.print(
-            f"{console.style('TIP:', '1')} remove each value from the cassette: re-record with a "
-            "before_record hook that scrubs it, or edit the file. If a value is known to be "
-            "safe, pass --allow VALUE (and allow_secrets=[...] when recording)."
-        )
-    elif summary["errors"]:
-        console.print(f"{scanned}: no secrets found, {_plural(summary['errors'], 'error')}")
-    else:
-        console.print(f"{scanned}: no secrets found")
+    return load(path)
 
 
 def _plural(n: int, noun: str) -> str:

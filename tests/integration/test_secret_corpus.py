@@ -136,6 +136,18 @@ PLUGIN_KINDS: dict[str, Gen] = {
 }
 
 
+# Credentials without a prefix, found by their place in text (an assignment to a credential
+# name), and passwords in URLs that hold characters placeholders also use ("$", "{").
+TEXT_KINDS: dict[str, Gen] = {
+    "url-password-with-dollar": lambda g: f"postgres://app:Pa$${r(g, 12)}@db.internal/prod",
+    "url-password-with-brace": lambda g: f"mysql://svc:k8{{{r(g, 10)}!@10.0.0.5/app",
+    "aws-secret-assigned": lambda g: f"aws_secret_access_key = {r(g, 40, ALNUM + '/+')}",
+    "api-key-in-yaml": lambda g: f"api_key: {r(g, 32)}",
+    "api-key-in-json-text": lambda g: f'settings = {{"api_key": "{r(g, 32)}"}}',
+    "env-file-api-key": lambda g: f"MISTRAL_API_KEY={r(g, 32)}",
+}
+
+
 # ------------------------------------------------------------------ places
 
 
@@ -262,7 +274,7 @@ def _refused(value: str, place: Callable[[str], tuple[dict[str, Any], str]]) -> 
 
 CASES = [
     pytest.param(kinds[kind], PLACES[place], id=f"{kind}@{place}")
-    for kinds in (OWN_KINDS, PLUGIN_KINDS)
+    for kinds in (OWN_KINDS, TEXT_KINDS, PLUGIN_KINDS)
     for kind in kinds
     for place in PLACES
 ]
@@ -289,16 +301,16 @@ def test_every_kind_is_refused_in_every_place(gen: Gen, place: Any) -> None:
         _refused(gen(random.Random(seed)), place)
 
 
-@pytest.mark.parametrize("kind", sorted(OWN_KINDS))
+@pytest.mark.parametrize("kind", sorted(OWN_KINDS | TEXT_KINDS))
 def test_a_key_split_across_stream_events_is_refused(kind: str) -> None:
     """A key that a stream spreads over several deltas is found in the joined text."""
-    _refused(OWN_KINDS[kind](random.Random(11)), split_in_stream)
+    _refused((OWN_KINDS | TEXT_KINDS)[kind](random.Random(11)), split_in_stream)
 
 
-@pytest.mark.parametrize("kind", sorted(OWN_KINDS | PLUGIN_KINDS))
+@pytest.mark.parametrize("kind", sorted(OWN_KINDS | TEXT_KINDS | PLUGIN_KINDS))
 def test_fresh_values_of_each_kind_are_all_refused(kind: str) -> None:
     """Twenty fresh values of each kind in prose are all refused (no lucky shapes)."""
-    gen = (OWN_KINDS | PLUGIN_KINDS)[kind]
+    gen = (OWN_KINDS | TEXT_KINDS | PLUGIN_KINDS)[kind]
     for seed in range(100, 120):
         _refused(gen(random.Random(seed)), in_request)
 
@@ -342,6 +354,14 @@ def _auth_cases() -> list[Any]:
         pytest.param(*tool_field("token", cohere), cohere, id="cohere-in-token-field"),
         pytest.param(*tool_field("client_secret", azure), azure, id="azure-in-client_secret"),
         pytest.param(*tool_field("password", "Tr0ub4dor&3x"), "Tr0ub4dor&3x", id="password"),
+        pytest.param(*tool_field("password", "Sunsh1ne$2024!"), "Sunsh1ne$2024!", id="pw-dollar"),
+        pytest.param(*tool_field("password", "wherearemykeys42"), "wherearemykeys42", id="pw-here"),
+        pytest.param(*tool_field("db_password", "Yourmom1987!"), "Yourmom1987!", id="pw-your"),
+        pytest.param(*tool_field("access_token", cohere), cohere, id="access-token"),
+        pytest.param(*tool_field("refresh_token", cohere), cohere, id="refresh-token"),
+        pytest.param(*tool_field("id_token", cohere), cohere, id="id-token"),
+        pytest.param(*tool_field("api_token", cohere), cohere, id="api-token"),
+        pytest.param(*tool_field("MISTRAL_API_KEY", mistral), mistral, id="compound-api-key"),
         pytest.param(*error_echo(f"Bearer {cohere}"), cohere, id="authorization-echoed-in-error"),
     ]
 
@@ -569,7 +589,85 @@ def _fragments() -> list[Any]:
                 arguments=json.dumps(a)
             ),
         )
+    _review_fragments(g, add)
     return out
+
+
+# PEM headers and PuTTY markers named in prose and code, without a key.
+KEY_TALK = [
+    "A PEM file starts with -----BEGIN PRIVATE KEY----- and ends with -----END PRIVATE KEY-----.",
+    'def is_key(text):\n    return text.startswith("-----BEGIN RSA PRIVATE KEY-----")',
+    "Generate a key with ssh-keygen; the file begins with -----BEGIN OPENSSH PRIVATE KEY-----",
+    "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC...\n-----END PRIVATE KEY-----",
+    'HEADER = b"-----BEGIN EC PRIVATE KEY-----"\nFOOTER = b"-----END EC PRIVATE KEY-----"',
+    'if first_line.startswith("PuTTY-User-Key-File-2"):\n    return parse_ppk(lines)',
+    "PuTTY-User-Key-File-2 and PuTTY-User-Key-File-3 are the .ppk headers; convert with puttygen.",
+]
+FIELD_PROSE = [
+    {"api_key": "Set in dashboard"},
+    {"secret": "see vault"},
+    {"secret": "The secret ingredient is love and butter"},
+    {"api_key": "Stored in the team password manager"},
+    {"client_secret": "Rotated monthly by the platform team"},
+]
+AWS_EXAMPLES = [
+    "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\n"
+    'aws_secret_access_key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"',
+    "export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE",
+    "https://b.s3.amazonaws.com/k.png?X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20260101%2F"
+    "us-east-1%2Fs3%2Faws4_request&X-Amz-Expires=3600",
+]
+PAGINATION = ("page_token", "cursor", "next_page_token", "request_token", "continuation_token")
+
+
+def _review_fragments(g: random.Random, add: Callable[[str, Callable[[Any], None]], None]) -> None:
+    """Fragments that the guard once flagged: small inline media, cursors, key talk, prose."""
+
+    def message(i: dict[str, Any]) -> Any:
+        return i["response"]["body"]["choices"][0]["message"]
+
+    def user(i: dict[str, Any], part: dict[str, Any]) -> None:
+        i["request"]["messages"].append({"role": "user", "content": [part]})
+
+    for text in KEY_TALK:
+        add("key-talk", lambda i, t=text: message(i).update(content=t))
+    for body in FIELD_PROSE:
+        add("prose-in-credential-field", lambda i, b=body: i["response"]["body"].update(b))
+    for text in AWS_EXAMPLES:
+        add("aws-documented-example", lambda i, t=text: message(i).update(content=t))
+    for size in (20, 67, 120, 150, 180):
+        data = base64.b64encode(g.randbytes(size)).decode()
+        source = {"type": "base64", "media_type": "image/png", "data": data}
+        add("small-image-source", lambda i, s=source: user(i, {"type": "image", "source": s}))
+        url = {"url": "data:image/png;base64," + data}
+        add("small-image-url", lambda i, u=url: user(i, {"type": "image_url", "image_url": u}))
+        inline = {"inline_data": {"mime_type": "image/jpeg", "data": data}}
+        add("small-gemini-inline", lambda i, p=inline: user(i, p))
+        audio = {"type": "input_audio", "input_audio": {"data": data, "format": "wav"}}
+        add("small-input-audio", lambda i, a=audio: user(i, a))
+        pdf = {
+            "type": "input_file",
+            "filename": "a.pdf",
+            "file_data": "data:application/pdf;base64," + data,
+        }
+        add("small-input-file", lambda i, f=pdf: user(i, f))
+    for name in PAGINATION:
+        for alphabet in (ALNUM, URLSAFE + "="):
+            args = {"query": "invoices", name: r(g, g.randint(24, 64), alphabet)}
+            add(
+                "pagination-argument",
+                lambda i, a=args: message(i)["tool_calls"][0]["function"].update(
+                    arguments=json.dumps(a)
+                ),
+            )
+        cursor = {name: r(g, 40)}
+        add("pagination-field", lambda i, c=cursor: i["response"]["body"].update(c))
+    for _ in range(3):
+        upload = "ABgVH8" + r(g, 90, URLSAFE)
+        add(
+            "x-guploader-uploadid",
+            lambda i, u=upload: i["response"]["headers"].update({"x-guploader-uploadid": u}),
+        )
 
 
 FRAGMENTS = _fragments()
@@ -589,9 +687,9 @@ def test_realistic_llm_payloads_are_not_flagged(interaction: dict[str, Any]) -> 
 # ------------------------------------------------------------------ the gates
 
 
-def _probe_lines() -> list[tuple[str, str]]:
+def _probe_lines() -> list[tuple[str, str, tuple[int, int]]]:
     g = random.Random(77)
-    values = [gen(g) for gen in (OWN_KINDS | PLUGIN_KINDS).values()]
+    values = [gen(g) for gen in (OWN_KINDS | TEXT_KINDS | PLUGIN_KINDS).values()]
     values += [*PROSE, *CODE]
     values += [
         f'aws_secret_access_key = "{r(g, 40, ALNUM + "/+")}"',
@@ -605,8 +703,28 @@ def _probe_lines() -> list[tuple[str, str]]:
         'db_password = "' + r(g, 14) + '"',
         "-----BEGIN OPENSSH PRIVATE KEY-----",
         "PuTTY-User-Key-File-2: ssh-rsa",
+        f'if ("{r(g, 12)}" == user_password) {{',
+        f"if secret != '{r(g, 12)}':",
+        f'private_key "{r(g, 16)}";',
+        f'my_password := "{r(g, 12)}"',
+        f"apiKey => '{r(g, 20)}'",
+        f"const pwd = '{r(g, 10)}'",
+        f'["secret_key"] = "{r(g, 20)}"',
+        f"contraseña: '{r(g, 12)}'",
+        f'"{r(g, 40, ALNUM + "/+")}"',
+        f"x = '{r(g, 30, URLSAFE)}' + '{r(g, 30, ALNUM + '+/')}'",
+        f"{r(g, 64, HEX)}",
+        f"https://api.softlayer.com/soap/v3/{r(g, 64, LOWER_DIGITS)}",
+        f"token {r(g, 10, string.digits)}:{r(g, 35, URLSAFE)} for the bot",
     ]
-    return [(key, value) for value in values for key in ("content", "api_key", "x_debug")]
+    keys = ("content", "api_key", "x_debug", "cloudant_password", "ibm_cos_hmac_secret_access_key")
+    probes = []
+    for value in values:
+        start = 0
+        for line in value.split("\n"):  # the scanner reads a string line by line
+            probes += [(key, value, (start, start + len(line))) for key in keys]
+            start += len(line) + 1
+    return probes
 
 
 def test_every_detect_secrets_plugin_is_gated_or_left_out_on_purpose() -> None:
@@ -620,30 +738,36 @@ def test_every_detect_secrets_plugin_is_gated_or_left_out_on_purpose() -> None:
 
 
 def test_gates_never_hide_a_plugin_finding() -> None:
-    """Whatever a plugin finds on a line, that plugin's gate lets the line through."""
+    """Whatever a plugin finds on a line, the scanner routes that line to that plugin."""
     from detect_secrets.plugins.high_entropy_strings import HighEntropyStringsPlugin
-    from detect_secrets.plugins.keyword import QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP
+    from detect_secrets.plugins.keyword import (
+        QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP,
+        KeywordDetector,
+    )
 
     scanner = plugin_scanner()
-    plugins = {type(p).__name__: p for _, members in scanner._groups for p in members}
     checked = 0
-    for key, value in _probe_lines():
-        line = f'{key}: "{value}"'
-        for name, gate in gated_plugins().items():
-            plugin = plugins[name]
-            if name == "KeywordDetector":
-                found = list(
-                    plugin.analyze_string(
-                        line, denylist_regex_to_group=QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP
+    for key, value, span in _probe_lines():
+        line = f'{key}: "{value[span[0] : span[1]]}"'
+        routed = scanner.route(Batch([value]), [key]).get((0, span), [])
+        for _, members in scanner._groups:
+            for plugin in members:
+                if isinstance(plugin, KeywordDetector):
+                    found = list(
+                        plugin.analyze_string(
+                            line, denylist_regex_to_group=QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP
+                        )
                     )
-                )
-            else:
-                found = [m for m in plugin.analyze_string(line) if m]
-            if isinstance(plugin, HighEntropyStringsPlugin):  # a finding only above the limit
-                found = [
-                    m for m in found if plugin.calculate_shannon_entropy(m) > plugin.entropy_limit
-                ]
-            if found:
-                checked += 1
-                assert list(gate(Batch([line]))), f"{name} finds {found!r} behind a closed gate"
+                else:
+                    found = [m for m in plugin.analyze_string(line) if m]
+                if isinstance(plugin, HighEntropyStringsPlugin):  # a finding only above the limit
+                    found = [
+                        m
+                        for m in found
+                        if plugin.calculate_shannon_entropy(m) > plugin.entropy_limit
+                    ]
+                if found:
+                    checked += 1
+                    name = type(plugin).__name__
+                    assert any(p is plugin for p in routed), f"{name} finds {found!r} unrouted"
     assert checked >= 30

@@ -181,6 +181,7 @@ def test_json_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
         "findings": 1,
         "cassettes_with_findings": 1,
         "errors": 0,
+        "skipped": 0,
     }
     [finding] = report["cassettes"][0]["findings"]
     assert finding["seq"] == 1
@@ -258,3 +259,86 @@ def test_pre_commit_hook_definition() -> None:
     assert files.search("tests/cassettes/a/b.yml")
     assert not files.search("src/config.yaml")
     assert not files.search("cassettes/readme.md")
+
+
+def test_yaml_that_is_not_a_cassette_is_skipped_under_a_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """CI workflows, hook lists and fixtures under a directory are skipped with a note."""
+    write_cassette(tmp_path / "cassettes" / "one.yaml", "fine")
+    (tmp_path / "hooks.yaml").write_text("- id: cassettes-scan\n  entry: x\n", encoding="utf-8")
+    (tmp_path / "ci.yml").write_text("on: push\njobs: {}\n", encoding="utf-8")
+    (tmp_path / "empty.yaml").write_text("", encoding="utf-8")
+    code, out, err = run(capsys, str(tmp_path))
+    assert (code, err) == (0, "")
+    assert f"note: skipped {tmp_path / 'hooks.yaml'}: not a cassette" in out
+    assert f"note: skipped {tmp_path / 'ci.yml'}: not a cassette" in out
+    assert out.splitlines()[-1] == (
+        "scanned 1 cassette (1 interaction): no secrets found; skipped 3 files"
+    )
+
+
+def test_a_damaged_cassette_under_a_directory_is_still_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A mapping with a version but no interactions is a cassette gone wrong, not another file."""
+    (tmp_path / "c.yaml").write_text("version: 1\nmanifest: {}\n", encoding="utf-8")
+    code, _, err = run(capsys, str(tmp_path))
+    assert code == 2
+    assert "no 'interactions' list" in err
+
+
+def test_a_named_file_that_is_not_a_cassette_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Named on the command line, a file must be a cassette."""
+    path = tmp_path / "ci.yml"
+    path.write_text("on: push\n", encoding="utf-8")
+    code, _, err = run(capsys, str(path))
+    assert code == 2
+    assert err.startswith(f"ERROR: cassette {path}: not a cassette")
+
+
+def test_a_missing_path_is_an_error_not_a_scanned_cassette(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A path that does not exist exits 2 and is not counted as scanned."""
+    code, out, err = run(capsys, str(tmp_path / "nope"))
+    assert code == 2
+    assert "ERROR: no such file or directory" in err
+    assert "scanned 1 cassette" not in out
+    assert out == "no cassette scanned: 1 error\n"
+    code, out, _ = run(capsys, "--json", str(tmp_path / "nope"))
+    report = json.loads(out)
+    assert (code, report["summary"]["cassettes"], report["summary"]["errors"]) == (2, 0, 1)
+
+
+def test_hidden_and_temporary_files_are_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Hidden folders (.github, .venv), hidden files and the store's temp files are not read."""
+    write_cassette(tmp_path / "c.yaml", "fine")
+    write_cassette(tmp_path / ".github" / "workflows" / "leak.yml", f"k {fake_key()}")
+    write_cassette(tmp_path / ".c.yaml.k2j3.tmp", f"k {fake_key()}")
+    write_cassette(tmp_path / ".hidden.yaml", f"k {fake_key()}")
+    (tmp_path / "c.yaml.tmp").write_text("{", encoding="utf-8")
+    code, out, _ = run(capsys, str(tmp_path))
+    assert code == 0
+    assert out == "scanned 1 cassette (1 interaction): no secrets found\n"
+
+
+def test_json_report_lists_skipped_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--json names each skipped file and why."""
+    (tmp_path / "list.yaml").write_text("- a\n", encoding="utf-8")
+    code, out, _ = run(capsys, "--json", str(tmp_path))
+    report = json.loads(out)
+    assert code == 0
+    assert report["skipped"] == [
+        {
+            "path": str(tmp_path / "list.yaml"),
+            "reason": "not a cassette: the document is not a mapping",
+        }
+    ]
+    assert report["summary"]["skipped"] == 1

@@ -301,3 +301,24 @@ def test_version_warning_is_silent_for_fresh_cassettes(tmp_path: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         CassetteProvider(FakeProvider([]), path, mode="replay").complete(chat_request())
+
+
+def test_a_miss_message_masks_keys_the_request_carried(tmp_path: Path) -> None:
+    """A key in a changed prompt is shown masked in the miss message, never whole."""
+    import secrets
+    import string
+
+    alphabet = string.ascii_letters + string.digits
+    key = "sk-proj-" + "".join(secrets.choice(alphabet) for _ in range(46)) + "7Q"
+    path = tmp_path / "c.yaml"
+    CassetteProvider(FakeProvider([answer()]), path, mode="record").complete(
+        chat_request("Use the tool with key <KEY>")
+    )
+    with pytest.raises(CassetteMissError) as caught:
+        CassetteProvider(FakeProvider([]), path, mode="replay").complete(
+            chat_request(f"Use the tool with key {key}")
+        )
+    message = str(caught.value)
+    assert "messages[0].content" in message
+    assert key[:12] not in message
+    assert key[-8:] not in message

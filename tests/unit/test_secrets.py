@@ -200,7 +200,8 @@ def test_a_secret_used_as_a_key_is_masked_in_the_path() -> None:
 
 def test_percent_encoded_query_values_are_decoded() -> None:
     """A key in the query is found through its URL encoding."""
-    pem = "-----BEGIN PRIVATE KEY-----\nMIIEvQ\n-----END PRIVATE KEY-----"
+    body = fake("MIIEvQ", 58).replace("+", "/")
+    pem = f"-----BEGIN PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----"
     encoded = pem.replace(" ", "%20").replace("\n", "%0A")
     [finding] = SecretGuard().scan(interaction(endpoint=f"/v1/x?note={encoded}"))
     assert finding.path == "endpoint?note"

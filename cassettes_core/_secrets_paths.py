@@ -1,0 +1,81 @@
+"""Paths in findings: ``request.messages[0].content``, ``endpoint?key``, ``arguments(json).x``.
+
+The walk keeps a place as a list of pieces and spells it out only for a finding. A piece is
+a mapping key (``.name`` or ``["odd name"]``), a list index (``[3]``), or one of the
+markers below: a JSON document inside a string, a query parameter, every event of a stream.
+A key that is itself a secret is masked in the path.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+from typing import Any
+
+from cassettes_core._secrets_detectors import find_formats
+from cassettes_core._secrets_shapes import looks_like_credential, mask
+
+# Mapping keys shorter than this are field names; nothing we detect is that short.
+_MIN_KEY_SCAN = 16
+_PLAIN_SEGMENT = re.compile(r"[A-Za-z0-9_$@-]+")
+
+
+class _Marker:
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+JSON = _Marker("(json)")  # the string holds a JSON document, walked as such
+STAR = _Marker("[*]")  # every event of a stream
+
+
+class Query:
+    """A query parameter of a URL: ``endpoint?key``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Query) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(("?", self.name))
+
+
+@lru_cache(maxsize=4096)
+def segment(name: str) -> str:
+    """A path segment for a mapping key: bare, quoted, or masked if the key itself is secret."""
+    if len(name) >= _MIN_KEY_SCAN and (find_formats(name) or looks_like_credential(name)):
+        return f"[{mask(name)}]"
+    if _PLAIN_SEGMENT.fullmatch(name):
+        return name
+    return f"[{json.dumps(name, ensure_ascii=False)}]"
+
+
+def join(path: str, name: str) -> str:
+    """``path`` extended by the key ``name``."""
+    seg = segment(name)
+    if not path:
+        return seg
+    return path + seg if seg.startswith("[") else f"{path}.{seg}"
+
+
+def render(prefix: str, pieces: Iterable[Any]) -> str:
+    """The path a person reads for a place: ``prefix`` followed by ``pieces`` in order."""
+    path = prefix
+    for piece in pieces:
+        if isinstance(piece, int):
+            path += f"[{piece}]"
+        elif isinstance(piece, _Marker):
+            path += piece.text
+        elif isinstance(piece, Query):
+            path += f"?{segment(piece.name)}"
+        else:
+            path = join(path, str(piece))
+    return path
