@@ -6,7 +6,6 @@ only when a test uses a cassette.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from cassettes_core import (
     Cassette,
     CassetteMissError,
+    ConfigError,
     Interaction,
     LLMRequest,
     Mode,
@@ -27,8 +27,10 @@ from pytest_plugin._tally import CassetteRecord
 from pytest_plugin._usage import usage_of
 
 if TYPE_CHECKING:
+    from cassettes_core.transport import Interception
     from cassettes_core.transport import httpx as httpx_adapter
     from cassettes_core.transport import httpx2 as httpx2_adapter
+    from cassettes_core.transport._tracking import Traffic
 
 
 class _PluginRecorder(Recorder):
@@ -39,8 +41,8 @@ class _PluginRecorder(Recorder):
         self.replays: list[Interaction] = []
         self._replays_lock = threading.Lock()
 
-    def find(self, request: LLMRequest) -> Interaction | None:
-        found = super().find(request)
+    def find(self, request: LLMRequest, *, stream: bool | None = None) -> Interaction | None:
+        found = super().find(request, stream=stream)
         if found is not None:
             with self._replays_lock:
                 self.replays.append(found)
@@ -61,18 +63,22 @@ class CassetteSession:
     every client, so most tests never need them).
     """
 
-    def __init__(self, spec: CassetteSpec, *, existed: bool, rewritten: bool) -> None:
+    def __init__(self, spec: CassetteSpec, *, existed: bool, run_id: str | None = None) -> None:
         self.spec = spec
-        recorder_mode, self._shown_mode = plan(spec.mode.mode, existed=existed, rewritten=rewritten)
+        recorder_mode, self._shown_mode = plan(spec.mode.mode, existed=existed)
         self.recorder = _PluginRecorder(
             spec.path,
             mode=recorder_mode,
             rerecord_hint=spec.rerecord_hint,
+            run_id=run_id,  # one per test run, shared by xdist workers: `record` rewrites once
             **spec.recorder_options,
         )
         self._shown_misses = 0
+        self._shown_blocked = 0
         self._accepted = 0
-        self._stack = contextlib.ExitStack()
+        self._interception: Interception | None = None
+        self._paused = 0
+        self.skipped = False
 
     # -- what a test asserts on ---------------------------------------------------------
 
@@ -161,7 +167,7 @@ class CassetteSession:
         return AsyncCassetteTransport(self.recorder, inner=inner, block_unmatched=self._block)
 
     @property
-    def _block(self) -> bool:
+    def _block(self) -> bool | None:
         return self.spec.block_unmatched
 
     def __repr__(self) -> str:
@@ -175,12 +181,35 @@ class CassetteSession:
     def start(self) -> None:
         from cassettes_core.transport import intercept
 
-        self._stack.enter_context(
-            intercept(self.recorder, block_unmatched=self.spec.block_unmatched)
-        )
+        self._interception = intercept(self.recorder, block_unmatched=self.spec.block_unmatched)
+        self._interception.__enter__()
+
+    def pause(self) -> None:
+        """Out of force while a fixture of a wider scope sets up or tears down (nestable)."""
+        self._paused += 1
+        if self._paused == 1 and self._interception is not None:
+            self._interception.pause()
+
+    def resume(self) -> None:
+        self._paused -= 1
+        if self._paused == 0 and self._interception is not None:
+            self._interception.resume()
+
+    def settle(self) -> None:
+        """Read live streams the test left open to their end, and record them."""
+        from cassettes_core.transport import settle
+
+        settle(self.recorder)
 
     def stop(self) -> None:
-        self._stack.close()
+        """Interception off (its exit settles what is still open)."""
+        interception, self._interception = self._interception, None
+        if interception is None:
+            return
+        if self._paused:
+            self._paused = 0
+            interception.resume()  # balanced, so that the exit below leaves nothing behind
+        interception.__exit__(None, None, None)
 
     def take_misses(self) -> list[CassetteMissError]:
         """Misses not yet reported (each is reported once, in the phase it happened in)."""
@@ -188,6 +217,18 @@ class CassetteSession:
         new = list(misses[self._shown_misses :])
         self._shown_misses = len(misses)
         return new
+
+    def take_blocked(self) -> list[ConfigError]:
+        """Requests blocked since the last call (they fail the phase, even when caught)."""
+        blocked = self._traffic().blocked
+        new = list(blocked[self._shown_blocked :])
+        self._shown_blocked = len(blocked)
+        return new
+
+    def _traffic(self) -> Traffic:
+        from cassettes_core.transport._tracking import traffic_of
+
+        return traffic_of(self.recorder)
 
     def strict_unused(self) -> list[Interaction]:
         """Unused interactions that fail this test: strict, own cassette, replay."""
@@ -206,6 +247,7 @@ class CassetteSession:
         unused = {i.seq for i in cassette.unused()}
         seqs = [i.seq for i in cassette.interactions]
         stats = self.recorder.stats
+        traffic = self._traffic()
         return CassetteRecord(
             nodeid=self.spec.nodeid,
             path=str(self.path),
@@ -220,22 +262,25 @@ class CassetteSession:
             seqs=seqs,
             played=[s for s in seqs if s not in unused],
             saved=saved,
+            skipped=self.skipped,
+            went_live=list(traffic.went_live),
+            blocked=len(traffic.blocked),
+            drained=traffic.drained,
+            dropped=traffic.dropped,
         )
 
 
-def open_session(spec: CassetteSpec, *, existed: bool, rewritten: set[Path]) -> CassetteSession:
+def open_session(spec: CassetteSpec, *, existed: bool, run_id: str) -> CassetteSession:
     """Load the cassette and turn interception on; the caller stops it at teardown.
 
     ``existed``: whether the file was there when the session collected its tests.
     """
-    session = CassetteSession(spec, existed=existed, rewritten=spec.path in rewritten)
+    session = CassetteSession(spec, existed=existed, run_id=run_id)
     session.start()
     return session
 
 
-def close_session(session: CassetteSession, *, rewritten: set[Path]) -> CassetteRecord:
+def close_session(session: CassetteSession) -> CassetteRecord:
     """Turn interception off and return what the test did."""
     session.stop()
-    if session.spec.mode.mode == Mode.RECORD and session.recorded:
-        rewritten.add(session.spec.path)
     return session.result()

@@ -59,24 +59,29 @@ def choose_mode(
     mode = resolve_mode(explicit, environ=env).value
     if source == FROM_CI and mode != "replay":
         source = DEFAULT
-    ci = resolve_mode(None, environ={"CI": env.get("CI", "")}).value == "replay"
-    if mode == "auto" and ci:
+    if mode == "auto" and on_ci(env):
         # CI never records unless told to: auto would record a missing cassette.
         return ModeChoice("replay", f"{source}; auto is replay when CI is set")
     return ModeChoice(mode, source)
 
 
-def plan(requested: str, *, existed: bool, rewritten: bool) -> tuple[str, str]:
+def on_ci(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether ``CI`` is set (to anything but empty, ``0``, ``false``, ``no``, ``off``)."""
+    from cassettes_core import resolve_mode  # the core owns the env rules
+
+    env = os.environ if environ is None else environ
+    return resolve_mode(None, environ={"CI": env.get("CI", "")}).value == "replay"
+
+
+def plan(requested: str, *, existed: bool) -> tuple[str, str]:
     """The recorder's mode for one test, and the mode to show, from the requested one.
 
-    - ``auto`` looks at the file *as it was when the session collected its tests*
-      (``existed``): replay if it was there, else record — as ``append``, so that several tests
-      (or xdist workers) sharing a new cassette all add to it and none replays another's miss;
-    - ``record`` rewrites a file once per session (``rewritten``: this session already did);
-      later tests recording into the same shared file append to what this run wrote.
+    ``auto`` looks at the file *as it was when the session collected its tests* (``existed``):
+    replay if it was there, else record — as ``append``, so that several tests (or xdist
+    workers) sharing a new cassette all add to it and none replays another's miss. ``record``
+    stays ``record``: the recorder rewrites the file once per test run, across xdist workers
+    (the run id, see ``PluginState``), and later writes of the run append to what it wrote.
     """
     if requested == "auto":
         return ("replay", "replay") if existed else ("append", "record")
-    if requested == "record" and rewritten:
-        return ("append", "record")
     return (requested, requested)

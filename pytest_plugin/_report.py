@@ -1,7 +1,8 @@
 """How a cassette problem becomes the failure of a test phase: short text, no internals.
 
-A miss fails the phase it happened in (setup, call or teardown), whatever the code made of it:
-raised as is, wrapped by an SDK or the code under test, or caught and swallowed. Under strict,
+A miss, or a request blocked in replay, fails the phase it happened in (setup, call or
+teardown), whatever the code made of it: raised as is, wrapped by an SDK or the code under
+test, or caught and swallowed. Under strict,
 unused interactions fail the teardown. The failure is a ``pytest.fail(..., pytrace=False)``,
 so the report shows the message alone, as pytest shows its own usage errors.
 """
@@ -9,6 +10,7 @@ so the report shows the message alone, as pytest shows its own usage errors.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -26,9 +28,10 @@ def phase_failure(
     if isinstance(raised, _LEAVE_ALONE):
         return None
     misses = session.take_misses()
-    if misses:
-        return _failed(miss_failure(misses, raised))
-    if isinstance(raised, CassetteError):  # unsafe write, corrupt file, blocked request
+    blocked = session.take_blocked()
+    if misses or blocked:
+        return _failed(problems_failure([*misses, *blocked], raised))
+    if isinstance(raised, CassetteError):  # unsafe write, corrupt file
         return _failed(f"{type(raised).__name__}: {raised}")
     if call.when == "teardown" and raised is None:
         unused = session.strict_unused()
@@ -44,13 +47,20 @@ def _failed(text: str) -> pytest.ExceptionInfo[BaseException]:
         return pytest.ExceptionInfo.from_exception(exc)
 
 
-def miss_failure(misses: Sequence[CassetteMissError], raised: BaseException | None) -> str:
-    """The failure text of a test whose cassette missed: the misses, then what the test did."""
-    parts = [f"CassetteMissError: {miss}" for miss in misses]
-    text = "\n\n".join(parts)
-    if len(misses) > 1:
-        text = f"{len(misses)} cassette misses in this test:\n\n{text}"
-    if raised is not None and not _is_one_of(raised, misses):
+def problems_failure(problems: Sequence[CassetteError], raised: BaseException | None) -> str:
+    """The failure text of a phase with cassette misses or blocked requests, then what the
+    test did with them."""
+    text = "\n\n".join(f"{_name(problem)}: {problem}" for problem in problems)
+    misses = sum(isinstance(p, CassetteMissError) for p in problems)
+    blocked = len(problems) - misses
+    noun = "problem" if misses and blocked else "miss" if misses else "blocked request"
+    if len(problems) > 1:
+        counted = [
+            f"{misses} cassette miss{'es' if misses != 1 else ''}" if misses else "",
+            f"{blocked} blocked request{'s' if blocked != 1 else ''}" if blocked else "",
+        ]
+        text = f"{' and '.join(c for c in counted if c)} in this test:\n\n{text}"
+    if raised is not None and not _is_one_of(raised, problems):
         kind = type(raised)
         name = (
             kind.__qualname__
@@ -60,19 +70,38 @@ def miss_failure(misses: Sequence[CassetteMissError], raised: BaseException | No
         message = str(raised).strip().splitlines()
         first = f": {message[0]}" if message else ""
         text += (
-            f"\n\n(the test then failed with {name}{first}; the miss above is the cause: "
+            f"\n\n(the test then failed with {name}{first}; the {noun} above is the cause: "
             "the SDK or the code under test wrapped or caught it)"
         )
     elif raised is None:
-        text += "\n\n(the code under test caught the miss; the plugin fails the test anyway)"
+        text += f"\n\n(the code under test caught the {noun}; the plugin fails the test anyway)"
     return text
 
 
-def _is_one_of(raised: BaseException, misses: Sequence[CassetteMissError]) -> bool:
-    # The transport may re-raise a miss as a clone (so that an SDK lets it through).
-    return isinstance(raised, CassetteMissError) and any(
-        raised is miss or raised.report is miss.report for miss in misses
-    )
+def _name(problem: CassetteError) -> str:
+    return "CassetteMissError" if isinstance(problem, CassetteMissError) else "ConfigError"
+
+
+def _is_one_of(raised: BaseException, problems: Sequence[CassetteError]) -> bool:
+    # The transport may re-raise an error as a clone (so that an SDK lets it through).
+    for problem in problems:
+        if raised is problem:
+            return True
+        if isinstance(problem, CassetteMissError):
+            if isinstance(raised, CassetteMissError) and raised.report is problem.report:
+                return True
+        elif isinstance(raised, type(problem)) and raised.args == problem.args:
+            return True
+    return False
+
+
+def first_line(report: pytest.TestReport) -> None:
+    """Keep only the first line of a cassette failure in the short test summary (the whole
+    text is in the failure section above it)."""
+    crash: Any = getattr(report.longrepr, "reprcrash", None)
+    message = getattr(crash, "message", None)
+    if isinstance(message, str) and "\n" in message:
+        crash.message = message.split("\n", 1)[0]
 
 
 def unused_failure(session: CassetteSession, unused: Sequence[Interaction]) -> str:

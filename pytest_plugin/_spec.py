@@ -11,7 +11,8 @@ function's marker overrides a class or module ``pytestmark``):
 ``policy``           a ``cassettes_core.MatchPolicy`` widening or narrowing the matched fields
 ``before_record``    a hook that scrubs each interaction before it is written
 ``allow_secrets``    values the secret guard must let through
-``block_unmatched``  non-provider HTTP requests fail instead of going out
+``block_unmatched``  requests that are not provider calls: ``None`` (default) blocks, in replay,
+                     those to a provider host; ``True`` blocks all; ``False`` none
 ===================  =======================================================================
 """
 
@@ -86,7 +87,7 @@ class CassetteSpec:
     strict: bool
     target: str
     recorder_options: Mapping[str, Any] = field(default_factory=dict)
-    block_unmatched: bool = False
+    block_unmatched: bool | None = None
 
     def command(self, mode: str) -> str:
         """The pytest command that runs this test again in ``mode``."""
@@ -188,7 +189,7 @@ def build_spec(
         strict=strict,
         target=rerecord_target(settings, nodeid, test_file),
         recorder_options=recorder_options,
-        block_unmatched=bool(options.get("block_unmatched")),
+        block_unmatched=options.get("block_unmatched"),
     )
 
 

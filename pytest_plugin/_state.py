@@ -2,49 +2,73 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_plugin._naming import cassette_path, marker_name
+from pytest_plugin._spec import Settings, read_settings
+from pytest_plugin._strict import Users, Verdict
+from pytest_plugin._tally import Tally
 
 if TYPE_CHECKING:
     from pytest_plugin._live import CassetteSession
-from pytest_plugin._spec import Settings, read_settings
-from pytest_plugin._tally import Tally
 
 
 class PluginState:
-    """Settings read once, the results of every test that used a cassette, and the cassette
-    files that ``record`` has already rewritten in this session."""
+    """Settings read once, the results of every test that used a cassette, the tests that
+    use each cassette, and the test run's id."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.settings: Settings = read_settings(config)
         self.tally = Tally()
-        self.rewritten: set[Path] = set()
+        self.users = Users()
+        self.verdict = Verdict()  # strict on shared cassettes, judged at the end of the run
+        # One id per test run, the same in every xdist worker: a cassette in `record` is
+        # rewritten once per run (by whichever process writes it first), never once per worker.
+        workerinput: dict[str, Any] = getattr(config, "workerinput", {})
+        self.run_id: str = str(workerinput.get("testrunuid") or uuid.uuid4().hex)
         self._existed: dict[Path, bool] = {}
         # Sessions opened and not yet closed; an interrupted run closes them at the end.
         self.open: list[CassetteSession] = []
+        # Fixtures of a wider scope tearing down now, and the session each one paused.
+        self.paused: dict[int, CassetteSession] = {}
+
+    def path_of(self, item: pytest.Item, marker: str) -> tuple[Path, bool]:
+        """The cassette file of a marked test, and whether its name makes it module-wide."""
+        name = marker_name(item.iter_markers(marker))
+        name = name if isinstance(name, str) and name.strip() else None
+        settings = self.settings
+        path = cassette_path(
+            cassette_dir=settings.cassette_dir,
+            rootdir=settings.rootdir,
+            test_file=item.path,
+            nodeid=item.nodeid,
+            name=name,
+        )
+        wide = name is not None and ("/" in name or name.endswith((".yaml", ".yml")))
+        wide = wide or (name is not None and Path(name).is_absolute())
+        return path, wide
 
     def note_collected(self, items: Iterable[pytest.Item], marker: str) -> None:
-        """Remember which cassettes exist before any test runs (what ``auto`` decides on).
+        """Remember which cassettes exist before any test runs (what ``auto`` decides on), and
+        which tests use each one (what strict on a shared cassette needs).
 
         Taken at the end of collection: with xdist every worker collects before any test is
         scheduled, so all workers see the same snapshot.
         """
-        settings = self.settings
         for item in items:
-            name = marker_name(item.iter_markers(marker))
-            path = cassette_path(
-                cassette_dir=settings.cassette_dir,
-                rootdir=settings.rootdir,
-                test_file=item.path,
-                nodeid=item.nodeid,
-                name=name if isinstance(name, str) and name.strip() else None,
-            )
+            path, wide = self.path_of(item, marker)
             self.existed(path)
+            self.users.collected(str(path), item.nodeid, wide=wide)
+
+    def note_deselected(self, items: Iterable[pytest.Item], marker: str) -> None:
+        for item in items:
+            path, _wide = self.path_of(item, marker)
+            self.users.deselected(str(path))
 
     def existed(self, path: Path) -> bool:
         """Whether ``path`` existed when this session first looked (collection or first use)."""
@@ -52,3 +76,7 @@ class PluginState:
         if found is None:
             found = self._existed[path] = path.exists()
         return found
+
+    def current(self) -> CassetteSession | None:
+        """The cassette of the test running now, if it has one."""
+        return self.open[-1] if self.open else None

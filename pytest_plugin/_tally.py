@@ -35,6 +35,11 @@ class CassetteRecord:
     seqs: list[int] = field(default_factory=list)
     played: list[int] = field(default_factory=list)
     saved: dict[str, list[int]] = field(default_factory=dict)  # model -> [input, output]
+    skipped: bool = False
+    went_live: list[str] = field(default_factory=list)  # unrecognised, to a provider host
+    blocked: int = 0
+    drained: int = 0  # live streams left open, read to their end at the test's end
+    dropped: int = 0  # … that could not be: not recorded
 
 
 @dataclass(frozen=True)
@@ -94,9 +99,17 @@ class Tally:
         return [u for u in self.unused() if u.strict and u.shared]
 
     def render(
-        self, prices: PriceTable, *, base: str | None = None, verbose: bool = False
+        self,
+        prices: PriceTable,
+        *,
+        base: str | None = None,
+        verbose: bool = False,
+        ci: bool = False,
     ) -> list[str]:
-        """The summary lines; paths under ``base`` (the invocation dir) are shown relative."""
+        """The summary lines; paths under ``base`` (the invocation dir) are shown relative.
+
+        ``ci``: the run is on CI, where a marker's explicit recording mode deserves a warning.
+        """
         if not self.records:
             return []
         records = self.records
@@ -107,6 +120,9 @@ class Tally:
             f"{sum(r.missed for r in records)} missed",
             f"{sum(len(u.seqs) for u in unused)} unused",
         ]
+        blocked = sum(r.blocked for r in records)
+        if blocked:
+            counts.append(f"{blocked} blocked")
         live = sum(r.live for r in records if r.mode == "passthrough")
         if live:
             counts.append(f"{live} passed through live")
@@ -125,15 +141,15 @@ class Tally:
                     f"{', …' if len(item.tests) > 3 else ''})"
                 )
             _more(lines, len(unused), limit)
-            if any(u.strict and u.shared for u in unused):
-                lines.append(
-                    "  --cassette-strict: unused interactions in shared cassettes fail the run"
-                )
         missed = [r for r in records if r.missed]
         if missed:
             lines.append("missed (see each failure for the diff):")
             lines.extend(f"  {r.nodeid} -> {shown(r.path, base)}" for r in missed[:limit])
             _more(lines, len(missed), limit)
+        lines.extend(_went_live(records, limit))
+        lines.extend(_streams(records))
+        if ci:
+            lines.extend(_recorded_on_ci(records))
         return lines
 
 
@@ -197,3 +213,49 @@ def _savings(records: Sequence[CassetteRecord], prices: PriceTable) -> list[str]
             f"  no price for {', '.join(unpriced)}: add one with the cassette_prices ini option"
         )
     return lines
+
+
+def _went_live(records: Sequence[CassetteRecord], limit: int | None) -> list[str]:
+    tests = [r for r in records if r.went_live]
+    if not tests:
+        return []
+    total = sum(len(r.went_live) for r in tests)
+    lines = [
+        f"{_count(total, 'request')} to provider hosts went live unrecorded (not a kind of call "
+        "a cassette records; replay blocks them unless block_unmatched=False):"
+    ]
+    for record in tests[:limit]:
+        calls = list(dict.fromkeys(record.went_live))
+        lines.append(f"  {record.nodeid}: {', '.join(calls[:5])}{' …' if len(calls) > 5 else ''}")
+    _more(lines, len(tests), limit)
+    return lines
+
+
+def _streams(records: Sequence[CassetteRecord]) -> list[str]:
+    lines = []
+    drained = sum(r.drained for r in records)
+    dropped = sum(r.dropped for r in records)
+    if drained:
+        lines.append(
+            f"{_count(drained, 'live stream')} left open by the test read to the end and recorded"
+        )
+    if dropped:
+        lines.append(
+            f"{_count(dropped, 'live stream')} left open could not be read to the end: not "
+            "recorded (see the warnings)"
+        )
+    return lines
+
+
+def _recorded_on_ci(records: Sequence[CassetteRecord]) -> list[str]:
+    chosen = [
+        r for r in records if r.source == "marker" and r.recorded and r.mode in ("record", "append")
+    ]
+    if not chosen:
+        return []
+    first = chosen[0]
+    return [
+        f"warning: CI is set, but {_count(len(chosen), 'test')} recorded because the marker "
+        f"chose mode={first.mode!r} (first: {first.nodeid}); a marker's mode overrides CI, so "
+        "remove it once the cassette is committed"
+    ]

@@ -1,7 +1,9 @@
 """Token usage of a recorded interaction, read from the response as the provider sent it.
 
 - OpenAI chat and embeddings: ``usage.prompt_tokens`` / ``usage.completion_tokens``;
-- OpenAI responses and Anthropic messages: ``usage.input_tokens`` / ``usage.output_tokens``;
+- OpenAI responses and Anthropic messages: ``usage.input_tokens`` / ``usage.output_tokens``
+  (for Anthropic, plus ``cache_read_input_tokens`` and ``cache_creation_input_tokens``, which it
+  counts apart from ``input_tokens``);
 - streams: the OpenAI chunk that carries ``usage`` (``stream_options.include_usage``), the
   responses ``response.completed`` event's ``response.usage``, and Anthropic's
   ``message_start.message.usage`` plus the last ``message_delta.usage`` (output is cumulative).
@@ -17,6 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from cassettes_core import Interaction
+
+
+_ANTHROPIC_CACHE = ("cache_read_input_tokens", "cache_creation_input_tokens")
 
 
 @dataclass(frozen=True)
@@ -52,7 +57,10 @@ def _from_usage(usage: Any) -> tuple[int, int]:
     if not isinstance(usage, Mapping):
         return (0, 0)
     if "input_tokens" in usage or "output_tokens" in usage:
-        return (_int(usage.get("input_tokens")), _int(usage.get("output_tokens")))
+        # Anthropic counts prompt-cache reads and writes apart from `input_tokens`; OpenAI's
+        # cached tokens are already inside its input count (`*_tokens_details`).
+        cached = sum(_int(usage.get(key)) for key in _ANTHROPIC_CACHE)
+        return (_int(usage.get("input_tokens")) + cached, _int(usage.get("output_tokens")))
     return (_int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")))
 
 

@@ -6,7 +6,10 @@ heavy is imported until a test uses a cassette, so sessions that never do pay no
 A test marked ``@pytest.mark.cassette`` has its cassette open from the start of its setup
 (before any of its fixtures) to the end of its teardown: every httpx/httpx2 request goes
 through it (``cassettes_core.transport.intercept``). The ``cassette`` fixture alone opens it
-from the fixture's own setup on.
+from the fixture's own setup on. Fixtures of a wider scope (class, module, package, session)
+are not the test's: interception is paused while they set up and tear down, so they never
+record into whichever test happens to set them up first. Live streams the test left open are
+read to their end and recorded when its teardown starts.
 """
 
 from __future__ import annotations
@@ -16,22 +19,21 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_plugin._keys import REPORT_LINE_KEY, SESSION_KEY, STATE_KEY, state_of
+
 if TYPE_CHECKING:
     from pytest_plugin._live import CassetteSession
-    from pytest_plugin._state import PluginState
 
 MARKER = "cassette"
-_STATE = pytest.StashKey["PluginState"]()
-_SESSION = pytest.StashKey["CassetteSession"]()
-_REPORT_LINE = pytest.StashKey[str]()
 _WORKER_OUTPUT = "provider_cassettes"
+_WORKER_USERS = "provider_cassettes_users"
 # The --cassette-mode choices; the same as ``_mode.MODES`` (a test checks), spelled out here so
 # that loading the plugin loads nothing else.
 MODES = ("auto", "replay", "record", "append", "passthrough")
 
 _MARKER_HELP = (
     "cassette(name=None, *, mode=None, strict=None, repeat_last=False, policy=None, "
-    "before_record=None, allow_secrets=(), block_unmatched=False): record and replay this "
+    "before_record=None, allow_secrets=(), block_unmatched=None): record and replay this "
     "test's LLM provider calls (any httpx/httpx2 client, the openai and anthropic SDKs) "
     "through a YAML cassette; default file cassettes/<module path>/<test name>.yaml"
 )
@@ -86,7 +88,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    from pytest_plugin import _scopes
+
     config.addinivalue_line("markers", _MARKER_HELP)
+    config.pluginmanager.register(_scopes, "cassettes-scopes")
     lines = config.getini("cassette_prices")
     if lines:  # checked up front so a typo fails at once, not in the summary
         from pytest_plugin._prices import PriceLineError, parse_price_lines
@@ -98,15 +103,6 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 # -- one test's cassette ------------------------------------------------------------------------
-
-
-def _state(config: pytest.Config) -> PluginState:
-    state = config.stash.get(_STATE, None)
-    if state is None:
-        from pytest_plugin._state import PluginState
-
-        state = config.stash[_STATE] = PluginState(config)
-    return state
 
 
 def _marked(item: pytest.Item) -> bool:
@@ -122,7 +118,7 @@ def _open(item: pytest.Item) -> CassetteSession:
     from pytest_plugin._spec import build_spec
     from pytest_plugin._tally import shown
 
-    state = _state(item.config)
+    state = state_of(item.config)
     try:
         spec = build_spec(
             settings=state.settings,
@@ -130,20 +126,27 @@ def _open(item: pytest.Item) -> CassetteSession:
             test_file=item.path,
             marks=item.iter_markers(MARKER),
         )
-        session = open_session(spec, existed=state.existed(spec.path), rewritten=state.rewritten)
+        session = open_session(spec, existed=state.existed(spec.path), run_id=state.run_id)
     except CassetteError as exc:
         raise pytest.fail.Exception(f"cassette: {exc}", pytrace=False) from None
-    item.stash[_SESSION] = session
+    item.stash[SESSION_KEY] = session
     state.open.append(session)
     where = shown(str(spec.path), str(state.settings.invocation_dir))
-    item.stash[_REPORT_LINE] = f"{where} (mode {session.mode}, from {session.mode_source})"
+    item.stash[REPORT_LINE_KEY] = f"{where} (mode {session.mode}, from {session.mode_source})"
     return session
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     wanted = [item for item in session.items if _marked(item)]
     if wanted:
-        _state(session.config).note_collected(wanted, MARKER)
+        state_of(session.config).note_collected(wanted, MARKER)
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    """Shared cassettes that lose tests to -k, -m, --lf, --deselect: strict is not judged."""
+    wanted = [item for item in items if isinstance(item, pytest.Item) and _marked(item)]
+    if wanted:
+        state_of(wanted[0].config).note_deselected(wanted, MARKER)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -153,7 +156,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     wrappers, and before pytest's own implementation, which sets up the fixtures. Raising
     here (a bad option, a corrupt file) fails the setup the way a skip would skip it.
     """
-    if _marked(item) and _SESSION not in item.stash:
+    if _marked(item) and SESSION_KEY not in item.stash:
         _open(item)
 
 
@@ -161,13 +164,23 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 def pytest_runtest_teardown(
     item: pytest.Item, nextitem: pytest.Item | None
 ) -> Generator[None, None, None]:
-    """Close the cassette after the test's fixtures are torn down."""
+    """Settle the streams the test left open before its fixtures are torn down (an async
+    test's event loop is still there), and close the cassette after."""
+    session = item.stash.get(SESSION_KEY, None)
+    unsettled: Exception | None = None
+    if session is not None:
+        try:
+            session.settle()
+        except Exception as exc:  # e.g. the secret guard refused it: after the teardown
+            unsettled = exc
     try:
-        return (yield)
+        result = yield
     finally:
-        session = item.stash.get(_SESSION, None)
         if session is not None:
             _close(item, session)
+    if unsettled is not None:
+        raise unsettled
+    return result
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -177,7 +190,8 @@ def pytest_runtest_makereport(
     """A miss in this phase (even one the code caught) is the phase's failure; so are unused
     interactions under strict, at teardown. The failure is set before the report is made, so
     xfail and every other plugin see it as the outcome."""
-    session = item.stash.get(_SESSION, None)
+    session = item.stash.get(SESSION_KEY, None)
+    failure = None
     if session is not None:
         from pytest_plugin._report import phase_failure
 
@@ -185,9 +199,15 @@ def pytest_runtest_makereport(
         if failure is not None:
             call.excinfo = failure
         if call.when == "teardown":
-            del item.stash[_SESSION]
+            del item.stash[SESSION_KEY]
     report = yield
-    line = item.stash.get(_REPORT_LINE, None)
+    if session is not None:
+        session.skipped = session.skipped or report.skipped
+    if failure is not None:
+        from pytest_plugin._report import first_line
+
+        first_line(report)
+    line = item.stash.get(REPORT_LINE_KEY, None)
     if line is not None and report.failed:
         report.sections.append(("cassette", line))
     return report
@@ -196,9 +216,9 @@ def pytest_runtest_makereport(
 def _close(item: pytest.Item, session: CassetteSession) -> None:
     from pytest_plugin._live import close_session
 
-    state = _state(item.config)
+    state = state_of(item.config)
     state.open.remove(session)
-    state.tally.add(close_session(session, rewritten=state.rewritten))
+    state.tally.add(close_session(session))
 
 
 @pytest.fixture
@@ -210,7 +230,7 @@ def cassette(request: pytest.FixtureRequest) -> CassetteSession:
     """
     item = request.node
     assert isinstance(item, pytest.Item)  # function scope: the node is the test
-    session = item.stash.get(_SESSION, None)
+    session = item.stash.get(SESSION_KEY, None)
     if session is None:
         session = _open(item)
     return session
@@ -221,38 +241,58 @@ def cassette(request: pytest.FixtureRequest) -> CassetteSession:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
-    state = config.stash.get(_STATE, None)
+    state = config.stash.get(STATE_KEY, None)
     while state is not None and state.open:  # interrupted mid-test: interception must end
         state.open.pop().stop()
     workeroutput: dict[str, Any] | None = getattr(config, "workeroutput", None)
     if workeroutput is not None:  # an xdist worker: the controller adds up and reports
         if state is not None:
             workeroutput[_WORKER_OUTPUT] = state.tally.to_json()
+            workeroutput[_WORKER_USERS] = state.users.to_json()
         return
-    if state is not None and state.tally.strict_failures() and session.exitstatus == 0:
+    if state is None or not state.tally.records:
+        return
+    from pytest_plugin._strict import failure_report, judge
+
+    state.verdict = judge(config, state.users, state.tally.records, state.tally.strict_failures())
+    base = str(config.invocation_params.dir)
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    for item in state.verdict.failed:  # an error of its own: in the short summary and the count
+        if reporter is not None:
+            reporter.stats.setdefault("error", []).append(failure_report(item, base))
+    if state.verdict.failed and session.exitstatus in (0, pytest.ExitCode.NO_TESTS_COLLECTED):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
     """pytest-xdist, on the controller: take a finished worker's cassette results."""
-    text = getattr(node, "workeroutput", {}).get(_WORKER_OUTPUT)
+    output = getattr(node, "workeroutput", {})
+    text = output.get(_WORKER_OUTPUT)
     if text:
         from pytest_plugin._tally import Tally
 
-        _state(node.config).tally.extend(Tally.records_from_json(text))
+        state = state_of(node.config)
+        state.tally.extend(Tally.records_from_json(text))
+        users = output.get(_WORKER_USERS)
+        if users:
+            state.users.merge_json(users)
 
 
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
 ) -> None:
-    state = config.stash.get(_STATE, None)
+    state = config.stash.get(STATE_KEY, None)
     if state is None or not state.tally.records:
         return
+    from pytest_plugin._mode import on_ci
     from pytest_plugin._prices import PriceTable
 
     prices = PriceTable.with_overrides(config.getini("cassette_prices"))
     terminalreporter.write_sep("=", "provider-cassettes")
     base = str(config.invocation_params.dir)
-    for line in state.tally.render(prices, base=base, verbose=config.get_verbosity() > 0):
+    verbose = config.get_verbosity() > 0
+    for line in state.tally.render(prices, base=base, verbose=verbose, ci=on_ci()):
         terminalreporter.write_line(line)
+    for line in state.verdict.lines(base):
+        terminalreporter.write_line(line, red=line.startswith("--cassette-strict FAILED"))

@@ -9,12 +9,16 @@ Two ways in, both over one implementation for ``httpx2`` (what the official SDKs
   for frameworks that build their own clients.
 
 Provider calls (OpenAI chat completions, responses, embeddings; Anthropic messages) are
-recognised by method and path (see ``_routes``); everything else passes through untouched.
+recognised by method and path (see ``_routes``); everything else passes through untouched,
+except, in replay, requests to a provider host that are not provider calls (see
+``_tracking``). Live streams left open are settled, not left to the garbage collector (see
+``_settle``).
 """
 
 from __future__ import annotations
 
 from cassettes_core.transport._intercept import Interception, intercept
 from cassettes_core.transport._routes import Route, match_route
+from cassettes_core.transport._settle import AbandonedStreamWarning, settle
 
-__all__ = ["Interception", "Route", "intercept", "match_route"]
+__all__ = ["AbandonedStreamWarning", "Interception", "Route", "intercept", "match_route", "settle"]

@@ -67,31 +67,34 @@ class Call:
 
     def record_answer(self, status: int, headers: Any, content: bytes) -> None:
         """Record a complete (decoded) answer: a response, or an ``http_status`` error."""
+        # The call's duration ends here, before the header filter loads the secret guard.
+        duration_ms = self.elapsed_ms()
         body = stored_body(content)
         kept = kept_headers(headers.multi_items())
         if status >= 400:
             error = RecordedError(kind="http_status", status=status, headers=kept, body=body)
-            self.record(error=error)
+            self.record(duration_ms, error=error)
         else:
-            self.record(response=LLMResponse(body=body, status=status, headers=kept))
+            self.record(duration_ms, response=LLMResponse(body=body, status=status, headers=kept))
 
     def record_failure(self, wire: Wire, exc: BaseException) -> bool:
         """Record a timeout or connection failure; ``False`` if ``exc`` is neither."""
+        duration_ms = self.elapsed_ms()
         kind = wire.failure_kind(exc)
         if kind is None:
             return False
-        self.record(error=RecordedError(kind=kind, message=failure_message(exc)))
+        self.record(duration_ms, error=RecordedError(kind=kind, message=failure_message(exc)))
         return True
 
     def tap(self, wire: Wire) -> StreamTap:
         return StreamTap(self, wire)
 
-    def record(self, **outcome: Any) -> None:
+    def record(self, duration_ms: int, **outcome: Any) -> None:
         try:
             self.recorder.record(
                 self.request,
                 endpoint=self.route.endpoint,
-                duration_ms=self.elapsed_ms(),
+                duration_ms=duration_ms,
                 **outcome,
             )
         except CassetteError as exc:  # UnsafeCassetteError: the user must see it, not a retry
@@ -107,6 +110,11 @@ class StreamTap:
         self._parser = SSEParser()
         self._events: list[StreamEvent] = []
         self.done = False
+        self.abandoned = False
+
+    @property
+    def provider(self) -> str:
+        return self._call.route.provider
 
     def feed(self, chunk: bytes) -> None:
         self._stamp(self._parser.feed(chunk))
@@ -116,12 +124,18 @@ class StreamTap:
         if self.done:
             return
         self.done = True
+        duration_ms = self._call.elapsed_ms()
         self._stamp(self._parser.close())
         error = None
         if failure is not None:
             kind = self._wire.failure_kind(failure) or "connection"
             error = RecordedError(kind=kind, message=failure_message(failure))
-        self._call.record(stream=self._events, error=error)
+        self._call.record(duration_ms, stream=self._events, error=error)
+
+    def abandon(self) -> None:
+        """Give the stream up unrecorded (it could not be read to its end)."""
+        self.abandoned = not self.done
+        self.done = True
 
     def _stamp(self, events: list[StreamEvent]) -> None:
         t_ms = self._call.elapsed_ms()
@@ -143,8 +157,10 @@ def open_call(recorder: Recorder, route: Route, headers: Mapping[str, str], cont
         )
         raise visible(error, anthropic_caller=anthropic_caller)
     request = recorder.normalise(LLMRequest.from_body(route.provider, body, policy=recorder.policy))
+    wants_stream = body.get("stream") is True
     try:
-        found = recorder.find(request)
+        # Only a recording of the shape asked for answers: a stream for `stream: true`.
+        found = recorder.find(request, stream=wants_stream)
     except CassetteMissError as exc:
         raise visible(exc, anthropic_caller=anthropic_caller) from None
     return Call(
@@ -152,7 +168,7 @@ def open_call(recorder: Recorder, route: Route, headers: Mapping[str, str], cont
         route,
         request,
         found=found,
-        wants_stream=body.get("stream") is True,
+        wants_stream=wants_stream,
         anthropic_caller=anthropic_caller,
     )
 
@@ -165,7 +181,6 @@ def replay_response(wire: Wire, call: Call, request: Any, *, asynchronous: bool)
     found = call.found
     assert found is not None
     if found.stream is not None:
-        _check_shape(call, found, streamed=True)
         chunks = _replay_chunks(wire, found, request)
         if asynchronous:
             async_chunks = _async_iter(chunks)
@@ -180,7 +195,6 @@ def replay_response(wire: Wire, call: Call, request: Any, *, asynchronous: bool)
         status, headers, body = found.error.status or 500, found.error.headers, found.error.body
     else:
         assert found.response is not None
-        _check_shape(call, found, streamed=False)
         status, headers, body = found.response.status, found.response.headers, found.response.body
     served = replay_headers(headers, status)
     served.setdefault(
@@ -199,20 +213,6 @@ def _replay_chunks(wire: Wire, found: Interaction, request: Any) -> Generator[by
 async def _async_iter(chunks: Iterator[bytes]) -> AsyncGenerator[bytes]:
     for chunk in chunks:
         yield chunk
-
-
-def _check_shape(call: Call, found: Interaction, *, streamed: bool) -> None:
-    if call.wants_stream == streamed:
-        return
-    recorded, asked = (
-        ("a stream", "a complete answer") if streamed else ("a complete answer", "a stream")
-    )
-    error = ConfigError(
-        f"{found.provider} seq {found.seq} in {call.recorder.path} was recorded as {recorded}, "
-        f"but this request asks for {asked} (stream={call.wants_stream}).\n"
-        "TIP: re-record it the way the code now calls it: CASSETTE_MODE=record <your command>"
-    )
-    raise call.visible(error)
 
 
 # -- bodies -----------------------------------------------------------------------------

@@ -15,15 +15,22 @@ The client's own transport stays the one live calls go through. A client whose t
 already a cassette transport keeps it (the explicit choice wins). A client *subclass* that
 overrides ``_transport_for_url`` itself is not covered.
 
-**When a request is bound.** At send time: the recorder is the innermost interception active
-in the process (visible from every thread, since frameworks send from worker threads) when
-the request goes out, whenever the client was made. Nesting works: the inner one wins until it
-exits, then the outer one is back. The first activation installs the patches, the last exit
-restores the original functions (the very same objects); activation is under a lock.
+**When a request is bound.** At send time, whenever the client was made: to the interception
+the sending thread or task entered (a ``ContextVar`` set on entry, so two threads each in their
+own block record to their own cassettes, and nesting works: the inner one wins until it exits),
+or, when the sender has entered none (a framework's worker thread), to the innermost one active
+in the process. The first activation installs the patches, the last exit restores the original
+functions (the very same objects); activation is under a lock.
+
+**When the block exits**, live streams of its recorder that the code left open are read to
+their end and recorded (``_settle``). :meth:`Interception.pause` / :meth:`~Interception.resume`
+take it out of force and back without that (the pytest plugin pauses a test's interception
+while fixtures of a wider scope set up).
 """
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import importlib
 import importlib.util
@@ -34,6 +41,7 @@ from typing import Any, Self
 
 from cassettes_core._errors import ConfigError
 from cassettes_core._recorder import Recorder
+from cassettes_core.transport._settle import asettle, settle
 
 _PATCHED = "_transport_for_url"
 _LIBRARIES = ("httpx2", "httpx")
@@ -51,17 +59,22 @@ class _State:
 
 
 _state = _State()
+# The interception the current thread or task entered last (and has not left).
+_bound: contextvars.ContextVar[Interception | None] = contextvars.ContextVar(
+    "cassettes_interception", default=None
+)
 
 
 class Interception:
     """An activation of :func:`intercept`: a context manager for ``with`` and ``async with``."""
 
-    def __init__(self, recorder: Recorder, *, block_unmatched: bool = False) -> None:
+    def __init__(self, recorder: Recorder, *, block_unmatched: bool | None = None) -> None:
         self.recorder = recorder
         self.block_unmatched = block_unmatched
+        self._tokens: list[contextvars.Token[Interception | None]] = []
 
     def __enter__(self) -> Self:
-        _activate(self)
+        self.resume()
         return self
 
     def __exit__(
@@ -70,7 +83,8 @@ class Interception:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        _deactivate(self)
+        self.pause()
+        settle(self.recorder)
 
     async def __aenter__(self) -> Self:
         return self.__enter__()
@@ -81,22 +95,45 @@ class Interception:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.__exit__(exc_type, exc, tb)
+        self.pause()
+        await asettle(self.recorder)
+
+    def resume(self) -> None:
+        """Put it in force (again): requests sent from here on are bound to it."""
+        _activate(self)
+        self._tokens.append(_bound.set(self))
+
+    def pause(self) -> None:
+        """Take it out of force, leaving its open streams alone (``__exit__`` settles them)."""
+        if self._tokens:
+            token = self._tokens.pop()
+            try:
+                _bound.reset(token)
+            except ValueError:  # left in another context than it was entered in
+                if _bound.get() is self:
+                    _bound.set(None)
+        _deactivate(self)
 
 
-def intercept(recorder: Recorder, *, block_unmatched: bool = False) -> Interception:
+def intercept(recorder: Recorder, *, block_unmatched: bool | None = None) -> Interception:
     """Route every httpx/httpx2 request sent while active through ``recorder``'s cassette.
 
     Use it as ``with intercept(recorder):`` or ``async with intercept(recorder):``. Provider
-    calls are replayed or recorded; other requests pass through untouched, or raise
-    :class:`ConfigError` with ``block_unmatched=True``.
+    calls are replayed or recorded. Other requests pass through, except, in replay, those to a
+    provider host (they would reach the live provider unrecorded), which raise
+    :class:`ConfigError`; ``block_unmatched=True`` blocks every other request,
+    ``block_unmatched=False`` none.
     """
     return Interception(recorder, block_unmatched=block_unmatched)
 
 
 def active() -> Interception | None:
-    """The interception requests are bound to right now (the innermost), if any."""
+    """The interception a request sent now from here is bound to, if any: the one this thread
+    or task entered, else the innermost active in the process."""
     stack = _state.active
+    mine = _bound.get()
+    if mine is not None and mine in stack:
+        return mine
     return stack[-1] if stack else None
 
 

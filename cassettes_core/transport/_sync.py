@@ -2,7 +2,8 @@
 
 :class:`SyncCassetteTransport` holds the logic; ``cassettes_core.transport.httpx2`` and
 ``…httpx`` mix it into each library's ``BaseTransport``. A live SSE answer is handed on chunk by
-chunk as it arrives, parsed on the way, and recorded when it ends or is closed.
+chunk as it arrives, parsed on the way, and recorded when it ends or is closed (or settled, see
+``_settle``, when the caller does neither).
 """
 
 from __future__ import annotations
@@ -10,12 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
-from cassettes_core._errors import ConfigError
 from cassettes_core._recorder import Recorder
 from cassettes_core.transport._exchange import Call, StreamTap, open_call, replay_response
-from cassettes_core.transport._routes import match_route
+from cassettes_core.transport._settle import LiveTap
 from cassettes_core.transport._sse import is_event_stream
-from cassettes_core.transport._visible import sent_by_anthropic, visible
+from cassettes_core.transport._tracking import route_request
 from cassettes_core.transport._wire import Wire
 
 _DECODED_AWAY = ("content-encoding", "content-length")
@@ -24,14 +24,16 @@ _DECODED_AWAY = ("content-encoding", "content-length")
 class SyncCassetteTransport:
     """Answers provider calls from ``recorder``; everything else goes to ``inner``.
 
-    ``inner`` defaults to the library's own ``HTTPTransport()``. With ``block_unmatched`` a
-    request that is not a provider call raises :class:`ConfigError` instead of going out.
+    ``inner`` defaults to the library's own ``HTTPTransport()``. ``block_unmatched`` decides
+    what happens to requests that are not provider calls (see ``_tracking``): by default, in
+    replay, those to a provider host raise :class:`ConfigError`; ``True`` blocks them all,
+    ``False`` none.
     """
 
     wire: ClassVar[Wire]
 
     def __init__(
-        self, recorder: Recorder, *, inner: Any = None, block_unmatched: bool = False
+        self, recorder: Recorder, *, inner: Any = None, block_unmatched: bool | None = None
     ) -> None:
         self.recorder = recorder
         self.inner = inner if inner is not None else self.wire.module.HTTPTransport()
@@ -39,10 +41,8 @@ class SyncCassetteTransport:
 
     def handle_request(self, request: Any) -> Any:
         """Replay, record or pass on one request."""
-        route = match_route(request.method, str(request.url))
+        route = route_request(self.recorder, request, self.block_unmatched)
         if route is None:
-            if self.block_unmatched:
-                raise visible(blocked(request), anthropic_caller=_anthropic(request))
             return self.inner.handle_request(request)
         call = open_call(self.recorder, route, request.headers, request.read())
         if call.found is not None:
@@ -62,7 +62,7 @@ class SyncCassetteTransport:
         if not call.records:
             return response
         if response.status_code < 400 and is_event_stream(response.headers.get("content-type")):
-            live = _LiveStream(response, call.tap(self.wire))
+            live = _LiveStream(call, call.tap(self.wire), response, request)
             return self.wire.response(
                 response.status_code,
                 passed_headers(response.headers),
@@ -87,12 +87,11 @@ class SyncCassetteTransport:
         )
 
 
-class _LiveStream:
+class _LiveStream(LiveTap):
     """A live SSE body: each chunk goes to the caller the moment it arrives, and to the tap."""
 
-    def __init__(self, response: Any, tap: StreamTap) -> None:
-        self._response = response
-        self._tap = tap
+    def __init__(self, call: Call, tap: StreamTap, response: Any, request: Any) -> None:
+        super().__init__(call.recorder, tap, response, request)
         self._source: Iterator[bytes] = response.iter_bytes()
         # One generator, shared by the caller and `close`, so none is left suspended.
         self.chunks = self._pull()
@@ -100,21 +99,32 @@ class _LiveStream:
     def _pull(self) -> Iterator[bytes]:
         try:
             for chunk in self._source:
-                self._tap.feed(chunk)
+                self.tap.feed(chunk)
                 yield chunk
         except Exception as exc:
-            self._tap.finish(exc)
+            self.failed(exc)
             raise
-        self._tap.finish()
+        self.finished()
 
     def close(self) -> None:
         """The caller is done: read what is left so the recording is whole, then release."""
+        if self.at_exit():
+            return
+        self._read_rest(counted=False)
+
+    def settle(self) -> None:
+        """Left open at the end of its test or ``intercept`` block: read it to its end."""
+        self._read_rest(counted=True)
+
+    def _read_rest(self, *, counted: bool) -> None:
         try:
-            if not self._tap.done:
-                for _ in self.chunks:
-                    pass
+            with self.reading_rest(counted=counted) as deadline:
+                if deadline is not None:
+                    for _ in self.chunks:
+                        self.overdue(deadline)
         finally:
-            self._response.close()
+            self.ended()
+            self.response.close()
 
 
 class SyncChunks:
@@ -126,7 +136,10 @@ class SyncChunks:
         self._on_close = on_close
 
     def __iter__(self) -> Iterator[bytes]:
-        return self._chunks
+        # A fresh generator over the shared one: a consumer that stops must not close the
+        # chunks `close` still has to read (which `yield from` would do).
+        for chunk in self._chunks:  # noqa: UP028
+            yield chunk
 
     def close(self) -> None:
         self._on_close()
@@ -137,17 +150,3 @@ def passed_headers(headers: Any) -> Any:
     if "content-encoding" not in headers:
         return headers
     return [(k, v) for k, v in headers.multi_items() if k.lower() not in _DECODED_AWAY]
-
-
-def blocked(request: Any) -> ConfigError:
-    """The error for a non-provider request under ``block_unmatched``."""
-    url = request.url
-    where = f"{url.scheme}://{url.host}{url.path}"  # no query: it may hold a key
-    return ConfigError(
-        f"blocked {request.method} {where}: not a provider call, and block_unmatched is on.\n"
-        "TIP: let it through with block_unmatched=False, or serve it from your own transport."
-    )
-
-
-def _anthropic(request: Any) -> bool:
-    return sent_by_anthropic(None, request.headers)

@@ -8,7 +8,7 @@
     client = openai.OpenAI(http_client=httpx2.Client(transport=CassetteTransport(recorder)))
 
 ``AsyncCassetteTransport`` is the twin for ``httpx2.AsyncClient``. Both take
-``(recorder, *, inner=None, block_unmatched=False)``; ``inner`` is the transport live calls go
+``(recorder, *, inner=None, block_unmatched=None)``; ``inner`` is the transport live calls go
 through (default ``httpx2.HTTPTransport()`` / ``httpx2.AsyncHTTPTransport()``).
 """
 

@@ -299,11 +299,18 @@ def test_shared_cassette_unused_is_judged_over_the_run(
 
     pytester.makepyfile(test_shared=SHARED.format(b="a"))
     result = run(pytester)
-    result.assert_outcomes(passed=2)
+    result.assert_outcomes(passed=2, errors=1)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
         [
+            "*ERROR at teardown of cassette-strict*",
+            "1 unused interaction in cassettes/test_shared/shared.yaml under --cassette-strict: "
+            "seq 2 was recorded but played by none of the 2 tests that share it *",
+            "  re-record: pytest test_shared.py --cassette-mode=record *",
             "  cassettes/test_shared/shared.yaml: seq 2  (test_shared.py::test_a, *::test_b)",
-            "  --cassette-strict: unused interactions in shared cassettes fail the run",
+            "--cassette-strict FAILED cassettes/test_shared/shared.yaml: seq 2 was recorded but "
+            "played by none of the 2 tests that use it (the run exits 1)",
+            "ERROR cassettes/test_shared/shared.yaml::cassette-strict - 1 unused interaction *",
+            "*2 passed, 1 error*",
         ]
     )

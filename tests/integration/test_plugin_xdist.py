@@ -82,3 +82,27 @@ def test_four_workers_append_to_one_cassette(
     second.stdout.fnmatch_lines(
         ["1 cassette used by 8 tests: 8 interactions replayed, 0 recorded, 0 missed, 0 unused"]
     )
+
+
+@pytest.mark.slow
+def test_record_under_two_workers_rewrites_a_shared_cassette_once(
+    pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--cassette-mode=record over a shared cassette: the first writer of the run rewrites it,
+    every other write of the run (any worker) appends, so nothing recorded is lost."""
+    pytester.makeini(INI)
+    pytester.makepyfile(test_many=MANY.replace(', mode="append"', ""))
+    cassette = pytester.path / "cassettes" / "test_many" / "shared.yaml"
+    cassette.parent.mkdir(parents=True)
+    cassette.write_text("version: 1\ninteractions: []\n", encoding="utf-8")  # an old recording
+    args = ("-n", "2", "-p", "no:cacheprovider", "-p", "no:hypothesispytest")
+    first = pytester.runpytest_subprocess(*args, "--cassette-mode=record", timeout=120)
+    first.assert_outcomes(passed=8)
+    document = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+    assert sorted(i["seq"] for i in document["interactions"]) == list(range(1, 9))
+
+    live.reset()
+    monkeypatch.setenv("CI", "true")
+    second = pytester.runpytest_subprocess(*args, timeout=120)
+    second.assert_outcomes(passed=8)
+    assert live.hits == 0

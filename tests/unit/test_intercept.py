@@ -177,3 +177,49 @@ async def test_async_with_binds_async_clients(tmp_path: Path) -> None:
             assert (await client.post(CHAT, json=_body())).json() == ANSWER
     assert calls == ["/v1/chat/completions"]
     assert not is_patched()
+
+
+def test_two_threads_each_record_to_their_own_cassette(tmp_path: Path) -> None:
+    """Each thread's requests go to the interception it entered, even while the other
+    thread's (entered later) is active too."""
+    both_in = threading.Barrier(2)
+    calls: list[str] = []
+    client = httpx2.Client(transport=httpx2.MockTransport(_live(calls)))
+
+    def work(name: str) -> None:
+        with intercept(Recorder(tmp_path / f"{name}.yaml", mode="record")):
+            both_in.wait()  # both interceptions are active now
+            client.post(CHAT, json=_body(name))
+            both_in.wait()  # neither leaves before the other has sent
+
+    threads = [threading.Thread(target=work, args=(name,)) for name in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    client.close()
+    for name in ("a", "b"):
+        cassette = load_cassette(tmp_path / f"{name}.yaml")
+        assert cassette is not None
+        assert [i.request.fields["messages"][0]["content"] for i in cassette.interactions] == [name]
+    assert not is_patched()
+
+
+def test_a_thread_without_its_own_falls_back_to_the_innermost(tmp_path: Path) -> None:
+    """A worker thread that entered nothing is bound to the innermost active interception,
+    and a paused one is out of force without being exited."""
+    calls: list[str] = []
+    outer, inner = Recorder(tmp_path / "o.yaml", mode="record"), Recorder(tmp_path / "i.yaml")
+    with (
+        httpx2.Client(transport=httpx2.MockTransport(_live(calls))) as client,
+        intercept(outer) as outer_switch,
+        intercept(inner, block_unmatched=True),
+    ):
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            pool.submit(client.post, CHAT, json=_body("worker")).result()
+        outer_switch.pause()  # out of force, though its block has not ended
+        assert active() is not outer_switch
+        outer_switch.resume()
+        assert active() is outer_switch  # resumed: innermost again in this thread
+    assert (_count(tmp_path / "i.yaml"), _count(tmp_path / "o.yaml")) == (1, 0)
+    assert not is_patched()

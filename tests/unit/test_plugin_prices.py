@@ -136,3 +136,17 @@ def test_bad_price_line(line: str) -> None:
     """A malformed price line says what the syntax is."""
     with pytest.raises(PriceLineError, match="model-prefix = input output"):
         parse_price_lines([line])
+
+
+def test_anthropic_prompt_cache_tokens_count_as_input() -> None:
+    """Anthropic counts prompt-cache reads and writes apart from input_tokens; replay saves
+    them too (JSON answers, and streams, where message_delta repeats them cumulatively)."""
+    usage = {"input_tokens": 4, "cache_read_input_tokens": 900, "cache_creation_input_tokens": 96}
+    answer = _interaction("anthropic.messages", "claude-sonnet-4", body={"usage": usage})
+    assert usage_of(answer) == Usage("claude-sonnet-4", 1000, 0)
+    events = [
+        {"type": "message_start", "message": {"usage": {**usage, "output_tokens": 1}}},
+        {"type": "message_delta", "usage": {**usage, "output_tokens": 9}},
+    ]
+    streamed = _interaction("anthropic.messages", "claude-sonnet-4", events=events)
+    assert usage_of(streamed) == Usage("claude-sonnet-4", 1000, 9)

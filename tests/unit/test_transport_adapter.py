@@ -207,17 +207,33 @@ def test_stream_cut_mid_way_replays_events_then_the_error(lib: Lib, cassette: Pa
         assert read(client) == live
 
 
-def test_stream_and_answer_shapes_must_agree(lib: Lib, cassette: Path) -> None:
-    """Replaying a complete answer to a request that now streams is a ConfigError that says so."""
+def test_a_recording_of_the_other_shape_is_a_miss(lib: Lib, cassette: Path) -> None:
+    """A complete answer does not replay a request that now streams: a miss that says so
+    (and is not counted as replayed); append records the stream beside it."""
     with lib.client(
         Recorder(cassette, mode="record"), lambda r: lib.http.Response(200, json=ANSWER)
     ) as client:
         _post(client)
+    replay = Recorder(cassette, mode="replay")
     with (
-        lib.client(Recorder(cassette, mode="replay"), _unreachable) as client,
-        pytest.raises(ConfigError, match="recorded as a complete answer, but this request asks"),
+        lib.client(replay, _unreachable) as client,
+        pytest.raises(CassetteMissError, match=r"stream: False → True") as raised,
     ):
         _post(client, {**BODY, "stream": True})
+    assert raised.value.report.reason == "shape_stream"
+    assert (replay.stats.replayed, replay.stats.missed) == (0, 1)
+
+    def sse(request: Any) -> Any:
+        headers = {"content-type": "text/event-stream"}
+        return lib.http.Response(200, headers=headers, content=b'data: {"n": 1}\n\n')
+
+    with lib.client(Recorder(cassette, mode="append"), sse) as client:
+        assert _post(client, {**BODY, "stream": True}).status_code == 200
+    both = Recorder(cassette, mode="replay")
+    with lib.client(both, _unreachable) as client:
+        assert _post(client).json() == ANSWER
+        assert b'"n":1' in _post(client, {**BODY, "stream": True}).content
+    assert both.stats.replayed == 2
 
 
 def test_a_provider_call_without_json_is_a_config_error(lib: Lib, cassette: Path) -> None:

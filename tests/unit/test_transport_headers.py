@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+import httpx2
 import pytest
 
+from cassettes_core import Recorder, load_cassette
+from cassettes_core.transport import _exchange
 from cassettes_core.transport._headers import kept_headers, recorded_delay, replay_headers
+from cassettes_core.transport.httpx2 import CassetteTransport
 
 
 def test_only_allow_listed_headers_are_kept() -> None:
@@ -66,3 +74,26 @@ def test_successful_answers_get_no_hint() -> None:
 def test_recorded_delay(headers: dict[str, str], seconds: float | None) -> None:
     """The recorded delay is read the way the SDKs read it."""
     assert recorded_delay(headers) == seconds
+
+
+def test_duration_ends_before_the_header_filter_loads_the_guard(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """duration_ms is the call's time: the header filter (which loads the secret guard on
+    first use, a slow import) runs after it is taken."""
+
+    def slow_filter(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
+        time.sleep(0.3)  # stands for the first import of the guard
+        return kept_headers(headers)
+
+    monkeypatch.setattr(_exchange, "kept_headers", slow_filter)
+    path = tmp_path / "c.yaml"
+    inner = httpx2.MockTransport(lambda request: httpx2.Response(200, json={"id": "x"}))
+    body = {"model": "m", "messages": []}
+    with httpx2.Client(
+        transport=CassetteTransport(Recorder(path, mode="record"), inner=inner)
+    ) as c:
+        c.post("https://api.openai.test/v1/chat/completions", json=body)
+    cassette = load_cassette(path)
+    assert cassette is not None
+    assert cassette.interactions[0].duration_ms < 250

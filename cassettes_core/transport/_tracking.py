@@ -1,0 +1,165 @@
+"""What a recorder's transports see besides the provider calls they replay or record.
+
+**Requests that are not provider calls.** A cassette holds chat completions, responses,
+embeddings and Anthropic messages (see ``_routes``); anything else passes through. But a
+request to a *provider host* that is not one of those calls (``models.list()``, moderations,
+legacy completions, ``messages.count_tokens``) would reach the live provider with the user's
+key, and it has no recording to replay. A host is a provider host when it is
+``api.openai.com``, ``api.anthropic.com`` or an Azure OpenAI host (``*.openai.azure.com``), the
+host and port of ``OPENAI_BASE_URL`` or ``ANTHROPIC_BASE_URL``, or the host and port of a
+provider call this recorder has seen. The rule, ``block_unmatched``:
+
+- ``None`` (the default): in ``replay``, requests to a provider host that are not provider calls
+  raise :class:`ConfigError`; everything else (a test's own local services) passes through;
+- ``True``: every request that is not a provider call raises, in every mode;
+- ``False``: nothing is blocked.
+
+In every mode, such requests to a provider host that do go live are counted per recorder
+(``went_live``), so the pytest summary can name them.
+
+**Live streams still open.** Each live stream being recorded is registered here until it ends
+or is closed, so that the end of a test or of an ``intercept`` block can settle it (see
+``_settle``) instead of leaving its recording to the garbage collector.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from cassettes_core._errors import ConfigError
+from cassettes_core._modes import Mode
+from cassettes_core._recorder import Recorder
+from cassettes_core.transport._routes import Route, match_route
+from cassettes_core.transport._visible import sent_by_anthropic, visible
+
+KNOWN_PROVIDER_HOSTS = frozenset({"api.openai.com", "api.anthropic.com"})
+PROVIDER_HOST_SUFFIXES = (".openai.azure.com",)
+BASE_URL_VARIABLES = ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
+_DEFAULT_PORTS = {"https": 443, "http": 80}
+RECORDED_KINDS = "chat completions, responses, embeddings, Anthropic messages"
+
+
+class OpenStream(Protocol):
+    """A live stream still being recorded (``_settle.LiveTap``)."""
+
+    def settle(self) -> None: ...
+
+
+class Traffic:
+    """One recorder's provider hosts, unrecognised requests and open live streams."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.hosts: set[str] = set()
+        self.went_live: list[str] = []  # "GET /v1/models", in the order they went out
+        self.blocked: list[ConfigError] = []
+        self.streams: list[OpenStream] = []
+        self.drained = 0  # open at the end, read to the end and recorded whole
+        self.dropped = 0  # open at the end, could not be read to the end: not recorded
+
+    def count(self, what: str) -> None:
+        with self.lock:
+            setattr(self, what, getattr(self, what) + 1)
+
+    def open_streams(self) -> list[OpenStream]:
+        with self.lock:
+            return list(self.streams)
+
+
+_TRAFFIC: weakref.WeakKeyDictionary[Recorder, Traffic] = weakref.WeakKeyDictionary()
+_TRAFFIC_LOCK = threading.Lock()
+
+
+def traffic_of(recorder: Recorder) -> Traffic:
+    """The traffic record of ``recorder`` (made on first use)."""
+    with _TRAFFIC_LOCK:
+        found = _TRAFFIC.get(recorder)
+        if found is None:
+            found = _TRAFFIC[recorder] = Traffic()
+        return found
+
+
+def every_traffic() -> list[Traffic]:
+    with _TRAFFIC_LOCK:
+        return list(_TRAFFIC.values())
+
+
+def route_request(recorder: Recorder, request: Any, block_unmatched: bool | None) -> Route | None:
+    """The provider call ``request`` is, or ``None`` to pass it on; raises when it is blocked."""
+    url = request.url
+    route = match_route(request.method, str(url))
+    traffic = traffic_of(recorder)
+    if route is not None:
+        with traffic.lock:
+            traffic.hosts.add(_host_key(url.scheme, url.host, url.port))
+        return route
+    why = _provider_host(traffic, url)
+    if block_unmatched or (
+        block_unmatched is None and why is not None and recorder.mode is Mode.REPLAY
+    ):
+        error = blocked(request, why)
+        with traffic.lock:
+            traffic.blocked.append(error)
+        raise visible(error, anthropic_caller=sent_by_anthropic(None, request.headers))
+    if why is not None:
+        with traffic.lock:
+            traffic.went_live.append(f"{request.method} {url.path}")
+    return None
+
+
+def blocked(request: Any, why: str | None) -> ConfigError:
+    """The error for a request that is not a provider call and may not go out."""
+    url = request.url
+    where = f"{request.method} {url.scheme}://{url.host}{_port(url)}{url.path}"  # no query
+    if why is None:  # block_unmatched=True: every request that is not a provider call
+        return ConfigError(
+            f"blocked {where}: not a provider call, and block_unmatched is on.\n"
+            "TIP: let it through with block_unmatched=False, or serve it from your own "
+            "transport."
+        )
+    return ConfigError(
+        f"blocked {where} in replay: {why}, but this is not a kind of call a cassette "
+        f"records ({RECORDED_KINDS}), so there is no recording to replay and it would reach "
+        "the live provider with your key.\n"
+        "TIP: stub this call in the test, or let it go live explicitly with "
+        "block_unmatched=False (@pytest.mark.cassette(block_unmatched=False), "
+        "intercept(recorder, block_unmatched=False) or the transport's argument), or run the "
+        "test in passthrough mode."
+    )
+
+
+def _provider_host(traffic: Traffic, url: Any) -> str | None:
+    """Why ``url`` goes to a provider host, or ``None`` when it does not."""
+    host = (url.host or "").lower()
+    if host in KNOWN_PROVIDER_HOSTS or host.endswith(PROVIDER_HOST_SUFFIXES):
+        return f"{host} is a provider host"
+    key = _host_key(url.scheme, host, url.port)
+    for name in BASE_URL_VARIABLES:
+        if key == _base_url_key(os.environ.get(name)):
+            return f"{key} is the provider's {name}"
+    with traffic.lock:
+        seen = key in traffic.hosts
+    return f"{key} is where this cassette's provider calls go" if seen else None
+
+
+def _base_url_key(value: str | None) -> str | None:
+    if not value:
+        return None
+    try:
+        parts = urlsplit(value.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    return _host_key(parts.scheme, parts.hostname, port) if parts.hostname else None
+
+
+def _host_key(scheme: str, host: str | None, port: int | None) -> str:
+    return f"{(host or '').lower()}:{port or _DEFAULT_PORTS.get(scheme, 0)}"
+
+
+def _port(url: Any) -> str:
+    return f":{url.port}" if url.port else ""

@@ -1,0 +1,117 @@
+"""Judgements over a whole run: strict on a shared cassette only when every test using it ran,
+and a warning when a marker's explicit mode records on CI. Inner runs are in-process."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+import pytest
+
+from cassettes_core.emulator import Emulator
+
+if TYPE_CHECKING:
+    from tests.integration.conftest import InnerRun
+
+for _module in ("openai", "cassettes_core._secrets", "pytest_plugin._live"):
+    importlib.import_module(_module)  # loaded once here: in-process runs drop what they import
+
+SHARED = """
+import os
+
+import openai
+import pytest
+
+pytestmark = pytest.mark.cassette("shared", strict=True)
+
+
+def ask(prompt):
+    with openai.OpenAI(max_retries=0) as client:
+        client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": prompt}]
+        )
+
+
+def test_a():
+    ask("a")
+
+
+def test_b():
+    ask("b")
+
+
+@pytest.mark.skipif(os.environ.get("SKIP_C") == "1", reason="not today")
+def test_c():
+    ask("c")
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "skip", "why"),
+    [
+        pytest.param(("-k", "test_a"), "", "some tests that use it were deselected", id="-k"),
+        pytest.param(
+            ("test_shared.py::test_a",),
+            "",
+            "tests were picked by node id, so not every test that uses it was collected",
+            id="node-id",
+        ),
+        pytest.param((), "1", "1 test that uses it did not run *", id="skip"),
+    ],
+)
+def test_strict_on_a_shared_cassette_is_not_judged_over_a_subset_run(
+    pytester: pytest.Pytester,
+    provider: Emulator,
+    inner: InnerRun,
+    monkeypatch: pytest.MonkeyPatch,
+    args: tuple[str, ...],
+    skip: str,
+    why: str,
+) -> None:
+    """-k, a node id or a skip leave interactions unplayed that the other tests would play:
+    the run passes, lists them, and says why strict was not applied."""
+    pytester.makepyfile(test_shared=SHARED)
+    inner().assert_outcomes(passed=3)
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.setenv("SKIP_C", skip)
+    result = inner(*args)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(
+        [
+            "unused interactions (recorded, never played in this run):",
+            "  cassettes/test_shared/shared.yaml: seq*",
+            "--cassette-strict not applied to cassettes/test_shared/shared.yaml in this run: "
+            + why,
+        ]
+    )
+    assert "error" not in result.stdout.lines[-1]
+
+
+RECORDS_ON_CI = """
+import openai
+import pytest
+
+
+@pytest.mark.cassette(mode="append")
+def test_new_prompt():
+    with openai.OpenAI(max_retries=0) as client:
+        client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "recorded on CI"}]
+        )
+"""
+
+
+def test_a_marker_that_records_on_ci_is_warned_about(
+    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(test_ci=RECORDS_ON_CI)
+    monkeypatch.setenv("CI", "true")
+    result = inner()
+    result.assert_outcomes(passed=1)
+    assert provider.hits == 1
+    result.stdout.fnmatch_lines(
+        [
+            "warning: CI is set, but 1 test recorded because the marker chose mode='append' "
+            "(first: test_ci.py::test_new_prompt); *"
+        ]
+    )
