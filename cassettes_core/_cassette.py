@@ -71,10 +71,6 @@ class Cassette:
     def __len__(self) -> int:
         return len(self._interactions)
 
-    @property
-    def next_seq(self) -> int:
-        return max((i.seq for i in self._interactions), default=0) + 1
-
     def key_of(self, interaction: Interaction) -> str:
         """The index key: the stored digest, or the digest under a non-default policy."""
         if self.policy.is_default or interaction.redacted:
@@ -129,9 +125,6 @@ class Cassette:
     @property
     def played_count(self) -> int:
         return len(self._played)
-
-    def same_provider(self, provider: str) -> list[Interaction]:
-        return [i for i in self._interactions if i.provider == provider]
 
 
 def _fits(interaction: Interaction, stream: bool) -> bool:

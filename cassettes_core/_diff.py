@@ -8,7 +8,7 @@ field-equality score, and only the few best go through deepdiff. Rendering happe
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -66,7 +66,6 @@ class MissReport:
     interactions: int = 0
     closest: Candidate | None = None
     rerecord: str = "CASSETTE_MODE=append <the command that ran this test>"
-    extra: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def diffs(self) -> tuple[FieldDiff, ...]:
@@ -255,7 +254,6 @@ def render_miss(report: MissReport) -> str:
             lines.extend(f"    {diff.render()}" for diff in closest.diffs[:SHOWN_DIFFS])
             if count > SHOWN_DIFFS:
                 lines.append(f"    … and {count - SHOWN_DIFFS} more (see error.report.diffs)")
-    lines.extend(f"  {line}" for line in report.extra)
     lines.append(f"  re-record: {report.rerecord}")
     return "\n".join(lines)
 

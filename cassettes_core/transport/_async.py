@@ -16,7 +16,6 @@ from cassettes_core._recorder import Recorder
 from cassettes_core.transport._exchange import Call, StreamTap, open_call, replay_response
 from cassettes_core.transport._settle import LiveTap
 from cassettes_core.transport._sse import is_event_stream
-from cassettes_core.transport._sync import passed_headers
 from cassettes_core.transport._tracking import route_request
 from cassettes_core.transport._wire import Wire
 
@@ -61,12 +60,8 @@ class AsyncCassetteTransport:
             return response
         if response.status_code < 400 and is_event_stream(response.headers.get("content-type")):
             live = _AsyncLiveStream(call, call.tap(self.wire), response, request)
-            return self.wire.response(
-                response.status_code,
-                passed_headers(response.headers),
-                stream=self.wire.async_stream(live.chunks, live.aclose),
-                request=request,
-                extensions=response.extensions,
+            return self.wire.relay(
+                response, request, stream=self.wire.async_stream(live.chunks, live.aclose)
             )
         try:
             content = await response.aread()
@@ -76,13 +71,7 @@ class AsyncCassetteTransport:
         finally:
             await response.aclose()
         call.record_answer(response.status_code, response.headers, content)
-        return self.wire.response(
-            response.status_code,
-            passed_headers(response.headers),
-            content=content,
-            request=request,
-            extensions=response.extensions,
-        )
+        return self.wire.relay(response, request, content=content)
 
 
 class _AsyncLiveStream(LiveTap):

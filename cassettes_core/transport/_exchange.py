@@ -156,7 +156,8 @@ def open_call(recorder: Recorder, route: Route, headers: Mapping[str, str], cont
             "TIP: send provider calls with a JSON body (the official SDKs do)."
         )
         raise visible(error, anthropic_caller=anthropic_caller)
-    request = recorder.normalise(LLMRequest.from_body(route.provider, body, policy=recorder.policy))
+    # Split once, under the recorder's policy (what `recorder.normalise` would do again).
+    request = LLMRequest.from_body(route.provider, body, policy=recorder.policy)
     wants_stream = body.get("stream") is True
     try:
         # Only a recording of the shape asked for answers: a stream for `stream: true`.

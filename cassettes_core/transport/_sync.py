@@ -18,8 +18,6 @@ from cassettes_core.transport._sse import is_event_stream
 from cassettes_core.transport._tracking import route_request
 from cassettes_core.transport._wire import Wire
 
-_DECODED_AWAY = ("content-encoding", "content-length")
-
 
 class SyncCassetteTransport:
     """Answers provider calls from ``recorder``; everything else goes to ``inner``.
@@ -63,12 +61,8 @@ class SyncCassetteTransport:
             return response
         if response.status_code < 400 and is_event_stream(response.headers.get("content-type")):
             live = _LiveStream(call, call.tap(self.wire), response, request)
-            return self.wire.response(
-                response.status_code,
-                passed_headers(response.headers),
-                stream=self.wire.sync_stream(live.chunks, live.close),
-                request=request,
-                extensions=response.extensions,
+            return self.wire.relay(
+                response, request, stream=self.wire.sync_stream(live.chunks, live.close)
             )
         try:
             content = response.read()  # decoded, whatever the content-encoding
@@ -78,13 +72,7 @@ class SyncCassetteTransport:
         finally:
             response.close()
         call.record_answer(response.status_code, response.headers, content)
-        return self.wire.response(
-            response.status_code,
-            passed_headers(response.headers),
-            content=content,
-            request=request,
-            extensions=response.extensions,
-        )
+        return self.wire.relay(response, request, content=content)
 
 
 class _LiveStream(LiveTap):
@@ -143,10 +131,3 @@ class SyncChunks:
 
     def close(self) -> None:
         self._on_close()
-
-
-def passed_headers(headers: Any) -> Any:
-    """Live headers handed on with a body we decoded: its encoding and length no longer hold."""
-    if "content-encoding" not in headers:
-        return headers
-    return [(k, v) for k, v in headers.multi_items() if k.lower() not in _DECODED_AWAY]

@@ -46,6 +46,19 @@ class Wire:
             extensions=extensions,
         )
 
+    def relay(
+        self, live: Any, request: Any, *, content: bytes | None = None, stream: Any = None
+    ) -> Any:
+        """The live response handed on with our ``content`` or ``stream`` as its body."""
+        return self.response(
+            live.status_code,
+            passed_headers(live.headers),
+            request=request,
+            content=content,
+            stream=stream,
+            extensions=live.extensions,
+        )
+
     def failure_kind(self, exc: BaseException) -> ErrorKind | None:
         """How a transport exception is recorded; ``None`` for ones that are not recorded."""
         if isinstance(exc, self.module.TimeoutException):
@@ -74,3 +87,13 @@ class Wire:
 def failure_message(exc: BaseException) -> str:
     """The recorded text of a transport failure: its class name, then its message."""
     return f"{type(exc).__name__}: {exc}"
+
+
+_DECODED_AWAY = ("content-encoding", "content-length")
+
+
+def passed_headers(headers: Any) -> Any:
+    """Live headers handed on with a body we decoded: its encoding and length no longer hold."""
+    if "content-encoding" not in headers:
+        return headers
+    return [(k, v) for k, v in headers.multi_items() if k.lower() not in _DECODED_AWAY]

@@ -8,11 +8,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from cassettes_core.emulator import Emulator
-
-PLUGIN_INI = """
-[pytest]
-asyncio_default_fixture_loop_scope = function
-"""
+from tests.helpers.inner import PLUGIN_INI, run_inner
 
 InnerRun = Callable[..., pytest.RunResult]
 
@@ -58,9 +54,6 @@ def inner(pytester: pytest.Pytester) -> InnerRun:
     checks off, only to keep the runs fast)."""
 
     def run(*args: str) -> pytest.RunResult:
-        return pytester.runpytest_inprocess(
-            "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:unraisableexception",
-            *args,
-        )  # fmt: skip
+        return run_inner(pytester, *args)
 
     return run

@@ -19,7 +19,10 @@ if TYPE_CHECKING:
     from tests.integration.conftest import InnerRun
 
 # Loaded once here: in-process runs drop what they import, and these are slow to import.
-_PRELOADED = "anthropic openai httpx2 cassettes_core._secrets cassettes_core.transport.httpx2"
+_PRELOADED = (
+    "anthropic openai httpx httpx2 cassettes_core._secrets cassettes_core.transport.httpx"
+    " cassettes_core.transport.httpx2"
+)
 for _module in [*_PRELOADED.split(), "pytest_plugin._live"]:
     importlib.import_module(_module)
 

@@ -4,11 +4,11 @@ under test catches or wraps it, in a fixture, and bad cassette options fail clea
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator
 
 import pytest
 
 from cassettes_core.emulator import Emulator
+from tests.helpers.inner import run_inner as run
 
 # In-process runs drop every module they import; loading these once here keeps each run fast
 # (the SDKs, the secret scanner and the transport take seconds to import on a busy machine).
@@ -21,35 +21,11 @@ for _module in (
 ):
     importlib.import_module(_module)
 
-INI = """
-[pytest]
-asyncio_default_fixture_loop_scope = function
-"""
-
-
-@pytest.fixture(scope="module")
-def emu() -> Iterator[Emulator]:
-    with Emulator() as server:
-        yield server
-
 
 @pytest.fixture
-def live(emu: Emulator, monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> Emulator:
-    """The emulator as the inner tests' provider, counters at zero, an inner ini written."""
-    monkeypatch.setenv("OPENAI_BASE_URL", emu.openai_base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", emu.api_key)
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.anthropic_base_url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", emu.api_key)
-    pytester.makeini(INI)
-    emu.reset()
-    return emu
-
-
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    # hypothesis and unraisableexception are off only to keep the runs fast (~0.5 s each).
-    return pytester.runpytest_inprocess(
-        "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:unraisableexception", *args
-    )
+def live(provider: Emulator) -> Emulator:
+    """The emulator as the inner tests' provider (conftest's ``provider``)."""
+    return provider
 
 
 CLAUDE = """

@@ -7,12 +7,12 @@ in-process; the emulator's hit counter says whether a run went live.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator
 
 import pytest
 import yaml
 
 from cassettes_core.emulator import Emulator
+from tests.helpers.inner import run_inner as run
 
 # In-process runs drop every module they import; loading these once here keeps each run fast
 # (the SDKs, the secret scanner and the transport take seconds to import on a busy machine).
@@ -24,10 +24,6 @@ for _module in (
 ):
     importlib.import_module(_module)
 
-INI = """
-[pytest]
-asyncio_default_fixture_loop_scope = function
-"""
 
 # Two calls; the test file is rewritten with other prompts between runs.
 TEMPLATE = """
@@ -51,27 +47,10 @@ def test_it():
 CASSETTE = "cassettes/test_it/test_it.yaml"
 
 
-@pytest.fixture(scope="module")
-def emu() -> Iterator[Emulator]:
-    with Emulator() as server:
-        yield server
-
-
 @pytest.fixture
-def live(emu: Emulator, monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> Emulator:
-    """The emulator as the inner tests' provider, counters at zero, an inner ini written."""
-    monkeypatch.setenv("OPENAI_BASE_URL", emu.openai_base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", emu.api_key)
-    pytester.makeini(INI)
-    emu.reset()
-    return emu
-
-
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    # hypothesis and unraisableexception are off only to keep the runs fast (~0.5 s each).
-    return pytester.runpytest_inprocess(
-        "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:unraisableexception", *args
-    )
+def live(provider: Emulator) -> Emulator:
+    """The emulator as the inner tests' provider (conftest's ``provider``)."""
+    return provider
 
 
 def write(pytester: pytest.Pytester, prompts: list[str], marker: str = "") -> None:

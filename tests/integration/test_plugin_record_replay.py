@@ -7,12 +7,13 @@ process, and the inner tests find it through OPENAI_BASE_URL / OPENAI_API_KEY.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator
 
 import pytest
 import yaml
 
 from cassettes_core.emulator import Emulator
+from tests.helpers.inner import PLUGIN_INI
+from tests.helpers.inner import run_inner as run
 
 # In-process runs drop every module they import; loading these once here keeps each run fast
 # (the SDKs, the secret scanner and the transport take seconds to import on a busy machine).
@@ -26,10 +27,6 @@ for _module in (
 ):
     importlib.import_module(_module)
 
-INI = """
-[pytest]
-asyncio_default_fixture_loop_scope = function
-"""
 
 CHAT = """
 import openai
@@ -52,29 +49,10 @@ def test_chat():
 """
 
 
-@pytest.fixture(scope="module")
-def emu() -> Iterator[Emulator]:
-    with Emulator() as server:
-        yield server
-
-
 @pytest.fixture
-def live(emu: Emulator, monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> Emulator:
-    """The emulator as the inner tests' provider, counters at zero, an inner ini written."""
-    monkeypatch.setenv("OPENAI_BASE_URL", emu.openai_base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", emu.api_key)
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.anthropic_base_url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", emu.api_key)
-    pytester.makeini(INI)
-    emu.reset()
-    return emu
-
-
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    # hypothesis and unraisableexception are off only to keep the runs fast (~0.5 s each).
-    return pytester.runpytest_inprocess(
-        "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:unraisableexception", *args
-    )
+def live(provider: Emulator) -> Emulator:
+    """The emulator as the inner tests' provider (conftest's ``provider``)."""
+    return provider
 
 
 def chat(pytester: pytest.Pytester, prompt: str, temperature: float = 0.0) -> None:
@@ -117,7 +95,7 @@ def test_first_run_records_then_ci_replays_offline(
         ]
     )
 
-    pytester.makeini(INI + "cassette_prices =\n    gpt-4o-mini = 1000 2000\n")
+    pytester.makeini(PLUGIN_INI + "cassette_prices =\n    gpt-4o-mini = 1000 2000\n")
     priced = run(pytester)
     priced.stdout.fnmatch_lines(["replay saved 47 tokens *, about $0.07 (estimated)"])
 
@@ -230,7 +208,7 @@ def test_cassette_dir(
     pytester: pytest.Pytester, live: Emulator, args: tuple[str, ...], ini: str, folder: str
 ) -> None:
     """--cassette-dir beats the cassette_dir ini option, which beats cassettes/."""
-    pytester.makeini(INI + ini + "\n")
+    pytester.makeini(PLUGIN_INI + ini + "\n")
     chat(pytester, "Where do cassettes go?")
     run(pytester, *args).assert_outcomes(passed=1)
     assert (pytester.path / folder / "test_chat" / "test_chat.yaml").is_file()

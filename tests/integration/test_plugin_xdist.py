@@ -12,11 +12,7 @@ import pytest
 import yaml
 
 from cassettes_core.emulator import Emulator
-
-INI = """
-[pytest]
-asyncio_default_fixture_loop_scope = function
-"""
+from tests.helpers.inner import PLUGIN_INI
 
 # Plain httpx2 (what the SDKs run on) keeps the four worker processes quick to start.
 MANY = """
@@ -58,7 +54,7 @@ def test_four_workers_append_to_one_cassette(
     pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Eight tests on four workers append to one cassette: eight interactions, unique seqs."""
-    pytester.makeini(INI)
+    pytester.makeini(PLUGIN_INI)
     pytester.makepyfile(test_many=MANY)
     first = run(pytester)
     first.assert_outcomes(passed=8)
@@ -90,7 +86,7 @@ def test_record_under_two_workers_rewrites_a_shared_cassette_once(
 ) -> None:
     """--cassette-mode=record over a shared cassette: the first writer of the run rewrites it,
     every other write of the run (any worker) appends, so nothing recorded is lost."""
-    pytester.makeini(INI)
+    pytester.makeini(PLUGIN_INI)
     pytester.makepyfile(test_many=MANY.replace(', mode="append"', ""))
     cassette = pytester.path / "cassettes" / "test_many" / "shared.yaml"
     cassette.parent.mkdir(parents=True)
