@@ -11,7 +11,8 @@ or every event of its stream, plus the text and tool arguments a stream spells o
 piece) that its own request does not already hold is a *quotable*; a later request quotes it
 when one of its strings is equal to it (an id-length string anywhere, any string inside an
 assistant turn), holds it as an id-like word, or contains a long answer text. Enumerations
-(``type``, ``role``, ``finish_reason``…) never count. It errs on the side of seeing a chain.
+(``type``, ``role``, ``finish_reason``…) and the answer's ``model`` never count. It errs on
+the side of seeing a chain.
 """
 
 from __future__ import annotations
@@ -23,9 +24,20 @@ from typing import Any
 
 from cassettes_core._model import Interaction
 
-# Keys whose values are shared vocabulary, not something one answer produced.
+# Keys whose values are shared vocabulary, not something one answer produced (the model an
+# answer names is the one the next request may well ask for by that name).
 ENUM_KEYS = frozenset(
-    {"type", "role", "object", "finish_reason", "stop_reason", "status", "event", "service_tier"}
+    {
+        "type",
+        "role",
+        "object",
+        "finish_reason",
+        "stop_reason",
+        "status",
+        "event",
+        "service_tier",
+        "model",
+    }
 )
 # Keys a stream spells out in pieces, one fragment per event.
 PIECE_KEYS = ("content", "text", "delta", "arguments", "partial_json", "thinking", "refusal")
