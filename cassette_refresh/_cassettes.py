@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from cassette_refresh._reissue import LiveAnswer, LiveCall
-from cassette_refresh._rewrite import chain_refusal, edit_refusal
+from cassette_refresh._rewrite import chain_refusal, changed_since_check, edit_refusal
 from cassette_refresh._skeleton import Answer
 from cassettes_core._errors import CassetteError, ConfigError
 from cassettes_core._model import Interaction, LLMResponse, StreamEvent
@@ -163,19 +163,26 @@ def write_back(
     live: Mapping[int, LiveAnswer],
     *,
     guard: WriteGuard,
+    digests: Mapping[int, str] | None = None,
 ) -> tuple[bool, list[int]]:
     """Re-record the interactions of ``path`` that have a live answer (by seq).
 
     The file is re-read under its lock, so a concurrent append is not lost; the ``--write``
     rules (:mod:`cassette_refresh._rewrite`) and the guard see it before anything touches the
-    disk. Returns whether the file was written, and the redacted seqs kept as recorded;
-    raises :class:`RewriteRefusedError` for a file that must stay as it is.
+    disk. ``digests`` holds the digest of each request re-sent: an interaction that holds another
+    request now (the file was re-recorded while the check ran) refuses the file. Returns whether
+    the file was written, and the redacted seqs kept as recorded; raises
+    :class:`RewriteRefusedError` for a file that must stay as it is.
     """
     with lock_for(path):
         snapshot = read_snapshot(path)
         text = read_text(path)
         if snapshot.manifest is None or text is None:
             return False, []
+        if digests is not None:
+            moved = changed_since_check(path, snapshot.interactions, live, digests)
+            if moved is not None:
+                raise moved
         kept = [i.seq for i in snapshot.interactions if i.seq in live and i.redacted]
         rewritten = frozenset(
             i.seq for i in snapshot.interactions if i.seq in live and not i.redacted
@@ -214,13 +221,14 @@ def write_all(
     *,
     guard: WriteGuard,
     only: Collection[str] | None = None,
+    digests: Mapping[tuple[str, int], str] | None = None,
 ) -> WriteOutcome:
     """Re-record every file of ``files`` that has live answers (keyed by (path, seq)).
 
     ``only`` names the files to rewrite (those with structural drift); the others with live
     answers are left byte for byte as they were and listed as ``unchanged``. Each file stands
     alone: one the rules, the guard or the disk refuse is left as it was and the others are
-    still written.
+    still written. ``digests`` (keyed like ``live``) are those of the requests re-sent.
     """
     outcome = WriteOutcome()
     for path in files:
@@ -231,7 +239,10 @@ def write_all(
             outcome.unchanged.append(str(path))
             continue
         try:
-            written, kept = write_back(path, answers, guard=guard)
+            own = None
+            if digests is not None:
+                own = {seq: d for (name, seq), d in digests.items() if name == str(path)}
+            written, kept = write_back(path, answers, guard=guard, digests=own)
         except (CassetteError, OSError) as exc:
             outcome.refused.append((str(path), exc))
             continue

@@ -31,6 +31,7 @@ class CheckRun:
     result: CheckResult
     live: dict[tuple[str, int], LiveAnswer] = field(default_factory=dict)
     drifted: frozenset[str] = frozenset()  # the cassettes whose own answers drifted
+    digests: dict[tuple[str, int], str] = field(default_factory=dict)  # of the requests re-sent
 
 
 def plan(
@@ -168,7 +169,8 @@ async def run_check(
         skipped=tuple(skipped),
     )
     drifted = drifted_files(recorded, live, endpoints, rules=rules)
-    return CheckRun(result, live, frozenset(drifted))
+    digests = {item.key: item.interaction.digest for item in todo}
+    return CheckRun(result, live, frozenset(drifted), digests)
 
 
 def drifted_files(

@@ -76,6 +76,24 @@ def chain_refusal(
     )
 
 
+def changed_since_check(
+    path: Path,
+    interactions: Sequence[Interaction],
+    answers: Mapping[int, object],
+    digests: Mapping[int, str],
+) -> RewriteRefusedError | None:
+    """A refusal when an interaction to rewrite holds another request than the one re-sent."""
+    held = {interaction.seq: interaction.digest for interaction in interactions}
+    moved = sorted(seq for seq in answers if seq in digests and held.get(seq) != digests[seq])
+    if not moved:
+        return None
+    return RewriteRefusedError(
+        path,
+        f"it changed while the check ran (seq {moved[0]} no longer holds the request re-sent)",
+        next_step="Run the check again",
+    )
+
+
 def _first_comment(text: str) -> int | None:
     """The line (1-based) of the first YAML comment in ``text``, if any."""
     if "#" not in text:

@@ -240,7 +240,8 @@ def _file_issues(opener: IssueOpener, result: CheckResult) -> CheckResult:
 def _write(
     files: Sequence[Path], run: CheckRun, result: CheckResult, guard: WriteGuard, *, force: bool
 ) -> CheckResult:
-    outcome = write_all(files, run.live, guard=guard, only=None if force else run.drifted)
+    only = None if force else run.drifted
+    outcome = write_all(files, run.live, guard=guard, only=only, digests=run.digests)
     refused = tuple(Unwritten(path, _reason(exc)) for path, exc in outcome.refused)
     result = dataclasses.replace(
         result,

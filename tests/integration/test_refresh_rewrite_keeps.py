@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +19,8 @@ import yaml
 
 from cassette_refresh.cli import main
 from cassettes_core.emulator import Emulator
+from tests.integration.test_refresh_emulator import _chat as _body
+from tests.integration.test_refresh_emulator import _record as _record_direct
 
 if TYPE_CHECKING:
     from tests.integration.conftest import InnerRun
@@ -257,3 +261,37 @@ def test_a_reformatted_file_without_edits_is_rewritten(
     assert (report["written"], report["not_written"]) == ([str(cassette)], [])
     provider.clear_drift()
     _replays(provider, inner, monkeypatch)
+
+
+def test_a_file_re_recorded_while_the_check_runs_is_not_overwritten(
+    emu: Emulator,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The live answer belongs to the request re-sent: if seq 1 holds another request by the
+    time of the write (its test re-recorded meanwhile), the file is refused, not overwritten."""
+    monkeypatch.setenv("OPENAI_BASE_URL", emu.openai_base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", emu.api_key)
+    first, other = _body("Capital of France?"), _body("Capital of Spain?")
+    cassette = _record_direct(emu, tmp_path / "c.yaml", [("openai.chat", first, first)])
+    newer = _record_direct(emu, tmp_path / "newer.txt", [("openai.chat", other, other)])
+    emu.reset()
+    emu.set_drift("field_added")
+    emu.inject_timeout(0.6)
+
+    def re_record() -> None:
+        time.sleep(0.2)
+        cassette.write_bytes(newer.read_bytes())
+
+    thread = threading.Thread(target=re_record)
+    thread.start()
+    try:
+        report = _refresh(cassette, capsys)
+    finally:
+        thread.join()
+    assert (report["exit_code"], report["written"]) == (2, [])
+    [refused] = report["not_written"]
+    expected = "it changed while the check ran (seq 1 no longer holds the request re-sent)"
+    assert expected in refused["reason"]
+    assert cassette.read_bytes() == newer.read_bytes()
