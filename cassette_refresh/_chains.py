@@ -139,6 +139,8 @@ class _Quotables:
         for word in WORD.findall(text):
             if (seq := self.exact.get(word)) is not None:
                 return seq, word
+        if len(text) < MIN_TEXT:
+            return None
         for quoted, seq in self.texts.items():
             if quoted in text:
                 return seq, quoted
