@@ -8,6 +8,7 @@ and the file is byte for byte as it was.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import importlib
 import json
@@ -17,7 +18,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
+from cassette_refresh import built_in_reissuer
+from cassette_refresh._cassettes import Recorded, rerecorded
+from cassette_refresh._reissue import LiveAnswer
 from cassette_refresh.cli import main
+from cassettes_core._store import read_snapshot, render
 from cassettes_core.emulator import Emulator
 
 if TYPE_CHECKING:
@@ -268,3 +273,32 @@ def test_force_write_needs_write(tmp_path: Path, capsys: pytest.CaptureFixture[s
     (tmp_path / "c.yaml").write_text("version: 1\ninteractions: []\n", encoding="utf-8")
     assert main(["check", str(tmp_path), "--force-write", "--no-progress"]) == 2
     assert "ERROR: --force-write only makes sense with --write" in capsys.readouterr().err
+
+
+def test_a_chain_rewritten_call_by_call_would_miss_on_the_next_run(
+    pytester: pytest.Pytester,
+    provider: Emulator,
+    inner: InnerRun,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Why chains are refused: each request re-sent alone (what --write did before) gives turn 1
+    a new tool-call id, and the next CI run misses on turn 2."""
+    cassette = _record(pytester, inner, OPENAI_AGENT, "test_agent")
+    snapshot = read_snapshot(cassette)
+    env = {"OPENAI_BASE_URL": provider.openai_base_url, "OPENAI_API_KEY": provider.api_key}
+
+    async def answers() -> list[LiveAnswer]:
+        reissuer = built_in_reissuer(["openai.chat"], env)
+        calls = [Recorded(cassette, i).call() for i in snapshot.interactions]
+        return [await reissuer.reissue(call) for call in calls]
+
+    assert snapshot.manifest is not None
+    live = asyncio.run(answers())
+    naive = [rerecorded(i, a) for i, a in zip(snapshot.interactions, live, strict=True)]
+    cassette.write_text(render(snapshot.manifest, naive), encoding="utf-8")
+    provider.reset()
+    monkeypatch.setenv("CI", "true")
+    result = inner()
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*CassetteMissError*"])
+    assert provider.hits == 0
