@@ -18,7 +18,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from cassette_refresh._reissue import LiveAnswer, LiveCall
-from cassette_refresh._rewrite import chain_refusal, changed_since_check, edit_refusal
+from cassette_refresh._rewrite import (
+    RewriteRefusedError,
+    chain_refusal,
+    changed_since_check,
+    edit_refusal,
+)
 from cassette_refresh._skeleton import Answer
 from cassettes_core._errors import CassetteError, ConfigError
 from cassettes_core._model import Interaction, LLMResponse, StreamEvent
@@ -178,7 +183,9 @@ def write_back(
         snapshot = read_snapshot(path)
         text = read_text(path)
         if snapshot.manifest is None or text is None:
-            return False, []
+            raise RewriteRefusedError(
+                path, "it was removed while the check ran", next_step="Nothing was written"
+            )
         if digests is not None:
             moved = changed_since_check(path, snapshot.interactions, live, digests)
             if moved is not None:

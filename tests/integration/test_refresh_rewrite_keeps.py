@@ -295,3 +295,27 @@ def test_a_file_re_recorded_while_the_check_runs_is_not_overwritten(
     expected = "it changed while the check ran (seq 1 no longer holds the request re-sent)"
     assert expected in refused["reason"]
     assert cassette.read_bytes() == newer.read_bytes()
+
+
+def test_a_file_removed_while_the_check_runs_is_reported_not_recreated(
+    emu: Emulator,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", emu.openai_base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", emu.api_key)
+    ask = _body("Capital of France?")
+    cassette = _record_direct(emu, tmp_path / "c.yaml", [("openai.chat", ask, ask)])
+    emu.reset()
+    emu.set_drift("field_added")
+    emu.inject_timeout(0.6)
+    thread = threading.Thread(target=lambda: (time.sleep(0.2), cassette.unlink()))
+    thread.start()
+    try:
+        report = _refresh(cassette, capsys)
+    finally:
+        thread.join()
+    assert (report["exit_code"], report["written"]) == (2, [])
+    assert "it was removed while the check ran" in report["not_written"][0]["reason"]
+    assert not cassette.exists()
