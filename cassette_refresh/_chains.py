@@ -9,10 +9,10 @@ turn 2 still quotes the old ones: the next replay sends a turn 2 the cassette do
 Detection works on plain data, whatever the provider: every string of an answer (its JSON body,
 or every event of its stream, plus the text and tool arguments a stream spells out piece by
 piece) that its own request does not already hold is a *quotable*; a later request quotes it
-when one of its strings is equal to it (an id-length string anywhere, any string inside an
-assistant turn), holds it as an id-like word, or contains a long answer text. Enumerations
-(``type``, ``role``, ``finish_reason``…) and the answer's ``model`` never count. It errs on
-the side of seeing a chain.
+when one of its strings is equal to it (an id-length string anywhere, any string in an id
+field or inside an assistant turn), holds it as an id-like word, or contains a long answer
+text. Integer ids count as their text. Enumerations (``type``, ``role``, ``finish_reason``…)
+and the answer's ``model`` never count. It errs on the side of seeing a chain.
 """
 
 from __future__ import annotations
@@ -65,10 +65,18 @@ class ChainLink:
         )
 
 
+def _is_id_key(key: str) -> bool:
+    """``id``, ``call_id``, ``tool_use_id``, ``previous_response_id``…"""
+    return key == "id" or key.endswith(("_id", "Id"))
+
+
 def _leaves(value: Any, path: str = "", key: str = "") -> Iterator[tuple[str, str, str]]:
-    """Every string in ``value`` as (its key, its path, the string); dict keys are not values."""
+    """Every string in ``value`` as (its key, its path, the string), and integer ids as text;
+    dict keys are not values."""
     if isinstance(value, str):
         yield key, path, value
+    elif isinstance(value, int) and not isinstance(value, bool) and _is_id_key(key):
+        yield key, path, str(value)
     elif isinstance(value, Mapping):
         for name, item in value.items():
             yield from _leaves(item, f"{path}.{name}" if path else str(name), str(name))
@@ -160,8 +168,10 @@ def find_links(
     for interaction in sorted(interactions, key=lambda i: i.seq):
         if quotables.exact:
             request = interaction.request.body()
-            for _, path, text in _leaves(request):
-                hit = quotables.quoted_by(text, answer_turn=_in_answer_turn(path, request))
+            for key, path, text in _leaves(request):
+                # any length counts in an id field or an assistant turn: short ids exist
+                lenient = _is_id_key(key) or _in_answer_turn(path, request)
+                hit = quotables.quoted_by(text, answer_turn=lenient)
                 if hit is not None:
                     links.append(ChainLink(interaction.seq, hit[0], hit[1], path))
                     break

@@ -224,3 +224,13 @@ def test_a_file_the_library_wrote_is_not_a_hand_edit(tmp_path: Path) -> None:
     refusal = edit_refusal(tmp_path / "c.yaml", edited, Manifest.current(), [item])
     assert refusal is not None
     assert "interaction seq 1: reviewed is not what the library writes" in str(refusal)
+
+
+@pytest.mark.parametrize("answer_id", ["r7", 7])
+def test_a_short_or_integer_id_sent_back_in_an_id_field_is_a_chain(answer_id: Any) -> None:
+    """A provider of one's own may use short ids, even numbers: in an id field they count."""
+    first = _item(1, "acme.chat", {"prompt": "hi"}, {"id": answer_id, "text": "hello there"})
+    later = _item(2, "acme.chat", {"prompt": "and?", "parent_id": answer_id})
+    unrelated = _item(2, "acme.chat", {"prompt": "r7 and 7 are fine here"})
+    assert _links(first, later) == [(2, 1)]
+    assert _links(first, unrelated) == []
