@@ -302,3 +302,55 @@ def test_a_chain_rewritten_call_by_call_would_miss_on_the_next_run(
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*CassetteMissError*"])
     assert provider.hits == 0
+
+
+STREAMED = """
+import openai
+import pytest
+
+
+@pytest.mark.cassette
+def test_stream():
+    with openai.OpenAI(max_retries=0) as client:
+        chunks = list(client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "Name a river"}],
+            stream=True,
+        ))
+    assert chunks
+"""
+
+PLAIN = """
+import openai
+import pytest
+
+
+@pytest.mark.cassette
+def test_plain():
+    with openai.OpenAI(max_retries=0) as client:
+        answer = client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "Name a lake"}]
+        )
+    assert answer.choices[0].message.content
+"""
+
+
+def test_only_the_cassettes_that_drifted_are_rewritten(
+    pytester: pytest.Pytester,
+    provider: Emulator,
+    inner: InnerRun,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A new stream event drifts the streamed cassette only: the JSON one, on the same
+    endpoint, stays byte for byte; both replay."""
+    streamed = _record(pytester, inner, STREAMED, "test_streamed")
+    plain = _record(pytester, inner, PLAIN, "test_plain")
+    before = _sha(plain)
+    provider.set_drift("stream_event_new")
+    report = _refresh(pytester.path / "cassettes", capsys)
+    assert (report["status"], report["written"]) == ("drift", [str(streamed)])
+    assert report["unchanged"] == [str(plain)]
+    assert _sha(plain) == before
+    assert "chat.completion.heartbeat" in streamed.read_text(encoding="utf-8")
+    provider.clear_drift()
+    _replays(provider, inner, monkeypatch)
