@@ -43,21 +43,40 @@ class RewriteRefusedError(CassetteError):
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        return f"refused to rewrite {self.path}: {self.reason}. {self.next_step}"
+        return f"refused to rewrite {self.path}: {self.why()}"
+
+    def why(self) -> str:
+        """The reason and the next step, without the path (for reports that name it already)."""
+        return f"{self.reason}. {self.next_step}"
+
+
+def _test_of(path: Path) -> tuple[Path, str] | None:
+    """(the project folder, the test's node id), read from the plugin's default layout:
+    ``<project>/cassettes/<test module path>/<test name>.yaml``."""
+    parts = path.parts[:-1]
+    if CASSETTE_DIR not in parts:
+        return None
+    start = len(parts) - parts[::-1].index(CASSETTE_DIR)
+    module = parts[start:]
+    if not module:
+        return None
+    name, bracket, params = path.stem.partition("[")
+    test = name.replace(".", "::") + bracket + params
+    return Path(*parts[: start - 1]), f"{'/'.join(module)}.py::{test}"
 
 
 def rerecord_command(path: Path) -> str:
-    """The pytest command that re-records ``path``, read from the plugin's default layout
-    (``cassettes/<test module path>/<test name>.yaml``), else a template."""
-    parts = path.parts[:-1]
-    if CASSETTE_DIR in parts:
-        start = len(parts) - parts[::-1].index(CASSETTE_DIR)
-        module = parts[start:]
-        if module:
-            name, bracket, params = path.stem.partition("[")
-            test = name.replace(".", "::") + bracket + params
-            return f"pytest {'/'.join(module)}.py::{test} --cassette-mode=record"
-    return f"pytest <the test file>::<the test using {path.name}> --cassette-mode=record"
+    """The pytest command that re-records ``path`` (from the project folder), else a template."""
+    found = _test_of(path)
+    node = found[1] if found else f"<the test file>::<the test using {path.name}>"
+    return f"pytest {node} --cassette-mode=record"
+
+
+def rerecord_step(path: Path) -> str:
+    """What to do instead of a rewrite: run the test, from the folder the layout points to."""
+    found = _test_of(path)
+    where = f" from {found[0]}" if found and str(found[0]) not in {"", "."} else ""
+    return f"Re-record it by running its test{where}: `{rerecord_command(path)}`"
 
 
 def chain_refusal(
@@ -72,7 +91,7 @@ def chain_refusal(
         path,
         f"it is a conversation chain: {links[0].describe()}{more}, so a re-recorded answer "
         "would make the next run send a request the cassette does not hold",
-        next_step=f"Re-record it by running its test: `{rerecord_command(path)}`",
+        next_step=rerecord_step(path),
     )
 
 

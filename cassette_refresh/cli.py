@@ -277,6 +277,8 @@ def _write(
 
 def _reason(exc: BaseException) -> str:
     """Why a file was not written, without the library's own TIP (the CLI gives its own)."""
+    if isinstance(exc, RewriteRefusedError):
+        return f"refused to rewrite: {exc.why()}"
     text = str(exc.strerror) if isinstance(exc, OSError) and exc.strerror else str(exc)
     return "\n".join(line for line in text.splitlines() if not line.startswith("TIP:"))
 

@@ -176,7 +176,7 @@ def test_a_conversation_chain_is_refused_and_left_byte_for_byte(
         assert f"'{quoted}" in refused["reason"]
         test = cassette.stem
         command = f"pytest test_agent.py::{test} --cassette-mode=record"
-        assert f"`{command}`" in refused["reason"]
+        assert f"running its test from {pytester.path}: `{command}`" in refused["reason"]
         assert report["error"].startswith("--write left 1 of 1 cassettes as they were")
         assert _sha(cassette) == before
     monkeypatch.chdir(pytester.path)
@@ -200,9 +200,7 @@ def test_the_refusal_reads_well_on_the_terminal_and_in_markdown(
     capsys.readouterr()
     assert main(["check", str(cassette), "--write", "--no-progress"]) == 2
     captured = capsys.readouterr()
-    assert f"not re-recorded {cassette}: refused to rewrite {cassette}: it is a conversation" in (
-        captured.out
-    )
+    assert f"not re-recorded {cassette}: refused to rewrite: it is a conversation" in captured.out
     assert captured.err.startswith("ERROR: --write left 1 of 1 cassettes as they were")
     assert "TIP: those files are unchanged on disk. Re-record each conversation" in captured.err
     assert main(["check", str(cassette), "--write", "--markdown", "--no-progress"]) == 2

@@ -9,7 +9,12 @@ from typing import Any
 import pytest
 
 from cassette_refresh._chains import find_links
-from cassette_refresh._rewrite import _first_comment, edit_refusal, rerecord_command
+from cassette_refresh._rewrite import (
+    _first_comment,
+    edit_refusal,
+    rerecord_command,
+    rerecord_step,
+)
 from cassettes_core import Interaction, LLMRequest, LLMResponse, RecordedError, StreamEvent
 from cassettes_core._manifest import Manifest
 from cassettes_core._store import render
@@ -197,6 +202,16 @@ def test_only_answers_a_rewrite_replaces_count() -> None:
 )
 def test_the_rerecord_command_follows_the_plugin_layout(path: str, command: str) -> None:
     assert rerecord_command(Path(path)) == f"{command} --cassette-mode=record"
+
+
+def test_the_rerecord_step_names_the_folder_to_run_it_from() -> None:
+    relative = rerecord_step(Path("cassettes/test_a/test_b.yaml"))
+    assert (
+        relative
+        == "Re-record it by running its test: `pytest test_a.py::test_b --cassette-mode=record`"
+    )
+    absolute = rerecord_step(Path("/work/app/cassettes/tests/test_a/test_b.yaml"))
+    assert absolute.startswith("Re-record it by running its test from /work/app: `pytest tests/")
 
 
 @pytest.mark.parametrize(
