@@ -153,6 +153,11 @@ def _check_output(path: str | None) -> None:
 
 
 def _check(args: argparse.Namespace, env: Mapping[str, str], output: _Output) -> int:
+    if args.force_write and not args.write:
+        raise ConfigError(
+            "--force-write only makes sense with --write\n"
+            "TIP: run `cassette-refresh check PATH --write --force-write`."
+        )
     rules = _rules(args)
     _check_output(args.output)
     files = find_cassettes(args.paths)
@@ -162,11 +167,6 @@ def _check(args: argparse.Namespace, env: Mapping[str, str], output: _Output) ->
             "TIP: pass the folder your cassettes are recorded in, e.g. `cassettes/`."
         )
     recorded = load_recorded(files)
-    if args.force_write and not args.write:
-        raise ConfigError(
-            "--force-write only makes sense with --write\n"
-            "TIP: run `cassette-refresh check PATH --write --force-write`."
-        )
     guard = default_guard(args.allow_secret) if args.write else None
     reissuer = built_in_reissuer(
         providers_needed(recorded),
@@ -258,21 +258,28 @@ def _write(
         f"--write left {len(refused)} of {total} cassettes as they were (re-recorded: {written})"
     ]
     lines += [f"  {u.path}: {u.reason.replace(chr(10), chr(10) + '  ')}" for u in refused]
-    if any(isinstance(exc, RewriteRefusedError) for _, exc in outcome.refused):
-        lines.append(
-            "TIP: those files are unchanged on disk. Re-record each conversation by running its "
-            "test with --cassette-mode=record (the command is named above); keep hand-edited "
-            "files as they are."
-        )
-    elif any(isinstance(exc, UnsafeCassetteError) for _, exc in outcome.refused):
-        lines.append(
-            "TIP: those files are unchanged on disk. Scrub each value in a before_record hook, "
-            "or, if a value is known to be safe, let it through with --allow-secret VALUE."
-        )
-    else:
-        lines.append("TIP: those files are unchanged on disk; check they can be written.")
+    lines.append(_write_tip([exc for _, exc in outcome.refused]))
     error = "\n".join(lines)
     return dataclasses.replace(result, error=f"{result.error}\n{error}" if result.error else error)
+
+
+def _write_tip(refusals: Sequence[BaseException]) -> str:
+    """One TIP line: what to do about each kind of refusal met."""
+    steps = []
+    if any(isinstance(exc, RewriteRefusedError) for exc in refusals):
+        steps.append(
+            "re-record each conversation by running its test with --cassette-mode=record (the "
+            "command is named above); keep hand-edited files as they are"
+        )
+    if any(isinstance(exc, UnsafeCassetteError) for exc in refusals):
+        steps.append(
+            "scrub each value in a before_record hook, or, if a value is known to be safe, let "
+            "it through with --allow-secret VALUE"
+        )
+    if any(not isinstance(exc, RewriteRefusedError | UnsafeCassetteError) for exc in refusals):
+        steps.append("check they can be written")
+    text = "; ".join(steps)
+    return f"TIP: those files are unchanged on disk. {text[:1].upper()}{text[1:]}."
 
 
 def _reason(exc: BaseException) -> str:

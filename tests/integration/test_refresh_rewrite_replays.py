@@ -12,6 +12,7 @@ import asyncio
 import hashlib
 import importlib
 import json
+import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,8 @@ from cassette_refresh._reissue import LiveAnswer
 from cassette_refresh.cli import main
 from cassettes_core._store import read_snapshot, render
 from cassettes_core.emulator import Emulator
+from tests.integration.test_refresh_emulator import _chat
+from tests.integration.test_refresh_emulator import _record as _record_direct
 
 if TYPE_CHECKING:
     from tests.integration.conftest import InnerRun
@@ -352,3 +355,32 @@ def test_only_the_cassettes_that_drifted_are_rewritten(
     assert "chat.completion.heartbeat" in streamed.read_text(encoding="utf-8")
     provider.clear_drift()
     _replays(provider, inner, monkeypatch)
+
+
+def test_each_refused_file_stands_alone_and_the_tip_covers_every_kind(
+    pytester: pytest.Pytester,
+    provider: Emulator,
+    inner: InnerRun,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A chain, a file holding a key and a plain one: the plain one is written, the other two
+    are left byte for byte, and the TIP says what to do about each."""
+    chain = _record(pytester, inner, OPENAI_AGENT, "test_agent")
+    leaked = "sk-proj-" + secrets.token_urlsafe(40)
+    extra = pytester.path / "cassettes" / "extra"
+    extra.mkdir()
+    risky_ask, plain_ask = _chat(f"Is {leaked} valid?"), _chat("Capital of Spain?")
+    risky = _record_direct(provider, extra / "risky.yaml", [("openai.chat", risky_ask, risky_ask)])
+    plain = _record_direct(provider, extra / "plain.yaml", [("openai.chat", plain_ask, plain_ask)])
+    before = {path: _sha(path) for path in (chain, risky, plain)}
+    provider.set_drift("field_added")
+    report = _refresh(pytester.path / "cassettes", capsys)
+    assert report["written"] == [str(plain)]
+    assert sorted(u["path"] for u in report["not_written"]) == sorted([str(chain), str(risky)])
+    assert _sha(chain) == before[chain]
+    assert _sha(risky) == before[risky]
+    assert _sha(plain) != before[plain]
+    tip = report["error"].splitlines()[-1]
+    assert tip.startswith("TIP: those files are unchanged on disk. Re-record each conversation")
+    assert "--allow-secret VALUE" in tip
+    assert leaked not in json.dumps(report)
