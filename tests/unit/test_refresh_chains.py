@@ -17,7 +17,7 @@ from cassette_refresh._rewrite import (
 )
 from cassettes_core import Interaction, LLMRequest, LLMResponse, RecordedError, StreamEvent
 from cassettes_core._manifest import Manifest
-from cassettes_core._store import render
+from cassettes_core._store import read_snapshot, render
 
 USER = {"role": "user", "content": "What is the weather in Paris?"}
 
@@ -239,6 +239,35 @@ def test_a_file_the_library_wrote_is_not_a_hand_edit(tmp_path: Path) -> None:
     refusal = edit_refusal(tmp_path / "c.yaml", edited, Manifest.current(), [item])
     assert refusal is not None
     assert "interaction seq 1: reviewed is not what the library writes" in str(refusal)
+
+
+@pytest.mark.parametrize(
+    ("edit", "where"),
+    [
+        (lambda text: text + "notes: checked by hand\n", "(notes is not"),
+        (lambda text: text.replace("status: 200", "status: 200\n    note: x"), "response.note"),
+        # edits inside an answer body are answer data: they read as a recording
+        (lambda text: text.replace("'#1'", "'#1'\n          extra: 1"), None),
+        (lambda text: text.replace("'#1'", "'#2'"), None),
+    ],
+)
+def test_what_a_rewrite_would_lose_is_named(edit: Any, where: str | None, tmp_path: Path) -> None:
+    item = _item(
+        1, "openai.chat", _chat(USER), _chat_answer({"role": "assistant", "content": "#1"})
+    )
+    text = edit(render(Manifest.current(), [item]))
+    stored = read_snapshot_text(tmp_path / "c.yaml", text)
+    refusal = edit_refusal(tmp_path / "c.yaml", text, Manifest.current(), stored)
+    if where is None:
+        assert refusal is None
+    else:
+        assert refusal is not None
+        assert where in str(refusal), str(refusal)
+
+
+def read_snapshot_text(path: Path, text: str) -> list[Interaction]:
+    path.write_text(text, encoding="utf-8")
+    return list(read_snapshot(path).interactions)
 
 
 @pytest.mark.parametrize("answer_id", ["r7", 7])
