@@ -100,7 +100,7 @@ import pytest
 
 
 @pytest.mark.cassette
-def test_three_questions():
+def test_six_questions():
     with openai.OpenAI(max_retries=0) as client:
         chat = client.chat.completions.create(
             model="gpt-4o-mini", messages=[{"role": "user", "content": "Capital of France?"}]
@@ -109,12 +109,20 @@ def test_three_questions():
             model="gpt-4o-mini", messages=[{"role": "user", "content": "Name a river"}],
             stream=True,
         ))
+        reply = client.responses.create(model="gpt-4.1", input="Say hi")
+        events = list(client.responses.create(model="gpt-4.1", input="Say hello", stream=True))
     with anthropic.Anthropic(max_retries=0) as claude:
         message = claude.messages.create(
             model="claude-sonnet-4-5", max_tokens=64,
             messages=[{"role": "user", "content": "Capital of Italy?"}],
         )
+        with claude.messages.stream(
+            model="claude-sonnet-4-5", max_tokens=64,
+            messages=[{"role": "user", "content": "Name a mountain"}],
+        ) as stream:
+            streamed = stream.get_final_message()
     assert chat.choices[0].message.content and chunks and message.content[0].text
+    assert reply.output_text and events and streamed.content[0].text
 """
 
 
@@ -212,7 +220,9 @@ def test_the_refusal_reads_well_on_the_terminal_and_in_markdown(
     assert "--cassette-mode=record" in markdown
 
 
-@pytest.mark.parametrize("drift", ["field_added", "field_removed", "enum_value_new"])
+@pytest.mark.parametrize(
+    "drift", ["field_added", "field_removed", "type_changed", "enum_value_new", "stream_event_new"]
+)
 def test_independent_calls_are_rewritten_and_replay(
     pytester: pytest.Pytester,
     provider: Emulator,
@@ -221,8 +231,8 @@ def test_independent_calls_are_rewritten_and_replay(
     capsys: pytest.CaptureFixture[str],
     drift: str,
 ) -> None:
-    """Three unrelated calls (chat, a chat stream, anthropic): re-recorded with the drifted
-    shape, seqs, digests, requests and manifest kept, and the run replays with 0 hits."""
+    """Six unrelated calls (chat, responses and anthropic, JSON and streams): re-recorded with
+    the drifted shape, seqs, digests, requests and manifest kept; the run replays, 0 hits."""
     cassette = _record(pytester, inner, INDEPENDENT, "test_calls")
     old = yaml.safe_load(cassette.read_text(encoding="utf-8"))
     provider.set_drift(drift)
