@@ -78,6 +78,33 @@ def test_weather():
     assert final.content[0].text
 """
 
+ANTHROPIC_STREAMED_AGENT = ANTHROPIC_AGENT.replace(
+    "first = client.messages.create(messages=messages, **ASK)",
+    "with client.messages.stream(messages=messages, **ASK) as stream:\n"
+    "            first = stream.get_final_message()",
+)
+
+OPENAI_STREAMED_CONTENT = """
+import openai
+import pytest
+
+
+@pytest.mark.cassette
+def test_story():
+    with openai.OpenAI(max_retries=0) as client:
+        messages = [{"role": "user", "content": "Tell me a story"}]
+        text = "".join(
+            chunk.choices[0].delta.content or ""
+            for chunk in client.chat.completions.create(
+                model="gpt-4o-mini", messages=messages, stream=True
+            )
+            if chunk.choices
+        )
+        messages += [{"role": "assistant", "content": text}, {"role": "user", "content": "More"}]
+        final = client.chat.completions.create(model="gpt-4o-mini", messages=messages)
+    assert final.choices[0].message.content
+"""
+
 RESPONSES_CHAIN = """
 import openai
 import pytest
@@ -162,6 +189,8 @@ def _record(pytester: pytest.Pytester, inner: InnerRun, source: str, name: str) 
         pytest.param(OPENAI_AGENT, "call_", id="openai-tool-call-id"),
         pytest.param(ANTHROPIC_AGENT, "toolu_", id="anthropic-tool-use-id"),
         pytest.param(RESPONSES_CHAIN, "resp_", id="responses-previous-response-id"),
+        pytest.param(ANTHROPIC_STREAMED_AGENT, "toolu_", id="anthropic-streamed-tool-use"),
+        pytest.param(OPENAI_STREAMED_CONTENT, "The answer", id="chat-streamed-text-sent-back"),
     ],
 )
 def test_a_conversation_chain_is_refused_and_left_byte_for_byte(
@@ -184,7 +213,9 @@ def test_a_conversation_chain_is_refused_and_left_byte_for_byte(
         [refused] = report["not_written"]
         assert refused["path"] == str(cassette)
         assert "conversation chain: seq 2's request quotes seq 1's answer" in refused["reason"]
-        assert f"'{quoted}" in refused["reason"]
+        assert (
+            f"answer ('{quoted}" in refused["reason"] or f'answer ("{quoted}' in refused["reason"]
+        )
         test = cassette.stem
         command = f"pytest test_agent.py::{test} --cassette-mode=record"
         assert f"running its test from {pytester.path}: `{command}`" in refused["reason"]
