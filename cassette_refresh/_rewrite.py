@@ -52,7 +52,11 @@ class RewriteRefusedError(CassetteError):
 
 def _test_of(path: Path) -> tuple[Path, str] | None:
     """(the project folder, the test's node id), read from the plugin's default layout:
-    ``<project>/cassettes/<test module path>/<test name>.yaml``."""
+    ``<project>/cassettes/<test module path>/<test name>.yaml``.
+
+    When the test module is on disk but defines no such test (a cassette named in its marker),
+    the node id is the module's; when it cannot be read here, the layout's guess stands.
+    """
     parts = path.parts[:-1]
     if CASSETTE_DIR not in parts:
         return None
@@ -60,9 +64,17 @@ def _test_of(path: Path) -> tuple[Path, str] | None:
     module = parts[start:]
     if not module:
         return None
+    root = Path(*parts[: start - 1])
     name, bracket, params = path.stem.partition("[")
     test = name.replace(".", "::") + bracket + params
-    return Path(*parts[: start - 1]), f"{'/'.join(module)}.py::{test}"
+    source = root / Path(*module[:-1]) / f"{module[-1]}.py"
+    try:
+        code = source.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return root, f"{'/'.join(module)}.py::{test}"  # not readable here: the layout's guess
+    if f"def {name.rpartition('.')[2]}(" not in code:
+        return root, f"{'/'.join(module)}.py"
+    return root, f"{'/'.join(module)}.py::{test}"
 
 
 def rerecord_command(path: Path) -> str:

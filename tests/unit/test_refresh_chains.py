@@ -204,6 +204,17 @@ def test_the_rerecord_command_follows_the_plugin_layout(path: str, command: str)
     assert rerecord_command(Path(path)) == f"{command} --cassette-mode=record"
 
 
+def test_the_rerecord_command_checks_the_test_module_when_it_is_there(tmp_path: Path) -> None:
+    """A cassette named in a marker is not its test's name: the module is run instead."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("async def test_b():\n    pass\n", "utf-8")
+    own = tmp_path / "cassettes" / "tests" / "test_a" / "test_b.yaml"
+    shared = own.with_name("shared.yaml")
+    assert rerecord_command(own) == "pytest tests/test_a.py::test_b --cassette-mode=record"
+    assert rerecord_command(shared) == "pytest tests/test_a.py --cassette-mode=record"
+    assert rerecord_step(shared).startswith(f"Re-record it by running its test from {tmp_path}:")
+
+
 def test_the_rerecord_step_names_the_folder_to_run_it_from() -> None:
     relative = rerecord_step(Path("cassettes/test_a/test_b.yaml"))
     assert (
