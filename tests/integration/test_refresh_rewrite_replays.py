@@ -13,6 +13,8 @@ import hashlib
 import importlib
 import json
 import secrets
+import subprocess
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -425,3 +427,27 @@ def test_each_refused_file_stands_alone_and_the_tip_covers_every_kind(
     assert tip.startswith("TIP: those files are unchanged on disk. Re-record each conversation")
     assert "--allow-secret VALUE" in tip
     assert leaked not in json.dumps(report)
+
+
+def test_the_console_command_refuses_a_chain_in_a_real_process(
+    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
+) -> None:
+    """`python -m cassette_refresh check --write` in its own process: exit 2, the ERROR and
+    TIP lines on stderr, the file untouched."""
+    cassette = _record(pytester, inner, ANTHROPIC_AGENT, "test_agent")
+    before = _sha(cassette)
+    provider.set_drift("enum_value_new")
+    done = subprocess.run(
+        [sys.executable, "-m", "cassette_refresh", "check", str(cassette), "--write"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("ERROR: --write left 1 of 1 cassettes as they were")
+    assert "TIP: those files are unchanged on disk. Re-record each conversation" in done.stderr
+    assert "--cassette-mode=record" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"not re-recorded {cassette}: refused to rewrite: it is a conversation" in done.stdout
+    assert _sha(cassette) == before
