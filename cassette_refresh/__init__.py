@@ -3,11 +3,13 @@
 Re-issues recorded requests, compares the *shapes* of recorded and live answers (never their
 values, except enum-like keys), aggregated per provider endpoint, and reports structural drift:
 ``field_added``, ``field_removed``, ``type_changed``, ``enum_value_new``. See ``cli`` for the
-command and ``_classify`` for what counts as drift.
+command, ``_classify`` for what counts as drift and ``_rewrite`` for what ``--write`` may
+rewrite.
 """
 
 from __future__ import annotations
 
+from cassette_refresh._chains import ChainLink, find_links
 from cassette_refresh._check import CheckRun, run_check
 from cassette_refresh._classify import compare
 from cassette_refresh._finding import DRIFT_CLASSES, Finding, Rules, fingerprint
@@ -28,10 +30,12 @@ from cassette_refresh._result import (
     CheckResult,
     EndpointResult,
     IssueAction,
+    KeptAnswer,
     ReportJSON,
     Unwritten,
     to_json,
 )
+from cassette_refresh._rewrite import RewriteRefusedError
 from cassette_refresh._skeleton import DEFAULT_ENUM_KEYS, Answer, Shape, ShapeBuilder, shape_of
 from cassette_refresh._vocabulary import BEHAVIOUR_PATHS, KNOWN_VALUES, answer_path
 
@@ -43,6 +47,7 @@ __all__ = [
     "SCHEMA",
     "Answer",
     "CallProblem",
+    "ChainLink",
     "CheckResult",
     "CheckRun",
     "EndpointResult",
@@ -50,11 +55,13 @@ __all__ = [
     "GitHubError",
     "IssueAction",
     "IssueOpener",
+    "KeptAnswer",
     "LiveAnswer",
     "LiveCall",
     "ProviderReissuer",
     "Reissuer",
     "ReportJSON",
+    "RewriteRefusedError",
     "Rules",
     "Shape",
     "ShapeBuilder",
@@ -63,6 +70,7 @@ __all__ = [
     "answer_path",
     "built_in_reissuer",
     "compare",
+    "find_links",
     "fingerprint",
     "render_markdown",
     "render_text",

@@ -3,25 +3,38 @@
 Files are read and validated by the store (``cassettes_core._store``): a malformed cassette is a
 :class:`CassetteFormatError` naming the file and the place, never a partial check. Writing goes
 through the secret guard and the store's atomic writer, under the cassette's lock, one file at a
-time: a file the guard refuses (or the disk does) is left as it was, the others are written, and
-:class:`WriteOutcome` says which is which. A re-recorded cassette keeps its manifest (the library
-and SDK versions it was recorded for: the checker's own environment says nothing about the SDKs
-that replay it) but for ``recorded_at``.
+time: a file the ``--write`` rules (``_rewrite``), the guard or the disk refuse is left as it was,
+the others are written, and :class:`WriteOutcome` says which is which. A re-recorded cassette
+keeps its manifest (the library and SDK versions it was recorded for: the checker's own
+environment says nothing about the SDKs that replay it) but for ``recorded_at``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from cassette_refresh._reissue import LiveAnswer, LiveCall
+from cassette_refresh._rewrite import (
+    RewriteRefusedError,
+    chain_refusal,
+    changed_since_check,
+    edit_refusal,
+)
 from cassette_refresh._skeleton import Answer
 from cassettes_core._errors import CassetteError, ConfigError
 from cassettes_core._model import Interaction, LLMResponse, StreamEvent
-from cassettes_core._store import WriteGuard, atomic_write, lock_for, read_snapshot, render
+from cassettes_core._store import (
+    WriteGuard,
+    atomic_write,
+    lock_for,
+    read_snapshot,
+    read_text,
+    render,
+)
 
 DEFAULT_ENDPOINTS: Mapping[str, str] = {
     "openai.chat": "/v1/chat/completions",
@@ -155,50 +168,92 @@ def write_back(
     live: Mapping[int, LiveAnswer],
     *,
     guard: WriteGuard,
-) -> bool:
+    digests: Mapping[int, str] | None = None,
+) -> tuple[bool, list[int]]:
     """Re-record the interactions of ``path`` that have a live answer (by seq).
 
-    The file is re-read under its lock, so a concurrent append is not lost; the guard sees every
-    interaction before anything touches the disk. Returns whether anything was written.
+    The file is re-read under its lock, so a concurrent append is not lost; the ``--write``
+    rules (:mod:`cassette_refresh._rewrite`) and the guard see it before anything touches the
+    disk. ``digests`` holds the digest of each request re-sent: an interaction that holds another
+    request now (the file was re-recorded while the check ran) refuses the file. Returns whether
+    the file was written, and the redacted seqs kept as recorded; raises
+    :class:`RewriteRefusedError` for a file that must stay as it is.
     """
     with lock_for(path):
         snapshot = read_snapshot(path)
-        if snapshot.manifest is None or not any(i.seq in live for i in snapshot.interactions):
-            return False
+        text = read_text(path)
+        if snapshot.manifest is None or text is None:
+            raise RewriteRefusedError(
+                path, "it was removed while the check ran", next_step="Nothing was written"
+            )
+        if digests is not None:
+            moved = changed_since_check(path, snapshot.interactions, live, digests)
+            if moved is not None:
+                raise moved
+        kept = [i.seq for i in snapshot.interactions if i.seq in live and i.redacted]
+        rewritten = frozenset(
+            i.seq for i in snapshot.interactions if i.seq in live and not i.redacted
+        )
+        if not rewritten:
+            return False, kept
+        refusal = chain_refusal(path, snapshot.interactions, rewritten) or edit_refusal(
+            path, text, snapshot.manifest, snapshot.interactions
+        )
+        if refusal is not None:
+            raise refusal
         interactions = [
-            rerecorded(i, live[i.seq]) if i.seq in live else i for i in snapshot.interactions
+            rerecorded(i, live[i.seq]) if i.seq in rewritten else i for i in snapshot.interactions
         ]
         guard.check([i.to_dict() for i in interactions], path=path)
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         manifest = dataclasses.replace(snapshot.manifest, recorded_at=now)
         atomic_write(path, render(manifest, interactions))
-    return True
+    return True, kept
 
 
 @dataclass
 class WriteOutcome:
-    """What ``--write`` did: the files re-recorded, and those left as they were, with why."""
+    """What ``--write`` did: the files re-recorded, those left as they were (with why), the
+    redacted interactions kept as recorded, and the files left alone for want of drift."""
 
     written: list[str] = field(default_factory=list)
     refused: list[tuple[str, CassetteError | OSError]] = field(default_factory=list)
+    kept: list[tuple[str, int]] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
 
 
 def write_all(
-    files: Sequence[Path], live: Mapping[tuple[str, int], LiveAnswer], *, guard: WriteGuard
+    files: Sequence[Path],
+    live: Mapping[tuple[str, int], LiveAnswer],
+    *,
+    guard: WriteGuard,
+    only: Collection[str] | None = None,
+    digests: Mapping[tuple[str, int], str] | None = None,
 ) -> WriteOutcome:
     """Re-record every file of ``files`` that has live answers (keyed by (path, seq)).
 
-    Each file stands alone: one the guard or the disk refuses is left as it was and the others
-    are still written.
+    ``only`` names the files to rewrite (those with structural drift); the others with live
+    answers are left byte for byte as they were and listed as ``unchanged``. Each file stands
+    alone: one the rules, the guard or the disk refuse is left as it was and the others are
+    still written. ``digests`` (keyed like ``live``) are those of the requests re-sent.
     """
     outcome = WriteOutcome()
     for path in files:
         answers = {seq: answer for (name, seq), answer in live.items() if name == str(path)}
         if not answers:
             continue
+        if only is not None and str(path) not in only:
+            outcome.unchanged.append(str(path))
+            continue
         try:
-            if write_back(path, answers, guard=guard):
-                outcome.written.append(str(path))
+            own = None
+            if digests is not None:
+                own = {seq: d for (name, seq), d in digests.items() if name == str(path)}
+            written, kept = write_back(path, answers, guard=guard, digests=own)
         except (CassetteError, OSError) as exc:
             outcome.refused.append((str(path), exc))
+            continue
+        outcome.kept.extend((str(path), seq) for seq in kept)
+        if written:
+            outcome.written.append(str(path))
     return outcome

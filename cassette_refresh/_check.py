@@ -30,6 +30,8 @@ class CheckRun:
 
     result: CheckResult
     live: dict[tuple[str, int], LiveAnswer] = field(default_factory=dict)
+    drifted: frozenset[str] = frozenset()  # the cassettes whose own answers drifted
+    digests: dict[tuple[str, int], str] = field(default_factory=dict)  # of the requests re-sent
 
 
 def plan(
@@ -159,10 +161,40 @@ async def run_check(
         live, errors = await reissue_all(todo, reissuer, concurrency=concurrency, progress=progress)
     finally:
         await reissuer.aclose()
+    endpoints = classify(recorded, live, rules=rules)
     result = CheckResult(
         cassettes=tuple(str(path) for path in files),
-        endpoints=tuple(classify(recorded, live, rules=rules)),
+        endpoints=tuple(endpoints),
         errors=tuple(errors),
         skipped=tuple(skipped),
     )
-    return CheckRun(result, live)
+    drifted = drifted_files(recorded, live, endpoints, rules=rules)
+    digests = {item.key: item.interaction.digest for item in todo}
+    return CheckRun(result, live, frozenset(drifted), digests)
+
+
+def drifted_files(
+    recorded: Sequence[Recorded],
+    live: dict[tuple[str, int], LiveAnswer],
+    endpoints: Sequence[EndpointResult],
+    *,
+    rules: Rules,
+) -> set[str]:
+    """The cassettes whose own answers show a structural drift the whole check found.
+
+    Each file's recorded answers are compared with its live ones; a finding counts when the
+    check over all files found it too (so one file's model behaviour, a tool call recorded and
+    text live, does not read as drift).
+    """
+    found = {finding.fingerprint for endpoint in endpoints for finding in endpoint.drift}
+    if not found:
+        return set()
+    by_file: dict[str, list[Recorded]] = {}
+    for item in recorded:
+        by_file.setdefault(str(item.path), []).append(item)
+    drifted: set[str] = set()
+    for name, items in by_file.items():
+        own = classify(items, live, rules=rules)
+        if any(finding.fingerprint in found for result in own for finding in result.drift):
+            drifted.add(name)
+    return drifted

@@ -50,7 +50,11 @@ def _done_lines(result: CheckResult) -> list[str]:
     """What was done (issues, re-recorded files), what was not, and the error that stopped it."""
     lines = [_issue_line(action) for action in result.issues]
     lines += [f"re-recorded {path}" for path in result.written]
+    lines += [f"kept as recorded {k.path}#{k.seq}: {k.reason}" for k in result.kept]
     lines += [f"not re-recorded {u.path}: {first_line(u.reason)}" for u in result.not_written]
+    if result.unchanged:
+        count = _plural(len(result.unchanged), "cassette")
+        lines.append(f"left as they were (no structural drift in their answers): {count}")
     if result.error is not None:
         lines.append(f"stopped by an error: {first_line(result.error)}")
     return lines
@@ -179,10 +183,14 @@ def render_markdown(result: CheckResult) -> str:
         lines += ["### Issues", ""]
         lines += [f"- {i.action} [#{i.number}]({i.url})" for i in result.issues]
         lines.append("")
-    if result.written or result.not_written:
+    if result.written or result.not_written or result.unchanged:
         lines += ["### Re-recorded", ""]
         lines += [f"- `{path}`" for path in result.written]
+        lines += [f"- kept `{k.path}#{k.seq}` as recorded: {_cell(k.reason)}" for k in result.kept]
         lines += [f"- not `{u.path}`: {_cell(first_line(u.reason))}" for u in result.not_written]
+        if result.unchanged:
+            count = _plural(len(result.unchanged), "cassette")
+            lines.append(f"- left as they were (no structural drift): {count}")
         lines.append("")
     if result.error is not None:
         lines += ["### Error", "", "```", result.error.strip(), "```", ""]

@@ -76,6 +76,15 @@ class Unwritten:
 
 
 @dataclass(frozen=True)
+class KeptAnswer:
+    """An interaction ``--write`` kept as recorded in a file it rewrote, and why."""
+
+    path: str
+    seq: int
+    reason: str = "redacted: a before_record hook edited its request"
+
+
+@dataclass(frozen=True)
 class CheckResult:
     """Everything one ``cassette-refresh check`` run found and did."""
 
@@ -85,6 +94,8 @@ class CheckResult:
     skipped: tuple[CallProblem, ...] = ()
     written: tuple[str, ...] = ()
     not_written: tuple[Unwritten, ...] = ()
+    kept: tuple[KeptAnswer, ...] = ()
+    unchanged: tuple[str, ...] = ()
     issues: tuple[IssueAction, ...] = ()
     error: str | None = None
     generated_at: str = field(
@@ -161,6 +172,12 @@ class UnwrittenJSON(TypedDict):
     reason: str
 
 
+class KeptJSON(TypedDict):
+    path: str
+    seq: int
+    reason: str
+
+
 class SummaryJSON(TypedDict):
     cassettes: int
     endpoints: int
@@ -183,6 +200,8 @@ class ReportJSON(TypedDict):
     skipped: list[ProblemJSON]
     written: list[str]
     not_written: list[UnwrittenJSON]
+    kept: list[KeptJSON]
+    unchanged: list[str]
     issues: list[IssueJSON]
     error: str | None
 
@@ -243,6 +262,8 @@ def to_json(result: CheckResult) -> ReportJSON:
         "skipped": [_problem(p) for p in result.skipped],
         "written": list(result.written),
         "not_written": [{"path": u.path, "reason": u.reason} for u in result.not_written],
+        "kept": [{"path": k.path, "seq": k.seq, "reason": k.reason} for k in result.kept],
+        "unchanged": list(result.unchanged),
         "issues": [
             {
                 "fingerprint": i.fingerprint,

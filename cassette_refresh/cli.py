@@ -5,13 +5,15 @@
     cassette-refresh check PATH... [--json | --markdown] [--output FILE]
                                    [--concurrency N] [--timeout S] [--retries N]
                                    [--enum-key KEY]... [--optional-path PATH]... [--strict-nulls]
-                                   [--write [--allow-secret VALUE]...]
+                                   [--write [--force-write] [--allow-secret VALUE]...]
                                    [--open-issue [--repo OWNER/NAME] [--api-url URL]]
 
 Exit codes: 0 no drift, 1 drift, 2 could not check (credentials, network, a bad cassette, a
 refused write or GitHub call, any unexpected failure), with an ``ERROR:`` line and a ``TIP:``
-line on stderr. With ``--json`` (or ``--markdown``) a report is printed even then, with its
-``error``; what was done before a failure (issues filed, files re-recorded) is in it.
+line on stderr. ``--write`` rewrites only the cassettes with structural drift (all of them with
+``--force-write``); a cassette it must leave as it was (a conversation chain, hand edits, a
+secret) is a refused write. With ``--json`` (or ``--markdown``) a report is printed even then,
+with its ``error``; what was done before a failure (issues filed, files re-recorded) is in it.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ from cassette_refresh._finding import Rules
 from cassette_refresh._github import DEFAULT_API_URL, GitHubError
 from cassette_refresh._issues import LABEL, IssueOpener, run_url_from_env
 from cassette_refresh._reissue import built_in_reissuer
-from cassette_refresh._result import EXIT_UNCHECKED, CheckResult, Unwritten
+from cassette_refresh._result import EXIT_UNCHECKED, CheckResult, KeptAnswer, Unwritten
+from cassette_refresh._rewrite import RewriteRefusedError
 from cassette_refresh._skeleton import DEFAULT_ENUM_KEYS
 from cassette_refresh._vocabulary import BEHAVIOUR_PATHS
 from cassettes_core._errors import CassetteError, ConfigError, UnsafeCassetteError
@@ -94,7 +97,14 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--no-info", action="store_true", help="hide behaviour/churn notes")
     check.add_argument("--no-progress", action="store_true")
     check.add_argument(
-        "--write", action="store_true", help="re-record the cassettes from the live answers"
+        "--write",
+        action="store_true",
+        help="re-record the cassettes whose answers show structural drift from the live answers",
+    )
+    check.add_argument(
+        "--force-write",
+        action="store_true",
+        help="with --write: re-record every cassette checked, drift or not",
     )
     check.add_argument(
         "--allow-secret",
@@ -143,6 +153,11 @@ def _check_output(path: str | None) -> None:
 
 
 def _check(args: argparse.Namespace, env: Mapping[str, str], output: _Output) -> int:
+    if args.force_write and not args.write:
+        raise ConfigError(
+            "--force-write only makes sense with --write\n"
+            "TIP: run `cassette-refresh check PATH --write --force-write`."
+        )
     rules = _rules(args)
     _check_output(args.output)
     files = find_cassettes(args.paths)
@@ -180,7 +195,7 @@ def _check(args: argparse.Namespace, env: Mapping[str, str], output: _Output) ->
         if opener is not None:
             result = _file_issues(opener, result)
         if guard is not None:
-            result = _write(files, run, result, guard)
+            result = _write(files, run, result, guard, force=args.force_write)
     failure = emit(result, args, env, output)
     errors = [text for text in (result.error, failure) if text is not None]
     if errors:
@@ -223,11 +238,18 @@ def _file_issues(opener: IssueOpener, result: CheckResult) -> CheckResult:
 
 
 def _write(
-    files: Sequence[Path], run: CheckRun, result: CheckResult, guard: WriteGuard
+    files: Sequence[Path], run: CheckRun, result: CheckResult, guard: WriteGuard, *, force: bool
 ) -> CheckResult:
-    outcome = write_all(files, run.live, guard=guard)
+    only = None if force else run.drifted
+    outcome = write_all(files, run.live, guard=guard, only=only, digests=run.digests)
     refused = tuple(Unwritten(path, _reason(exc)) for path, exc in outcome.refused)
-    result = dataclasses.replace(result, written=tuple(outcome.written), not_written=refused)
+    result = dataclasses.replace(
+        result,
+        written=tuple(outcome.written),
+        not_written=refused,
+        kept=tuple(KeptAnswer(path, seq) for path, seq in outcome.kept),
+        unchanged=tuple(outcome.unchanged),
+    )
     if not refused:
         return result
     total = len(outcome.written) + len(refused)
@@ -236,19 +258,34 @@ def _write(
         f"--write left {len(refused)} of {total} cassettes as they were (re-recorded: {written})"
     ]
     lines += [f"  {u.path}: {u.reason.replace(chr(10), chr(10) + '  ')}" for u in refused]
-    if any(isinstance(exc, UnsafeCassetteError) for _, exc in outcome.refused):
-        lines.append(
-            "TIP: those files are unchanged on disk. Scrub each value in a before_record hook, "
-            "or, if a value is known to be safe, let it through with --allow-secret VALUE."
-        )
-    else:
-        lines.append("TIP: those files are unchanged on disk; check they can be written.")
+    lines.append(_write_tip([exc for _, exc in outcome.refused]))
     error = "\n".join(lines)
     return dataclasses.replace(result, error=f"{result.error}\n{error}" if result.error else error)
 
 
+def _write_tip(refusals: Sequence[BaseException]) -> str:
+    """One TIP line: what to do about each kind of refusal met."""
+    steps = []
+    if any(isinstance(exc, RewriteRefusedError) for exc in refusals):
+        steps.append(
+            "re-record each conversation by running its test with --cassette-mode=record (the "
+            "command is named above); keep hand-edited files as they are"
+        )
+    if any(isinstance(exc, UnsafeCassetteError) for exc in refusals):
+        steps.append(
+            "scrub each value in a before_record hook, or, if a value is known to be safe, let "
+            "it through with --allow-secret VALUE"
+        )
+    if any(not isinstance(exc, RewriteRefusedError | UnsafeCassetteError) for exc in refusals):
+        steps.append("check they can be written")
+    text = "; ".join(steps)
+    return f"TIP: those files are unchanged on disk. {text[:1].upper()}{text[1:]}."
+
+
 def _reason(exc: BaseException) -> str:
     """Why a file was not written, without the library's own TIP (the CLI gives its own)."""
+    if isinstance(exc, RewriteRefusedError):
+        return f"refused to rewrite: {exc.why()}"
     text = str(exc.strerror) if isinstance(exc, OSError) and exc.strerror else str(exc)
     return "\n".join(line for line in text.splitlines() if not line.startswith("TIP:"))
 

@@ -152,14 +152,15 @@ def test_write_goes_through_the_secret_guard(
     stub.content = f"my key is {leaked}"
     cassette = _write(tmp_path / "c.yaml", [_interaction(1, "q", response=LLMResponse(body=CHAT))])
     before = cassette.read_bytes()
-    assert main(["check", str(cassette), "--write", "--no-progress"]) == 2
+    assert main(["check", str(cassette), "--write", "--force-write", "--no-progress"]) == 2
     captured = capsys.readouterr()
     assert "ERROR: --write left 1 of 1 cassettes as they were (re-recorded: none)" in captured.err
     assert f"{cassette}: refused to write" in captured.err
     assert "--allow-secret VALUE" in captured.err
     assert leaked not in captured.out + captured.err
     assert cassette.read_bytes() == before
-    args = ["check", str(cassette), "--write", "--no-progress", "--allow-secret", "other"]
+    args = ["check", str(cassette), "--write", "--force-write", "--no-progress"]
+    args += ["--allow-secret", "other"]
     assert main([*args, "--allow-secret", leaked]) == 0
     assert leaked in cassette.read_text(encoding="utf-8")
     assert "ERROR" not in capsys.readouterr().err

@@ -46,7 +46,7 @@ def test_write_keeps_the_manifest_and_live_event_times(
             for i in snapshot.interactions
         ]
         cassette.write_text(render(OLD, untimed), encoding="utf-8")
-        assert main(["check", str(cassette), "--write", "--no-progress"]) == 0
+        assert main(["check", str(cassette), "--write", "--force-write", "--no-progress"]) == 0
     assert f"re-recorded {cassette}" in capsys.readouterr().out
     manifest = yaml.safe_load(cassette.read_text(encoding="utf-8"))["manifest"]
     assert manifest["sdks"] == {"openai": "1.2.3", "httpx": "0.20.0"}
@@ -66,7 +66,7 @@ def test_a_refused_file_does_not_lose_the_written_ones(
         tmp_path / "b.yaml", [_interaction(1, f"is {leaked} valid?", response=LLMResponse(CHAT))]
     )
     before, plain_before = risky.read_bytes(), plain.read_bytes()
-    code = main(["check", str(tmp_path), "--write", "--json", "--no-progress"])
+    code = main(["check", str(tmp_path), "--write", "--force-write", "--json", "--no-progress"])
     captured = capsys.readouterr()
     report = json.loads(captured.out)
     assert code == report["exit_code"] == 2

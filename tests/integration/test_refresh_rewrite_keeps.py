@@ -1,0 +1,321 @@
+"""What `cassette-refresh check --write` keeps: redacted answers, recorded errors, hand edits.
+
+Cassettes come from real pytest runs (pytester, the real openai SDK, the emulator as the live
+provider); after the refresh the same run replays under CI=true with 0 provider hits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import yaml
+
+from cassette_refresh.cli import main
+from cassettes_core.emulator import Emulator
+from tests.integration.test_refresh_emulator import _chat as _body
+from tests.integration.test_refresh_emulator import _record as _record_direct
+
+if TYPE_CHECKING:
+    from tests.integration.conftest import InnerRun
+
+for _module in ("openai", "httpx2", "cassettes_core._secrets", "pytest_plugin._live"):
+    importlib.import_module(_module)
+
+SCRUBBED = """
+import openai
+import pytest
+
+
+def scrub(interaction):
+    message = interaction["request"]["messages"][0]
+    if "order 55-1234" in message["content"]:
+        message["content"] = message["content"].replace("55-1234", "[order]")
+    return interaction
+
+
+def ask(client, prompt):
+    answer = client.chat.completions.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": prompt}]
+    )
+    return answer.choices[0].message.content
+
+
+@pytest.mark.cassette(before_record=scrub)
+def test_support():
+    with openai.OpenAI(max_retries=0) as client:
+        assert ask(client, "Where is order 55-1234?")
+        assert ask(client, "What are your opening hours?")
+"""
+
+RETRIED = """
+import openai
+import pytest
+
+
+@pytest.mark.cassette
+def test_retry():
+    with openai.OpenAI(max_retries=2) as client:
+        answer = client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "Busy?"}]
+        )
+    assert answer.choices[0].message.content
+"""
+
+TWO_CALLS = """
+import openai
+import pytest
+
+
+@pytest.mark.cassette
+def test_two():
+    with openai.OpenAI(max_retries=0) as client:
+        for prompt in ("First question", "Second question"):
+            answer = client.chat.completions.create(
+                model="gpt-4o-mini", messages=[{"role": "user", "content": prompt}]
+            )
+            assert answer.choices[0].message.content
+"""
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _record(pytester: pytest.Pytester, inner: InnerRun, source: str) -> Path:
+    pytester.makepyfile(test_keep=source)
+    first = inner()
+    assert first.ret == 0, first.stdout.str()
+    [cassette] = (pytester.path / "cassettes" / "test_keep").glob("*.yaml")
+    return cassette
+
+
+def _refresh(cassette: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, Any]:
+    capsys.readouterr()
+    code = main(["check", str(cassette), "--write", "--json", "--no-progress", *extra])
+    report: dict[str, Any] = json.loads(capsys.readouterr().out)
+    assert report["exit_code"] == code
+    return report
+
+
+def _interactions(path: Path) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = yaml.safe_load(path.read_text(encoding="utf-8"))["interactions"]
+    return items
+
+
+def _replays(provider: Emulator, inner: InnerRun, monkeypatch: pytest.MonkeyPatch) -> None:
+    provider.reset()
+    monkeypatch.setenv("CI", "true")
+    result = inner()
+    assert result.ret == 0, result.stdout.str()
+    assert provider.hits == 0
+
+
+def test_a_redacted_interaction_keeps_its_recorded_answer(
+    pytester: pytest.Pytester,
+    provider: Emulator,
+    inner: InnerRun,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The before_record hook edited seq 1's request: its answer stays as recorded (and is
+    reported), seq 2 is re-recorded; the run replays."""
+    cassette = _record(pytester, inner, SCRUBBED)
+    before = _interactions(cassette)
+    assert [i.get("redacted", False) for i in before] == [True, False]
+    provider.set_drift("field_added")
+    report = _refresh(cassette, capsys)
+    assert (report["exit_code"], report["written"]) == (1, [str(cassette)])
+    assert report["kept"] == [
+        {
+            "path": str(cassette),
+            "seq": 1,
+            "reason": "redacted: a before_record hook edited its request",
+        }
+    ]
+    after = _interactions(cassette)
+    assert after[0] == before[0]
+    assert "service_tier_v2" in after[1]["response"]["body"]
+    provider.clear_drift()
+    _replays(provider, inner, monkeypatch)
+    capsys.readouterr()
+    provider.set_drift("field_added")  # seq 2 has the new key now: no drift, so force it
+    assert main(["check", str(cassette), "--write", "--force-write", "--no-progress"]) == 0
+    assert f"kept as recorded {cassette}#1: redacted" in capsys.readouterr().out
+
+
+def test_only_redacted_answers_to_rewrite_leaves_the_file_as_it_was(
+    pytester: pytest.Pytester,
+    provider: Emulator,
+    inner: InnerRun,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Nothing but a redacted answer to replace: the file is not touched, the seq reported."""
+    cassette = _record(pytester, inner, SCRUBBED)
+    document = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+    document["interactions"] = document["interactions"][:1]  # the redacted one alone
+    cassette.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    before = _sha(cassette)
+    provider.set_drift("field_added")
+    report = _refresh(cassette, capsys)
+    assert (report["written"], [k["seq"] for k in report["kept"]]) == ([], [1])
+    assert _sha(cassette) == before
+
+
+def test_recorded_errors_survive_a_rewrite_unchanged(
+    pytester: pytest.Pytester,
+    provider: Emulator,
+    inner: InnerRun,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A 429 then a 503 then the answer (the SDK retried): the errors stay byte-equal in data,
+    with their seqs and digests, and the retry test still replays."""
+    provider.inject_error(429, headers={"retry-after": "0"})
+    provider.inject_error(503, headers={"retry-after": "0"})
+    cassette = _record(pytester, inner, RETRIED)
+    before = _interactions(cassette)
+    assert [("error" in i) for i in before] == [True, True, False]
+    provider.reset()
+    provider.set_drift("type_changed")
+    report = _refresh(cassette, capsys)
+    assert report["written"] == [str(cassette)]
+    assert len(report["skipped"]) == 2
+    after = _interactions(cassette)
+    assert after[:2] == before[:2]
+    assert after[2]["digest"] == before[2]["digest"]
+    assert after[2]["response"] != before[2]["response"]
+    provider.clear_drift()
+    _replays(provider, inner, monkeypatch)
+
+
+@pytest.mark.parametrize(
+    ("edit", "reason"),
+    [
+        pytest.param(
+            lambda text: text.replace("interactions:\n", "interactions:  # reviewed by Ann\n"),
+            "it has a comment (line ",
+            id="comment",
+        ),
+        pytest.param(
+            lambda text: text.replace("- seq: 2\n", "- seq: 2\n  note: keep this answer\n"),
+            "it was edited by hand (interaction seq 2: note is not what the library writes)",
+            id="unknown-key",
+        ),
+        pytest.param(
+            lambda text: text.replace("manifest:\n", "manifest:\n  reviewer: ann\n", 1),
+            "it was edited by hand (manifest.reviewer is not",
+            id="manifest-key",
+        ),
+    ],
+)
+def test_hand_edits_refuse_the_file(
+    pytester: pytest.Pytester,
+    provider: Emulator,
+    inner: InnerRun,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    edit: Any,
+    reason: str,
+) -> None:
+    """A comment or a key the library does not write would be lost: the file is refused, left
+    byte for byte, named in the report; it still replays."""
+    cassette = _record(pytester, inner, TWO_CALLS)
+    text = cassette.read_text(encoding="utf-8")
+    edited = edit(text)
+    assert edited != text
+    cassette.write_text(edited, encoding="utf-8")
+    before = _sha(cassette)
+    provider.set_drift("field_added")
+    for extra in ((), ("--force-write",)):
+        report = _refresh(cassette, capsys, *extra)
+        assert (report["exit_code"], report["written"]) == (2, [])
+        [refused] = report["not_written"]
+        assert reason in refused["reason"], refused["reason"]
+        assert "before_record hook" in refused["reason"]
+        assert _sha(cassette) == before
+    provider.clear_drift()
+    _replays(provider, inner, monkeypatch)
+
+
+def test_a_reformatted_file_without_edits_is_rewritten(
+    pytester: pytest.Pytester,
+    provider: Emulator,
+    inner: InnerRun,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Layout is not an edit: a cassette re-indented into flow style by a formatter holds the
+    same data, so it is re-recorded, and replays."""
+    cassette = _record(pytester, inner, TWO_CALLS)
+    document = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+    cassette.write_text(yaml.safe_dump(document, default_flow_style=True, width=60), "utf-8")
+    provider.set_drift("field_removed")
+    report = _refresh(cassette, capsys)
+    assert (report["written"], report["not_written"]) == ([str(cassette)], [])
+    provider.clear_drift()
+    _replays(provider, inner, monkeypatch)
+
+
+def test_a_file_re_recorded_while_the_check_runs_is_not_overwritten(
+    emu: Emulator,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The live answer belongs to the request re-sent: if seq 1 holds another request by the
+    time of the write (its test re-recorded meanwhile), the file is refused, not overwritten."""
+    monkeypatch.setenv("OPENAI_BASE_URL", emu.openai_base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", emu.api_key)
+    first, other = _body("Capital of France?"), _body("Capital of Spain?")
+    cassette = _record_direct(emu, tmp_path / "c.yaml", [("openai.chat", first, first)])
+    newer = _record_direct(emu, tmp_path / "newer.txt", [("openai.chat", other, other)])
+    emu.reset()
+    emu.set_drift("field_added")
+    emu.inject_timeout(0.6)
+
+    def re_record() -> None:
+        time.sleep(0.2)
+        cassette.write_bytes(newer.read_bytes())
+
+    thread = threading.Thread(target=re_record)
+    thread.start()
+    try:
+        report = _refresh(cassette, capsys)
+    finally:
+        thread.join()
+    assert (report["exit_code"], report["written"]) == (2, [])
+    [refused] = report["not_written"]
+    expected = "it changed while the check ran (seq 1 no longer holds the request re-sent)"
+    assert expected in refused["reason"]
+    assert cassette.read_bytes() == newer.read_bytes()
+
+
+def test_a_file_removed_while_the_check_runs_is_reported_not_recreated(
+    emu: Emulator,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", emu.openai_base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", emu.api_key)
+    ask = _body("Capital of France?")
+    cassette = _record_direct(emu, tmp_path / "c.yaml", [("openai.chat", ask, ask)])
+    emu.reset()
+    emu.set_drift("field_added")
+    emu.inject_timeout(0.6)
+    thread = threading.Thread(target=lambda: (time.sleep(0.2), cassette.unlink()))
+    thread.start()
+    try:
+        report = _refresh(cassette, capsys)
+    finally:
+        thread.join()
+    assert (report["exit_code"], report["written"]) == (2, [])
+    assert "it was removed while the check ran" in report["not_written"][0]["reason"]
+    assert not cassette.exists()

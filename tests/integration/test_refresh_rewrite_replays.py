@@ -1,0 +1,453 @@
+"""`cassette-refresh check --write` never leaves a cassette the next run misses on.
+
+Each test records a real pytest run (pytester, the real openai/anthropic SDKs, the emulator as
+the live provider), turns on the emulator's shape drift, runs the refresh, then replays the same
+run under CI=true: it passes with 0 provider hits, or (a conversation chain) the refresh refused
+and the file is byte for byte as it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib
+import json
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import yaml
+
+from cassette_refresh import built_in_reissuer
+from cassette_refresh._cassettes import Recorded, rerecorded
+from cassette_refresh._reissue import LiveAnswer
+from cassette_refresh.cli import main
+from cassettes_core._store import read_snapshot, render
+from cassettes_core.emulator import Emulator
+from tests.integration.test_refresh_emulator import _chat
+from tests.integration.test_refresh_emulator import _record as _record_direct
+
+if TYPE_CHECKING:
+    from tests.integration.conftest import InnerRun
+
+# In-process runs drop what they import; loading these once keeps each inner run fast.
+for _module in ("anthropic", "openai", "httpx2", "cassettes_core._secrets", "pytest_plugin._live"):
+    importlib.import_module(_module)
+
+OPENAI_AGENT = """
+import json
+import openai
+import pytest
+
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}}}}]
+
+
+@pytest.mark.cassette
+def test_weather():
+    with openai.OpenAI(max_retries=0) as client:
+        messages = [{"role": "user", "content": "What is the weather in Paris?"}]
+        first = client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS)
+        call = first.choices[0].message.tool_calls[0]
+        messages.append(first.choices[0].message.model_dump(exclude_none=True))
+        messages.append({"role": "tool", "tool_call_id": call.id, "content": '{"temp": 21}'})
+        final = client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS)
+    assert "42" in final.choices[0].message.content
+"""
+
+ANTHROPIC_AGENT = """
+import anthropic
+import pytest
+
+TOOLS = [{"name": "get_weather", "input_schema": {
+    "type": "object", "properties": {"city": {"type": "string"}}}}]
+ASK = {"model": "claude-sonnet-4-5", "max_tokens": 256, "tools": TOOLS}
+
+
+@pytest.mark.cassette
+def test_weather():
+    with anthropic.Anthropic(max_retries=0) as client:
+        messages = [{"role": "user", "content": "What is the weather in Rome?"}]
+        first = client.messages.create(messages=messages, **ASK)
+        use = next(block for block in first.content if block.type == "tool_use")
+        messages.append({"role": "assistant", "content": [b.model_dump() for b in first.content]})
+        messages.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": use.id, "content": "sunny"}]})
+        final = client.messages.create(messages=messages, **ASK)
+    assert final.content[0].text
+"""
+
+ANTHROPIC_STREAMED_AGENT = ANTHROPIC_AGENT.replace(
+    "first = client.messages.create(messages=messages, **ASK)",
+    "with client.messages.stream(messages=messages, **ASK) as stream:\n"
+    "            first = stream.get_final_message()",
+)
+
+OPENAI_STREAMED_CONTENT = """
+import openai
+import pytest
+
+
+@pytest.mark.cassette
+def test_story():
+    with openai.OpenAI(max_retries=0) as client:
+        messages = [{"role": "user", "content": "Tell me a story"}]
+        text = "".join(
+            chunk.choices[0].delta.content or ""
+            for chunk in client.chat.completions.create(
+                model="gpt-4o-mini", messages=messages, stream=True
+            )
+            if chunk.choices
+        )
+        messages += [{"role": "assistant", "content": text}, {"role": "user", "content": "More"}]
+        final = client.chat.completions.create(model="gpt-4o-mini", messages=messages)
+    assert final.choices[0].message.content
+"""
+
+RESPONSES_CHAIN = """
+import openai
+import pytest
+
+
+@pytest.mark.cassette
+def test_follow_up():
+    with openai.OpenAI(max_retries=0) as client:
+        first = client.responses.create(model="gpt-4.1", input="Name a colour")
+        second = client.responses.create(
+            model="gpt-4.1", input="And another?", previous_response_id=first.id
+        )
+    assert second.output_text
+"""
+
+INDEPENDENT = """
+import anthropic
+import openai
+import pytest
+
+
+@pytest.mark.cassette
+def test_six_questions():
+    with openai.OpenAI(max_retries=0) as client:
+        chat = client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "Capital of France?"}]
+        )
+        chunks = list(client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "Name a river"}],
+            stream=True,
+        ))
+        reply = client.responses.create(model="gpt-4.1", input="Say hi")
+        events = list(client.responses.create(model="gpt-4.1", input="Say hello", stream=True))
+    with anthropic.Anthropic(max_retries=0) as claude:
+        message = claude.messages.create(
+            model="claude-sonnet-4-5", max_tokens=64,
+            messages=[{"role": "user", "content": "Capital of Italy?"}],
+        )
+        with claude.messages.stream(
+            model="claude-sonnet-4-5", max_tokens=64,
+            messages=[{"role": "user", "content": "Name a mountain"}],
+        ) as stream:
+            streamed = stream.get_final_message()
+    assert chat.choices[0].message.content and chunks and message.content[0].text
+    assert reply.output_text and events and streamed.content[0].text
+"""
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _refresh(cassette: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, Any]:
+    capsys.readouterr()  # what inner runs printed
+    code = main(["check", str(cassette), "--write", "--json", "--no-progress", *extra])
+    report: dict[str, Any] = json.loads(capsys.readouterr().out)
+    assert report["exit_code"] == code
+    return report
+
+
+def _replays(provider: Emulator, inner: InnerRun, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The recorded run again, under CI=true: every test passes, the provider is never hit."""
+    provider.reset()
+    monkeypatch.setenv("CI", "true")
+    result = inner()
+    assert result.ret == 0, result.stdout.str()
+    assert provider.hits == 0
+
+
+def _record(pytester: pytest.Pytester, inner: InnerRun, source: str, name: str) -> Path:
+    pytester.makepyfile(**{name: source})
+    first = inner()
+    assert first.ret == 0, first.stdout.str()
+    cassettes = sorted((pytester.path / "cassettes" / name).glob("*.yaml"))
+    assert len(cassettes) == 1
+    return cassettes[0]
+
+
+@pytest.mark.parametrize(
+    ("source", "quoted"),
+    [
+        pytest.param(OPENAI_AGENT, "call_", id="openai-tool-call-id"),
+        pytest.param(ANTHROPIC_AGENT, "toolu_", id="anthropic-tool-use-id"),
+        pytest.param(RESPONSES_CHAIN, "resp_", id="responses-previous-response-id"),
+        pytest.param(ANTHROPIC_STREAMED_AGENT, "toolu_", id="anthropic-streamed-tool-use"),
+        pytest.param(OPENAI_STREAMED_CONTENT, "The answer", id="chat-streamed-text-sent-back"),
+    ],
+)
+def test_a_conversation_chain_is_refused_and_left_byte_for_byte(
+    pytester: pytest.Pytester,
+    provider: Emulator,
+    inner: InnerRun,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    source: str,
+    quoted: str,
+) -> None:
+    """Turn 2 quotes turn 1's answer: --write (even forced) refuses the file, names the quote
+    and the command that re-records it; the file still replays; that command does re-record it."""
+    cassette = _record(pytester, inner, source, "test_agent")
+    before = _sha(cassette)
+    provider.set_drift("field_added")
+    for extra in ((), ("--force-write",)):
+        report = _refresh(cassette, capsys, *extra)
+        assert (report["status"], report["exit_code"], report["written"]) == ("drift", 2, [])
+        [refused] = report["not_written"]
+        assert refused["path"] == str(cassette)
+        assert "conversation chain: seq 2's request quotes seq 1's answer" in refused["reason"]
+        assert (
+            f"answer ('{quoted}" in refused["reason"] or f'answer ("{quoted}' in refused["reason"]
+        )
+        test = cassette.stem
+        command = f"pytest test_agent.py::{test} --cassette-mode=record"
+        assert f"running its test from {pytester.path}: `{command}`" in refused["reason"]
+        assert report["error"].startswith("--write left 1 of 1 cassettes as they were")
+        assert _sha(cassette) == before
+    monkeypatch.chdir(pytester.path)
+    rerecord = inner(*command.split()[1:])  # the command the refusal names, as given
+    assert rerecord.ret == 0, rerecord.stdout.str()
+    assert _sha(cassette) != before
+    assert "service_tier_v2" in cassette.read_text(encoding="utf-8")
+    provider.clear_drift()
+    _replays(provider, inner, monkeypatch)
+
+
+def test_the_refusal_reads_well_on_the_terminal_and_in_markdown(
+    pytester: pytest.Pytester,
+    provider: Emulator,
+    inner: InnerRun,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Every output names the refused file and why; stderr has ERROR and the re-record TIP."""
+    cassette = _record(pytester, inner, OPENAI_AGENT, "test_agent")
+    provider.set_drift("type_changed")
+    capsys.readouterr()
+    assert main(["check", str(cassette), "--write", "--no-progress"]) == 2
+    captured = capsys.readouterr()
+    assert f"not re-recorded {cassette}: refused to rewrite: it is a conversation" in captured.out
+    assert captured.err.startswith("ERROR: --write left 1 of 1 cassettes as they were")
+    assert "TIP: those files are unchanged on disk. Re-record each conversation" in captured.err
+    assert main(["check", str(cassette), "--write", "--markdown", "--no-progress"]) == 2
+    markdown = capsys.readouterr().out
+    assert f"- not `{cassette}`: refused to rewrite" in markdown
+    assert "--cassette-mode=record" in markdown
+
+
+@pytest.mark.parametrize(
+    "drift", ["field_added", "field_removed", "type_changed", "enum_value_new", "stream_event_new"]
+)
+def test_independent_calls_are_rewritten_and_replay(
+    pytester: pytest.Pytester,
+    provider: Emulator,
+    inner: InnerRun,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    drift: str,
+) -> None:
+    """Six unrelated calls (chat, responses and anthropic, JSON and streams): re-recorded with
+    the drifted shape, seqs, digests, requests and manifest kept; the run replays, 0 hits."""
+    cassette = _record(pytester, inner, INDEPENDENT, "test_calls")
+    old = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+    provider.set_drift(drift)
+    report = _refresh(cassette, capsys)
+    assert (report["status"], report["written"], report["not_written"]) == (
+        "drift",
+        [str(cassette)],
+        [],
+    )
+    new = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+    keep = ("seq", "digest", "provider", "endpoint", "request")
+    assert [[i[k] for k in keep] for i in new["interactions"]] == [
+        [i[k] for k in keep] for i in old["interactions"]
+    ]
+    assert [i.get("response") for i in new["interactions"]] != [
+        i.get("response") for i in old["interactions"]
+    ]
+    assert {**new["manifest"], "recorded_at": None} == {**old["manifest"], "recorded_at": None}
+    provider.clear_drift()
+    _replays(provider, inner, monkeypatch)
+
+
+def test_no_drift_leaves_every_file_byte_for_byte_unless_forced(
+    pytester: pytest.Pytester,
+    provider: Emulator,
+    inner: InnerRun,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Without structural drift --write writes nothing (value churn, new ids, is not drift);
+    --force-write re-records, and the result replays."""
+    calls = _record(pytester, inner, INDEPENDENT, "test_calls")
+    agent = _record(pytester, inner, OPENAI_AGENT.replace("Paris", "Oslo"), "test_agent")
+    folder = pytester.path / "cassettes"
+    before = {path: _sha(path) for path in (calls, agent)}
+    report = _refresh(folder, capsys)
+    assert (report["status"], report["exit_code"], report["written"]) == ("no_drift", 0, [])
+    assert sorted(report["unchanged"]) == sorted(str(p) for p in before)
+    assert {path: _sha(path) for path in before} == before
+    report = _refresh(folder, capsys, "--force-write")
+    assert report["written"] == [str(calls)]  # the chain is refused even when forced
+    assert [u["path"] for u in report["not_written"]] == [str(agent)]
+    assert _sha(calls) != before[calls]
+    assert _sha(agent) == before[agent]
+    _replays(provider, inner, monkeypatch)
+
+
+def test_force_write_needs_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "c.yaml").write_text("version: 1\ninteractions: []\n", encoding="utf-8")
+    assert main(["check", str(tmp_path), "--force-write", "--no-progress"]) == 2
+    assert "ERROR: --force-write only makes sense with --write" in capsys.readouterr().err
+
+
+def test_a_chain_rewritten_call_by_call_would_miss_on_the_next_run(
+    pytester: pytest.Pytester,
+    provider: Emulator,
+    inner: InnerRun,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Why chains are refused: each request re-sent alone (what --write did before) gives turn 1
+    a new tool-call id, and the next CI run misses on turn 2."""
+    cassette = _record(pytester, inner, OPENAI_AGENT, "test_agent")
+    snapshot = read_snapshot(cassette)
+    env = {"OPENAI_BASE_URL": provider.openai_base_url, "OPENAI_API_KEY": provider.api_key}
+
+    async def answers() -> list[LiveAnswer]:
+        reissuer = built_in_reissuer(["openai.chat"], env)
+        calls = [Recorded(cassette, i).call() for i in snapshot.interactions]
+        return [await reissuer.reissue(call) for call in calls]
+
+    assert snapshot.manifest is not None
+    live = asyncio.run(answers())
+    naive = [rerecorded(i, a) for i, a in zip(snapshot.interactions, live, strict=True)]
+    cassette.write_text(render(snapshot.manifest, naive), encoding="utf-8")
+    provider.reset()
+    monkeypatch.setenv("CI", "true")
+    result = inner()
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*CassetteMissError*"])
+    assert provider.hits == 0
+
+
+STREAMED = """
+import openai
+import pytest
+
+
+@pytest.mark.cassette
+def test_stream():
+    with openai.OpenAI(max_retries=0) as client:
+        chunks = list(client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "Name a river"}],
+            stream=True,
+        ))
+    assert chunks
+"""
+
+PLAIN = """
+import openai
+import pytest
+
+
+@pytest.mark.cassette
+def test_plain():
+    with openai.OpenAI(max_retries=0) as client:
+        answer = client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "Name a lake"}]
+        )
+    assert answer.choices[0].message.content
+"""
+
+
+def test_only_the_cassettes_that_drifted_are_rewritten(
+    pytester: pytest.Pytester,
+    provider: Emulator,
+    inner: InnerRun,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A new stream event drifts the streamed cassette only: the JSON one, on the same
+    endpoint, stays byte for byte; both replay."""
+    streamed = _record(pytester, inner, STREAMED, "test_streamed")
+    plain = _record(pytester, inner, PLAIN, "test_plain")
+    before = _sha(plain)
+    provider.set_drift("stream_event_new")
+    report = _refresh(pytester.path / "cassettes", capsys)
+    assert (report["status"], report["written"]) == ("drift", [str(streamed)])
+    assert report["unchanged"] == [str(plain)]
+    assert _sha(plain) == before
+    assert "chat.completion.heartbeat" in streamed.read_text(encoding="utf-8")
+    provider.clear_drift()
+    _replays(provider, inner, monkeypatch)
+
+
+def test_each_refused_file_stands_alone_and_the_tip_covers_every_kind(
+    pytester: pytest.Pytester,
+    provider: Emulator,
+    inner: InnerRun,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A chain, a file holding a key and a plain one: the plain one is written, the other two
+    are left byte for byte, and the TIP says what to do about each."""
+    chain = _record(pytester, inner, OPENAI_AGENT, "test_agent")
+    leaked = "sk-proj-" + secrets.token_urlsafe(40)
+    extra = pytester.path / "cassettes" / "extra"
+    extra.mkdir()
+    risky_ask, plain_ask = _chat(f"Is {leaked} valid?"), _chat("Capital of Spain?")
+    risky = _record_direct(provider, extra / "risky.yaml", [("openai.chat", risky_ask, risky_ask)])
+    plain = _record_direct(provider, extra / "plain.yaml", [("openai.chat", plain_ask, plain_ask)])
+    before = {path: _sha(path) for path in (chain, risky, plain)}
+    provider.set_drift("field_added")
+    report = _refresh(pytester.path / "cassettes", capsys)
+    assert report["written"] == [str(plain)]
+    assert sorted(u["path"] for u in report["not_written"]) == sorted([str(chain), str(risky)])
+    assert _sha(chain) == before[chain]
+    assert _sha(risky) == before[risky]
+    assert _sha(plain) != before[plain]
+    tip = report["error"].splitlines()[-1]
+    assert tip.startswith("TIP: those files are unchanged on disk. Re-record each conversation")
+    assert "--allow-secret VALUE" in tip
+    assert leaked not in json.dumps(report)
+
+
+def test_the_console_command_refuses_a_chain_in_a_real_process(
+    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
+) -> None:
+    """`python -m cassette_refresh check --write` in its own process: exit 2, the ERROR and
+    TIP lines on stderr, the file untouched."""
+    cassette = _record(pytester, inner, ANTHROPIC_AGENT, "test_agent")
+    before = _sha(cassette)
+    provider.set_drift("enum_value_new")
+    done = subprocess.run(
+        [sys.executable, "-m", "cassette_refresh", "check", str(cassette), "--write"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("ERROR: --write left 1 of 1 cassettes as they were")
+    assert "TIP: those files are unchanged on disk. Re-record each conversation" in done.stderr
+    assert "--cassette-mode=record" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"not re-recorded {cassette}: refused to rewrite: it is a conversation" in done.stdout
+    assert _sha(cassette) == before

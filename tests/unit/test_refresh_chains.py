@@ -1,0 +1,291 @@
+"""Conversation-chain detection and the other ``--write`` rules, on plain interactions."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cassette_refresh._chains import find_links
+from cassette_refresh._rewrite import (
+    _first_comment,
+    edit_refusal,
+    rerecord_command,
+    rerecord_step,
+)
+from cassettes_core import Interaction, LLMRequest, LLMResponse, RecordedError, StreamEvent
+from cassettes_core._manifest import Manifest
+from cassettes_core._store import read_snapshot, render
+
+USER = {"role": "user", "content": "What is the weather in Paris?"}
+
+
+def _token(prefix: str) -> str:
+    return prefix + secrets.token_hex(12)
+
+
+def _item(
+    seq: int,
+    provider: str,
+    body: dict[str, Any],
+    answer: Any = None,
+    *,
+    stream: list[tuple[str | None, Any]] | None = None,
+    error: bool = False,
+) -> Interaction:
+    request = LLMRequest.from_body(provider, body)
+    return Interaction(
+        seq=seq,
+        digest=request.digest(),
+        request=request,
+        response=None if stream is not None or error else LLMResponse(body=answer),
+        stream=None if stream is None else tuple(StreamEvent(data=d, event=e) for e, d in stream),
+        error=RecordedError(kind="http_status", status=429, body=answer) if error else None,
+    )
+
+
+def _chat(*messages: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"model": "gpt-4o-mini", "messages": list(messages), **extra}
+
+
+def _chat_answer(message: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {
+        "id": _token("chatcmpl-"),
+        "object": "chat.completion",
+        "model": "gpt-4o-mini-2024-07-18",
+        "system_fingerprint": _token("fp_"),
+        "service_tier": "default",
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        **extra,
+    }
+
+
+def _tool_call(call_id: str, arguments: str = '{"city":"Paris"}') -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": "f", "arguments": arguments}}
+
+
+def _links(*items: Interaction, **options: Any) -> list[tuple[int, int]]:
+    return [(link.later, link.earlier) for link in find_links(items, **options)]
+
+
+def test_a_tool_call_id_sent_back_is_a_chain() -> None:
+    call = _token("call_")
+    answer = _chat_answer({"role": "assistant", "content": None, "tool_calls": [_tool_call(call)]})
+    result = {"role": "tool", "tool_call_id": call, "content": "21 C"}
+    first = _item(1, "openai.chat", _chat(USER), answer)
+    [link] = find_links([first, _item(2, "openai.chat", _chat(USER, result), _chat_answer({}))])
+    assert (link.later, link.earlier, link.quoted) == (2, 1, call)
+    assert link.where == "messages[1].tool_call_id"
+    assert link.describe().startswith("seq 2's request quotes seq 1's answer ('call_")
+
+
+def test_a_short_assistant_text_sent_back_is_a_chain_but_not_as_a_user_prompt() -> None:
+    """ "4" in an assistant turn was the model's; "4" typed as a user's prompt is not a quote."""
+    first = _item(
+        1, "openai.chat", _chat(USER), _chat_answer({"role": "assistant", "content": "4"})
+    )
+    echoed = _chat(USER, {"role": "assistant", "content": "4"}, {"role": "user", "content": "+1?"})
+    typed = _chat({"role": "user", "content": "4"})
+    assert _links(first, _item(2, "openai.chat", echoed)) == [(2, 1)]
+    assert _links(first, _item(2, "openai.chat", typed)) == []
+
+
+def test_a_long_answer_inside_a_later_prompt_is_a_chain() -> None:
+    text = "Paris is sunny today with a light breeze from the west."
+    first = _item(
+        1, "openai.chat", _chat(USER), _chat_answer({"role": "assistant", "content": text})
+    )
+    later = _chat({"role": "user", "content": f"Summarise this for a child: {text}"})
+    assert _links(first, _item(2, "openai.chat", later)) == [(2, 1)]
+
+
+def test_responses_previous_response_id_and_function_call_output() -> None:
+    response_id, call = _token("resp_"), _token("call_")
+    answer = {
+        "id": response_id,
+        "object": "response",
+        "status": "completed",
+        "output": [{"type": "function_call", "id": _token("fc_"), "call_id": call, "name": "f",
+                    "arguments": "{}", "status": "completed"}],
+    }  # fmt: skip
+    first = _item(1, "openai.responses", {"model": "gpt-4.1", "input": "Weather?"}, answer)
+    follow = {"model": "gpt-4.1", "input": "And tomorrow?", "previous_response_id": response_id}
+    output = {
+        "model": "gpt-4.1",
+        "input": [{"type": "function_call_output", "call_id": call, "output": "21 C"}],
+    }
+    assert _links(first, _item(2, "openai.responses", follow)) == [(2, 1)]
+    assert _links(first, _item(2, "openai.responses", output)) == [(2, 1)]
+
+
+def test_anthropic_tool_use_id_in_a_tool_result() -> None:
+    use = _token("toolu_01")
+    answer = {
+        "id": _token("msg_01"),
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5",
+        "content": [{"type": "tool_use", "id": use, "name": "f", "input": {"city": "Paris"}}],
+        "stop_reason": "tool_use",
+    }
+    ask: dict[str, Any] = {"model": "claude-sonnet-4-5", "max_tokens": 64, "messages": [USER]}
+    first = _item(1, "anthropic.messages", ask, answer)
+    result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use}]}
+    later = {**ask, "messages": [USER, result]}
+    assert _links(first, _item(2, "anthropic.messages", later)) == [(2, 1)]
+
+
+def test_a_streamed_tool_call_and_text_spelled_out_in_pieces() -> None:
+    """Stream answers count too: the id in a delta, and the text and arguments joined up."""
+    call = _token("call_")
+    chunks: list[tuple[str | None, Any]] = [
+        (None, {"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": 0, "id": call, "function": {"name": "f", "arguments": '{"ci'}}]}}]}),
+        (None, {"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": 0, "function": {"arguments": 'ty":"Paris"}'}}]}}]}),
+        (None, "[DONE]"),
+    ]  # fmt: skip
+    first = _item(1, "openai.chat", _chat(USER, stream=True), stream=chunks)
+    by_id = _chat(USER, {"role": "tool", "tool_call_id": call, "content": "x"})
+    assert _links(first, _item(2, "openai.chat", by_id)) == [(2, 1)]
+    pieces = ["The weather ", "in Paris is ", "sunny."]
+    texts: list[tuple[str | None, Any]] = [
+        ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                 "delta": {"type": "text_delta", "text": piece}})
+        for piece in pieces
+    ]  # fmt: skip
+    ask: dict[str, Any] = {"model": "c", "max_tokens": 8, "messages": [USER], "stream": True}
+    claude = _item(1, "anthropic.messages", ask, stream=texts)
+    again = {**ask, "messages": [USER, {"role": "assistant", "content": "".join(pieces)}]}
+    assert _links(claude, _item(2, "anthropic.messages", again)) == [(2, 1)]
+
+
+def test_independent_calls_are_not_a_chain() -> None:
+    """Shared vocabulary (roles, the model, service_tier) and the request's own echoes are not
+    quotes; nor is an earlier request holding a later answer's text."""
+    answer = _chat_answer({"role": "assistant", "content": "The weather in Paris is sunny."})
+    items = [
+        _item(1, "openai.chat", _chat(USER), answer),
+        _item(2, "openai.chat", _chat({"role": "user", "content": "Name a river"},
+                                      service_tier="default", model="gpt-4o-mini-2024-07-18"),
+              _chat_answer({"role": "assistant", "content": "Name a river: the Seine"})),
+        _item(3, "openai.chat", _chat(USER),
+              _chat_answer({"role": "assistant", "content": "Name a river"})),
+    ]  # fmt: skip
+    assert _links(*items) == []
+
+
+def test_only_answers_a_rewrite_replaces_count() -> None:
+    """A kept answer (redacted, an error) can be quoted safely; an error body is no answer."""
+    call = _token("call_")
+    answer = _chat_answer({"role": "assistant", "tool_calls": [_tool_call(call)]})
+    later = _item(2, "openai.chat", _chat(USER, {"role": "tool", "tool_call_id": call}))
+    first = _item(1, "openai.chat", _chat(USER), answer)
+    assert _links(first, later, sources=frozenset({2})) == []
+    assert _links(first, later, sources=frozenset({1, 2})) == [(2, 1)]
+    failed = _item(1, "openai.chat", _chat(USER), {"error": {"id": call}}, error=True)
+    assert _links(failed, later) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "command"),
+    [
+        ("cassettes/test_chat/test_agent.yaml", "pytest test_chat.py::test_agent"),
+        (
+            "repo/cassettes/tests/unit/test_a/TestX.test_y[gpt-4.1].yaml",
+            "pytest tests/unit/test_a.py::TestX::test_y[gpt-4.1]",
+        ),
+        ("elsewhere/agent.yaml", "pytest <the test file>::<the test using agent.yaml>"),
+    ],
+)
+def test_the_rerecord_command_follows_the_plugin_layout(path: str, command: str) -> None:
+    assert rerecord_command(Path(path)) == f"{command} --cassette-mode=record"
+
+
+def test_the_rerecord_command_checks_the_test_module_when_it_is_there(tmp_path: Path) -> None:
+    """A cassette named in a marker is not its test's name: the module is run instead."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("async def test_b():\n    pass\n", "utf-8")
+    own = tmp_path / "cassettes" / "tests" / "test_a" / "test_b.yaml"
+    shared = own.with_name("shared.yaml")
+    assert rerecord_command(own) == "pytest tests/test_a.py::test_b --cassette-mode=record"
+    assert rerecord_command(shared) == "pytest tests/test_a.py --cassette-mode=record"
+    assert rerecord_step(shared).startswith(f"Re-record it by running its test from {tmp_path}:")
+
+
+def test_the_rerecord_step_names_the_folder_to_run_it_from() -> None:
+    relative = rerecord_step(Path("cassettes/test_a/test_b.yaml"))
+    assert (
+        relative
+        == "Re-record it by running its test: `pytest test_a.py::test_b --cassette-mode=record`"
+    )
+    absolute = rerecord_step(Path("/work/app/cassettes/tests/test_a/test_b.yaml"))
+    assert absolute.startswith("Re-record it by running its test from /work/app: `pytest tests/")
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("a: 1\nb: 2\n", None),
+        ("a: 'x # y'\nb: \"#\"\nc: |\n  # inside a block\nd: a#b\n", None),
+        ("a: 1\n# a note\nb: 2\n", 2),
+        ("a: [1, 2]  # trailing\n", 1),
+        ("a: é\nb: 2 # after non-ASCII\n", 2),
+        ("a: 1\n#", 2),
+    ],
+)
+def test_comments_are_found_outside_scalars_only(text: str, line: int | None) -> None:
+    assert _first_comment(text) == line
+
+
+def test_a_file_the_library_wrote_is_not_a_hand_edit(tmp_path: Path) -> None:
+    item = _item(
+        1, "openai.chat", _chat(USER), _chat_answer({"role": "assistant", "content": "#1"})
+    )
+    text = render(Manifest.current(), [item])
+    assert edit_refusal(tmp_path / "c.yaml", text, Manifest.current(), [item]) is None
+    edited = text.replace("duration_ms: 0", "duration_ms: 0\n  reviewed: true")
+    refusal = edit_refusal(tmp_path / "c.yaml", edited, Manifest.current(), [item])
+    assert refusal is not None
+    assert "interaction seq 1: reviewed is not what the library writes" in str(refusal)
+
+
+@pytest.mark.parametrize(
+    ("edit", "where"),
+    [
+        (lambda text: text + "notes: checked by hand\n", "(notes is not"),
+        (lambda text: text.replace("status: 200", "status: 200\n    note: x"), "response.note"),
+        # edits inside an answer body are answer data: they read as a recording
+        (lambda text: text.replace("'#1'", "'#1'\n          extra: 1"), None),
+        (lambda text: text.replace("'#1'", "'#2'"), None),
+    ],
+)
+def test_what_a_rewrite_would_lose_is_named(edit: Any, where: str | None, tmp_path: Path) -> None:
+    item = _item(
+        1, "openai.chat", _chat(USER), _chat_answer({"role": "assistant", "content": "#1"})
+    )
+    text = edit(render(Manifest.current(), [item]))
+    stored = read_snapshot_text(tmp_path / "c.yaml", text)
+    refusal = edit_refusal(tmp_path / "c.yaml", text, Manifest.current(), stored)
+    if where is None:
+        assert refusal is None
+    else:
+        assert refusal is not None
+        assert where in str(refusal), str(refusal)
+
+
+def read_snapshot_text(path: Path, text: str) -> list[Interaction]:
+    path.write_text(text, encoding="utf-8")
+    return list(read_snapshot(path).interactions)
+
+
+@pytest.mark.parametrize("answer_id", ["r7", 7])
+def test_a_short_or_integer_id_sent_back_in_an_id_field_is_a_chain(answer_id: Any) -> None:
+    """A provider of one's own may use short ids, even numbers: in an id field they count."""
+    first = _item(1, "acme.chat", {"prompt": "hi"}, {"id": answer_id, "text": "hello there"})
+    later = _item(2, "acme.chat", {"prompt": "and?", "parent_id": answer_id})
+    unrelated = _item(2, "acme.chat", {"prompt": "r7 and 7 are fine here"})
+    assert _links(first, later) == [(2, 1)]
+    assert _links(first, unrelated) == []
