@@ -24,11 +24,25 @@ from cassettes_core._errors import (
     CassetteMissError,
     ConfigError,
     ProviderError,
+    VersionDriftError,
 )
-from cassettes_core._manifest import warn_on_drift
+from cassettes_core._manifest import (
+    DRIFT_POLICIES,
+    DriftPolicy,
+    Manifest,
+    VersionDrift,
+    version_drift,
+    warn_on_drift,
+)
 from cassettes_core._model import Interaction, LLMResponse, RecordedError, StreamEvent
 from cassettes_core._modes import Mode, resolve_mode
 from cassettes_core._parse import parse_interaction
+from cassettes_core._record_errors import (
+    RecordErrors,
+    UnrecordedFailureError,
+    parse_record_errors,
+    refused,
+)
 from cassettes_core._request import DEFAULT_POLICY, LLMRequest, MatchPolicy
 from cassettes_core._store import CassetteFile, WriteGuard, check_writable, load_cassette
 
@@ -44,6 +58,8 @@ class RecorderStats:
     missed: int = 0
     live: int = 0
     misses: list[CassetteMissError] = field(default_factory=list)
+    # Live failures kept out of the cassette by the record_errors policy.
+    refused: list[UnrecordedFailureError] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -77,8 +93,11 @@ class Recorder:
         rerecord_hint: str | None = None,
         best_effort: bool = False,
         run_id: str | None = None,
+        record_errors: RecordErrors | str = "useful",
+        on_version_drift: DriftPolicy = "warn",
     ) -> None:
         self.path = Path(path)
+        self.record_errors = parse_record_errors(record_errors)
         self.best_effort = best_effort
         self.run_id = run_id
         self.requested_mode = resolve_mode(mode)
@@ -99,10 +118,28 @@ class Recorder:
             self.mode = self.requested_mode
         if self.records:
             check_writable(self.path)  # before a live call is paid for
+        # Versions that differ from the ones that recorded the file (the plugin's summary).
+        self.version_drift: list[VersionDrift] = []
         if loaded is not None and loaded.manifest is not None and len(loaded):
-            warn_on_drift(self.path, loaded.manifest)
+            self.version_drift = version_drift(
+                loaded.manifest,
+                Manifest.current(),
+                providers={i.provider for i in loaded.interactions},
+            )
+            self._report_drift(on_version_drift)
         self.cassette = loaded or Cassette(self.path, policy=policy, repeat_last=repeat_last)
         self._file: CassetteFile | None = None
+
+    def _report_drift(self, policy: DriftPolicy) -> None:
+        if policy not in DRIFT_POLICIES:
+            raise ConfigError(
+                f"on_version_drift={policy!r}: choose one of {', '.join(DRIFT_POLICIES)}"
+            )
+        if not self.version_drift or policy == "ignore":
+            return
+        if policy == "error":
+            raise VersionDriftError(self.path, self.version_drift)
+        warn_on_drift(self.path, self.version_drift)
 
     # -- deciding ---------------------------------------------------------------------------
 
@@ -196,6 +233,7 @@ class Recorder:
         if not self.records:
             return None
         outcome = _Outcome(endpoint, response, stream, error, duration_ms)
+        self._refuse_setup_failure(request, outcome)
         if not self.best_effort:
             return self._record(request, outcome)
         try:
@@ -209,6 +247,24 @@ class Recorder:
                 stacklevel=3,
             )
             return None
+
+    def _refuse_setup_failure(self, request: LLMRequest, outcome: _Outcome) -> None:
+        """Raise (nothing written) when the policy keeps this failure out of the cassette."""
+        error = outcome.error
+        failure = RecordedError.from_exception(error) if isinstance(error, ProviderError) else error
+        if not refused(self.record_errors, failure, outcome.stream):
+            return
+        assert failure is not None
+        refusal = UnrecordedFailureError(failure, provider=request.provider, path=self.path)
+        with self._lock:
+            self.stats.refused.append(refusal)
+        raise refusal
+
+    def take_refused(self) -> list[UnrecordedFailureError]:
+        """The refusals not taken yet (each is reported once)."""
+        with self._lock:
+            taken, self.stats.refused = self.stats.refused, []
+        return taken
 
     def _record(self, request: LLMRequest, outcome: _Outcome) -> Interaction | None:
         from cassettes_core._secrets import strip_sensitive_headers

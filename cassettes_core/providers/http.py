@@ -257,11 +257,14 @@ class HTTPProvider:
             raise self._failure("connection", exc) from exc
 
     def _failure(self, kind: ErrorKind, exc: Exception) -> ProviderError:
-        detail = str(exc) or type(exc).__name__
+        # The class name leads, as the transport records it: it tells the record_errors policy
+        # a provider that was never reached (ConnectError, ConnectTimeout) from a broken answer.
+        name = type(exc).__name__
+        detail = str(exc) or name
         if kind == "timeout":
-            message = f"no answer from {self.url()} within {self._timeout:g} s ({detail})"
+            message = f"{name}: no answer from {self.url()} within {self._timeout:g} s ({detail})"
         else:
-            message = f"could not reach {self.url()} ({detail})"
+            message = f"{name}: no connection to {self.url()} ({detail})"
         return ProviderError(kind, message, provider=self._name)
 
     # -- answers ----------------------------------------------------------------------------

@@ -22,13 +22,12 @@ from cassettes_core._model import (
 )
 from cassettes_core._recorder import Recorder
 from cassettes_core._request import LLMRequest
+from cassettes_core.transport._bodies import served_answer, stored_body
 from cassettes_core.transport._headers import kept_headers, replay_headers
 from cassettes_core.transport._routes import Route
-from cassettes_core.transport._sse import EVENT_STREAM, SSEParser, compact_json, encode_stream
+from cassettes_core.transport._sse import EVENT_STREAM, SSEParser, encode_stream
 from cassettes_core.transport._visible import sent_by_anthropic, visible
 from cassettes_core.transport._wire import Wire, failure_message
-
-JSON = "application/json"
 
 
 class Call:
@@ -69,7 +68,12 @@ class Call:
         """Record a complete (decoded) answer: a response, or an ``http_status`` error."""
         # The call's duration ends here, before the header filter loads the secret guard.
         duration_ms = self.elapsed_ms()
-        body = stored_body(content)
+        try:
+            body = stored_body(
+                content, headers.get("content-type"), where=f" to {self.route.endpoint}"
+            )
+        except CassetteError as exc:  # not storable as it came: the user must see it at once
+            raise self.visible(exc) from None
         kept = kept_headers(headers.multi_items())
         if status >= 400:
             error = RecordedError(kind="http_status", status=status, headers=kept, body=body)
@@ -197,11 +201,8 @@ def replay_response(wire: Wire, call: Call, request: Any, *, asynchronous: bool)
     else:
         assert found.response is not None
         status, headers, body = found.response.status, found.response.headers, found.response.body
-    served = replay_headers(headers, status)
-    served.setdefault(
-        "content-type", "text/plain; charset=utf-8" if isinstance(body, str) else JSON
-    )
-    return wire.response(status, served, content=encoded_body(body), request=request)
+    served, content = served_answer(replay_headers(headers, status), body)
+    return wire.response(status, served, content=content, request=request)
 
 
 def _replay_chunks(wire: Wire, found: Interaction, request: Any) -> Generator[bytes]:
@@ -214,28 +215,3 @@ def _replay_chunks(wire: Wire, found: Interaction, request: Any) -> Generator[by
 async def _async_iter(chunks: Iterator[bytes]) -> AsyncGenerator[bytes]:
     for chunk in chunks:
         yield chunk
-
-
-# -- bodies -----------------------------------------------------------------------------
-
-
-def stored_body(content: bytes) -> Any:
-    """A body as stored: parsed JSON objects and arrays, anything else as text."""
-    text = content.decode("utf-8", errors="replace")
-    if text.lstrip()[:1] in ("{", "["):
-        try:
-            value = json.loads(text)
-        except ValueError:
-            return text
-        if isinstance(value, dict | list):
-            return value
-    return text if text else None
-
-
-def encoded_body(body: Any) -> bytes:
-    """The bytes of a stored body: compact JSON for structures, strings as they are."""
-    if body is None:
-        return b""
-    if isinstance(body, str):
-        return body.encode("utf-8")
-    return compact_json(body).encode("utf-8")

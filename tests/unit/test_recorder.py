@@ -26,9 +26,11 @@ from cassettes_core import (
 from tests.helpers.factories import answer, chat_request, stream_events
 
 
-def _record(path: Path, script: list[Any], *requests: LLMRequest) -> FakeProvider:
+def _record(
+    path: Path, script: list[Any], *requests: LLMRequest, record_errors: str = "useful"
+) -> FakeProvider:
     fake = FakeProvider(script, name="openai.chat")
-    provider = CassetteProvider(fake, path, mode="record")
+    provider = CassetteProvider(fake, path, mode="record", record_errors=record_errors)
     for request in requests:
         with contextlib.suppress(ProviderError):
             provider.complete(request)
@@ -98,9 +100,11 @@ def test_recorded_429_then_success_replays_identically(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("kind", ["timeout", "connection"])
 def test_recorded_transport_failures_replay(tmp_path: Path, kind: str) -> None:
-    """Timeouts and connection failures replay as the same kind of ProviderError."""
+    """Timeouts and connection failures replay as the same kind of ProviderError (a
+    connection failure before any answer is recorded only under record_errors='all')."""
     path = tmp_path / "c.yaml"
-    _record(path, [ProviderError(kind, "boom")], chat_request())  # type: ignore[arg-type]
+    failure = ProviderError(kind, "boom")  # type: ignore[arg-type]
+    _record(path, [failure], chat_request(), record_errors="all")
     provider = CassetteProvider(FakeProvider([]), path, mode="replay")
     with pytest.raises(ProviderError) as caught:
         provider.complete(chat_request())
