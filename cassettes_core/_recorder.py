@@ -47,6 +47,8 @@ from cassettes_core._request import DEFAULT_POLICY, LLMRequest, MatchPolicy
 from cassettes_core._store import CassetteFile, WriteGuard, check_writable, load_cassette
 
 BeforeRecord = Callable[[dict[str, Any]], dict[str, Any] | None]
+# The re-record line of a miss, given the mode it should name ("record" or "append").
+RerecordHint = Callable[[str], str]
 
 
 @dataclass
@@ -90,7 +92,7 @@ class Recorder:
         before_record: BeforeRecord | None = None,
         allow_secrets: Iterable[str] = (),
         guard: WriteGuard | None = None,
-        rerecord_hint: str | None = None,
+        rerecord_hint: str | RerecordHint | None = None,
         best_effort: bool = False,
         run_id: str | None = None,
         record_errors: RecordErrors | str = "useful",
@@ -195,10 +197,13 @@ class Recorder:
         closest = (
             closest_recording(request, self.cassette.interactions) if reason == "no_match" else None
         )
-        hint = self.rerecord_hint or (
-            f"CASSETTE_MODE=append <the command that ran this>   (adds the missing "
-            f"interaction to {self.path}; CASSETTE_MODE=record rewrites it)"
+        # A changed request needs `record` (its stale recording must go); a new one `append`.
+        # The closest recording tells them apart: a changed request left it unplayed, while a
+        # new one (an added call) comes after its closest recording was already played.
+        changed = reason in ("shape_stream", "shape_complete") or (
+            closest is not None and closest.seq in {i.seq for i in self.cassette.unused()}
         )
+        hint = self._rerecord_hint("record" if changed else "append")
         return MissReport(
             cassette_path=self.path,
             mode=self.mode.value,
@@ -210,6 +215,23 @@ class Recorder:
             interactions=len(self.cassette),
             closest=closest,
             rerecord=hint,
+        )
+
+    def _rerecord_hint(self, mode: str) -> str:
+        given = self.rerecord_hint
+        if isinstance(given, str):
+            return given
+        if given is not None:
+            return given(mode)
+        if mode == "record":
+            return (
+                f"CASSETTE_MODE=record <the command that ran this>   (the request changed: "
+                f"record rewrites {self.path} with the new answer; append would keep the "
+                "stale recording beside it, never played again)"
+            )
+        return (
+            f"CASSETTE_MODE=append <the command that ran this>   (a new request: append adds "
+            f"it to {self.path} and keeps every recording; record would rewrite the file)"
         )
 
     # -- recording --------------------------------------------------------------------------

@@ -93,12 +93,23 @@ class CassetteSpec:
         """The pytest command that runs this test again in ``mode``."""
         return f"pytest {self.target} --cassette-mode={mode}"
 
-    @property
-    def rerecord_hint(self) -> str:
-        return (
-            f"{self.command('append')}   "
-            "(adds what is missing; --cassette-mode=record rewrites the cassette)"
-        )
+    def rerecord_hint(self, mode: str) -> str:
+        """The re-record line of a miss: ``record`` for a changed request, ``append`` for a
+        new one (the recorder decides which)."""
+        if mode == "record":
+            why = (
+                "the request changed: record rewrites the cassette with the new answer; "
+                "append would keep the stale recording beside it, unused, which "
+                "--cassette-strict rejects"
+            )
+            if self.shared:
+                why += "; the cassette is shared: run every test that uses it"
+        else:
+            why = (
+                "a new request: append records only what is missing and keeps every "
+                "recording; record would rewrite the cassette"
+            )
+        return f"{self.command(mode)}   ({why})"
 
 
 def marker_options(marks: Iterable[pytest.Mark]) -> dict[str, Any]:

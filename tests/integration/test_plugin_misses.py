@@ -74,7 +74,7 @@ def test_anthropic_miss_shows_the_miss_not_a_connection_error(
             "(model claude-3-5-haiku-latest)",
             "  cassette:  */cassettes/test_claude/test_claude[[]json].yaml (mode replay, *)",
             "    messages[0].content: 'Name a prime number.' → 'Name an even number.'",
-            "  re-record: pytest 'test_claude.py::test_claude[[]json]' --cassette-mode=append *",
+            "  re-record: pytest 'test_claude.py::test_claude[[]json]' --cassette-mode=record *",
         ]
     )
     result.stdout.fnmatch_lines(["*cassettes/test_claude/test_claude[[]stream].yaml (mode replay*"])

@@ -128,7 +128,7 @@ def test_miss_in_replay_shows_the_closest_diff_and_never_goes_live(tmp_path: Pat
     assert "mode replay" in text
     assert error.digest in text
     assert "messages[0].content: 'Capital of France? Paris' → 'Capital of France? Lyon'" in text
-    assert "re-record: CASSETTE_MODE=append" in text
+    assert "re-record: CASSETTE_MODE=record" in text  # a changed request: record, not append
 
 
 def test_miss_reports_added_tools_and_the_same_model_first(tmp_path: Path) -> None:
