@@ -60,7 +60,8 @@ class RecorderStats:
     missed: int = 0
     live: int = 0
     misses: list[CassetteMissError] = field(default_factory=list)
-    # Live failures kept out of the cassette by the record_errors policy.
+    unrecorded: int = 0  # live failures the record_errors policy kept out of the cassette
+    # … of which those not yet reported (the pytest plugin takes them to fail the test).
     refused: list[UnrecordedFailureError] = field(default_factory=list)
 
 
@@ -279,6 +280,7 @@ class Recorder:
         assert failure is not None
         refusal = UnrecordedFailureError(failure, provider=request.provider, path=self.path)
         with self._lock:
+            self.stats.unrecorded += 1
             self.stats.refused.append(refusal)
         raise refusal
 

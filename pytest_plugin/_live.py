@@ -267,6 +267,8 @@ class CassetteSession:
             blocked=len(traffic.blocked),
             drained=traffic.drained,
             dropped=traffic.dropped,
+            drift=[str(drift) for drift in self.recorder.version_drift],
+            unrecorded=stats.unrecorded,
         )
 
 

@@ -13,6 +13,9 @@ function's marker overrides a class or module ``pytestmark``):
 ``allow_secrets``    values the secret guard must let through
 ``block_unmatched``  requests that are not provider calls: ``None`` (default) blocks, in replay,
                      those to a provider host; ``True`` blocks all; ``False`` none
+``record_errors``    ``"useful"`` (default: auth failures and an unreachable provider are not
+                     recorded, the test fails) or ``"all"``; over the ``cassette_record_errors``
+                     ini option
 ===================  =======================================================================
 """
 
@@ -39,7 +42,12 @@ MARKER_KEYWORDS = (
     "before_record",
     "allow_secrets",
     "block_unmatched",
+    "record_errors",
 )
+# The record_errors choices (cassettes_core._record_errors.RECORD_ERRORS; a test checks).
+RECORD_ERRORS = ("useful", "all")
+# ini cassette_version_drift → what the recorder does with drift (the summary lists it always).
+DRIFT_CHOICES = {"summary": "ignore", "warn": "warn", "error": "error"}
 _BOOLS = ("strict", "repeat_last", "block_unmatched")
 
 
@@ -53,6 +61,31 @@ class Settings:
     cli_mode: str | None
     strict: bool
     ini_strict: bool
+    record_errors: str = "useful"
+    version_drift: str = "summary"
+
+
+def check_ini(config: pytest.Config) -> None:
+    """Fail the run at once (a usage error) on a bad value of our choice-valued ini options."""
+    # Checked here without loading the core (a session without cassettes never loads it).
+    record_errors = _ini(config, "cassette_record_errors")
+    if record_errors and record_errors.lower() not in RECORD_ERRORS:
+        raise pytest.UsageError(
+            f"cassette_record_errors = {record_errors!r}: choose {' or '.join(RECORD_ERRORS)} "
+            "(useful, the default, does not record auth failures or an unreachable provider; "
+            "all records every failure)"
+        )
+    drift = _ini(config, "cassette_version_drift")
+    if drift and drift.lower() not in DRIFT_CHOICES:
+        raise pytest.UsageError(
+            f"cassette_version_drift = {drift!r}: choose {', '.join(DRIFT_CHOICES)} "
+            "(summary, the default, lists drift in the terminal summary; warn also emits a "
+            "CassetteVersionWarning; error fails the tests that replay a drifted cassette)"
+        )
+
+
+def _ini(config: pytest.Config, name: str) -> str:
+    return str(config.getini(name) or "").strip()
 
 
 def read_settings(config: pytest.Config) -> Settings:
@@ -73,6 +106,8 @@ def read_settings(config: pytest.Config) -> Settings:
         cli_mode=config.getoption("cassette_mode"),
         strict=bool(config.getoption("cassette_strict")),
         ini_strict=bool(config.getini("cassette_strict")),
+        record_errors=_ini(config, "cassette_record_errors").lower() or "useful",
+        version_drift=_ini(config, "cassette_version_drift").lower() or "summary",
     )
 
 
@@ -159,6 +194,11 @@ def _check_types(options: Mapping[str, Any]) -> None:
     hook = options.get("before_record")
     if hook is not None and not callable(hook):
         raise bad("before_record", "a callable taking and returning an interaction dict")
+    record_errors = options.get("record_errors")
+    if record_errors is not None:
+        from cassettes_core._record_errors import parse_record_errors
+
+        parse_record_errors(record_errors, source="@pytest.mark.cassette(record_errors)")
     allow = options.get("allow_secrets") or ()
     if isinstance(allow, str) or not all(isinstance(v, str) for v in allow):
         raise bad("allow_secrets", "a list of strings")
@@ -185,7 +225,14 @@ def build_spec(
     mode = choose_mode(cli=settings.cli_mode, marker=options.get("mode"), environ=environ)
     marker_strict = options.get("strict")
     strict = settings.strict or (settings.ini_strict if marker_strict is None else marker_strict)
-    recorder_options: dict[str, Any] = {"repeat_last": bool(options.get("repeat_last"))}
+    recorder_options: dict[str, Any] = {
+        "repeat_last": bool(options.get("repeat_last")),
+        # The plugin lists drift in its summary; the recorder warns only if asked to.
+        "on_version_drift": DRIFT_CHOICES.get(settings.version_drift, "ignore"),
+    }
+    record_errors = options.get("record_errors") or settings.record_errors
+    if record_errors != "useful":
+        recorder_options["record_errors"] = record_errors
     if options.get("policy") is not None:
         recorder_options["policy"] = options["policy"]
     if options.get("before_record") is not None:
