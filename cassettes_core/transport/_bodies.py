@@ -18,6 +18,7 @@ whatever its bytes, makes a replay raise ``UnicodeEncodeError``.
 from __future__ import annotations
 
 import codecs
+import functools
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -30,6 +31,7 @@ JSON = "application/json"
 _WIRE_FRAMING = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 
 
+@functools.lru_cache(maxsize=256)  # a handful of content types; replay asks once per answer
 def charset_of(content_type: str | None) -> str:
     """The codec a ``content-type`` names (``utf-8`` when none, or one Python lacks)."""
     for part in (content_type or "").split(";")[1:]:
