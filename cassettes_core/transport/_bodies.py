@@ -98,17 +98,22 @@ def encoded_body(body: Any, charset: str = "utf-8") -> tuple[bytes, str]:
 
 
 def served_answer(headers: Mapping[str, str], body: Any) -> tuple[list[tuple[bytes, bytes]], bytes]:
-    """Wire headers and body bytes for a replayed complete answer (headers lower-cased)."""
-    served = {k: v for k, v in headers.items() if k.lower() not in _WIRE_FRAMING}
-    content_type = served.get("content-type")
+    """Wire headers and body bytes for a replayed complete answer (``headers`` lower-cased,
+    as ``replay_headers`` gives them)."""
+    content_type = headers.get("content-type")
     if content_type is None:
         content_type = "text/plain; charset=utf-8" if isinstance(body, str) else JSON
-        served["content-type"] = content_type
     charset = charset_of(content_type)
     content, used = encoded_body(body, charset)
     if used != charset:
-        served["content-type"] = f"{content_type.split(';')[0].strip()}; charset={used}"
-    return wire_headers(served), content
+        content_type = f"{content_type.split(';')[0].strip()}; charset={used}"
+    served = [
+        (name.encode("utf-8"), value.encode("utf-8"))
+        for name, value in headers.items()
+        if name not in _WIRE_FRAMING and name != "content-type"
+    ]
+    served.append((b"content-type", content_type.encode("utf-8")))
+    return served, content
 
 
 def wire_headers(headers: Mapping[str, str]) -> list[tuple[bytes, bytes]]:
