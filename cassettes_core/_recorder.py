@@ -256,7 +256,6 @@ class Recorder:
         if not self.records:
             return None
         outcome = _Outcome(endpoint, response, stream, error, duration_ms)
-        self._refuse_setup_failure(request, outcome)
         if not self.best_effort:
             return self._record(request, outcome)
         try:
@@ -292,6 +291,8 @@ class Recorder:
 
     def _record(self, request: LLMRequest, outcome: _Outcome) -> Interaction | None:
         from cassettes_core._secrets import strip_sensitive_headers
+
+        self._refuse_setup_failure(request, outcome)  # before anything is scanned or written
 
         response, error = outcome.response, outcome.error
         if response is not None:

@@ -399,3 +399,22 @@ def test_successes_are_unaffected(tmp_path: Path) -> None:
         chat_request()
     )
     assert path.exists()
+
+
+def test_best_effort_drops_the_refused_failure_with_a_warning(tmp_path: Path) -> None:
+    """best_effort never raises from recording: the caller gets the provider's own error, a
+    warning says the failure was not recorded, and nothing is written."""
+    from cassettes_core import UnsafeInteractionDroppedWarning
+
+    path = tmp_path / "c.yaml"
+    failure = ProviderError("http_status", status=401, body={"error": {"message": "bad key"}})
+    provider = CassetteProvider(
+        FakeProvider([failure], name="openai.chat"), path, mode="record", best_effort=True
+    )
+    with (
+        pytest.warns(UnsafeInteractionDroppedWarning, match="rejected the call"),
+        pytest.raises(ProviderError) as caught,
+    ):
+        provider.complete(chat_request())
+    assert caught.value is failure
+    assert not path.exists()
