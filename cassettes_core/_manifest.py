@@ -17,10 +17,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from cassettes_core._digest import DIGEST_SCHEME
-from cassettes_core._errors import CassetteFormatError
+from cassettes_core._errors import CassetteFormatError, ConfigError, VersionDriftError
+
+if TYPE_CHECKING:
+    from cassettes_core._model import Interaction
 
 LIBRARY = "provider-cassettes"
 KNOWN_DIGEST_SCHEMES = frozenset({DIGEST_SCHEME})
@@ -156,6 +159,27 @@ def version_drift(
     return drift
 
 
+def check_drift_policy(policy: object) -> None:
+    if policy not in DRIFT_POLICIES:
+        raise ConfigError(f"on_version_drift={policy!r}: choose one of {', '.join(DRIFT_POLICIES)}")
+
+
+def drift_on_load(
+    path: Path, recorded: Manifest, interactions: Sequence[Interaction], policy: DriftPolicy
+) -> list[VersionDrift]:
+    """The drift of a loaded cassette, reported as ``policy`` says (warned, ignored, raised)."""
+    check_drift_policy(policy)
+    running = Manifest.current()
+    if recorded.sdks == running.sdks and recorded.library == running.library:
+        return []  # the common case costs no walk over the interactions
+    drift = version_drift(recorded, running, providers={i.provider for i in interactions})
+    if drift and policy == "error":
+        raise VersionDriftError(path, drift)
+    if drift and policy == "warn":
+        warn_on_drift(path, drift)
+    return drift
+
+
 def warn_on_drift(path: Path, drift: Sequence[VersionDrift]) -> None:
     """The :class:`CassetteVersionWarning` for ``drift`` (filter it by its category)."""
     if drift:
@@ -165,7 +189,7 @@ def warn_on_drift(path: Path, drift: Sequence[VersionDrift]) -> None:
             "re-derivable. Re-record with CASSETTE_MODE=record to refresh it, or silence this "
             "with warnings.filterwarnings('ignore', category=CassetteVersionWarning).",
             CassetteVersionWarning,
-            stacklevel=4,
+            stacklevel=4,  # the code that made the Recorder
         )
 
 

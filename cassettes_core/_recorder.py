@@ -24,16 +24,8 @@ from cassettes_core._errors import (
     CassetteMissError,
     ConfigError,
     ProviderError,
-    VersionDriftError,
 )
-from cassettes_core._manifest import (
-    DRIFT_POLICIES,
-    DriftPolicy,
-    Manifest,
-    VersionDrift,
-    version_drift,
-    warn_on_drift,
-)
+from cassettes_core._manifest import DriftPolicy, VersionDrift, check_drift_policy, drift_on_load
 from cassettes_core._model import Interaction, LLMResponse, RecordedError, StreamEvent
 from cassettes_core._modes import Mode, resolve_mode
 from cassettes_core._parse import parse_interaction
@@ -101,6 +93,7 @@ class Recorder:
     ) -> None:
         self.path = Path(path)
         self.record_errors = parse_record_errors(record_errors)
+        check_drift_policy(on_version_drift)
         self.best_effort = best_effort
         self.run_id = run_id
         self.requested_mode = resolve_mode(mode)
@@ -124,25 +117,11 @@ class Recorder:
         # Versions that differ from the ones that recorded the file (the plugin's summary).
         self.version_drift: list[VersionDrift] = []
         if loaded is not None and loaded.manifest is not None and len(loaded):
-            self.version_drift = version_drift(
-                loaded.manifest,
-                Manifest.current(),
-                providers={i.provider for i in loaded.interactions},
+            self.version_drift = drift_on_load(
+                self.path, loaded.manifest, loaded.interactions, on_version_drift
             )
-            self._report_drift(on_version_drift)
         self.cassette = loaded or Cassette(self.path, policy=policy, repeat_last=repeat_last)
         self._file: CassetteFile | None = None
-
-    def _report_drift(self, policy: DriftPolicy) -> None:
-        if policy not in DRIFT_POLICIES:
-            raise ConfigError(
-                f"on_version_drift={policy!r}: choose one of {', '.join(DRIFT_POLICIES)}"
-            )
-        if not self.version_drift or policy == "ignore":
-            return
-        if policy == "error":
-            raise VersionDriftError(self.path, self.version_drift)
-        warn_on_drift(self.path, self.version_drift)
 
     # -- deciding ---------------------------------------------------------------------------
 

@@ -36,7 +36,7 @@ def phase_failure(
     blocked = session.take_blocked()
     refused = session.recorder.take_refused()
     if misses or blocked or refused:
-        return _failed(problems_failure([*misses, *blocked, *refused], raised))
+        return _failed(problems_failure([*misses, *blocked, *refused], raised, session.path))
     if isinstance(raised, CassetteError):  # unsafe write, corrupt file
         return _failed(error_failure(raised, session.path))
     if call.when == "teardown" and raised is None:
@@ -53,10 +53,12 @@ def _failed(text: str) -> pytest.ExceptionInfo[BaseException]:
         return pytest.ExceptionInfo.from_exception(exc)
 
 
-def problems_failure(problems: Sequence[CassetteError], raised: BaseException | None) -> str:
-    """The failure text of a phase with cassette misses or blocked requests, then what the
-    test did with them."""
-    text = "\n\n".join(f"{type(problem).__name__}: {problem}" for problem in problems)
+def problems_failure(
+    problems: Sequence[CassetteError], raised: BaseException | None, path: Path | None = None
+) -> str:
+    """The failure text of a phase with cassette misses, blocked requests or unrecorded live
+    failures, then what the test did with them."""
+    text = "\n\n".join(error_failure(problem, path) for problem in problems)
     misses = sum(isinstance(p, CassetteMissError) for p in problems)
     refused = sum(isinstance(p, UnrecordedFailureError) for p in problems)
     blocked = len(problems) - misses - refused

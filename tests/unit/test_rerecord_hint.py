@@ -142,7 +142,7 @@ def test_drift_ignored_is_still_known_and_error_raises(tmp_path: Path) -> None:
     with pytest.raises(VersionDriftError, match=r"openai: 0\.0\.1"):
         Recorder(path, mode="replay", on_version_drift="error")
     with pytest.raises(ConfigError, match="on_version_drift"):
-        Recorder(path, mode="replay", on_version_drift="loud")  # type: ignore[arg-type]
+        Recorder(tmp_path / "new.yaml", mode="record", on_version_drift="loud")  # type: ignore[arg-type]
 
 
 def test_drift_of_an_sdk_that_made_no_call_is_not_reported(tmp_path: Path) -> None:
