@@ -10,14 +10,16 @@ category); the pytest plugin lists drift once per session in its summary instead
 from __future__ import annotations
 
 import functools
+import os
 import platform
+import sys
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 from cassettes_core._digest import DIGEST_SCHEME
 from cassettes_core._errors import CassetteFormatError, ConfigError, VersionDriftError
@@ -35,6 +37,7 @@ _HTTP_LIBRARIES = ("httpx", "httpx2")
 # plugin lists it in its summary instead), or raise VersionDriftError.
 DriftPolicy = Literal["warn", "ignore", "error"]
 DRIFT_POLICIES: tuple[str, ...] = get_args(DriftPolicy)
+DRIFT_VARIABLE = "CASSETTE_VERSION_DRIFT"  # the policy outside pytest, when code gives none
 
 
 class CassetteVersionWarning(UserWarning):
@@ -160,24 +163,62 @@ def version_drift(
 
 
 def check_drift_policy(policy: object) -> None:
-    if policy not in DRIFT_POLICIES:
+    if policy is not None and policy not in DRIFT_POLICIES:
         raise ConfigError(f"on_version_drift={policy!r}: choose one of {', '.join(DRIFT_POLICIES)}")
 
 
 def drift_on_load(
-    path: Path, recorded: Manifest, interactions: Sequence[Interaction], policy: DriftPolicy
+    path: Path,
+    recorded: Manifest,
+    interactions: Sequence[Interaction],
+    policy: DriftPolicy | None = None,
 ) -> list[VersionDrift]:
-    """The drift of a loaded cassette, reported as ``policy`` says (warned, ignored, raised)."""
+    """The drift of a loaded cassette, reported as ``policy`` says (warned, ignored, raised).
+
+    Inside a pytest session the drift also goes to the session's summary, and ``policy``
+    ``None`` means the session's choice (ini ``cassette_version_drift``); outside, the
+    ``CASSETTE_VERSION_DRIFT`` variable, else ``warn``.
+    """
     check_drift_policy(policy)
     running = Manifest.current()
     if recorded.sdks == running.sdks and recorded.library == running.library:
         return []  # the common case costs no walk over the interactions
     drift = version_drift(recorded, running, providers={i.provider for i in interactions})
-    if drift and policy == "error":
+    if not drift:
+        return drift
+    session = _pytest_session_reporter()
+    if session is not None:
+        session.report(path, drift)
+    chosen = policy or (
+        _SESSION_POLICY.get(session.policy) if session is not None else _environment_policy()
+    )
+    if chosen == "error":
         raise VersionDriftError(path, drift)
-    if drift and policy == "warn":
+    if chosen == "warn":
         warn_on_drift(path, drift)
     return drift
+
+
+# The pytest plugin's ini choices, as recorder policies: its summary lists drift either way.
+_SESSION_POLICY: dict[str, DriftPolicy] = {"summary": "ignore", "warn": "warn", "error": "error"}
+
+
+def _environment_policy() -> DriftPolicy:
+    """``CASSETTE_VERSION_DRIFT`` (``warn``, ``ignore`` or ``error``) outside pytest."""
+    value = os.environ.get(DRIFT_VARIABLE, "").strip().lower() or "warn"
+    if value not in DRIFT_POLICIES:
+        raise ConfigError(f"{DRIFT_VARIABLE}={value!r}: choose one of {', '.join(DRIFT_POLICIES)}")
+    return cast("DriftPolicy", value)
+
+
+def _pytest_session_reporter() -> Any:
+    """The running pytest session's drift reporter (``pytest_plugin._drift``), if any.
+
+    Looked up, never imported: the core does not depend on the plugin, and a process without
+    a pytest session has none.
+    """
+    module = sys.modules.get("pytest_plugin._drift")
+    return module.active() if module is not None else None
 
 
 def warn_on_drift(path: Path, drift: Sequence[VersionDrift]) -> None:
@@ -187,7 +228,8 @@ def warn_on_drift(path: Path, drift: Sequence[VersionDrift]) -> None:
             f"cassette {path} was recorded with other versions "
             f"({'; '.join(str(d) for d in drift)}); replay is structurally auditable, not "
             "re-derivable. Re-record with CASSETTE_MODE=record to refresh it, or silence this "
-            "with warnings.filterwarnings('ignore', category=CassetteVersionWarning).",
+            "with warnings.filterwarnings('ignore', category=CassetteVersionWarning) or "
+            "CASSETTE_VERSION_DRIFT=ignore.",
             CassetteVersionWarning,
             stacklevel=4,  # the code that made the Recorder
         )

@@ -89,7 +89,7 @@ class Recorder:
         best_effort: bool = False,
         run_id: str | None = None,
         record_errors: RecordErrors | str = "useful",
-        on_version_drift: DriftPolicy = "warn",
+        on_version_drift: DriftPolicy | None = None,
     ) -> None:
         self.path = Path(path)
         self.record_errors = parse_record_errors(record_errors)

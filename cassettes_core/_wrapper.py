@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Iterable, Iterator
 from pathlib import Path
 
 from cassettes_core._errors import ConfigError, ProviderError
+from cassettes_core._manifest import DriftPolicy
 from cassettes_core._model import Interaction, LLMResponse, StreamEvent
 from cassettes_core._modes import Mode
 from cassettes_core._record_errors import RecordErrors
@@ -39,6 +40,7 @@ class CassetteProvider:
         endpoint: str | None = None,
         best_effort: bool = False,
         record_errors: RecordErrors | str = "useful",
+        on_version_drift: DriftPolicy | None = None,
     ) -> None:
         self.provider = provider
         self.endpoint = endpoint
@@ -51,6 +53,7 @@ class CassetteProvider:
             allow_secrets=allow_secrets,
             best_effort=best_effort,
             record_errors=record_errors,
+            on_version_drift=on_version_drift,
         )
 
     @property

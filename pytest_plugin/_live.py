@@ -267,7 +267,6 @@ class CassetteSession:
             blocked=len(traffic.blocked),
             drained=traffic.drained,
             dropped=traffic.dropped,
-            drift=[str(drift) for drift in self.recorder.version_drift],
             unrecorded=stats.unrecorded,
         )
 

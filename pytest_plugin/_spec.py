@@ -46,8 +46,7 @@ MARKER_KEYWORDS = (
 )
 # The record_errors choices (cassettes_core._record_errors.RECORD_ERRORS; a test checks).
 RECORD_ERRORS = ("useful", "all")
-# ini cassette_version_drift → what the recorder does with drift (the summary lists it always).
-DRIFT_CHOICES = {"summary": "ignore", "warn": "warn", "error": "error"}
+
 _BOOLS = ("strict", "repeat_last", "block_unmatched")
 
 
@@ -62,7 +61,6 @@ class Settings:
     strict: bool
     ini_strict: bool
     record_errors: str = "useful"
-    version_drift: str = "summary"
 
 
 def check_ini(config: pytest.Config) -> None:
@@ -74,13 +72,6 @@ def check_ini(config: pytest.Config) -> None:
             f"cassette_record_errors = {record_errors!r}: choose {' or '.join(RECORD_ERRORS)} "
             "(useful, the default, does not record auth failures or an unreachable provider; "
             "all records every failure)"
-        )
-    drift = _ini(config, "cassette_version_drift")
-    if drift and drift.lower() not in DRIFT_CHOICES:
-        raise pytest.UsageError(
-            f"cassette_version_drift = {drift!r}: choose {', '.join(DRIFT_CHOICES)} "
-            "(summary, the default, lists drift in the terminal summary; warn also emits a "
-            "CassetteVersionWarning; error fails the tests that replay a drifted cassette)"
         )
 
 
@@ -107,7 +98,6 @@ def read_settings(config: pytest.Config) -> Settings:
         strict=bool(config.getoption("cassette_strict")),
         ini_strict=bool(config.getini("cassette_strict")),
         record_errors=_ini(config, "cassette_record_errors").lower() or "useful",
-        version_drift=_ini(config, "cassette_version_drift").lower() or "summary",
     )
 
 
@@ -225,11 +215,7 @@ def build_spec(
     mode = choose_mode(cli=settings.cli_mode, marker=options.get("mode"), environ=environ)
     marker_strict = options.get("strict")
     strict = settings.strict or (settings.ini_strict if marker_strict is None else marker_strict)
-    recorder_options: dict[str, Any] = {
-        "repeat_last": bool(options.get("repeat_last")),
-        # The plugin lists drift in its summary; the recorder warns only if asked to.
-        "on_version_drift": DRIFT_CHOICES.get(settings.version_drift, "ignore"),
-    }
+    recorder_options: dict[str, Any] = {"repeat_last": bool(options.get("repeat_last"))}
     record_errors = options.get("record_errors") or settings.record_errors
     if record_errors != "useful":
         recorder_options["record_errors"] = record_errors

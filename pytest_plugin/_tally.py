@@ -40,7 +40,6 @@ class CassetteRecord:
     blocked: int = 0
     drained: int = 0  # live streams left open, read to their end at the test's end
     dropped: int = 0  # … that could not be: not recorded
-    drift: list[str] = field(default_factory=list)  # versions that differ from the recording
     unrecorded: int = 0  # live failures the record_errors policy kept out of the cassette
 
 
@@ -152,7 +151,6 @@ class Tally:
             lines.extend(f"  {r.nodeid} -> {shown(r.path, base)}" for r in missed[:limit])
             _more(lines, len(missed), limit)
         lines.extend(_went_live(records, limit))
-        lines.extend(_drift(records, base, limit))
         lines.extend(_streams(records))
         if ci:
             lines.extend(_recorded_on_ci(records))
@@ -234,25 +232,6 @@ def _went_live(records: Sequence[CassetteRecord], limit: int | None) -> list[str
         calls = list(dict.fromkeys(record.went_live))
         lines.append(f"  {record.nodeid}: {', '.join(calls[:5])}{' …' if len(calls) > 5 else ''}")
     _more(lines, len(tests), limit)
-    return lines
-
-
-def _drift(records: Sequence[CassetteRecord], base: str | None, limit: int | None) -> list[str]:
-    """Version drift, once per cassette however many tests replayed it."""
-    by_path: dict[str, list[str]] = {}
-    for record in records:
-        if record.drift:
-            by_path.setdefault(record.path, list(record.drift))
-    if not by_path:
-        return []
-    lines = [
-        f"version drift: {_count(len(by_path), 'cassette')} recorded with other versions than "
-        "installed (replay is structurally auditable, not re-derivable; re-record with "
-        "--cassette-mode=record to refresh):"
-    ]
-    listed = sorted(by_path.items())
-    lines.extend(f"  {shown(path, base)}: {'; '.join(drift)}" for path, drift in listed[:limit])
-    _more(lines, len(listed), limit)
     return lines
 
 

@@ -104,9 +104,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
     config.addinivalue_line("markers", _MARKER_HELP)
     config.pluginmanager.register(_scopes, "cassettes-scopes")
+    from pytest_plugin import _drift
     from pytest_plugin._spec import check_ini  # choice-valued ini options fail at once
 
     check_ini(config)
+    _drift.start(config)  # every cassette loaded in this session reports drift to it
     lines = config.getini("cassette_prices")
     if lines:  # checked up front so a typo fails at once, not in the summary
         from pytest_plugin._prices import PriceLineError, parse_price_lines
@@ -267,6 +269,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if state is not None:
             workeroutput[_WORKER_OUTPUT] = state.tally.to_json()
             workeroutput[_WORKER_USERS] = state.users.to_json()
+        from pytest_plugin import _drift
+
+        workeroutput[_drift.WORKER_OUTPUT] = _drift.to_json(config)
         return
     if state is None or not state.tally.records:
         return
@@ -286,6 +291,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 def pytest_testnodedown(node: Any, error: Any) -> None:
     """pytest-xdist, on the controller: take a finished worker's cassette results."""
     output = getattr(node, "workeroutput", {})
+    from pytest_plugin import _drift
+
+    _drift.merge(node.config, output.get(_drift.WORKER_OUTPUT))
     text = output.get(_WORKER_OUTPUT)
     if text:
         from pytest_plugin._tally import Tally
@@ -300,8 +308,15 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
 ) -> None:
+    from pytest_plugin._drift import summary_lines
+
+    drift = summary_lines(config, verbose=config.get_verbosity() > 0)
     state = config.stash.get(STATE_KEY, None)
     if state is None or not state.tally.records:
+        if drift:  # only tests' own Recorders loaded cassettes
+            terminalreporter.write_sep("=", "provider-cassettes")
+            for line in drift:
+                terminalreporter.write_line(line)
         return
     from pytest_plugin._mode import on_ci
     from pytest_plugin._prices import PriceTable
@@ -311,6 +326,8 @@ def pytest_terminal_summary(
     base = str(config.invocation_params.dir)
     verbose = config.get_verbosity() > 0
     for line in state.tally.render(prices, base=base, verbose=verbose, ci=on_ci()):
+        terminalreporter.write_line(line)
+    for line in drift:
         terminalreporter.write_line(line)
     for line in state.verdict.lines(base):
         terminalreporter.write_line(line, red=line.startswith("--cassette-strict FAILED"))

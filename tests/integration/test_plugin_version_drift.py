@@ -236,3 +236,34 @@ def test_xdist_workers_report_drift_once_per_cassette(
     output = result.stdout.str()
     assert output.count("cassettes/shared.yaml: openai: 0.0.1 → ") == 1
     assert output.count("cassettes/test_drift/test_own.yaml: openai: 0.0.1 → ") == 1
+
+
+OWN_RECORDER = """
+from cassettes_core import CassetteProvider, FakeProvider, LLMRequest
+
+def test_own_recorder():
+    provider = CassetteProvider(FakeProvider([], name="openai.chat"), {path!r}, mode="replay")
+    messages = [{{"role": "user", "content": "own"}}]
+    request = LLMRequest.from_body("openai.chat", {{"model": "gpt-4o-mini", "messages": messages}})
+    assert provider.complete(request)
+"""
+
+
+def test_a_tests_own_recorder_reports_to_the_summary_too(
+    pytester: pytest.Pytester, recorded: Emulator
+) -> None:
+    """No marker, no fixture: a test's own CassetteProvider on a drifted cassette passes under
+    filterwarnings = error, and the session summary lists the drift."""
+    own = pytester.path / "cassettes" / "test_drift" / "test_own.yaml"
+    _set_versions(own, openai="0.0.1")
+    (pytester.path / "test_drift.py").unlink()
+    pytester.makepyfile(test_plain=OWN_RECORDER.format(path=str(own)))
+    result = run(pytester)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*= provider-cassettes =*",
+            "version drift: 1 cassette recorded with other versions than installed *",
+            "  cassettes/test_drift/test_own.yaml: openai: 0.0.1 → *",
+        ]
+    )

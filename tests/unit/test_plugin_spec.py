@@ -73,11 +73,7 @@ def test_spec_carries_path_mode_strict_and_recorder_options() -> None:
     assert (spec.mode.mode, spec.mode.source) == ("append", "marker")
     assert spec.strict is True
     assert spec.shared is False
-    assert spec.recorder_options == {
-        "repeat_last": False,
-        "on_version_drift": "ignore",  # drift goes to the summary, not a warning
-        "policy": policy,
-    }
+    assert spec.recorder_options == {"repeat_last": False, "policy": policy}
     assert spec.command("record") == (
         "pytest 'tests/test_agent.py::test_plan[a b]' --cassette-mode=record"
     )

@@ -3,6 +3,9 @@ one; and version drift on load: warned, ignored or an error, as the recorder is 
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -121,15 +124,46 @@ def _drifted(tmp_path: Path, **sdks: str) -> Path:
     return path
 
 
-def test_drift_warns_by_default_with_a_filterable_category(tmp_path: Path) -> None:
-    """Outside pytest: a CassetteVersionWarning, silenced by filtering its category."""
+def _python(script: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if k != "CASSETTE_VERSION_DRIFT"}
+    return subprocess.run(
+        [sys.executable, "-W", "error::UserWarning", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**environ, **env},
+        check=False,
+    )
+
+
+def test_drift_outside_pytest_warns_and_can_be_silenced(tmp_path: Path) -> None:
+    """A plain Python process (warnings as errors): a CassetteVersionWarning naming the drift;
+    a filter on its category, or CASSETTE_VERSION_DRIFT=ignore, silences it; =error raises."""
     path = _drifted(tmp_path, openai="0.0.1")
-    with pytest.warns(CassetteVersionWarning, match=r"openai: 0\.0\.1 → .*filterwarnings"):
-        Recorder(path, mode="replay")
+    load = f"from cassettes_core import Recorder\nRecorder({str(path)!r}, mode='replay')\n"
+    warned = _python(load)
+    assert warned.returncode == 1
+    assert "CassetteVersionWarning: cassette" in warned.stderr
+    assert "openai: 0.0.1 → " in warned.stderr
+    filtered = _python(
+        "import warnings\nfrom cassettes_core import CassetteVersionWarning\n"
+        "warnings.filterwarnings('ignore', category=CassetteVersionWarning)\n" + load
+    )
+    assert (filtered.returncode, filtered.stderr) == (0, "")
+    ignored = _python(load, CASSETTE_VERSION_DRIFT="ignore")
+    assert (ignored.returncode, ignored.stderr) == (0, "")
+    failed = _python(load, CASSETTE_VERSION_DRIFT="error")
+    assert "VersionDriftError: cassette" in failed.stderr
+
+
+def test_drift_inside_pytest_is_no_warning_unless_asked(tmp_path: Path) -> None:
+    """In a pytest session the default goes to the summary; an explicit "warn" warns."""
+    path = _drifted(tmp_path, openai="0.0.1")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        warnings.filterwarnings("ignore", category=CassetteVersionWarning)
-        Recorder(path, mode="replay")
+        assert [d.name for d in Recorder(path, mode="replay").version_drift] == ["openai"]
+    with pytest.warns(CassetteVersionWarning, match=r"openai: 0\.0\.1 → .*filterwarnings"):
+        Recorder(path, mode="replay", on_version_drift="warn")
 
 
 def test_drift_ignored_is_still_known_and_error_raises(tmp_path: Path) -> None:
