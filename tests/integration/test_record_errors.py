@@ -418,3 +418,32 @@ def test_best_effort_drops_the_refused_failure_with_a_warning(tmp_path: Path) ->
         provider.complete(chat_request())
     assert caught.value is failure
     assert not path.exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "kept"),
+    [
+        pytest.param("ConnectError", False, id="connect-error"),
+        pytest.param("ConnectTimeout", False, id="connect-timeout"),
+        pytest.param("ProxyError", False, id="proxy-error"),
+        pytest.param("ReadTimeout", True, id="read-timeout"),
+        pytest.param("WriteTimeout", True, id="write-timeout"),
+        pytest.param("ReadError", True, id="read-error"),
+        pytest.param("RemoteProtocolError", True, id="disconnected"),
+    ],
+)
+def test_transport_failures_by_class(tmp_path: Path, name: str, kept: bool) -> None:
+    """Never connected (connect error or timeout, proxy): refused; connected, then slow or
+    broken: recorded as it happened."""
+    error_cls = getattr(httpx2, name)
+
+    def fail(request: httpx2.Request) -> httpx2.Response:
+        raise error_cls("boom", request=request)
+
+    path = tmp_path / "c.yaml"
+    transport = CassetteTransport(Recorder(path, mode="record"), inner=httpx2.MockTransport(fail))
+    body = {"model": "gpt-4o-mini", "messages": MESSAGES}
+    expected = error_cls if kept else UnrecordedFailureError
+    with httpx2.Client(transport=transport) as client, pytest.raises(expected):
+        client.post("http://api.openai.test/v1/chat/completions", json=body)
+    assert path.exists() is kept
