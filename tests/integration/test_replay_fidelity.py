@@ -58,6 +58,8 @@ def _outcome(call: Callable[[], Any]) -> Any:
         return ("status-error", type(exc).__name__, exc.status_code, exc.body, exc.message)
     except anthropic.APIStatusError as exc:
         return ("status-error", type(exc).__name__, exc.status_code, exc.body, exc.message)
+    except (ValueError, openai.APIError, anthropic.APIError) as exc:  # e.g. an empty 200 body
+        return ("raised", type(exc).__name__, str(exc))
     if hasattr(value, "model_dump"):
         return value.model_dump(warnings=False)
     return [item.model_dump(warnings=False) for item in value]
@@ -97,7 +99,11 @@ class _Headed:
         self.value, self.headers = value, headers
 
     def model_dump(self, **options: Any) -> Any:
-        kept = {k: v for k, v in self.headers.items() if k.startswith(("x-request", "x-ratelimit"))}
+        kept = {
+            k: v
+            for k, v in self.headers.items()
+            if k.startswith(("x-request", "x-ratelimit", "request-id"))
+        }
         return {"answer": self.value.model_dump(**options), "headers": kept}
 
 
@@ -440,3 +446,70 @@ class _Events(list[Any]):
 
     def __init__(self, dumps: list[dict[str, Any]]) -> None:
         super().__init__(type("E", (), {"type": d.get("type")})() for d in dumps)
+
+
+def test_an_empty_200_body_fails_the_same_way_on_replay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An empty success body (stored as null) makes the SDK fail exactly as it did live."""
+    reply = RawReply(headers=[JSON_TYPE], chunks=[b""])
+    live, replayed = _record_then_replay(tmp_path, monkeypatch, reply, _chat_call)
+    assert live[0] == "raised"
+    assert replayed == live
+
+
+def _claude_call(server: RawServer, recorder: Recorder) -> Any:
+    http = httpx2.Client(transport=CassetteTransport(recorder))
+    base = server.base_url.removesuffix("/v1")
+    with anthropic.Anthropic(base_url=base, api_key="k", http_client=http, max_retries=0) as c:
+        raw = c.messages.with_raw_response.create(
+            model="claude-3-5-haiku-latest", max_tokens=10, messages=MESSAGES
+        )
+        return _Headed(raw.parse(), dict(raw.headers))
+
+
+CLAUDE = {
+    "id": "msg_1",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-3-5-haiku-latest",
+    "content": [{"type": "text", "text": "Café ✓"}],
+    "stop_reason": "end_turn",
+    "stop_sequence": None,
+    "usage": {"input_tokens": 3, "output_tokens": 2},
+}
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        pytest.param(
+            RawReply(
+                headers=[JSON_TYPE, (b"request-id", b"req_caf\xe9\x01")],
+                chunks=[json.dumps(CLAUDE, ensure_ascii=False).encode()],
+            ),
+            id="latin-1-header",
+        ),
+        pytest.param(
+            RawReply(
+                headers=[JSON_TYPE, (b"content-encoding", b"gzip")],
+                chunks=[gzip.compress(json.dumps(CLAUDE).encode())],
+            ),
+            id="gzip",
+        ),
+        pytest.param(
+            RawReply(
+                status=529,
+                headers=[(b"content-type", b"text/html; charset=windows-1252")],
+                chunks=["<h1>Overloaded – try later</h1>".encode("cp1252")],
+            ),
+            id="html-529",
+        ),
+    ],
+)
+def test_anthropic_answers_replay_as_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reply: RawReply
+) -> None:
+    """The anthropic SDK: odd header bytes, gzip, an HTML overload page in cp1252."""
+    live, replayed = _record_then_replay(tmp_path, monkeypatch, reply, _claude_call)
+    assert replayed == live
