@@ -4,8 +4,10 @@ A body is stored as text decoded in the charset its ``content-type`` names (UTF-
 names none), JSON objects and arrays as structures; on replay it is encoded in that same
 charset again, so a latin-1 or UTF-16 answer gives the SDK the bytes it parsed live. A body
 whose bytes are not text in that charset (binary, or mislabelled) cannot be stored as YAML
-text without changing it, so recording refuses it up front (:class:`UnrecordableAnswerError`)
-rather than writing something that replays differently.
+text without changing it, so recording refuses a successful answer like that up front
+(:class:`UnrecordableAnswerError`) rather than writing something that replays differently.
+An error answer is different: the SDKs only ever read its text, decoded with replacement
+characters, so that text is stored and an undecodable 502 page is still recorded.
 
 Bodies are stored decoded: ``content-encoding`` (gzip, br …) was undone by the HTTP client, so
 replay never serves it (nor a stale ``content-length``) over the decoded bytes.
@@ -45,10 +47,14 @@ def charset_of(content_type: str | None) -> str:
     return "utf-8"
 
 
-def stored_body(content: bytes, content_type: str | None = None, *, where: str = "") -> Any:
+def stored_body(
+    content: bytes, content_type: str | None = None, *, where: str = "", lossy: bool = False
+) -> Any:
     """A body as stored: parsed JSON objects and arrays, other text as text, empty as None.
 
-    Raises :class:`UnrecordableAnswerError` for bytes that are not text in their charset.
+    Raises :class:`UnrecordableAnswerError` for bytes that are not text in their charset,
+    unless ``lossy`` (an error answer): the SDKs read an error body only as text, decoded with
+    replacement characters, so that text is what is stored and what they read on replay.
     """
     if not content:
         return None
@@ -56,6 +62,9 @@ def stored_body(content: bytes, content_type: str | None = None, *, where: str =
     try:
         text = content.decode(charset)
     except UnicodeDecodeError:
+        if lossy:
+            text = content.decode(charset, errors="replace")
+            return _structured(text, charset)
         raise UnrecordableAnswerError(
             f"the live answer{where} is not {charset} text (content-type "
             f"{content_type or 'not given'}, {len(content)} bytes): a cassette stores bodies "
@@ -63,6 +72,10 @@ def stored_body(content: bytes, content_type: str | None = None, *, where: str =
             "TIP: record only text answers (the provider endpoints send JSON); if the "
             "provider sent a wrong charset, fix the content-type it answers with."
         ) from None
+    return _structured(text, charset)
+
+
+def _structured(text: str, charset: str) -> Any:
     # Non-ASCII JSON in another charset stays text: re-encoded as a structure it would give
     # the SDK other bytes than it parsed (or failed to parse) live.
     structured = charset == "utf-8" or text.isascii()

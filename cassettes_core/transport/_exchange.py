@@ -70,7 +70,10 @@ class Call:
         duration_ms = self.elapsed_ms()
         try:
             body = stored_body(
-                content, headers.get("content-type"), where=f" to {self.route.endpoint}"
+                content,
+                headers.get("content-type"),
+                where=f" to {self.route.endpoint}",
+                lossy=status >= 400,  # an error body is read as text only, never as bytes
             )
         except CassetteError as exc:  # not storable as it came: the user must see it at once
             raise self.visible(exc) from None

@@ -214,6 +214,26 @@ def test_html_error_pages_replay_as_the_same_status_error(
     assert replayed == live
 
 
+@pytest.mark.parametrize(
+    ("content_type", "content"),
+    [
+        pytest.param(
+            b"text/html", "<h1>caf\xe9 \x80</h1>".encode("latin-1"), id="undeclared-latin-1"
+        ),
+        pytest.param(b"application/octet-stream", bytes(range(256)), id="binary"),
+    ],
+)
+def test_an_undecodable_error_body_is_recorded_as_the_sdk_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content_type: bytes, content: bytes
+) -> None:
+    """A 502 whose bytes are not UTF-8 (no charset declared): the SDK reads only its text,
+    with replacement characters; that is stored, and the same error replays."""
+    reply = RawReply(status=502, headers=[(b"content-type", content_type)], chunks=[content])
+    live, replayed = _record_then_replay(tmp_path, monkeypatch, reply, _chat_call)
+    assert live[:3] == ("status-error", "InternalServerError", 502)
+    assert replayed == live
+
+
 def test_an_empty_error_body_replays_as_the_same_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -227,10 +247,10 @@ def test_an_empty_error_body_replays_as_the_same_error(
 def test_a_binary_body_is_refused_at_record_time_and_nothing_is_written(
     tmp_path: Path,
 ) -> None:
-    """Bytes that are not text in their charset cannot be stored unchanged: refused, no file."""
+    """A successful answer whose bytes are not text in their charset cannot be stored
+    unchanged: refused, no file."""
     path = tmp_path / "c.yaml"
     reply = RawReply(
-        status=500,
         headers=[(b"content-type", b"application/octet-stream")],
         chunks=[bytes(range(256))],
     )

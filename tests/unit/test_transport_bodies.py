@@ -62,8 +62,12 @@ def test_stored_body(content: bytes, content_type: str | None, stored: Any) -> N
         pytest.param(b"\xd8\x00", "text/plain; charset=utf-16-be", id="lone-surrogate"),
     ],
 )
-def test_bytes_that_are_not_text_are_refused(content: bytes, content_type: str) -> None:
-    """A body that YAML text cannot hold unchanged is our ConfigError subclass, with a TIP."""
+def test_bytes_that_are_not_text_are_refused_unless_an_error(
+    content: bytes, content_type: str
+) -> None:
+    """A success body that YAML text cannot hold unchanged is our ConfigError subclass, with
+    a TIP; an error body (``lossy``) is stored as the text the SDKs read, with U+FFFD."""
+    assert "\ufffd" in stored_body(content, content_type, lossy=True)
     with pytest.raises(UnrecordableAnswerError) as caught:
         stored_body(content, content_type, where=" to /v1/chat/completions")
     assert isinstance(caught.value, ConfigError)
