@@ -2,7 +2,7 @@
 call fails, nothing is written), but rate limits, server errors, timeouts and broken streams.
 
 Through the real openai and anthropic SDKs over the cassette transport (sync, async, stream)
-against the emulator, and through CassetteProvider (the Provider API path).
+against the emulator. The Provider API path: ``test_record_errors_providers.py``.
 """
 
 from __future__ import annotations
