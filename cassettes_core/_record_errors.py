@@ -39,6 +39,7 @@ class UnrecordedFailureError(ProviderError):
 
     def __init__(self, failure: RecordedError, *, provider: str, path: Path) -> None:
         self.path = path  # before the base class renders the message
+        self.hidden: tuple[str, ...] = ()
         super().__init__(
             failure.kind,
             failure.message,
@@ -50,6 +51,12 @@ class UnrecordedFailureError(ProviderError):
 
     def __str__(self) -> str:
         return render_refusal(self)
+
+    def hide(self, values: Sequence[str]) -> None:
+        """Mask ``values`` (the credentials the request carried) wherever the message quotes
+        them: a provider may echo the key it was given."""
+        self.hidden = tuple(v for v in values if len(v) >= 8)
+        self.args = (str(self),)
 
 
 def parse_record_errors(value: object, *, source: str = "record_errors") -> RecordErrors:
@@ -107,7 +114,7 @@ def render_refusal(error: UnrecordedFailureError) -> str:
             "TIP: check the base URL (OPENAI_BASE_URL / ANTHROPIC_BASE_URL) and the network, "
             f"and run the test again; to record the failure on purpose, {_ALL_HINT}.",
         ]
-    return _mask_keys(redact("\n".join(lines)))
+    return _mask_keys(redact("\n".join(lines)), error.hidden)
 
 
 def _provider_message(body: object) -> str:
@@ -127,12 +134,11 @@ def _key_hint(provider: str) -> str:
     return "ANTHROPIC_API_KEY" if provider.startswith("anthropic") else "OPENAI_API_KEY"
 
 
-def _mask_keys(text: str) -> str:
+def _mask_keys(text: str, hidden: Sequence[str]) -> str:
     # A provider may quote the key it was given; the keys of this process never reach a log.
     from cassettes_core._secrets_shapes import mask
 
-    for name in _KEY_VARIABLES:
-        value = os.environ.get(name, "")
+    for value in (*hidden, *(os.environ.get(name, "") for name in _KEY_VARIABLES)):
         if len(value) >= 8 and value in text:
             text = text.replace(value, mask(value))
     return text

@@ -20,6 +20,7 @@ from cassettes_core._model import (
     RecordedError,
     StreamEvent,
 )
+from cassettes_core._record_errors import UnrecordedFailureError
 from cassettes_core._recorder import Recorder
 from cassettes_core._request import LLMRequest
 from cassettes_core.transport._bodies import served_answer, stored_body
@@ -42,6 +43,7 @@ class Call:
         found: Interaction | None,
         wants_stream: bool,
         anthropic_caller: bool,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         self.recorder = recorder
         self.route = route
@@ -49,6 +51,7 @@ class Call:
         self.found = found
         self.wants_stream = wants_stream
         self.anthropic_caller = anthropic_caller
+        self.headers = headers  # read only to mask keys in a refusal's message
         self.started = time.perf_counter()
 
     @property
@@ -105,6 +108,8 @@ class Call:
                 **outcome,
             )
         except CassetteError as exc:  # UnsafeCassetteError: the user must see it, not a retry
+            if isinstance(exc, UnrecordedFailureError):
+                exc.hide(credentials_in(self.headers or {}))
             raise self.visible(exc) from None
 
 
@@ -178,7 +183,21 @@ def open_call(recorder: Recorder, route: Route, headers: Mapping[str, str], cont
         found=found,
         wants_stream=wants_stream,
         anthropic_caller=anthropic_caller,
+        headers=headers,
     )
+
+
+_CREDENTIAL_HEADERS = ("authorization", "x-api-key", "api-key", "x-goog-api-key")
+
+
+def credentials_in(headers: Mapping[str, str]) -> tuple[str, ...]:
+    """The key values a request carries in its auth headers (``Bearer`` and the like cut)."""
+    found = []
+    for name in _CREDENTIAL_HEADERS:
+        value = headers.get(name)
+        if value:
+            found.append(value.split(" ", 1)[-1].strip())
+    return tuple(found)
 
 
 # -- replay -----------------------------------------------------------------------------

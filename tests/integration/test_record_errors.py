@@ -8,6 +8,7 @@ against the emulator. The Provider API path: ``test_record_errors_providers.py``
 from __future__ import annotations
 
 import asyncio
+import json
 import secrets
 import socket
 from pathlib import Path
@@ -306,3 +307,26 @@ def test_transport_failures_by_class(tmp_path: Path, name: str, kept: bool) -> N
     with httpx2.Client(transport=transport) as client, pytest.raises(expected):
         client.post("http://api.openai.test/v1/chat/completions", json=body)
     assert path.exists() is kept
+
+
+def test_a_key_the_provider_echoes_is_masked_in_the_refusal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A provider (or proxy) that quotes the whole key it was given: the message masks it,
+    whether the key came from the environment or the client's own argument."""
+    from tests.helpers.raw_http import RawReply, raw_server
+
+    key = "k-" + secrets.token_hex(16)  # no known key format: only its origin marks it
+    body = json.dumps({"error": {"message": f"Key {key} is not valid"}}).encode()
+    reply = RawReply(status=401, headers=[(b"content-type", b"application/json")], chunks=[body])
+    path = tmp_path / "c.yaml"
+    with (
+        raw_server(reply) as server,
+        _openai(server.base_url, key, Recorder(path, mode="record")) as client,
+        pytest.raises(UnrecordedFailureError) as caught,
+    ):
+        client.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES)
+    assert key not in str(caught.value)
+    assert "is not valid" in str(caught.value)
+    assert key not in repr(caught.value.args)
+    assert not path.exists()
