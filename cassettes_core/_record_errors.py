@@ -7,9 +7,9 @@ keeps the failures a test can learn from: rate limits (429), overloads and serve
 part-way. It refuses the two that mean "this recording was made wrong": an authentication
 failure (401, 403, 407: a wrong or missing key) and a provider that could not be reached at
 all (connection refused, DNS failure, connect timeout; a connection that broke after it was
-made, ``ReadError``/``RemoteProtocolError``, is kept). The call then
-fails with :class:`UnrecordedFailureError` and nothing is written. ``record_errors="all"``
-keeps every failure (a test of auth-error handling).
+made, ``ReadError``/``RemoteProtocolError``, is kept). The call then fails with
+:class:`UnrecordedFailureError` and nothing is written. ``record_errors="all"`` keeps every
+failure (a test of auth-error handling).
 """
 
 from __future__ import annotations
