@@ -273,8 +273,13 @@ class HTTPProvider:
         kept = kept_headers(headers.items())
         body = _json_or_text(content)
         if status >= 400:
+            key = self._api_key or os.environ.get(self._route.key_env) or ""
             raise ProviderError(
-                "http_status", provider=self._name, status=status, body=body, headers=kept
+                "http_status",
+                provider=self._name,
+                status=status,
+                body=_without(body, key),
+                headers=kept,
             )
         return LLMResponse(body=body, status=status, headers=kept)
 
@@ -283,6 +288,19 @@ class HTTPProvider:
 def _ssl_context(http: ModuleType) -> Any:
     # Loading the CA bundle costs ~50 ms; one context serves every client of the process.
     return http.create_ssl_context()
+
+
+def _without(body: Any, key: str) -> Any:
+    """``body`` with the key it may quote masked: an error is shown and may be recorded."""
+    if len(key) < 8:
+        return body
+    text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
+    if key not in text:
+        return body
+    from cassettes_core._secrets_shapes import mask  # only on this rare path
+
+    masked = text.replace(key, mask(key))
+    return masked if isinstance(body, str) else json.loads(masked)
 
 
 def _json_or_text(content: bytes) -> Any:

@@ -169,3 +169,30 @@ def test_best_effort_drops_the_refused_failure_with_a_warning(tmp_path: Path) ->
         provider.complete(chat_request())
     assert caught.value is failure
     assert not path.exists()
+
+
+def test_the_http_provider_masks_a_key_the_provider_echoes(tmp_path: Path) -> None:
+    """A key given as api_key= (not from the environment) and quoted whole by the provider
+    is masked in the error, so neither the refusal nor a recording under 'all' holds it."""
+    import json
+
+    from tests.helpers.raw_http import RawReply, raw_server
+
+    key = "k-" + secrets.token_hex(16)  # no known key format: only its origin marks it
+    body = json.dumps({"error": {"message": f"Key {key} is not valid"}}).encode()
+    reply = RawReply(status=401, headers=[(b"content-type", b"application/json")], chunks=[body])
+    with (
+        raw_server(reply) as server,
+        HTTPProvider("openai.chat", base_url=server.base_url, api_key=key) as live,
+    ):
+        refused = CassetteProvider(live, tmp_path / "c.yaml", mode="record")
+        with pytest.raises(UnrecordedFailureError) as caught:
+            refused.complete(_request())
+        assert key not in str(caught.value)
+        assert "is not valid" in str(caught.value)
+        everything = CassetteProvider(
+            live, tmp_path / "all.yaml", mode="record", record_errors="all"
+        )
+        with pytest.raises(ProviderError):
+            everything.complete(_request())
+    assert key not in (tmp_path / "all.yaml").read_text(encoding="utf-8")
