@@ -13,7 +13,12 @@ import time
 from collections.abc import AsyncGenerator, Generator, Iterator, Mapping
 from typing import Any
 
-from cassettes_core._errors import CassetteError, CassetteMissError, ConfigError
+from cassettes_core._errors import (
+    CassetteError,
+    CassetteMissError,
+    ConfigError,
+    UnrecordableAnswerError,
+)
 from cassettes_core._model import (
     Interaction,
     LLMResponse,
@@ -138,6 +143,16 @@ class StreamTap:
         self.done = True
         duration_ms = self._call.elapsed_ms()
         self._stamp(self._parser.close())
+        if self._parser.lossy:
+            route = self._call.route
+            raise self._call.visible(
+                UnrecordableAnswerError(
+                    f"the live {route.provider} stream from {route.endpoint} is not UTF-8 "
+                    "text: the SDKs decode streams strictly, so a recording could not replay "
+                    "what they saw. Nothing was written.\n"
+                    "TIP: record it again once the provider sends valid UTF-8."
+                )
+            )
         error = None
         if failure is not None:
             kind = self._wire.failure_kind(failure) or "connection"

@@ -16,7 +16,7 @@ import pytest
 
 from cassettes_core import Recorder
 from cassettes_core.transport.httpx2 import AsyncCassetteTransport, CassetteTransport
-from tests.helpers.raw_http import RawReply, RawServer
+from tests.helpers.raw_http import RawReply, RawServer, raw_server
 from tests.helpers.replay import MESSAGES, openai_client, record_then_replay
 
 
@@ -222,3 +222,24 @@ class _Events(list[Any]):
 
     def __init__(self, dumps: list[dict[str, Any]]) -> None:
         super().__init__(type("E", (), {"type": d.get("type")})() for d in dumps)
+
+
+def test_a_stream_that_is_not_utf8_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    """The SDK fails on bytes that are not UTF-8 live; a recording (with replacement
+    characters) would replay a stream it never saw, so none is written and our error says
+    why. U+FFFD sent as real UTF-8 is no reason to refuse."""
+    from cassettes_core import UnrecordableAnswerError
+
+    chunks = [b"data: " + _sse(_chunk("Ca")) + b"\n\n", b'data: {"x":"f\xe9"}\n\n']
+    reply = RawReply(headers=[(b"content-type", b"text/event-stream")], chunks=_with_done(chunks))
+    path = tmp_path / "c.yaml"
+    with raw_server(reply) as server, pytest.raises(UnrecordableAnswerError) as caught:
+        _stream_call(server, Recorder(path, mode="record"))
+    assert "is not UTF-8 text" in str(caught.value)
+    assert isinstance(caught.value.__context__, UnicodeDecodeError)  # what the SDK met live
+    assert not path.exists()
+    fine = [b"data: " + _sse(_chunk("\ufffd ok")) + b"\n\n"]
+    reply = RawReply(headers=[(b"content-type", b"text/event-stream")], chunks=_with_done(fine))
+    with raw_server(reply) as server:
+        assert _stream_call(server, Recorder(path, mode="record"))
+    assert path.exists()
