@@ -90,7 +90,8 @@ def _structured(text: str, charset: str) -> Any:
 
 
 def encoded_body(body: Any, charset: str = "utf-8") -> tuple[bytes, str]:
-    """The bytes of a stored body in ``charset``, and the charset they are in.
+    """The bytes of a stored body in ``charset`` (a name as :func:`charset_of` gives it), and
+    the charset they are in.
 
     Text the charset cannot hold (a cassette edited by hand) falls back to UTF-8.
     """
@@ -98,7 +99,7 @@ def encoded_body(body: Any, charset: str = "utf-8") -> tuple[bytes, str]:
         return b"", charset
     if isinstance(body, str):
         text = body
-    elif codecs.lookup(charset).name == "utf-8":
+    elif charset == "utf-8":
         text = compact_json(body)
     else:
         # JSON parsers read bytes as UTF-8/16/32 whatever the charset says: escaped, the
@@ -120,15 +121,10 @@ def served_answer(headers: Mapping[str, str], body: Any) -> tuple[list[tuple[byt
     content, used = encoded_body(body, charset)
     if used != charset:
         content_type = f"{content_type.split(';')[0].strip()}; charset={used}"
-    served = [
+    served = [  # UTF-8 bytes: any stored text round-trips through the client
         (name.encode("utf-8"), value.encode("utf-8"))
         for name, value in headers.items()
         if name not in _WIRE_FRAMING and name != "content-type"
     ]
     served.append((b"content-type", content_type.encode("utf-8")))
     return served, content
-
-
-def wire_headers(headers: Mapping[str, str]) -> list[tuple[bytes, bytes]]:
-    """Header values as UTF-8 bytes: any stored text round-trips through the client."""
-    return [(name.encode("utf-8"), value.encode("utf-8")) for name, value in headers.items()]
