@@ -14,11 +14,14 @@ from cassettes_core._errors import (
     CassetteMissError,
     ConfigError,
     ProviderError,
+    UnrecordableAnswerError,
     UnsafeCassetteError,
+    VersionDriftError,
 )
-from cassettes_core._manifest import CassetteVersionWarning, Manifest
+from cassettes_core._manifest import CassetteVersionWarning, Manifest, VersionDrift
 from cassettes_core._model import Interaction, LLMResponse, RecordedError, StreamEvent
 from cassettes_core._modes import Mode, resolve_mode
+from cassettes_core._record_errors import UnrecordedFailureError
 from cassettes_core._recorder import Recorder, RecorderStats
 from cassettes_core._request import (
     DEFAULT_SEMANTIC_FIELDS,
@@ -80,8 +83,12 @@ __all__ = [
     "SecretFinding",
     "SecretGuard",
     "StreamEvent",
+    "UnrecordableAnswerError",
+    "UnrecordedFailureError",
     "UnsafeCassetteError",
     "UnsafeInteractionDroppedWarning",
+    "VersionDrift",
+    "VersionDriftError",
     "__version__",
     "canonical_json",
     "intercept",

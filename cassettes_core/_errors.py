@@ -8,7 +8,12 @@ where, the nearest difference when there is one, and the next step::
     ├── CassetteMissError         replay met a request the cassette does not hold
     ├── UnsafeCassetteError       an interaction carries a secret; nothing was written
     ├── ProviderError             the provider failed (HTTP status, timeout, connection)
-    └── ConfigError               an option, mode or request is not usable as given
+    │   └── UnrecordedFailureError  a recording met an auth failure or an unreachable
+    │                               provider and kept it out of the cassette (_record_errors)
+    ├── ConfigError               an option, mode or request is not usable as given
+    │   └── UnrecordableAnswerError a live answer cannot be stored so that it replays the same
+    └── VersionDriftError         versions drifted and cassette_version_drift = error asked
+                                  for a failure (otherwise drift is a warning or a summary line)
 """
 
 from __future__ import annotations
@@ -29,6 +34,28 @@ class CassetteError(Exception):
 
 class ConfigError(CassetteError):
     """An option, a mode or a request value cannot be used as given."""
+
+
+class UnrecordableAnswerError(ConfigError):
+    """A live answer cannot be stored so that it replays the same; nothing was written."""
+
+
+class VersionDriftError(CassetteError):
+    """A cassette was recorded with other SDK versions, and drift was asked to be an error."""
+
+    def __init__(self, path: Path | str, drift: Sequence[object]) -> None:
+        self.path = Path(path)
+        self.drift = tuple(drift)
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        changes = "; ".join(str(d) for d in self.drift)
+        return (
+            f"cassette {self.path} was recorded with other versions ({changes}), and version "
+            "drift is an error here (cassette_version_drift = error)\n"
+            f"TIP: re-record it with the versions installed now (--cassette-mode=record), or "
+            "set cassette_version_drift = summary to list drift without failing."
+        )
 
 
 class CassetteFormatError(CassetteError):

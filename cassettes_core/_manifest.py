@@ -1,28 +1,43 @@
 """The reproducibility manifest: which library, digest scheme, Python and SDKs made a cassette.
 
-On replay a drifted version is reported as a :class:`CassetteVersionWarning`: the run is then
-"structurally auditable" rather than "re-derivable". A digest scheme we do not know is an error.
+On replay a drifted version is reported: the run is then "structurally auditable" rather than
+"re-derivable". Outside pytest that is a :class:`CassetteVersionWarning` (filter it by its
+category); the pytest plugin lists drift once per session in its summary instead (ini
+``cassette_version_drift``). Only versions that shape the recording count (see
+:func:`version_drift`). A digest scheme we do not know is an error.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import platform
+import sys
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 from cassettes_core._digest import DIGEST_SCHEME
-from cassettes_core._errors import CassetteFormatError
+from cassettes_core._errors import CassetteFormatError, ConfigError, VersionDriftError
+
+if TYPE_CHECKING:
+    from cassettes_core._model import Interaction
 
 LIBRARY = "provider-cassettes"
 KNOWN_DIGEST_SCHEMES = frozenset({DIGEST_SCHEME})
 # SDKs whose version changes what a recording looks like; read from metadata, never imported.
 TRACKED_SDKS = ("openai", "anthropic", "httpx", "httpx2")
+_SDKS = ("openai", "anthropic")  # a provider family's name is its SDK's name
+_HTTP_LIBRARIES = ("httpx", "httpx2")
+# What a Recorder does with drift: warn (a CassetteVersionWarning), ignore it (the pytest
+# plugin lists it in its summary instead), or raise VersionDriftError.
+DriftPolicy = Literal["warn", "ignore", "error"]
+DRIFT_POLICIES: tuple[str, ...] = get_args(DriftPolicy)
+DRIFT_VARIABLE = "CASSETTE_VERSION_DRIFT"  # the policy outside pytest, when code gives none
 
 
 class CassetteVersionWarning(UserWarning):
@@ -106,27 +121,125 @@ class Manifest:
         )
 
 
-def version_drift(recorded: Manifest, running: Manifest) -> list[str]:
-    """What differs between the versions that recorded a cassette and the ones running now."""
-    drift: list[str] = []
-    if recorded.library and recorded.library != running.library:
-        drift.append(f"library: {recorded.library} → {running.library}")
+@dataclass(frozen=True)
+class VersionDrift:
+    """One version that differs between the recording and this run."""
+
+    name: str
+    recorded: str
+    running: str
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.recorded} → {self.running}"
+
+
+def version_drift(
+    recorded: Manifest, running: Manifest, *, providers: Iterable[str] | None = None
+) -> list[VersionDrift]:
+    """The versions worth reporting that differ between a cassette's recording and now.
+
+    ``providers`` are the providers of the cassette's interactions (``None``: unknown, every
+    SDK counts). An SDK counts only when it made some of them (``openai`` for ``openai.*``,
+    ``anthropic`` for ``anthropic.*``), and then any change of its version does; ``httpx``,
+    ``httpx2`` and this library count only when their major or minor version changed (a patch
+    release does not change what a recording looks like).
+    """
+    families = None if providers is None else {p.partition(".")[0] for p in providers}
+    drift: list[VersionDrift] = []
+    library_then, library_now = _version_part(recorded.library), _version_part(running.library)
+    if recorded.library and _minor(library_then) != _minor(library_now):
+        drift.append(VersionDrift(LIBRARY, library_then, library_now))
+    sdk_made_calls = families is None or bool(families & set(_SDKS))
     for name, version in sorted(recorded.sdks.items()):
         now = running.sdks.get(name)
-        if now is not None and now != version:
-            drift.append(f"{name}: {version} → {now}")
+        if now is None or now == version:
+            continue
+        if name in _SDKS:
+            if families is None or name in families:
+                drift.append(VersionDrift(name, version, now))
+        elif name in _HTTP_LIBRARIES and sdk_made_calls and _minor(version) != _minor(now):
+            drift.append(VersionDrift(name, version, now))
     return drift
 
 
-def warn_on_drift(path: Path, recorded: Manifest) -> list[str]:
-    """Warn (once per load) when the running versions differ from the recorded ones."""
-    drift = version_drift(recorded, Manifest.current())
+def check_drift_policy(policy: object) -> None:
+    if policy is not None and policy not in DRIFT_POLICIES:
+        raise ConfigError(f"on_version_drift={policy!r}: choose one of {', '.join(DRIFT_POLICIES)}")
+
+
+def drift_on_load(
+    path: Path,
+    recorded: Manifest,
+    interactions: Sequence[Interaction],
+    policy: DriftPolicy | None = None,
+) -> list[VersionDrift]:
+    """The drift of a loaded cassette, reported as ``policy`` says (warned, ignored, raised).
+
+    Inside a pytest session the drift also goes to the session's summary, and ``policy``
+    ``None`` means the session's choice (ini ``cassette_version_drift``); outside, the
+    ``CASSETTE_VERSION_DRIFT`` variable, else ``warn``.
+    """
+    check_drift_policy(policy)
+    running = Manifest.current()
+    if recorded.sdks == running.sdks and recorded.library == running.library:
+        return []  # the common case costs no walk over the interactions
+    drift = version_drift(recorded, running, providers={i.provider for i in interactions})
+    if not drift:
+        return drift
+    session = _pytest_session_reporter()
+    if session is not None:
+        session.report(path, drift)
+    chosen = policy or (
+        _SESSION_POLICY.get(session.policy) if session is not None else _environment_policy()
+    )
+    if chosen == "error":
+        raise VersionDriftError(path, drift)
+    if chosen == "warn":
+        warn_on_drift(path, drift)
+    return drift
+
+
+# The pytest plugin's ini choices, as recorder policies: its summary lists drift either way.
+_SESSION_POLICY: dict[str, DriftPolicy] = {"summary": "ignore", "warn": "warn", "error": "error"}
+
+
+def _environment_policy() -> DriftPolicy:
+    """``CASSETTE_VERSION_DRIFT`` (``warn``, ``ignore`` or ``error``) outside pytest."""
+    value = os.environ.get(DRIFT_VARIABLE, "").strip().lower() or "warn"
+    if value not in DRIFT_POLICIES:
+        raise ConfigError(f"{DRIFT_VARIABLE}={value!r}: choose one of {', '.join(DRIFT_POLICIES)}")
+    return cast("DriftPolicy", value)
+
+
+def _pytest_session_reporter() -> Any:
+    """The running pytest session's drift reporter (``pytest_plugin._drift``), if any.
+
+    Looked up, never imported: the core does not depend on the plugin, and a process without
+    a pytest session has none.
+    """
+    module = sys.modules.get("pytest_plugin._drift")
+    return module.active() if module is not None else None
+
+
+def warn_on_drift(path: Path, drift: Sequence[VersionDrift]) -> None:
+    """The :class:`CassetteVersionWarning` for ``drift`` (filter it by its category)."""
     if drift:
         warnings.warn(
-            f"cassette {path} was recorded with other versions ({'; '.join(drift)}); "
-            "replay is structurally auditable, not re-derivable. Re-record with "
-            "CASSETTE_MODE=record to refresh it.",
+            f"cassette {path} was recorded with other versions "
+            f"({'; '.join(str(d) for d in drift)}); replay is structurally auditable, not "
+            "re-derivable. Re-record with CASSETTE_MODE=record to refresh it, or silence this "
+            "with warnings.filterwarnings('ignore', category=CassetteVersionWarning) or "
+            "CASSETTE_VERSION_DRIFT=ignore.",
             CassetteVersionWarning,
-            stacklevel=3,
+            stacklevel=4,  # the code that made the Recorder
         )
-    return drift
+
+
+def _version_part(library: str) -> str:
+    """``0.1.0`` from ``provider-cassettes 0.1.0``."""
+    return library.rpartition(" ")[2]
+
+
+def _minor(version: str) -> tuple[str, ...]:
+    """The major and minor parts of a version (``1.2`` of ``1.2.3rc1``)."""
+    return tuple(version.split(".")[:2])

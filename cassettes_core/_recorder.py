@@ -25,14 +25,22 @@ from cassettes_core._errors import (
     ConfigError,
     ProviderError,
 )
-from cassettes_core._manifest import warn_on_drift
+from cassettes_core._manifest import DriftPolicy, VersionDrift, check_drift_policy, drift_on_load
 from cassettes_core._model import Interaction, LLMResponse, RecordedError, StreamEvent
 from cassettes_core._modes import Mode, resolve_mode
 from cassettes_core._parse import parse_interaction
+from cassettes_core._record_errors import (
+    RecordErrors,
+    UnrecordedFailureError,
+    parse_record_errors,
+    refused,
+)
 from cassettes_core._request import DEFAULT_POLICY, LLMRequest, MatchPolicy
 from cassettes_core._store import CassetteFile, WriteGuard, check_writable, load_cassette
 
 BeforeRecord = Callable[[dict[str, Any]], dict[str, Any] | None]
+# The re-record line of a miss, given the mode it should name ("record" or "append").
+RerecordHint = Callable[[str], str]
 
 
 @dataclass
@@ -44,6 +52,9 @@ class RecorderStats:
     missed: int = 0
     live: int = 0
     misses: list[CassetteMissError] = field(default_factory=list)
+    unrecorded: int = 0  # live failures the record_errors policy kept out of the cassette
+    # … of which those not yet reported (the pytest plugin takes them to fail the test).
+    refused: list[UnrecordedFailureError] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -74,11 +85,15 @@ class Recorder:
         before_record: BeforeRecord | None = None,
         allow_secrets: Iterable[str] = (),
         guard: WriteGuard | None = None,
-        rerecord_hint: str | None = None,
+        rerecord_hint: str | RerecordHint | None = None,
         best_effort: bool = False,
         run_id: str | None = None,
+        record_errors: RecordErrors | str = "useful",
+        on_version_drift: DriftPolicy | None = None,
     ) -> None:
         self.path = Path(path)
+        self.record_errors = parse_record_errors(record_errors)
+        check_drift_policy(on_version_drift)
         self.best_effort = best_effort
         self.run_id = run_id
         self.requested_mode = resolve_mode(mode)
@@ -99,8 +114,12 @@ class Recorder:
             self.mode = self.requested_mode
         if self.records:
             check_writable(self.path)  # before a live call is paid for
+        # Versions that differ from the ones that recorded the file (the plugin's summary).
+        self.version_drift: list[VersionDrift] = []
         if loaded is not None and loaded.manifest is not None and len(loaded):
-            warn_on_drift(self.path, loaded.manifest)
+            self.version_drift = drift_on_load(
+                self.path, loaded.manifest, loaded.interactions, on_version_drift
+            )
         self.cassette = loaded or Cassette(self.path, policy=policy, repeat_last=repeat_last)
         self._file: CassetteFile | None = None
 
@@ -158,10 +177,13 @@ class Recorder:
         closest = (
             closest_recording(request, self.cassette.interactions) if reason == "no_match" else None
         )
-        hint = self.rerecord_hint or (
-            f"CASSETTE_MODE=append <the command that ran this>   (adds the missing "
-            f"interaction to {self.path}; CASSETTE_MODE=record rewrites it)"
+        # A changed request needs `record` (its stale recording must go); a new one `append`.
+        # The closest recording tells them apart: a changed request left it unplayed, while a
+        # new one (an added call) comes after its closest recording was already played.
+        changed = reason in ("shape_stream", "shape_complete") or (
+            closest is not None and closest.seq in {i.seq for i in self.cassette.unused()}
         )
+        hint = self._rerecord_hint("record" if changed else "append")
         return MissReport(
             cassette_path=self.path,
             mode=self.mode.value,
@@ -173,6 +195,23 @@ class Recorder:
             interactions=len(self.cassette),
             closest=closest,
             rerecord=hint,
+        )
+
+    def _rerecord_hint(self, mode: str) -> str:
+        given = self.rerecord_hint
+        if isinstance(given, str):
+            return given
+        if given is not None:
+            return given(mode)
+        if mode == "record":
+            return (
+                f"CASSETTE_MODE=record <the command that ran this>   (the request changed: "
+                f"record rewrites {self.path} with the new answer; append would keep the "
+                "stale recording beside it, never played again)"
+            )
+        return (
+            f"CASSETTE_MODE=append <the command that ran this>   (a new request: append adds "
+            f"it to {self.path} and keeps every recording; record would rewrite the file)"
         )
 
     # -- recording --------------------------------------------------------------------------
@@ -210,8 +249,29 @@ class Recorder:
             )
             return None
 
+    def _refuse_setup_failure(self, request: LLMRequest, outcome: _Outcome) -> None:
+        """Raise (nothing written) when the policy keeps this failure out of the cassette."""
+        error = outcome.error
+        failure = RecordedError.from_exception(error) if isinstance(error, ProviderError) else error
+        if not refused(self.record_errors, failure, outcome.stream):
+            return
+        assert failure is not None
+        refusal = UnrecordedFailureError(failure, provider=request.provider, path=self.path)
+        with self._lock:
+            self.stats.unrecorded += 1
+            self.stats.refused.append(refusal)
+        raise refusal
+
+    def take_refused(self) -> list[UnrecordedFailureError]:
+        """The refusals not taken yet (each is reported once)."""
+        with self._lock:
+            taken, self.stats.refused = self.stats.refused, []
+        return taken
+
     def _record(self, request: LLMRequest, outcome: _Outcome) -> Interaction | None:
         from cassettes_core._secrets import strip_sensitive_headers
+
+        self._refuse_setup_failure(request, outcome)  # before anything is scanned or written
 
         response, error = outcome.response, outcome.error
         if response is not None:

@@ -15,8 +15,10 @@ from collections.abc import AsyncIterator, Iterable, Iterator
 from pathlib import Path
 
 from cassettes_core._errors import ConfigError, ProviderError
+from cassettes_core._manifest import DriftPolicy
 from cassettes_core._model import Interaction, LLMResponse, StreamEvent
 from cassettes_core._modes import Mode
+from cassettes_core._record_errors import RecordErrors
 from cassettes_core._recorder import BeforeRecord, Recorder
 from cassettes_core._request import DEFAULT_POLICY, LLMRequest, MatchPolicy
 from cassettes_core.providers._protocol import Provider
@@ -37,6 +39,8 @@ class CassetteProvider:
         allow_secrets: Iterable[str] = (),
         endpoint: str | None = None,
         best_effort: bool = False,
+        record_errors: RecordErrors | str = "useful",
+        on_version_drift: DriftPolicy | None = None,
     ) -> None:
         self.provider = provider
         self.endpoint = endpoint
@@ -48,6 +52,8 @@ class CassetteProvider:
             before_record=before_record,
             allow_secrets=allow_secrets,
             best_effort=best_effort,
+            record_errors=record_errors,
+            on_version_drift=on_version_drift,
         )
 
     @property

@@ -267,6 +267,7 @@ class CassetteSession:
             blocked=len(traffic.blocked),
             drained=traffic.drained,
             dropped=traffic.dropped,
+            unrecorded=stats.unrecorded,
         )
 
 

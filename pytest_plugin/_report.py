@@ -10,12 +10,17 @@ so the report shows the message alone, as pytest shows its own usage errors.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from cassettes_core import CassetteError, CassetteMissError, Interaction
+from cassettes_core._record_errors import UnrecordedFailureError
 from pytest_plugin._live import CassetteSession
+
+if TYPE_CHECKING:
+    from pytest_plugin._state import PluginState
 
 _LEAVE_ALONE = (KeyboardInterrupt, SystemExit, pytest.exit.Exception)
 
@@ -29,10 +34,11 @@ def phase_failure(
         return None
     misses = session.take_misses()
     blocked = session.take_blocked()
-    if misses or blocked:
-        return _failed(problems_failure([*misses, *blocked], raised))
+    refused = session.recorder.take_refused()
+    if misses or blocked or refused:
+        return _failed(problems_failure([*misses, *blocked, *refused], raised, session.path))
     if isinstance(raised, CassetteError):  # unsafe write, corrupt file
-        return _failed(f"{type(raised).__name__}: {raised}")
+        return _failed(error_failure(raised, session.path))
     if call.when == "teardown" and raised is None:
         unused = session.strict_unused()
         if unused:
@@ -47,19 +53,25 @@ def _failed(text: str) -> pytest.ExceptionInfo[BaseException]:
         return pytest.ExceptionInfo.from_exception(exc)
 
 
-def problems_failure(problems: Sequence[CassetteError], raised: BaseException | None) -> str:
-    """The failure text of a phase with cassette misses or blocked requests, then what the
-    test did with them."""
-    text = "\n\n".join(f"{_name(problem)}: {problem}" for problem in problems)
+def problems_failure(
+    problems: Sequence[CassetteError], raised: BaseException | None, path: Path | None = None
+) -> str:
+    """The failure text of a phase with cassette misses, blocked requests or unrecorded live
+    failures, then what the test did with them."""
+    text = "\n\n".join(error_failure(problem, path) for problem in problems)
     misses = sum(isinstance(p, CassetteMissError) for p in problems)
-    blocked = len(problems) - misses
-    noun = "problem" if misses and blocked else "miss" if misses else "blocked request"
+    refused = sum(isinstance(p, UnrecordedFailureError) for p in problems)
+    blocked = len(problems) - misses - refused
+    kinds = [
+        (misses, "cassette miss", "cassette misses", "miss"),
+        (blocked, "blocked request", "blocked requests", "blocked request"),
+        (refused, "unrecorded live failure", "unrecorded live failures", "live failure"),
+    ]
+    present = [kind for kind in kinds if kind[0]]
+    noun = present[0][3] if len(present) == 1 else "problem"
     if len(problems) > 1:
-        counted = [
-            f"{misses} cassette miss{'es' if misses != 1 else ''}" if misses else "",
-            f"{blocked} blocked request{'s' if blocked != 1 else ''}" if blocked else "",
-        ]
-        text = f"{' and '.join(c for c in counted if c)} in this test:\n\n{text}"
+        counted = [f"{n} {one if n == 1 else many}" for n, one, many, _ in present]
+        text = f"{' and '.join(counted)} in this test:\n\n{text}"
     if raised is not None and not _is_one_of(raised, problems):
         kind = type(raised)
         name = (
@@ -78,8 +90,21 @@ def problems_failure(problems: Sequence[CassetteError], raised: BaseException | 
     return text
 
 
-def _name(problem: CassetteError) -> str:
-    return "CassetteMissError" if isinstance(problem, CassetteMissError) else "ConfigError"
+def error_failure(error: CassetteError, path: Path | None) -> str:
+    """The failure text of one of our errors: its class name, its message, and the cassette
+    file when the message does not name it already."""
+    text = f"{type(error).__name__}: {error}"
+    if path is not None and str(path) not in text:
+        text += f"\n  cassette file: {path}"
+    return text
+
+
+def path_of_item(state: PluginState, item: pytest.Item, marker: str) -> Path | None:
+    """The cassette file of ``item``, or ``None`` when its options do not even name one."""
+    try:
+        return state.path_of(item, marker)[0]
+    except Exception:  # a bad marker name: the error itself says what is wrong
+        return None
 
 
 def _is_one_of(raised: BaseException, problems: Sequence[CassetteError]) -> bool:

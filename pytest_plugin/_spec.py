@@ -13,6 +13,9 @@ function's marker overrides a class or module ``pytestmark``):
 ``allow_secrets``    values the secret guard must let through
 ``block_unmatched``  requests that are not provider calls: ``None`` (default) blocks, in replay,
                      those to a provider host; ``True`` blocks all; ``False`` none
+``record_errors``    ``"useful"`` (default: auth failures and an unreachable provider are not
+                     recorded, the test fails) or ``"all"``; over the ``cassette_record_errors``
+                     ini option
 ===================  =======================================================================
 """
 
@@ -39,7 +42,11 @@ MARKER_KEYWORDS = (
     "before_record",
     "allow_secrets",
     "block_unmatched",
+    "record_errors",
 )
+# The record_errors choices (cassettes_core._record_errors.RECORD_ERRORS; a test checks).
+RECORD_ERRORS = ("useful", "all")
+
 _BOOLS = ("strict", "repeat_last", "block_unmatched")
 
 
@@ -53,6 +60,23 @@ class Settings:
     cli_mode: str | None
     strict: bool
     ini_strict: bool
+    record_errors: str = "useful"
+
+
+def check_ini(config: pytest.Config) -> None:
+    """Fail the run at once (a usage error) on a bad value of our choice-valued ini options."""
+    # Checked here without loading the core (a session without cassettes never loads it).
+    record_errors = _ini(config, "cassette_record_errors")
+    if record_errors and record_errors.lower() not in RECORD_ERRORS:
+        raise pytest.UsageError(
+            f"cassette_record_errors = {record_errors!r}: choose {' or '.join(RECORD_ERRORS)} "
+            "(useful, the default, does not record auth failures or an unreachable provider; "
+            "all records every failure)"
+        )
+
+
+def _ini(config: pytest.Config, name: str) -> str:
+    return str(config.getini(name) or "").strip()
 
 
 def read_settings(config: pytest.Config) -> Settings:
@@ -73,6 +97,7 @@ def read_settings(config: pytest.Config) -> Settings:
         cli_mode=config.getoption("cassette_mode"),
         strict=bool(config.getoption("cassette_strict")),
         ini_strict=bool(config.getini("cassette_strict")),
+        record_errors=_ini(config, "cassette_record_errors").lower() or "useful",
     )
 
 
@@ -93,12 +118,23 @@ class CassetteSpec:
         """The pytest command that runs this test again in ``mode``."""
         return f"pytest {self.target} --cassette-mode={mode}"
 
-    @property
-    def rerecord_hint(self) -> str:
-        return (
-            f"{self.command('append')}   "
-            "(adds what is missing; --cassette-mode=record rewrites the cassette)"
-        )
+    def rerecord_hint(self, mode: str) -> str:
+        """The re-record line of a miss: ``record`` for a changed request, ``append`` for a
+        new one (the recorder decides which)."""
+        if mode == "record":
+            why = (
+                "the request changed: record rewrites the cassette with the new answer; "
+                "append would keep the stale recording beside it, unused, which "
+                "--cassette-strict rejects"
+            )
+            if self.shared:
+                why += "; the cassette is shared: run every test that uses it"
+        else:
+            why = (
+                "a new request: append records only what is missing and keeps every "
+                "recording; record would rewrite the cassette"
+            )
+        return f"{self.command(mode)}   ({why})"
 
 
 def marker_options(marks: Iterable[pytest.Mark]) -> dict[str, Any]:
@@ -148,6 +184,11 @@ def _check_types(options: Mapping[str, Any]) -> None:
     hook = options.get("before_record")
     if hook is not None and not callable(hook):
         raise bad("before_record", "a callable taking and returning an interaction dict")
+    record_errors = options.get("record_errors")
+    if record_errors is not None:
+        from cassettes_core._record_errors import parse_record_errors
+
+        parse_record_errors(record_errors, source="@pytest.mark.cassette(record_errors)")
     allow = options.get("allow_secrets") or ()
     if isinstance(allow, str) or not all(isinstance(v, str) for v in allow):
         raise bad("allow_secrets", "a list of strings")
@@ -175,6 +216,9 @@ def build_spec(
     marker_strict = options.get("strict")
     strict = settings.strict or (settings.ini_strict if marker_strict is None else marker_strict)
     recorder_options: dict[str, Any] = {"repeat_last": bool(options.get("repeat_last"))}
+    record_errors = options.get("record_errors") or settings.record_errors
+    if record_errors != "useful":
+        recorder_options["record_errors"] = record_errors
     if options.get("policy") is not None:
         recorder_options["policy"] = options["policy"]
     if options.get("before_record") is not None:

@@ -40,6 +40,7 @@ class CassetteRecord:
     blocked: int = 0
     drained: int = 0  # live streams left open, read to their end at the test's end
     dropped: int = 0  # … that could not be: not recorded
+    unrecorded: int = 0  # live failures the record_errors policy kept out of the cassette
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,9 @@ class Tally:
         blocked = sum(r.blocked for r in records)
         if blocked:
             counts.append(f"{blocked} blocked")
+        unrecorded = sum(r.unrecorded for r in records)
+        if unrecorded:
+            counts.append(f"{unrecorded} live failure{'s' if unrecorded != 1 else ''} not recorded")
         live = sum(r.live for r in records if r.mode == "passthrough")
         if live:
             counts.append(f"{live} passed through live")

@@ -33,9 +33,9 @@ MODES = ("auto", "replay", "record", "append", "passthrough")
 
 _MARKER_HELP = (
     "cassette(name=None, *, mode=None, strict=None, repeat_last=False, policy=None, "
-    "before_record=None, allow_secrets=(), block_unmatched=None): record and replay this "
-    "test's LLM provider calls (any httpx/httpx2 client, the openai and anthropic SDKs) "
-    "through a YAML cassette; default file cassettes/<module path>/<test name>.yaml"
+    "before_record=None, allow_secrets=(), block_unmatched=None, record_errors=None): record "
+    "and replay this test's LLM provider calls (any httpx/httpx2 client, the openai and "
+    "anthropic SDKs) through a YAML cassette; default file cassettes/<module path>/<test name>.yaml"
 )
 
 
@@ -79,6 +79,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
     )
     parser.addini(
+        "cassette_record_errors",
+        "live failures a recording keeps: useful (default: not auth failures 401/403 or an "
+        "unreachable provider, which fail the test) or all",
+        default="useful",
+    )
+    parser.addini(
+        "cassette_version_drift",
+        "cassettes recorded with other SDK versions: summary (default: listed once in the "
+        "terminal summary), warn (also a CassetteVersionWarning) or error (the test fails)",
+        default="summary",
+    )
+    parser.addini(
         "cassette_prices",
         "price overrides for the tokens-saved line: 'model-prefix = input output' per line, "
         "US dollars per million tokens",
@@ -92,6 +104,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
     config.addinivalue_line("markers", _MARKER_HELP)
     config.pluginmanager.register(_scopes, "cassettes-scopes")
+    from pytest_plugin import _drift
+    from pytest_plugin._spec import check_ini  # choice-valued ini options fail at once
+
+    check_ini(config)
+    _drift.start(config)  # every cassette loaded in this session reports drift to it
     lines = config.getini("cassette_prices")
     if lines:  # checked up front so a typo fails at once, not in the summary
         from pytest_plugin._prices import PriceLineError, parse_price_lines
@@ -127,8 +144,11 @@ def _open(item: pytest.Item) -> CassetteSession:
             marks=item.iter_markers(MARKER),
         )
         session = open_session(spec, existed=state.existed(spec.path), run_id=state.run_id)
-    except CassetteError as exc:
-        raise pytest.fail.Exception(f"cassette: {exc}", pytrace=False) from None
+    except CassetteError as exc:  # the error's class and the cassette file, never "cassette:"
+        from pytest_plugin._report import error_failure, path_of_item
+
+        text = error_failure(exc, path_of_item(state, item, MARKER))
+        raise pytest.fail.Exception(text, pytrace=False) from None
     item.stash[SESSION_KEY] = session
     state.open.append(session)
     where = shown(str(spec.path), str(state.settings.invocation_dir))
@@ -249,6 +269,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if state is not None:
             workeroutput[_WORKER_OUTPUT] = state.tally.to_json()
             workeroutput[_WORKER_USERS] = state.users.to_json()
+        from pytest_plugin import _drift
+
+        workeroutput[_drift.WORKER_OUTPUT] = _drift.to_json(config)
         return
     if state is None or not state.tally.records:
         return
@@ -268,6 +291,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 def pytest_testnodedown(node: Any, error: Any) -> None:
     """pytest-xdist, on the controller: take a finished worker's cassette results."""
     output = getattr(node, "workeroutput", {})
+    from pytest_plugin import _drift
+
+    _drift.merge(node.config, output.get(_drift.WORKER_OUTPUT))
     text = output.get(_WORKER_OUTPUT)
     if text:
         from pytest_plugin._tally import Tally
@@ -282,8 +308,15 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
 ) -> None:
+    from pytest_plugin._drift import summary_lines
+
+    drift = summary_lines(config, verbose=config.get_verbosity() > 0)
     state = config.stash.get(STATE_KEY, None)
     if state is None or not state.tally.records:
+        if drift:  # only tests' own Recorders loaded cassettes
+            terminalreporter.write_sep("=", "provider-cassettes")
+            for line in drift:
+                terminalreporter.write_line(line)
         return
     from pytest_plugin._mode import on_ci
     from pytest_plugin._prices import PriceTable
@@ -293,6 +326,8 @@ def pytest_terminal_summary(
     base = str(config.invocation_params.dir)
     verbose = config.get_verbosity() > 0
     for line in state.tally.render(prices, base=base, verbose=verbose, ci=on_ci()):
+        terminalreporter.write_line(line)
+    for line in drift:
         terminalreporter.write_line(line)
     for line in state.verdict.lines(base):
         terminalreporter.write_line(line, red=line.startswith("--cassette-strict FAILED"))

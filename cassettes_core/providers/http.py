@@ -257,11 +257,14 @@ class HTTPProvider:
             raise self._failure("connection", exc) from exc
 
     def _failure(self, kind: ErrorKind, exc: Exception) -> ProviderError:
-        detail = str(exc) or type(exc).__name__
+        # The class name leads, as the transport records it: it tells the record_errors policy
+        # a provider that was never reached (ConnectError, ConnectTimeout) from a broken answer.
+        name = type(exc).__name__
+        detail = str(exc) or name
         if kind == "timeout":
-            message = f"no answer from {self.url()} within {self._timeout:g} s ({detail})"
+            message = f"{name}: no answer from {self.url()} within {self._timeout:g} s ({detail})"
         else:
-            message = f"could not reach {self.url()} ({detail})"
+            message = f"{name}: no connection to {self.url()} ({detail})"
         return ProviderError(kind, message, provider=self._name)
 
     # -- answers ----------------------------------------------------------------------------
@@ -270,8 +273,13 @@ class HTTPProvider:
         kept = kept_headers(headers.items())
         body = _json_or_text(content)
         if status >= 400:
+            key = self._api_key or os.environ.get(self._route.key_env) or ""
             raise ProviderError(
-                "http_status", provider=self._name, status=status, body=body, headers=kept
+                "http_status",
+                provider=self._name,
+                status=status,
+                body=_without(body, key),
+                headers=kept,
             )
         return LLMResponse(body=body, status=status, headers=kept)
 
@@ -280,6 +288,19 @@ class HTTPProvider:
 def _ssl_context(http: ModuleType) -> Any:
     # Loading the CA bundle costs ~50 ms; one context serves every client of the process.
     return http.create_ssl_context()
+
+
+def _without(body: Any, key: str) -> Any:
+    """``body`` with the key it may quote masked: an error is shown and may be recorded."""
+    if len(key) < 8:
+        return body
+    text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
+    if key not in text:
+        return body
+    from cassettes_core._secrets_shapes import mask  # only on this rare path
+
+    masked = text.replace(key, mask(key))
+    return masked if isinstance(body, str) else json.loads(masked)
 
 
 def _json_or_text(content: bytes) -> Any:

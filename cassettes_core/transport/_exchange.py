@@ -13,22 +13,27 @@ import time
 from collections.abc import AsyncGenerator, Generator, Iterator, Mapping
 from typing import Any
 
-from cassettes_core._errors import CassetteError, CassetteMissError, ConfigError
+from cassettes_core._errors import (
+    CassetteError,
+    CassetteMissError,
+    ConfigError,
+    UnrecordableAnswerError,
+)
 from cassettes_core._model import (
     Interaction,
     LLMResponse,
     RecordedError,
     StreamEvent,
 )
+from cassettes_core._record_errors import UnrecordedFailureError
 from cassettes_core._recorder import Recorder
 from cassettes_core._request import LLMRequest
+from cassettes_core.transport._bodies import served_answer, stored_body
 from cassettes_core.transport._headers import kept_headers, replay_headers
 from cassettes_core.transport._routes import Route
-from cassettes_core.transport._sse import EVENT_STREAM, SSEParser, compact_json, encode_stream
+from cassettes_core.transport._sse import EVENT_STREAM, SSEParser, encode_stream
 from cassettes_core.transport._visible import sent_by_anthropic, visible
 from cassettes_core.transport._wire import Wire, failure_message
-
-JSON = "application/json"
 
 
 class Call:
@@ -43,6 +48,7 @@ class Call:
         found: Interaction | None,
         wants_stream: bool,
         anthropic_caller: bool,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         self.recorder = recorder
         self.route = route
@@ -50,6 +56,7 @@ class Call:
         self.found = found
         self.wants_stream = wants_stream
         self.anthropic_caller = anthropic_caller
+        self.headers = headers  # read only to mask keys in a refusal's message
         self.started = time.perf_counter()
 
     @property
@@ -69,7 +76,15 @@ class Call:
         """Record a complete (decoded) answer: a response, or an ``http_status`` error."""
         # The call's duration ends here, before the header filter loads the secret guard.
         duration_ms = self.elapsed_ms()
-        body = stored_body(content)
+        try:
+            body = stored_body(
+                content,
+                headers.get("content-type"),
+                where=f" to {self.route.endpoint}",
+                lossy=status >= 400,  # an error body is read as text only, never as bytes
+            )
+        except CassetteError as exc:  # not storable as it came: the user must see it at once
+            raise self.visible(exc) from None
         kept = kept_headers(headers.multi_items())
         if status >= 400:
             error = RecordedError(kind="http_status", status=status, headers=kept, body=body)
@@ -98,6 +113,8 @@ class Call:
                 **outcome,
             )
         except CassetteError as exc:  # UnsafeCassetteError: the user must see it, not a retry
+            if isinstance(exc, UnrecordedFailureError):
+                exc.hide(credentials_in(self.headers or {}))
             raise self.visible(exc) from None
 
 
@@ -126,6 +143,16 @@ class StreamTap:
         self.done = True
         duration_ms = self._call.elapsed_ms()
         self._stamp(self._parser.close())
+        if self._parser.lossy:
+            route = self._call.route
+            raise self._call.visible(
+                UnrecordableAnswerError(
+                    f"the live {route.provider} stream from {route.endpoint} is not UTF-8 "
+                    "text: the SDKs decode streams strictly, so a recording could not replay "
+                    "what they saw. Nothing was written.\n"
+                    "TIP: record it again once the provider sends valid UTF-8."
+                )
+            )
         error = None
         if failure is not None:
             kind = self._wire.failure_kind(failure) or "connection"
@@ -171,7 +198,21 @@ def open_call(recorder: Recorder, route: Route, headers: Mapping[str, str], cont
         found=found,
         wants_stream=wants_stream,
         anthropic_caller=anthropic_caller,
+        headers=headers,
     )
+
+
+_CREDENTIAL_HEADERS = ("authorization", "x-api-key", "api-key", "x-goog-api-key")
+
+
+def credentials_in(headers: Mapping[str, str]) -> tuple[str, ...]:
+    """The key values a request carries in its auth headers (``Bearer`` and the like cut)."""
+    found = []
+    for name in _CREDENTIAL_HEADERS:
+        value = headers.get(name)
+        if value:
+            found.append(value.split(" ", 1)[-1].strip())
+    return tuple(found)
 
 
 # -- replay -----------------------------------------------------------------------------
@@ -197,11 +238,8 @@ def replay_response(wire: Wire, call: Call, request: Any, *, asynchronous: bool)
     else:
         assert found.response is not None
         status, headers, body = found.response.status, found.response.headers, found.response.body
-    served = replay_headers(headers, status)
-    served.setdefault(
-        "content-type", "text/plain; charset=utf-8" if isinstance(body, str) else JSON
-    )
-    return wire.response(status, served, content=encoded_body(body), request=request)
+    served, content = served_answer(replay_headers(headers, status), body)
+    return wire.response(status, served, content=content, request=request)
 
 
 def _replay_chunks(wire: Wire, found: Interaction, request: Any) -> Generator[bytes]:
@@ -214,28 +252,3 @@ def _replay_chunks(wire: Wire, found: Interaction, request: Any) -> Generator[by
 async def _async_iter(chunks: Iterator[bytes]) -> AsyncGenerator[bytes]:
     for chunk in chunks:
         yield chunk
-
-
-# -- bodies -----------------------------------------------------------------------------
-
-
-def stored_body(content: bytes) -> Any:
-    """A body as stored: parsed JSON objects and arrays, anything else as text."""
-    text = content.decode("utf-8", errors="replace")
-    if text.lstrip()[:1] in ("{", "["):
-        try:
-            value = json.loads(text)
-        except ValueError:
-            return text
-        if isinstance(value, dict | list):
-            return value
-    return text if text else None
-
-
-def encoded_body(body: Any) -> bytes:
-    """The bytes of a stored body: compact JSON for structures, strings as they are."""
-    if body is None:
-        return b""
-    if isinstance(body, str):
-        return body.encode("utf-8")
-    return compact_json(body).encode("utf-8")

@@ -40,7 +40,10 @@ class SSEParser:
     """
 
     def __init__(self) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="strict")
+        # Bytes that were not UTF-8 were replaced: the SDKs decode strictly, so such a
+        # stream cannot be recorded as they saw it (the tap refuses it).
+        self.lossy = False
         self._buffer = ""
         self._skip_lf = False  # the last chunk ended in "\r": a leading "\n" belongs to it
         self._event: str | None = None
@@ -48,13 +51,24 @@ class SSEParser:
 
     def feed(self, chunk: bytes) -> list[StreamEvent]:
         """The events completed by ``chunk`` (possibly none)."""
-        return self._lines(self._decoder.decode(chunk))
+        return self._lines(self._decode(chunk))
 
     def close(self) -> list[StreamEvent]:
         """End of stream: flush a final unterminated line; an unterminated event is dropped."""
-        events = self._lines(self._decoder.decode(b"", final=True))
+        events = self._lines(self._decode(b"", final=True))
         self._buffer, self._event, self._data = "", None, []
         return events
+
+    def _decode(self, chunk: bytes, final: bool = False) -> str:
+        if not self.lossy:
+            pending = self._decoder.getstate()[0]
+            try:
+                return self._decoder.decode(chunk, final)
+            except UnicodeDecodeError:
+                self.lossy = True
+                self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+                chunk = pending + chunk  # nothing of it was returned: decode it all again
+        return self._decoder.decode(chunk, final)
 
     def _lines(self, text: str) -> list[StreamEvent]:
         if not text:

@@ -254,7 +254,7 @@ def test_a_stream_switch_is_a_miss_with_the_rerecord_line(
         [
             "CassetteMissError: this openai.chat request (model gpt-4o-mini) was recorded as a "
             "complete answer and is now asked as a stream (stream: False → True)*",
-            "  re-record: pytest test_shape.py::test_shape --cassette-mode=append *",
+            "  re-record: pytest test_shape.py::test_shape --cassette-mode=record *",
             "*0 interactions replayed, 0 recorded, 1 missed, 1 unused",
         ]
     )

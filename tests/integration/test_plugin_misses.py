@@ -74,7 +74,7 @@ def test_anthropic_miss_shows_the_miss_not_a_connection_error(
             "(model claude-3-5-haiku-latest)",
             "  cassette:  */cassettes/test_claude/test_claude[[]json].yaml (mode replay, *)",
             "    messages[0].content: 'Name a prime number.' → 'Name an even number.'",
-            "  re-record: pytest 'test_claude.py::test_claude[[]json]' --cassette-mode=append *",
+            "  re-record: pytest 'test_claude.py::test_claude[[]json]' --cassette-mode=record *",
         ]
     )
     result.stdout.fnmatch_lines(["*cassettes/test_claude/test_claude[[]stream].yaml (mode replay*"])
@@ -187,10 +187,12 @@ def test_bad_options_and_corrupt_cassettes_error_cleanly(
     result.assert_outcomes(errors=3)
     result.stdout.fnmatch_lines(
         [
-            "cassette: @pytest.mark.cassette(mode='replai') is not a cassette mode; "
+            "ConfigError: @pytest.mark.cassette(mode='replai') is not a cassette mode; "
             "use one of auto, replay, record, append, passthrough",
-            "cassette: @pytest.mark.cassette got unknown keyword colour; it takes name, mode, *",
-            "cassette: cassette */cassettes/test_bad/corrupt.yaml*: not valid YAML*",
+            "  cassette file: */cassettes/test_bad/test_bad_mode.yaml",
+            "ConfigError: @pytest.mark.cassette got unknown keyword colour; it takes name, mode, *",
+            "  cassette file: */cassettes/test_bad/test_bad_keyword.yaml",
+            "CassetteFormatError: cassette */cassettes/test_bad/corrupt.yaml*: not valid YAML*",
         ]
     )
     assert "Traceback" not in result.stdout.str()

@@ -119,7 +119,8 @@ def test_changed_prompt_fails_with_the_diff_and_a_rerecord_hint(
             "  closest:   seq 1 (same model), 1 difference (recorded → requested):",
             "    messages[0].content: 'What is the capital of France?' → "
             "'What is the capital of Italy, please?'",
-            "  re-record: pytest test_chat.py::test_chat --cassette-mode=append *",
+            "  re-record: pytest test_chat.py::test_chat --cassette-mode=record   "
+            "(the request changed: *",
             "*- cassette -*",
             "cassettes/test_chat/test_chat.yaml (mode replay, from CI)",
             "FAILED test_chat.py::test_chat - *no recording matches*",

@@ -64,7 +64,9 @@ def test_refusal_leaves_existing_cassettes_byte_identical(tmp_path: Path) -> Non
 def test_a_secret_in_a_recorded_error_is_refused_too(tmp_path: Path) -> None:
     """Error bodies are scanned like answers."""
     leak = ProviderError("http_status", status=401, body={"error": f"bad key {_fake_openai_key()}"})
-    provider = CassetteProvider(FakeProvider([leak]), tmp_path / "c.yaml", mode="record")
+    provider = CassetteProvider(
+        FakeProvider([leak]), tmp_path / "c.yaml", mode="record", record_errors="all"
+    )  # a 401 is recorded only under record_errors="all"
     with pytest.raises(UnsafeCassetteError, match=r"error\.body\.error"):
         provider.complete(chat_request())
     assert not (tmp_path / "c.yaml").exists()

@@ -26,9 +26,11 @@ from cassettes_core import (
 from tests.helpers.factories import answer, chat_request, stream_events
 
 
-def _record(path: Path, script: list[Any], *requests: LLMRequest) -> FakeProvider:
+def _record(
+    path: Path, script: list[Any], *requests: LLMRequest, record_errors: str = "useful"
+) -> FakeProvider:
     fake = FakeProvider(script, name="openai.chat")
-    provider = CassetteProvider(fake, path, mode="record")
+    provider = CassetteProvider(fake, path, mode="record", record_errors=record_errors)
     for request in requests:
         with contextlib.suppress(ProviderError):
             provider.complete(request)
@@ -98,9 +100,11 @@ def test_recorded_429_then_success_replays_identically(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("kind", ["timeout", "connection"])
 def test_recorded_transport_failures_replay(tmp_path: Path, kind: str) -> None:
-    """Timeouts and connection failures replay as the same kind of ProviderError."""
+    """Timeouts and connection failures replay as the same kind of ProviderError (a
+    connection failure before any answer is recorded only under record_errors='all')."""
     path = tmp_path / "c.yaml"
-    _record(path, [ProviderError(kind, "boom")], chat_request())  # type: ignore[arg-type]
+    failure = ProviderError(kind, "boom")  # type: ignore[arg-type]
+    _record(path, [failure], chat_request(), record_errors="all")
     provider = CassetteProvider(FakeProvider([]), path, mode="replay")
     with pytest.raises(ProviderError) as caught:
         provider.complete(chat_request())
@@ -124,7 +128,7 @@ def test_miss_in_replay_shows_the_closest_diff_and_never_goes_live(tmp_path: Pat
     assert "mode replay" in text
     assert error.digest in text
     assert "messages[0].content: 'Capital of France? Paris' → 'Capital of France? Lyon'" in text
-    assert "re-record: CASSETTE_MODE=append" in text
+    assert "re-record: CASSETTE_MODE=record" in text  # a changed request: record, not append
 
 
 def test_miss_reports_added_tools_and_the_same_model_first(tmp_path: Path) -> None:
@@ -308,7 +312,8 @@ def test_version_drift_is_reported_on_replay(tmp_path: Path) -> None:
     document["manifest"]["sdks"]["httpx"] = "0.0.1"
     path.write_text(yaml.safe_dump(document, sort_keys=False))
     with pytest.warns(CassetteVersionWarning, match=r"httpx: 0\.0\.1 → "):
-        CassetteProvider(FakeProvider([]), path, mode="replay")
+        # (inside pytest drift goes to the summary unless a warning is asked for)
+        CassetteProvider(FakeProvider([]), path, mode="replay", on_version_drift="warn")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         _record(tmp_path / "fresh.yaml", [answer()], chat_request())

@@ -168,3 +168,17 @@ def test_openai_sdk_decoder_reads_our_encoding_as_we_parse_it(
         assert got.event == sent.event
         if isinstance(sent.data, dict):
             assert got.data == sent.data
+
+
+def test_bytes_that_are_not_utf8_mark_the_parse_lossy() -> None:
+    """A split multi-byte character is fine; an invalid byte is replaced and flagged (the tap
+    refuses to record such a stream), and the events around it still parse."""
+    whole = SSEParser()
+    events = whole.feed(b'data: {"t":"caf' + b"\xc3") + whole.feed(b'\xa9"}\n\n')
+    assert [e.data for e in events] == [{"t": "café"}]
+    assert not whole.lossy
+    broken = SSEParser()
+    events = broken.feed(b'data: {"t":"a"}\n\ndata: {"t":"b\xff')
+    events += broken.feed(b'"}\n\ndata: [DONE]\n\n')
+    assert [e.data for e in events] == [{"t": "a"}, {"t": "b\ufffd"}, "[DONE]"]
+    assert broken.lossy

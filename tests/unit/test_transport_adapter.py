@@ -131,13 +131,15 @@ def test_json_answer_is_recorded_decoded_and_replayed(lib: Lib, cassette: Path) 
     "name", ["ConnectError", "ReadTimeout", "WriteTimeout", "RemoteProtocolError"]
 )
 def test_failures_replay_as_the_same_exception(lib: Lib, cassette: Path, name: str) -> None:
-    """Timeouts and connection failures are recorded and raised again as the same class."""
+    """Timeouts and connection failures are recorded and raised again as the same class
+    (under record_errors='all': by default a ConnectError is refused, not recorded)."""
     error_cls = getattr(lib.http, name)
 
     def handler(request: Any) -> Any:
         raise error_cls("boom", request=request)
 
-    with lib.client(Recorder(cassette, mode="record"), handler) as client, pytest.raises(error_cls):
+    recorder = Recorder(cassette, mode="record", record_errors="all")
+    with lib.client(recorder, handler) as client, pytest.raises(error_cls):
         _post(client)
     stored = load_cassette(cassette)
     assert stored is not None

@@ -1,0 +1,144 @@
+"""Which live failures a recording keeps as answers, and the refusal for the others.
+
+A recording is replayed forever, so a failure that only says something about the machine it
+was made on must not become the answer. By default (``record_errors="useful"``) a recording
+keeps the failures a test can learn from: rate limits (429), overloads and server errors
+(5xx), other 4xx answers (a bad request, an unknown model), timeouts, and a stream that broke
+part-way. It refuses the two that mean "this recording was made wrong": an authentication
+failure (401, 403, 407: a wrong or missing key) and a provider that could not be reached at
+all (connection refused, DNS failure, connect timeout; a connection that broke after it was
+made, ``ReadError``/``RemoteProtocolError``, is kept). The call then fails with
+:class:`UnrecordedFailureError` and nothing is written. ``record_errors="all"`` keeps every
+failure (a test of auth-error handling).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal, cast, get_args
+
+from cassettes_core._errors import ConfigError, ProviderError
+from cassettes_core._model import RecordedError, StreamEvent
+
+RecordErrors = Literal["useful", "all"]
+RECORD_ERRORS: tuple[str, ...] = get_args(RecordErrors)
+AUTH_STATUSES = frozenset({401, 403, 407})
+_ALL_HINT = (
+    "pass record_errors='all' (@pytest.mark.cassette(record_errors='all'), the ini option "
+    "cassette_record_errors = all, or Recorder/CassetteProvider(record_errors='all'))"
+)
+_KEY_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+# httpx/httpx2 failures after the connection was made: the provider was reachable.
+_REACHED = ("ReadError", "WriteError", "RemoteProtocolError", "LocalProtocolError", "CloseError")
+
+
+class UnrecordedFailureError(ProviderError):
+    """The live provider refused the call or could not be reached; nothing was recorded."""
+
+    def __init__(self, failure: RecordedError, *, provider: str, path: Path) -> None:
+        self.path = path  # before the base class renders the message
+        self.hidden: tuple[str, ...] = ()
+        super().__init__(
+            failure.kind,
+            failure.message,
+            provider=provider,
+            status=failure.status,
+            body=failure.body,
+            headers=failure.headers,
+        )
+
+    def __str__(self) -> str:
+        return render_refusal(self)
+
+    def hide(self, values: Sequence[str]) -> None:
+        """Mask ``values`` (the credentials the request carried) wherever the message quotes
+        them: a provider may echo the key it was given."""
+        self.hidden = tuple(v for v in values if len(v) >= 8)
+        self.args = (str(self),)
+
+
+def parse_record_errors(value: object, *, source: str = "record_errors") -> RecordErrors:
+    """``value`` as a policy name; a :class:`ConfigError` naming the choices otherwise."""
+    if value is None:
+        return "useful"
+    text = str(value).strip().lower() if isinstance(value, str) else value
+    if text not in RECORD_ERRORS:
+        raise ConfigError(
+            f"{source}={value!r} is not a recording policy for errors; choose "
+            f"{' or '.join(repr(c) for c in RECORD_ERRORS)} ('useful', the default, does not "
+            "record auth failures or an unreachable provider; 'all' records every failure)"
+        )
+    return cast("RecordErrors", text)
+
+
+def refused(
+    policy: RecordErrors, error: RecordedError | None, stream: Sequence[StreamEvent] | None
+) -> bool:
+    """Whether ``policy`` keeps ``error`` (the outcome of one live call) out of the cassette."""
+    if policy == "all" or error is None:
+        return False
+    if error.kind == "http_status":
+        return error.status in AUTH_STATUSES
+    if stream:  # the stream broke part-way: the provider was there, and answered
+        return False
+    if error.kind == "connection":
+        # The transport records "ClassName: text"; these classes mean the host was reached.
+        return not error.message.startswith(_REACHED)
+    return error.message.startswith("ConnectTimeout")
+
+
+def render_refusal(error: UnrecordedFailureError) -> str:
+    """What happened, why nothing was written, and what to do."""
+    from cassettes_core._secrets_text import redact  # loaded on this rare path only
+
+    who = error.provider or "the provider"
+    if error.kind == "http_status":
+        detail = f"{who} answered HTTP {error.status}"
+        said = _provider_message(error.body)
+        if said:
+            detail += f": {said}"
+        lines = [
+            f"the live provider rejected the call ({detail})",
+            f"  nothing was written to {error.path}: an authentication failure is not "
+            "recorded as an answer (CI would replay it forever)",
+            f"TIP: check the API key ({_key_hint(who)}) and run the test again; to record the "
+            f"failure on purpose, {_ALL_HINT}.",
+        ]
+    else:
+        lines = [
+            f"the live provider could not be reached ({who}: {error.kind}, {error.message})",
+            f"  nothing was written to {error.path}: an unreachable provider is not recorded "
+            "as an answer (CI would replay the outage forever)",
+            "TIP: check the base URL (OPENAI_BASE_URL / ANTHROPIC_BASE_URL) and the network, "
+            f"and run the test again; to record the failure on purpose, {_ALL_HINT}.",
+        ]
+    return _mask_keys(redact("\n".join(lines)), error.hidden)
+
+
+def _provider_message(body: object) -> str:
+    """The provider's own error message (``error.message``), else the body, shortened."""
+    said: object = body
+    if isinstance(body, dict):
+        inner = body.get("error")
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            said = inner["message"]
+        elif isinstance(body.get("message"), str):
+            said = body["message"]
+    text = " ".join(str(said).split()) if said is not None else ""
+    return text if len(text) <= 300 else text[:299] + "…"
+
+
+def _key_hint(provider: str) -> str:
+    return "ANTHROPIC_API_KEY" if provider.startswith("anthropic") else "OPENAI_API_KEY"
+
+
+def _mask_keys(text: str, hidden: Sequence[str]) -> str:
+    # A provider may quote the key it was given; the keys of this process never reach a log.
+    from cassettes_core._secrets_shapes import mask
+
+    for value in (*hidden, *(os.environ.get(name, "") for name in _KEY_VARIABLES)):
+        if len(value) >= 8 and value in text:
+            text = text.replace(value, mask(value))
+    return text

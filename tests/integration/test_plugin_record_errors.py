@@ -1,0 +1,146 @@
+"""The record_errors policy end to end: a first run with a wrong key fails saying the live
+provider rejected the call and writes no cassette; the marker or ini option records it."""
+
+from __future__ import annotations
+
+import importlib
+import secrets
+
+import pytest
+
+from cassettes_core.emulator import Emulator
+from tests.helpers.inner import PLUGIN_INI
+from tests.helpers.inner import run_inner as run
+
+for _module in ("openai", "anthropic", "httpx2", "cassettes_core._secrets", "pytest_plugin._live"):
+    importlib.import_module(_module)  # loaded once: the in-process runs stay fast
+
+CHAT = """
+import openai
+import pytest
+
+
+@pytest.mark.cassette{marker}
+def test_chat():
+    with openai.OpenAI(max_retries=2) as client:
+        {body}
+"""
+ASK = (
+    'client.chat.completions.create(model="gpt-4o-mini", '
+    'messages=[{"role": "user", "content": "hi"}])'
+)
+EXPECT_401 = f"""with pytest.raises(openai.AuthenticationError):
+            {ASK}"""
+SWALLOW = f"""try:
+            {ASK}
+        except Exception:
+            pass  # code under test that hides every failure"""
+
+
+@pytest.fixture
+def wrong_key(provider: Emulator, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The inner tests present a key the emulator rejects (fake, made at run time)."""
+    key = "wrong-" + secrets.token_hex(12)
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    return key
+
+
+def test_a_first_run_with_a_wrong_key_fails_and_writes_nothing(
+    pytester: pytest.Pytester, provider: Emulator, wrong_key: str
+) -> None:
+    """The failure names our error, the 401 and the provider's message (masked), and says
+    how to record it on purpose; no cassette file, and the summary counts it."""
+    pytester.makepyfile(test_chat=CHAT.format(marker="", body=ASK))
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "UnrecordedFailureError: the live provider rejected the call (openai.chat answered "
+            "HTTP 401: Incorrect API key provided: *",
+            "  nothing was written to */cassettes/test_chat/test_chat.yaml: an authentication "
+            "failure is not recorded as an answer*",
+            "TIP: check the API key (OPENAI_API_KEY) and run the test again; to record the "
+            "failure on purpose, pass record_errors='all'*",
+            "*1 live failure not recorded*",
+            "FAILED test_chat.py::test_chat - Failed: UnrecordedFailureError*",
+        ]
+    )
+    assert wrong_key not in result.stdout.str()
+    assert provider.hits == 1  # refused at once: the SDK did not retry it
+    assert not (pytester.path / "cassettes").exists()
+
+
+def test_code_that_swallows_the_refusal_still_fails(
+    pytester: pytest.Pytester, provider: Emulator, wrong_key: str
+) -> None:
+    """A refusal the code under test caught fails the test anyway (nothing was recorded)."""
+    pytester.makepyfile(test_chat=CHAT.format(marker="", body=SWALLOW))
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "UnrecordedFailureError: the live provider rejected the call*",
+            "*(the code under test caught the live failure; the plugin fails the test anyway)",
+        ]
+    )
+    assert not (pytester.path / "cassettes").exists()
+
+
+@pytest.mark.parametrize("where", ["marker", "ini"])
+def test_record_errors_all_records_the_401_which_then_replays(
+    pytester: pytest.Pytester,
+    provider: Emulator,
+    wrong_key: str,
+    monkeypatch: pytest.MonkeyPatch,
+    where: str,
+) -> None:
+    """With the marker keyword or the ini option the 401 is recorded, and replays in CI."""
+    marker = '(record_errors="all")' if where == "marker" else ""
+    if where == "ini":
+        pytester.makeini(PLUGIN_INI + "cassette_record_errors = all\n")
+    pytester.makepyfile(test_chat=CHAT.format(marker=marker, body=EXPECT_401))
+    run(pytester).assert_outcomes(passed=1)
+    cassette = pytester.path / "cassettes" / "test_chat" / "test_chat.yaml"
+    assert "status: 401" in cassette.read_text(encoding="utf-8")
+    monkeypatch.setenv("CI", "true")
+    hits = provider.hits
+    result = run(pytester)
+    result.assert_outcomes(passed=1)
+    assert provider.hits == hits
+
+
+def test_the_marker_beats_the_ini_option(
+    pytester: pytest.Pytester, provider: Emulator, wrong_key: str
+) -> None:
+    """ini all, marker useful: the marker (closer to the test) wins."""
+    pytester.makeini(PLUGIN_INI + "cassette_record_errors = all\n")
+    pytester.makepyfile(test_chat=CHAT.format(marker='(record_errors="useful")', body=ASK))
+    run(pytester).stdout.fnmatch_lines(["UnrecordedFailureError: *"])
+    assert not (pytester.path / "cassettes").exists()
+
+
+def test_a_bad_value_is_a_usage_error_or_a_config_error(
+    pytester: pytest.Pytester, provider: Emulator
+) -> None:
+    """A typo in the ini stops the run at once; in a marker it fails that test's setup."""
+    pytester.makeini(PLUGIN_INI + "cassette_record_errors = everything\n")
+    pytester.makepyfile(test_chat=CHAT.format(marker="", body=ASK))
+    result = run(pytester)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*cassette_record_errors = 'everything': choose useful or all*"])
+    pytester.makeini(PLUGIN_INI)
+    pytester.makepyfile(test_chat=CHAT.format(marker='(record_errors="some")', body=ASK))
+    result = run(pytester)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["ConfigError: @pytest.mark.cassette(record_errors)='some' *"])
+
+
+def test_the_plugin_spells_the_same_choices_as_the_core() -> None:
+    """The plugin checks ini values without loading the core: its lists must not drift."""
+    from cassettes_core._manifest import _SESSION_POLICY
+    from cassettes_core._record_errors import RECORD_ERRORS
+    from pytest_plugin._drift import DRIFT_CHOICES
+    from pytest_plugin._spec import RECORD_ERRORS as PLUGIN_RECORD_ERRORS
+
+    assert PLUGIN_RECORD_ERRORS == RECORD_ERRORS
+    assert set(DRIFT_CHOICES) == set(_SESSION_POLICY)

@@ -1,0 +1,269 @@
+"""Version drift in pytest: listed once per cassette in the summary, never a test error under
+``filterwarnings = error`` unless the user asks (``cassette_version_drift = warn|error``)."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cassettes_core import Manifest, VersionDrift
+from cassettes_core._manifest import installed_sdks, version_drift
+from cassettes_core.emulator import Emulator
+from tests.helpers.inner import PLUGIN_INI
+from tests.helpers.inner import run_inner as run
+
+for _module in ("openai", "httpx2", "cassettes_core._secrets", "pytest_plugin._live"):
+    importlib.import_module(_module)  # loaded once: the in-process runs stay fast
+
+STRICT_INI = PLUGIN_INI + "filterwarnings =\n    error\n"
+TESTS = """
+import openai
+import pytest
+
+
+def ask(prompt):
+    with openai.OpenAI(max_retries=0) as client:
+        return client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": prompt}]
+        )
+
+
+@pytest.mark.cassette("shared.yaml")
+def test_one():
+    assert ask("one")
+
+
+@pytest.mark.cassette("shared.yaml")
+def test_two():
+    assert ask("two")
+
+
+@pytest.mark.cassette
+def test_own():
+    assert ask("own")
+"""
+
+
+def _cassettes(pytester: pytest.Pytester) -> list[Path]:
+    return sorted((pytester.path / "cassettes").rglob("*.yaml"))
+
+
+def _set_versions(path: Path, **versions: str) -> None:
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    document["manifest"]["sdks"].update(versions)
+    path.write_text(yaml.safe_dump(document, sort_keys=False, allow_unicode=True), "utf-8")
+
+
+def _bumped_patch(version: str) -> str:
+    major, minor, *_ = version.split(".")
+    return f"{major}.{minor}.999"
+
+
+@pytest.fixture
+def recorded(
+    pytester: pytest.Pytester, provider: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> Emulator:
+    """Three tests recorded into two cassettes; the next runs replay under CI."""
+    pytester.makeini(STRICT_INI)
+    pytester.makepyfile(test_drift=TESTS)
+    run(pytester).assert_outcomes(passed=3)
+    assert len(_cassettes(pytester)) == 2
+    monkeypatch.setenv("CI", "true")
+    provider.reset()
+    return provider
+
+
+def test_drift_is_listed_once_per_cassette_and_no_test_errors(
+    pytester: pytest.Pytester, recorded: Emulator
+) -> None:
+    """An openai bump under filterwarnings=error: every test passes, and the summary lists
+    each drifted cassette once (the shared one is replayed by two tests)."""
+    for path in _cassettes(pytester):
+        _set_versions(path, openai="0.0.1")
+    result = run(pytester)
+    result.assert_outcomes(passed=3)
+    assert recorded.hits == 0
+    now = installed_sdks()["openai"]
+    result.stdout.fnmatch_lines(
+        [
+            "version drift: 2 cassettes recorded with other versions than installed *",
+            f"  cassettes/shared.yaml: openai: 0.0.1 → {now}",
+            f"  cassettes/test_drift/test_own.yaml: openai: 0.0.1 → {now}",
+        ]
+    )
+    assert result.stdout.str().count("cassettes/shared.yaml: openai") == 1
+    assert "CassetteVersionWarning" not in result.stdout.str()
+
+
+def test_only_the_sdks_that_made_the_calls_count(
+    pytester: pytest.Pytester, recorded: Emulator
+) -> None:
+    """anthropic drift in an openai cassette, and httpx/httpx2 patch bumps, are not drift."""
+    sdks = installed_sdks()
+    bumps: dict[str, str] = {"anthropic": "0.0.1"}
+    for name in ("httpx", "httpx2"):
+        if name in sdks:
+            bumps[name] = _bumped_patch(sdks[name])
+    for path in _cassettes(pytester):
+        _set_versions(path, **bumps)
+    result = run(pytester)
+    result.assert_outcomes(passed=3)
+    assert "version drift" not in result.stdout.str()
+
+
+def test_warn_lets_filterwarnings_error_fail_the_tests(
+    pytester: pytest.Pytester, recorded: Emulator
+) -> None:
+    """cassette_version_drift = warn: the warning is the user's to filter; under
+    filterwarnings = error the drifted tests error, as asked."""
+    pytester.makeini(STRICT_INI + "cassette_version_drift = warn\n")
+    for path in _cassettes(pytester):
+        _set_versions(path, openai="0.0.1")
+    result = run(pytester)
+    result.assert_outcomes(errors=3)
+    result.stdout.fnmatch_lines(["*CassetteVersionWarning: cassette *was recorded with other*"])
+
+
+def test_warn_can_be_filtered_by_its_category(
+    pytester: pytest.Pytester, recorded: Emulator
+) -> None:
+    """The documented filter silences it: the tests pass and the summary still lists it."""
+    ini = STRICT_INI + "    ignore::cassettes_core.CassetteVersionWarning\n"
+    pytester.makeini(ini + "cassette_version_drift = warn\n")
+    for path in _cassettes(pytester):
+        _set_versions(path, openai="0.0.1")
+    result = run(pytester)
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["version drift: 2 cassettes *"])
+
+
+def test_error_fails_each_test_naming_the_drift(
+    pytester: pytest.Pytester, recorded: Emulator
+) -> None:
+    """cassette_version_drift = error: a VersionDriftError with the file and the versions."""
+    pytester.makeini(STRICT_INI + "cassette_version_drift = error\n")
+    own = pytester.path / "cassettes" / "test_drift" / "test_own.yaml"
+    _set_versions(own, openai="0.0.1")
+    result = run(pytester)
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "VersionDriftError: cassette */cassettes/test_drift/test_own.yaml was recorded with "
+            "other versions (openai: 0.0.1 → *), and version drift is an error here*",
+        ]
+    )
+
+
+def test_a_bad_drift_setting_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    """A typo stops the run at once, listing the choices."""
+    pytester.makeini(PLUGIN_INI + "cassette_version_drift = loud\n")
+    pytester.makepyfile(test_x="def test_x():\n    pass\n")
+    result = run(pytester)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*cassette_version_drift = 'loud': choose summary, warn, error*"])
+
+
+# -- the rule itself --------------------------------------------------------------------------
+
+
+def _manifest(library: str = "provider-cassettes 0.1.0", **sdks: str) -> Manifest:
+    return Manifest(library=library, sdks=sdks)
+
+
+@pytest.mark.parametrize(
+    ("recorded", "running", "providers", "expected"),
+    [
+        pytest.param(
+            {"openai": "1.0.0"}, {"openai": "1.0.1"}, {"openai.chat"}, ["openai"], id="sdk-patch"
+        ),
+        pytest.param(
+            {"openai": "1.0.0"}, {"openai": "1.0.1"}, {"anthropic.messages"}, [], id="other-sdk"
+        ),
+        pytest.param(
+            {"anthropic": "1"},
+            {"anthropic": "2"},
+            {"anthropic.messages"},
+            ["anthropic"],
+            id="anthropic",
+        ),
+        pytest.param(
+            {"httpx": "0.28.0"}, {"httpx": "0.28.1"}, {"openai.chat"}, [], id="httpx-patch"
+        ),
+        pytest.param(
+            {"httpx2": "1.2.0"}, {"httpx2": "1.3.0"}, {"openai.chat"}, ["httpx2"], id="httpx2-minor"
+        ),
+        pytest.param({"httpx": "0.27.0"}, {"httpx": "0.28.0"}, {"my.grpc"}, [], id="own-provider"),
+        pytest.param({"openai": "1.0.0"}, {}, {"openai.chat"}, [], id="not-installed"),
+        pytest.param(
+            {"openai": "1.0.0"}, {"openai": "1.0.1"}, None, ["openai"], id="unknown-providers"
+        ),
+    ],
+)
+def test_which_versions_count_as_drift(
+    recorded: dict[str, str],
+    running: dict[str, str],
+    providers: set[str] | None,
+    expected: list[str],
+) -> None:
+    """SDKs count when they made the calls (any change); HTTP libraries on a minor change."""
+    drift = version_drift(_manifest(**recorded), _manifest(**running), providers=providers)
+    assert [d.name for d in drift] == expected
+
+
+def test_the_library_counts_on_a_minor_change_only() -> None:
+    """A patch release of provider-cassettes is not drift; a minor one is."""
+    patch = version_drift(_manifest(), _manifest("provider-cassettes 0.1.7"), providers=set())
+    minor = version_drift(_manifest(), _manifest("provider-cassettes 0.2.0"), providers=set())
+    assert patch == []
+    assert minor == [VersionDrift("provider-cassettes", "0.1.0", "0.2.0")]
+    assert str(minor[0]) == "provider-cassettes: 0.1.0 → 0.2.0"
+
+
+@pytest.mark.slow
+def test_xdist_workers_report_drift_once_per_cassette(
+    pytester: pytest.Pytester, recorded: Emulator
+) -> None:
+    """Two workers replay the shared cassette: the controller's summary lists it once."""
+    for path in _cassettes(pytester):
+        _set_versions(path, openai="0.0.1")
+    result = pytester.runpytest_subprocess(
+        "-n", "2", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", timeout=120
+    )
+    result.assert_outcomes(passed=3)
+    output = result.stdout.str()
+    assert output.count("cassettes/shared.yaml: openai: 0.0.1 → ") == 1
+    assert output.count("cassettes/test_drift/test_own.yaml: openai: 0.0.1 → ") == 1
+
+
+OWN_RECORDER = """
+from cassettes_core import CassetteProvider, FakeProvider, LLMRequest
+
+def test_own_recorder():
+    provider = CassetteProvider(FakeProvider([], name="openai.chat"), {path!r}, mode="replay")
+    messages = [{{"role": "user", "content": "own"}}]
+    request = LLMRequest.from_body("openai.chat", {{"model": "gpt-4o-mini", "messages": messages}})
+    assert provider.complete(request)
+"""
+
+
+def test_a_tests_own_recorder_reports_to_the_summary_too(
+    pytester: pytest.Pytester, recorded: Emulator
+) -> None:
+    """No marker, no fixture: a test's own CassetteProvider on a drifted cassette passes under
+    filterwarnings = error, and the session summary lists the drift."""
+    own = pytester.path / "cassettes" / "test_drift" / "test_own.yaml"
+    _set_versions(own, openai="0.0.1")
+    (pytester.path / "test_drift.py").unlink()
+    pytester.makepyfile(test_plain=OWN_RECORDER.format(path=str(own)))
+    result = run(pytester)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*= provider-cassettes =*",
+            "version drift: 1 cassette recorded with other versions than installed *",
+            "  cassettes/test_drift/test_own.yaml: openai: 0.0.1 → *",
+        ]
+    )

@@ -1,0 +1,272 @@
+"""Whatever a recording holds replays as the SDK saw it live, or recording refuses it up front:
+headers with any bytes, bodies in any charset or content-encoding, HTML and empty error pages.
+
+A loopback server answers with exactly scripted bytes; the real openai and anthropic SDKs
+record through the cassette transport, then replay under ``CI=true`` with the server untouched
+and equal ``model_dump()``s. Streams: ``test_replay_fidelity_streams.py``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import httpx2
+import pytest
+
+from cassettes_core import Recorder, UnrecordableAnswerError, load_cassette
+from cassettes_core.transport.httpx2 import CassetteTransport
+from tests.helpers.raw_http import RawReply, RawServer, raw_server
+from tests.helpers.replay import MESSAGES, Headed, openai_client, outcome, record_then_replay
+
+CHAT: dict[str, Any] = {
+    "id": "chatcmpl-1",
+    "object": "chat.completion",
+    "created": 1,
+    "model": "gpt-4o",
+    "choices": [
+        {
+            "index": 0,
+            "finish_reason": "stop",
+            "message": {"role": "assistant", "content": "Café, naïve, 東京 ✓"},
+        }
+    ],
+}
+JSON_TYPE = (b"content-type", b"application/json")
+
+
+def _chat_bytes(*, ascii_only: bool = False) -> bytes:
+    return json.dumps(CHAT, ensure_ascii=ascii_only).encode("utf-8")
+
+
+def _chat_call(server: RawServer, recorder: Recorder) -> Any:
+    with openai_client(server, recorder) as client:
+        raw = client.chat.completions.with_raw_response.create(model="gpt-4o", messages=MESSAGES)
+        parsed = raw.parse()
+        return Headed(parsed, dict(raw.headers))
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param("café".encode(), id="utf-8"),
+        pytest.param(b"caf\xe9", id="latin-1"),
+        pytest.param(b"\xff\xfe\x80\x81", id="invalid-utf-8"),
+        pytest.param(b"a\x01b\x7fc\tz", id="control-bytes"),
+        pytest.param("東京 ✓".encode(), id="cjk"),
+    ],
+)
+def test_response_headers_with_any_bytes_replay_as_the_sdk_saw_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: bytes
+) -> None:
+    """A kept header (x-request-id) with any bytes records, and replays to the same text."""
+    reply = RawReply(headers=[JSON_TYPE, (b"x-request-id", value)], chunks=[_chat_bytes()])
+    live, replayed = record_then_replay(tmp_path, monkeypatch, reply, _chat_call)
+    assert replayed == live
+    assert live["headers"]["x-request-id"]
+
+
+def test_mixed_header_encodings_replay_the_same_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """UTF-8 and latin-1 values in one answer (the client then decodes all as latin-1)."""
+    headers = [JSON_TYPE, (b"x-request-id", b"caf\xe9"), (b"x-ratelimit-note", "€".encode())]
+    reply = RawReply(headers=headers, chunks=[_chat_bytes()])
+    live, replayed = record_then_replay(tmp_path, monkeypatch, reply, _chat_call)
+    assert replayed == live
+
+
+@pytest.mark.parametrize(
+    ("encoding", "encode"),
+    [
+        pytest.param(b"gzip", gzip.compress, id="gzip"),
+        pytest.param(b"deflate", zlib.compress, id="deflate"),
+    ],
+)
+def test_compressed_bodies_are_stored_decoded_and_replayed_without_the_encoding(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    encoding: bytes,
+    encode: Callable[[bytes], bytes],
+) -> None:
+    """content-encoding is undone once: the cassette holds the JSON, replay serves it plain."""
+    reply = RawReply(
+        headers=[JSON_TYPE, (b"content-encoding", encoding)], chunks=[encode(_chat_bytes())]
+    )
+    live, replayed = record_then_replay(tmp_path, monkeypatch, reply, _chat_call)
+    assert replayed == live
+    stored = load_cassette(tmp_path / "c.yaml")
+    assert stored is not None
+    response = stored.interactions[0].response
+    assert response is not None
+    assert response.body == CHAT
+    assert "content-encoding" not in response.headers
+
+
+def test_a_stored_content_encoding_is_never_served_over_the_decoded_body(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cassette edited to hold content-encoding/content-length still replays."""
+    path = tmp_path / "c.yaml"
+    with raw_server(RawReply(headers=[JSON_TYPE], chunks=[_chat_bytes()])) as server:
+        live = outcome(lambda: _chat_call(server, Recorder(path, mode="record")))
+    text = path.read_text(encoding="utf-8")
+    edited = text.replace(
+        "content-type: application/json",
+        "content-type: application/json\n      content-encoding: gzip\n      content-length: '3'",
+    )
+    assert edited != text
+    path.write_text(edited, encoding="utf-8")
+    monkeypatch.setenv("CI", "true")
+    with raw_server(RawReply(status=500)) as server:
+        assert outcome(lambda: _chat_call(server, Recorder(path))) == live
+        assert server.hits == 0
+
+
+@pytest.mark.parametrize(
+    "charset", [pytest.param("iso-8859-1", id="latin-1"), pytest.param("utf-16", id="utf-16")]
+)
+def test_bodies_in_another_charset_replay_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, charset: str
+) -> None:
+    """A JSON body in a declared charset (escaped, as JSON parsers need) replays equal."""
+    body = _chat_bytes(ascii_only=True).decode().encode(charset)
+    content_type = f"application/json; charset={charset}".encode()
+    reply = RawReply(headers=[(b"content-type", content_type)], chunks=[body])
+    live, replayed = record_then_replay(tmp_path, monkeypatch, reply, _chat_call)
+    assert replayed == live
+    assert live["answer"]["choices"][0]["message"]["content"] == "Café, naïve, 東京 ✓"
+
+
+def test_html_error_pages_replay_as_the_same_status_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A proxy's HTML 502 page (not JSON, latin-1) is recorded and replays the same error."""
+    page = "<html><body><h1>502 Bad Gateway</h1><p>naïve proxy</p></body></html>"
+    reply = RawReply(
+        status=502,
+        headers=[(b"content-type", b"text/html; charset=iso-8859-1")],
+        chunks=[page.encode("latin-1")],
+    )
+    live, replayed = record_then_replay(tmp_path, monkeypatch, reply, _chat_call)
+    assert live[:3] == ("status-error", "InternalServerError", 502)
+    assert replayed == live
+
+
+@pytest.mark.parametrize(
+    ("content_type", "content"),
+    [
+        pytest.param(
+            b"text/html", "<h1>caf\xe9 \x80</h1>".encode("latin-1"), id="undeclared-latin-1"
+        ),
+        pytest.param(b"application/octet-stream", bytes(range(256)), id="binary"),
+    ],
+)
+def test_an_undecodable_error_body_is_recorded_as_the_sdk_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content_type: bytes, content: bytes
+) -> None:
+    """A 502 whose bytes are not UTF-8 (no charset declared): the SDK reads only its text,
+    with replacement characters; that is stored, and the same error replays."""
+    reply = RawReply(status=502, headers=[(b"content-type", content_type)], chunks=[content])
+    live, replayed = record_then_replay(tmp_path, monkeypatch, reply, _chat_call)
+    assert live[:3] == ("status-error", "InternalServerError", 502)
+    assert replayed == live
+
+
+def test_an_empty_error_body_replays_as_the_same_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 503 with no body at all replays as the same status error."""
+    reply = RawReply(status=503, headers=[(b"content-type", b"text/plain")], chunks=[b""])
+    live, replayed = record_then_replay(tmp_path, monkeypatch, reply, _chat_call)
+    assert live[:3] == ("status-error", "InternalServerError", 503)
+    assert replayed == live
+
+
+def test_a_binary_body_is_refused_at_record_time_and_nothing_is_written(
+    tmp_path: Path,
+) -> None:
+    """A successful answer whose bytes are not text in their charset cannot be stored
+    unchanged: refused, no file."""
+    path = tmp_path / "c.yaml"
+    reply = RawReply(
+        headers=[(b"content-type", b"application/octet-stream")],
+        chunks=[bytes(range(256))],
+    )
+    with raw_server(reply) as server, pytest.raises(UnrecordableAnswerError) as caught:
+        _chat_call(server, Recorder(path, mode="record"))
+    assert "not utf-8 text" in str(caught.value)
+    assert "Nothing was written" in str(caught.value)
+    assert not path.exists()
+
+
+def test_an_empty_200_body_fails_the_same_way_on_replay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An empty success body (stored as null) makes the SDK fail exactly as it did live."""
+    reply = RawReply(headers=[JSON_TYPE], chunks=[b""])
+    live, replayed = record_then_replay(tmp_path, monkeypatch, reply, _chat_call)
+    assert live[0] == "raised"
+    assert replayed == live
+
+
+def _claude_call(server: RawServer, recorder: Recorder) -> Any:
+    http = httpx2.Client(transport=CassetteTransport(recorder))
+    base = server.base_url.removesuffix("/v1")
+    with anthropic.Anthropic(base_url=base, api_key="k", http_client=http, max_retries=0) as c:
+        raw = c.messages.with_raw_response.create(
+            model="claude-3-5-haiku-latest", max_tokens=10, messages=MESSAGES
+        )
+        return Headed(raw.parse(), dict(raw.headers))
+
+
+CLAUDE = {
+    "id": "msg_1",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-3-5-haiku-latest",
+    "content": [{"type": "text", "text": "Café ✓"}],
+    "stop_reason": "end_turn",
+    "stop_sequence": None,
+    "usage": {"input_tokens": 3, "output_tokens": 2},
+}
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        pytest.param(
+            RawReply(
+                headers=[JSON_TYPE, (b"request-id", b"req_caf\xe9\x01")],
+                chunks=[json.dumps(CLAUDE, ensure_ascii=False).encode()],
+            ),
+            id="latin-1-header",
+        ),
+        pytest.param(
+            RawReply(
+                headers=[JSON_TYPE, (b"content-encoding", b"gzip")],
+                chunks=[gzip.compress(json.dumps(CLAUDE).encode())],
+            ),
+            id="gzip",
+        ),
+        pytest.param(
+            RawReply(
+                status=529,
+                headers=[(b"content-type", b"text/html; charset=windows-1252")],
+                chunks=["<h1>Overloaded – try later</h1>".encode("cp1252")],
+            ),
+            id="html-529",
+        ),
+    ],
+)
+def test_anthropic_answers_replay_as_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reply: RawReply
+) -> None:
+    """The anthropic SDK: odd header bytes, gzip, an HTML overload page in cp1252."""
+    live, replayed = record_then_replay(tmp_path, monkeypatch, reply, _claude_call)
+    assert replayed == live
