@@ -22,6 +22,7 @@ calls it.
 
 from __future__ import annotations
 
+import json
 import re
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
@@ -31,12 +32,15 @@ from typing import Any, TypeVar
 
 from cassettes_core._errors import UnsafeCassetteError
 from cassettes_core._secrets_batch import Batch
-from cassettes_core._secrets_detectors import Hit, find_formats_batch
+from cassettes_core._secrets_detectors import Hit, find_formats, find_formats_batch
+from cassettes_core._secrets_env import credential_environment, find_environment_values
 from cassettes_core._secrets_llm import credential_in_field, field_kind
+from cassettes_core._secrets_normal import needs_normalising, normalise
+from cassettes_core._secrets_paths import quoted_name
 from cassettes_core._secrets_plugins import PluginScanner, plugin_scanner
 from cassettes_core._secrets_shapes import is_documented_example, mask, strip_scheme
-from cassettes_core._secrets_stream import stream_hits
-from cassettes_core._secrets_text import find_assignments_batch
+from cassettes_core._secrets_stream import HIDDEN, stream_hits
+from cassettes_core._secrets_text import find_assignments, find_assignments_batch
 from cassettes_core._secrets_walk import Leaf, Walk
 
 __all__ = [
@@ -139,7 +143,8 @@ class SecretGuard:
     """
 
     def __init__(self, *, allow: Iterable[str] = ()) -> None:
-        self._allow = frozenset(value for value in allow if value)
+        allowed = [value for value in allow if value]
+        self._allow = frozenset([*allowed, *(normalise(value) for value in allowed)])
         self._plugins: PluginScanner = plugin_scanner()
 
     def scan(
@@ -200,49 +205,126 @@ class SecretGuard:
         walk = Walk(interaction)
         roles = walk.roles
         # Each distinct string (with the key the plugins read it under; None for a long mapping
-        # key, scanned as a value of its own) is scanned once.
+        # key, scanned as a value of its own, and for a JSON string read raw: the plugins read
+        # its fields, under their own names) is scanned once.
         distinct: dict[tuple[str, str | None], int] = {}
         slots = [
-            distinct.setdefault((value, None if roles.get(index) == "key" else key), len(distinct))
+            distinct.setdefault(
+                (value, None if roles.get(index) in _UNKEYED else key), len(distinct)
+            )
             for index, (value, key) in enumerate(zip(walk.values, walk.keys, strict=True))
         ]
-        batch = Batch([value for value, _ in distinct])
-        formats = find_formats_batch(batch)
-        assigned = find_assignments_batch(batch)
-        plugins = self._plugins.scan(batch, [key for _, key in distinct])
-        flagged = formats.keys() | assigned.keys() | plugins.keys()
+        environment = credential_environment()
+        tables, plugins = self._detect([value for value, _ in distinct], [k for _, k in distinct])
+        formats, assigned, environ = tables
+        flagged = formats.keys() | assigned.keys() | environ.keys() | plugins.keys()
         found: set[str] = set()
+        raw_json: list[tuple[int, int]] = []
         for index, slot in enumerate(slots):
             role = roles.get(index, "value")
             key = walk.keys[index]
             if slot not in flagged and role != "header" and (not key or field_kind(key) is None):
                 continue  # the common case: nothing found and not an auth position
+            if role == "raw_json":
+                raw_json.append((index, slot))
+                continue
             leaf = walk.leaf(index)
             if leaf.value in self._allow:
                 continue
-            for kind, value in _leaf_hits(leaf, formats, assigned, plugins, slot):
+            for kind, value in _leaf_hits(leaf, (formats, assigned, environ), plugins, slot):
                 found.add(value)
                 yield leaf.path, kind, value
-        yield from stream_hits(walk, found)
+        # A JSON string read raw: what its parsed fields did not already show (a key repeated
+        # in an object, a value only the raw text holds).
+        for index, slot in raw_json:
+            leaf = walk.leaf(index)
+            if leaf.value in self._allow:
+                continue
+            for kind, value in _leaf_hits(leaf, (formats, assigned, environ), plugins, slot):
+                if not _already_found(value, found):
+                    found.add(value)
+                    yield leaf.path, kind, value
+
+        def detect(text: str) -> list[Hit]:
+            return [
+                *find_formats(text),
+                *find_assignments(text),
+                *find_environment_values(text, environment),
+            ]
+
+        yield from stream_hits(walk, found, detect)
+
+    def _detect(
+        self, values: list[str], keys: list[str | None]
+    ) -> tuple[tuple[dict[int, list[Hit]], ...], dict[int, list[tuple[str, str]]]]:
+        """What every detector finds in each string, by slot: the tables of our detectors
+        (formats, assignments, the environment's values) and the plugins' findings."""
+        # The normal form of each string that has one is scanned beside it (the stored bytes
+        # are what is written; the normal form is what a reader sees): batch index → slot.
+        hidden: dict[int, int] = {}
+        for slot in range(len(values)):
+            value = values[slot]
+            if needs_normalising(value):
+                normal = normalise(value)
+                if normal != value:
+                    hidden[len(values)] = slot
+                    values.append(normal)
+                    keys.append(keys[slot])
+        batch = Batch(values)
+        tables = (
+            find_formats_batch(batch),
+            find_assignments_batch(batch),
+            _environment_batch(batch, credential_environment()),
+        )
+        plugins = self._plugins.scan(batch, keys)
+        for index, slot in hidden.items():
+            for table in tables:
+                for hit in table.pop(index, ()):
+                    table.setdefault(slot, []).append(Hit(hit.kind + HIDDEN, hit.value, hit.start))
+            for kind, secret in plugins.pop(index, ()):
+                plugins.setdefault(slot, []).append((kind + HIDDEN, secret))
+        return tables, plugins
+
+
+_UNKEYED = frozenset({"key", "raw_json"})
+
+
+def _environment_batch(batch: Batch, environment: dict[str, str]) -> dict[int, list[Hit]]:
+    # The environment's credentials, literally, in each string of the batch.
+    found: dict[int, list[Hit]] = {}
+    for value, name in environment.items():
+        for index in batch.holders((value,)):
+            hits = find_environment_values(batch.values[index], {value: name})
+            found.setdefault(index, []).extend(hits)
+    return found
+
+
+def _already_found(value: str, found: set[str]) -> bool:
+    # A raw JSON string holds its values escaped ("\n", "\u00e9"): compare them unescaped.
+    try:
+        unescaped = json.loads(f'"{value}"')
+    except ValueError:
+        unescaped = value
+    return any(value in known or known in value or unescaped in known for known in found)
 
 
 def _leaf_hits(
     leaf: Leaf,
-    formats: dict[int, list[Hit]],
-    assigned: dict[int, list[Hit]],
+    tables: tuple[dict[int, list[Hit]], ...],
     plugins: dict[int, list[tuple[str, str]]],
     slot: int,
 ) -> list[tuple[str, str]]:
     if leaf.role == "header" and is_sensitive_header(leaf.name):
-        return [(f"sensitive header {leaf.name!r} (never stored)", leaf.value)]
-    hits = [(hit.kind, hit.value) for hit in formats.get(slot, ())]
-    for hit in assigned.get(slot, ()):
-        _add(hits, hit.kind, hit.value)
-    field = field_kind(leaf.key) if leaf.role != "key" and leaf.key else None
+        return [(f"sensitive header {quoted_name(leaf.name)} (never stored)", leaf.value)]
+    hits: list[tuple[str, str]] = []
+    for table in tables:
+        for hit in table.get(slot, ()):
+            _add(hits, hit.kind, hit.value)
+    field = field_kind(leaf.key) if leaf.role not in {"key", "raw_json"} and leaf.key else None
     if field is not None and credential_in_field(field, leaf.value):
         place = "URL parameter" if leaf.role == "query" else "field"
         name = leaf.name or leaf.key
-        _add(hits, f"credential in {place} {name!r}", strip_scheme(leaf.value))
+        _add(hits, f"credential in {place} {quoted_name(name)}", strip_scheme(leaf.value))
     for kind, secret in plugins.get(slot, ()):
         _add(hits, kind, secret)
     return hits

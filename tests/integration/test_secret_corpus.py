@@ -59,6 +59,15 @@ def _pem(rng: random.Random) -> str:
     return f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----"
 
 
+def _putty(rng: random.Random) -> str:
+    public = "\n".join(r(rng, 64, ALNUM + "+/") for _ in range(2))
+    private = "\n".join(r(rng, 64, ALNUM + "+/") for _ in range(3))
+    return (
+        f"PuTTY-User-Key-File-3: ssh-rsa\nEncryption: none\nComment: deploy-{r(rng, 6)}\n"
+        f"Public-Lines: 2\n{public}\nPrivate-Lines: 3\n{private}\n"
+    )
+
+
 def _basic(rng: random.Random) -> str:
     return "Basic " + base64.b64encode(f"svc-{r(rng, 6)}:{r(rng, 18)}".encode()).decode()
 
@@ -120,6 +129,7 @@ OWN_KINDS: dict[str, Gen] = {
     "digitalocean": lambda g: f"dop_v1_{r(g, 64, HEX)}",
     "jwt": _jwt,
     "pem-private-key": _pem,
+    "putty-private-key": _putty,
     "password-in-url": lambda g: f"postgresql://app_{r(g, 4)}:{r(g, 20)}@db.internal:5432/prod",
     "bearer-token": lambda g: f"Bearer {r(g, 48)}",
     "basic-credentials": _basic,
