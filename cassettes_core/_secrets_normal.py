@@ -107,20 +107,21 @@ def normalise(text: str) -> str:
     return unicodedata.normalize("NFKD", text).translate(_FOLD)
 
 
-def normalise_mapped(text: str) -> tuple[str, list[int]]:
-    """:func:`normalise` character by character, with the stored offset of each character.
+def normalise_mapped(text: str) -> tuple[str, list[tuple[int, int]]]:
+    """:func:`normalise` character by character, with the span of ``text`` that each character
+    of the normal form comes from.
 
     Escapes as ``repr`` writes them (``\\u200b``, ``\\x00``) count as the character they name,
     so that a message quoting a value through ``repr`` is read as the value itself.
     """
     out: list[str] = []
-    origin: list[int] = []
+    origin: list[tuple[int, int]] = []
     position = 0
     while position < len(text):
         char, width = _unit(text, position)
         for piece in normalise(char):
             out.append(piece)
-            origin.append(position)
+            origin.append((position, position + width))
         position += width
     return "".join(out), origin
 

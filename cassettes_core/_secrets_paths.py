@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from cassettes_core._secrets_detectors import find_formats
+from cassettes_core._secrets_env import MIN_ENV_SECRET, credential_environment
 from cassettes_core._secrets_normal import needs_normalising, normalise
 from cassettes_core._secrets_shapes import looks_like_credential, mask
 
@@ -62,9 +63,21 @@ def _is_secret_name(name: str, *, strict: bool = False) -> bool:
     return bool(find_formats(probe)) or looks_like_credential(probe, strict=strict)
 
 
-@lru_cache(maxsize=4096)
+def _holds_environment_secret(name: str) -> bool:
+    # Read at each call, not cached: the environment may have changed since.
+    probe = normalise(name) if needs_normalising(name) else name
+    return len(name) >= MIN_ENV_SECRET and any(value in probe for value in credential_environment())
+
+
 def segment(name: str) -> str:
     """A path segment for a mapping key: bare, quoted, or masked if the key itself is secret."""
+    if _holds_environment_secret(name):
+        return f"[{mask(name)}]"
+    return _segment(name)
+
+
+@lru_cache(maxsize=4096)
+def _segment(name: str) -> str:
     if _is_secret_name(name):
         return f"[{mask(name)}]"
     if _PLAIN_SEGMENT.fullmatch(name):
@@ -72,11 +85,11 @@ def segment(name: str) -> str:
     return f"[{json.dumps(name, ensure_ascii=False)}]"
 
 
-@lru_cache(maxsize=4096)
 def quoted_name(name: str) -> str:
     """A variable, field or header name as a finding's kind quotes it; masked if the name
     itself is a secret (a crafted ``sk-…_key = …`` must not print the key)."""
-    return repr(mask(name)) if _is_secret_name(name, strict=True) else repr(name)
+    secret = _holds_environment_secret(name) or _is_secret_name(name, strict=True)
+    return repr(mask(name)) if secret else repr(name)
 
 
 def join(path: str, name: str) -> str:

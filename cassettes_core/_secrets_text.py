@@ -19,6 +19,7 @@ from functools import lru_cache
 
 from cassettes_core._secrets_batch import Batch
 from cassettes_core._secrets_detectors import Hit, find_formats
+from cassettes_core._secrets_env import find_environment_values
 from cassettes_core._secrets_llm import (
     FieldKind,
     credential_in_field,
@@ -26,6 +27,7 @@ from cassettes_core._secrets_llm import (
     is_opaque_field,
     snake,
 )
+from cassettes_core._secrets_normal import needs_normalising, normalise_mapped
 from cassettes_core._secrets_paths import quoted_name
 from cassettes_core._secrets_shapes import mask
 
@@ -192,19 +194,31 @@ def redact(text: str) -> str:
     """``text`` with every secret our detectors know replaced by its masked preview.
 
     Masks the key formats of the LLM era and the classics (``sk-…``, ``AIza…``, ``ghp_…``,
-    JWTs, PEM keys …), bearer and basic tokens, passwords in URLs and credentials assigned to
-    credential-named variables, each with the preview that findings show (``sk-p…lxJ4``). For
+    JWTs, PEM keys …), bearer and basic tokens, passwords in URLs, credentials assigned to
+    credential-named variables and the values of the environment's credentials, each with the
+    preview that findings show (``sk-p…lxJ4``); also where only the normal form shows them
+    (zero-width characters, look-alikes, or their ``repr`` escapes such as ``\\u200b``). For
     messages that quote requests; detect-secrets is not loaded, and a text without any secret
     comes back unchanged.
     """
-    hits = (*find_formats(text), *find_assignments(text))
-    spans = sorted((hit.start, hit.start + len(hit.value)) for hit in hits)
-    merged: list[tuple[int, int]] = []
-    for start, end in spans:
+    spans = [(hit.start, hit.start + len(hit.value), mask(hit.value)) for hit in _text_hits(text)]
+    if needs_normalising(text) or "\\" in text:
+        normal, origin = normalise_mapped(text)
+        if normal != text:
+            for hit in _text_hits(normal):
+                first, last = origin[hit.start], origin[hit.start + len(hit.value) - 1]
+                spans.append((first[0], last[1], mask(hit.value)))
+    merged: list[tuple[int, int, str]] = []
+    for start, end, preview in sorted(spans):
         if merged and start < merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            last_start, last_end, last_preview = merged[-1]
+            merged[-1] = (last_start, max(end, last_end), last_preview)
         else:
-            merged.append((start, end))
-    for start, end in reversed(merged):
-        text = text[:start] + mask(text[start:end]) + text[end:]
+            merged.append((start, end, preview))
+    for start, end, preview in reversed(merged):
+        text = text[:start] + preview + text[end:]
     return text
+
+
+def _text_hits(text: str) -> list[Hit]:
+    return [*find_formats(text), *find_assignments(text), *find_environment_values(text)]
