@@ -40,9 +40,9 @@ Detect = Callable[[str], list[Hit]]
 def stream_hits(walk: Walk, found: set[str], detect: Detect) -> Iterator[tuple[str, str, str]]:
     """``(path, kind, value)`` of what only the joined text of a stream shows.
 
-    ``detect`` finds secrets in a text; what it finds that spans two events or more is
-    reported (the per-event scan found the rest), in the text as stored and in its normal
-    form, and then the auth positions of tool-call arguments reassembled from their deltas.
+    ``detect`` finds secrets in a text; what it finds that the per-event scan did not (a value
+    spanning events, or one that only its neighbours' text reveals) is reported, in the text as
+    stored and in its normal form, and then the auth positions of tool-call arguments reassembled from their deltas.
     ``found``: values already reported (they are not reported again, and the new are added).
     """
     for leaf in iter_stream_text(walk):
@@ -50,7 +50,9 @@ def stream_hits(walk: Walk, found: set[str], detect: Detect) -> Iterator[tuple[s
             for hit in detect(text):
                 first = _event_at(segments, hit.start)
                 last = _event_at(segments, hit.start + len(hit.value) - 1)
-                if first != last and hit.value not in found:
+                # Also a value inside one event that only its neighbours reveal ("user:" in the
+                # event before a URL's ":password@").
+                if hit.value not in found:
                     found.add(hit.value)
                     path = leaf.path.replace("[*]", f"[{first}..{last}]", 1)
                     yield path, hit.kind + suffix, hit.value
@@ -131,15 +133,23 @@ def iter_stream_text(walk: Walk) -> Iterator[Leaf]:
         if channel is not None:
             by_channel.setdefault(channel, []).append((event, place, text))
             rendered.setdefault(channel, pieces)
+    # Where a channel joins other strings than a place does (interleaved choices), the channel
+    # is read first, so that a value both show is reported under the channel's path.
+    channel_places = {_places(items) for items in by_channel.values()}
     seen: set[tuple[int, ...]] = set()
-    for relative, items in by_place.items():
-        leaf = _joined(walk, relative, items, seen)
+    ordered: list[tuple[tuple[Any, ...], Group]] = [
+        *((rel, items) for rel, items in by_place.items() if _places(items) in channel_places),
+        *((rendered[ch], items) for ch, items in by_channel.items()),
+        *((rel, items) for rel, items in by_place.items() if _places(items) not in channel_places),
+    ]
+    for pieces, items in ordered:
+        leaf = _joined(walk, pieces, items, seen)
         if leaf is not None:
             yield leaf
-    for channel, items in by_channel.items():
-        leaf = _joined(walk, rendered[channel], items, seen)
-        if leaf is not None:
-            yield leaf
+
+
+def _places(items: Group) -> tuple[int, ...]:
+    return tuple(place for _, place, _ in items)
 
 
 def _joined(
