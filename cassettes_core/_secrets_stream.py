@@ -42,7 +42,8 @@ def stream_hits(walk: Walk, found: set[str], detect: Detect) -> Iterator[tuple[s
 
     ``detect`` finds secrets in a text; what it finds that the per-event scan did not (a value
     spanning events, or one that only its neighbours' text reveals) is reported, in the text as
-    stored and in its normal form, and then the auth positions of tool-call arguments reassembled from their deltas.
+    stored and in its normal form; then the auth positions of tool-call arguments reassembled
+    from their deltas.
     ``found``: values already reported (they are not reported again, and the new are added).
     """
     for leaf in iter_stream_text(walk):
