@@ -309,7 +309,7 @@ def _dismissed(plugin: Any, secret: str, line: str, key: str) -> bool:
             len(secret) < _MIN_KEYWORD_SECRET
             or is_example_password(secret)  # also placeholders
             or is_prose(secret)  # "Set in dashboard", "see vault"
-            or is_indirect_reference(line)
+            or _indirect_reference(line)
         )
     if isinstance(plugin, BasicAuthDetector):
         return is_example_password(secret)
@@ -319,6 +319,12 @@ def _dismissed(plugin: Any, secret: str, line: str, key: str) -> bool:
 
 
 _AWS_KEY_ID = re.compile(r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}")
+
+
+@lru_cache(maxsize=256)
+def _indirect_reference(line: str) -> bool:
+    # Its regex costs about a millisecond on a long line: once per line, not once per finding.
+    return bool(is_indirect_reference(line))
 
 
 @cache
