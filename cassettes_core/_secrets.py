@@ -219,14 +219,14 @@ class SecretGuard:
         formats, assigned, environ = tables
         flagged = formats.keys() | assigned.keys() | environ.keys() | plugins.keys()
         found: set[str] = set()
-        raw_json: list[tuple[int, int]] = []
+        raw: list[tuple[int, int]] = []
         for index, slot in enumerate(slots):
             role = roles.get(index, "value")
             key = walk.keys[index]
             if slot not in flagged and role != "header" and (not key or field_kind(key) is None):
                 continue  # the common case: nothing found and not an auth position
-            if role == "raw_json":
-                raw_json.append((index, slot))
+            if role == "raw":
+                raw.append((index, slot))
                 continue
             leaf = walk.leaf(index)
             if leaf.value in self._allow:
@@ -234,9 +234,9 @@ class SecretGuard:
             for kind, value in _leaf_hits(leaf, (formats, assigned, environ), plugins, slot):
                 found.add(value)
                 yield leaf.path, kind, value
-        # A JSON string read raw: what its parsed fields did not already show (a key repeated
-        # in an object, a value only the raw text holds).
-        for index, slot in raw_json:
+        # Strings read raw (a JSON document, a URL's query) or decoded (a URL's path): what the
+        # other form did not already show (a key repeated in an object, a "+" in a query).
+        for index, slot in raw:
             leaf = walk.leaf(index)
             if leaf.value in self._allow:
                 continue
@@ -286,7 +286,7 @@ class SecretGuard:
         return tables, plugins
 
 
-_UNKEYED = frozenset({"key", "raw_json"})
+_UNKEYED = frozenset({"key", "raw"})
 
 
 def _environment_batch(batch: Batch, environment: dict[str, str]) -> dict[int, list[Hit]]:
@@ -320,7 +320,7 @@ def _leaf_hits(
     for table in tables:
         for hit in table.get(slot, ()):
             _add(hits, hit.kind, hit.value)
-    field = field_kind(leaf.key) if leaf.role not in {"key", "raw_json"} and leaf.key else None
+    field = field_kind(leaf.key) if leaf.role not in {"key", "raw"} and leaf.key else None
     if field is not None and credential_in_field(field, leaf.value):
         place = "URL parameter" if leaf.role == "query" else "field"
         name = leaf.name or leaf.key

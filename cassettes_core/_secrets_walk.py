@@ -18,14 +18,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping, Set
 from typing import Any, Literal
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, unquote
 
 from cassettes_core._secrets_llm import snake
 from cassettes_core._secrets_paths import JSON, Query, render
 
 __all__ = ["DuplicateKeys", "Leaf", "Walk", "iter_leaves", "json_object"]
 
-Role = Literal["value", "key", "header", "query", "stream_text", "raw_json"]
+# "raw": a string read as stored beside its decoded form (a JSON document, a URL's query), or a
+# URL's percent-decoded path; its findings count only where the decoded form has none.
+Role = Literal["value", "key", "header", "query", "stream_text", "raw"]
 
 # Mapping keys shorter than this are field names; nothing we detect is that short.
 _MIN_KEY_SCAN = 16
@@ -253,7 +255,7 @@ class Walk:
         if parsed is not None:
             # The string is stored as it is: read raw too (what a parser keeps of it is not all
             # it holds), then walked as JSON for its fields.
-            self.add(place, key, value, "raw_json")
+            self.add(place, key, value, "raw")
             self._alive.append(parsed)
             self._container(parsed, self._place(place, JSON), key, event, depth + 1)
             return
@@ -261,6 +263,8 @@ class Walk:
             base, _, rest = value.partition("?")
             query, hash_mark, fragment = rest.partition("#")
             self.add(place, key, base + hash_mark + fragment, "value")
+            if "%" in query or "+" in query:  # decoding may break a value ("+" → " "): read raw
+                self.add(place, key, value, "raw")
             for name, param in parse_qsl(query, keep_blank_values=True):
                 param_place = self._place(place, Query(name))
                 if len(name) >= _MIN_KEY_SCAN:
@@ -269,6 +273,10 @@ class Walk:
                     self.add(param_place, snake(name), param, "query", name)
             return
         self.add(place, key, value, "value")
+        if "%" in value and value.startswith(_URL_STARTS):  # a percent-encoded path
+            decoded = unquote(value)
+            if decoded != value:
+                self.add(place, key, decoded, "raw")
 
 
 def _items(node: Mapping[Any, Any]) -> Iterable[tuple[Any, Any]]:

@@ -590,3 +590,19 @@ def test_a_name_that_is_a_key_is_masked_in_the_finding() -> None:
     findings = scan(text_in_response(f"{key}={rand(32)}"))
     assert findings
     assert_masked(findings, key)
+
+
+def test_a_key_in_a_percent_encoded_path_is_refused() -> None:
+    """``%2D`` for ``-`` hides an sk- key from the stored path; the decoded path shows it."""
+    key = openai_key()
+    findings = scan({"seq": 1, "endpoint": "/v1/files/" + key.replace("-", "%2D")})
+    assert [f.path for f in findings] == ["endpoint"]
+    assert_masked(findings, key)
+
+
+def test_a_plus_in_a_query_value_does_not_hide_a_key() -> None:
+    """A query decodes ``+`` to a space; the raw query still holds the whole key."""
+    value = rand(40, B64) + "+" + rand(45, B64) + "=="
+    findings = scan({"seq": 1, "endpoint": f"/v1/x?conn=AccountKey={value};EndpointSuffix=x"})
+    assert findings
+    assert_masked(findings, value)
