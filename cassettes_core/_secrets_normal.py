@@ -2,10 +2,11 @@
 
 A key can be written so that no pattern sees it and any reader still does: zero-width spaces or
 soft hyphens between its characters, fullwidth or mathematical look-alikes of its letters,
-Cyrillic letters that look Latin, combining marks, control characters, or the
-invisible Unicode "tag" characters that spell ASCII out of sight. :func:`normalise` folds all of
-that away: compatibility decomposition (NFKD, which is NFKC's folding without recomposing, so
-that accents come off as marks), then format and control characters and marks removed, tags
+Cyrillic letters that look Latin, combining marks, control characters, escapes, or the
+invisible Unicode "tag" characters that spell ASCII out of sight. :func:`normalise` folds all
+of that away: escapes decoded (``\\u0073``, ``\\x73``, ``&#115;``), compatibility
+decomposition (NFKD, which is NFKC's folding without recomposing, so that accents come off as
+marks), then format and control characters and marks removed, tags
 turned back into the ASCII they spell, and look-alikes mapped to the Latin letter they imitate.
 Line breaks and tabs stay, since they separate tokens.
 
@@ -97,14 +98,34 @@ _FOLD = _Fold()
 
 def needs_normalising(text: str) -> bool:
     """Whether :func:`normalise` could change ``text`` (cheap: one pass in C for ASCII)."""
-    return not text.isascii() or _ASCII_HIDDEN.search(text) is not None
+    if not text.isascii() or _ASCII_HIDDEN.search(text) is not None:
+        return True
+    return ("\\" in text or "&#" in text) and _ESCAPE.search(text) is not None
 
 
 def normalise(text: str) -> str:
-    """``text`` as the detectors read it: look-alikes folded, invisible characters removed."""
+    """``text`` as the detectors read it: escapes (``\\u0073``, ``&#x73;``) decoded,
+    look-alikes folded, invisible characters removed."""
+    if ("\\" in text or "&#" in text) and _ESCAPE.search(text) is not None:
+        text = _ESCAPE.sub(_decoded, text)
     if text.isascii():
         return _ASCII_HIDDEN.sub("", text)
     return unicodedata.normalize("NFKD", text).translate(_FOLD)
+
+
+def _decoded(escape: re.Match[str]) -> str:
+    code = _code(escape.group(0))
+    return chr(code) if code is not None else escape.group(0)
+
+
+def _code(escape: str) -> int | None:
+    # The code point an escape names (None past the last one, or for a surrogate).
+    if escape.startswith("&#"):
+        digits = escape[2:-1]
+        code = int(digits[1:], 16) if digits[:1] in {"x", "X"} else int(digits)
+    else:
+        code = int(escape[2:], 16)
+    return code if code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else None
 
 
 def normalise_mapped(text: str) -> tuple[str, list[tuple[int, int]]]:
@@ -126,15 +147,17 @@ def normalise_mapped(text: str) -> tuple[str, list[tuple[int, int]]]:
     return "".join(out), origin
 
 
-_ESCAPE = re.compile(r"\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})")
+_ESCAPE = re.compile(
+    r"\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})|&#(?:[0-9]{1,7}|[xX][0-9a-fA-F]{1,6});"
+)
 
 
 def _unit(text: str, position: int) -> tuple[str, int]:
     # One character of text, or one escape sequence standing for one.
-    if text[position] == "\\":
+    if text[position] in "\\&":
         escape = _ESCAPE.match(text, position)
         if escape is not None:
-            code = int(escape.group(0)[2:], 16)
-            if code <= 0x10FFFF:
+            code = _code(escape.group(0))
+            if code is not None:
                 return chr(code), escape.end() - position
     return text[position], 1

@@ -32,7 +32,7 @@ from cassettes_core._secrets_walk import CHANNEL_FIELDS, MAX_JSON, Leaf, Walk, j
 __all__ = ["HIDDEN", "iter_stream_text", "json_documents", "stream_hits"]
 
 #: Said of a finding that only the normal form of a text shows.
-HIDDEN = " (written with look-alike or invisible characters)"
+HIDDEN = " (hidden by look-alike, invisible or escaped characters)"
 
 Detect = Callable[[str], list[Hit]]
 

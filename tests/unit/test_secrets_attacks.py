@@ -146,7 +146,7 @@ def test_a_key_laced_with_invisible_characters_is_refused(char: str) -> None:
     laced = char.join(key)
     findings = scan(text_in_response(f"the key is {laced} ok"))
     assert [f.path for f in findings] == ["response.body.choices[0].message.content"]
-    assert "look-alike or invisible" in findings[0].kind
+    assert "hidden by look-alike, invisible or escaped characters" in findings[0].kind
     assert_masked(findings, key, laced)
 
 
@@ -606,3 +606,22 @@ def test_a_plus_in_a_query_value_does_not_hide_a_key() -> None:
     findings = scan({"seq": 1, "endpoint": f"/v1/x?conn=AccountKey={value};EndpointSuffix=x"})
     assert findings
     assert_masked(findings, value)
+
+
+@pytest.mark.parametrize(
+    "encode",
+    [
+        lambda c: f"\\u{ord(c):04x}",
+        lambda c: f"\\x{ord(c):02x}",
+        lambda c: f"&#{ord(c)};",
+        lambda c: f"&#x{ord(c):x};",
+    ],
+    ids=["backslash-u", "backslash-x", "html-decimal", "html-hex"],
+)
+def test_a_key_written_in_escapes_is_refused(encode: Any) -> None:
+    """Its first characters as escapes, in text that is not JSON (so nothing decodes them)."""
+    key = openai_key()
+    escaped = "".join(encode(c) for c in key[:4]) + key[4:]
+    findings = scan(text_in_response(f"key: {escaped} (escaped)"))
+    assert findings
+    assert_masked(findings, key)
