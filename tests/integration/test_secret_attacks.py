@@ -24,9 +24,18 @@ import openai
 import pytest
 import yaml
 
-from cassettes_core import Recorder, UnsafeCassetteError, cli
+from cassettes_core import (
+    CassetteMissError,
+    CassetteProvider,
+    FakeProvider,
+    LLMRequest,
+    Recorder,
+    UnsafeCassetteError,
+    cli,
+)
 from cassettes_core._secrets_normal import normalise
 from cassettes_core.emulator import Emulator
+from tests.helpers.factories import answer, chat_request
 from tests.helpers.inner import run_inner
 
 for _module in (
@@ -291,3 +300,45 @@ def test_cassettes_scan_flags_the_environment_credential_in_a_subprocess(tmp_pat
         [str(script), "scan", str(path)], capture_output=True, text=True, env=env, check=False
     )
     assert clean.returncode == 0, clean.stdout
+
+
+# ------------------------------------------------------------------ miss messages
+
+
+def _miss_message(
+    tmp_path: Path, recorded: LLMRequest, requested: LLMRequest, allow: tuple[str, ...] = ()
+) -> str:
+    path = tmp_path / "miss.yaml"
+    recorder = CassetteProvider(
+        FakeProvider([answer()]), path, mode="record", allow_secrets=list(allow)
+    )
+    recorder.complete(recorded)
+    with pytest.raises(CassetteMissError) as caught:
+        CassetteProvider(FakeProvider([]), path, mode="replay").complete(requested)
+    return str(caught.value)
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_a_miss_message_never_prints_a_hidden_secret(
+    attack: Attack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The miss diff quotes the changed prompt: the hidden key is masked in it, in any form."""
+    text, values = attack(monkeypatch)
+    message = _miss_message(tmp_path, chat_request("Tell me a joke."), chat_request(text))
+    assert "messages[0].content" in message
+    _assert_never_printed(message, values)
+
+
+def test_a_miss_message_masks_a_key_used_as_a_schema_property(tmp_path: Path) -> None:
+    """A key spelled as a mapping key (a tool parameter's name) is masked in the diff path."""
+    key = openai_key()
+
+    def with_property(kind: str) -> LLMRequest:
+        parameters = {"type": "object", "properties": {key: {"type": kind}}}
+        tool = {"type": "function", "function": {"name": "f", "parameters": parameters}}
+        return chat_request("Call f.", tools=[tool])
+
+    # Recorded with the key allowed, so that the diff's path runs through it.
+    message = _miss_message(tmp_path, with_property("string"), with_property("integer"), (key,))
+    assert "'string' → 'integer'" in message
+    _assert_never_printed(message, [key])
