@@ -8,7 +8,8 @@ dozen names: microseconds), so a variable set after the guard was made counts to
 
 A variable counts when its name holds a credential word and its value could be a secret: at
 least 12 characters, no whitespace, and not a path, a URL without a password, a number, a
-boolean, a placeholder or a plain identifier (``oauth-client-credentials``).
+boolean, a placeholder or a plain identifier (``oauth-client-credentials``). A value with
+whitespace (a PEM key, a JSON key file) counts by its pieces of 24 characters or more.
 """
 
 from __future__ import annotations
@@ -62,6 +63,17 @@ def _could_be_secret(value: str) -> bool:
     return _IDENTIFIER.fullmatch(text) is None and not is_placeholder(text)
 
 
+_MIN_PIECE = 24
+
+
+def _long_pieces(value: str) -> list[str]:
+    return [
+        piece
+        for piece in re.split(r"[\s\"',:{}\[\]]+", value)
+        if len(piece) >= _MIN_PIECE and _could_be_secret(piece) and not piece.startswith("-----")
+    ]
+
+
 def credential_environment() -> dict[str, str]:
     """``{value: variable name}`` for each credential-like variable of ``os.environ`` now,
     with each value's percent-encoded form (as a URL query carries it) too."""
@@ -71,10 +83,14 @@ def credential_environment() -> dict[str, str]:
         return _cache[1]
     found: dict[str, str] = {}
     for name, value in items:
-        if is_credential_name(name) and _could_be_secret(value):
-            text = value.strip()
-            found.setdefault(text, name)
-            found.setdefault(quote(text, safe=""), name)
+        if not is_credential_name(name):
+            continue
+        # A value with whitespace in it (a PEM key, a JSON service-account file) is searched
+        # for by its long pieces: each line of a key's body is as secret as the whole.
+        pieces = [value.strip()] if _could_be_secret(value) else _long_pieces(value)
+        for piece in pieces:
+            found.setdefault(piece, name)
+            found.setdefault(quote(piece, safe=""), name)
     _cache = (items, found)
     return found
 

@@ -625,3 +625,14 @@ def test_a_key_written_in_escapes_is_refused(encode: Any) -> None:
     findings = scan(text_in_response(f"key: {escaped} (escaped)"))
     assert findings
     assert_masked(findings, key)
+
+
+def test_the_lines_of_a_multi_line_environment_credential_are_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A key file held in a variable: each long line of it is refused on its own."""
+    lines = [rand(64, B64) for _ in range(3)]
+    monkeypatch.setenv("SERVICE_PRIVATE_KEY", "-----BEGIN KEY-----\n" + "\n".join(lines) + "\n")
+    findings = scan(text_in_response(f"line two is {lines[1]}."))
+    assert any("SERVICE_PRIVATE_KEY" in f.kind for f in findings)
+    assert_masked(findings, lines[1])
