@@ -262,7 +262,9 @@ class SecretGuard:
         # The normal form of each string that has one is scanned beside it (the stored bytes
         # are what is written; the normal form is what a reader sees): batch index → slot.
         hidden: dict[int, int] = {}
-        for slot in range(len(values)):
+        # One pass in C over all the text decides for the common case (plain ASCII).
+        stored = len(values) if needs_normalising("\n".join(values)) else 0
+        for slot in range(stored):
             value = values[slot]
             if needs_normalising(value):
                 normal = normalise(value)
