@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 from cassettes_core._errors import UnsafeCassetteError
 from cassettes_core._secrets_batch import Batch
 from cassettes_core._secrets_detectors import Hit, find_formats, find_formats_batch
+from cassettes_core._secrets_encoded import find_encoded_batch
 from cassettes_core._secrets_env import credential_environment, find_environment_values
 from cassettes_core._secrets_llm import credential_in_field, field_kind
 from cassettes_core._secrets_normal import needs_normalising, normalise
@@ -216,8 +217,7 @@ class SecretGuard:
         ]
         environment = credential_environment()
         tables, plugins = self._detect([value for value, _ in distinct], [k for _, k in distinct])
-        formats, assigned, environ = tables
-        flagged = formats.keys() | assigned.keys() | environ.keys() | plugins.keys()
+        flagged = plugins.keys() | {slot for table in tables for slot in table}
         found: set[str] = set()
         raw: list[tuple[int, int]] = []
         for index, slot in enumerate(slots):
@@ -231,7 +231,7 @@ class SecretGuard:
             leaf = walk.leaf(index)
             if leaf.value in self._allow:
                 continue
-            for kind, value in _leaf_hits(leaf, (formats, assigned, environ), plugins, slot):
+            for kind, value in _leaf_hits(leaf, tables, plugins, slot):
                 found.add(value)
                 yield leaf.path, kind, value
         # Strings read raw (a JSON document, a URL's query) or decoded (a URL's path): what the
@@ -240,7 +240,7 @@ class SecretGuard:
             leaf = walk.leaf(index)
             if leaf.value in self._allow:
                 continue
-            for kind, value in _leaf_hits(leaf, (formats, assigned, environ), plugins, slot):
+            for kind, value in _leaf_hits(leaf, tables, plugins, slot):
                 if not _already_found(value, found):
                     found.add(value)
                     yield leaf.path, kind, value
@@ -258,7 +258,8 @@ class SecretGuard:
         self, values: list[str], keys: list[str | None]
     ) -> tuple[tuple[dict[int, list[Hit]], ...], dict[int, list[tuple[str, str]]]]:
         """What every detector finds in each string, by slot: the tables of our detectors
-        (formats, assignments, the environment's values) and the plugins' findings."""
+        (formats, assignments, the environment's values, base64-encoded keys) and the
+        plugins' findings."""
         # The normal form of each string that has one is scanned beside it (the stored bytes
         # are what is written; the normal form is what a reader sees): batch index → slot.
         hidden: dict[int, int] = {}
@@ -273,12 +274,14 @@ class SecretGuard:
                     values.append(normal)
                     keys.append(keys[slot])
         batch = Batch(values)
+        environment = credential_environment()
+        plugins = self._plugins.scan(batch, keys)  # (first: it finds the runs the others share)
         tables = (
             find_formats_batch(batch),
             find_assignments_batch(batch),
-            _environment_batch(batch, credential_environment()),
+            _environment_batch(batch, environment),
+            find_encoded_batch(batch, environment),
         )
-        plugins = self._plugins.scan(batch, keys)
         for index, slot in hidden.items():
             for table in tables:
                 for hit in table.pop(index, ()):

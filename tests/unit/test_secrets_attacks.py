@@ -7,6 +7,7 @@ no report prints the value whole, in the stored form or in the normal form.
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 import random
@@ -636,3 +637,31 @@ def test_the_lines_of_a_multi_line_environment_credential_are_refused(
     findings = scan(text_in_response(f"line two is {lines[1]}."))
     assert any("SERVICE_PRIVATE_KEY" in f.kind for f in findings)
     assert_masked(findings, lines[1])
+
+
+@pytest.mark.parametrize(
+    "encode",
+    [base64.b64encode, base64.urlsafe_b64encode, lambda raw: base64.b64encode(raw).rstrip(b"=")],
+    ids=["standard", "urlsafe", "unpadded"],
+)
+def test_a_key_written_in_base64_is_refused(encode: Any) -> None:
+    """``c2stcHJvai0…`` decodes to ``sk-proj-…``: the stored run is refused and masked."""
+    key = f"sk-proj-{rand(30)}"
+    encoded = encode(key.encode()).decode()
+    findings = scan(text_in_response(f"decode this: {encoded}"))
+    assert any("(base64-encoded)" in f.kind for f in findings)
+    assert_masked(findings, key, encoded)
+
+
+def test_an_environment_credential_in_base64_is_refused(billing_token: str) -> None:
+    """The process's own credential, base64-encoded (a Kubernetes secret pasted in)."""
+    encoded = base64.b64encode(billing_token.encode()).decode()
+    findings = scan(text_in_response(f"the blob is {encoded} as given"))
+    assert any("BILLING_SERVICE_TOKEN" in f.kind for f in findings)
+
+
+def test_base64_of_ordinary_text_and_binary_passes() -> None:
+    """Encoded prose (no key in it) and encoded binary are not keys."""
+    prose = base64.b64encode(b"the model returns a list of tokens").decode()
+    binary = base64.b64encode(bytes(range(40))).decode()
+    assert scan(text_in_response(f"a {prose} b {binary} c")) == []
