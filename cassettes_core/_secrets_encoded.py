@@ -59,4 +59,9 @@ def _decoded(run: str) -> str | None:
     if not data.isascii():
         return None
     decoded = data.decode("ascii")
-    return decoded if decoded.isprintable() else None
+    # Printable text, over lines (a PEM key file is text too).
+    printable = decoded.translate(_LINE_BREAKS).isprintable()
+    return decoded if printable else None
+
+
+_LINE_BREAKS = str.maketrans("", "", "\r\n\t")

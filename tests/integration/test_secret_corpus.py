@@ -373,6 +373,15 @@ def test_a_key_split_across_interleaved_choices_is_refused(kind: str) -> None:
         _refused((OWN_KINDS | TEXT_KINDS)[kind](random.Random(seed)), interleaved_in_stream)
 
 
+@pytest.mark.parametrize("kind", sorted(OWN_KINDS))
+def test_each_own_kind_is_refused_base64_encoded(kind: str) -> None:
+    """Written in base64 (either alphabet), a key is decoded and refused, the run masked."""
+    for seed in range(3):
+        raw = OWN_KINDS[kind](random.Random(seed)).encode()
+        encode = base64.b64encode if seed % 2 else base64.urlsafe_b64encode
+        _refused(encode(raw).decode(), in_request)
+
+
 @pytest.mark.parametrize("place", sorted(PLACES))
 def test_an_environment_credential_of_no_known_format_is_refused(
     place: str, monkeypatch: pytest.MonkeyPatch
