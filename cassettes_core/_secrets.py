@@ -202,6 +202,40 @@ class SecretGuard:
             kept.append(interaction)
         return kept
 
+    def scan_text(self, text: str) -> list[SecretFinding]:
+        """Findings in a file's text as stored, each at ``line N`` (what parsing drops, such as
+        a YAML comment, is read too).
+
+        Our detectors only (key formats, assignments, the environment's credentials, base64),
+        in the text and its normal form: the plugins read fields under their names, which a
+        file's raw text does not give them.
+        """
+        environment = credential_environment()
+        forms = [(text, "")]
+        if needs_normalising(text):
+            forms.append((normalise(text), HIDDEN))  # line breaks stay: the lines match
+        findings: list[SecretFinding] = []
+        seen: set[str] = set()
+        for form, suffix in forms:
+            batch = Batch([form])
+            tables = (
+                find_formats_batch(batch),
+                find_assignments_batch(batch),
+                _environment_batch(batch, environment),
+                find_encoded_batch(batch, environment),
+            )
+            for hit in (hit for table in tables for hit in table.get(0, ())):
+                if hit.value in seen or hit.value in self._allow:
+                    continue
+                if is_documented_example(hit.value):
+                    continue
+                seen.add(hit.value)
+                line = form.count("\n", 0, max(hit.start, 0)) + 1
+                findings.append(
+                    SecretFinding(None, f"line {line}", hit.kind + suffix, mask(hit.value))
+                )
+        return findings
+
     def _hits(self, interaction: Mapping[str, Any]) -> Iterator[tuple[str, str, str]]:
         walk = Walk(interaction)
         roles = walk.roles

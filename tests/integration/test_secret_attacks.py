@@ -342,3 +342,23 @@ def test_a_miss_message_masks_a_key_used_as_a_schema_property(tmp_path: Path) ->
     message = _miss_message(tmp_path, with_property("string"), with_property("integer"), (key,))
     assert "'string' → 'integer'" in message
     _assert_never_printed(message, [key])
+
+
+def test_cassettes_scan_reads_what_loading_drops(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A key in a YAML comment of a hand-edited cassette is flagged, with its line."""
+    key = openai_key()
+    path = _cassette(
+        tmp_path / "edited.yaml",
+        {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
+        {"response": {"status": 200, "headers": {}, "body": {"id": "chatcmpl-abc"}}},
+    )
+    lines = path.read_text("utf-8").splitlines()
+    lines.insert(2, f"# rotated the old key {key} today")
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    code = cli.main(["scan", str(path)])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "line 3: OpenAI project API key" in out
+    _assert_never_printed(out, [key])
