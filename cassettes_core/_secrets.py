@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 
 from cassettes_core._errors import UnsafeCassetteError
 from cassettes_core._secrets_batch import Batch
-from cassettes_core._secrets_detectors import Hit, find_formats, find_formats_batch
+from cassettes_core._secrets_detectors import Hit, find_formats_batch
 from cassettes_core._secrets_encoded import find_encoded_batch
 from cassettes_core._secrets_env import credential_environment, find_environment_values
 from cassettes_core._secrets_llm import credential_in_field, field_kind
@@ -41,7 +41,7 @@ from cassettes_core._secrets_paths import quoted_name
 from cassettes_core._secrets_plugins import PluginScanner, plugin_scanner
 from cassettes_core._secrets_shapes import is_documented_example, mask, strip_scheme
 from cassettes_core._secrets_stream import HIDDEN, stream_hits
-from cassettes_core._secrets_text import find_assignments, find_assignments_batch
+from cassettes_core._secrets_text import find_assignments_batch
 from cassettes_core._secrets_walk import Leaf, Walk
 
 __all__ = [
@@ -217,13 +217,7 @@ class SecretGuard:
         findings: list[SecretFinding] = []
         seen: set[str] = set()
         for form, suffix in forms:
-            batch = Batch([form])
-            tables = (
-                find_formats_batch(batch),
-                find_assignments_batch(batch),
-                _environment_batch(batch, environment),
-                find_encoded_batch(batch, environment),
-            )
+            tables = _own_tables(Batch([form]), environment)
             for hit in (hit for table in tables for hit in table.get(0, ())):
                 if hit.value in seen or hit.value in self._allow:
                     continue
@@ -281,9 +275,7 @@ class SecretGuard:
 
         def detect(text: str) -> list[Hit]:
             return [
-                *find_formats(text),
-                *find_assignments(text),
-                *find_environment_values(text, environment),
+                hit for table in _own_tables(Batch([text]), environment) for hit in table.get(0, ())
             ]
 
         yield from stream_hits(walk, found, detect)
@@ -310,12 +302,7 @@ class SecretGuard:
         batch = Batch(values)
         environment = credential_environment()
         plugins = self._plugins.scan(batch, keys)  # (first: it finds the runs the others share)
-        tables = (
-            find_formats_batch(batch),
-            find_assignments_batch(batch),
-            _environment_batch(batch, environment),
-            find_encoded_batch(batch, environment),
-        )
+        tables = _own_tables(batch, environment)
         for index, slot in hidden.items():
             for table in tables:
                 for hit in table.pop(index, ()):
@@ -326,6 +313,17 @@ class SecretGuard:
 
 
 _UNKEYED = frozenset({"key", "raw"})
+
+
+def _own_tables(batch: Batch, environment: dict[str, str]) -> tuple[dict[int, list[Hit]], ...]:
+    # Our detectors' findings by string: key formats, assignments, the environment's values,
+    # keys in base64.
+    return (
+        find_formats_batch(batch),
+        find_assignments_batch(batch),
+        _environment_batch(batch, environment),
+        find_encoded_batch(batch, environment),
+    )
 
 
 def _environment_batch(batch: Batch, environment: dict[str, str]) -> dict[int, list[Hit]]:

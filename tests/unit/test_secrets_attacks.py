@@ -665,3 +665,12 @@ def test_base64_of_ordinary_text_and_binary_passes() -> None:
     prose = base64.b64encode(b"the model returns a list of tokens").decode()
     binary = base64.b64encode(bytes(range(40))).decode()
     assert scan(text_in_response(f"a {prose} b {binary} c")) == []
+
+
+def test_a_base64_key_split_across_deltas_is_refused() -> None:
+    """Encoded, then streamed in pieces: joined, then decoded."""
+    encoded = base64.b64encode(openai_key().encode()).decode()
+    stream = [_event({"choices": [{"index": 0, "delta": {"content": t}}]}) for t in _split(encoded)]
+    findings = scan({"seq": 1, "stream": stream})
+    assert any("(base64-encoded)" in f.kind and f.path.startswith("stream[0..2]") for f in findings)
+    assert_masked(findings, encoded)
