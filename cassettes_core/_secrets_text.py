@@ -59,7 +59,6 @@ _NOT_CREDENTIAL_KEYS = frozenset(
         "cache",
         "sort",
         "partition",
-        "primary",
         "foreign",
         "unique",
         "object",
@@ -91,6 +90,7 @@ _NOT_CREDENTIAL_KEYS = frozenset(
     }
 )
 _CREDENTIAL_LAST_WORDS = frozenset({"key", "token", "secret", "credential", "credentials"})
+_NUMBERED_KEY = re.compile(r"(?:api_?)?key_?[12]")
 
 
 @lru_cache(maxsize=4096)
@@ -102,6 +102,8 @@ def _name_kind(name: str) -> FieldKind | None:
     if kind is not None or is_opaque_field(snaked):
         return kind
     words = [word for word in snaked.split("_") if word]
+    if _NUMBERED_KEY.fullmatch(snaked):
+        return "generic"  # key1, key2: the Azure CLI's `keys list`
     if len(words) >= 2 and words[-1] in _CREDENTIAL_LAST_WORDS:
         return None if words[-2] in _NOT_CREDENTIAL_KEYS else "generic"
     return None

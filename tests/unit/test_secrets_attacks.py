@@ -238,6 +238,9 @@ def _assignments() -> list[Any]:
             f'client = ChatCompletionsClient(ep, AzureKeyCredential("{hex32()}"))'
         ),
         "json-config": lambda: f'{{"azure": {{"subscriptionKey": "{hex32()}"}}}}',
+        "azure-cli-keys-list": lambda: f'{{"key1": "{hex32()}", "key2": "{hex32()}"}}',
+        "azure-storage-keys": lambda: f'"primaryKey": "{b64()}", "secondaryKey": "{b64()}"',
+        "cosmos-master-key": lambda: f"primaryMasterKey: {b64()}",
         "connection-string-account-key": lambda: (
             f"DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={b64()};EndpointSuffix=core.windows.net"
         ),
