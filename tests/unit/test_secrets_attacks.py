@@ -547,6 +547,7 @@ def _dna(n: int) -> str:
         pytest.param("ACCAGTGTACGTACGTACGT", id="dna-alone"),
         pytest.param("5'-ACCAUGGCUAGCUAGCUAGC-3'", id="rna"),
         pytest.param("MKTAYIAKQRQISFVKSHFSRQACCAKLMNPQRSTVWYACDEFGHIKLMNPQRSTVWY", id="protein"),
+        pytest.param("peptide AKIAQRSTVWYACDEFGHIK binds", id="protein-20-mer"),
         pytest.param(f"sha256: {secrets.token_hex(32)}", id="sha256"),
         pytest.param(f"commit {secrets.token_hex(20)}", id="git-sha"),
     ],
