@@ -33,12 +33,13 @@ class FieldDiff:
     requested: Any = None
 
     def render(self) -> str:
+        path = _redact(self.path)  # a mapping key can be a key too
         if self.kind == "added":
-            return f"{self.path}: added {_short(self.requested)}"
+            return f"{path}: added {_short(self.requested)}"
         if self.kind == "removed":
-            return f"{self.path}: removed (was {_short(self.recorded)})"
+            return f"{path}: removed (was {_short(self.recorded)})"
         before, after = _window(self.recorded, self.requested)
-        return f"{self.path}: {before} → {after}"
+        return f"{path}: {before} → {after}"
 
 
 @dataclass(frozen=True)
@@ -213,7 +214,8 @@ def _window(before: Any, after: Any) -> tuple[str, str]:
 def render_miss(report: MissReport) -> str:
     """The message of :class:`CassetteMissError`: what, where, the nearest difference, next step."""
     request = report.request
-    about = f"{request.provider} request" + (f" (model {request.model})" if request.model else "")
+    model = f" (model {_redact(str(request.model))})" if request.model else ""
+    about = f"{_redact(request.provider)} request{model}"
     lines: list[str]
     if report.reason == "no_cassette":
         lines = [f"no cassette file for this {about}: {report.cassette_path} does not exist"]

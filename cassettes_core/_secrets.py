@@ -1,15 +1,25 @@
 """The secret guard: nothing secret ever reaches a cassette.
 
-Cassettes are committed and shared, so every interaction is scanned before it is written: the
-endpoint and its query, request and response bodies at any depth, every stream event (and the
-text a stream spreads over many events, joined up), every stored header. Three layers find
-secrets:
+Cassettes are committed and shared, so every interaction is scanned before it is written,
+exactly as it will be stored: the endpoint and its query, request and response bodies at any
+depth, every stream event (and the text a stream spreads over many events, joined by position
+and per choice, tool call or content block), every stored header. A string that holds JSON is
+read raw and parsed (every value of a repeated key kept), and every string is read again in its
+normal form (:mod:`cassettes_core._secrets_normal`: look-alikes folded, invisible characters
+and escapes undone). These find secrets:
 
 1. our detectors for key formats of the LLM era (OpenAI, Anthropic, Google, Hugging Face, Groq,
    xAI …) and the classics (GitHub, AWS, Slack, Stripe, JWTs, PEM keys, passwords in URLs);
 2. auth positions: a value of credential shape in a field or query parameter named like
-   ``api_key``, ``token``, ``password`` or ``key`` (keys without a prefix: Mistral, Azure …);
-3. detect-secrets' plugins and filters, in process, per field, behind cheap gates.
+   ``api_key``, ``token``, ``password`` or ``key`` (keys without a prefix: Mistral, Azure …),
+   and credentials assigned in any text (``.env``, ``export``, YAML, ``os.environ[…]``,
+   ``AzureKeyCredential("…")``, connection strings);
+3. the literal values of the process's credential-like environment variables, and keys written
+   in base64;
+4. detect-secrets' plugins and filters, in process, per field, behind cheap gates.
+
+Every pattern runs in linear time on any input (``bench/bench_secrets.py`` measures the worst
+inputs we could build for each).
 
 Known LLM payloads are not secrets: ids with the providers' prefixes, fingerprints, base64
 embeddings and images, thinking signatures, ``encrypted_content``, UUIDs, hashes, code, prose.
@@ -22,6 +32,7 @@ calls it.
 
 from __future__ import annotations
 
+import json
 import re
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
@@ -32,10 +43,14 @@ from typing import Any, TypeVar
 from cassettes_core._errors import UnsafeCassetteError
 from cassettes_core._secrets_batch import Batch
 from cassettes_core._secrets_detectors import Hit, find_formats_batch
+from cassettes_core._secrets_encoded import find_encoded_batch
+from cassettes_core._secrets_env import credential_environment, find_environment_values
 from cassettes_core._secrets_llm import credential_in_field, field_kind
+from cassettes_core._secrets_normal import needs_normalising, normalise
+from cassettes_core._secrets_paths import quoted_name
 from cassettes_core._secrets_plugins import PluginScanner, plugin_scanner
 from cassettes_core._secrets_shapes import is_documented_example, mask, strip_scheme
-from cassettes_core._secrets_stream import stream_hits
+from cassettes_core._secrets_stream import HIDDEN, stream_hits
 from cassettes_core._secrets_text import find_assignments_batch
 from cassettes_core._secrets_walk import Leaf, Walk
 
@@ -139,7 +154,8 @@ class SecretGuard:
     """
 
     def __init__(self, *, allow: Iterable[str] = ()) -> None:
-        self._allow = frozenset(value for value in allow if value)
+        allowed = [value for value in allow if value]
+        self._allow = frozenset([*allowed, *(normalise(value) for value in allowed)])
         self._plugins: PluginScanner = plugin_scanner()
 
     def scan(
@@ -196,53 +212,166 @@ class SecretGuard:
             kept.append(interaction)
         return kept
 
+    def scan_text(self, text: str) -> list[SecretFinding]:
+        """Findings in a file's text as stored, each at ``line N`` (what parsing drops, such as
+        a YAML comment, is read too).
+
+        Our detectors only (key formats, assignments, the environment's credentials, base64),
+        in the text and its normal form: the plugins read fields under their names, which a
+        file's raw text does not give them.
+        """
+        environment = credential_environment()
+        forms = [(text, "")]
+        if needs_normalising(text):
+            forms.append((normalise(text), HIDDEN))  # line breaks stay: the lines match
+        findings: list[SecretFinding] = []
+        seen: set[str] = set()
+        for form, suffix in forms:
+            tables = _own_tables(Batch([form]), environment)
+            for hit in (hit for table in tables for hit in table.get(0, ())):
+                if hit.value in seen or hit.value in self._allow:
+                    continue
+                if is_documented_example(hit.value):
+                    continue
+                seen.add(hit.value)
+                line = form.count("\n", 0, max(hit.start, 0)) + 1
+                findings.append(
+                    SecretFinding(None, f"line {line}", hit.kind + suffix, mask(hit.value))
+                )
+        return findings
+
     def _hits(self, interaction: Mapping[str, Any]) -> Iterator[tuple[str, str, str]]:
         walk = Walk(interaction)
         roles = walk.roles
         # Each distinct string (with the key the plugins read it under; None for a long mapping
-        # key, scanned as a value of its own) is scanned once.
+        # key, scanned as a value of its own, and for a JSON string read raw: the plugins read
+        # its fields, under their own names) is scanned once.
         distinct: dict[tuple[str, str | None], int] = {}
         slots = [
-            distinct.setdefault((value, None if roles.get(index) == "key" else key), len(distinct))
+            distinct.setdefault(
+                (value, None if roles.get(index) in _UNKEYED else key), len(distinct)
+            )
             for index, (value, key) in enumerate(zip(walk.values, walk.keys, strict=True))
         ]
-        batch = Batch([value for value, _ in distinct])
-        formats = find_formats_batch(batch)
-        assigned = find_assignments_batch(batch)
-        plugins = self._plugins.scan(batch, [key for _, key in distinct])
-        flagged = formats.keys() | assigned.keys() | plugins.keys()
+        environment = credential_environment()
+        tables, plugins = self._detect([value for value, _ in distinct], [k for _, k in distinct])
+        flagged = plugins.keys() | {slot for table in tables for slot in table}
         found: set[str] = set()
+        raw: list[tuple[int, int]] = []
         for index, slot in enumerate(slots):
             role = roles.get(index, "value")
             key = walk.keys[index]
             if slot not in flagged and role != "header" and (not key or field_kind(key) is None):
                 continue  # the common case: nothing found and not an auth position
+            if role == "raw":
+                raw.append((index, slot))
+                continue
             leaf = walk.leaf(index)
             if leaf.value in self._allow:
                 continue
-            for kind, value in _leaf_hits(leaf, formats, assigned, plugins, slot):
+            for kind, value in _leaf_hits(leaf, tables, plugins, slot):
                 found.add(value)
                 yield leaf.path, kind, value
-        yield from stream_hits(walk, found)
+        # Strings read raw (a JSON document, a URL's query) or decoded (a URL's path): what the
+        # other form did not already show (a key repeated in an object, a "+" in a query).
+        for index, slot in raw:
+            leaf = walk.leaf(index)
+            if leaf.value in self._allow:
+                continue
+            for kind, value in _leaf_hits(leaf, tables, plugins, slot):
+                if not _already_found(value, found):
+                    found.add(value)
+                    yield leaf.path, kind, value
+
+        def detect(text: str) -> list[Hit]:
+            return [
+                hit for table in _own_tables(Batch([text]), environment) for hit in table.get(0, ())
+            ]
+
+        yield from stream_hits(walk, found, detect)
+
+    def _detect(
+        self, values: list[str], keys: list[str | None]
+    ) -> tuple[tuple[dict[int, list[Hit]], ...], dict[int, list[tuple[str, str]]]]:
+        """What every detector finds in each string, by slot: the tables of our detectors
+        (formats, assignments, the environment's values, base64-encoded keys) and the
+        plugins' findings."""
+        # The normal form of each string that has one is scanned beside it (the stored bytes
+        # are what is written; the normal form is what a reader sees): batch index → slot.
+        hidden: dict[int, int] = {}
+        # One pass in C over all the text decides for the common case (plain ASCII).
+        stored = len(values) if needs_normalising("\n".join(values)) else 0
+        for slot in range(stored):
+            value = values[slot]
+            if needs_normalising(value):
+                normal = normalise(value)
+                if normal != value:
+                    hidden[len(values)] = slot
+                    values.append(normal)
+                    keys.append(keys[slot])
+        batch = Batch(values)
+        environment = credential_environment()
+        plugins = self._plugins.scan(batch, keys)  # (first: it finds the runs the others share)
+        tables = _own_tables(batch, environment)
+        for index, slot in hidden.items():
+            for table in tables:
+                for hit in table.pop(index, ()):
+                    table.setdefault(slot, []).append(Hit(hit.kind + HIDDEN, hit.value, hit.start))
+            for kind, secret in plugins.pop(index, ()):
+                plugins.setdefault(slot, []).append((kind + HIDDEN, secret))
+        return tables, plugins
+
+
+_UNKEYED = frozenset({"key", "raw"})
+
+
+def _own_tables(batch: Batch, environment: dict[str, str]) -> tuple[dict[int, list[Hit]], ...]:
+    # Our detectors' findings by string: key formats, assignments, the environment's values,
+    # keys in base64.
+    return (
+        find_formats_batch(batch),
+        find_assignments_batch(batch),
+        _environment_batch(batch, environment),
+        find_encoded_batch(batch, environment),
+    )
+
+
+def _environment_batch(batch: Batch, environment: dict[str, str]) -> dict[int, list[Hit]]:
+    # The environment's credentials, literally, in each string of the batch.
+    found: dict[int, list[Hit]] = {}
+    for value, name in environment.items():
+        for index in batch.holders((value,)):
+            hits = find_environment_values(batch.values[index], {value: name})
+            found.setdefault(index, []).extend(hits)
+    return found
+
+
+def _already_found(value: str, found: set[str]) -> bool:
+    # A raw JSON string holds its values escaped ("\n", "\u00e9"): compare them unescaped.
+    try:
+        unescaped = json.loads(f'"{value}"')
+    except ValueError:
+        unescaped = value
+    return any(value in known or known in value or unescaped in known for known in found)
 
 
 def _leaf_hits(
     leaf: Leaf,
-    formats: dict[int, list[Hit]],
-    assigned: dict[int, list[Hit]],
+    tables: tuple[dict[int, list[Hit]], ...],
     plugins: dict[int, list[tuple[str, str]]],
     slot: int,
 ) -> list[tuple[str, str]]:
     if leaf.role == "header" and is_sensitive_header(leaf.name):
-        return [(f"sensitive header {leaf.name!r} (never stored)", leaf.value)]
-    hits = [(hit.kind, hit.value) for hit in formats.get(slot, ())]
-    for hit in assigned.get(slot, ()):
-        _add(hits, hit.kind, hit.value)
-    field = field_kind(leaf.key) if leaf.role != "key" and leaf.key else None
+        return [(f"sensitive header {quoted_name(leaf.name)} (never stored)", leaf.value)]
+    hits: list[tuple[str, str]] = []
+    for table in tables:
+        for hit in table.get(slot, ()):
+            _add(hits, hit.kind, hit.value)
+    field = field_kind(leaf.key) if leaf.role not in {"key", "raw"} and leaf.key else None
     if field is not None and credential_in_field(field, leaf.value):
         place = "URL parameter" if leaf.role == "query" else "field"
         name = leaf.name or leaf.key
-        _add(hits, f"credential in {place} {name!r}", strip_scheme(leaf.value))
+        _add(hits, f"credential in {place} {quoted_name(name)}", strip_scheme(leaf.value))
     for kind, secret in plugins.get(slot, ()):
         _add(hits, kind, secret)
     return hits

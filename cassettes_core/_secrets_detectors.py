@@ -21,7 +21,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from cassettes_core._secrets_batch import Batch
-from cassettes_core._secrets_shapes import is_example_password, looks_like_credential
+from cassettes_core._secrets_shapes import (
+    is_example_password,
+    is_sequence_fragment,
+    looks_like_credential,
+)
 
 # A key never starts right after one of these: the prefix would sit inside a longer token
 # (a base64 blob, ``task-runner``). Checked in code so that every pattern starts with a literal,
@@ -135,6 +139,10 @@ def _url_password(match: re.Match[str]) -> str | None:
     return None if is_example_password(password, user=user) else password
 
 
+def _aws_key_id(match: re.Match[str]) -> str | None:
+    return None if is_sequence_fragment(match.group(0)) else match.group(0)
+
+
 def _bearer(match: re.Match[str]) -> str | None:
     token = match.group(1)
     return token if looks_like_credential(token) else None
@@ -142,6 +150,29 @@ def _bearer(match: re.Match[str]) -> str | None:
 
 # A line of a key's body: forty base64 characters or more, not cut short by an ellipsis.
 _PEM_LINE = r"[A-Za-z0-9+/=]{40,}+(?!\.\.\.|…)"
+_PEM_END = re.compile(r"-----END[A-Z0-9 ]{0,30} PRIVATE KEY(?: BLOCK)?-----")
+_PUTTY_BODY = re.compile(r"Private-Lines: \d++(?:\s|\\[nr])++" + _PEM_LINE)
+_PEM_SPAN = 10_000  # characters: the farthest an END marker is looked for
+_PUTTY_SPAN = 4_000
+
+
+def _pem(match: re.Match[str]) -> str | None:
+    # The key runs on to its END marker when there is one nearby, so that a redaction masks the
+    # whole key. Found with a bounded substring search, not a lazy ".*?" the engine would run
+    # again from every BEGIN: a text of many BEGINs costs one pass, not one pass per BEGIN.
+    text = match.string
+    end = text.find("-----END", match.end(), match.end() + _PEM_SPAN)
+    closing = _PEM_END.match(text, end) if end != -1 else None
+    return text[match.start() : closing.end()] if closing is not None else match.group(0)
+
+
+def _putty(match: re.Match[str]) -> str | None:
+    # A PuTTY key file: its Private-Lines body within a few KB of the header line.
+    text = match.string
+    at = text.find("Private-Lines: ", match.end(), match.end() + _PUTTY_SPAN)
+    body = _PUTTY_BODY.match(text, at) if at != -1 else None
+    return text[match.start() : body.end()] if body is not None else None
+
 
 _DETECTORS: tuple[_Detector, ...] = (
     # The sk- family: the kind comes from the prefix (_sk_kind), hence no kind here.
@@ -177,6 +208,7 @@ _DETECTORS: tuple[_Detector, ...] = (
         "AWS access key ID",
         ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
         r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}" + _E,
+        accept=_aws_key_id,
     ),
     _d("Slack token", "xox", r"xox[abposr]-[A-Za-z0-9-]{10,}", ignorecase=True),
     _d("Slack app token", "xapp-", r"xapp-\d-[A-Za-z0-9-]{20,}"),
@@ -201,19 +233,28 @@ _DETECTORS: tuple[_Detector, ...] = (
     _d(
         "JSON Web Token",
         "eyJ",
-        r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*",
+        # At a token boundary, checked right after the literal: "eyJeyJeyJ…" fails at once at
+        # each "eyJ" instead of running to the end of the word from each.
+        r"eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_-]{10,}+\.[A-Za-z0-9_-]{2,}+\.[A-Za-z0-9_-]*+",
         accept=_jwt,
     ),
     _d(
         "private key (PEM)",
-        ("PRIVATE KEY", "PuTTY-User-Key-File"),
+        "PRIVATE KEY",
         # A key has a body: a header named in prose or code ("starts with -----BEGIN …") is
-        # not one, and neither is an example cut short ("MIIEvQIBADANBgkqhkiG9w0…").
+        # not one, and neither is an example cut short ("MIIEvQIBADANBgkqhkiG9w0…"). Every
+        # quantifier is possessive: each has one way to match, so nothing is tried twice.
         r"-----BEGIN[A-Z0-9 ]{0,30} PRIVATE KEY(?: BLOCK)?-----"
-        r"(?:\s|\\[nr])*(?:[A-Za-z][A-Za-z-]*: [^\n\\]*(?:\s|\\[nr])+)*"  # Proc-Type: …
-        + _PEM_LINE
-        + r"(?:.{0,10000}?-----END[A-Z0-9 ]{0,30} PRIVATE KEY(?: BLOCK)?-----)?"
-        r"|PuTTY-User-Key-File-\d: [^\n\\]*.{0,4000}?Private-Lines: \d+(?:\s|\\[nr])+" + _PEM_LINE,
+        r"(?:\s|\\[nr])*+(?:[A-Za-z][A-Za-z-]*+: [^\n\\]*+(?:\s|\\[nr])++)*+"  # Proc-Type: …
+        + _PEM_LINE,
+        accept=_pem,
+        bounded=False,
+    ),
+    _d(
+        "private key (PuTTY)",
+        "PuTTY-User-Key-File",
+        r"PuTTY-User-Key-File-\d: [^\n\\]*+",
+        accept=_putty,
         bounded=False,
     ),
     _d(

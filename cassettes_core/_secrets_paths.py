@@ -15,6 +15,8 @@ from functools import lru_cache
 from typing import Any
 
 from cassettes_core._secrets_detectors import find_formats
+from cassettes_core._secrets_env import MIN_ENV_SECRET, credential_environment
+from cassettes_core._secrets_normal import needs_normalising, normalise
 from cassettes_core._secrets_shapes import looks_like_credential, mask
 
 # Mapping keys shorter than this are field names; nothing we detect is that short.
@@ -33,6 +35,11 @@ JSON = _Marker("(json)")  # the string holds a JSON document, walked as such
 STAR = _Marker("[*]")  # every event of a stream
 
 
+def marker(text: str) -> Any:
+    """A piece that is spelled out as it is (``[index=1]``: one choice of a stream)."""
+    return _Marker(text)
+
+
 class Query:
     """A query parameter of a URL: ``endpoint?key``."""
 
@@ -48,14 +55,41 @@ class Query:
         return hash(("?", self.name))
 
 
-@lru_cache(maxsize=4096)
+def _is_secret_name(name: str, *, strict: bool = False) -> bool:
+    # A name (a mapping key, a variable, a header) that is itself a secret, in either form.
+    if len(name) < _MIN_KEY_SCAN:
+        return False
+    probe = normalise(name) if needs_normalising(name) else name
+    return bool(find_formats(probe)) or looks_like_credential(probe, strict=strict)
+
+
+def _holds_environment_secret(name: str) -> bool:
+    # Read at each call, not cached: the environment may have changed since.
+    probe = normalise(name) if needs_normalising(name) else name
+    return len(name) >= MIN_ENV_SECRET and any(value in probe for value in credential_environment())
+
+
 def segment(name: str) -> str:
     """A path segment for a mapping key: bare, quoted, or masked if the key itself is secret."""
-    if len(name) >= _MIN_KEY_SCAN and (find_formats(name) or looks_like_credential(name)):
+    if _holds_environment_secret(name):
+        return f"[{mask(name)}]"
+    return _segment(name)
+
+
+@lru_cache(maxsize=4096)
+def _segment(name: str) -> str:
+    if _is_secret_name(name):
         return f"[{mask(name)}]"
     if _PLAIN_SEGMENT.fullmatch(name):
         return name
     return f"[{json.dumps(name, ensure_ascii=False)}]"
+
+
+def quoted_name(name: str) -> str:
+    """A variable, field or header name as a finding's kind quotes it; masked if the name
+    itself is a secret (a crafted ``sk-…_key = …`` must not print the key)."""
+    secret = _holds_environment_secret(name) or _is_secret_name(name, strict=True)
+    return repr(mask(name)) if secret else repr(name)
 
 
 def join(path: str, name: str) -> str:

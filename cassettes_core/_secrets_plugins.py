@@ -79,7 +79,12 @@ from cassettes_core import _secrets_gates as gates
 from cassettes_core._secrets_batch import Batch
 from cassettes_core._secrets_gates import Gate, Span
 from cassettes_core._secrets_llm import is_known_id, is_long_token, is_opaque_blob, is_opaque_field
-from cassettes_core._secrets_shapes import is_alphabet, is_example_password, is_prose
+from cassettes_core._secrets_shapes import (
+    is_alphabet,
+    is_example_password,
+    is_prose,
+    is_sequence_fragment,
+)
 
 # Left out on purpose (see the module docstring); a test checks that every plugin detect-secrets
 # ships is either gated below or named here, so an upgrade cannot add one silently.
@@ -226,13 +231,14 @@ def _windows(line_start: int, line_end: int, hit_start: int, hit_end: int) -> It
     if line_end - line_start <= _MAX_LINE:
         yield line_start, line_end
         return
-    # A line over 4 KB (minified JSON in a string) is read in windows around the hits.
-    position = hit_start
-    while position < hit_end or position == hit_start:
-        yield max(line_start, position - _WINDOW), min(line_end, position + _WINDOW)
-        position += _WINDOW
-        if position >= line_end:
-            return
+    # A line over 4 KB (minified JSON in a string) is read in windows around the hits. Windows
+    # sit on a grid (cell k covers one window either side of it), so that hits every few
+    # characters share windows: the plugins read each part of a line at most three times.
+    first = (hit_start - line_start) // _WINDOW
+    last = (max(hit_end, hit_start + 1) - 1 - line_start) // _WINDOW
+    for cell in range(first, last + 1):
+        start = line_start + cell * _WINDOW
+        yield max(line_start, start - _WINDOW), min(line_end, start + 2 * _WINDOW)
 
 
 def _lines_hit(
@@ -303,11 +309,22 @@ def _dismissed(plugin: Any, secret: str, line: str, key: str) -> bool:
             len(secret) < _MIN_KEYWORD_SECRET
             or is_example_password(secret)  # also placeholders
             or is_prose(secret)  # "Set in dashboard", "see vault"
-            or is_indirect_reference(line)
+            or _indirect_reference(line)
         )
     if isinstance(plugin, BasicAuthDetector):
         return is_example_password(secret)
+    if isinstance(plugin, AWSKeyDetector) and _AWS_KEY_ID.fullmatch(secret):
+        return is_sequence_fragment(secret, line)
     return False
+
+
+_AWS_KEY_ID = re.compile(r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}")
+
+
+@lru_cache(maxsize=256)
+def _indirect_reference(line: str) -> bool:
+    # Its regex costs about a millisecond on a long line: once per line, not once per finding.
+    return bool(is_indirect_reference(line))
 
 
 @cache

@@ -1,5 +1,9 @@
 """``cassettes scan``: existing cassette files through the guard that checks every recording.
 
+Each interaction is scanned as the recorder scans it, and then the file's text as stored, so
+that what loading drops (a YAML comment in a hand-edited cassette) is read too; a value found
+both ways is reported once.
+
 Files named on the command line must be cassettes; a file that is not one is an error. Under
 a directory, every ``*.yaml`` and ``*.yml`` file is read, except hidden files and folders
 (``.github``, the store's half-written ``.{name}.*.tmp`` files) and YAML that is plainly
@@ -95,6 +99,13 @@ def run_scan(args: argparse.Namespace, console: Console) -> int:
                     {"seq": f.seq, "path": f.path, "kind": f.kind, "preview": f.preview}
                     for f in guard.scan(interaction)
                 )
+            # The file as stored: what loading drops (a comment) must not hide a key either.
+            shown = {finding["preview"] for finding in report["findings"]}
+            report["findings"].extend(
+                {"seq": None, "path": f.path, "kind": f.kind, "preview": f.preview}
+                for f in guard.scan_text(path.read_text(encoding="utf-8"))
+                if f.preview not in shown
+            )
         reports.append(report)
         if not args.json:
             _print_report(console, report)

@@ -201,3 +201,26 @@ def is_alphabet(value: str) -> bool:
     base32 and base64 alphabets of code): mostly runs of consecutive characters."""
     steps = sum(1 for a, b in itertools.pairwise(value) if ord(b) == ord(a) + 1)
     return len(value) > 1 and steps >= 0.8 * (len(value) - 1)
+
+
+_NUCLEOTIDES = frozenset("ACGTUN")
+# The one-letter amino-acid codes: a key id's base32 body (A-Z, 2-7) is all of them, without a
+# digit, one time in two thousand.
+_AMINO_ACIDS = frozenset("ACDEFGHIKLMNPQRSTVWY")
+_ALNUM_RUN = re.compile(r"[A-Za-z0-9]++")
+
+
+def is_sequence_fragment(value: str, line: str = "") -> bool:
+    """Whether an AWS-key-id-shaped value is a piece of a DNA, RNA or protein sequence.
+
+    ``ACCA`` is an AWS prefix and a codon: a value of nucleotide letters only is a sequence, so
+    is one whose body holds only amino-acid letters (a protein), and so is one found only inside
+    a longer run of letters and digits (a key id is a token of its own).
+    """
+    if set(value) <= _NUCLEOTIDES or set(value[4:]) <= _AMINO_ACIDS:
+        return True
+    if not line:
+        return False
+    return all(
+        len(run.group(0)) > len(value) for run in _ALNUM_RUN.finditer(line) if value in run.group(0)
+    )

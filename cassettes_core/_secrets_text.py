@@ -19,72 +19,172 @@ from functools import lru_cache
 
 from cassettes_core._secrets_batch import Batch
 from cassettes_core._secrets_detectors import Hit, find_formats
-from cassettes_core._secrets_llm import FieldKind, credential_in_field, field_kind, snake
+from cassettes_core._secrets_env import find_environment_values
+from cassettes_core._secrets_llm import (
+    FieldKind,
+    credential_in_field,
+    field_kind,
+    is_opaque_field,
+    snake,
+)
+from cassettes_core._secrets_normal import needs_normalising, normalise_mapped
+from cassettes_core._secrets_paths import quoted_name
 from cassettes_core._secrets_shapes import mask
 
 __all__ = ["find_assignments", "find_assignments_batch", "redact"]
 
-# Every credential name (field_kind, without passwords) holds one of these, in any case.
-_NEEDLES = ("key", "token", "secret", "auth", "credential", "bearer")
+# Every credential name holds one of these, in any case.
+_NEEDLES = ("key", "token", "secret", "auth", "credential", "bearer", "pass", "pwd")
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_NAME_RUN = re.compile(r"[A-Za-z0-9_-]*+")
 _MAX_NAME = 64
 # After the name: an optional closing quote or bracket, an assignment, an optional auth scheme,
-# then a quoted value, or a bare token that ends where a token ends (not in a call or a path).
+# then a quoted value, or a bare token that ends where a token ends (not in a call or a path);
+# or a call given the value (``AzureKeyCredential("…")``). Quantifiers are possessive or
+# bounded: from any start the match is tried once, in at most a few hundred steps.
 _VALUE = re.compile(
-    r"""["'\]]{0,2}[ \t]*(?::=|=>|=|:)[ \t]*(?:(?:bearer|basic|token)[ \t]+)?"""
-    r"""(?:(["'`])([^"'`\n]{1,512})\1|([A-Za-z0-9/+=_-]{16,512})(?![^\s,;)}\]"'`]))""",
+    r"""["'\]]{0,2}+[ \t]*+(?:"""
+    r"""(?::=|=>|=|:)[ \t]*+(?:(?:bearer|basic|token)[ \t]++)?"""
+    r"""(?:(?P<q>["'`])(?P<quoted>[^"'`\n]{1,512}+)(?P=q)"""
+    r"""|(?P<bare>[A-Za-z0-9/+=_-]{16,512}+)(?![^\s,;)}\]"'`])"""
+    r"""|(?P<word>[^\s"'`;,]{6,256}+)(?=[;\s]|$))"""
+    r"""|\([ \t]*+(?P<c>["'])(?P<called>[^"'\n]{1,512}+)(?P=c)[ \t]*+\))""",
     re.IGNORECASE,
 )
+# Words that say a *_key name is not a credential: a cache, sort or public key is a value of
+# another kind (checked on the word before "key").
+_NOT_CREDENTIAL_KEYS = frozenset(
+    {
+        "public",
+        "cache",
+        "sort",
+        "partition",
+        "foreign",
+        "unique",
+        "object",
+        "row",
+        "hash",
+        "range",
+        "dedup",
+        "dedupe",
+        "idempotency",
+        "lookup",
+        "map",
+        "dict",
+        "index",
+        "group",
+        "routing",
+        "message",
+        "translation",
+        "i18n",
+        "cursor",
+        "page",
+        "storage",
+        "s3",
+        "file",
+        "prompt",
+        "tool",
+        "event",
+        "sequence",
+        "item",
+    }
+)
+_CREDENTIAL_LAST_WORDS = frozenset({"key", "token", "secret", "credential", "credentials"})
+_NUMBERED_KEY = re.compile(r"(?:api_?)?key_?[12]")
 
 
 @lru_cache(maxsize=4096)
 def _name_kind(name: str) -> FieldKind | None:
-    kind = field_kind(snake(name.strip("-_")))
-    return None if kind == "password" else kind
+    """How a name in text is read: an auth position's kind, or (for other names that end like
+    a credential, ``AZURE_OPENAI_KEY``, ``AccountKey``, ``AzureKeyCredential``) a generic one."""
+    snaked = snake(name.strip("-_"))
+    kind = field_kind(snaked)
+    if kind is not None or is_opaque_field(snaked):
+        return kind
+    words = [word for word in snaked.split("_") if word]
+    if _NUMBERED_KEY.fullmatch(snaked):
+        return "generic"  # key1, key2: the Azure CLI's `keys list`
+    if len(words) >= 2 and words[-1] in _CREDENTIAL_LAST_WORDS:
+        return None if words[-2] in _NOT_CREDENTIAL_KEYS else "generic"
+    return None
+
+
+def _password_value(name: str, match: re.Match[str], text: str) -> str | None:
+    # Passwords assigned in code are the keyword plugin's ("password = 'hunter2'" is example
+    # code everywhere); here only those of configuration: a .env line (an upper-case name) and
+    # a connection string ("…;Password=…;").
+    value = match.group("quoted") or match.group("bare") or match.group("word")
+    if value is None:
+        return None
+    end = match.end()
+    env_line = name.isupper() and (match.group("word") or match.group("bare")) is not None
+    connection = end < len(text) and text[end] == ";"
+    if not (env_line or connection):
+        return None
+    return value if credential_in_field("password", value) else None
 
 
 def find_assignments_batch(batch: Batch) -> dict[int, list[Hit]]:
     """Credentials assigned to a credential-named variable, in each string of ``batch``.
 
-    ``API_KEY=…``, ``api_key: …``, ``"apiKey": "…"``, ``--api-key=…``, ``X-Api-Key: …``: the
-    value counts when it has a credential's shape (a bare value: the strict shape, since code
-    assigns names and calls too). Found by the needles every such name holds, so a text without
-    them costs a few substring searches.
+    ``API_KEY=…``, ``api_key: …``, ``"apiKey": "…"``, ``--api-key=…``, ``X-Api-Key: …``,
+    ``export AZURE_OPENAI_KEY=…``, ``os.environ["X_TOKEN"] = "…"``, ``AzureKeyCredential("…")``,
+    ``…;Password=…;``: the value counts when it has a credential's shape (a bare value: the
+    strict shape, since code assigns names and calls too). Found by the needles every such name
+    holds, so a text without them costs a few substring searches; each name is read once, however
+    many needles it holds.
     """
     text = batch.text
     found: dict[int, list[Hit]] = {}
-    starts: set[int] = set()
-    for needle in _NEEDLES:
-        for position in batch.find_all(needle, ignorecase=True):
-            start, end = _name_around(text, position, position + len(needle))
-            if start in starts:
-                continue
-            starts.add(start)
-            name = text[start:end]
-            kind = _name_kind(name)
-            match = _VALUE.match(text, end) if kind is not None else None
-            if match is None or kind is None:
-                continue
-            bare = match.group(3) is not None
-            group = 3 if bare else 2
-            value = match.group(group).strip()
-            if not credential_in_field("generic" if bare else kind, value):
-                continue
-            index, offset = batch.locate(match.start(group))
-            offset += match.group(group).find(value)
-            hit = Hit(f"credential assigned to {name!r}", value, offset)
-            found.setdefault(index, []).append(hit)
+    positions = sorted(
+        position for needle in _NEEDLES for position in batch.find_all(needle, ignorecase=True)
+    )
+    covered = 0
+    for position in positions:
+        if position < covered:
+            continue  # inside a name already read
+        start, end = _name_around(text, position)
+        covered = end
+        if end - start > _MAX_NAME:
+            continue  # a long token, not a name
+        name = text[start:end]
+        kind = _name_kind(name)
+        match = _VALUE.match(text, end) if kind is not None else None
+        if match is None or kind is None:
+            continue
+        value = _assigned_value(name, kind, match, text)
+        if value is None:
+            continue
+        group = next(g for g in ("quoted", "bare", "word", "called") if match.group(g))
+        index, offset = batch.locate(match.start(group))
+        offset += match.group(group).find(value)
+        hit = Hit(f"credential assigned to {quoted_name(name)}", value, offset)
+        found.setdefault(index, []).append(hit)
+        covered = max(covered, match.end())
     return found
 
 
-def _name_around(text: str, start: int, end: int) -> tuple[int, int]:
-    floor = max(0, start - _MAX_NAME)
+def _assigned_value(name: str, kind: FieldKind, match: re.Match[str], text: str) -> str | None:
+    if kind == "password":
+        return _password_value(name, match, text)
+    quoted = match.group("quoted") or match.group("called")
+    bare = match.group("bare")
+    if quoted is None and bare is None:
+        return None
+    value = (quoted if quoted is not None else bare).strip()
+    strict = bare is not None or kind == "generic"
+    return value if credential_in_field("generic" if strict else kind, value) else None
+
+
+def _name_around(text: str, position: int) -> tuple[int, int]:
+    # The run of name characters around a needle: forward in C, backward at most _MAX_NAME + 1
+    # steps (a longer run is no name).
+    start = position
+    floor = max(0, position - _MAX_NAME - 1)
     while start > floor and text[start - 1] in _NAME_CHARS:
         start -= 1
-    ceiling = min(len(text), end + _MAX_NAME)
-    while end < ceiling and text[end] in _NAME_CHARS:
-        end += 1
-    return start, end
+    run = _NAME_RUN.match(text, position)
+    return start, run.end() if run is not None else position
 
 
 def find_assignments(text: str) -> list[Hit]:
@@ -96,19 +196,31 @@ def redact(text: str) -> str:
     """``text`` with every secret our detectors know replaced by its masked preview.
 
     Masks the key formats of the LLM era and the classics (``sk-…``, ``AIza…``, ``ghp_…``,
-    JWTs, PEM keys …), bearer and basic tokens, passwords in URLs and credentials assigned to
-    credential-named variables, each with the preview that findings show (``sk-p…lxJ4``). For
+    JWTs, PEM keys …), bearer and basic tokens, passwords in URLs, credentials assigned to
+    credential-named variables and the values of the environment's credentials, each with the
+    preview that findings show (``sk-p…lxJ4``); also where only the normal form shows them
+    (zero-width characters, look-alikes, or their ``repr`` escapes such as ``\\u200b``). For
     messages that quote requests; detect-secrets is not loaded, and a text without any secret
     comes back unchanged.
     """
-    hits = (*find_formats(text), *find_assignments(text))
-    spans = sorted((hit.start, hit.start + len(hit.value)) for hit in hits)
-    merged: list[tuple[int, int]] = []
-    for start, end in spans:
+    spans = [(hit.start, hit.start + len(hit.value), mask(hit.value)) for hit in _text_hits(text)]
+    if needs_normalising(text) or "\\" in text:
+        normal, origin = normalise_mapped(text)
+        if normal != text:
+            for hit in _text_hits(normal):
+                first, last = origin[hit.start], origin[hit.start + len(hit.value) - 1]
+                spans.append((first[0], last[1], mask(hit.value)))
+    merged: list[tuple[int, int, str]] = []
+    for start, end, preview in sorted(spans):
         if merged and start < merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            last_start, last_end, last_preview = merged[-1]
+            merged[-1] = (last_start, max(end, last_end), last_preview)
         else:
-            merged.append((start, end))
-    for start, end in reversed(merged):
-        text = text[:start] + mask(text[start:end]) + text[end:]
+            merged.append((start, end, preview))
+    for start, end, preview in reversed(merged):
+        text = text[:start] + preview + text[end:]
     return text
+
+
+def _text_hits(text: str) -> list[Hit]:
+    return [*find_formats(text), *find_assignments(text), *find_environment_values(text)]

@@ -18,14 +18,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping, Set
 from typing import Any, Literal
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, unquote
 
 from cassettes_core._secrets_llm import snake
 from cassettes_core._secrets_paths import JSON, Query, render
 
-__all__ = ["Leaf", "Walk", "iter_leaves"]
+__all__ = ["DuplicateKeys", "Leaf", "Walk", "iter_leaves", "json_object"]
 
-Role = Literal["value", "key", "header", "query", "stream_text"]
+# "raw": a string read as stored beside its decoded form (a JSON document, a URL's query), or a
+# URL's percent-decoded path; its findings count only where the decoded form has none.
+Role = Literal["value", "key", "header", "query", "stream_text", "raw"]
 
 # Mapping keys shorter than this are field names; nothing we detect is that short.
 _MIN_KEY_SCAN = 16
@@ -63,6 +65,10 @@ class Leaf:
 
 
 _ROOT = -1
+#: Fields that tell the streams of one response apart: OpenAI's choice and tool-call
+#: ``index``, the Responses API's ``output_index``, ``content_index``, ``summary_index`` and
+#: ``item_id``, Anthropic's content-block ``index``.
+CHANNEL_FIELDS = frozenset({"index", "output_index", "content_index", "summary_index", "item_id"})
 _MAX_DEPTH = 100  # two frames a level: well within the interpreter's limit from any caller
 
 
@@ -88,6 +94,9 @@ class Walk:
         self._seen: set[int] = set()
         self._alive: list[Any] = []  # keeps parsed JSON alive, so that its ids are not reused
         self._events: dict[int, int] = {}
+        # The mappings inside stream events that say which choice, tool call or content block
+        # their text belongs to (an "index", "output_index", "item_id" …), by place.
+        self.channels: dict[int, Mapping[Any, Any]] = {}
         # Containers below _MAX_DEPTH, walked afterwards from depth 0: (items, place, key,
         # event, is a mapping).
         self._deep: list[tuple[Iterable[tuple[Any, Any]], int, str, int, bool]] = []
@@ -142,6 +151,8 @@ class Walk:
 
     def _container(self, node: Any, place: int, key: str, event: int, depth: int) -> None:
         if isinstance(node, Mapping):
+            if event >= 0 and not CHANNEL_FIELDS.isdisjoint(node):
+                self.channels[place] = node
             self._walk(_items(node), place, key, event, depth, mapping=True)
         elif isinstance(node, list | tuple):
             self._walk(enumerate(node), place, key, event, depth, mapping=False)
@@ -199,6 +210,8 @@ class Walk:
                 if id(child) not in seen:
                     seen.add(id(child))
                     if kind is dict:
+                        if child_event >= 0 and not CHANNEL_FIELDS.isdisjoint(child):
+                            self.channels[here] = child
                         self._walk(
                             _items(child), here, child_key, child_event, depth + 1, mapping=True
                         )
@@ -240,6 +253,9 @@ class Walk:
         # A JSON document, a URL with a query, or (after all) a plain string.
         parsed = _json_container(value)
         if parsed is not None:
+            # The string is stored as it is: read raw too (what a parser keeps of it is not all
+            # it holds), then walked as JSON for its fields.
+            self.add(place, key, value, "raw")
             self._alive.append(parsed)
             self._container(parsed, self._place(place, JSON), key, event, depth + 1)
             return
@@ -247,6 +263,8 @@ class Walk:
             base, _, rest = value.partition("?")
             query, hash_mark, fragment = rest.partition("#")
             self.add(place, key, base + hash_mark + fragment, "value")
+            if "%" in query or "+" in query:  # decoding may break a value ("+" → " "): read raw
+                self.add(place, key, value, "raw")
             for name, param in parse_qsl(query, keep_blank_values=True):
                 param_place = self._place(place, Query(name))
                 if len(name) >= _MIN_KEY_SCAN:
@@ -255,6 +273,10 @@ class Walk:
                     self.add(param_place, snake(name), param, "query", name)
             return
         self.add(place, key, value, "value")
+        if "%" in value and value.startswith(_URL_STARTS):  # a percent-encoded path
+            decoded = unquote(value)
+            if decoded != value:
+                self.add(place, key, decoded, "raw")
 
 
 def _items(node: Mapping[Any, Any]) -> Iterable[tuple[Any, Any]]:
@@ -289,10 +311,42 @@ def _json_container(text: str) -> Any:
     if (stripped[0], stripped[-1]) not in {("{", "}"), ("[", "]")}:
         return None
     try:
-        parsed = json.loads(stripped)
-    except ValueError:
+        parsed = json.loads(stripped, object_pairs_hook=json_object)
+    except (ValueError, RecursionError):
         return None
-    return parsed if isinstance(parsed, dict | list) else None
+    return parsed if isinstance(parsed, dict | list | DuplicateKeys) else None
+
+
+class DuplicateKeys(Mapping[str, Any]):
+    """A JSON object that names a key twice: every pair is kept, in order, and walked.
+
+    ``json.loads`` keeps the last value of a repeated key, while the text that is stored keeps
+    them all: ``{"cmd": "export KEY=sk-…", "cmd": "ls"}`` must be read whole.
+    """
+
+    __slots__ = ("_last", "pairs")
+
+    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
+        self.pairs = pairs
+        self._last = dict(pairs)
+
+    def __getitem__(self, name: str) -> Any:
+        return self._last[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name, _ in self.pairs)
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    def items(self) -> Any:  # every pair, repeated keys included
+        return list(self.pairs)
+
+
+def json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any] | DuplicateKeys:
+    """``object_pairs_hook`` for ``json.loads``: a dict, or every pair when a key repeats."""
+    mapping = dict(pairs)
+    return mapping if len(mapping) == len(pairs) else DuplicateKeys(pairs)
 
 
 def iter_leaves(interaction: Mapping[str, Any]) -> Iterator[Leaf]:

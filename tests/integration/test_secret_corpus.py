@@ -59,6 +59,15 @@ def _pem(rng: random.Random) -> str:
     return f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----"
 
 
+def _putty(rng: random.Random) -> str:
+    public = "\n".join(r(rng, 64, ALNUM + "+/") for _ in range(2))
+    private = "\n".join(r(rng, 64, ALNUM + "+/") for _ in range(3))
+    return (
+        f"PuTTY-User-Key-File-3: ssh-rsa\nEncryption: none\nComment: deploy-{r(rng, 6)}\n"
+        f"Public-Lines: 2\n{public}\nPrivate-Lines: 3\n{private}\n"
+    )
+
+
 def _basic(rng: random.Random) -> str:
     return "Basic " + base64.b64encode(f"svc-{r(rng, 6)}:{r(rng, 18)}".encode()).decode()
 
@@ -120,6 +129,7 @@ OWN_KINDS: dict[str, Gen] = {
     "digitalocean": lambda g: f"dop_v1_{r(g, 64, HEX)}",
     "jwt": _jwt,
     "pem-private-key": _pem,
+    "putty-private-key": _putty,
     "password-in-url": lambda g: f"postgresql://app_{r(g, 4)}:{r(g, 20)}@db.internal:5432/prod",
     "bearer-token": lambda g: f"Bearer {r(g, 48)}",
     "basic-credentials": _basic,
@@ -145,6 +155,17 @@ TEXT_KINDS: dict[str, Gen] = {
     "api-key-in-yaml": lambda g: f"api_key: {r(g, 32)}",
     "api-key-in-json-text": lambda g: f'settings = {{"api_key": "{r(g, 32)}"}}',
     "env-file-api-key": lambda g: f"MISTRAL_API_KEY={r(g, 32)}",
+    # Azure keys are 32 hex digits: known only by the name they are assigned to.
+    "dotenv-azure-hex": lambda g: f"AZURE_OPENAI_API_KEY={r(g, 32, HEX)}",
+    "export-azure-hex": lambda g: f"export AZURE_OPENAI_KEY={r(g, 32, HEX)}",
+    "yaml-azure-hex": lambda g: f"azure:\n  api_key: {r(g, 32, HEX)}",
+    "python-environ-hex": lambda g: f'os.environ["AZURE_OPENAI_KEY"] = "{r(g, 32, HEX)}"',
+    "azure-key-credential": lambda g: f'AzureKeyCredential("{r(g, 32, HEX)}")',
+    "json-config-key": lambda g: f'config = {{"speech": {{"subscriptionKey": "{r(g, 32, HEX)}"}}}}',
+    "connection-string-password": lambda g: f"Server=db;User Id=app;Password={r(g, 16)};",
+    "connection-string-shared-key": lambda g: (
+        f"Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKey={r(g, 43, ALNUM + '+/')}=;"
+    ),
 }
 
 
@@ -252,13 +273,51 @@ def split_in_stream(value: str) -> tuple[dict[str, Any], str]:
     return interaction, "stream[*].data.choices[0].delta.content"
 
 
+def zero_width(value: str) -> tuple[dict[str, Any], str]:
+    """The value with a zero-width space between each of its characters."""
+    return in_request("\u200b".join(value))
+
+
+def look_alike(value: str) -> tuple[dict[str, Any], str]:
+    """The value in fullwidth characters (what NFKC folds back to ASCII)."""
+    return in_request("".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in value))
+
+
+def repeated_json_key(value: str) -> tuple[dict[str, Any], str]:
+    """The value under a JSON key that the same object names again: a parser keeps "ok"."""
+    interaction = base_interaction()
+    function = interaction["response"]["body"]["choices"][0]["message"]["tool_calls"][0]
+    function["function"]["arguments"] = (
+        '{"note": ' + json.dumps(value) + ', "note": "ok", "service": "billing"}'
+    )
+    path = "response.body.choices[0].message.tool_calls[0].function.arguments(json).note"
+    return interaction, path
+
+
 PLACES = {
     "header": in_header,
     "url-query": in_query,
     "request-json": in_request,
     "response-json": in_response,
     "stream-event": in_stream,
+    "zero-width": zero_width,
+    "look-alike": look_alike,
+    "repeated-json-key": repeated_json_key,
 }
+
+
+def interleaved_in_stream(value: str) -> tuple[dict[str, Any], str]:
+    """The value split over the deltas of choice 1, interleaved with those of choice 0."""
+    interaction = base_interaction()
+    del interaction["response"]
+    third = len(value) // 3
+    pieces = [value[:third], value[third : 2 * third], value[2 * third :]]
+    order = [(0, "Sure"), (1, pieces[0]), (0, ", the"), (1, pieces[1]), (1, pieces[2])]
+    interaction["stream"] = [
+        {"event": None, "data": {"choices": [{"index": i, "delta": {"content": t}}]}, "t_ms": 5}
+        for i, t in order
+    ]
+    return interaction, "stream[*].data.choices[index=1].delta.content"
 
 
 def _refused(value: str, place: Callable[[str], tuple[dict[str, Any], str]]) -> None:
@@ -305,6 +364,34 @@ def test_every_kind_is_refused_in_every_place(gen: Gen, place: Any) -> None:
 def test_a_key_split_across_stream_events_is_refused(kind: str) -> None:
     """A key that a stream spreads over several deltas is found in the joined text."""
     _refused((OWN_KINDS | TEXT_KINDS)[kind](random.Random(11)), split_in_stream)
+
+
+@pytest.mark.parametrize("kind", sorted(OWN_KINDS | TEXT_KINDS))
+def test_a_key_split_across_interleaved_choices_is_refused(kind: str) -> None:
+    """Joined per choice index, a key split over the deltas of n=2 choices is seen whole."""
+    for seed in range(3):
+        _refused((OWN_KINDS | TEXT_KINDS)[kind](random.Random(seed)), interleaved_in_stream)
+
+
+@pytest.mark.parametrize("kind", sorted(OWN_KINDS))
+def test_each_own_kind_is_refused_base64_encoded(kind: str) -> None:
+    """Written in base64 (either alphabet), a key is decoded and refused, the run masked."""
+    for seed in range(3):
+        raw = OWN_KINDS[kind](random.Random(seed)).encode()
+        encode = base64.b64encode if seed % 2 else base64.urlsafe_b64encode
+        _refused(encode(raw).decode(), in_request)
+
+
+@pytest.mark.parametrize("place", sorted(PLACES))
+def test_an_environment_credential_of_no_known_format_is_refused(
+    place: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The literal value of a credential-like variable of the process, wherever it sits."""
+    for seed in range(3):
+        g = random.Random(seed)
+        value = f"{r(g, 6, string.ascii_lowercase)}.{r(g, 18, LOWER_DIGITS)}"
+        monkeypatch.setenv("CORPUS_SERVICE_SECRET", value)
+        _refused(value, PLACES[place])
 
 
 @pytest.mark.parametrize("kind", sorted(OWN_KINDS | TEXT_KINDS | PLUGIN_KINDS))
@@ -617,6 +704,23 @@ AWS_EXAMPLES = [
     "https://b.s3.amazonaws.com/k.png?X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20260101%2F"
     "us-east-1%2Fs3%2Faws4_request&X-Amz-Expires=3600",
 ]
+NON_ASCII_PROSE = [
+    "Привет! Столица Франции — Париж. Ключ к успеху: терпение.",
+    "Ελληνικά: το κλειδί είναι η υπομονή.",
+    "日本語：鍵は「忍耐」です。全角ＡＢＣ１２３もあります。",
+    "Café, naïve, coöperate, Ångström, façade\u00ad and a soft hyphen.",
+    "Family emoji \U0001f468\u200d\U0001f469\u200d\U0001f467 uses zero-width joiners.",
+    "\u202bעברית\u202c mixed with English and a right-to-left mark.",
+]
+HARMLESS_ASSIGNMENTS = [
+    "cache_key = 5d41402abc4b2a76b9719d911017c592",
+    "sort_key: 0d5b7c9e3f1a2b4c6d8e0f1a2b3c4d5e",
+    "partition_key: tenant-eu-west-1",
+    "AZURE_OPENAI_KEY=${AZURE_OPENAI_KEY}",
+    "export OPENAI_API_KEY=<your key here>",
+    "Server=db;User Id=app;Password=changeme;",
+    'cred = AzureKeyCredential(os.environ["AZURE_KEY"])',
+]
 PAGINATION = ("page_token", "cursor", "next_page_token", "request_token", "continuation_token")
 
 
@@ -662,6 +766,33 @@ def _review_fragments(g: random.Random, add: Callable[[str, Callable[[Any], None
             )
         cursor = {name: r(g, 40)}
         add("pagination-field", lambda i, c=cursor: i["response"]["body"].update(c))
+    for size in (20, 21, 60, 400, 5000):
+        dna = r(g, size, "ACGT")
+        add("dna-sequence", lambda i, d=dna: message(i).update(content=f"The read is {d}."))
+        args = {"sequence": "ACCA" + dna[4:], "organism": "E. coli"}
+        add(
+            "dna-tool-argument",
+            lambda i, a=args: message(i)["tool_calls"][0]["function"].update(
+                arguments=json.dumps(a)
+            ),
+        )
+    protein = "MKTAYIAKQRQISFVKSHFSRQACCAKLMNPQRSTVWYACDEFGHIKLMNPQRSTVWY"
+    add("protein-sequence", lambda i: message(i).update(content=protein))
+    for text in NON_ASCII_PROSE:
+        add("non-ascii-prose", lambda i, t=text: message(i).update(content=t))
+    for text in HARMLESS_ASSIGNMENTS:
+        add("harmless-assignment", lambda i, t=text: message(i).update(content=t))
+    honest = [(0, "Paris "), (1, "Lyon "), (0, "is the capital"), (1, "is a city")]
+    events = [
+        {"event": None, "data": {"choices": [{"index": n, "delta": {"content": t}}]}, "t_ms": 1}
+        for n, t in honest
+    ]
+    add("interleaved-choices", lambda i: i.update(stream=events))
+    repeated = '{"query": "invoices", "query": "refunds", "limit": 5}'
+    add(
+        "repeated-json-key",
+        lambda i: message(i)["tool_calls"][0]["function"].update(arguments=repeated),
+    )
     for _ in range(3):
         upload = "ABgVH8" + r(g, 90, URLSAFE)
         add(
