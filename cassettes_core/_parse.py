@@ -128,7 +128,7 @@ def _outcome(
     if "error" in item:
         raw = _require(item, "error", Mapping)
         kind = raw.get("kind")
-        if kind not in _ERROR_KINDS:
+        if not isinstance(kind, str) or kind not in _ERROR_KINDS:
             raise _DefectError(f"error.kind must be one of {sorted(_ERROR_KINDS)}, not {kind!r}")
         status = raw.get("status")
         if status is not None and (not isinstance(status, int) or isinstance(status, bool)):
@@ -163,6 +163,9 @@ def _headers(raw: Mapping[str, Any], where: str) -> dict[str, str]:
     headers = raw.get("headers") or {}
     if not isinstance(headers, Mapping):
         raise _DefectError(f"'{where}' must be a mapping")
+    for name, value in headers.items():
+        if not isinstance(value, str | int | float) or isinstance(value, bool):
+            raise _DefectError(f"'{where}.{name}' must be a string, not {type(value).__name__}")
     return {str(k): str(v) for k, v in headers.items()}
 
 

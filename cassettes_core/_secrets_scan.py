@@ -158,21 +158,15 @@ def load_interactions(path: Path) -> list[dict[str, Any]]:
     has no ``interactions`` list of mappings (:class:`NotACassetteError` for a document that
     is plainly not a cassette: not a mapping, or without ``interactions`` and ``version``).
     """
-    import yaml
-
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise CassetteFormatError(path, f"not UTF-8 text ({exc.reason})") from exc
     except OSError as exc:
         raise CassetteFormatError(path, f"cannot be read ({exc.strerror or exc})") from exc
-    try:
-        document = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - safe loader only
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else None
-        problem = getattr(exc, "problem", None) or type(exc).__name__
-        raise CassetteFormatError(path, f"not valid YAML ({problem})", location=where) from exc
+    from cassettes_core._store import parse_yaml
+
+    document = parse_yaml(text, path)  # the store's loader: JSON data only, our errors only
     if not isinstance(document, dict):
         raise NotACassetteError(path, "not a cassette: the document is not a mapping")
     interactions = document.get("interactions")

@@ -53,10 +53,10 @@ def read_text(path: Path) -> str | None:
         raise CassetteFormatError(path, "a parent of this path is a file, not a folder") from exc
 
 
-def parse_document(text: str, path: Path) -> dict[str, Any]:
-    """Parse YAML text into the top-level mapping, checking the format version."""
+def parse_yaml(text: str, path: Path) -> Any:
+    """Parse a cassette's YAML text into JSON data; any defect is a CassetteFormatError."""
     try:
-        document = _yaml.load(text)
+        return _yaml.load(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
@@ -67,6 +67,14 @@ def parse_document(text: str, path: Path) -> dict[str, Any]:
         raise CassetteFormatError(path, f"not valid YAML ({exc})") from exc
     except RecursionError as exc:
         raise CassetteFormatError(path, "YAML nested too deeply") from exc
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
+        # A last net under the loader's own checks: never a foreign traceback for a bad file.
+        raise CassetteFormatError(path, f"not valid cassette YAML ({exc})") from exc
+
+
+def parse_document(text: str, path: Path) -> dict[str, Any]:
+    """Parse YAML text into the top-level mapping, checking the format version."""
+    document = parse_yaml(text, path)
     if not isinstance(document, dict):
         raise CassetteFormatError(path, "the top level must be a mapping with 'interactions'")
     version = document.get("version")
