@@ -30,6 +30,7 @@ from cassettes_core._model import Interaction, LLMResponse, RecordedError, Strea
 from cassettes_core._modes import Mode, resolve_mode
 from cassettes_core._parse import parse_interaction
 from cassettes_core._request import DEFAULT_POLICY, LLMRequest, MatchPolicy
+from cassettes_core._runs import RecordRun
 from cassettes_core._store import CassetteFile, WriteGuard, check_writable, load_cassette
 
 BeforeRecord = Callable[[dict[str, Any]], dict[str, Any] | None]
@@ -102,7 +103,12 @@ class Recorder:
         if loaded is not None and loaded.manifest is not None and len(loaded):
             warn_on_drift(self.path, loaded.manifest)
         self.cassette = loaded or Cassette(self.path, policy=policy, repeat_last=repeat_last)
-        self._file: CassetteFile | None = None
+        self._file = CassetteFile(self.path)  # the guard is made at the first write
+        # `record` starts the file over once per run, keeping what other writers record
+        # meanwhile; what the file holds now is what this run replaces.
+        self._run: RecordRun | None = (
+            self._file.begin_record(run_id) if self.requested_mode is Mode.RECORD else None
+        )
 
     # -- deciding ---------------------------------------------------------------------------
 
@@ -239,21 +245,12 @@ class Recorder:
                 return None
             interaction = hooked
         with self._lock:
-            written = self._writer().append(
-                [interaction], rewrite=self._rewrite_now(), run=self.run_id
-            )
+            rewrite = self._run is not None and self._first_write
+            written = self._writer().append([interaction], rewrite=rewrite, run=self._run)
             self._first_write = False
             self.cassette.add(written[0])
             self.stats.recorded += 1
         return written[0]
-
-    def _rewrite_now(self) -> bool:
-        # `record` rewrites the cassette once: at this recorder's first write, or, with a
-        # run_id (pytest-xdist workers of one run), at the run's first write, which the store
-        # decides. Later writes, and `auto` on a missing file, append.
-        if self.requested_mode is not Mode.RECORD:
-            return False
-        return self.run_id is not None or self._first_write
 
     def _apply_hook(self, interaction: Interaction) -> Interaction | None:
         assert self.before_record is not None
@@ -284,8 +281,8 @@ class Recorder:
             ) from None
 
     def _writer(self) -> CassetteFile:
-        if self._file is None:
-            self._file = CassetteFile(self.path, guard=self._guard or self._default_guard())
+        if self._file.guard is None:
+            self._file.guard = self._guard or self._default_guard()
         return self._file
 
     def _default_guard(self) -> WriteGuard:

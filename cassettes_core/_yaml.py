@@ -83,7 +83,7 @@ def _checked_bool(loader: yaml.SafeLoader, node: yaml.Node) -> bool:
 
 def _scalar(node: yaml.Node) -> str:
     value = node.value
-    return value if isinstance(value, str) else f"<{node.id}>"
+    return value if isinstance(value, str) else f"<{type(node).__name__}>"
 
 
 def _refuse(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
