@@ -31,7 +31,11 @@ def read_text(path: Path) -> str | None:
     except FileNotFoundError:
         return None
     except UnicodeDecodeError as exc:
-        raise CassetteFormatError(path, f"not UTF-8 text ({exc.reason})") from exc
+        raise CassetteFormatError(
+            path,
+            f"not UTF-8 text ({exc.reason}); save it as UTF-8",
+            location=f"byte {exc.start}",
+        ) from exc
     except IsADirectoryError as exc:
         raise CassetteFormatError(path, "is a directory, not a cassette file") from exc
     except NotADirectoryError as exc:
@@ -63,12 +67,20 @@ def parse_document(text: str, path: Path) -> dict[str, Any]:
     """Parse YAML text into the top-level mapping, checking the format version."""
     document = parse_yaml(text, path)
     if not isinstance(document, dict):
-        raise CassetteFormatError(path, "the top level must be a mapping with 'interactions'")
+        what = "empty" if document is None else f"a {type(document).__name__}"
+        raise CassetteFormatError(
+            path,
+            f"the top level must be a mapping with 'version' and 'interactions' (the file is "
+            f"{what})",
+            location="top level",
+        )
     version = document.get("version")
     if version is None:
         raise CassetteFormatError(path, "no 'version' key", location="version")
     if not isinstance(version, int) or isinstance(version, bool):
-        raise CassetteFormatError(path, f"version {version!r} is not an integer")
+        raise CassetteFormatError(
+            path, f"version {version!r} is not an integer", location="version"
+        )
     if version > FORMAT_VERSION:
         raise CassetteFormatError(
             path,
