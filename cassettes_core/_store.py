@@ -134,7 +134,9 @@ def _parsed_state(text: str, path: Path, signature: tuple[int, int, int] | None)
     document = parse_document(text, path)
     manifest = Manifest.from_dict(document.get("manifest") or {}, path)
     interactions = parse_interactions(document.get("interactions"), path, text)
-    raw = document.get("interactions") or []
+    # Put back in seq order, seq first, so the next append finds our layout; keys kept.
+    raw = sorted(document.get("interactions") or [], key=lambda item: int(item["seq"]))
+    raw = [{"seq": item["seq"], **item} for item in raw]
     return _FileState(
         _yaml.dump(raw) if raw else "",
         max((i.seq for i in interactions), default=0),
