@@ -54,13 +54,36 @@ def parse_yaml(text: str, path: Path) -> Any:
         raise CassetteFormatError(
             path, f"not valid YAML ({exc.problem or exc.context})", location=where
         ) from exc
+    except yaml.reader.ReaderError as exc:
+        raise CassetteFormatError(
+            path,
+            f"holds a character YAML does not allow ({exc.character!r}); is it a binary file?",
+            location=f"character {exc.position + 1}",
+        ) from exc
     except yaml.YAMLError as exc:
-        raise CassetteFormatError(path, f"not valid YAML ({exc})") from exc
+        raise CassetteFormatError(path, f"not valid YAML ({exc})", location="top level") from exc
     except RecursionError as exc:
-        raise CassetteFormatError(path, "YAML nested too deeply") from exc
+        raise CassetteFormatError(
+            path,
+            f"data nested too deeply (at most {_yaml.MAX_DEPTH} levels are read)",
+            location=_deep_place(text),
+        ) from exc
     except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
         # A last net under the loader's own checks: never a foreign traceback for a bad file.
-        raise CassetteFormatError(path, f"not valid cassette YAML ({exc})") from exc
+        raise CassetteFormatError(
+            path, f"not valid cassette YAML ({exc})", location="top level"
+        ) from exc
+
+
+def _deep_place(text: str) -> str:
+    """The first line nested past the limit, by indentation and open brackets (error path)."""
+    flow = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        flow += line.count("[") + line.count("{") - line.count("]") - line.count("}")
+        indent = len(line) - len(line.lstrip(" "))
+        if indent // 2 + max(flow, 0) > _yaml.MAX_DEPTH:
+            return f"line {number}"
+    return "the whole document"
 
 
 def parse_document(text: str, path: Path) -> dict[str, Any]:

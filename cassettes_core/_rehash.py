@@ -15,6 +15,7 @@ from typing import Any
 from cassettes_core import _yaml
 from cassettes_core._digest import request_digest
 from cassettes_core._errors import CassetteFormatError, ConfigError
+from cassettes_core._manifest import Manifest
 from cassettes_core._parse import parse_interactions
 from cassettes_core._request import PARAMS_KEY
 from cassettes_core._store import atomic_write, lock_for, parse_document, read_text
@@ -43,6 +44,7 @@ def _rehash_locked(path: Path) -> tuple[int, int]:
     if text is None:
         raise CassetteFormatError(path, "does not exist")
     document = parse_document(text, path)
+    Manifest.from_dict(document.get("manifest") or {}, path)  # a bad manifest is reported too
     items = document.get("interactions") or []
     if not isinstance(items, list):
         raise CassetteFormatError(path, "'interactions' must be a list", location="interactions")
