@@ -11,7 +11,6 @@ locked write sweeps away.
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import re
 import stat
@@ -60,9 +59,9 @@ def _mode_for(target: Path) -> int:
         return 0o666 & ~_umask()
 
 
-@functools.cache
 def _umask() -> int:
     # os.umask can only be read by setting it, which races with other threads; Linux shows it.
+    # Read at each new file: a process may change its umask.
     try:
         status = Path("/proc/self/status").read_text(encoding="ascii")
     except OSError:
