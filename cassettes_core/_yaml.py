@@ -90,7 +90,7 @@ def _refuse(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
     raise _error(f"the tag {node.tag} is not JSON data", node)
 
 
-class _StrictConstruction(yaml.SafeLoader):
+class _StrictConstruction(yaml.constructor.SafeConstructor):
     """JSON-only construction rules, mixed into the fast and the pure-Python loaders."""
 
     def construct_document(self, node: yaml.Node) -> Any:
