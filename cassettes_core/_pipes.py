@@ -20,8 +20,10 @@ EXIT_BROKEN_PIPE = 1
 def run_console(main: Callable[[], int]) -> NoReturn:
     """Run a console script's ``main`` and exit with its code, quietly on a closed pipe."""
     try:
-        code = main()
-        sys.stdout.flush()  # a closed pipe shows here, at the latest, not at interpreter exit
+        try:
+            code = main()
+        finally:
+            sys.stdout.flush()  # a closed pipe shows here at the latest, not at exit
     except BrokenPipeError:
         _silence_closed_streams()
         raise SystemExit(EXIT_BROKEN_PIPE) from None
