@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from cassettes_core import _yaml
 from cassettes_core._cassette import Cassette, Lookup
 from cassettes_core._diff import MissReason, MissReport, closest_recording
 from cassettes_core._digest import normalise
@@ -127,6 +128,8 @@ class Recorder:
         caller can take (``None``: either).
         """
         if self.mode in (Mode.RECORD, Mode.PASSTHROUGH):
+            if self.mode is Mode.RECORD:
+                _refuse_unstorable(request, self.path)
             self._count("live")
             return None
         digest = request.digest()
@@ -135,6 +138,7 @@ class Recorder:
             self._count("replayed")
             return found.interaction
         if self.mode is Mode.APPEND:
+            _refuse_unstorable(request, self.path)
             self._count("live")
             return None
         error = CassetteMissError(self._miss_report(request, digest, found, stream))
@@ -290,6 +294,21 @@ class Recorder:
 
         guard: WriteGuard = SecretGuard(allow=self._allow)
         return guard
+
+
+# A request sits 3 levels down in the file: the document, `interactions`, the interaction.
+_REQUEST_LEVEL = 3
+
+
+def _refuse_unstorable(request: LLMRequest, path: Path) -> None:
+    """Fail before a live call is paid for if no cassette could hold the request."""
+    request.digest()  # raises ConfigError for data JSON cannot hold or cannot digest
+    if _yaml.depth_of(request.to_record()) + _REQUEST_LEVEL > _yaml.MAX_DEPTH:
+        raise ConfigError(
+            f"cannot record to {path}: the request is nested deeper than a cassette holds "
+            f"({_yaml.MAX_DEPTH} levels in all); flatten it or leave this call out of the "
+            "cassette"
+        )
 
 
 def _request_changed(original: Mapping[str, Any], edited: Mapping[str, Any]) -> bool:

@@ -132,6 +132,23 @@ def _check_depth(root: yaml.Node) -> None:
         pending.extend((child, depth + 1) for child in children)
 
 
+def depth_of(value: Any) -> int:
+    """How many levels of mappings and lists ``value`` holds (0 for a scalar); iterative."""
+    deepest = 0
+    pending: list[tuple[Any, int]] = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        pending.extend((child, depth + 1) for child in children)
+    return deepest
+
+
 def _json_only(loader: type[yaml.SafeLoader]) -> type[yaml.SafeLoader]:
     strict: type[yaml.SafeLoader] = type(
         f"Strict{loader.__name__}", (_StrictConstruction, loader), {}

@@ -195,3 +195,22 @@ def test_a_path_under_a_file_is_a_config_error(tmp_path: Path) -> None:
     blocker.write_text("x", encoding="utf-8")
     with pytest.raises(ConfigError, match="cannot write"):
         CassetteFile(blocker / "c.yaml").append([interaction(1)])
+
+
+@pytest.mark.parametrize("mode", ["record", "append", "auto"])
+@pytest.mark.parametrize("depth", [150, 3000])
+def test_a_request_too_deep_to_store_fails_before_the_live_call(
+    tmp_path: Path, mode: str, depth: int
+) -> None:
+    """Nested past what a cassette holds: our error, the provider never called, nothing written."""
+    content: object = "x"
+    for _ in range(depth):
+        content = [content]
+    live = FakeProvider(lambda r: LLMResponse({"a": 1}))
+    provider = CassetteProvider(live, tmp_path / "c.yaml", mode=mode)
+    request = chat_request("deep")
+    deep = type(request)(request.provider, {**request.fields, "messages": [content]})
+    with pytest.raises(ConfigError):
+        provider.complete(deep)
+    assert list(tmp_path.iterdir()) == []
+    assert live.calls == []
