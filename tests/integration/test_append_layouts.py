@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,9 +11,10 @@ from typing import Any
 import pytest
 import yaml
 
-from cassettes_core import CassetteProvider, FakeProvider, LLMResponse, load_cassette
+from cassettes_core import CassetteError, CassetteProvider, FakeProvider, LLMResponse, load_cassette
+from cassettes_core._store import CassetteFile
 from cassettes_core._tail import own_layout
-from tests.helpers.factories import chat_request, stream_events
+from tests.helpers.factories import chat_request, interaction, stream_events
 
 QUESTIONS = ["first question", "second question\nwith two lines", "third " + "long " * 40]
 STREAMED = "a streamed question"
@@ -161,3 +163,68 @@ def test_replay_under_ci_after_append_to_a_formatted_file(
     assert replay.recorder.mode.value == "replay"
     assert replay.recorder.stats.replayed == 4
     assert replay.recorder.stats.live == 0
+
+
+def _random_layout(rng: random.Random, document: dict[str, Any]) -> str:
+    options: dict[str, Any] = {
+        "Dumper": rng.choice([yaml.SafeDumper, _IndentedSequences]),
+        "indent": rng.choice([2, 3, 4, 6]),
+        "width": rng.choice([40, 80, 1000]),
+        "default_flow_style": rng.choice([False, None, True]),
+        "default_style": rng.choice([None, None, '"', "'"]),
+        "explicit_start": rng.random() < 0.3,
+        "explicit_end": rng.random() < 0.2,
+        "allow_unicode": rng.random() < 0.5,
+        "sort_keys": rng.random() < 0.3,
+        "canonical": rng.random() < 0.05,
+    }
+    text = str(yaml.dump(document, **options))
+    lines = text.split("\n")
+    for _ in range(rng.randrange(3)):
+        lines.insert(rng.randrange(len(lines) + 1), rng.choice(["# note", "", "   # indented"]))
+    text = "\n".join(lines)
+    if rng.random() < 0.3:
+        text = text.rstrip("\n")
+    text = text.replace("\n", rng.choice(["\n", "\n", "\r\n", "\r"]))
+    return ("\ufeff" if rng.random() < 0.1 else "") + text
+
+
+def _near_own_layout(rng: random.Random, own: str) -> str:
+    """Our layout with edits a person makes by hand: blank lines, indented comments, keys."""
+    lines = own.split("\n")
+    start = lines.index("interactions:") + 1
+    for _ in range(rng.randrange(1, 5)):
+        at = rng.randrange(start, len(lines))
+        lines.insert(at, rng.choice(["", "  # checked", "  note: by hand", "    ", "  "]))
+    text = "\n".join(lines)
+    return text if rng.random() < 0.8 else text.rstrip("\n")
+
+
+@pytest.mark.slow
+def test_appends_to_randomly_formatted_cassettes_keep_every_interaction(tmp_path: Path) -> None:
+    """800 valid files (seeded): random re-formattings and hand edits of our own layout; an
+    append keeps every interaction the file held and adds the new one."""
+    path = tmp_path / "c.yaml"
+    own = _record_base(path)
+    document = yaml.safe_load(own)
+    rng = random.Random(5)
+    checked = carried_as_text = 0
+    for case in range(800):
+        text = _random_layout(rng, document) if case % 2 else _near_own_layout(rng, own)
+        path.write_bytes(text.encode("utf-8"))
+        try:
+            before = load_cassette(path)
+        except CassetteError:
+            continue  # the edit itself broke the file (a comment inside a block scalar)
+        assert before is not None
+        carried_as_text += own_layout(path.read_text(encoding="utf-8")) is not None
+        new = interaction(1, f"appended {case}")
+        CassetteFile(path).append([new])
+        after = load_cassette(path)
+        assert after is not None, case
+        held = [i.to_dict() for i in before.interactions]
+        assert [i.to_dict() for i in after.interactions][: len(held)] == held, case
+        assert after.interactions[-1].request == new.request, case
+        checked += 1
+    assert checked > 600  # most edits keep the file valid, or this proves little
+    assert carried_as_text > 200  # the text-carrying path was exercised, not only rewrites
