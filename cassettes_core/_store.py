@@ -12,6 +12,7 @@ never depends on how the file was indented or formatted.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,7 @@ import yaml
 from cassettes_core import _yaml
 from cassettes_core._atomic import atomic_write, sweep_stale_temporaries
 from cassettes_core._errors import CassetteFormatError, ConfigError
-from cassettes_core._lock import LOCK_TIMEOUT_S, CassetteLock, LockTimeoutError
+from cassettes_core._lock import LOCK_TIMEOUT_S, CassetteLock, LockTimeoutError, real_path
 from cassettes_core._manifest import Manifest
 from cassettes_core._model import Interaction
 from cassettes_core._parse import parse_interactions
@@ -218,10 +219,15 @@ def check_writable(path: Path) -> None:
     """Fail before any live call if ``path`` can never be written as a cassette."""
     if path.is_dir():
         raise ConfigError(f"cannot record to {path}: it is a directory; name a .yaml file")
-    for parent in path.parents:
+    for parent in real_path(path).parents:
         if parent.exists():
             if not parent.is_dir():
                 raise ConfigError(f"cannot record to {path}: {parent} is a file, not a folder")
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise ConfigError(
+                    f"cannot record to {path}: the folder {parent} is not writable (the "
+                    "cassette, its lock and its temporary file are written there)"
+                )
             break
 
 

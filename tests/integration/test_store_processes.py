@@ -164,3 +164,48 @@ def test_a_held_lock_is_waited_for_then_taken(tmp_path: Path) -> None:
     finally:
         child.wait(timeout=30)
         child.stdout.close()
+
+
+APPEND_LOOP = """
+import sys
+from pathlib import Path
+from cassettes_core._store import CassetteFile
+from tests.helpers.factories import interaction
+file = CassetteFile(Path(sys.argv[1]))
+n = 0
+while True:
+    n += 1
+    file.append([interaction(1, f"q{n} " + "x" * 20000)])
+    print(n, flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_an_appender_killed_mid_write_leaves_every_finished_append(tmp_path: Path) -> None:
+    """SIGKILL at a random moment of an append loop: the file loads with every append that
+    returned, in order, and the next append carries on."""
+    path = tmp_path / "c.yaml"
+    kept = 0
+    for delay in (0.3, 0.45, 0.6):
+        child = subprocess.Popen(
+            [sys.executable, "-c", APPEND_LOOP, str(path)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert child.stdout is not None
+        try:
+            assert child.stdout.readline().strip() == "1"
+            time.sleep(delay)
+            os.kill(child.pid, signal.SIGKILL)
+        finally:
+            child.wait(timeout=30)
+            finished = [1, *(int(line) for line in child.stdout.read().split())][-1]
+            child.stdout.close()
+        loaded = load_cassette(path)
+        assert loaded is not None
+        assert sorted(i.seq for i in loaded.interactions) == list(range(1, len(loaded) + 1))
+        assert len(loaded) >= kept + finished  # every append that returned is on disk
+        kept = len(loaded)
+    CassetteFile(path).append([interaction(1, "after")])
+    assert len(_asked(path)) == kept + 1

@@ -214,3 +214,26 @@ def test_a_request_too_deep_to_store_fails_before_the_live_call(
         provider.complete(deep)
     assert list(tmp_path.iterdir()) == []
     assert live.calls == []
+
+
+def test_record_over_a_file_that_does_not_load_starts_it_over(tmp_path: Path) -> None:
+    """`record` is how a broken cassette is replaced: it is rewritten whole, not refused."""
+    path = tmp_path / "c.yaml"
+    path.write_text("version: 1\ninteractions: [\n", encoding="utf-8")
+    live = FakeProvider(lambda r: LLMResponse({"ok": 1}))
+    CassetteProvider(live, path, mode="record").complete(chat_request("fresh"))
+    assert _contents(path) == ["fresh"]
+
+
+def test_append_to_a_file_that_does_not_load_is_refused_untouched(tmp_path: Path) -> None:
+    """`append` never writes over a file it cannot read: the error names it, the bytes stay."""
+    from cassettes_core import CassetteFormatError
+
+    path = tmp_path / "c.yaml"
+    path.write_text("version: 1\ninteractions:\n- seq: 1\n  seq: 2\n", encoding="utf-8")
+    before = path.read_bytes()
+    with pytest.raises(CassetteFormatError, match="twice"):
+        CassetteFile(path).append([interaction(3)])
+    with pytest.raises(CassetteFormatError, match="twice"):
+        CassetteProvider(FakeProvider([]), path, mode="append")
+    assert path.read_bytes() == before
