@@ -2,8 +2,8 @@
 
 The new text goes to a temporary file beside the *real* file (symlinks resolved: a linked
 cassette is written through to its target and the link stays), is fsynced, takes the old
-file's permission bits (a new file gets the usual ``0o666`` less the umask), and is renamed
-over the old one; the folder is fsynced so the rename survives a power cut. A writer killed
+file's permission bits and, where allowed, its owner and group (a new file gets the usual
+``0o666`` less the umask), and is renamed over the old one; the folder is fsynced so the rename survives a power cut. A writer killed
 mid-write leaves only a hidden ``.{name}.*.tmp`` beside the untouched cassette, which the next
 locked write sweeps away.
 """
@@ -27,13 +27,19 @@ def atomic_write(path: Path | str, text: str) -> Path:
     """Write ``text`` to ``path`` (through symlinks) atomically; returns the real file."""
     target = real_path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    mode = _mode_for(target)
+    try:
+        old: os.stat_result | None = target.stat()
+    except OSError:
+        old = None
+    mode = stat.S_IMODE(old.st_mode) if old is not None else 0o666 & ~_umask()
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
             handle.flush()
             os.chmod(tmp_name, mode)  # mkstemp makes 0600; keep what the file had
+            if old is not None:
+                _keep_owner(tmp_name, old)
             os.fsync(handle.fileno())
         os.replace(tmp_name, target)
     except BaseException:
@@ -52,11 +58,11 @@ def sweep_stale_temporaries(path: Path | str) -> None:
             stale.unlink()
 
 
-def _mode_for(target: Path) -> int:
-    try:
-        return stat.S_IMODE(target.stat().st_mode)
-    except OSError:
-        return 0o666 & ~_umask()
+def _keep_owner(name: str, old: os.stat_result) -> None:
+    # Only root (or the owner, for the group) may do this; otherwise the writer owns the file.
+    if hasattr(os, "chown") and (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
+        with contextlib.suppress(OSError):
+            os.chown(name, old.st_uid, old.st_gid)
 
 
 def _umask() -> int:

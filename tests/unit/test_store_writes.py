@@ -237,3 +237,13 @@ def test_append_to_a_file_that_does_not_load_is_refused_untouched(tmp_path: Path
     with pytest.raises(CassetteFormatError, match="twice"):
         CassetteProvider(FakeProvider([]), path, mode="append")
     assert path.read_bytes() == before
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root")
+def test_a_write_by_root_keeps_the_owner(tmp_path: Path) -> None:
+    """A cassette owned by a user stays theirs when root (a container, CI) rewrites it."""
+    path = tmp_path / "c.yaml"
+    CassetteFile(path).append([interaction(1)])
+    os.chown(path, 1234, 2345)
+    CassetteFile(path).append([interaction(2, "b")])
+    assert (path.stat().st_uid, path.stat().st_gid) == (1234, 2345)
