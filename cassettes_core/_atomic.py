@@ -3,14 +3,16 @@
 The new text goes to a temporary file beside the *real* file (symlinks resolved: a linked
 cassette is written through to its target and the link stays), is fsynced, takes the old
 file's permission bits and, where allowed, its owner and group (a new file gets the usual
-``0o666`` less the umask), and is renamed over the old one; the folder is fsynced so the rename survives a power cut. A writer killed
-mid-write leaves only a hidden ``.{name}.*.tmp`` beside the untouched cassette, which the next
-locked write sweeps away.
+``0o666`` less the umask), and is renamed over the old one; the folder is fsynced so the
+rename survives a power cut. A writer killed mid-write leaves only a hidden
+``.{name}.*.tmp`` beside the untouched cassette, which the next locked write sweeps away. A
+file without write permission is never replaced.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import stat
@@ -31,6 +33,8 @@ def atomic_write(path: Path | str, text: str) -> Path:
         old: os.stat_result | None = target.stat()
     except OSError:
         old = None
+    if old is not None and not is_writable(target, old):
+        raise PermissionError(errno.EACCES, READ_ONLY, str(target))
     mode = stat.S_IMODE(old.st_mode) if old is not None else 0o666 & ~_umask()
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
@@ -48,6 +52,15 @@ def atomic_write(path: Path | str, text: str) -> Path:
         raise
     _fsync_dir(target.parent)
     return target
+
+
+READ_ONLY = "the cassette is read-only; make it writable (chmod u+w) to record into it"
+
+
+def is_writable(target: Path, info: os.stat_result) -> bool:
+    """Whether a write may replace ``target``: a file without any write bit is protected, even
+    from root, since replacing it by a rename would not ask."""
+    return bool(info.st_mode & 0o222) and os.access(target, os.W_OK)
 
 
 def sweep_stale_temporaries(path: Path | str) -> None:

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 import yaml
 
 from cassettes_core import _yaml
-from cassettes_core._atomic import atomic_write, sweep_stale_temporaries
+from cassettes_core._atomic import READ_ONLY, atomic_write, is_writable, sweep_stale_temporaries
 from cassettes_core._errors import CassetteFormatError, ConfigError
 from cassettes_core._lock import LOCK_TIMEOUT_S, CassetteLock, LockTimeoutError, real_path
 from cassettes_core._manifest import Manifest
@@ -219,6 +219,12 @@ def check_writable(path: Path) -> None:
     """Fail before any live call if ``path`` can never be written as a cassette."""
     if path.is_dir():
         raise ConfigError(f"cannot record to {path}: it is a directory; name a .yaml file")
+    try:
+        info = path.stat()
+    except OSError:
+        info = None
+    if info is not None and not is_writable(real_path(path), info):
+        raise ConfigError(f"cannot record to {path}: {READ_ONLY}")
     for parent in real_path(path).parents:
         if parent.exists():
             if not parent.is_dir():

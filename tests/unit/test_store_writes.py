@@ -97,7 +97,7 @@ def test_recording_through_a_dangling_symlink_creates_its_target(tmp_path: Path)
     assert _contents(target) == ["first"]
 
 
-@pytest.mark.parametrize("mode", [0o600, 0o640, 0o664, 0o444])
+@pytest.mark.parametrize("mode", [0o600, 0o640, 0o664, 0o644])
 def test_writes_keep_the_file_mode(tmp_path: Path, mode: int) -> None:
     """chmod survives an append, a record rewrite and a rehash."""
     path = tmp_path / "c.yaml"
@@ -247,3 +247,25 @@ def test_a_write_by_root_keeps_the_owner(tmp_path: Path) -> None:
     os.chown(path, 1234, 2345)
     CassetteFile(path).append([interaction(2, "b")])
     assert (path.stat().st_uid, path.stat().st_gid) == (1234, 2345)
+
+
+def test_a_read_only_cassette_is_never_written(tmp_path: Path) -> None:
+    """chmod a-w protects a cassette: record, append and rehash refuse it, bytes untouched."""
+    path = tmp_path / "c.yaml"
+    CassetteFile(path).append([interaction(1)])
+    path.chmod(0o444)
+    before = path.read_bytes()
+    live = FakeProvider(lambda r: LLMResponse({"ok": 1}))
+    for mode in ("record", "append"):
+        with pytest.raises(ConfigError, match="read-only"):
+            CassetteProvider(live, path, mode=mode).complete(chat_request("new"))
+    with pytest.raises(ConfigError, match="read-only"):
+        CassetteFile(path).append([interaction(2, "b")])
+    assert live.calls == []
+    assert path.read_bytes() == before
+    edited = tmp_path / "edited.yaml"
+    edited.write_text(before.decode().replace("France", "Spain"), encoding="utf-8")
+    edited.chmod(0o444)
+    with pytest.raises(ConfigError, match="read-only"):
+        rehash(edited)
+    assert "Spain" in edited.read_text(encoding="utf-8")
