@@ -152,11 +152,12 @@ def _load(path: Path) -> list[dict[str, Any]]:
 
 
 def load_interactions(path: Path) -> list[dict[str, Any]]:
-    """The interactions of a cassette file, as plain data, without judging anything else.
+    """The interactions of a cassette file, as plain data.
 
-    Raises :class:`CassetteFormatError` for unreadable text, invalid YAML, or a document that
+    Raises :class:`CassetteFormatError` for unreadable text, invalid YAML, a document that
     has no ``interactions`` list of mappings (:class:`NotACassetteError` for a document that
-    is plainly not a cassette: not a mapping, or without ``interactions`` and ``version``).
+    is plainly not a cassette: not a mapping, or without ``interactions`` and ``version``),
+    and anything else a load refuses, except a digest that no longer matches its request.
     """
     try:
         text = path.read_text(encoding="utf-8")
@@ -183,6 +184,9 @@ def load_interactions(path: Path) -> list[dict[str, Any]]:
             raise CassetteFormatError(
                 path, "an interaction is not a mapping", location=f"interactions[{index}]"
             )
+    from cassettes_core._read import check_document
+
+    check_document(document, path, text)  # what a load would refuse is an error (exit 2) here
     return interactions
 
 

@@ -44,7 +44,7 @@ def _nested_block(depth: int) -> str:
     return _edit("      content: streamed", "      content:" + lines + " 1")
 
 
-# (text, words the message must hold); a YAML-level defect is also refused by `scan`.
+# (text, words the message must hold)
 YAML_DEFECTS = {
     "tag-int-abc": (_edit("status: 200", "status: !!int abc"), "not an integer"),
     "tag-int-empty": (_edit("status: 200", "status: !!int ''"), "not an integer"),
@@ -155,17 +155,17 @@ BYTE_DEFECTS = {
 def _cases() -> list[object]:
     cases: list[object] = []
     for name, (text, words) in YAML_DEFECTS.items():
-        cases.append(pytest.param(text.encode("utf-8"), words, True, id=name))
+        cases.append(pytest.param(text.encode("utf-8"), words, id=name))
     for name, (text, words) in STRUCTURE_DEFECTS.items():
-        cases.append(pytest.param(text.encode("utf-8"), words, False, id=name))
+        cases.append(pytest.param(text.encode("utf-8"), words, id=name))
     for name, data in BYTE_DEFECTS.items():
-        cases.append(pytest.param(data, "", True, id=name))
+        cases.append(pytest.param(data, "", id=name))
     return cases
 
 
-@pytest.mark.parametrize(("data", "words", "yaml_level"), _cases())
+@pytest.mark.parametrize(("data", "words"), _cases())
 def test_every_defect_is_a_format_error_naming_file_and_place(
-    tmp_path: Path, data: bytes, words: str, yaml_level: bool
+    tmp_path: Path, data: bytes, words: str
 ) -> None:
     """Loading raises CassetteFormatError with the path, a location and the reason."""
     path = tmp_path / "bad.yaml"
@@ -181,12 +181,12 @@ def test_every_defect_is_a_format_error_naming_file_and_place(
 
 
 @pytest.mark.parametrize(
-    ("data", "words", "yaml_level"),
+    ("data", "words"),
     # A digest that is not its request's is what rehash is for.
     [case for case in _cases() if case.id != "digest-number"],  # type: ignore[attr-defined]
 )
 def test_rehash_exits_2_on_every_defect(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], data: bytes, words: str, yaml_level: bool
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], data: bytes, words: str
 ) -> None:
     """`cassettes rehash` reports a bad file as an ERROR line and exit 2, the file untouched."""
     path = tmp_path / "bad.yaml"
@@ -198,14 +198,12 @@ def test_rehash_exits_2_on_every_defect(
     assert path.read_bytes() == data
 
 
-@pytest.mark.parametrize(
-    ("data", "words", "yaml_level"),
-    [case for case in _cases() if case.values[2]],  # type: ignore[attr-defined]
-)
-def test_scan_exits_2_on_every_yaml_level_defect(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], data: bytes, words: str, yaml_level: bool
+@pytest.mark.parametrize(("data", "words"), _cases())
+def test_scan_exits_2_on_every_defect(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], data: bytes, words: str
 ) -> None:
-    """`cassettes scan FILE` exits 2 (an error), not 1 (findings), on a file it cannot read."""
+    """`cassettes scan FILE` exits 2 (an error), not 1 (findings) or 0, on a file a load
+    refuses."""
     path = tmp_path / "bad.yaml"
     path.write_bytes(data)
     assert main(["scan", str(path)]) == 2
