@@ -51,7 +51,7 @@ class CassetteLock:
         deadline = time.monotonic() + self.timeout
         pause = _POLL_FIRST_S
         while True:
-            fd = os.open(self.lock_file, os.O_RDWR | os.O_CREAT, 0o666)
+            fd = os.open(self.lock_file, _OPEN_FLAGS, 0o666)
             try:
                 if _try_lock(fd) and _still_named(fd, self.lock_file):
                     self._fd = fd
@@ -105,6 +105,8 @@ def _still_named(fd: int, name: Path) -> bool:
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
     import msvcrt
 
+    _OPEN_FLAGS = os.O_RDWR | os.O_CREAT
+
     def _try_lock(fd: int) -> bool:
         try:
             msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
@@ -118,6 +120,9 @@ if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
 
 else:
     import fcntl
+
+    # flock needs no write access: another user's lock file (while it exists) is usable too.
+    _OPEN_FLAGS = os.O_RDONLY | os.O_CREAT
 
     def _try_lock(fd: int) -> bool:
         try:
