@@ -269,3 +269,16 @@ def test_a_read_only_cassette_is_never_written(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="read-only"):
         rehash(edited)
     assert "Spain" in edited.read_text(encoding="utf-8")
+
+
+def test_a_symlinked_folder_shares_one_lock_and_file(tmp_path: Path) -> None:
+    """Two spellings of one cassette (through a linked folder) agree on the lock and the file."""
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "alias").symlink_to(real, target_is_directory=True)
+    one, other = real / "c.yaml", tmp_path / "alias" / "c.yaml"
+    assert lock_path_of(one) == lock_path_of(other)
+    CassetteFile(one).append([interaction(1, "a")])
+    CassetteFile(other).append([interaction(1, "b")])
+    assert _contents(one) == ["a", "b"]
+    assert (tmp_path / "alias").is_symlink()
