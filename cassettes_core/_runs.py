@@ -40,6 +40,17 @@ def _process_started() -> float:
 PROCESS_STARTED = _process_started()
 
 
+def _new_process() -> None:
+    # A forked child (multiprocessing, a pre-forking runner) is a process of its own.
+    global PROCESS_TOKEN, PROCESS_STARTED  # noqa: PLW0603 - per-process identity, reset at fork
+    PROCESS_TOKEN = uuid.uuid4().hex[:12]
+    PROCESS_STARTED = _process_started()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_process)
+
+
 @dataclass(frozen=True)
 class RunMark:
     """The mark a record run leaves in the cassette it started over."""

@@ -209,3 +209,37 @@ def test_an_appender_killed_mid_write_leaves_every_finished_append(tmp_path: Pat
         kept = len(loaded)
     CassetteFile(path).append([interaction(1, "after")])
     assert len(_asked(path)) == kept + 1
+
+
+FORKING = """
+import os, sys, time
+from cassettes_core import CassetteProvider, FakeProvider, LLMResponse
+from tests.helpers.factories import chat_request
+
+path = sys.argv[1]
+children = []
+for worker in range(3):
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(worker * 0.5)  # a later worker begins after an earlier one wrote
+        fake = FakeProvider(lambda r: LLMResponse({"ok": 1}))
+        provider = CassetteProvider(fake, path, mode="record")
+        for n in range(10):
+            provider.complete(chat_request(f"worker {worker} question {n}"))
+        os._exit(0)
+    children.append(pid)
+sys.exit(max(os.waitpid(pid, 0)[1] for pid in children))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_forked_workers_recording_one_cassette_keep_everything(tmp_path: Path) -> None:
+    """Workers forked from one parent are separate processes: 3 x 10 in `record` keep 30."""
+    path = tmp_path / "c.yaml"
+    CassetteFile(path).append([interaction(1, "old")])
+    done = subprocess.run(
+        [sys.executable, "-c", FORKING, str(path)], cwd=ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert _asked(path) == _expected(3, 10)
