@@ -19,11 +19,12 @@ from tests.helpers.factories import interaction
 ROOT = Path(__file__).resolve().parents[2]
 
 WRITER = """
-import sys
+import sys, time
 from cassettes_core import CassetteProvider, FakeProvider, LLMResponse
 from tests.helpers.factories import chat_request
 
 path, worker, mode, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+time.sleep(float(sys.argv[5]) * int(worker))  # a stagger: later workers begin later
 fake = FakeProvider(lambda request: LLMResponse({"echo": request.fields["messages"][0]["content"]}))
 provider = CassetteProvider(fake, path, mode=mode)
 for n in range(count):
@@ -40,11 +41,17 @@ def _env(tmpdir: Path | None) -> dict[str, str]:
 
 
 def _run_writers(
-    path: Path, workers: int, count: int, *, mode: str, tmp_root: Path | None = None
+    path: Path,
+    workers: int,
+    count: int,
+    *,
+    mode: str,
+    tmp_root: Path | None = None,
+    stagger_s: float = 0.0,
 ) -> None:
     children = [
         subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(path), str(w), mode, str(count)],
+            [sys.executable, "-c", WRITER, str(path), str(w), mode, str(count), str(stagger_s)],
             cwd=ROOT,
             env=_env(tmp_root / f"tmp{w}" if tmp_root is not None else None),
             stderr=subprocess.PIPE,
@@ -84,6 +91,17 @@ def test_record_in_separate_processes_keeps_every_interaction_of_the_run(tmp_pat
     CassetteFile(path).append([interaction(n, f"old {n}") for n in range(1, 11)])
     _run_writers(path, 3, 15, mode="record", tmp_root=tmp_path / "tmpdirs")
     assert _asked(path) == _expected(3, 15)
+
+
+@pytest.mark.slow
+def test_record_processes_launched_together_keep_all_even_when_one_begins_late(
+    tmp_path: Path,
+) -> None:
+    """Launched together, each beginning 1 s after the last (long after it wrote): all 30."""
+    path = tmp_path / "shared.yaml"
+    CassetteFile(path).append([interaction(n, f"old {n}") for n in range(1, 4)])
+    _run_writers(path, 3, 10, mode="record", stagger_s=1.0)
+    assert _asked(path) == _expected(3, 10)
 
 
 @pytest.mark.slow
