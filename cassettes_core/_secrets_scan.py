@@ -167,7 +167,12 @@ def load_interactions(path: Path) -> list[dict[str, Any]]:
         raise CassetteFormatError(path, f"cannot be read ({exc.strerror or exc})") from exc
     from cassettes_core._store import parse_yaml
 
-    document = parse_yaml(text, path)  # the store's loader: JSON data only, our errors only
+    try:
+        document = parse_yaml(text, path)  # the store's loader: JSON data only, our errors only
+    except CassetteFormatError:
+        if _plainly_not_a_cassette(text):  # e.g. a compose file's anchors and merge keys
+            raise NotACassetteError(path, "not a cassette: YAML of another kind") from None
+        raise
     if not isinstance(document, dict):
         raise NotACassetteError(path, "not a cassette: the document is not a mapping")
     interactions = document.get("interactions")
@@ -188,6 +193,19 @@ def load_interactions(path: Path) -> list[dict[str, Any]]:
 
     check_document(document, path, text)  # what a load would refuse is an error (exit 2) here
     return interactions
+
+
+def _plainly_not_a_cassette(text: str) -> bool:
+    """Whether YAML the store refuses is some other tool's file, read as plain safe YAML."""
+    import yaml
+
+    try:
+        document = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - safe loader only
+    except (yaml.YAMLError, ValueError, TypeError, KeyError, IndexError, RecursionError):
+        return False  # unreadable even as plain YAML: the store's error stands
+    if not isinstance(document, dict):
+        return True
+    return "interactions" not in document and "version" not in document
 
 
 def _print_report(console: Console, report: CassetteReport) -> None:

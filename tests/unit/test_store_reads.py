@@ -235,3 +235,29 @@ def test_nesting_up_to_the_limit_loads(tmp_path: Path) -> None:
     loaded = load_cassette(path)
     assert loaded is not None
     assert len(loaded) == 2
+
+
+def test_other_tools_yaml_with_anchors_is_skipped_under_a_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A compose file's anchors and merge keys are not a cassette defect: skipped, exit 0."""
+    (tmp_path / "compose.yaml").write_text(
+        "x-base: &base {image: app}\nservices:\n  web:\n    <<: *base\n    ports: [80]\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "good.yaml").write_text(GOOD, encoding="utf-8")
+    assert main(["scan", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"note: skipped {tmp_path / 'compose.yaml'}: not a cassette" in out
+
+
+def test_a_cassette_with_an_alias_is_still_an_error_under_a_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The fallback only skips YAML that is plainly something else, never a cassette."""
+    (tmp_path / "c.yaml").write_text(
+        GOOD.replace("status: 200", "status: &s 200").replace("ms: 12", "ms: *s"),
+        encoding="utf-8",
+    )
+    assert main(["scan", str(tmp_path)]) == 2
+    assert "alias" in capsys.readouterr().err
