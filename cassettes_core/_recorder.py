@@ -32,7 +32,13 @@ from cassettes_core._modes import Mode, resolve_mode
 from cassettes_core._parse import parse_interaction
 from cassettes_core._request import DEFAULT_POLICY, LLMRequest, MatchPolicy
 from cassettes_core._runs import RecordRun
-from cassettes_core._store import CassetteFile, WriteGuard, check_writable, load_cassette
+from cassettes_core._store import (
+    CassetteFile,
+    WriteGuard,
+    check_permissions,
+    check_writable,
+    load_cassette,
+)
 
 BeforeRecord = Callable[[dict[str, Any]], dict[str, Any] | None]
 
@@ -301,7 +307,8 @@ _REQUEST_LEVEL = 3
 
 
 def _refuse_unstorable(request: LLMRequest, path: Path) -> None:
-    """Fail before a live call is paid for if no cassette could hold the request."""
+    """Fail before a live call is paid for if the request cannot be recorded there."""
+    check_permissions(path)
     request.digest()  # raises ConfigError for data JSON cannot hold or cannot digest
     if _yaml.depth_of(request.to_record()) + _REQUEST_LEVEL > _yaml.MAX_DEPTH:
         raise ConfigError(

@@ -49,6 +49,7 @@ __all__ = [
     "Snapshot",
     "WriteGuard",
     "atomic_write",
+    "check_permissions",
     "check_writable",
     "load_cassette",
     "lock_for",
@@ -216,9 +217,20 @@ def _render_items(path: Path, numbered: Sequence[Interaction]) -> str:
 
 
 def check_writable(path: Path) -> None:
-    """Fail before any live call if ``path`` can never be written as a cassette."""
+    """Fail at once if ``path`` can never be written as a cassette (a folder, under a file)."""
     if path.is_dir():
         raise ConfigError(f"cannot record to {path}: it is a directory; name a .yaml file")
+    for parent in real_path(path).parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ConfigError(f"cannot record to {path}: {parent} is a file, not a folder")
+            break
+
+
+def check_permissions(path: Path) -> None:
+    """Fail before a live call if this process may not write ``path`` now: a read-only
+    cassette, or a folder it cannot write. Checked per live call, so a run that only replays
+    from a read-only checkout is not refused."""
     try:
         info = path.stat()
     except OSError:
@@ -227,8 +239,6 @@ def check_writable(path: Path) -> None:
         raise ConfigError(f"cannot record to {path}: {READ_ONLY}")
     for parent in real_path(path).parents:
         if parent.exists():
-            if not parent.is_dir():
-                raise ConfigError(f"cannot record to {path}: {parent} is a file, not a folder")
             if not os.access(parent, os.W_OK | os.X_OK):
                 raise ConfigError(
                     f"cannot record to {path}: the folder {parent} is not writable (the "

@@ -282,3 +282,15 @@ def test_a_symlinked_folder_shares_one_lock_and_file(tmp_path: Path) -> None:
     CassetteFile(other).append([interaction(1, "b")])
     assert _contents(one) == ["a", "b"]
     assert (tmp_path / "alias").is_symlink()
+
+
+def test_append_that_only_replays_a_read_only_cassette_is_fine(tmp_path: Path) -> None:
+    """Permissions are checked before a live call, not up front: a full replay needs none."""
+    path = tmp_path / "c.yaml"
+    live = FakeProvider(lambda r: LLMResponse({"ok": 1}))
+    CassetteProvider(live, path, mode="record").complete(chat_request("recorded"))
+    path.chmod(0o444)
+    appending = CassetteProvider(FakeProvider([]), path, mode="append")
+    assert appending.complete(chat_request("recorded")).body == {"ok": 1}
+    with pytest.raises(ConfigError, match="read-only"):
+        appending.complete(chat_request("a new question"))
