@@ -318,6 +318,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         output.clear_progress()
         output.print("\ninterrupted\n", err=True)
         return 130
+    except BrokenPipeError:
+        raise  # the reader went away (`| head`): console_main exits quietly
     except Exception as exc:  # the boundary: never a traceback, never exit 1
         message = (
             f"unexpected {type(exc).__name__}: {exc}\n"
@@ -327,5 +329,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def console_main() -> None:
-    """The console-script entry point."""
-    raise SystemExit(main())
+    """The console-script entry point (quiet on a closed pipe)."""
+    from cassettes_core._pipes import run_console
+
+    run_console(main)

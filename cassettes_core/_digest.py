@@ -50,7 +50,13 @@ def normalise(value: Any, path: str = "$") -> Any:
 
 def canonical_json(value: Any) -> bytes:
     """Canonical UTF-8 JSON: sorted keys, no whitespace, ``None``-valued keys dropped."""
-    text = _ENCODER.encode(normalise(value))
+    try:
+        text = _ENCODER.encode(normalise(value))
+    except RecursionError:
+        raise ConfigError(
+            "the request is nested too deeply to digest (hundreds of levels); a cassette "
+            "holds at most 100 levels of nesting"
+        ) from None
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError as exc:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from cassettes_core import _yaml
 from cassettes_core._cassette import Cassette, Lookup
 from cassettes_core._diff import MissReason, MissReport, closest_recording
 from cassettes_core._digest import normalise
@@ -36,7 +37,14 @@ from cassettes_core._record_errors import (
     refused,
 )
 from cassettes_core._request import DEFAULT_POLICY, LLMRequest, MatchPolicy
-from cassettes_core._store import CassetteFile, WriteGuard, check_writable, load_cassette
+from cassettes_core._runs import RecordRun
+from cassettes_core._store import (
+    CassetteFile,
+    WriteGuard,
+    check_permissions,
+    check_writable,
+    load_cassette,
+)
 
 BeforeRecord = Callable[[dict[str, Any]], dict[str, Any] | None]
 # The re-record line of a miss, given the mode it should name ("record" or "append").
@@ -121,7 +129,12 @@ class Recorder:
                 self.path, loaded.manifest, loaded.interactions, on_version_drift
             )
         self.cassette = loaded or Cassette(self.path, policy=policy, repeat_last=repeat_last)
-        self._file: CassetteFile | None = None
+        self._file = CassetteFile(self.path)  # the guard is made at the first write
+        # `record` starts the file over once per run, keeping what other writers record
+        # meanwhile; what the file holds now is what this run replaces.
+        self._run: RecordRun | None = (
+            self._file.begin_record(run_id) if self.requested_mode is Mode.RECORD else None
+        )
 
     # -- deciding ---------------------------------------------------------------------------
 
@@ -140,6 +153,8 @@ class Recorder:
         caller can take (``None``: either).
         """
         if self.mode in (Mode.RECORD, Mode.PASSTHROUGH):
+            if self.mode is Mode.RECORD:
+                _refuse_unstorable(request, self.path)
             self._count("live")
             return None
         digest = request.digest()
@@ -148,6 +163,7 @@ class Recorder:
             self._count("replayed")
             return found.interaction
         if self.mode is Mode.APPEND:
+            _refuse_unstorable(request, self.path)
             self._count("live")
             return None
         error = CassetteMissError(self._miss_report(request, digest, found, stream))
@@ -299,21 +315,12 @@ class Recorder:
                 return None
             interaction = hooked
         with self._lock:
-            written = self._writer().append(
-                [interaction], rewrite=self._rewrite_now(), run=self.run_id
-            )
+            rewrite = self._run is not None and self._first_write
+            written = self._writer().append([interaction], rewrite=rewrite, run=self._run)
             self._first_write = False
             self.cassette.add(written[0])
             self.stats.recorded += 1
         return written[0]
-
-    def _rewrite_now(self) -> bool:
-        # `record` rewrites the cassette once: at this recorder's first write, or, with a
-        # run_id (pytest-xdist workers of one run), at the run's first write, which the store
-        # decides. Later writes, and `auto` on a missing file, append.
-        if self.requested_mode is not Mode.RECORD:
-            return False
-        return self.run_id is not None or self._first_write
 
     def _apply_hook(self, interaction: Interaction) -> Interaction | None:
         assert self.before_record is not None
@@ -344,8 +351,8 @@ class Recorder:
             ) from None
 
     def _writer(self) -> CassetteFile:
-        if self._file is None:
-            self._file = CassetteFile(self.path, guard=self._guard or self._default_guard())
+        if self._file.guard is None:
+            self._file.guard = self._guard or self._default_guard()
         return self._file
 
     def _default_guard(self) -> WriteGuard:
@@ -353,6 +360,22 @@ class Recorder:
 
         guard: WriteGuard = SecretGuard(allow=self._allow)
         return guard
+
+
+# A request sits 3 levels down in the file: the document, `interactions`, the interaction.
+_REQUEST_LEVEL = 3
+
+
+def _refuse_unstorable(request: LLMRequest, path: Path) -> None:
+    """Fail before a live call is paid for if the request cannot be recorded there."""
+    check_permissions(path)
+    request.digest()  # raises ConfigError for data JSON cannot hold or cannot digest
+    if _yaml.depth_of(request.to_record()) + _REQUEST_LEVEL > _yaml.MAX_DEPTH:
+        raise ConfigError(
+            f"cannot record to {path}: the request is nested deeper than a cassette holds "
+            f"({_yaml.MAX_DEPTH} levels in all); flatten it or leave this call out of the "
+            "cassette"
+        )
 
 
 def _request_changed(original: Mapping[str, Any], edited: Mapping[str, Any]) -> bool:

@@ -15,6 +15,7 @@ from typing import Any
 from cassettes_core import _yaml
 from cassettes_core._digest import request_digest
 from cassettes_core._errors import CassetteFormatError, ConfigError
+from cassettes_core._manifest import Manifest
 from cassettes_core._parse import parse_interactions
 from cassettes_core._request import PARAMS_KEY
 from cassettes_core._store import atomic_write, lock_for, parse_document, read_text
@@ -23,26 +24,45 @@ from cassettes_core._store import atomic_write, lock_for, parse_document, read_t
 def rehash(path: Path | str) -> tuple[int, int]:
     """Rewrite the stale digests of ``path``; returns (changed, interactions)."""
     path = Path(path)
-    with lock_for(path):
-        text = read_text(path)
-        if text is None:
-            raise CassetteFormatError(path, "does not exist")
-        document = parse_document(text, path)
-        items = document.get("interactions") or []
-        if not isinstance(items, list):
-            raise CassetteFormatError(path, "'interactions' must be a list")
-        changed = 0
-        for index, item in enumerate(items):
-            digest = _digest_of(item, path, index)
-            if item.get("digest") != digest:
-                item["digest"] = digest
-                changed += 1
-        rendered = _yaml.dump(document)
-        # Whatever else is wrong with the file must still be reported, not written over.
-        parse_interactions(_yaml.load(rendered).get("interactions"), path, rendered)
-        if changed:
+    if read_text(path) is None:
+        raise CassetteFormatError(path, "does not exist")
+    lock = lock_for(path)
+    try:
+        lock.acquire()
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot lock {path} to rewrite it: {exc.strerror or exc}; the folder must be writable"
+        ) from exc
+    try:
+        return _rehash_locked(path)
+    finally:
+        lock.release()
+
+
+def _rehash_locked(path: Path) -> tuple[int, int]:
+    text = read_text(path)
+    if text is None:
+        raise CassetteFormatError(path, "does not exist")
+    document = parse_document(text, path)
+    Manifest.from_dict(document.get("manifest") or {}, path)  # a bad manifest is reported too
+    items = document.get("interactions") or []
+    if not isinstance(items, list):
+        raise CassetteFormatError(path, "'interactions' must be a list", location="interactions")
+    changed = 0
+    for index, item in enumerate(items):
+        digest = _digest_of(item, path, index)
+        if item.get("digest") != digest:
+            item["digest"] = digest
+            changed += 1
+    rendered = _yaml.dump(document)
+    # Whatever else is wrong with the file must still be reported, not written over.
+    parse_interactions(_yaml.load(rendered).get("interactions"), path, rendered)
+    if changed:
+        try:
             atomic_write(path, rendered)
-        return changed, len(items)
+        except OSError as exc:
+            raise ConfigError(f"cannot rewrite {path}: {exc.strerror or exc}") from exc
+    return changed, len(items)
 
 
 def _digest_of(item: Any, path: Path, index: int) -> str:

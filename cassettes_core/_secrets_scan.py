@@ -163,27 +163,27 @@ def _load(path: Path) -> list[dict[str, Any]]:
 
 
 def load_interactions(path: Path) -> list[dict[str, Any]]:
-    """The interactions of a cassette file, as plain data, without judging anything else.
+    """The interactions of a cassette file, as plain data.
 
-    Raises :class:`CassetteFormatError` for unreadable text, invalid YAML, or a document that
+    Raises :class:`CassetteFormatError` for unreadable text, invalid YAML, a document that
     has no ``interactions`` list of mappings (:class:`NotACassetteError` for a document that
-    is plainly not a cassette: not a mapping, or without ``interactions`` and ``version``).
+    is plainly not a cassette: not a mapping, or without ``interactions`` and ``version``),
+    and anything else a load refuses, except a digest that no longer matches its request.
     """
-    import yaml
-
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise CassetteFormatError(path, f"not UTF-8 text ({exc.reason})") from exc
     except OSError as exc:
         raise CassetteFormatError(path, f"cannot be read ({exc.strerror or exc})") from exc
+    from cassettes_core._store import parse_yaml
+
     try:
-        document = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - safe loader only
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else None
-        problem = getattr(exc, "problem", None) or type(exc).__name__
-        raise CassetteFormatError(path, f"not valid YAML ({problem})", location=where) from exc
+        document = parse_yaml(text, path)  # the store's loader: JSON data only, our errors only
+    except CassetteFormatError:
+        if _plainly_not_a_cassette(text):  # e.g. a compose file's anchors and merge keys
+            raise NotACassetteError(path, "not a cassette: YAML of another kind") from None
+        raise
     if not isinstance(document, dict):
         raise NotACassetteError(path, "not a cassette: the document is not a mapping")
     interactions = document.get("interactions")
@@ -200,7 +200,23 @@ def load_interactions(path: Path) -> list[dict[str, Any]]:
             raise CassetteFormatError(
                 path, "an interaction is not a mapping", location=f"interactions[{index}]"
             )
+    from cassettes_core._read import check_document
+
+    check_document(document, path, text)  # what a load would refuse is an error (exit 2) here
     return interactions
+
+
+def _plainly_not_a_cassette(text: str) -> bool:
+    """Whether YAML the store refuses is some other tool's file, read as plain safe YAML."""
+    import yaml
+
+    try:
+        document = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - safe loader only
+    except (yaml.YAMLError, ValueError, TypeError, KeyError, IndexError, RecursionError):
+        return False  # unreadable even as plain YAML: the store's error stands
+    if not isinstance(document, dict):
+        return True
+    return "interactions" not in document and "version" not in document
 
 
 def _print_report(console: Console, report: CassetteReport) -> None:

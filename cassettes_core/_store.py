@@ -1,35 +1,67 @@
 """The cassette file: load and validate, write atomically, append safely across processes.
 
-A file is read once into an in-memory :class:`~cassettes_core._cassette.Cassette`. Writes go to a
-temporary file in the same folder, are fsynced and renamed over the old file, under a lock file,
-so a killed writer leaves the previous cassette intact and concurrent appenders lose nothing.
+A file is read once into an in-memory :class:`~cassettes_core._cassette.Cassette`
+(:mod:`~cassettes_core._read`). Every write happens under the file's lock
+(:mod:`~cassettes_core._lock`, beside the real file) and replaces the file atomically
+(:mod:`~cassettes_core._atomic`): a killed writer leaves the previous cassette intact,
+concurrent writers lose nothing, a symlink is written through, the file's mode is kept. An
+append carries the old interactions over as text when the file is in the store's own layout
+(:mod:`~cassettes_core._tail`), and otherwise parses, validates and writes the file whole: it
+never depends on how the file was indented or formatted.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import re
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-import blake3
 import yaml
-from filelock import FileLock, Timeout
 
 from cassettes_core import _yaml
-from cassettes_core._cassette import Cassette
+from cassettes_core._atomic import READ_ONLY, atomic_write, is_writable, sweep_stale_temporaries
 from cassettes_core._errors import CassetteFormatError, ConfigError
+from cassettes_core._lock import LOCK_TIMEOUT_S, CassetteLock, LockTimeoutError, real_path
 from cassettes_core._manifest import Manifest
 from cassettes_core._model import Interaction
 from cassettes_core._parse import parse_interactions
-from cassettes_core._request import DEFAULT_POLICY, MatchPolicy
+from cassettes_core._read import (
+    FORMAT_VERSION,
+    Snapshot,
+    load_cassette,
+    parse_document,
+    parse_yaml,
+    read_document,
+    read_snapshot,
+    read_text,
+    render,
+    signature_of,
+)
+from cassettes_core._runs import RUN_KEY, RecordRun, RunMark
+from cassettes_core._tail import ITEMS_MARK, OwnLayout, own_layout
 
-FORMAT_VERSION = 1
-LOCK_TIMEOUT_S = 120.0
+__all__ = [
+    "FORMAT_VERSION",
+    "LOCK_TIMEOUT_S",
+    "CassetteFile",
+    "Snapshot",
+    "WriteGuard",
+    "atomic_write",
+    "check_permissions",
+    "check_writable",
+    "load_cassette",
+    "lock_for",
+    "parse_document",
+    "parse_yaml",
+    "read_document",
+    "read_snapshot",
+    "read_text",
+    "render",
+]
+
+_HEAD_KEYS = ("version", "manifest", RUN_KEY)
 
 
 class WriteGuard(Protocol):
@@ -39,209 +71,108 @@ class WriteGuard(Protocol):
         """Raise if any interaction must not be written."""
 
 
-def read_text(path: Path) -> str | None:
-    """The file's text, or ``None`` when it does not exist."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except UnicodeDecodeError as exc:
-        raise CassetteFormatError(path, f"not UTF-8 text ({exc.reason})") from exc
-    except IsADirectoryError as exc:
-        raise CassetteFormatError(path, "is a directory, not a cassette file") from exc
-    except NotADirectoryError as exc:
-        raise CassetteFormatError(path, "a parent of this path is a file, not a folder") from exc
-
-
-def parse_document(text: str, path: Path) -> dict[str, Any]:
-    """Parse YAML text into the top-level mapping, checking the format version."""
-    try:
-        document = _yaml.load(text)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
-        raise CassetteFormatError(
-            path, f"not valid YAML ({exc.problem or exc.context})", location=where
-        ) from exc
-    except yaml.YAMLError as exc:
-        raise CassetteFormatError(path, f"not valid YAML ({exc})") from exc
-    except RecursionError as exc:
-        raise CassetteFormatError(path, "YAML nested too deeply") from exc
-    if not isinstance(document, dict):
-        raise CassetteFormatError(path, "the top level must be a mapping with 'interactions'")
-    version = document.get("version")
-    if version is None:
-        raise CassetteFormatError(path, "no 'version' key", location="version")
-    if not isinstance(version, int) or isinstance(version, bool):
-        raise CassetteFormatError(path, f"version {version!r} is not an integer")
-    if version > FORMAT_VERSION:
-        raise CassetteFormatError(
-            path,
-            f"format version {version} is newer than this library reads ({FORMAT_VERSION}); "
-            "upgrade provider-cassettes",
-            location="version",
-        )
-    if version < 1:
-        raise CassetteFormatError(path, f"unknown format version {version}", location="version")
-    return document
-
-
-def read_document(path: Path | str) -> dict[str, Any] | None:
-    """The parsed top-level mapping of a cassette file, or ``None`` when it does not exist."""
-    path = Path(path)
-    text = read_text(path)
-    return None if text is None else parse_document(text, path)
+def lock_for(path: Path | str) -> CassetteLock:
+    """The cross-process lock of one cassette (see :mod:`~cassettes_core._lock`)."""
+    return CassetteLock(path)
 
 
 @dataclass(frozen=True)
-class Snapshot:
-    """What one read of the file held, with the stat that identifies that version."""
+class _FileState:
+    """What a write needs of the file on disk: the interactions as text in the store's layout,
+    the last seq, the manifest that recorded them (``None`` when there are none), the record
+    run's mark, and any other top-level keys a person added (kept as they were)."""
 
-    manifest: Manifest | None
-    interactions: tuple[Interaction, ...]
-    signature: tuple[int, int, int] | None
-
-
-def _signature(path: Path) -> tuple[int, int, int] | None:
-    try:
-        st = path.stat()
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns)
+    items_text: str = ""
+    last_seq: int = 0
+    signature: tuple[int, int, int] | None = None
+    manifest: Manifest | None = None
+    run: RunMark | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
 
-def read_snapshot(path: Path) -> Snapshot:
-    signature = _signature(path)
+def _state_of(path: Path) -> _FileState:
+    signature = signature_of(path)
     text = read_text(path)
     if text is None:
-        return Snapshot(None, (), None)
-    document = parse_document(text, path)
-    manifest = Manifest.from_dict(document.get("manifest") or {}, path)
-    interactions = parse_interactions(document.get("interactions"), path, text)
-    return Snapshot(manifest, tuple(interactions), signature)
+        return _FileState()
+    layout = own_layout(text)
+    if layout is not None:
+        state = _own_layout_state(layout, path, signature)
+        if state is not None:
+            return state
+    return _parsed_state(text, path, signature)
 
 
-def load_cassette(
-    path: Path | str, *, policy: MatchPolicy = DEFAULT_POLICY, repeat_last: bool = False
-) -> Cassette | None:
-    """Load and validate a cassette file; ``None`` when it does not exist."""
-    path = Path(path)
-    snapshot = read_snapshot(path)
-    if snapshot.signature is None:
-        return None
-    return Cassette(
-        path,
-        snapshot.interactions,
-        manifest=snapshot.manifest,
-        policy=policy,
-        repeat_last=repeat_last,
+def _own_layout_state(
+    layout: OwnLayout, path: Path, signature: tuple[int, int, int] | None
+) -> _FileState | None:
+    """The state of a file in our layout, parsing only its head and last interaction."""
+    try:
+        head = parse_document(layout.head, path)
+        if "interactions" in head:
+            return None
+        if layout.seqs:
+            last = parse_yaml(layout.last_item, path)
+            if not isinstance(last, list) or len(last) != 1:
+                return None
+            [checked] = parse_interactions(last, path, layout.last_item)
+            if checked.seq != layout.seqs[-1]:
+                return None
+        manifest = Manifest.from_dict(head.get("manifest") or {}, path)
+    except CassetteFormatError:
+        return None  # parsed whole below, to report the defect with its place
+    return _FileState(
+        layout.items,
+        layout.seqs[-1] if layout.seqs else 0,
+        signature,
+        manifest if layout.seqs else None,
+        RunMark.from_document(head),
+        _extra(head),
     )
 
 
-def render(manifest: Manifest, interactions: Sequence[Interaction]) -> str:
-    document = {
-        "version": FORMAT_VERSION,
-        "manifest": manifest.to_dict(),
-        "interactions": [interaction.to_dict() for interaction in interactions],
-    }
-    return _yaml.dump(document)
+def _parsed_state(text: str, path: Path, signature: tuple[int, int, int] | None) -> _FileState:
+    """The state of a file in any YAML layout: parsed, validated, re-rendered in ours."""
+    document = parse_document(text, path)
+    manifest = Manifest.from_dict(document.get("manifest") or {}, path)
+    interactions = parse_interactions(document.get("interactions"), path, text)
+    # Put back in seq order, seq first, so the next append finds our layout; keys kept.
+    raw = sorted(document.get("interactions") or [], key=lambda item: int(item["seq"]))
+    raw = [{"seq": item["seq"], **item} for item in raw]
+    return _FileState(
+        _yaml.dump(raw) if raw else "",
+        max((i.seq for i in interactions), default=0),
+        signature,
+        manifest if raw else None,
+        RunMark.from_document(document),
+        _extra(document),
+    )
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that readers see the old file or the new one, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        with contextlib.suppress(FileNotFoundError):
-            os.chmod(tmp_name, 0o644)  # mkstemp makes 0600; cassettes are shared files
-        os.replace(tmp_name, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp_name)
-        raise
-    _fsync_dir(path.parent)
+def _extra(document: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in document.items() if k not in _HEAD_KEYS and k != "interactions"}
 
 
-def _fsync_dir(folder: Path) -> None:
-    # The rename is durable only once the directory entry is on disk.
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+def _started_over(state: _FileState, run: RecordRun | None) -> _FileState:
+    """The file as a record run starts it over: what others appended since it began stays.
 
-
-def _sweep_stale_temporaries(path: Path) -> None:
-    # Under the lock no other writer is mid-save, so any temporary of ours is a dead writer's.
-    for stale in path.parent.glob(f".{path.name}.*.tmp"):
-        with contextlib.suppress(OSError):
-            stale.unlink()
-
-
-def lock_for(path: Path) -> FileLock:
-    """The cross-process lock of one cassette.
-
-    Lock files live in the temporary folder, named by a digest of the cassette's absolute
-    path, so they never litter the cassette folder or a repository.
+    Without a run (a plain rewrite) nothing is kept and no mark is left.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    key = blake3.blake3(str(path.resolve()).encode("utf-8")).hexdigest()[:32]
-    folder = Path(tempfile.gettempdir()) / "provider-cassettes-locks"
-    if not folder.is_dir():
-        folder.mkdir(exist_ok=True)
-        with contextlib.suppress(OSError):
-            folder.chmod(0o1777)  # shared by every user, like the temp folder itself
-    return FileLock(folder / f"{key}.lock", timeout=LOCK_TIMEOUT_S, mode=0o666)
-
-
-@dataclass(frozen=True)
-class _Tail:
-    """What an append needs of the file on disk: its interactions as text, the last seq, and
-    the manifest of the versions that recorded them (``None`` when it holds none)."""
-
-    items_text: str
-    last_seq: int
-    signature: tuple[int, int, int] | None
-    manifest: Manifest | None = None
-
-
-_ITEMS_MARK = "\ninteractions:\n"
-_SEQ_LINE = re.compile(r"^- seq: (\d+)$", re.MULTILINE)
-# A column-0 line that is neither a list item nor indented: another top-level key.
-_TOP_LEVEL_KEY = re.compile(r"^(?![ \-\n]|- |$)", re.MULTILINE)
-
-
-def _tail_of(path: Path) -> _Tail:
-    """Read the file's interactions as text without re-parsing what this library wrote.
-
-    Our own files end with ``interactions:`` and its column-0 ``- seq: N`` items; anything else
-    (a hand-formatted file, keys in another order) is parsed, validated and rendered again.
-    """
-    signature = _signature(path)
-    text = read_text(path)
-    if text is None:
-        return _Tail("", 0, None)
-    head, mark, items = text.partition(_ITEMS_MARK)
-    if mark and not _TOP_LEVEL_KEY.search(items):
-        seqs = [int(n) for n in _SEQ_LINE.findall(items)]
-        if items.count("\n- ") + items.startswith("- ") == len(seqs) and seqs == sorted(set(seqs)):
-            manifest = _manifest_of(head, path) if seqs else None
-            return _Tail(items, seqs[-1] if seqs else 0, signature, manifest)
-    snapshot = read_snapshot(path)
-    interactions = snapshot.interactions
-    items = _yaml.dump([i.to_dict() for i in interactions]) if interactions else ""
-    manifest = snapshot.manifest if interactions else None
-    return _Tail(items, max((i.seq for i in interactions), default=0), signature, manifest)
-
-
-def _manifest_of(head: str, path: Path) -> Manifest:
-    document = parse_document(head, path)
-    return Manifest.from_dict(document.get("manifest") or {}, path)
+    after = run.keeps_after(state.run) if run is not None else None
+    kept: list[dict[str, Any]] = []
+    if after is not None and state.last_seq > after and state.items_text:
+        items = _yaml.load(state.items_text)
+        kept = [dict(item, seq=0) for item in items if item["seq"] > after]
+        for n, item in enumerate(kept, start=1):
+            item["seq"] = n
+    return _FileState(
+        _yaml.dump(kept) if kept else "",
+        len(kept),
+        state.signature,
+        state.manifest if kept else None,
+        run.mark if run is not None else None,
+        state.extra,
+    )
 
 
 def _appending_manifest(recorded: Manifest | None) -> Manifest:
@@ -262,106 +193,159 @@ def _appending_manifest(recorded: Manifest | None) -> Manifest:
     )
 
 
-def _read_marker(marker: Path) -> str | None:
+def _render_head(state: _FileState, manifest: Manifest) -> str:
+    head: dict[str, Any] = {"version": FORMAT_VERSION, "manifest": manifest.to_dict()}
+    if state.run is not None:
+        head[RUN_KEY] = state.run.to_dict()
+    head.update(state.extra)
+    return _yaml.dump(head) + ITEMS_MARK[1:]
+
+
+def _render_items(path: Path, numbered: Sequence[Interaction]) -> str:
+    """The new interactions as text, proven to load back before anything is written."""
     try:
-        return marker.read_text(encoding="utf-8")
-    except OSError:
-        return None
+        text = _yaml.dump([i.to_dict() for i in numbered]) if numbered else ""
+        if text:
+            parse_interactions(parse_yaml(text, path), path, text)
+    except (yaml.YAMLError, UnicodeError, RecursionError, CassetteFormatError) as exc:
+        reason = exc.reason if isinstance(exc, CassetteFormatError) else str(exc)
+        raise ConfigError(
+            f"cannot write {path}: an interaction holds data a cassette cannot store "
+            f"({reason}); check what the provider or a before_record hook returned"
+        ) from exc
+    return text
 
 
 def check_writable(path: Path) -> None:
-    """Fail before any live call if ``path`` can never be written as a cassette."""
+    """Fail at once if ``path`` can never be written as a cassette (a folder, under a file)."""
     if path.is_dir():
         raise ConfigError(f"cannot record to {path}: it is a directory; name a .yaml file")
-    for parent in path.parents:
+    for parent in real_path(path).parents:
         if parent.exists():
             if not parent.is_dir():
                 raise ConfigError(f"cannot record to {path}: {parent} is a file, not a folder")
             break
 
 
-class CassetteFile:
-    """One cassette file on disk, written only by appending or rewriting under its lock.
+def check_permissions(path: Path) -> None:
+    """Fail before a live call if this process may not write ``path`` now: a read-only
+    cassette, or a folder it cannot write. Checked per live call, so a run that only replays
+    from a read-only checkout is not refused."""
+    try:
+        info = path.stat()
+    except OSError:
+        info = None
+    if info is not None and not is_writable(real_path(path), info):
+        raise ConfigError(f"cannot record to {path}: {READ_ONLY}")
+    for parent in real_path(path).parents:
+        if parent.exists():
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise ConfigError(
+                    f"cannot record to {path}: the folder {parent} is not writable (the "
+                    "cassette, its lock and its temporary file are written there)"
+                )
+            break
 
-    An append costs the size of the new interactions, not of the file: the existing ones are
-    carried over as text. The file's last version is remembered, so an appender that is alone
-    does not even re-read the file.
+
+def _unwritable(path: Path, exc: OSError) -> ConfigError:
+    return ConfigError(
+        f"cannot write {path}: {exc.strerror or exc}; choose a cassette path in a writable "
+        "folder (the lock and the temporary file are made beside the cassette)"
+    )
+
+
+class CassetteFile:
+    """One cassette file on disk, written only by appending or starting over under its lock.
+
+    The file's last version is remembered, so an appender that is alone does not even re-read
+    the file; one that is not re-reads it, parsing it only if it is not in our own layout.
     """
 
     def __init__(self, path: Path | str, *, guard: WriteGuard | None = None) -> None:
         self.path = Path(path)
         self.guard = guard
-        self._last: _Tail | None = None
+        self._last: _FileState | None = None
 
-    def _current(self) -> _Tail:
+    def _current(self) -> _FileState:
         last = self._last
         if (
             last is not None
             and last.signature is not None
-            and last.signature == _signature(self.path)
+            and last.signature == signature_of(self.path)
         ):
             return last
-        return _tail_of(self.path)
+        return _state_of(self.path)
+
+    def begin_record(self, run_id: str | None = None) -> RecordRun:
+        """A record run starting now: what the file holds at this moment (nothing is locked)."""
+        try:
+            state = self._current()
+        except CassetteFormatError:
+            state = _FileState()  # a file that cannot be read is started over whole
+        return RecordRun.begin(run_id, seen=state.run, seen_last_seq=state.last_seq)
 
     def append(
-        self, new: Sequence[Interaction], *, rewrite: bool = False, run: str | None = None
+        self,
+        new: Sequence[Interaction],
+        *,
+        rewrite: bool = False,
+        run: RecordRun | str | None = None,
     ) -> list[Interaction]:
-        """Write ``new`` after what the file holds (or instead of it, with ``rewrite``).
+        """Write ``new`` after what the file holds (or, with ``rewrite``, start it over).
 
         Sequence numbers are assigned here, under the lock, continuing the file's counter.
         Returns the interactions as written. The guard runs before anything touches the disk.
-        With ``run`` (an id shared by every process of one test run) a rewrite happens once per
-        run: the first writer of the run rewrites, the others append to what it wrote.
+        A rewrite is one of a record ``run`` (see :mod:`~cassettes_core._runs`): it starts the
+        file over unless the run's recording is already there; a bare run id starts it over
+        once per id.
         """
+        lock = lock_for(self.path)
         try:
-            lock = lock_for(self.path)
-        except OSError as exc:
-            raise ConfigError(
-                f"cannot write {self.path}: {exc.strerror or exc}; choose a cassette path "
-                "in a writable folder"
-            ) from exc
-        try:
+            lock.lock_file.parent.mkdir(parents=True, exist_ok=True)
             lock.acquire()
-        except Timeout as exc:
+        except LockTimeoutError as exc:
             raise ConfigError(
-                f"could not lock {self.path} within {LOCK_TIMEOUT_S:.0f} s: another process "
+                f"could not lock {self.path} within {lock.timeout:.0f} s: another process "
                 f"is writing it (lock file {lock.lock_file}). Stop that process, or delete "
                 "the lock file if no process is running."
             ) from exc
+        except OSError as exc:
+            raise _unwritable(self.path, exc) from exc
         try:
-            marker = Path(str(lock.lock_file) + ".run")
-            if rewrite and run is not None and _read_marker(marker) == run:
-                rewrite = False  # another process of this run already started the file anew
-            current = _Tail("", 0, None) if rewrite else self._current()
-            start = current.last_seq + 1
-            numbered = [interaction.with_seq(start + n) for n, interaction in enumerate(new)]
-            if self.guard is not None:
-                self.guard.check([i.to_dict() for i in numbered], path=self.path)
-            manifest = _appending_manifest(current.manifest)
-            try:
-                items = current.items_text + _yaml.dump([i.to_dict() for i in numbered])
-                head = _yaml.dump({"version": FORMAT_VERSION, "manifest": manifest.to_dict()})
-            except (yaml.YAMLError, UnicodeError) as exc:
-                raise ConfigError(
-                    f"cannot write {self.path}: an interaction holds data YAML cannot store "
-                    f"({exc}); check what the provider or a before_record hook returned"
-                ) from exc
-            try:
-                atomic_write(self.path, head + _ITEMS_MARK[1:] + items)
-            except OSError as exc:
-                raise ConfigError(
-                    f"cannot write {self.path}: {exc.strerror or exc}; choose a cassette path "
-                    "in a writable folder"
-                ) from exc
-            _sweep_stale_temporaries(self.path)
-            if rewrite and run is not None:
-                marker.write_text(run, encoding="utf-8")
-            self._last = _Tail(
-                items,
-                numbered[-1].seq if numbered else current.last_seq,
-                _signature(self.path),
-                manifest,
-            )
-            return numbered
+            return self._append_locked(new, rewrite=rewrite, run=run)
         finally:
             lock.release()
+
+    def _append_locked(
+        self, new: Sequence[Interaction], *, rewrite: bool, run: RecordRun | str | None
+    ) -> list[Interaction]:
+        if rewrite:
+            record_run = RecordRun.bare(run) if isinstance(run, str) else run
+            try:
+                state = self._current()
+            except CassetteFormatError:
+                state = _FileState()  # `record` asked to start over an unreadable file
+            if record_run is None or not record_run.joins(state.run):
+                state = _started_over(state, record_run)
+        else:
+            state = self._current()  # never write over a file that cannot be read
+        start = state.last_seq + 1
+        numbered = [interaction.with_seq(start + n) for n, interaction in enumerate(new)]
+        if self.guard is not None:
+            self.guard.check([i.to_dict() for i in numbered], path=self.path)
+        manifest = _appending_manifest(state.manifest)
+        items = state.items_text + _render_items(self.path, numbered)
+        try:
+            atomic_write(self.path, _render_head(state, manifest) + items)
+        except OSError as exc:
+            raise _unwritable(self.path, exc) from exc
+        sweep_stale_temporaries(self.path)
+        self._last = _FileState(
+            items,
+            numbered[-1].seq if numbered else state.last_seq,
+            signature_of(self.path),
+            manifest if items else None,
+            state.run,
+            state.extra,
+        )
+        return numbered

@@ -5,13 +5,19 @@ recorded conversation in a pull request as text, not as one escaped line.
 
 Loading yields JSON data only: an unquoted date stays a string, ``!!binary``, ``!!set`` and the
 other non-JSON tags are refused, as are NaN and Infinity, and aliases (``*ref``), which a
-hostile file could nest into a "billion laughs" that takes forever to digest.
+hostile file could nest into a "billion laughs" that takes forever to digest. A key given twice
+in one mapping (a bad merge), a merge key (``<<``), a tagged scalar
+that is not what its tag says (``!!int abc``), an integer longer than Python reads
+(:data:`MAX_INT_DIGITS`) and nesting deeper than :data:`MAX_DEPTH` are refused too, each as a
+:class:`yaml.MarkedYAMLError` that names the line, never as a ``ValueError`` or a later
+``RecursionError``.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import sys
 from typing import Any
 
 import yaml
@@ -27,6 +33,17 @@ _NOT_JSON = (
 )
 
 
+# Deeper data cannot be digested or serialised without running out of stack; no provider
+# request or answer comes near it (a deeply nested JSON schema is some 20 levels).
+MAX_DEPTH = 100
+# Python refuses to read longer integers (sys.int_info.default_max_str_digits).
+MAX_INT_DIGITS = getattr(sys.int_info, "default_max_str_digits", 4300) or 4300
+
+
+def _error(problem: str, node: yaml.Node) -> yaml.constructor.ConstructorError:
+    return yaml.constructor.ConstructorError(None, None, problem, node.start_mark)
+
+
 def _as_text(loader: yaml.SafeLoader, node: yaml.Node) -> str:
     return str(loader.construct_scalar(node))  # type: ignore[arg-type]
 
@@ -40,16 +57,117 @@ def _finite_float(loader: yaml.SafeLoader, node: yaml.Node) -> float:
     return float(value)
 
 
+def _checked_float(loader: yaml.SafeLoader, node: yaml.Node) -> float:
+    try:
+        return _finite_float(loader, node)
+    except (ValueError, IndexError):
+        raise _error(f"{_scalar(node)!r} is not a number (tag {node.tag})", node) from None
+
+
+def _checked_int(loader: yaml.SafeLoader, node: yaml.Node) -> int:
+    try:
+        return int(yaml.SafeLoader.construct_yaml_int(loader, node))  # type: ignore[arg-type]
+    except (ValueError, IndexError):
+        text = _scalar(node)
+        if len(text) > MAX_INT_DIGITS:
+            problem = f"an integer of {len(text)} digits; at most {MAX_INT_DIGITS} are read"
+        else:
+            problem = f"{text[:40]!r} is not an integer (tag {node.tag})"
+        raise _error(problem, node) from None
+
+
+def _checked_bool(loader: yaml.SafeLoader, node: yaml.Node) -> bool:
+    try:
+        return bool(yaml.SafeLoader.construct_yaml_bool(loader, node))  # type: ignore[arg-type]
+    except KeyError:
+        raise _error(f"{_scalar(node)[:40]!r} is not true or false", node) from None
+
+
+def _scalar(node: yaml.Node) -> str:
+    value = node.value
+    return value if isinstance(value, str) else f"<{type(node).__name__}>"
+
+
 def _refuse(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
-    raise yaml.constructor.ConstructorError(
-        None, None, f"the tag {node.tag} is not JSON data", node.start_mark
-    )
+    raise _error(f"the tag {node.tag} is not JSON data", node)
+
+
+class _StrictConstruction(yaml.constructor.SafeConstructor):
+    """JSON-only construction rules, mixed into the fast and the pure-Python loaders."""
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        _check_depth(node)
+        return super().construct_document(node)
+
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        # Replaces the merge step (one pass over the keys either way): merges are refused.
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                raise _error("merge keys (<<) are not allowed in cassettes", key_node)
+
+    def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict[Any, Any]:
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)  # type: ignore[arg-type]
+        if isinstance(node, yaml.MappingNode) and len(mapping) != len(node.value):
+            _raise_duplicate(node)
+        return mapping
+
+
+def _raise_duplicate(node: yaml.MappingNode) -> None:
+    """Name the key given twice (only called when the mapping came out shorter)."""
+    seen: dict[tuple[str, Any], int] = {}
+    for key_node, _ in node.value:
+        key = (key_node.tag, key_node.value if isinstance(key_node, yaml.ScalarNode) else None)
+        if key in seen and isinstance(key_node, yaml.ScalarNode):
+            raise _error(
+                f"the key {str(key_node.value)[:60]!r} is given twice in one mapping (first on "
+                f"line {seen[key]}); a bad merge? keep one of them",
+                key_node,
+            )
+        seen[key] = key_node.start_mark.line + 1
+    raise _error("a key is given twice in one mapping", node)
+
+
+def _check_depth(root: yaml.Node) -> None:
+    # Iterative, so the check itself cannot overflow the stack it protects.
+    pending: list[tuple[yaml.Node, int]] = [(root, 1)]
+    while pending:
+        node, depth = pending.pop()
+        if isinstance(node, yaml.MappingNode):
+            children = [value for _, value in node.value]
+        elif isinstance(node, yaml.SequenceNode):
+            children = node.value
+        else:
+            continue
+        if depth > MAX_DEPTH:
+            raise _error(f"data nested deeper than {MAX_DEPTH} levels", node)
+        pending.extend((child, depth + 1) for child in children)
+
+
+def depth_of(value: Any) -> int:
+    """How many levels of mappings and lists ``value`` holds (0 for a scalar); iterative."""
+    deepest = 0
+    pending: list[tuple[Any, int]] = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        pending.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def _json_only(loader: type[yaml.SafeLoader]) -> type[yaml.SafeLoader]:
-    strict: type[yaml.SafeLoader] = type(f"Strict{loader.__name__}", (loader,), {})
+    strict: type[yaml.SafeLoader] = type(
+        f"Strict{loader.__name__}", (_StrictConstruction, loader), {}
+    )
     strict.add_constructor("tag:yaml.org,2002:timestamp", _as_text)
-    strict.add_constructor("tag:yaml.org,2002:float", _finite_float)
+    strict.add_constructor("tag:yaml.org,2002:float", _checked_float)
+    strict.add_constructor("tag:yaml.org,2002:int", _checked_int)
+    strict.add_constructor("tag:yaml.org,2002:bool", _checked_bool)
     for tag in _NOT_JSON:
         strict.add_constructor(tag, _refuse)
     return strict
@@ -106,7 +224,9 @@ def dump(document: Any) -> str:
 
 def load(text: str) -> Any:
     """Parse a cassette's text into JSON data (see the module docstring for what is refused)."""
-    loader = _SlowLoader if _MAYBE_ANCHOR.search(text) else SafeLoader
+    # The substring test runs at C speed; the regex (no literal prefix) scans char by char.
+    maybe_anchor = "&" in text and _MAYBE_ANCHOR.search(text) is not None
+    loader = _SlowLoader if maybe_anchor else SafeLoader
     return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader, never the full one
 
 

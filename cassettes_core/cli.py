@@ -102,8 +102,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def console_main() -> None:
-    """Entry point of the ``cassettes`` console script."""
-    raise SystemExit(main())
+    """Entry point of the ``cassettes`` console script (quiet on a closed pipe)."""
+    from cassettes_core._pipes import run_console
+
+    run_console(main)
 
 
 # ------------------------------------------------------------------ rehash

@@ -1,0 +1,93 @@
+"""The plugin end to end on cassettes a formatter touched: append keeps every recording, and
+the result replays under CI with no live call."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import yaml
+
+from cassettes_core.emulator import Emulator
+from tests.helpers.inner import PLUGIN_INI, run_inner
+
+QUESTIONS = """
+import os
+
+import httpx2
+import pytest
+
+
+@pytest.mark.cassette("shared")
+@pytest.mark.parametrize("n", range(int(os.environ.get("QUESTIONS", "3"))))
+def test_ask(n):
+    answer = httpx2.post(
+        os.environ["OPENAI_BASE_URL"] + "/chat/completions",
+        headers={"authorization": "Bearer " + os.environ["OPENAI_API_KEY"]},
+        json={"model": "gpt-4o-mini", "messages": [{"role": "user", "content": f"question {n}"}]},
+    )
+    assert answer.status_code == 200
+"""
+
+
+class _Indented(yaml.SafeDumper):
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)
+
+
+@pytest.fixture
+def live(monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
+    with Emulator() as emu:
+        monkeypatch.setenv("OPENAI_BASE_URL", emu.openai_base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", emu.api_key)
+        monkeypatch.delenv("CI", raising=False)
+        monkeypatch.delenv("CASSETTE_MODE", raising=False)
+        yield emu
+
+
+@pytest.mark.parametrize("crlf", [False, True], ids=["lf", "crlf"])
+def test_append_to_a_reformatted_cassette_then_replay_in_ci(
+    pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch, crlf: bool
+) -> None:
+    """Record 3, re-indent the file Prettier-style (no final newline), append 2: 5 replay."""
+    pytester.makeini(PLUGIN_INI)
+    pytester.makepyfile(test_questions=QUESTIONS)
+    run_inner(pytester, "--cassette-mode=record").assert_outcomes(passed=3)
+    cassette = pytester.path / "cassettes" / "test_questions" / "shared.yaml"
+    document = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+    text = yaml.dump(document, Dumper=_Indented, sort_keys=False, allow_unicode=True).rstrip()
+    cassette.write_bytes(text.replace("\n", "\r\n" if crlf else "\n").encode("utf-8"))
+
+    live.reset()
+    monkeypatch.setenv("QUESTIONS", "5")
+    appended = run_inner(pytester, "--cassette-mode=append")
+    appended.assert_outcomes(passed=5)
+    assert live.hits == 2
+    appended.stdout.fnmatch_lines(["*3 interactions replayed, 2 recorded, 0 missed*"])
+
+    live.reset()
+    monkeypatch.setenv("CI", "true")
+    replayed = run_inner(pytester)
+    replayed.assert_outcomes(passed=5)
+    assert live.hits == 0
+    replayed.stdout.fnmatch_lines(["*5 interactions replayed, 0 recorded, 0 missed, 0 unused*"])
+
+
+def test_a_duplicated_interactions_key_fails_the_test_naming_the_file(
+    pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bad merge (two `interactions:` blocks) is refused, never replayed from the last one."""
+    pytester.makeini(PLUGIN_INI)
+    pytester.makepyfile(test_questions=QUESTIONS)
+    run_inner(pytester, "--cassette-mode=record").assert_outcomes(passed=3)
+    cassette = pytester.path / "cassettes" / "test_questions" / "shared.yaml"
+    cassette.write_text(
+        cassette.read_text(encoding="utf-8") + "interactions: []\n", encoding="utf-8"
+    )
+    before = cassette.read_bytes()
+    live.reset()
+    result = run_inner(pytester, "--cassette-mode=append")
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*shared.yaml*given twice*"])
+    assert live.hits == 0
+    assert cassette.read_bytes() == before

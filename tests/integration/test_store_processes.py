@@ -1,0 +1,263 @@
+"""Separate processes writing one cassette, whatever their TMPDIR and mode, lose nothing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cassettes_core import load_cassette
+from cassettes_core._lock import lock_path_of
+from cassettes_core._store import CassetteFile
+from tests.helpers.factories import interaction
+
+ROOT = Path(__file__).resolve().parents[2]
+
+WRITER = """
+import sys, time
+from cassettes_core import CassetteProvider, FakeProvider, LLMResponse
+from tests.helpers.factories import chat_request
+
+path, worker, mode, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+time.sleep(float(sys.argv[5]) * int(worker))  # a stagger: later workers begin later
+fake = FakeProvider(lambda request: LLMResponse({"echo": request.fields["messages"][0]["content"]}))
+provider = CassetteProvider(fake, path, mode=mode)
+for n in range(count):
+    provider.complete(chat_request(f"worker {worker} question {n}"))
+"""
+
+
+def _env(tmpdir: Path | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "CASSETTE_MODE")}
+    if tmpdir is not None:
+        tmpdir.mkdir(parents=True, exist_ok=True)
+        env["TMPDIR"] = str(tmpdir)
+    return env
+
+
+def _run_writers(
+    path: Path,
+    workers: int,
+    count: int,
+    *,
+    mode: str,
+    tmp_root: Path | None = None,
+    stagger_s: float = 0.0,
+) -> None:
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(path), str(w), mode, str(count), str(stagger_s)],
+            cwd=ROOT,
+            env=_env(tmp_root / f"tmp{w}" if tmp_root is not None else None),
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for w in range(workers)
+    ]
+    for child in children:
+        _, err = child.communicate(timeout=240)
+        assert child.returncode == 0, err
+
+
+def _asked(path: Path) -> list[str]:
+    loaded = load_cassette(path)
+    assert loaded is not None
+    assert sorted(i.seq for i in loaded.interactions) == list(range(1, len(loaded) + 1))
+    return sorted(i.request.fields["messages"][0]["content"] for i in loaded.interactions)
+
+
+def _expected(workers: int, count: int) -> list[str]:
+    return sorted(f"worker {w} question {n}" for w in range(workers) for n in range(count))
+
+
+@pytest.mark.slow
+def test_appenders_with_different_tmpdirs_share_one_lock(tmp_path: Path) -> None:
+    """4 processes x 15 appends, each with its own TMPDIR, keep all 60 interactions."""
+    path = tmp_path / "cassettes" / "shared.yaml"
+    _run_writers(path, 4, 15, mode="append", tmp_root=tmp_path / "tmpdirs")
+    assert _asked(path) == _expected(4, 15)
+    assert sorted(p.name for p in path.parent.iterdir()) == ["shared.yaml"]
+
+
+@pytest.mark.slow
+def test_record_in_separate_processes_keeps_every_interaction_of_the_run(tmp_path: Path) -> None:
+    """3 processes x 15 in `record` over an old cassette: the old ones go, all 45 new stay."""
+    path = tmp_path / "shared.yaml"
+    CassetteFile(path).append([interaction(n, f"old {n}") for n in range(1, 11)])
+    _run_writers(path, 3, 15, mode="record", tmp_root=tmp_path / "tmpdirs")
+    assert _asked(path) == _expected(3, 15)
+
+
+@pytest.mark.slow
+def test_record_processes_launched_together_keep_all_even_when_one_begins_late(
+    tmp_path: Path,
+) -> None:
+    """Launched together, each beginning 1 s after the last (long after it wrote): all 30."""
+    path = tmp_path / "shared.yaml"
+    CassetteFile(path).append([interaction(n, f"old {n}") for n in range(1, 4)])
+    _run_writers(path, 3, 10, mode="record", stagger_s=1.0)
+    assert _asked(path) == _expected(3, 10)
+
+
+@pytest.mark.slow
+def test_a_later_record_run_still_starts_the_cassette_over(tmp_path: Path) -> None:
+    """A `record` run after another one has ended replaces that run's recording."""
+    path = tmp_path / "c.yaml"
+    _run_writers(path, 1, 4, mode="record")
+    _run_writers(path, 1, 2, mode="record")
+    assert _asked(path) == _expected(1, 2)
+
+
+def test_record_twice_in_one_process_starts_over(tmp_path: Path) -> None:
+    """Two record recorders one after the other in one process: the second one's file."""
+    from cassettes_core import CassetteProvider, FakeProvider, LLMResponse
+    from tests.helpers.factories import chat_request
+
+    path = tmp_path / "c.yaml"
+    for round_ in ("a", "b"):
+        live = FakeProvider(lambda r: LLMResponse({"r": 1}))
+        provider = CassetteProvider(live, path, mode="record")
+        provider.complete(chat_request(f"{round_} 1"))
+        provider.complete(chat_request(f"{round_} 2"))
+    assert _asked(path) == ["b 1", "b 2"]
+
+
+HOLDER = """
+import sys, time
+from cassettes_core._lock import CassetteLock
+lock = CassetteLock(sys.argv[1])
+lock.acquire()
+print("locked", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_writer_killed_while_holding_the_lock_does_not_block_the_next(tmp_path: Path) -> None:
+    """SIGKILL releases the lock with the process: the next append proceeds at once."""
+    path = tmp_path / "c.yaml"
+    CassetteFile(path).append([interaction(1)])
+    child = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(path)], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout is not None
+    try:
+        assert child.stdout.readline().strip() == "locked"
+        assert lock_path_of(path).exists()
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.wait(timeout=30)
+        child.stdout.close()
+    started = time.monotonic()
+    CassetteFile(path).append([interaction(2, "b")])
+    assert time.monotonic() - started < 60  # far below the 120 s lock timeout
+    assert _asked(path) == ["What is the capital of France?", "b"]
+    assert not lock_path_of(path).exists()
+
+
+RELEASE = "time.sleep(1.0); open(sys.argv[2], 'w').close(); lock.release()"
+
+
+def test_a_held_lock_is_waited_for_then_taken(tmp_path: Path) -> None:
+    """While another process holds the lock, an append waits; it never writes beside it."""
+    path, done = tmp_path / "c.yaml", tmp_path / "done"
+    CassetteFile(path).append([interaction(1)])
+    child = subprocess.Popen(
+        [sys.executable, "-c", HOLDER.replace("time.sleep(600)", RELEASE), str(path), str(done)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    try:
+        assert child.stdout.readline().strip() == "locked"
+        before = path.read_bytes()
+        CassetteFile(path).append([interaction(2, "b")])
+        assert done.exists()  # it could only write once the holder was done
+        assert path.read_bytes() != before
+    finally:
+        child.wait(timeout=30)
+        child.stdout.close()
+
+
+APPEND_LOOP = """
+import sys
+from pathlib import Path
+from cassettes_core._store import CassetteFile
+from tests.helpers.factories import interaction
+file = CassetteFile(Path(sys.argv[1]))
+n = 0
+while True:
+    n += 1
+    file.append([interaction(1, f"q{n} " + "x" * 20000)])
+    print(n, flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_an_appender_killed_mid_write_leaves_every_finished_append(tmp_path: Path) -> None:
+    """SIGKILL at a random moment of an append loop: the file loads with every append that
+    returned, in order, and the next append carries on."""
+    path = tmp_path / "c.yaml"
+    kept = 0
+    for delay in (0.3, 0.45, 0.6):
+        child = subprocess.Popen(
+            [sys.executable, "-c", APPEND_LOOP, str(path)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert child.stdout is not None
+        try:
+            assert child.stdout.readline().strip() == "1"
+            time.sleep(delay)
+            os.kill(child.pid, signal.SIGKILL)
+        finally:
+            child.wait(timeout=30)
+            finished = [1, *(int(line) for line in child.stdout.read().split())][-1]
+            child.stdout.close()
+        loaded = load_cassette(path)
+        assert loaded is not None
+        assert sorted(i.seq for i in loaded.interactions) == list(range(1, len(loaded) + 1))
+        assert len(loaded) >= kept + finished  # every append that returned is on disk
+        kept = len(loaded)
+    CassetteFile(path).append([interaction(1, "after")])
+    assert len(_asked(path)) == kept + 1
+
+
+FORKING = """
+import os, sys, time
+from cassettes_core import CassetteProvider, FakeProvider, LLMResponse
+from tests.helpers.factories import chat_request
+
+path = sys.argv[1]
+children = []
+for worker in range(3):
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(worker * 0.5)  # a later worker begins after an earlier one wrote
+        fake = FakeProvider(lambda r: LLMResponse({"ok": 1}))
+        provider = CassetteProvider(fake, path, mode="record")
+        for n in range(10):
+            provider.complete(chat_request(f"worker {worker} question {n}"))
+        os._exit(0)
+    children.append(pid)
+sys.exit(max(os.waitpid(pid, 0)[1] for pid in children))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_forked_workers_recording_one_cassette_keep_everything(tmp_path: Path) -> None:
+    """Workers forked from one parent are separate processes: 3 x 10 in `record` keep 30."""
+    path = tmp_path / "c.yaml"
+    CassetteFile(path).append([interaction(1, "old")])
+    done = subprocess.run(
+        [sys.executable, "-c", FORKING, str(path)], cwd=ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert _asked(path) == _expected(3, 10)

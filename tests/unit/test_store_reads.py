@@ -1,0 +1,263 @@
+"""Every malformed cassette is a CassetteFormatError naming the file and the place, never a
+foreign traceback; `cassettes scan` and `cassettes rehash` exit 2 on it."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from cassettes_core import CassetteFormatError, Interaction, load_cassette
+from cassettes_core._manifest import Manifest
+from cassettes_core._store import render
+from cassettes_core._yaml import MAX_DEPTH
+from cassettes_core.cli import main
+from tests.helpers.factories import interaction, stream_events
+
+_STREAMED = interaction(2, "streamed")
+GOOD = render(
+    Manifest.current(),
+    [
+        interaction(1),
+        Interaction(
+            seq=2,
+            digest=_STREAMED.digest,
+            request=_STREAMED.request,
+            stream=tuple(stream_events("a")),
+        ),
+    ],
+)
+
+
+def _edit(old: str, new: str, count: int = 1) -> str:
+    assert old in GOOD, old
+    return GOOD.replace(old, new, count)
+
+
+def _nested_flow(depth: int) -> str:
+    return _edit("content: streamed", "content: " + "[" * depth + "1" + "]" * depth)
+
+
+def _nested_block(depth: int) -> str:
+    lines = "".join(f"\n{'  ' * (4 + n)}k{n}:" for n in range(depth))
+    return _edit("      content: streamed", "      content:" + lines + " 1")
+
+
+# (text, words the message must hold)
+YAML_DEFECTS = {
+    "tag-int-abc": (_edit("status: 200", "status: !!int abc"), "not an integer"),
+    "tag-int-empty": (_edit("status: 200", "status: !!int ''"), "not an integer"),
+    "tag-bool-maybe": (_edit("duration_ms: 12", "duration_ms: !!bool maybe"), "true or false"),
+    "tag-float-abc": (_edit("duration_ms: 12", "duration_ms: !!float abc"), "not a number"),
+    "tag-python-object": (
+        _edit("status: 200", "status: !!python/object:os.system ls"),
+        "constructor",
+    ),
+    "tag-python-apply": (
+        _edit("status: 200", "status: !!python/object/apply:os.system [ls]"),
+        "constructor",
+    ),
+    "tag-custom": (_edit("status: 200", "status: !custom 200"), "!custom"),
+    "tag-set": (_edit("status: 200", "status: !!set {a, b}"), "not JSON"),
+    "tag-binary": (_edit("status: 200", "status: !!binary aGk="), "not JSON"),
+    "int-5000-digits": (_edit("duration_ms: 12", "duration_ms: " + "9" * 5000), "digits"),
+    "seq-5000-digits": (_edit("- seq: 1\n", "- seq: " + "1" * 5000 + "\n"), "digits"),
+    "float-huge": (_edit("duration_ms: 12", "duration_ms: 1.0e+99999"), "Infinity"),
+    "float-400-digits": (_edit("duration_ms: 12", "duration_ms: " + "9" * 400 + ".5"), "Infinity"),
+    "float-nan": (_edit("duration_ms: 12", "duration_ms: .nan"), "NaN"),
+    "nested-800-flow": (_nested_flow(800), "nest"),
+    "nested-800-block": (_nested_block(800), "nest"),
+    "nested-just-over-the-limit": (_nested_block(MAX_DEPTH), "nested deeper"),
+    "alias": (_edit("status: 200", "status: &s 200").replace("ms: 12", "ms: *s"), "alias"),
+    "alias-billion-laughs": (
+        _edit("status: 200", "status: 200\n    x: &a [1, 1]\n    y: &b [*a, *a]\n    z: [*b, *b]"),
+        "alias",
+    ),
+    "merge-key": (_edit("status: 200", "status: 200\n    <<: {a: 1}"), "merge"),
+    "duplicate-interactions": (GOOD + "interactions: []\n", "twice"),
+    "duplicate-key-in-request": (
+        _edit("    model: gpt-4o\n", "    model: gpt-4o\n    model: gpt-4o-mini\n"),
+        "twice",
+    ),
+    "duplicate-key-in-manifest": (_edit("  python:", "  python: '1'\n  python:"), "twice"),
+    "duplicate-version": ("version: 1\n" + GOOD, "twice"),
+    "unhashable-key": (_edit("status: 200", "status: 200\n    ? [a]\n    : b"), "unhashable"),
+    "truncated-flow": (_edit("headers:\n", "headers: {a: 1\n"), "YAML"),
+    "tab-indent": (_edit("  provider: openai.chat", "\tprovider: openai.chat"), "YAML"),
+}
+
+STRUCTURE_DEFECTS = {
+    "error-kind-mapping": (
+        _edit("  stream:\n", "  error:\n    kind: {a: 1}\n  stream:\n"),
+        "error.kind",
+    ),
+    "error-kind-list": (_edit("  stream:\n", "  error:\n    kind: [1]\n  stream:\n"), "error.kind"),
+    "error-status-text": (
+        _edit("  stream:\n", "  error:\n    kind: timeout\n    status: x\n  stream:\n"),
+        "error.status",
+    ),
+    "seq-string": (_edit("- seq: 1\n", "- seq: '1'\n"), "seq"),
+    "seq-bool": (_edit("- seq: 1\n", "- seq: true\n"), "seq"),
+    "seq-float": (_edit("- seq: 1\n", "- seq: 1.5\n"), "seq"),
+    "seq-null": (_edit("- seq: 1\n", "- seq: null\n"), "seq"),
+    "seq-negative": (_edit("- seq: 1\n", "- seq: -3\n"), "seq"),
+    "seq-duplicate": (_edit("- seq: 2\n", "- seq: 1\n"), "twice"),
+    "headers-list": (
+        _edit("headers:\n      content-type: application/json", "headers: [a, b]"),
+        "headers",
+    ),
+    "header-value-mapping": (
+        _edit("content-type: application/json", "content-type: {a: 1}"),
+        "headers",
+    ),
+    "status-text": (_edit("status: 200", "status: '200'"), "status"),
+    "status-bool": (_edit("status: 200", "status: true"), "status"),
+    "stream-event-text": (_edit("  - data: '[DONE]'", "  - just text"), "stream[1]"),
+    "stream-event-list": (_edit("  - data: '[DONE]'", "  - [1, 2]"), "stream[1]"),
+    "stream-mapping": (_edit("  stream:\n", "  stream: {a: 1}\n  old_stream:\n"), "stream"),
+    "stream-event-name-number": (_edit("  - data: '[DONE]'", "  - event: 5\n    data: x"), "event"),
+    "request-number": (
+        _edit("  request:\n    model: gpt-4o\n", "  request: 5\n  old:\n"),
+        "request",
+    ),
+    "provider-mapping": (_edit("provider: openai.chat", "provider: {a: 1}"), "provider"),
+    "digest-number": (_edit("  digest: b2", "  digest: 5\n  old_digest: b2"), "digest"),
+    "params-list": (_edit("    params:\n      temperature: 0.2", "    params: [1]", 1), "params"),
+    "duration-text": (_edit("duration_ms: 12", "duration_ms: soon"), "duration_ms"),
+    "interactions-mapping": (_edit("interactions:\n", "interactions: {}\nold:\n"), "list"),
+    "interaction-text": (_edit("- seq: 1\n", "- just text\n- seq: 1\n"), "mapping"),
+    "manifest-list": (_edit("manifest:\n", "manifest: [1]\nold_manifest:\n"), "manifest"),
+    "sdks-list": (_edit("  sdks:\n", "  sdks: [1]\n  old_sdks:\n"), "sdks"),
+    "exponent-without-dot": (_edit("duration_ms: 12", "duration_ms: 1e99999"), "duration_ms"),
+    "version-text": (_edit("version: 1", "version: one"), "version"),
+    "version-future": (_edit("version: 1", "version: 99"), "newer"),
+    "version-bool": (_edit("version: 1", "version: true"), "version"),
+    "no-outcome": (_edit("  stream:\n", "  old_stream:\n"), "no 'response'"),
+}
+
+BYTE_DEFECTS = {
+    "invalid-utf8": GOOD.encode("utf-8").replace(b"capital", b"cap\xff\xfeital"),
+    "utf-16": GOOD.encode("utf-16"),
+    "utf-16-no-bom": GOOD.encode("utf-16-le"),
+    "utf-32": GOOD.encode("utf-32"),
+    "binary-garbage": random.Random(10).randbytes(4096),
+    "nul-byte": GOOD.encode("utf-8").replace(b"capital", b"cap\x00ital"),
+    "empty": b"",
+    "only-whitespace": b"   \n\n  \n",
+    "only-a-comment": b"# nothing here\n",
+    "a-list": b"- 1\n- 2\n",
+    "a-number": b"42\n",
+    "latin-1": GOOD.replace("capital", "capitàl").encode("latin-1"),
+}
+
+
+def _cases() -> list[object]:
+    cases: list[object] = []
+    for name, (text, words) in YAML_DEFECTS.items():
+        cases.append(pytest.param(text.encode("utf-8"), words, id=name))
+    for name, (text, words) in STRUCTURE_DEFECTS.items():
+        cases.append(pytest.param(text.encode("utf-8"), words, id=name))
+    for name, data in BYTE_DEFECTS.items():
+        cases.append(pytest.param(data, "", id=name))
+    return cases
+
+
+@pytest.mark.parametrize(("data", "words"), _cases())
+def test_every_defect_is_a_format_error_naming_file_and_place(
+    tmp_path: Path, data: bytes, words: str
+) -> None:
+    """Loading raises CassetteFormatError with the path, a location and the reason."""
+    path = tmp_path / "bad.yaml"
+    path.write_bytes(data)
+    with pytest.raises(CassetteFormatError) as caught:
+        load_cassette(path)
+    error = caught.value
+    assert error.path == path
+    assert str(path) in str(error)
+    assert error.location, f"no place named in: {error}"
+    assert words.lower() in str(error).lower()
+    assert type(error.__cause__) is not RecursionError or "nest" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("data", "words"),
+    # A digest that is not its request's is what rehash is for.
+    [case for case in _cases() if case.id != "digest-number"],  # type: ignore[attr-defined]
+)
+def test_rehash_exits_2_on_every_defect(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], data: bytes, words: str
+) -> None:
+    """`cassettes rehash` reports a bad file as an ERROR line and exit 2, the file untouched."""
+    path = tmp_path / "bad.yaml"
+    path.write_bytes(data)
+    assert main(["rehash", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ERROR: cassette ")
+    assert "Traceback" not in err
+    assert path.read_bytes() == data
+
+
+@pytest.mark.parametrize(("data", "words"), _cases())
+def test_scan_exits_2_on_every_defect(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], data: bytes, words: str
+) -> None:
+    """`cassettes scan FILE` exits 2 (an error), not 1 (findings) or 0, on a file a load
+    refuses."""
+    path = tmp_path / "bad.yaml"
+    path.write_bytes(data)
+    assert main(["scan", str(path)]) == 2
+    assert "ERROR: " in capsys.readouterr().err
+
+
+def test_a_bom_before_a_valid_cassette_is_fine(tmp_path: Path) -> None:
+    """A UTF-8 byte-order mark (some Windows editors add one) does not spoil a cassette."""
+    path = tmp_path / "c.yaml"
+    path.write_bytes(b"\xef\xbb\xbf" + GOOD.encode("utf-8"))
+    loaded = load_cassette(path)
+    assert loaded is not None
+    assert len(loaded) == 2
+
+
+def test_nesting_up_to_the_limit_loads(tmp_path: Path) -> None:
+    """Data nested as deep as the stated limit allows still loads and digests."""
+    path = tmp_path / "c.yaml"
+    # The request's content sits 5 levels down (interactions, item, request, messages, message).
+    text = _nested_block(MAX_DEPTH - 6)
+    from cassettes_core._yaml import load
+
+    document = load(text)
+    request = document["interactions"][1]["request"]
+    from cassettes_core._digest import request_digest
+
+    digest = request_digest("openai.chat", {k: v for k, v in request.items() if k != "params"})
+    path.write_text(text.replace(_STREAMED.digest, digest), encoding="utf-8")
+    loaded = load_cassette(path)
+    assert loaded is not None
+    assert len(loaded) == 2
+
+
+def test_other_tools_yaml_with_anchors_is_skipped_under_a_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A compose file's anchors and merge keys are not a cassette defect: skipped, exit 0."""
+    (tmp_path / "compose.yaml").write_text(
+        "x-base: &base {image: app}\nservices:\n  web:\n    <<: *base\n    ports: [80]\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "good.yaml").write_text(GOOD, encoding="utf-8")
+    assert main(["scan", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"note: skipped {tmp_path / 'compose.yaml'}: not a cassette" in out
+
+
+def test_a_cassette_with_an_alias_is_still_an_error_under_a_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The fallback only skips YAML that is plainly something else, never a cassette."""
+    (tmp_path / "c.yaml").write_text(
+        GOOD.replace("status: 200", "status: &s 200").replace("ms: 12", "ms: *s"),
+        encoding="utf-8",
+    )
+    assert main(["scan", str(tmp_path)]) == 2
+    assert "alias" in capsys.readouterr().err

@@ -1,0 +1,296 @@
+"""Writes go through symlinks to their target, keep the file's mode, and never leave a lock
+file or a file that cannot be read back."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from cassettes_core import (
+    CassetteProvider,
+    ConfigError,
+    FakeProvider,
+    Interaction,
+    LLMResponse,
+    load_cassette,
+)
+from cassettes_core._lock import lock_path_of
+from cassettes_core._model import LLMResponse as Response
+from cassettes_core._rehash import rehash
+from cassettes_core._store import CassetteFile
+from tests.helpers.factories import chat_request, interaction
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _contents(path: Path) -> list[str]:
+    loaded = load_cassette(path)
+    assert loaded is not None
+    return [i.request.fields["messages"][0]["content"] for i in loaded.interactions]
+
+
+def _linked(tmp_path: Path, *, relative: bool = True, chain: int = 1) -> tuple[Path, Path]:
+    target = tmp_path / "real" / "c.yaml"
+    target.parent.mkdir()
+    CassetteFile(target).append([interaction(1, "old")])
+    link_dir = tmp_path / "cassettes"
+    link_dir.mkdir()
+    previous = target
+    for n in range(chain):
+        link = link_dir / f"link{n}.yaml"
+        link.symlink_to(os.path.relpath(previous, link_dir) if relative else previous)
+        previous = link
+    return previous, target
+
+
+@pytest.mark.parametrize(
+    ("relative", "chain"),
+    [
+        pytest.param(True, 1, id="relative"),
+        pytest.param(False, 1, id="absolute"),
+        pytest.param(True, 3, id="chain-of-three"),
+    ],
+)
+def test_append_through_a_symlink_writes_the_target(
+    tmp_path: Path, relative: bool, chain: int
+) -> None:
+    """The link stays a link; the target gains the interaction; nothing is left beside either."""
+    link, target = _linked(tmp_path, relative=relative, chain=chain)
+    CassetteFile(link).append([interaction(2, "new")])
+    assert link.is_symlink()
+    assert _contents(target) == ["old", "new"]
+    assert sorted(p.name for p in target.parent.iterdir()) == ["c.yaml"]
+    assert all(p.is_symlink() for p in link.parent.iterdir())
+
+
+def test_every_mode_writes_through_a_symlink(tmp_path: Path) -> None:
+    """record, append and rehash all write the target, and share the target's lock."""
+    link, target = _linked(tmp_path)
+    assert lock_path_of(link) == lock_path_of(target) == target.parent / ".c.yaml.lock"
+    live = FakeProvider(lambda r: LLMResponse({"ok": 1}))
+    CassetteProvider(live, link, mode="record").complete(chat_request("recorded"))
+    assert link.is_symlink()
+    assert _contents(target) == ["recorded"]
+    CassetteProvider(live, link, mode="append").complete(chat_request("appended"))
+    assert _contents(target) == ["recorded", "appended"]
+    text = target.read_text(encoding="utf-8").replace("content: appended", "content: edited")
+    target.write_text(text, encoding="utf-8")
+    assert rehash(link) == (1, 2)
+    assert link.is_symlink()
+    assert _contents(target) == ["recorded", "edited"]
+
+
+def test_recording_through_a_dangling_symlink_creates_its_target(tmp_path: Path) -> None:
+    """A link to a cassette not recorded yet: the target is created, the link kept."""
+    link = tmp_path / "link.yaml"
+    target = tmp_path / "store" / "c.yaml"
+    link.symlink_to(target)
+    live = FakeProvider(lambda r: LLMResponse({"ok": 1}))
+    CassetteProvider(live, link, mode="record").complete(chat_request("first"))
+    assert link.is_symlink()
+    assert _contents(target) == ["first"]
+
+
+@pytest.mark.parametrize("mode", [0o600, 0o640, 0o664, 0o644])
+def test_writes_keep_the_file_mode(tmp_path: Path, mode: int) -> None:
+    """chmod survives an append, a record rewrite and a rehash."""
+    path = tmp_path / "c.yaml"
+    CassetteFile(path).append([interaction(1, "a")])
+    path.chmod(mode)
+    CassetteFile(path).append([interaction(2, "b")])
+    assert stat.S_IMODE(path.stat().st_mode) == mode
+    CassetteFile(path).append([interaction(3, "c")], rewrite=True)
+    assert stat.S_IMODE(path.stat().st_mode) == mode
+    if mode & 0o200:
+        path.write_text(path.read_text().replace("content: c", "content: d"), encoding="utf-8")
+        rehash(path)
+        assert stat.S_IMODE(path.stat().st_mode) == mode
+    assert _contents(path)[-1] in ("c", "d")
+
+
+NEW_FILE = """
+import os, stat, sys
+from pathlib import Path
+os.umask(int(sys.argv[2], 8))
+from cassettes_core._store import CassetteFile
+from tests.helpers.factories import interaction
+CassetteFile(Path(sys.argv[1])).append([interaction()])
+print(oct(stat.S_IMODE(os.stat(sys.argv[1]).st_mode)))
+"""
+
+
+@pytest.mark.parametrize(
+    ("umask", "expected"), [("022", "0o644"), ("077", "0o600"), ("002", "0o664")]
+)
+def test_a_new_cassette_follows_the_umask(tmp_path: Path, umask: str, expected: str) -> None:
+    """A new file gets 0666 less the process umask, like any file the user creates."""
+    path = tmp_path / "new.yaml"
+    done = subprocess.run(
+        [sys.executable, "-c", NEW_FILE, str(path), umask],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip() == expected
+
+
+def test_no_lock_file_outlives_a_write(tmp_path: Path) -> None:
+    """The lock beside the cassette is removed by its holder."""
+    path = tmp_path / "c.yaml"
+    CassetteFile(path).append([interaction(1)])
+    rehash(path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml"]
+
+
+def test_threads_with_their_own_writers_lose_nothing(tmp_path: Path) -> None:
+    """8 threads x 10 appends through separate CassetteFile objects keep all 80."""
+    path = tmp_path / "c.yaml"
+
+    def write(worker: int) -> None:
+        file = CassetteFile(path)
+        for n in range(10):
+            file.append([interaction(1, f"w{worker} n{n}")])
+
+    threads = [threading.Thread(target=write, args=(w,)) for w in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(_contents(path)) == sorted(f"w{w} n{n}" for w in range(8) for n in range(10))
+
+
+def _deep(depth: int) -> object:
+    value: object = "leaf"
+    for _ in range(depth):
+        value = {"k": value}
+    return value
+
+
+@pytest.mark.parametrize("depth", [150, 2000])
+def test_data_too_deep_to_read_back_is_refused_before_writing(tmp_path: Path, depth: int) -> None:
+    """An answer nested past the read limit is a ConfigError; the file is left as it was."""
+    path = tmp_path / "c.yaml"
+    CassetteFile(path).append([interaction(1)])
+    before = path.read_bytes()
+    base = interaction(2, "deep")
+    deep = Interaction(
+        seq=2, digest=base.digest, request=base.request, response=Response(_deep(depth))
+    )
+    with pytest.raises(ConfigError, match="cannot store"):
+        CassetteFile(path).append([deep])
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml"]
+
+
+def test_a_path_under_a_file_is_a_config_error(tmp_path: Path) -> None:
+    """A cassette path whose folder is a file is our error, not an OSError."""
+    blocker = tmp_path / "blocker"
+    blocker.write_text("x", encoding="utf-8")
+    with pytest.raises(ConfigError, match="cannot write"):
+        CassetteFile(blocker / "c.yaml").append([interaction(1)])
+
+
+@pytest.mark.parametrize("mode", ["record", "append", "auto"])
+@pytest.mark.parametrize("depth", [150, 3000])
+def test_a_request_too_deep_to_store_fails_before_the_live_call(
+    tmp_path: Path, mode: str, depth: int
+) -> None:
+    """Nested past what a cassette holds: our error, the provider never called, nothing written."""
+    content: object = "x"
+    for _ in range(depth):
+        content = [content]
+    live = FakeProvider(lambda r: LLMResponse({"a": 1}))
+    provider = CassetteProvider(live, tmp_path / "c.yaml", mode=mode)
+    request = chat_request("deep")
+    deep = type(request)(request.provider, {**request.fields, "messages": [content]})
+    with pytest.raises(ConfigError):
+        provider.complete(deep)
+    assert list(tmp_path.iterdir()) == []
+    assert live.calls == []
+
+
+def test_record_over_a_file_that_does_not_load_starts_it_over(tmp_path: Path) -> None:
+    """`record` is how a broken cassette is replaced: it is rewritten whole, not refused."""
+    path = tmp_path / "c.yaml"
+    path.write_text("version: 1\ninteractions: [\n", encoding="utf-8")
+    live = FakeProvider(lambda r: LLMResponse({"ok": 1}))
+    CassetteProvider(live, path, mode="record").complete(chat_request("fresh"))
+    assert _contents(path) == ["fresh"]
+
+
+def test_append_to_a_file_that_does_not_load_is_refused_untouched(tmp_path: Path) -> None:
+    """`append` never writes over a file it cannot read: the error names it, the bytes stay."""
+    from cassettes_core import CassetteFormatError
+
+    path = tmp_path / "c.yaml"
+    path.write_text("version: 1\ninteractions:\n- seq: 1\n  seq: 2\n", encoding="utf-8")
+    before = path.read_bytes()
+    with pytest.raises(CassetteFormatError, match="twice"):
+        CassetteFile(path).append([interaction(3)])
+    with pytest.raises(CassetteFormatError, match="twice"):
+        CassetteProvider(FakeProvider([]), path, mode="append")
+    assert path.read_bytes() == before
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root")
+def test_a_write_by_root_keeps_the_owner(tmp_path: Path) -> None:
+    """A cassette owned by a user stays theirs when root (a container, CI) rewrites it."""
+    path = tmp_path / "c.yaml"
+    CassetteFile(path).append([interaction(1)])
+    os.chown(path, 1234, 2345)
+    CassetteFile(path).append([interaction(2, "b")])
+    assert (path.stat().st_uid, path.stat().st_gid) == (1234, 2345)
+
+
+def test_a_read_only_cassette_is_never_written(tmp_path: Path) -> None:
+    """chmod a-w protects a cassette: record, append and rehash refuse it, bytes untouched."""
+    path = tmp_path / "c.yaml"
+    CassetteFile(path).append([interaction(1)])
+    path.chmod(0o444)
+    before = path.read_bytes()
+    live = FakeProvider(lambda r: LLMResponse({"ok": 1}))
+    for mode in ("record", "append"):
+        with pytest.raises(ConfigError, match="read-only"):
+            CassetteProvider(live, path, mode=mode).complete(chat_request("new"))
+    with pytest.raises(ConfigError, match="read-only"):
+        CassetteFile(path).append([interaction(2, "b")])
+    assert live.calls == []
+    assert path.read_bytes() == before
+    edited = tmp_path / "edited.yaml"
+    edited.write_text(before.decode().replace("France", "Spain"), encoding="utf-8")
+    edited.chmod(0o444)
+    with pytest.raises(ConfigError, match="read-only"):
+        rehash(edited)
+    assert "Spain" in edited.read_text(encoding="utf-8")
+
+
+def test_a_symlinked_folder_shares_one_lock_and_file(tmp_path: Path) -> None:
+    """Two spellings of one cassette (through a linked folder) agree on the lock and the file."""
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "alias").symlink_to(real, target_is_directory=True)
+    one, other = real / "c.yaml", tmp_path / "alias" / "c.yaml"
+    assert lock_path_of(one) == lock_path_of(other)
+    CassetteFile(one).append([interaction(1, "a")])
+    CassetteFile(other).append([interaction(1, "b")])
+    assert _contents(one) == ["a", "b"]
+    assert (tmp_path / "alias").is_symlink()
+
+
+def test_append_that_only_replays_a_read_only_cassette_is_fine(tmp_path: Path) -> None:
+    """Permissions are checked before a live call, not up front: a full replay needs none."""
+    path = tmp_path / "c.yaml"
+    live = FakeProvider(lambda r: LLMResponse({"ok": 1}))
+    CassetteProvider(live, path, mode="record").complete(chat_request("recorded"))
+    path.chmod(0o444)
+    appending = CassetteProvider(FakeProvider([]), path, mode="append")
+    assert appending.complete(chat_request("recorded")).body == {"ok": 1}
+    with pytest.raises(ConfigError, match="read-only"):
+        appending.complete(chat_request("a new question"))
