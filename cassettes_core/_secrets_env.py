@@ -7,7 +7,7 @@ debug header, a tool result. Its literal value is searched for in every string t
 dozen names: microseconds), so a variable set after the guard was made counts too.
 
 A variable counts when its name holds a credential word and its value could be a secret: at
-least 12 characters, no whitespace, and not a path, a URL without a password, a number, a
+least 12 characters, no whitespace, and not a path (a key that merely starts with `/` is not one), a URL without a password, a number, a
 boolean, a placeholder or a plain identifier (``oauth-client-credentials``). A value with
 whitespace (a PEM key, a JSON key file) counts by its pieces of 24 characters or more.
 """
@@ -41,6 +41,10 @@ _IDENTIFIER = re.compile(r"[a-z]+(?:[-_.][a-z]+)*")
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
 _BOOLEANS = frozenset({"true", "false", "yes", "no", "on", "off", "none", "null"})
 
+_PATH_START = re.compile(r"(?:[/~]|\.\.?/|[A-Za-z]:[\\/])")
+_PATH_TEXT = re.compile(r"[\w.~:@%+=,\-/\\]+")
+_SEGMENTS = re.compile(r"[/\\]+")
+
 _cache: tuple[tuple[tuple[str, str], ...], dict[str, str]] | None = None
 
 
@@ -54,13 +58,27 @@ def _could_be_secret(value: str) -> bool:
     text = value.strip()
     if len(text) < MIN_ENV_SECRET or any(c.isspace() for c in text):
         return False
-    if text.startswith(("/", "~", "./", "../")) or re.match(r"[A-Za-z]:[\\/]", text):
-        return False  # a path
+    if _looks_like_path(text):
+        return False
     if "://" in text and "@" not in text:
         return False  # a URL without a password in it
     if text.lower() in _BOOLEANS or _NUMBER.fullmatch(text):
         return False
     return _IDENTIFIER.fullmatch(text) is None and not is_placeholder(text)
+
+
+def _looks_like_path(text: str) -> bool:
+    """A file path, not a key that happens to start with ``/`` (base64 bodies often do):
+    a path's names are words, while a key's runs mix upper case, lower case and digits."""
+    if _PATH_START.match(text) is None or _PATH_TEXT.fullmatch(text) is None:
+        return False
+    return not any(
+        len(segment) >= 16
+        and any(c.isupper() for c in segment)
+        and any(c.islower() for c in segment)
+        and any(c.isdigit() for c in segment)
+        for segment in _SEGMENTS.split(text)
+    )
 
 
 _MIN_PIECE = 24

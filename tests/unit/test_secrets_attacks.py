@@ -678,3 +678,25 @@ def test_a_base64_key_split_across_deltas_is_refused() -> None:
     findings = scan({"seq": 1, "stream": stream})
     assert any("(base64-encoded)" in f.kind and f.path.startswith("stream[0..2]") for f in findings)
     assert_masked(findings, encoded)
+
+
+def test_a_credential_that_starts_with_a_slash_is_not_taken_for_a_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Base64 bodies start with ``/`` one time in 64: such a value is still refused."""
+    line = "/" + rand(20, "ABCDEFGH") + "/" + rand(20, "abcdefgh") + "7Q" + rand(20, B64)
+    monkeypatch.setenv("SERVICE_PRIVATE_KEY", "-----BEGIN KEY-----\n" + line + "\n")
+    monkeypatch.setenv("SIGNING_KEY", line)
+    findings = scan(text_in_response(f"line two is {line}."))
+    kinds = {f.kind for f in findings}
+    assert any("SERVICE_PRIVATE_KEY" in kind or "SIGNING_KEY" in kind for kind in kinds)
+    assert_masked(findings, line)
+
+
+def test_a_credential_variable_that_holds_a_path_is_not_a_secret(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``SSH_PRIVATE_KEY=/home/ci/.ssh/id_ed25519`` names a file: quoting it is harmless."""
+    monkeypatch.setenv("SSH_PRIVATE_KEY", "/home/ci/.ssh/id_ed25519")
+    findings = scan(text_in_response("the key file is /home/ci/.ssh/id_ed25519 on the runner"))
+    assert not any("SSH_PRIVATE_KEY" in f.kind for f in findings)
