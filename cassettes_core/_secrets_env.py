@@ -7,9 +7,10 @@ debug header, a tool result. Its literal value is searched for in every string t
 dozen names: microseconds), so a variable set after the guard was made counts too.
 
 A variable counts when its name holds a credential word and its value could be a secret: at
-least 12 characters, no whitespace, and not a path (a key that merely starts with `/` is not one), a URL without a password, a number, a
-boolean, a placeholder or a plain identifier (``oauth-client-credentials``). A value with
-whitespace (a PEM key, a JSON key file) counts by its pieces of 24 characters or more.
+least 12 characters, no whitespace, and not a path (a key that merely starts with ``/`` is
+not one), a URL without a password, a number, a boolean, a placeholder or a plain identifier
+(``oauth-client-credentials``). A value with whitespace (a PEM key, a JSON key file) counts
+by its pieces of 24 characters or more.
 """
 
 from __future__ import annotations
