@@ -13,6 +13,7 @@ from cassettes_core._errors import (
     CassetteFormatError,
     CassetteMissError,
     ConfigError,
+    LiveCallRefusedError,
     ProviderError,
     UnsafeCassetteError,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "Interaction",
     "LLMRequest",
     "LLMResponse",
+    "LiveCallRefusedError",
     "Lookup",
     "Manifest",
     "MatchPolicy",

@@ -1,0 +1,208 @@
+"""The guard: which requests may leave the process, decided before any connection.
+
+A :class:`Guard` holds a :class:`Policy` and two callbacks of its owner (the pytest plugin):
+``locate`` names the test or fixture running now, ``on_refusal`` records each refusal (so the
+test fails even when the code under test catches the error). :func:`arm` puts a guard in force
+for the whole process, every thread included; guards nest (an in-process ``pytester`` run
+inside a guarded session), and the innermost one decides and hears of refusals.
+
+Every client seam (``_seams``, and the httpx/httpx2 one in ``transport._intercept``) asks
+:func:`check` with the host and port it is about to connect to, and raises what it returns.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from cassettes_core._errors import LiveCallRefusedError
+from cassettes_core.isolation._hosts import (
+    LOOPBACK,
+    canonical_host,
+    catalog_provider,
+    endpoint_hosts,
+    url_host_port,
+)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What a guard refuses.
+
+    ``providers``: requests to provider hosts (the session runs in replay: ``CI`` or
+    ``--cassette-mode=replay``). ``block_network``: requests to every host that is not
+    loopback. ``allow``: hosts let through anyway (``host``, ``host:port``, ``*.domain``).
+    ``mode_reason``: why the session is in replay, for the message.
+    """
+
+    providers: bool = True
+    block_network: bool = False
+    allow: tuple[str, ...] = ()
+    mode_reason: str = "the session runs in replay"
+
+    def allowed(self, host: str, port: int | None) -> bool:
+        return any(_allows(entry, host, port) for entry in self.allow)
+
+
+def _allows(entry: str, host: str, port: int | None) -> bool:
+    text = entry.strip()
+    if not text:
+        return False
+    wildcard = text.startswith(("*.", "."))
+    text = text.lstrip("*").lstrip(".") if wildcard else text
+    key = url_host_port(text if "://" in text else f"http://{text}")
+    if key is None:
+        return False
+    want_port = key[1] if _has_port(text) else None
+    if want_port is not None and port is not None and want_port != port:
+        return False
+    name = key[0]
+    return host == name or (wildcard and host.endswith("." + name))
+
+
+def _has_port(text: str) -> bool:
+    tail = text.rsplit("]", 1)[-1] if text.startswith("[") or "://[" in text else text
+    return ":" in tail.split("/", 1)[0].rsplit("@", 1)[-1].replace("://", "", 1)
+
+
+@dataclass
+class Guard:
+    """A policy in force, with its owner's callbacks."""
+
+    policy: Policy
+    locate: Callable[[], str] = lambda: "this process"
+    on_refusal: Callable[[LiveCallRefusedError], None] = lambda error: None
+    seen_hosts: Callable[[], set[tuple[str, int]]] = set
+    refusals: list[LiveCallRefusedError] = field(default_factory=list)
+
+    def why_refused(
+        self, host: str, port: int | None, *, hint: str | None = None
+    ) -> tuple[str, str] | None:
+        """``(why the host, what forbids it)`` when a request to it must be refused."""
+        if self.policy.allowed(host, port):
+            return None
+        if self.policy.providers:
+            reason = provider_reason(host, port, hint=hint, seen=self.seen_hosts())
+            if reason is not None:
+                return reason, f"{self.policy.mode_reason} and no active cassette answers it"
+        if self.policy.block_network and host != LOOPBACK:
+            return (
+                f"{host} is not loopback",
+                "--cassette-block-network refuses every host not in the allow-list",
+            )
+        return None
+
+
+def provider_reason(
+    host: str,
+    port: int | None,
+    *,
+    hint: str | None = None,
+    seen: set[tuple[str, int]] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> str | None:
+    """Why the canonical ``host`` (and ``port``) is a provider host, or None."""
+    provider = catalog_provider(host)
+    if provider is not None:
+        return f"{host} is a provider host ({provider})"
+    if port is not None:
+        variable = endpoint_hosts(environ).get((host, port))
+        if variable is not None:
+            return f"{host}:{port} is the provider endpoint of {variable}"
+        if seen and (host, port) in seen:
+            return f"{host}:{port} is where a cassette's provider calls went"
+    return hint  # what the request itself shows (an SDK's headers, a provider call's path)
+
+
+class _Stack:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.guards: tuple[Guard, ...] = ()  # replaced, never mutated: readers need no lock
+
+
+_stack = _Stack()
+
+
+def arm(guard: Guard) -> None:
+    """Put ``guard`` in force (innermost) and install the client seams on the first one."""
+    from cassettes_core.isolation import _seams
+
+    with _stack.lock:
+        if not _stack.guards:
+            _seams.install()
+        _stack.guards = (*_stack.guards, guard)
+
+
+def disarm(guard: Guard) -> None:
+    """Take ``guard`` out of force; the last one out restores every patched function."""
+    from cassettes_core.isolation import _seams
+
+    with _stack.lock:
+        _stack.guards = tuple(g for g in _stack.guards if g is not guard)
+        if not _stack.guards:
+            _seams.restore()
+
+
+def armed() -> Guard | None:
+    """The guard in force now, if any."""
+    guards = _stack.guards
+    return guards[-1] if guards else None
+
+
+def check(
+    host: str | bytes | None,
+    port: int | str | None,
+    *,
+    via: str,
+    method: str = "",
+    path: str = "",
+    hint: str | None = None,
+) -> LiveCallRefusedError | None:
+    """The error to raise for a request about to connect to ``host:port``, or None to let it
+    go. Records the refusal with the guard in force. Nothing to check when none is armed."""
+    guard = armed()
+    if guard is None or host is None:
+        return None
+    text = host.decode("ascii", "replace") if isinstance(host, bytes) else str(host)
+    number = _port(port)
+    canonical = canonical_host(text)
+    verdict = guard.why_refused(canonical, number, hint=hint)
+    if verdict is None:
+        return None
+    reason, why = verdict
+    error = LiveCallRefusedError(
+        host=canonical if canonical != LOOPBACK else text.strip("[]").rstrip(".").lower(),
+        port=number,
+        method=method.upper(),
+        path=_no_query(path),
+        via=via,
+        reason=reason,
+        where=guard.locate(),
+        why_refused=why,
+    )
+    guard.refusals.append(error)
+    guard.on_refusal(error)
+    return error
+
+
+def _port(port: int | str | None) -> int | None:
+    if port is None:
+        return None
+    try:
+        return int(port)
+    except (TypeError, ValueError):
+        return {"https": 443, "http": 80}.get(str(port).lower())
+
+
+def _no_query(path: str) -> str:
+    # The query may carry a key (Azure's ?api-key=, Gemini's ?key=), an absolute URL (a proxy
+    # request) credentials: neither is ever shown.
+    if "://" in path:
+        from urllib.parse import urlsplit
+
+        try:
+            path = urlsplit(path).path
+        except ValueError:
+            return ""
+    return path.split("?", 1)[0].split("#", 1)[0]

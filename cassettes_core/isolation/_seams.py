@@ -1,0 +1,230 @@
+"""Where the guard stands in each client: one documented seam per library, restored exactly.
+
+Each seam sees the host and port a request is about to connect to, and the path, before any
+connection is opened (``_guard.check`` decides):
+
+- ``http.client.HTTPConnection.putrequest``: ``urllib.request`` and every ``http.client`` user
+  (the request line is written before ``connect``).
+- ``urllib3.connectionpool.HTTPConnectionPool.urlopen``: urllib3 and ``requests`` (an HTTPS
+  pool connects before it writes the request line, so ``putrequest`` would be too late).
+- ``aiohttp.BaseConnector.connect``: every aiohttp request asks its connector for a connection.
+- ``grpc.insecure_channel`` / ``secure_channel`` and their ``grpc.aio`` twins: the target is
+  refused when the channel is made (gRPC's C core resolves and connects on its own threads).
+- httpx and httpx2: ``Client._transport_for_url`` (``transport._intercept``, shared with the
+  cassette interception).
+- A backstop under all of them: ``socket.getaddrinfo`` (resolving the name comes before
+  connecting) and ``socket.socket.connect`` / ``connect_ex`` (an address given directly), for
+  any client without a seam of its own.
+
+Libraries are patched only when installed, and imported then (so that code importing them later
+still gets the patched classes); absent ones are never imported.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.util
+import socket
+from collections.abc import Callable
+from typing import Any
+
+from cassettes_core.isolation._guard import check
+
+_MISSING = object()
+# (owner, attribute, what its own __dict__ held before: the function, or _MISSING)
+_saved: list[tuple[Any, str, Any]] = []
+
+
+def install() -> None:
+    """Patch every installed client's seam (called under the guard stack's lock)."""
+    from cassettes_core.transport import _intercept
+
+    try:
+        _patch_socket()
+        _patch_http_client()
+        for name, patch in (("urllib3", _patch_urllib3), ("aiohttp", _patch_aiohttp)):
+            module = _installed(name)
+            if module is not None:
+                patch(module)
+        grpc = _installed("grpc")
+        if grpc is not None:
+            _patch_grpc(grpc)
+        _intercept.hold()
+    except BaseException:
+        restore()
+        raise
+
+
+def restore() -> None:
+    """Put back every original, the very same objects, last patched first."""
+    from cassettes_core.transport import _intercept
+
+    while _saved:
+        owner, name, original = _saved.pop()
+        if original is _MISSING:
+            delattr(owner, name)
+        else:
+            setattr(owner, name, original)
+    _intercept.release()
+
+
+def is_installed() -> bool:
+    return bool(_saved)
+
+
+def _installed(name: str) -> Any:
+    try:
+        found = importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return None
+    return importlib.import_module(name) if found else None
+
+
+def _replace(owner: Any, name: str, make: Callable[[Any], Any]) -> None:
+    own = owner.__dict__.get(name, _MISSING) if isinstance(owner, type) else getattr(owner, name)
+    current = getattr(owner, name)
+    _saved.append((owner, name, own))
+    setattr(owner, name, make(current))
+
+
+def _refuse(error: Exception | None) -> None:
+    if error is not None:
+        raise error
+
+
+# -- socket: the backstop -------------------------------------------------------------------
+
+
+def _live_allowed() -> bool:
+    from cassettes_core.transport._intercept import live_allowed
+
+    return live_allowed()
+
+
+def _patch_socket() -> None:
+    def guarded_getaddrinfo(original: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(original)
+        def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+            if not _live_allowed():
+                _refuse(check(host, port, via="socket.getaddrinfo"))
+            return original(host, port, *args, **kwargs)
+
+        return getaddrinfo
+
+    def guarded_connect(original: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(original)
+        def connect(self: socket.socket, address: Any) -> Any:
+            if (
+                self.family in (socket.AF_INET, socket.AF_INET6)
+                and isinstance(address, tuple)
+                and not _live_allowed()
+            ):
+                _refuse(check(address[0], address[1], via="socket.connect"))
+            return original(self, address)
+
+        return connect
+
+    _replace(socket, "getaddrinfo", guarded_getaddrinfo)
+    _replace(socket.socket, "connect", guarded_connect)
+    _replace(socket.socket, "connect_ex", guarded_connect)
+
+
+# -- http.client (urllib.request) -----------------------------------------------------------
+
+
+def _patch_http_client() -> None:
+    import http.client
+
+    def guarded(original: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(original)
+        def putrequest(self: Any, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+            host = getattr(self, "_tunnel_host", None) or self.host
+            port = getattr(self, "_tunnel_port", None) or self.port
+            _refuse(check(host, port, via="http.client", method=method, path=url))
+            return original(self, method, url, *args, **kwargs)
+
+        return putrequest
+
+    _replace(http.client.HTTPConnection, "putrequest", guarded)
+
+
+# -- urllib3 (requests) ---------------------------------------------------------------------
+
+
+def _patch_urllib3(_urllib3: Any) -> None:
+    pool = importlib.import_module("urllib3.connectionpool").HTTPConnectionPool
+
+    def guarded(original: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(original)
+        def urlopen(self: Any, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+            _refuse(check(self.host, self.port, via="urllib3", method=method, path=str(url)))
+            return original(self, method, url, *args, **kwargs)
+
+        return urlopen
+
+    _replace(pool, "urlopen", guarded)
+
+
+# -- aiohttp --------------------------------------------------------------------------------
+
+
+def _patch_aiohttp(aiohttp: Any) -> None:
+    def guarded(original: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(original)
+        async def connect(self: Any, req: Any, *args: Any, **kwargs: Any) -> Any:
+            url = req.url
+            _refuse(
+                check(url.raw_host or url.host, url.port, via="aiohttp", method=req.method,
+                      path=url.raw_path)
+            )  # fmt: skip
+            return await original(self, req, *args, **kwargs)
+
+        return connect
+
+    _replace(aiohttp.BaseConnector, "connect", guarded)
+
+
+# -- grpc -----------------------------------------------------------------------------------
+
+
+def grpc_target(target: str) -> tuple[str, int] | None:
+    """The host and port a gRPC channel target names (``None`` for a Unix socket)."""
+    text = target.strip()
+    lowered = text.lower()
+    if lowered.startswith(("unix:", "unix-abstract:", "vsock:")):
+        return None
+    for scheme in ("dns:", "ipv4:", "ipv6:"):
+        if lowered.startswith(scheme):
+            text = text[len(scheme) :]
+            break
+    if text.startswith("//"):  # dns://authority/host:port
+        text = text[2:].split("/", 1)[-1] if "/" in text[2:] else text[2:]
+    text = text.lstrip("/").split(",", 1)[0]
+    if text.startswith("["):
+        host, _, rest = text[1:].partition("]")
+        port = rest.lstrip(":")
+    elif text.count(":") == 1:
+        host, _, port = text.partition(":")
+    else:
+        host, port = text, ""
+    return host, int(port) if port.isdigit() else 443
+
+
+def _patch_grpc(grpc: Any) -> None:
+    def guarded(original: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(original)
+        def channel(target: Any, *args: Any, **kwargs: Any) -> Any:
+            found = grpc_target(str(target))
+            if found is not None:
+                _refuse(check(found[0], found[1], via="grpc", method="channel"))
+            return original(target, *args, **kwargs)
+
+        return channel
+
+    for name in ("insecure_channel", "secure_channel"):
+        _replace(grpc, name, guarded)
+    aio = _installed("grpc.aio")
+    if aio is not None:
+        for name in ("insecure_channel", "secure_channel"):
+            _replace(aio, name, guarded)
