@@ -7,8 +7,10 @@ not show there. ``Sink.accepted`` is the number of TCP connections that reached 
 
 from __future__ import annotations
 
+import select
 import socket
 import threading
+import time
 from types import TracebackType
 from typing import Self
 
@@ -36,6 +38,15 @@ class Sink:
 
     @property
     def accepted(self) -> int:
+        """Connections accepted so far, once none is left waiting in the listen backlog (a
+        client's connect completes in the kernel before the server thread takes it)."""
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline:
+            waiting, _, _ = select.select([self._listener], [], [], 0)
+            if not waiting:
+                break
+            time.sleep(0.01)
+        time.sleep(0.01)  # the thread counts right after accept: let it
         with self._lock:
             return self._accepted
 
