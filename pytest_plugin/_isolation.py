@@ -242,7 +242,12 @@ class IsolationHooks:
         text = getattr(node, "workeroutput", {}).get(_WORKER_OUTPUT)
         if text:
             with self.lock:
-                self.all.extend(Refusal(**entry) for entry in json.loads(text))
+                for entry in json.loads(text):
+                    refusal = Refusal(**entry)
+                    # Every worker collects every module: module-level code refused in each
+                    # is one refusal of the run, not one per worker.
+                    if refusal.nodeid is not None or refusal not in self.all:
+                        self.all.append(refusal)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if not self.all:

@@ -77,12 +77,15 @@ class Guard:
     refusals: list[LiveCallRefusedError] = field(default_factory=list)
 
     def why_refused(
-        self, host: str, port: int | None, *, hint: str | None = None
+        self, host: str, port: int | None, *, hint: str | None = None, cassette_live: bool = False
     ) -> tuple[str, str] | None:
-        """``(why the host, what forbids it)`` when a request to it must be refused."""
+        """``(why the host, what forbids it)`` when a request to it must be refused.
+
+        ``cassette_live``: a cassette in force records or passes through on purpose, so the
+        provider rule is its business; ``--cassette-block-network`` still applies."""
         if self.policy.allowed(host, port):
             return None
-        if self.policy.providers:
+        if self.policy.providers and not cassette_live:
             reason = provider_reason(host, port, hint=hint, seen=self.seen_hosts())
             if reason is not None:
                 return reason, f"{self.policy.mode_reason} and no active cassette answers it"
@@ -158,6 +161,7 @@ def check(
     method: str = "",
     path: str = "",
     hint: str | None = None,
+    cassette_live: bool = False,
 ) -> LiveCallRefusedError | None:
     """The error to raise for a request about to connect to ``host:port``, or None to let it
     go. Records the refusal with the guard in force. Nothing to check when none is armed."""
@@ -167,7 +171,7 @@ def check(
     text = host.decode("ascii", "replace") if isinstance(host, bytes) else str(host)
     number = _port(port)
     canonical = canonical_host(text)
-    verdict = guard.why_refused(canonical, number, hint=hint)
+    verdict = guard.why_refused(canonical, number, hint=hint, cassette_live=cassette_live)
     if verdict is None:
         return None
     reason, why = verdict

@@ -106,8 +106,7 @@ def _patch_socket() -> None:
     def guarded_getaddrinfo(original: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(original)
         def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
-            if not _live_allowed():
-                _refuse(check(host, port, via="socket.getaddrinfo"))
+            _refuse(check(host, port, via="socket.getaddrinfo", cassette_live=_live_allowed()))
             return original(host, port, *args, **kwargs)
 
         return getaddrinfo
@@ -115,12 +114,9 @@ def _patch_socket() -> None:
     def guarded_connect(original: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(original)
         def connect(self: socket.socket, address: Any) -> Any:
-            if (
-                self.family in (socket.AF_INET, socket.AF_INET6)
-                and isinstance(address, tuple)
-                and not _live_allowed()
-            ):
-                _refuse(check(address[0], address[1], via="socket.connect"))
+            if self.family in (socket.AF_INET, socket.AF_INET6) and isinstance(address, tuple):
+                live = _live_allowed()
+                _refuse(check(address[0], address[1], via="socket.connect", cassette_live=live))
             return original(self, address)
 
         return connect

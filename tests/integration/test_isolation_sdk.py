@@ -355,3 +355,50 @@ def test_replay_mode_without_ci_arms_the_guard(
     monkeypatch.setenv("CASSETTE_MODE", "replay")
     run_inner(pytester).assert_outcomes(failed=1)
     assert ci.accepted == 0
+
+
+@pytest.mark.slow
+def test_under_xdist_workers_refuse_and_the_controller_lists_them(
+    pytester: pytest.Pytester, ci: Sink
+) -> None:
+    """Each worker arms its own guard; the controller's summary lists every worker's
+    refusals, and one made outside any test (module-level code) fails the run."""
+    pytester.makepyfile(
+        test_a="from calls import oa\n\ndef test_a():\n    oa().models.list()\n",
+        test_b="from calls import chat\n\ndef test_b():\n    chat()\n",
+        test_c="from calls import oa\n\ntry:\n    oa().models.list()\nexcept Exception:\n"
+        "    pass\n\ndef test_c():\n    pass\n",
+    )
+    result = pytester.runpytest_subprocess(
+        "-n", "2", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", timeout=120
+    )  # fmt: skip
+    result.assert_outcomes(failed=2, passed=1, errors=1)
+    assert ci.accepted == 0
+    result.stdout.fnmatch_lines(["*3 live calls refused before connecting*"])
+    result.stdout.fnmatch_lines(["  GET 127.0.0.1:*/v1/models via httpx2, in test_a.py::test_a"])
+    result.stdout.fnmatch_lines(
+        ["  POST 127.0.0.1:*/v1/chat/completions via httpx2, in test_b.py::*"]
+    )
+    result.stdout.fnmatch_lines(["  GET *, in the collection of test_c.py (module-level code)"])
+
+
+def test_block_network_applies_inside_a_recording_marked_test(
+    pytester: pytest.Pytester, provider: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A marked test in record mode still records from the loopback provider, but a
+    non-loopback host is refused under --cassette-block-network, and nothing is resolved."""
+    from tests.helpers.audit import SocketAudit
+
+    pytester.makepyfile(calls=CALLS)
+    pytester.makepyfile(
+        test_case="import pytest, httpx2\nfrom calls import chat\n\n"
+        "@pytest.mark.cassette(mode='record')\ndef test_it():\n    chat()\n"
+        "    with httpx2.Client() as client:\n"
+        "        client.get('https://status.example.com/health')\n"
+    )
+    with SocketAudit() as audit:
+        result = run_inner(pytester, "--cassette-block-network")
+    result.assert_outcomes(failed=1)
+    assert provider.hits == 1  # the recording itself went to the loopback provider
+    assert audit.outside_loopback() == []
+    result.stdout.fnmatch_lines(["*why: status.example.com is not loopback*"])
