@@ -16,40 +16,42 @@ connection is opened (``_guard.check`` decides):
   connecting) and ``socket.socket.connect`` / ``connect_ex`` (an address given directly), for
   any client without a seam of its own.
 
-Libraries are patched only when installed, and imported then (so that code importing them later
-still gets the patched classes); absent ones are never imported.
+A library is patched when it is imported (``_on_import``), or at once when it already is; one
+never imported is never touched, and nothing is imported for the guard's sake.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
-import importlib.util
 import socket
 from collections.abc import Callable
 from typing import Any
 
 from cassettes_core.isolation._guard import check
+from cassettes_core.isolation._on_import import PatchOnImport, unwatch, watch
 
 _MISSING = object()
 # (owner, attribute, what its own __dict__ held before: the function, or _MISSING)
 _saved: list[tuple[Any, str, Any]] = []
+_watcher: PatchOnImport | None = None
 
 
 def install() -> None:
     """Patch every installed client's seam (called under the guard stack's lock)."""
     from cassettes_core.transport import _intercept
 
+    global _watcher  # noqa: PLW0603 -- one finder while the seams are installed
     try:
         _patch_socket()
         _patch_http_client()
-        for name, patch in (("urllib3", _patch_urllib3), ("aiohttp", _patch_aiohttp)):
-            module = _installed(name)
-            if module is not None:
-                patch(module)
-        grpc = _installed("grpc")
-        if grpc is not None:
-            _patch_grpc(grpc)
+        _watcher = watch(
+            {
+                "urllib3.connectionpool": _patch_urllib3,
+                "aiohttp.connector": _patch_aiohttp,
+                "grpc": _patch_grpc,
+                "grpc.aio": _patch_grpc,
+            }
+        )
         _intercept.hold()
     except BaseException:
         restore()
@@ -60,6 +62,9 @@ def restore() -> None:
     """Put back every original, the very same objects, last patched first."""
     from cassettes_core.transport import _intercept
 
+    global _watcher  # noqa: PLW0603
+    unwatch(_watcher)
+    _watcher = None
     while _saved:
         owner, name, original = _saved.pop()
         if original is _MISSING:
@@ -71,14 +76,6 @@ def restore() -> None:
 
 def is_installed() -> bool:
     return bool(_saved)
-
-
-def _installed(name: str) -> Any:
-    try:
-        found = importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return None
-    return importlib.import_module(name) if found else None
 
 
 def _replace(owner: Any, name: str, make: Callable[[Any], Any]) -> None:
@@ -148,8 +145,8 @@ def _patch_http_client() -> None:
 # -- urllib3 (requests) ---------------------------------------------------------------------
 
 
-def _patch_urllib3(_urllib3: Any) -> None:
-    pool = importlib.import_module("urllib3.connectionpool").HTTPConnectionPool
+def _patch_urllib3(connectionpool: Any) -> None:
+    pool = connectionpool.HTTPConnectionPool
 
     def guarded(original: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(original)
@@ -165,7 +162,7 @@ def _patch_urllib3(_urllib3: Any) -> None:
 # -- aiohttp --------------------------------------------------------------------------------
 
 
-def _patch_aiohttp(aiohttp: Any) -> None:
+def _patch_aiohttp(connector: Any) -> None:
     def guarded(original: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(original)
         async def connect(self: Any, req: Any, *args: Any, **kwargs: Any) -> Any:
@@ -178,7 +175,7 @@ def _patch_aiohttp(aiohttp: Any) -> None:
 
         return connect
 
-    _replace(aiohttp.BaseConnector, "connect", guarded)
+    _replace(connector.BaseConnector, "connect", guarded)
 
 
 # -- grpc -----------------------------------------------------------------------------------
@@ -207,7 +204,9 @@ def grpc_target(target: str) -> tuple[str, int] | None:
     return host, int(port) if port.isdigit() else 443
 
 
-def _patch_grpc(grpc: Any) -> None:
+def _patch_grpc(module: Any) -> None:
+    """``grpc`` or ``grpc.aio``: both have ``insecure_channel`` and ``secure_channel``."""
+
     def guarded(original: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(original)
         def channel(target: Any, *args: Any, **kwargs: Any) -> Any:
@@ -219,8 +218,5 @@ def _patch_grpc(grpc: Any) -> None:
         return channel
 
     for name in ("insecure_channel", "secure_channel"):
-        _replace(grpc, name, guarded)
-    aio = _installed("grpc.aio")
-    if aio is not None:
-        for name in ("insecure_channel", "secure_channel"):
-            _replace(aio, name, guarded)
+        if callable(getattr(module, name, None)):
+            _replace(module, name, guarded)
