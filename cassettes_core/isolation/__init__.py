@@ -12,7 +12,15 @@ for where each client is checked, ``_guard`` for the decision.
 
 from __future__ import annotations
 
-from cassettes_core.isolation._guard import Guard, Policy, arm, armed, check, disarm
+from cassettes_core.isolation._guard import (
+    Guard,
+    Policy,
+    arm,
+    armed,
+    check,
+    deferred,
+    disarm,
+)
 from cassettes_core.isolation._hosts import canonical_host, catalog_provider, endpoint_hosts
 
 __all__ = [
@@ -23,6 +31,7 @@ __all__ = [
     "canonical_host",
     "catalog_provider",
     "check",
+    "deferred",
     "disarm",
     "endpoint_hosts",
 ]

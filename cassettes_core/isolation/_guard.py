@@ -12,8 +12,10 @@ Every client seam (``_seams``, and the httpx/httpx2 one in ``transport._intercep
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from cassettes_core._errors import LiveCallRefusedError
@@ -162,9 +164,11 @@ def check(
     path: str = "",
     hint: str | None = None,
     cassette_live: bool = False,
+    record: bool = True,
 ) -> LiveCallRefusedError | None:
     """The error to raise for a request about to connect to ``host:port``, or None to let it
-    go. Records the refusal with the guard in force. Nothing to check when none is armed."""
+    go. Records the refusal with the guard in force (``record=False``: the caller does, with
+    :func:`refuse`, if it comes to that). Nothing to check when none is armed."""
     guard = armed()
     if guard is None or host is None:
         return None
@@ -185,9 +189,73 @@ def check(
         where=guard.locate(),
         why_refused=why,
     )
+    if record:
+        _record(guard, error)
+    return error
+
+
+def _record(guard: Guard, error: LiveCallRefusedError) -> None:
     guard.refusals.append(error)
     guard.on_refusal(error)
-    return error
+
+
+class _Deferred:
+    """A refusal that stands only if the request really connects (see :func:`deferred`)."""
+
+    def __init__(self, error: LiveCallRefusedError) -> None:
+        self.error = error
+        self.recorded = False
+
+
+_deferred: contextvars.ContextVar[_Deferred | None] = contextvars.ContextVar(
+    "cassettes_deferred_refusal", default=None
+)
+# The same, by host: asyncio resolves names on an executor thread, which does not see the
+# sending task's context.
+_by_host: dict[tuple[str, int | None], list[_Deferred]] = {}
+_by_host_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def deferred(error: LiveCallRefusedError) -> Iterator[None]:
+    """While inside, the next connect (or name resolution) of this thread or task raises
+    ``error``: a transport that answers without the network (``httpx.MockTransport``, respx)
+    is not a live call, and is let be."""
+    pending = _Deferred(error)
+    key = (canonical_host(error.host), error.port)
+    token = _deferred.set(pending)
+    with _by_host_lock:
+        _by_host.setdefault(key, []).append(pending)
+    try:
+        yield
+    finally:
+        _deferred.reset(token)
+        with _by_host_lock:
+            waiting = _by_host.get(key, [])
+            if pending in waiting:
+                waiting.remove(pending)
+            if not waiting:
+                _by_host.pop(key, None)
+
+
+def deferred_refusal(
+    host: str | bytes | None = None, port: int | str | None = None
+) -> LiveCallRefusedError | None:
+    """The refusal deferred for this request (this context's, else one waiting for ``host``),
+    now that a connection is about to open; recorded once."""
+    pending = _deferred.get()
+    if pending is None and host is not None and _by_host:
+        text = host.decode("ascii", "replace") if isinstance(host, bytes) else str(host)
+        with _by_host_lock:
+            waiting = _by_host.get((canonical_host(text), _port(port)))
+            pending = waiting[-1] if waiting else None
+    if pending is None:
+        return None
+    guard = armed()
+    if not pending.recorded and guard is not None:
+        pending.recorded = True
+        _record(guard, pending.error)
+    return pending.error
 
 
 def _port(port: int | str | None) -> int | None:

@@ -11,7 +11,9 @@ connection is opened (``_guard.check`` decides):
 - ``grpc.insecure_channel`` / ``secure_channel`` and their ``grpc.aio`` twins: the target is
   refused when the channel is made (gRPC's C core resolves and connects on its own threads).
 - httpx and httpx2: ``Client._transport_for_url`` (``transport._intercept``, shared with the
-  cassette interception).
+  cassette interception). The verdict is taken there, where the request is whole (path, SDK
+  headers), and raised by the socket seams below when the transport really connects: a
+  ``MockTransport`` or a respx mock answering without the network is no live call.
 - A backstop under all of them: ``socket.getaddrinfo`` (resolving the name comes before
   connecting) and ``socket.socket.connect`` / ``connect_ex`` (an address given directly), for
   any client without a seam of its own.
@@ -27,7 +29,7 @@ import socket
 from collections.abc import Callable
 from typing import Any
 
-from cassettes_core.isolation._guard import check
+from cassettes_core.isolation._guard import check, deferred_refusal
 from cassettes_core.isolation._on_import import PatchOnImport, unwatch, watch
 
 _MISSING = object()
@@ -103,6 +105,7 @@ def _patch_socket() -> None:
     def guarded_getaddrinfo(original: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(original)
         def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+            _refuse(deferred_refusal(host, port))
             _refuse(check(host, port, via="socket.getaddrinfo", cassette_live=_live_allowed()))
             return original(host, port, *args, **kwargs)
 
@@ -112,6 +115,7 @@ def _patch_socket() -> None:
         @functools.wraps(original)
         def connect(self: socket.socket, address: Any) -> Any:
             if self.family in (socket.AF_INET, socket.AF_INET6) and isinstance(address, tuple):
+                _refuse(deferred_refusal(address[0], address[1]))
                 live = _live_allowed()
                 _refuse(check(address[0], address[1], via="socket.connect", cassette_live=live))
             return original(self, address)

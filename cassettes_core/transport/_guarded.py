@@ -2,7 +2,9 @@
 
 While the guard is armed, a client's transport is handed out wrapped in :class:`Guarded`
 (by ``_intercept``'s patched ``_transport_for_url``) whenever no interception is active. The
-wrapper asks the guard about the request's host before the real transport opens anything. It
+wrapper asks the guard about the request before the real transport runs; a refusal is deferred
+to the moment the transport opens a connection (the socket seams raise it), so a transport that
+answers on its own (``MockTransport``, respx) is not refused. It
 knows more than a socket does: a request the openai or anthropic SDK sent (its
 ``x-stainless-*`` headers or user agent), or a provider call by its path
 (``…/chat/completions``), goes to a provider whatever host the client's ``base_url`` names.
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from cassettes_core._errors import LiveCallRefusedError
 from cassettes_core.transport._routes import match_route
 from cassettes_core.transport._visible import sent_by_anthropic, visible
 
@@ -29,36 +32,57 @@ def request_hint(method: str, url: str, headers: Any) -> str | None:
     return None
 
 
-def _check(request: Any, library: str) -> None:
+def _verdict(request: Any, library: str) -> LiveCallRefusedError | None:
     from cassettes_core.isolation import check
 
     url = request.url
-    error = check(
+    return check(
         url.host,
         url.port or (443 if url.scheme == "https" else 80),
         via=library,
         method=request.method,
         path=url.path,
         hint=request_hint(request.method, str(url), request.headers),
+        record=False,  # only if the transport really connects (see ``deferred``)
     )
-    if error is not None:
-        raise visible(error, anthropic_caller=sent_by_anthropic(None, request.headers))
+
+
+def _visible(error: LiveCallRefusedError, request: Any) -> LiveCallRefusedError:
+    shown = visible(error, anthropic_caller=sent_by_anthropic(None, request.headers))
+    assert isinstance(shown, LiveCallRefusedError)
+    return shown
 
 
 class Guarded:
-    """A client's own transport, checked by the isolation guard before each request."""
+    """A client's own transport, checked by the isolation guard before it connects."""
 
     def __init__(self, inner: Any, library: str) -> None:
         self.inner = inner
         self.library = library
 
     def handle_request(self, request: Any) -> Any:
-        _check(request, self.library)
-        return self.inner.handle_request(request)
+        error = _verdict(request, self.library)
+        if error is None:
+            return self.inner.handle_request(request)
+        from cassettes_core.isolation import deferred
+
+        with deferred(error):
+            try:
+                return self.inner.handle_request(request)
+            except LiveCallRefusedError as refused:
+                raise _visible(refused, request) from None
 
     async def handle_async_request(self, request: Any) -> Any:
-        _check(request, self.library)
-        return await self.inner.handle_async_request(request)
+        error = _verdict(request, self.library)
+        if error is None:
+            return await self.inner.handle_async_request(request)
+        from cassettes_core.isolation import deferred
+
+        with deferred(error):
+            try:
+                return await self.inner.handle_async_request(request)
+            except LiveCallRefusedError as refused:
+                raise _visible(refused, request) from None
 
     def close(self) -> None:
         self.inner.close()

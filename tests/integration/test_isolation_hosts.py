@@ -62,6 +62,10 @@ CLIENTS = {
     "openai-sdk": "import openai\n\ndef call(host):\n"
     "    openai.OpenAI(base_url=f'https://{host}/v1', api_key=KEY, max_retries=0)"
     ".chat.completions.create(model='m', messages=[{'role': 'user', 'content': 'x'}])\n",
+    "openai-async-sdk": "import asyncio, openai\n\nasync def _ask(host):\n"
+    "    async with openai.AsyncOpenAI(base_url=f'https://{host}/v1', api_key=KEY,"
+    " max_retries=0) as client:\n        await client.models.list()\n\n"
+    "def call(host):\n    asyncio.run(_ask(host))\n",
     "anthropic-sdk": "import anthropic\n\ndef call(host):\n"
     "    anthropic.Anthropic(base_url=f'https://{host}', api_key=KEY, max_retries=0)"
     ".models.list()\n",

@@ -402,3 +402,47 @@ def test_block_network_applies_inside_a_recording_marked_test(
     assert provider.hits == 1  # the recording itself went to the loopback provider
     assert audit.outside_loopback() == []
     result.stdout.fnmatch_lines(["*why: status.example.com is not loopback*"])
+
+
+MOCKED = """
+import httpx2
+import openai
+import pytest
+
+
+def answer(request):
+    return httpx2.Response(200, json={{"object": "list", "data": []}})
+
+
+@pytest.mark.parametrize("host", ["api.openai.com", "eu.api.openai.com", "127.0.0.1:{port}"])
+def test_a_mock_transport_is_no_live_call(host):
+    with httpx2.Client(transport=httpx2.MockTransport(answer)) as http:
+        client = openai.OpenAI(base_url=f"https://{{host}}/v1", http_client=http, max_retries=0)
+        assert client.models.list().data == []
+
+
+def test_a_real_transport_behind_a_wrapper_is_still_refused():
+    class Wrapper(httpx2.BaseTransport):
+        def __init__(self):
+            self.inner = httpx2.HTTPTransport()
+
+        def handle_request(self, request):
+            return self.inner.handle_request(request)
+
+    with httpx2.Client(transport=Wrapper()) as http:
+        openai.OpenAI(http_client=http, max_retries=0).models.list()
+"""
+
+
+def test_transports_that_answer_without_the_network_are_not_refused(
+    pytester: pytest.Pytester, ci: Sink
+) -> None:
+    """A MockTransport (or respx) answering a provider host is no live call: the refusal
+    stands only when the transport really connects, as the custom wrapper below does."""
+    pytester.makepyfile(test_case=MOCKED.format(port=ci.port))
+    result = run_inner(pytester)
+    result.assert_outcomes(passed=3, failed=1)
+    assert ci.accepted == 0
+    result.stdout.fnmatch_lines(
+        ["  GET 127.0.0.1:*/v1/models via httpx2, in *::test_a_real_transport_behind_a_wrapper*"]
+    )
