@@ -87,6 +87,20 @@ def _replace(owner: Any, name: str, make: Callable[[Any], Any]) -> None:
     setattr(owner, name, make(current))
 
 
+def _target(url: str, host: Any, port: Any) -> tuple[Any, Any]:
+    """The host a request is for: an absolute URL (sent to an HTTP proxy) names the real one;
+    the proxy itself is only the way there."""
+    if "://" not in url[:16]:
+        return host, port
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        return parts.hostname or host, parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return host, port
+
+
 def _refuse(error: Exception | None) -> None:
     if error is not None:
         raise error
@@ -138,6 +152,7 @@ def _patch_http_client() -> None:
         def putrequest(self: Any, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
             host = getattr(self, "_tunnel_host", None) or self.host
             port = getattr(self, "_tunnel_port", None) or self.port
+            host, port = _target(str(url), host, port)
             _refuse(check(host, port, via="http.client", method=method, path=url))
             return original(self, method, url, *args, **kwargs)
 
@@ -155,7 +170,8 @@ def _patch_urllib3(connectionpool: Any) -> None:
     def guarded(original: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(original)
         def urlopen(self: Any, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
-            _refuse(check(self.host, self.port, via="urllib3", method=method, path=str(url)))
+            host, port = _target(str(url), self.host, self.port)
+            _refuse(check(host, port, via="urllib3", method=method, path=str(url)))
             return original(self, method, url, *args, **kwargs)
 
         return urlopen

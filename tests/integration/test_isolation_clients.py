@@ -203,3 +203,86 @@ def test_block_network_refuses_every_host_but_loopback_in_every_mode(
             "*5 live calls refused before connecting*",
         ]
     )
+
+
+PROXIED = """
+import urllib.request
+
+import pytest
+import requests
+import urllib3
+
+PROXY = {proxy!r}
+
+
+def test_requests_through_a_proxy():
+    requests.get("http://api.openai.com/v1/models", proxies={{"http": PROXY}}, timeout=2)
+
+
+def test_urllib3_through_a_proxy():
+    urllib3.ProxyManager(PROXY, retries=False).request("GET", "http://api.groq.com/openai/v1/models")
+
+
+def test_urllib_through_a_proxy():
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({{"http": PROXY}}))
+    opener.open("http://openrouter.ai/api/v1/models", timeout=2)
+
+
+def test_the_proxy_itself_is_not_a_provider():
+    requests.get("http://intranet.example/health", proxies={{"http": PROXY}}, timeout=2)
+"""
+
+
+def test_a_proxy_does_not_hide_the_provider_host(
+    pytester: pytest.Pytester, ci: Sink, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through an HTTP proxy the connection goes to the proxy, but the request is for the
+    provider: refused before the proxy is even contacted; other targets pass through it."""
+    monkeypatch.delenv("GROQ_BASE_URL")
+    pytester.makepyfile(test_proxied=PROXIED.format(proxy=ci.url))
+    result = run_inner(pytester)
+    result.assert_outcomes(failed=3, passed=1)
+    assert ci.accepted == 1  # the intranet request only
+    result.stdout.fnmatch_lines(["*3 live calls refused before connecting*"])
+
+
+def test_an_endpoint_variable_set_by_a_fixture_counts_from_then_on(
+    pytester: pytest.Pytester, ci: Sink, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Variables are read when the request is made: a fixture pointing MISTRAL_BASE_URL at
+    a host makes it a provider host for that test."""
+    monkeypatch.delenv("GROQ_BASE_URL")
+    pytester.makepyfile(
+        client=CLIENTS["requests"],
+        test_client="import pytest\nfrom client import call\n\n@pytest.fixture\n"
+        f"def endpoint(monkeypatch):\n    monkeypatch.setenv('MISTRAL_BASE_URL', {ci.url!r})\n\n"
+        f"def test_before():\n    call({ci.url!r})\n\n"
+        f"def test_with(endpoint):\n    call({ci.url!r})\n",
+    )
+    result = run_inner(pytester)
+    result.assert_outcomes(passed=1, failed=1)
+    assert ci.accepted == 1
+    result.stdout.fnmatch_lines(["*is the provider endpoint of MISTRAL_BASE_URL*"])
+
+
+def test_the_session_restores_every_function_when_it_ends(
+    pytester: pytest.Pytester, ci: Sink
+) -> None:
+    """After a guarded run, this process's socket, http.client, urllib3, aiohttp and grpc
+    functions are the very same objects as before."""
+    import http.client
+    import socket
+
+    import aiohttp
+    import grpc
+    from urllib3.connectionpool import HTTPConnectionPool
+
+    def seams() -> list[object]:
+        return [socket.getaddrinfo, socket.socket.__dict__.get("connect"),
+                http.client.HTTPConnection.putrequest, HTTPConnectionPool.urlopen,
+                aiohttp.BaseConnector.connect, grpc.insecure_channel]  # fmt: skip
+
+    before = seams()
+    pytester.makepyfile(client=CLIENTS["requests"], test_client=CALLER.format(url=ci.url))
+    run_inner(pytester).assert_outcomes(failed=2)
+    assert all(a is b for a, b in zip(seams(), before, strict=True))
