@@ -17,6 +17,7 @@ track and report live in ``_isolation_hooks``, imported when the guard is armed.
 
 from __future__ import annotations
 
+import functools
 import os
 
 import pytest
@@ -29,7 +30,7 @@ def replay_reason(config: pytest.Config) -> str | None:
     """Why this session runs in replay (the provider guard's cue), or None. Cheap: reads the
     option and two variables, imports nothing."""
     ci = os.environ.get("CI", "").strip().lower() not in _NOT_CI
-    cli = config.getoption("cassette_mode", None)
+    cli = _option(config, "cassette_mode")
     if cli:
         if cli == "replay" or (cli == "auto" and ci):
             return f"this session runs in replay (--cassette-mode={cli}{' and CI' if ci else ''})"
@@ -42,18 +43,28 @@ def replay_reason(config: pytest.Config) -> str | None:
     return "this session runs in replay (CI is set)" if ci else None
 
 
+def _option(config: pytest.Config, name: str) -> object:
+    # Before pytest_configure only the early parse of the command line has the options.
+    early = getattr(config, "known_args_namespace", None)
+    value = config.getoption(name, None)
+    return value if value or early is None else getattr(early, name, None)
+
+
 def start(config: pytest.Config) -> None:
     """Arm the guard for this session when it is asked for; otherwise do nothing at all."""
+    if config.pluginmanager.has_plugin(PLUGIN_NAME):
+        return
     reason = replay_reason(config)
     if str(config.getini("cassette_isolation")).strip().lower() in ("off", "false", "no", "0"):
         reason = None
-    block = bool(config.getoption("cassette_block_network", False))
+    block = bool(_option(config, "cassette_block_network"))
     if reason is None and not block:
         return
     from cassettes_core.isolation import Guard, Policy
     from pytest_plugin._isolation_hooks import IsolationHooks, seen_hosts
 
-    allow = [*config.getini("cassette_allow_hosts"), *config.getoption("cassette_allow_host")]
+    extra = _option(config, "cassette_allow_host")
+    allow = [*config.getini("cassette_allow_hosts"), *(extra if isinstance(extra, list) else [])]
     policy = Policy(
         providers=reason is not None,
         block_network=block,
@@ -64,6 +75,7 @@ def start(config: pytest.Config) -> None:
     guard = Guard(policy, locate=hooks.locate, on_refusal=hooks.refused, seen_hosts=seen_hosts)
     hooks.guard = guard
     config.pluginmanager.register(hooks, PLUGIN_NAME)
-    from cassettes_core.isolation import arm
+    from cassettes_core.isolation import arm, disarm
 
-    arm(guard)  # from here on, for the whole session: collection, every fixture, every thread
+    arm(guard)  # from here on, for the whole session: conftests, collection, fixtures, threads
+    config.add_cleanup(functools.partial(disarm, guard))  # also when the run ends early

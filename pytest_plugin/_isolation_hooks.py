@@ -67,7 +67,7 @@ class IsolationHooks:
         if item is None:
             if self.collecting is not None:
                 return f"the collection of {self.collecting} (module-level code)"
-            return "outside any test (session start or end)"
+            return "outside any test (a conftest.py or plugin, session start or end)"
         if fixtures:
             name, scope = fixtures[-1]
             return f"{item.nodeid} ({self.phase} of fixture {name!r}, scope {scope})"
@@ -204,13 +204,6 @@ class IsolationHooks:
         )
         for refusal in self.all:
             terminalreporter.write_line(f"  {refusal.line}")
-
-    def pytest_unconfigure(self, config: pytest.Config) -> None:
-        from cassettes_core.isolation import disarm
-
-        if self.guard is not None:
-            disarm(self.guard)
-            self.guard = None
 
 
 def _failure_text(refused: list[LiveCallRefusedError], raised: BaseException | None) -> str:

@@ -117,12 +117,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    """Arm the isolation guard before any conftest.py is imported (its module-level code too)."""
+    from pytest_plugin import _isolation
+
+    _isolation.start(early_config)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     from pytest_plugin import _isolation, _scopes
 
     config.addinivalue_line("markers", _MARKER_HELP)
     config.pluginmanager.register(_scopes, "cassettes-scopes")
-    _isolation.start(config)  # the session-wide guard, when the session is in replay
+    _isolation.start(config)  # unless armed already (a run that loads no initial conftests)
     lines = config.getini("cassette_prices")
     if lines:  # checked up front so a typo fails at once, not in the summary
         from pytest_plugin._prices import PriceLineError, parse_price_lines

@@ -446,3 +446,30 @@ def test_transports_that_answer_without_the_network_are_not_refused(
     result.stdout.fnmatch_lines(
         ["  GET 127.0.0.1:*/v1/models via httpx2, in *::test_a_real_transport_behind_a_wrapper*"]
     )
+
+
+@pytest.mark.parametrize(
+    ("conftest", "outcomes"),
+    [
+        pytest.param(
+            "from calls import oa\n\ntry:\n    oa().models.list()\nexcept Exception:\n    pass\n",
+            {"passed": 1, "errors": 1},
+            id="caught",
+        ),
+        pytest.param("from calls import chat\n\nchat()\n", None, id="raised"),
+    ],
+)
+def test_a_conftest_calling_at_import_is_refused_too(
+    pytester: pytest.Pytester, ci: Sink, conftest: str, outcomes: dict[str, int] | None
+) -> None:
+    """conftest.py files are imported before pytest_configure: the guard is armed earlier
+    (pytest_load_initial_conftests), so their module-level code is covered."""
+    pytester.makeconftest(conftest)
+    pytester.makepyfile(test_case="def test_it():\n    pass\n")
+    result = run_inner(pytester)
+    if outcomes is not None:
+        result.assert_outcomes(**outcomes)
+        result.stdout.fnmatch_lines(["  GET * via httpx2, in outside any test (a conftest.py*"])
+    assert result.ret != 0
+    assert ci.accepted == 0
+    assert "LiveCallRefusedError" in result.stdout.str() + result.stderr.str()
