@@ -473,3 +473,38 @@ def test_a_conftest_calling_at_import_is_refused_too(
     assert result.ret != 0
     assert ci.accepted == 0
     assert "LiveCallRefusedError" in result.stdout.str() + result.stderr.str()
+
+
+OWN_CASSETTE = """
+import pytest
+from cassettes_core import Recorder, intercept
+from calls import chat
+
+
+@pytest.fixture(scope="session")
+def warm(tmp_path_factory):
+    with intercept(Recorder({path!r})):
+        yield chat().choices[0].message.content
+
+
+def test_a(warm):
+    assert warm
+"""
+
+
+def test_a_fixture_with_its_own_cassette_replays_under_ci(
+    pytester: pytest.Pytester, provider: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The way out the refusal names: a session fixture with `intercept(Recorder(...))`
+    records once, then replays under CI without a refusal and without reaching the provider."""
+    pytester.makepyfile(calls=CALLS)
+    path = str(pytester.path / "cassettes" / "warm.yaml")
+    pytester.makepyfile(test_case=OWN_CASSETTE.format(path=path))
+    run_inner(pytester).assert_outcomes(passed=1)
+    assert provider.hits == 1
+    provider.reset()
+    monkeypatch.setenv("CI", "true")
+    result = run_inner(pytester)
+    result.assert_outcomes(passed=1)
+    assert provider.hits == 0
+    assert "live calls refused" not in result.stdout.str()
