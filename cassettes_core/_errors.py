@@ -63,6 +63,10 @@ class LiveCallRefusedError(ConfigError):
         self.why_refused = why_refused
         super().__init__(str(self))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Keyword-only construction: rebuild from the attributes (pickle, copy, xdist).
+        return (_rebuild_refusal, (type(self), dict(self.__dict__)))
+
     @property
     def target(self) -> str:
         """``host[:port]`` as shown (IPv6 literals in brackets)."""
@@ -81,6 +85,13 @@ class LiveCallRefusedError(ConfigError):
             f"CASSETTE_MODE=record, or allow the host: --cassette-allow-host {self.host} "
             "(ini cassette_allow_hosts)."
         )
+
+
+def _rebuild_refusal(cls: type[LiveCallRefusedError], state: dict[str, Any]) -> Any:
+    error = cls.__new__(cls)
+    error.__dict__.update(state)
+    error.args = (str(error),)
+    return error
 
 
 class CassetteFormatError(CassetteError):

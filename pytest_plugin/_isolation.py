@@ -55,7 +55,13 @@ def start(config: pytest.Config) -> None:
     if config.pluginmanager.has_plugin(PLUGIN_NAME):
         return
     reason = replay_reason(config)
-    if str(config.getini("cassette_isolation")).strip().lower() in ("off", "false", "no", "0"):
+    setting = str(config.getini("cassette_isolation")).strip().lower()
+    if setting not in ("auto", "off", ""):
+        raise pytest.UsageError(
+            f"cassette_isolation = {setting!r} is not a setting; use auto (the default: guard "
+            "the session in replay) or off"
+        )
+    if setting == "off":
         reason = None
     block = bool(_option(config, "cassette_block_network"))
     if reason is None and not block:
@@ -65,6 +71,7 @@ def start(config: pytest.Config) -> None:
 
     extra = _option(config, "cassette_allow_host")
     allow = [*config.getini("cassette_allow_hosts"), *(extra if isinstance(extra, list) else [])]
+    _check_allow_list(allow)
     policy = Policy(
         providers=reason is not None,
         block_network=block,
@@ -79,3 +86,15 @@ def start(config: pytest.Config) -> None:
 
     arm(guard)  # from here on, for the whole session: conftests, collection, fixtures, threads
     config.add_cleanup(functools.partial(disarm, guard))  # also when the run ends early
+
+
+def _check_allow_list(entries: list[str]) -> None:
+    from cassettes_core.isolation._hosts import url_host_port
+
+    for entry in entries:
+        text = str(entry).strip().removeprefix("*.").removeprefix(".")
+        if text and url_host_port(text if "://" in text else f"http://{text}") is None:
+            raise pytest.UsageError(
+                f"cannot read {entry!r} as a host for --cassette-allow-host / "
+                "cassette_allow_hosts; write host, host:port, [ipv6]:port or *.domain"
+            )

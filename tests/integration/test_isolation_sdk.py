@@ -508,3 +508,25 @@ def test_a_fixture_with_its_own_cassette_replays_under_ci(
     result.assert_outcomes(passed=1)
     assert provider.hits == 0
     assert "live calls refused" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    ("ini", "args", "message"),
+    [
+        pytest.param("cassette_isolation = maybe\n", (), "*cassette_isolation = 'maybe' is not*",
+                     id="bad-ini-setting"),
+        pytest.param("", ("--cassette-allow-host", "http://[::1"), "*cannot read 'http://[[]::1'*",
+                     id="bad-allow-host"),
+        pytest.param("cassette_allow_hosts =\n    host:port\n", (), "*cannot read 'host:port'*",
+                     id="bad-allow-hosts-ini"),
+    ],
+)  # fmt: skip
+def test_bad_isolation_settings_stop_the_run_with_a_clear_message(
+    pytester: pytest.Pytester, ci: Sink, ini: str, args: tuple[str, ...], message: str
+) -> None:
+    """A typo in the settings is a usage error naming the value and what to write."""
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n" + ini)
+    pytester.makepyfile(test_case="def test_it():\n    pass\n")
+    result = run_inner(pytester, *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])

@@ -283,3 +283,18 @@ def test_a_library_imported_after_arming_is_patched_on_import_and_restored() -> 
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+def test_the_refusal_pickles_and_copies() -> None:
+    """Keyword-only construction does not stop pickle or copy (xdist, multiprocessing)."""
+    import copy
+    import pickle
+
+    from cassettes_core import ConfigError, LiveCallRefusedError
+
+    fields = {"host": "api.openai.com", "port": 443, "method": "GET", "path": "/v1/models"}
+    error = LiveCallRefusedError(**fields, via="requests", reason="r", where="t", why_refused="w")
+    for clone in (pickle.loads(pickle.dumps(error)), copy.copy(error)):
+        assert isinstance(clone, ConfigError)
+        assert (clone.host, clone.port, clone.path, str(clone)) == (
+            "api.openai.com", 443, "/v1/models", str(error))  # fmt: skip
