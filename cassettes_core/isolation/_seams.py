@@ -14,9 +14,10 @@ connection is opened (``_guard.check`` decides):
   cassette interception). The verdict is taken there, where the request is whole (path, SDK
   headers), and raised by the socket seams below when the transport really connects: a
   ``MockTransport`` or a respx mock answering without the network is no live call.
-- A backstop under all of them: ``socket.getaddrinfo`` (resolving the name comes before
-  connecting) and ``socket.socket.connect`` / ``connect_ex`` (an address given directly), for
-  any client without a seam of its own.
+- A backstop under all of them: ``socket.getaddrinfo``, ``gethostbyname`` and
+  ``gethostbyname_ex`` (resolving the name comes before connecting) and
+  ``socket.socket.connect`` / ``connect_ex`` (an address given directly), for any client
+  without a seam of its own.
 
 A library is patched when it is imported (``_on_import``), or at once when it already is; one
 never imported is never touched, and nothing is imported for the guard's sake.
@@ -136,7 +137,21 @@ def _patch_socket() -> None:
 
         return connect
 
+    def guarded_by_name(original: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(original)
+        def resolve(host: Any, *args: Any, **kwargs: Any) -> Any:
+            _refuse(deferred_refusal(host))
+            _refuse(check(host, None, via=f"socket.{original.__name__}",
+                          cassette_live=_live_allowed()))  # fmt: skip
+            return original(host, *args, **kwargs)
+
+        return resolve
+
     _replace(socket, "getaddrinfo", guarded_getaddrinfo)
+    # Resolved here, a provider's address would be connected to as a bare IP the list does
+    # not know: the names are refused where they are resolved.
+    _replace(socket, "gethostbyname", guarded_by_name)
+    _replace(socket, "gethostbyname_ex", guarded_by_name)
     _replace(socket.socket, "connect", guarded_connect)
     _replace(socket.socket, "connect_ex", guarded_connect)
 

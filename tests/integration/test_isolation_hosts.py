@@ -56,7 +56,7 @@ HOSTS = [
 # Fullwidth letters fold to the ASCII name (IDNA); httpx, httpx2 and requests reject such a URL
 # themselves, the others send it to the name it folds to.
 FULLWIDTH = "ａｐｉ.anthropic.com"
-TAKES_FULLWIDTH = ("urllib", "aiohttp", "grpc")
+TAKES_FULLWIDTH = ("urllib", "aiohttp", "grpc", "socket.gethostbyname", "socket.create_connection")
 
 CLIENTS = {
     "openai-sdk": "import openai\n\ndef call(host):\n"
@@ -79,6 +79,10 @@ CLIENTS = {
     "    async with aiohttp.ClientSession() as session:\n"
     "        async with session.get(f'https://{host}/v1/models') as response:\n"
     "            await response.read()\n\ndef call(host):\n    asyncio.run(_get(host))\n",
+    "socket.gethostbyname": "import socket\n\ndef call(host):\n"
+    "    socket.create_connection((socket.gethostbyname(host), 443), timeout=2).close()\n",
+    "socket.create_connection": "import socket\n\ndef call(host):\n"
+    "    socket.create_connection((host, 443), timeout=2).close()\n",
     "grpc": "import grpc\n\ndef call(host):\n"
     "    with grpc.secure_channel(f'{host}:443', grpc.ssl_channel_credentials()) as channel:\n"
     "        grpc.channel_ready_future(channel).result(timeout=2)\n",
@@ -115,8 +119,8 @@ def test_every_real_provider_host_is_refused_before_resolving(
     result.stdout.fnmatch_lines(
         [
             f"{len(hosts)} live calls refused before connecting*",
-            "  * eu.api.openai.com:443* in test_hosts.py::test_host[[]eu.api.openai.com[]]",
-            "  * bedrock-runtime.us-east-1.amazonaws.com:443* in *::test_host[[]bedrock*",
+            "  *eu.api.openai.com* in test_hosts.py::test_host[[]eu.api.openai.com[]]",
+            "  *bedrock-runtime.us-east-1.amazonaws.com* in *::test_host[[]bedrock*",
         ]
     )
     assert "is a provider host (Amazon Bedrock)" in result.stdout.str()
