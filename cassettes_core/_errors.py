@@ -11,7 +11,9 @@ where, the nearest difference when there is one, and the next step::
     │   └── UnrecordedFailureError  a recording met an auth failure or an unreachable
     │                               provider and kept it out of the cassette (_record_errors)
     ├── ConfigError               an option, mode or request is not usable as given
-    │   └── UnrecordableAnswerError a live answer cannot be stored so that it replays the same
+    │   ├── UnrecordableAnswerError a live answer cannot be stored so that it replays the same
+    │   └── LiveCallRefusedError  a request to a live provider (or, when asked, any host) was
+    │                             refused before it connected
     └── VersionDriftError         versions drifted and cassette_version_drift = error asked
                                   for a failure (otherwise drift is a warning or a summary line)
 """
@@ -56,6 +58,67 @@ class VersionDriftError(CassetteError):
             f"TIP: re-record it with the versions installed now (--cassette-mode=record), or "
             "set cassette_version_drift = summary to list drift without failing."
         )
+
+
+class LiveCallRefusedError(ConfigError):
+    """A request would have left the process for a live provider (or, under
+    ``--cassette-block-network``, any host not allowed); it was refused before connecting.
+
+    ``host``, ``port``, ``method``, ``path``, ``via`` (the client) and ``where`` (the test or
+    fixture) say which request and from where; ``reason`` says why the host is refused.
+    """
+
+    def __init__(
+        self,
+        *,
+        host: str,
+        port: int | None,
+        method: str,
+        path: str,
+        via: str,
+        reason: str,
+        where: str,
+        why_refused: str,
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.method = method
+        self.path = path
+        self.via = via
+        self.reason = reason
+        self.where = where
+        self.why_refused = why_refused
+        super().__init__(str(self))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Keyword-only construction: rebuild from the attributes (pickle, copy, xdist).
+        return (_rebuild_refusal, (type(self), dict(self.__dict__)))
+
+    @property
+    def target(self) -> str:
+        """``host[:port]`` as shown (IPv6 literals in brackets)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self.port}" if self.port else host
+
+    def __str__(self) -> str:
+        what = f"{self.method} {self.path}".strip() if self.path else f"{self.method}".strip()
+        what = f"{what}, " if what else ""
+        return (
+            f"refused a live call to {self.target} ({what}via {self.via}) from {self.where}; "
+            "nothing was sent and no connection was opened.\n"
+            f"  why: {self.reason}, and {self.why_refused}.\n"
+            "TIP: give the test or fixture a cassette (@pytest.mark.cassette, or `with "
+            "intercept(Recorder(...)):` inside the fixture), record it locally with "
+            f"CASSETTE_MODE=record, or allow the host: --cassette-allow-host {self.host} "
+            "(ini cassette_allow_hosts)."
+        )
+
+
+def _rebuild_refusal(cls: type[LiveCallRefusedError], state: dict[str, Any]) -> Any:
+    error = cls.__new__(cls)
+    error.__dict__.update(state)
+    error.args = (str(error),)
+    return error
 
 
 class CassetteFormatError(CassetteError):

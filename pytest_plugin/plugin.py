@@ -69,8 +69,38 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="fail tests that leave recorded interactions unused in replay",
     )
+    group.addoption(
+        "--cassette-block-network",
+        dest="cassette_block_network",
+        action="store_true",
+        default=False,
+        help="refuse every request to a host that is not loopback, in every mode, before it "
+        "connects (allow hosts with --cassette-allow-host or the cassette_allow_hosts ini)",
+    )
+    group.addoption(
+        "--cassette-allow-host",
+        dest="cassette_allow_host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="let requests to HOST (host, host:port or *.domain) through the isolation guard "
+        "and --cassette-block-network; repeatable",
+    )
     parser.addini(
         "cassette_dir", "folder of the cassettes, relative to rootdir (default: cassettes)"
+    )
+    parser.addini(
+        "cassette_allow_hosts",
+        "hosts (host, host:port or *.domain, one a line) the isolation guard and "
+        "--cassette-block-network let through",
+        type="linelist",
+        default=[],
+    )
+    parser.addini(
+        "cassette_isolation",
+        "auto (default): in replay (CI, --cassette-mode=replay) refuse every request to a "
+        "provider host that no cassette answers, from any test or fixture; off: do not",
+        default="auto",
     )
     parser.addini(
         "cassette_strict",
@@ -99,8 +129,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    """Arm the isolation guard before any conftest.py is imported (its module-level code too)."""
+    from pytest_plugin import _isolation
+
+    _isolation.start(early_config)
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    from pytest_plugin import _scopes
+    from pytest_plugin import _isolation, _scopes
 
     config.addinivalue_line("markers", _MARKER_HELP)
     config.pluginmanager.register(_scopes, "cassettes-scopes")
@@ -109,6 +147,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
     check_ini(config)
     _drift.start(config)  # every cassette loaded in this session reports drift to it
+    _isolation.start(config)  # unless armed already (a run that loads no initial conftests)
     lines = config.getini("cassette_prices")
     if lines:  # checked up front so a typo fails at once, not in the summary
         from pytest_plugin._prices import PriceLineError, parse_price_lines

@@ -40,7 +40,9 @@ from types import ModuleType, TracebackType
 from typing import Any, Self
 
 from cassettes_core._errors import ConfigError
+from cassettes_core._modes import Mode
 from cassettes_core._recorder import Recorder
+from cassettes_core.transport._guarded import guarded
 from cassettes_core.transport._settle import asettle, settle
 
 _PATCHED = "_transport_for_url"
@@ -56,6 +58,8 @@ class _State:
         self.active: tuple[Interception, ...] = ()
         # (class, its own original attribute) for every class patched now.
         self.saved: list[tuple[type, Any]] = []
+        # The isolation guard keeps the patches in place while it is armed (see ``hold``).
+        self.held = 0
 
 
 _state = _State()
@@ -143,9 +147,34 @@ def is_patched() -> bool:
         return bool(_state.saved)
 
 
+def live_allowed() -> bool:
+    """Whether an active interception lets requests go live on purpose (it records, passes
+    through, or has ``block_unmatched=False``): the isolation guard's socket backstop then
+    leaves the live calls it makes alone."""
+    return any(
+        i.recorder.mode is not Mode.REPLAY or i.block_unmatched is False for i in _state.active
+    )
+
+
+def hold() -> None:
+    """Keep the client classes patched while the isolation guard is armed, so that requests
+    sent outside any interception are checked too (``cassettes_core.isolation``)."""
+    with _state.lock:
+        if not _state.saved and _libraries():
+            _install()
+        _state.held += 1
+
+
+def release() -> None:
+    with _state.lock:
+        _state.held = max(0, _state.held - 1)
+        if not _state.active and not _state.held:
+            _restore()
+
+
 def _activate(interception: Interception) -> None:
     with _state.lock:
-        if not _state.active:
+        if not _state.saved:
             _install()
         _state.active = (*_state.active, interception)
 
@@ -158,7 +187,7 @@ def _deactivate(interception: Interception) -> None:
             if stack[index] is interception:
                 _state.active = stack[:index] + stack[index + 1 :]
                 break
-        if not _state.active:
+        if not _state.active and not _state.held:
             _restore()
 
 
@@ -216,8 +245,11 @@ def _patched(
     def _transport_for_url(self: Any, url: Any) -> Any:
         transport = original(self, url)
         current = active()
-        if current is None or isinstance(transport, wrapper):
-            return transport  # not active now, or the client has a cassette transport: it wins
+        if isinstance(transport, wrapper):
+            return transport  # the client has a cassette transport: it wins
+        if current is None:
+            # No cassette here: the isolation guard (when armed) sees the request first.
+            return guarded(transport, library) if _state.held else transport
         return wrapper(current.recorder, inner=transport, block_unmatched=current.block_unmatched)
 
     return _transport_for_url

@@ -24,21 +24,23 @@ or is closed, so that the end of a test or of an ``intercept`` block can settle 
 
 from __future__ import annotations
 
-import os
 import threading
 import weakref
 from typing import Any, Protocol
-from urllib.parse import urlsplit
 
 from cassettes_core._errors import ConfigError
 from cassettes_core._modes import Mode
 from cassettes_core._recorder import Recorder
+from cassettes_core.isolation._hosts import (
+    canonical_host,
+    catalog_provider,
+    endpoint_hosts,
+    url_host_port,
+)
+from cassettes_core.transport._guarded import request_hint
 from cassettes_core.transport._routes import Route, match_route
 from cassettes_core.transport._visible import sent_by_anthropic, visible
 
-KNOWN_PROVIDER_HOSTS = frozenset({"api.openai.com", "api.anthropic.com"})
-PROVIDER_HOST_SUFFIXES = (".openai.azure.com",)
-BASE_URL_VARIABLES = ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
 _DEFAULT_PORTS = {"https": 443, "http": 80}
 RECORDED_KINDS = "chat completions, responses, embeddings, Anthropic messages"
 
@@ -97,7 +99,7 @@ def route_request(recorder: Recorder, request: Any, block_unmatched: bool | None
         with traffic.lock:
             traffic.hosts.add(_host_key(url.scheme, url.host, url.port))
         return route
-    why = _provider_host(traffic, url)
+    why = _provider_host(traffic, request)
     if block_unmatched or (
         block_unmatched is None and why is not None and recorder.mode is Mode.REPLAY
     ):
@@ -132,29 +134,24 @@ def blocked(request: Any, why: str | None) -> ConfigError:
     )
 
 
-def _provider_host(traffic: Traffic, url: Any) -> str | None:
-    """Why ``url`` goes to a provider host, or ``None`` when it does not."""
-    host = (url.host or "").lower()
-    if host in KNOWN_PROVIDER_HOSTS or host.endswith(PROVIDER_HOST_SUFFIXES):
-        return f"{host} is a provider host"
-    key = _host_key(url.scheme, host, url.port)
-    for name in BASE_URL_VARIABLES:
-        if key == _base_url_key(os.environ.get(name)):
-            return f"{key} is the provider's {name}"
+def _provider_host(traffic: Traffic, request: Any) -> str | None:
+    """Why ``request`` goes to a provider host, or ``None`` when it does not."""
+    url = request.url
+    raw = (url.host or "").lower()
+    port = url.port or _DEFAULT_PORTS.get(url.scheme, 0)
+    host = canonical_host(raw)
+    provider = catalog_provider(host)
+    if provider is not None:
+        return f"{host} is a provider host ({provider})"
+    key = _host_key(url.scheme, raw, url.port)
+    variable = endpoint_hosts().get((host, port))
+    if variable is not None:
+        return f"{key} is the provider's {variable}"
     with traffic.lock:
-        seen = key in traffic.hosts
-    return f"{key} is where this cassette's provider calls go" if seen else None
-
-
-def _base_url_key(value: str | None) -> str | None:
-    if not value:
-        return None
-    try:
-        parts = urlsplit(value.strip())
-        port = parts.port
-    except ValueError:
-        return None
-    return _host_key(parts.scheme, parts.hostname, port) if parts.hostname else None
+        seen = {url_host_port(f"http://{known}") for known in traffic.hosts}
+    if (host, port) in seen:
+        return f"{key} is where this cassette's provider calls go"
+    return request_hint(request.method, str(url), request.headers)
 
 
 def _host_key(scheme: str, host: str | None, port: int | None) -> str:

@@ -21,6 +21,7 @@ EXPECTED = {
     "Interaction",
     "LLMRequest",
     "LLMResponse",
+    "LiveCallRefusedError",
     "Lookup",
     "Manifest",
     "MatchPolicy",

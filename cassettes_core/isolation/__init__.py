@@ -1,0 +1,37 @@
+"""The isolation guard: in replay, nothing reaches a live provider, through any client.
+
+    guard = Guard(Policy(providers=True, allow=("api.example.com",)))
+    arm(guard)      # every thread, every client: httpx, httpx2, requests, urllib3, urllib,
+    ...             # aiohttp, grpc, raw sockets
+    disarm(guard)   # every patched function restored
+
+The pytest plugin arms one for the whole session under ``CI`` or ``--cassette-mode=replay``
+(and for ``--cassette-block-network``); see ``_hosts`` for what a provider host is, ``_seams``
+for where each client is checked, ``_guard`` for the decision.
+"""
+
+from __future__ import annotations
+
+from cassettes_core.isolation._guard import (
+    Guard,
+    Policy,
+    arm,
+    armed,
+    check,
+    deferred,
+    disarm,
+)
+from cassettes_core.isolation._hosts import canonical_host, catalog_provider, endpoint_hosts
+
+__all__ = [
+    "Guard",
+    "Policy",
+    "arm",
+    "armed",
+    "canonical_host",
+    "catalog_provider",
+    "check",
+    "deferred",
+    "disarm",
+    "endpoint_hosts",
+]

@@ -1,0 +1,37 @@
+"""Shared by the isolation attack tests: the inner runs' provider calls (``calls.py`` in the
+pytester folder), and the summary lines every refusing run prints."""
+
+from __future__ import annotations
+
+import pytest
+
+CALLS = """
+import anthropic
+import openai
+
+
+def oa(**options):
+    return openai.OpenAI(max_retries=0, **options)
+
+
+def chat(client=None):
+    client = client or oa()
+    return client.chat.completions.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}]
+    )
+
+
+def claude_tokens():
+    return anthropic.Anthropic(max_retries=0).messages.count_tokens(
+        model="claude-3-5-haiku-latest", messages=[{"role": "user", "content": "hi"}]
+    )
+"""
+
+
+def refused_lines(result: pytest.RunResult, *lines: str) -> None:
+    """The run's summary has the refused-calls section, and ``lines`` in order."""
+    result.stdout.fnmatch_lines(
+        ["*provider-cassettes: live calls refused*", "*live call* refused before connecting*"]
+    )
+    if lines:
+        result.stdout.fnmatch_lines(list(lines))

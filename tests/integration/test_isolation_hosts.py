@@ -1,0 +1,162 @@
+"""The real provider hosts are known up front: under CI a request to any of them, through any
+client, is refused before the name is even resolved, so nothing here touches the internet.
+
+The proof is the interpreter's own audit events (``tests/helpers/audit.py``): no
+``socket.getaddrinfo`` and no ``socket.connect`` happens during the inner run at all, while the
+summary counts one refusal per host.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from tests.helpers.audit import SocketAudit
+from tests.helpers.inner import PLUGIN_INI, run_inner
+
+for _module in ("aiohttp", "anthropic", "grpc", "openai", "requests", "cassettes_core.isolation"):
+    importlib.import_module(_module)  # in-process runs drop what they import: load once here
+
+HOSTS = [
+    "api.openai.com",
+    "eu.api.openai.com",
+    "us.api.openai.com",
+    "API.OpenAI.COM.",  # case and the trailing dot of a fully qualified name
+    "x.openai.azure.com",
+    "x.cognitiveservices.azure.com",
+    "x.services.ai.azure.com",
+    "x.openai.azure.us",
+    "api.anthropic.com",
+    "generativelanguage.googleapis.com",
+    "aiplatform.googleapis.com",
+    "us-east5-aiplatform.googleapis.com",  # Claude on Vertex
+    "europe-west4-aiplatform.googleapis.com",
+    "bedrock-runtime.us-east-1.amazonaws.com",  # Claude on Bedrock
+    "bedrock.eu-west-1.amazonaws.com",
+    "bedrock-runtime-fips.us-gov-west-1.amazonaws.com",
+    "bedrock-runtime.cn-north-1.amazonaws.com.cn",
+    "api.groq.com",
+    "api.mistral.ai",
+    "api.together.xyz",
+    "openrouter.ai",
+    "api.deepseek.com",
+    "api.x.ai",
+    "api.fireworks.ai",
+    "api.cohere.com",
+    "api.perplexity.ai",
+    "api.cerebras.ai",
+    "api.ai21.com",
+    "api.voyageai.com",
+    "router.huggingface.co",
+    "api.replicate.com",
+    "integrate.api.nvidia.com",
+    "api.openаi.com",  # a Cyrillic a: the look-alike is read as the name it imitates
+]
+# Fullwidth letters fold to the ASCII name (IDNA); httpx, httpx2 and requests reject such a URL
+# themselves, the others send it to the name it folds to.
+FULLWIDTH = "ａｐｉ.anthropic.com"
+TAKES_FULLWIDTH = ("urllib", "aiohttp", "grpc", "socket.gethostbyname", "socket.create_connection")
+
+CLIENTS = {
+    "openai-sdk": "import openai\n\ndef call(host):\n"
+    "    openai.OpenAI(base_url=f'https://{host}/v1', api_key=KEY, max_retries=0)"
+    ".chat.completions.create(model='m', messages=[{'role': 'user', 'content': 'x'}])\n",
+    "openai-async-sdk": "import asyncio, openai\n\nasync def _ask(host):\n"
+    "    async with openai.AsyncOpenAI(base_url=f'https://{host}/v1', api_key=KEY,"
+    " max_retries=0) as client:\n        await client.models.list()\n\n"
+    "def call(host):\n    asyncio.run(_ask(host))\n",
+    "anthropic-sdk": "import anthropic\n\ndef call(host):\n"
+    "    anthropic.Anthropic(base_url=f'https://{host}', api_key=KEY, max_retries=0)"
+    ".models.list()\n",
+    "httpx": "import httpx\n\ndef call(host):\n"
+    "    with httpx.Client() as client:\n        client.get(f'https://{host}/v1/models')\n",
+    "requests": "import requests\n\ndef call(host):\n"
+    "    requests.get(f'https://{host}/v1/models', timeout=2)\n",
+    "urllib": "import urllib.request\n\ndef call(host):\n"
+    "    urllib.request.urlopen(f'https://{host}/v1/models', timeout=2)\n",
+    "aiohttp": "import asyncio, aiohttp\n\nasync def _get(host):\n"
+    "    async with aiohttp.ClientSession() as session:\n"
+    "        async with session.get(f'https://{host}/v1/models') as response:\n"
+    "            await response.read()\n\ndef call(host):\n    asyncio.run(_get(host))\n",
+    "socket.gethostbyname": "import socket\n\ndef call(host):\n"
+    "    socket.create_connection((socket.gethostbyname(host), 443), timeout=2).close()\n",
+    "socket.create_connection": "import socket\n\ndef call(host):\n"
+    "    socket.create_connection((host, 443), timeout=2).close()\n",
+    "grpc": "import grpc\n\ndef call(host):\n"
+    "    with grpc.secure_channel(f'{host}:443', grpc.ssl_channel_credentials()) as channel:\n"
+    "        grpc.channel_ready_future(channel).result(timeout=2)\n",
+}
+
+CALLER = """
+import secrets
+
+import pytest
+
+KEY = "sk-" + secrets.token_hex(16)  # made at run time: never a real credential
+
+{client}
+
+@pytest.mark.parametrize("host", {hosts!r})
+def test_host(host):
+    call(host)
+"""
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_every_real_provider_host_is_refused_before_resolving(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, client: str
+) -> None:
+    """One refusal per host, each failing its test, and not one name resolution or connect."""
+    monkeypatch.setenv("CI", "true")
+    pytester.makeini(PLUGIN_INI)
+    hosts = [*HOSTS, FULLWIDTH] if client in TAKES_FULLWIDTH else HOSTS
+    pytester.makepyfile(test_hosts=CALLER.format(client=CLIENTS[client], hosts=hosts))
+    with SocketAudit() as audit:
+        result = run_inner(pytester)
+    result.assert_outcomes(failed=len(hosts))
+    assert audit.events == []
+    result.stdout.fnmatch_lines(
+        [
+            f"{len(hosts)} live calls refused before connecting*",
+            "  *eu.api.openai.com* in test_hosts.py::test_host[[]eu.api.openai.com[]]",
+            "  *bedrock-runtime.us-east-1.amazonaws.com* in *::test_host[[]bedrock*",
+        ]
+    )
+    assert "is a provider host (Amazon Bedrock)" in result.stdout.str()
+
+
+def test_a_host_that_is_not_a_provider_is_left_alone(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Look-alike suffixes and other clouds' services are not provider hosts: the guard lets
+    them try (and they fail on their own here, with no network), refusing none."""
+    monkeypatch.setenv("CI", "true")
+    pytester.makeini(PLUGIN_INI)
+    others = ["notopenai.com.example", "openai.com.evil.test", "s3.us-east-1.amazonaws.com",
+              "storage.googleapis.com", "max.ai.invalid"]  # fmt: skip
+    pytester.makepyfile(
+        test_hosts="from cassettes_core.isolation import check\nimport pytest\n\n"
+        f"@pytest.mark.parametrize('host', {others!r})\ndef test_host(host):\n"
+        "    assert check(host, 443, via='test') is None\n"
+    )
+    result = run_inner(pytester)
+    result.assert_outcomes(passed=len(others))
+
+
+def test_the_audit_does_see_resolutions_and_connects(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The control: an allowed host is resolved and connected to, and the audit records both
+    (so the empty audits above are real)."""
+    monkeypatch.setenv("CI", "true")
+    pytester.makeini(PLUGIN_INI)
+    pytester.makepyfile(
+        test_hosts="import socket\n\ndef test_host():\n"
+        "    try:\n        socket.create_connection(('localhost', 9), timeout=1).close()\n"
+        "    except OSError:\n        pass\n"
+    )
+    with SocketAudit() as audit:
+        run_inner(pytester, "--cassette-allow-host", "localhost").assert_outcomes(passed=1)
+    assert ("socket.getaddrinfo", "localhost") in audit.events
+    assert any(event == "socket.connect" for event, _ in audit.events)

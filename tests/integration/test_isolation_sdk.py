@@ -1,0 +1,329 @@
+"""Under CI nothing reaches a live provider through the real SDKs: from unmarked tests, from
+fixtures of every scope, threads and module-level code, for calls a cassette cannot hold too.
+
+Each case is a real pytest run (pytester) of a user's test file with ``CI=true`` and the SDKs
+pointed at a loopback server standing in for the provider (the emulator for provider calls,
+a connection-counting sink for everything else): the run must fail the right test with
+``LiveCallRefusedError`` and the server must see no connection at all.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+
+import pytest
+
+from cassettes_core.emulator import Emulator
+from tests.helpers.inner import run_inner
+from tests.helpers.isolation import CALLS
+from tests.helpers.isolation import refused_lines as _refused
+from tests.helpers.sink import Sink
+
+for _module in ("anthropic", "openai", "cassettes_core.isolation", "pytest_plugin._live"):
+    importlib.import_module(_module)  # in-process runs drop what they import: load once here
+
+
+@pytest.fixture(scope="module")
+def sink() -> Iterator[Sink]:
+    with Sink() as server:
+        yield server
+
+
+@pytest.fixture
+def ci(
+    provider: Emulator, sink: Sink, monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester
+) -> Sink:
+    """CI is set; the SDKs' base URLs point at the sink (nothing there may be reached)."""
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.setenv("OPENAI_BASE_URL", sink.url + "/v1")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", sink.url)
+    pytester.makepyfile(calls=CALLS)
+    sink.reset()
+    return sink
+
+
+CASES = {
+    "unmarked-test": (
+        "from calls import chat\n\ndef test_it():\n    chat()\n",
+        {"failed": 1},
+        "  POST 127.0.0.1:*/v1/chat/completions via httpx2, in test_case.py::test_it",
+    ),
+    "models-list": (
+        "from calls import oa\n\ndef test_it():\n    oa().models.list()\n",
+        {"failed": 1},
+        "  GET 127.0.0.1:*/v1/models via httpx2, in test_case.py::test_it",
+    ),
+    "moderations": (
+        "from calls import oa\n\ndef test_it():\n    oa().moderations.create(input='x')\n",
+        {"failed": 1},
+        "  POST 127.0.0.1:*/v1/moderations via httpx2, in test_case.py::test_it",
+    ),
+    "legacy-completions": (
+        "from calls import oa\n\ndef test_it():\n"
+        "    oa().completions.create(model='gpt-3.5-turbo-instruct', prompt='x')\n",
+        {"failed": 1},
+        "  POST 127.0.0.1:*/v1/completions via httpx2, in test_case.py::test_it",
+    ),
+    "anthropic-count-tokens": (
+        "from calls import claude_tokens\n\ndef test_it():\n    claude_tokens()\n",
+        {"failed": 1},
+        "  POST 127.0.0.1:*/v1/messages/count_tokens via httpx2, in test_case.py::test_it",
+    ),
+    "caught-by-the-code": (
+        "from calls import chat\n\ndef test_it():\n    try:\n        chat()\n"
+        "    except Exception:\n        pass\n",
+        {"failed": 1},
+        "*(the code under test caught the refusal; the plugin fails the test anyway)*",
+    ),
+    "function-fixture": (
+        "import pytest\nfrom calls import chat\n\n@pytest.fixture\ndef warm():\n"
+        "    return chat()\n\ndef test_it(warm):\n    pass\n",
+        {"errors": 1},
+        "  POST * via httpx2, in test_case.py::test_it (setup of fixture 'warm', scope function)",
+    ),
+    "module-fixture": (
+        "import pytest\nfrom calls import chat\n\n@pytest.fixture(scope='module')\n"
+        "def warm():\n    return chat()\n\ndef test_a(warm):\n    pass\n\n"
+        "def test_b(warm):\n    pass\n",
+        {"errors": 2},
+        "  POST * via httpx2, in test_case.py::test_a (setup of fixture 'warm', scope module)",
+    ),
+    "class-fixture": (
+        "import pytest\nfrom calls import chat\n\nclass TestIt:\n"
+        "    @pytest.fixture(scope='class', autouse=True)\n    def warm(self):\n"
+        "        try:\n            chat()\n        except Exception:\n            pass\n\n"
+        "    def test_a(self):\n        pass\n",
+        {"errors": 1},
+        "  POST * via httpx2, in test_case.py::TestIt::test_a (setup of fixture 'warm', "
+        "scope class)",
+    ),
+    "session-fixture-in-conftest": (
+        "def test_a(warm):\n    pass\n\ndef test_b(warm):\n    pass\n",
+        {"errors": 1, "passed": 1},
+        "  GET * via httpx2, in test_case.py::test_a (setup of fixture 'warm', scope session)",
+    ),
+    "session-fixture-teardown": (
+        "import pytest\nfrom calls import oa\n\n@pytest.fixture(scope='session')\n"
+        "def warm():\n    yield\n    try:\n        oa().models.list()\n    except Exception:\n"
+        "        pass\n\ndef test_a(warm):\n    pass\n",
+        {"passed": 1, "errors": 1},
+        "  GET * via httpx2, in test_case.py::test_a (teardown of fixture 'warm', scope session)",
+    ),
+    "thread": (
+        "import threading\nfrom calls import chat\n\ndef test_it():\n"
+        "    def run():\n        try:\n            chat()\n        except Exception:\n"
+        "            pass\n    thread = threading.Thread(target=run)\n    thread.start()\n"
+        "    thread.join()\n",
+        {"failed": 1},
+        "  POST * via httpx2, in test_case.py::test_it",
+    ),
+    "module-level-code-caught": (
+        "from calls import oa\n\ntry:\n    MODELS = oa().models.list()\nexcept Exception:\n"
+        "    MODELS = None\n\ndef test_it():\n    pass\n",
+        {"passed": 1, "errors": 1},
+        "  GET * via httpx2, in the collection of test_case.py (module-level code)",
+    ),
+    "module-level-code": (
+        "from calls import chat\n\nANSWER = chat()\n\ndef test_it():\n    pass\n",
+        {"errors": 2},
+        "*LiveCallRefusedError*",
+    ),
+    "async-client": (
+        "import openai, pytest\n\n@pytest.mark.asyncio\nasync def test_it():\n"
+        "    async with openai.AsyncOpenAI(max_retries=0) as client:\n"
+        "        await client.models.list()\n",
+        {"failed": 1},
+        "  GET * via httpx2, in test_case.py::test_it",
+    ),
+}
+
+SESSION_CONFTEST = """
+import pytest
+from calls import oa
+
+
+@pytest.fixture(scope="session")
+def warm():
+    try:
+        oa().models.list()
+    except Exception:
+        pass
+"""
+
+
+@pytest.mark.parametrize(("source", "outcomes", "line"), CASES.values(), ids=CASES.keys())
+def test_refused_under_ci_and_nothing_reaches_the_provider(
+    pytester: pytest.Pytester, ci: Sink, source: str, outcomes: dict[str, int], line: str
+) -> None:
+    """The call fails its test (or the run) with the refusal, and no connection is made."""
+    if "warm" in source and "def warm" not in source:
+        pytester.makeconftest(SESSION_CONFTEST)
+    pytester.makepyfile(test_case=source)
+    result = run_inner(pytester)
+    result.assert_outcomes(**outcomes)
+    assert result.ret != 0
+    assert ci.accepted == 0
+    _refused(result, line)
+
+
+def test_chat_calls_through_the_emulator_are_refused_too(
+    pytester: pytest.Pytester, provider: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With OPENAI_BASE_URL on the emulator, an unmarked test's chat call and a session
+    fixture's call never reach it (0 emulator hits)."""
+    monkeypatch.setenv("CI", "true")
+    pytester.makepyfile(calls=CALLS)
+    pytester.makeconftest(SESSION_CONFTEST.replace("oa().models.list()", "chat()").replace(
+        "import oa", "import chat"))  # fmt: skip
+    pytester.makepyfile(
+        test_case="from calls import chat\n\ndef test_a(warm):\n    pass\n\n"
+        "def test_b():\n    chat()\n"
+    )
+    result = run_inner(pytester)
+    result.assert_outcomes(errors=1, failed=1)
+    assert provider.hits == 0
+    _refused(result, "*POST 127.0.0.1:*/v1/chat/completions via httpx2, in test_case.py::test_b")
+
+
+@pytest.mark.parametrize(
+    ("call", "why"),
+    [
+        pytest.param(
+            "oa(base_url=URL + '/v1').models.list()",
+            "the openai SDK sent it (the host of its client's base_url)",
+            id="openai-models",
+        ),
+        pytest.param(
+            "chat(oa(base_url=URL + '/v1'))",
+            "POST …/v1/chat/completions is a provider call",
+            id="openai-chat",
+        ),
+        pytest.param(
+            "anthropic.Anthropic(base_url=URL, max_retries=0).messages.count_tokens("
+            "model='claude-3-5-haiku-latest', messages=[{'role': 'user', 'content': 'x'}])",
+            "the anthropic SDK sent it (the host of its client's base_url)",
+            id="anthropic-count-tokens",
+        ),
+    ],
+)
+def test_a_base_url_host_is_a_provider_host_from_the_first_request(
+    pytester: pytest.Pytester, ci: Sink, monkeypatch: pytest.MonkeyPatch, call: str, why: str
+) -> None:
+    """No endpoint variable names the host: the SDK's own request (its headers) does."""
+    for name in ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name)
+    pytester.makepyfile(
+        test_case=f"import anthropic\nfrom calls import chat, oa\n\nURL = {ci.url!r}\n\n"
+        f"def test_it():\n    {call}\n"
+    )
+    result = run_inner(pytester)
+    result.assert_outcomes(failed=1)
+    assert ci.accepted == 0
+    result.stdout.fnmatch_lines([f"  why: {why}, and this session runs in replay*"])
+
+
+def test_the_error_names_host_path_test_fixture_and_the_way_out(
+    pytester: pytest.Pytester, ci: Sink
+) -> None:
+    """The failure says which host and path, from which test and fixture, and how to allow."""
+    pytester.makepyfile(test_case=CASES["function-fixture"][0])
+    result = run_inner(pytester)
+    result.stdout.fnmatch_lines(
+        [
+            "LiveCallRefusedError: refused a live call to 127.0.0.1:* (POST /v1/chat/completions,"
+            " via httpx2) from test_case.py::test_it (setup of fixture 'warm', scope function);"
+            " nothing was sent and no connection was opened.",
+            "  why: loopback:* is the provider endpoint of OPENAI_BASE_URL, and this session "
+            "runs in replay (CI is set) and no active cassette answers it.",
+            "TIP: give the test or fixture a cassette (@pytest.mark.cassette, *CASSETTE_MODE="
+            "record, or allow the host: --cassette-allow-host 127.0.0.1 (ini "
+            "cassette_allow_hosts).",
+        ]
+    )
+
+
+def test_pytest_raises_sees_our_error_and_the_test_still_fails(
+    pytester: pytest.Pytester, ci: Sink
+) -> None:
+    """The error is a LiveCallRefusedError (a ConfigError); expecting it does not make the
+    live call acceptable: the test fails anyway."""
+    pytester.makepyfile(
+        test_case="import pytest\nfrom cassettes_core import ConfigError, LiveCallRefusedError\n"
+        "from calls import chat\n\ndef test_it():\n"
+        "    with pytest.raises(LiveCallRefusedError) as info:\n        chat()\n"
+        "    assert isinstance(info.value, ConfigError)\n"
+        "    assert info.value.path == '/v1/chat/completions'\n"
+    )
+    result = run_inner(pytester)
+    result.assert_outcomes(failed=1)
+    assert ci.accepted == 0
+
+
+def test_inside_a_marked_test_calls_keep_todays_behaviour(
+    pytester: pytest.Pytester, ci: Sink
+) -> None:
+    """A marked test in replay: a call the cassette cannot hold is blocked by the cassette
+    (ConfigError, ``block_unmatched``) as before; ``block_unmatched=False`` still lets it go."""
+    pytester.makepyfile(
+        test_case="import pytest\nfrom calls import oa\n\n@pytest.mark.cassette\n"
+        "def test_blocked():\n    oa().models.list()\n\n"
+        "@pytest.mark.cassette(block_unmatched=False)\ndef test_allowed():\n"
+        "    oa().models.list()\n"
+    )
+    result = run_inner(pytester)
+    result.assert_outcomes(failed=1, passed=1)
+    result.stdout.fnmatch_lines(["ConfigError: blocked GET http://127.0.0.1:*/v1/models in *"])
+    assert ci.accepted == 1  # the one let through explicitly
+
+
+@pytest.mark.parametrize(
+    ("args", "ini"),
+    [
+        pytest.param(("--cassette-allow-host", "127.0.0.1"), "", id="cli"),
+        pytest.param((), "cassette_allow_hosts =\n    localhost:{port}\n", id="ini-host-port"),
+        pytest.param(("--cassette-mode=record",), "", id="explicit-record-mode"),
+    ],
+)
+def test_an_allowed_host_or_a_recording_session_goes_through(
+    pytester: pytest.Pytester, ci: Sink, args: tuple[str, ...], ini: str
+) -> None:
+    """The allow-list (loopback spelled any way), or a session asked to record, lets the
+    very same call reach the server: the guard is what stopped it before."""
+    pytester.makeini(
+        "[pytest]\nasyncio_default_fixture_loop_scope = function\n" + ini.format(port=ci.port)
+    )
+    pytester.makepyfile(
+        test_case="from calls import oa\n\ndef test_it():\n    oa().models.list()\n"
+    )
+    result = run_inner(pytester, *args)
+    result.assert_outcomes(passed=1)
+    assert ci.accepted >= 1
+
+
+def test_outside_ci_nothing_changes(
+    pytester: pytest.Pytester, ci: Sink, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without CI (and no replay mode asked for), no guard: the call goes where it goes."""
+    monkeypatch.delenv("CI")
+    pytester.makepyfile(
+        test_case="import socket\nfrom calls import oa\n\n"
+        "def test_it():\n    assert not hasattr(socket.getaddrinfo, '__wrapped__')\n"
+        "    oa().models.list()\n"
+    )
+    result = run_inner(pytester)
+    result.assert_outcomes(passed=1)
+    assert ci.accepted >= 1
+    assert "live calls refused" not in result.stdout.str()
+
+
+def test_replay_mode_without_ci_arms_the_guard(
+    pytester: pytest.Pytester, ci: Sink, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--cassette-mode=replay`` or ``CASSETTE_MODE=replay`` alone arm it too."""
+    monkeypatch.delenv("CI")
+    pytester.makepyfile(test_case="from calls import oa\n\ndef test_it():\n    oa().models.list()")
+    run_inner(pytester, "--cassette-mode=replay").assert_outcomes(failed=1)
+    monkeypatch.setenv("CASSETTE_MODE", "replay")
+    run_inner(pytester).assert_outcomes(failed=1)
+    assert ci.accepted == 0

@@ -1,0 +1,212 @@
+"""The session guard around the SDK cases: xdist workers, recording cassettes under
+``--cassette-block-network``, transports that answer without the network, conftest.py code,
+fixtures with their own cassette, and bad settings."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+
+import pytest
+
+from cassettes_core.emulator import Emulator
+from tests.helpers.inner import run_inner
+from tests.helpers.isolation import CALLS
+from tests.helpers.sink import Sink
+
+for _module in ("anthropic", "openai", "cassettes_core.isolation", "pytest_plugin._live"):
+    importlib.import_module(_module)  # in-process runs drop what they import: load once here
+
+
+@pytest.fixture(scope="module")
+def sink() -> Iterator[Sink]:
+    with Sink() as server:
+        yield server
+
+
+@pytest.fixture
+def ci(
+    provider: Emulator, sink: Sink, monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester
+) -> Sink:
+    """CI is set; the SDKs' base URLs point at the sink (nothing there may be reached)."""
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.setenv("OPENAI_BASE_URL", sink.url + "/v1")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", sink.url)
+    pytester.makepyfile(calls=CALLS)
+    sink.reset()
+    return sink
+
+
+@pytest.mark.slow
+def test_under_xdist_workers_refuse_and_the_controller_lists_them(
+    pytester: pytest.Pytester, ci: Sink
+) -> None:
+    """Each worker arms its own guard; the controller's summary lists every worker's
+    refusals, and one made outside any test (module-level code) fails the run."""
+    pytester.makepyfile(
+        test_a="from calls import oa\n\ndef test_a():\n    oa().models.list()\n",
+        test_b="from calls import chat\n\ndef test_b():\n    chat()\n",
+        test_c="from calls import oa\n\ntry:\n    oa().models.list()\nexcept Exception:\n"
+        "    pass\n\ndef test_c():\n    pass\n",
+    )
+    result = pytester.runpytest_subprocess(
+        "-n", "2", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", timeout=120
+    )  # fmt: skip
+    result.assert_outcomes(failed=2, passed=1, errors=1)
+    assert ci.accepted == 0
+    result.stdout.fnmatch_lines(["*3 live calls refused before connecting*"])
+    result.stdout.fnmatch_lines(["  GET 127.0.0.1:*/v1/models via httpx2, in test_a.py::test_a"])
+    result.stdout.fnmatch_lines(
+        ["  POST 127.0.0.1:*/v1/chat/completions via httpx2, in test_b.py::*"]
+    )
+    result.stdout.fnmatch_lines(["  GET *, in the collection of test_c.py (module-level code)"])
+
+
+def test_block_network_applies_inside_a_recording_marked_test(
+    pytester: pytest.Pytester, provider: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A marked test in record mode still records from the loopback provider, but a
+    non-loopback host is refused under --cassette-block-network, and nothing is resolved."""
+    from tests.helpers.audit import SocketAudit
+
+    pytester.makepyfile(calls=CALLS)
+    pytester.makepyfile(
+        test_case="import pytest, httpx2\nfrom calls import chat\n\n"
+        "@pytest.mark.cassette(mode='record')\ndef test_it():\n    chat()\n"
+        "    with httpx2.Client() as client:\n"
+        "        client.get('https://status.example.com/health')\n"
+    )
+    with SocketAudit() as audit:
+        result = run_inner(pytester, "--cassette-block-network")
+    result.assert_outcomes(failed=1)
+    assert provider.hits == 1  # the recording itself went to the loopback provider
+    assert audit.outside_loopback() == []
+    result.stdout.fnmatch_lines(["*why: status.example.com is not loopback*"])
+
+
+MOCKED = """
+import httpx2
+import openai
+import pytest
+
+
+def answer(request):
+    return httpx2.Response(200, json={{"object": "list", "data": []}})
+
+
+@pytest.mark.parametrize("host", ["api.openai.com", "eu.api.openai.com", "127.0.0.1:{port}"])
+def test_a_mock_transport_is_no_live_call(host):
+    with httpx2.Client(transport=httpx2.MockTransport(answer)) as http:
+        client = openai.OpenAI(base_url=f"https://{{host}}/v1", http_client=http, max_retries=0)
+        assert client.models.list().data == []
+
+
+def test_a_real_transport_behind_a_wrapper_is_still_refused():
+    class Wrapper(httpx2.BaseTransport):
+        def __init__(self):
+            self.inner = httpx2.HTTPTransport()
+
+        def handle_request(self, request):
+            return self.inner.handle_request(request)
+
+    with httpx2.Client(transport=Wrapper()) as http:
+        openai.OpenAI(http_client=http, max_retries=0).models.list()
+"""
+
+
+def test_transports_that_answer_without_the_network_are_not_refused(
+    pytester: pytest.Pytester, ci: Sink
+) -> None:
+    """A MockTransport (or respx) answering a provider host is no live call: the refusal
+    stands only when the transport really connects, as the custom wrapper below does."""
+    pytester.makepyfile(test_case=MOCKED.format(port=ci.port))
+    result = run_inner(pytester)
+    result.assert_outcomes(passed=3, failed=1)
+    assert ci.accepted == 0
+    result.stdout.fnmatch_lines(
+        ["  GET 127.0.0.1:*/v1/models via httpx2, in *::test_a_real_transport_behind_a_wrapper*"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("conftest", "outcomes"),
+    [
+        pytest.param(
+            "from calls import oa\n\ntry:\n    oa().models.list()\nexcept Exception:\n    pass\n",
+            {"passed": 1, "errors": 1},
+            id="caught",
+        ),
+        pytest.param("from calls import chat\n\nchat()\n", None, id="raised"),
+    ],
+)
+def test_a_conftest_calling_at_import_is_refused_too(
+    pytester: pytest.Pytester, ci: Sink, conftest: str, outcomes: dict[str, int] | None
+) -> None:
+    """conftest.py files are imported before pytest_configure: the guard is armed earlier
+    (pytest_load_initial_conftests), so their module-level code is covered."""
+    pytester.makeconftest(conftest)
+    pytester.makepyfile(test_case="def test_it():\n    pass\n")
+    result = run_inner(pytester)
+    if outcomes is not None:
+        result.assert_outcomes(**outcomes)
+        result.stdout.fnmatch_lines(["  GET * via httpx2, in outside any test (a conftest.py*"])
+    assert result.ret != 0
+    assert ci.accepted == 0
+    assert "LiveCallRefusedError" in result.stdout.str() + result.stderr.str()
+
+
+OWN_CASSETTE = """
+import pytest
+from cassettes_core import Recorder, intercept
+from calls import chat
+
+
+@pytest.fixture(scope="session")
+def warm(tmp_path_factory):
+    with intercept(Recorder({path!r})):
+        yield chat().choices[0].message.content
+
+
+def test_a(warm):
+    assert warm
+"""
+
+
+def test_a_fixture_with_its_own_cassette_replays_under_ci(
+    pytester: pytest.Pytester, provider: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The way out the refusal names: a session fixture with `intercept(Recorder(...))`
+    records once, then replays under CI without a refusal and without reaching the provider."""
+    pytester.makepyfile(calls=CALLS)
+    path = str(pytester.path / "cassettes" / "warm.yaml")
+    pytester.makepyfile(test_case=OWN_CASSETTE.format(path=path))
+    run_inner(pytester).assert_outcomes(passed=1)
+    assert provider.hits == 1
+    provider.reset()
+    monkeypatch.setenv("CI", "true")
+    result = run_inner(pytester)
+    result.assert_outcomes(passed=1)
+    assert provider.hits == 0
+    assert "live calls refused" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    ("ini", "args", "message"),
+    [
+        pytest.param("cassette_isolation = maybe\n", (), "*cassette_isolation = 'maybe' is not*",
+                     id="bad-ini-setting"),
+        pytest.param("", ("--cassette-allow-host", "http://[::1"), "*cannot read 'http://[[]::1'*",
+                     id="bad-allow-host"),
+        pytest.param("cassette_allow_hosts =\n    host:port\n", (), "*cannot read 'host:port'*",
+                     id="bad-allow-hosts-ini"),
+    ],
+)  # fmt: skip
+def test_bad_isolation_settings_stop_the_run_with_a_clear_message(
+    pytester: pytest.Pytester, ci: Sink, ini: str, args: tuple[str, ...], message: str
+) -> None:
+    """A typo in the settings is a usage error naming the value and what to write."""
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n" + ini)
+    pytester.makepyfile(test_case="def test_it():\n    pass\n")
+    result = run_inner(pytester, *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
