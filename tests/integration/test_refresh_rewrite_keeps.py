@@ -319,3 +319,72 @@ def test_a_file_removed_while_the_check_runs_is_reported_not_recreated(
     assert (report["exit_code"], report["written"]) == (2, [])
     assert "it was removed while the check ran" in report["not_written"][0]["reason"]
     assert not cassette.exists()
+
+
+def _with_run_mark(cassette: Path) -> dict[str, Any]:
+    """The cassette with the mark a ``record`` run leaves at its top (``run:``, written by the
+    store when a record run starts a file over), added when this store does not write one."""
+    document: dict[str, Any] = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+    if "run" not in document:
+        mark = {"id": "3f2a9c1e0b7d", "process": "a1b2c3d4e5f6", "started": 1764580000.123456}
+        document = {"version": document["version"], "run": mark, **document}
+        cassette.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    return document
+
+
+def test_a_cassette_recorded_in_record_mode_is_rewritten(
+    pytester: pytest.Pytester,
+    provider: Emulator,
+    inner: InnerRun,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The mark a record run leaves is the library's own bookkeeping, not a hand edit: the file
+    is re-recorded (a plain rewrite leaves no mark), and the run replays, and records again."""
+    pytester.makepyfile(test_keep=TWO_CALLS)
+    assert inner("--cassette-mode=record").ret == 0
+    [cassette] = (pytester.path / "cassettes" / "test_keep").glob("*.yaml")
+    before = _with_run_mark(cassette)
+    provider.set_drift("field_added")
+    report = _refresh(cassette, capsys)
+    assert (report["exit_code"], report["written"], report["not_written"]) == (
+        1,
+        [str(cassette)],
+        [],
+    )
+    after = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+    assert "run" not in after
+    assert [i["digest"] for i in after["interactions"]] == [
+        i["digest"] for i in before["interactions"]
+    ]
+    provider.clear_drift()
+    _replays(provider, inner, monkeypatch)
+    monkeypatch.delenv("CI")
+    assert inner("--cassette-mode=record").ret == 0
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param("by hand", id="text"),
+        pytest.param({"id": "x", "process": "y", "started": 1.0, "by": "ann"}, id="extra-key"),
+        pytest.param({"id": "x", "process": "y"}, id="missing-key"),
+        pytest.param({"id": 1, "process": "y", "started": 1.0}, id="wrong-type"),
+    ],
+)
+def test_a_run_key_not_of_the_library_is_a_hand_edit(
+    pytester: pytest.Pytester,
+    provider: Emulator,
+    inner: InnerRun,
+    capsys: pytest.CaptureFixture[str],
+    value: Any,
+) -> None:
+    cassette = _record(pytester, inner, TWO_CALLS)
+    document = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+    cassette.write_text(yaml.safe_dump({**document, "run": value}), encoding="utf-8")
+    before = _sha(cassette)
+    provider.set_drift("field_added")
+    report = _refresh(cassette, capsys)
+    assert (report["exit_code"], report["written"]) == (2, [])
+    assert "edited by hand (run" in report["not_written"][0]["reason"]
+    assert _sha(cassette) == before
