@@ -42,7 +42,6 @@ DEFAULT_ENDPOINTS: Mapping[str, str] = {
     "openai.embeddings": "/v1/embeddings",
     "anthropic.messages": "/v1/messages",
 }
-SUFFIXES = (".yaml", ".yml")
 
 
 @dataclass(frozen=True)
@@ -102,29 +101,6 @@ def live_answer(recorded: Recorded, live: LiveAnswer) -> Answer:
     )
 
 
-def find_cassettes(paths: Iterable[Path | str]) -> list[Path]:
-    """The cassette files named or found (recursively, ``*.yaml``/``*.yml``) under ``paths``.
-
-    A file named twice (``c.yaml`` and ``./c.yaml``, or a folder and a file in it) is checked
-    once, under the name it was first met by.
-    """
-    found: dict[Path, Path] = {}
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            for candidate in sorted(path.rglob("*")):
-                if candidate.suffix in SUFFIXES and candidate.is_file():
-                    found.setdefault(candidate.resolve(), candidate)
-        elif path.is_file():
-            found.setdefault(path.resolve(), path)
-        else:
-            raise ConfigError(
-                f"{path}: no such file or directory\n"
-                "TIP: pass cassette files or folders, e.g. `cassette-refresh check cassettes/`"
-            )
-    return list(found.values())
-
-
 def load_recorded(files: Sequence[Path]) -> list[Recorded]:
     """Every interaction of ``files``; CassetteFormatError on the first bad file."""
     recorded: list[Recorded] = []
@@ -179,9 +155,10 @@ def write_back(
     the file was written, and the redacted seqs kept as recorded; raises
     :class:`RewriteRefusedError` for a file that must stay as it is.
     """
-    with lock_for(path):
-        snapshot = read_snapshot(path)
-        text = read_text(path)
+    target = path.resolve()  # a symlinked cassette is written through to its target
+    with lock_for(target):
+        snapshot = read_snapshot(target)
+        text = read_text(target)
         if snapshot.manifest is None or text is None:
             raise RewriteRefusedError(
                 path, "it was removed while the check ran", next_step="Nothing was written"
@@ -207,7 +184,7 @@ def write_back(
         guard.check([i.to_dict() for i in interactions], path=path)
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         manifest = dataclasses.replace(snapshot.manifest, recorded_at=now)
-        atomic_write(path, render(manifest, interactions))
+        atomic_write(target, render(manifest, interactions))
     return True, kept
 
 
