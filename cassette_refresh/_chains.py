@@ -53,6 +53,7 @@ MIN_QUOTE = 8  # an answer string this long counts wherever a later request hold
 WINDOW = 24  # a run of this many canonical characters shared with an answer is a quote...
 STRIDE = 8  # ...sampled in answers every STRIDE: a shared run of WINDOW + STRIDE - 1 is seen
 MAX_PIECE = 96  # the longest part of a word looked up as an id (``call_x`` in ``call_x_y``)
+ID_HEADER = "request-id"  # x-request-id, request-id: an answer's own id, in its headers
 ADDRESS_KEYS = ("index", "output_index", "content_index", "item_id", "summary_index")
 ASSISTANT_ROLES = frozenset({"assistant", "model"})
 ANSWER_ITEMS = frozenset({"function_call", "tool_use", "server_tool_use", "reasoning"})
@@ -123,6 +124,9 @@ def answer_strings(interaction: Interaction, asked: Collection[str] = ()) -> set
     found: list[str] = []
     if interaction.response is not None:
         found += [s for key, _, s in _leaves(interaction.response.body) if key not in ENUM_KEYS]
+        # the SDKs hand the request id header to the test (``response._request_id``)
+        headers = interaction.response.headers.items()
+        found += [value for name, value in headers if name.lower().endswith(ID_HEADER)]
     if interaction.stream is not None:
         datas = [event.data for event in interaction.stream]
         found += [s for key, _, s in _leaves(datas) if key not in ENUM_KEYS]

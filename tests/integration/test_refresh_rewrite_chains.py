@@ -159,3 +159,43 @@ def test_repeated_identical_calls_are_no_chain_and_replay_after_a_rewrite(
     assert [(i["seq"], i["digest"]) for i in new] == [(i["seq"], i["digest"]) for i in old]
     provider.clear_drift()
     _replays(provider, inner, monkeypatch)
+
+
+REQUEST_ID = """
+import anthropic
+import openai
+import pytest
+
+
+@pytest.mark.cassette
+def test_report_slow_request():
+    with openai.OpenAI(max_retries=0) as client:
+        first = client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "Capital of Peru?"}]
+        )
+        assert first._request_id
+    with anthropic.Anthropic(max_retries=0) as claude:
+        claude.messages.create(model="claude-sonnet-4-5", max_tokens=64, messages=[
+            {"role": "user", "content": f"Why was request {first._request_id} slow?"}])
+"""
+
+
+def test_a_request_id_from_the_answer_headers_sent_later_is_a_chain(
+    pytester: pytest.Pytester,
+    provider: Emulator,
+    inner: InnerRun,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The SDK gives the test the answer's `x-request-id` header: quoted in a later prompt, a
+    rewrite (new request id) would make the next run miss on it."""
+    cassette = _record(pytester, inner, REQUEST_ID, "test_chain")
+    before = _sha(cassette)
+    provider.set_drift("field_added")
+    report = _refresh(cassette, capsys)
+    assert (report["exit_code"], report["written"]) == (2, [])
+    [refused] = report["not_written"]
+    assert "seq 2's request quotes seq 1's answer ('req_" in refused["reason"]
+    assert _sha(cassette) == before
+    provider.clear_drift()
+    _replays(provider, inner, monkeypatch)
