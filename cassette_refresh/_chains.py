@@ -103,17 +103,30 @@ def canonical(text: str) -> str:
     return "".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
+def _addressed(
+    value: Any, where: tuple[str, ...] = (), key: str = "", delta: bool = False
+) -> Iterator[tuple[tuple[str, ...], str]]:
+    """The pieces of text in one event, each with its address: the keys down to it (list
+    positions left out) and the item addresses met on the way (``index``, ``output_index``…,
+    so the second of two parallel tool calls, at position 0 of its chunk, is told apart)."""
+    if isinstance(value, Mapping):
+        where = (*where, *(f"{name}={value[name]}" for name in ADDRESS_KEYS if name in value))
+        for name, item in value.items():
+            yield from _addressed(item, (*where, str(name)), str(name), delta or name == "delta")
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _addressed(item, where, key, delta)
+    elif isinstance(value, str) and key in PIECE_KEYS and (delta or key == "delta"):
+        yield where, value
+
+
 def _spelled_out(events: Sequence[Any]) -> Iterator[str]:
     """The whole texts a stream sends piece by piece (chat deltas, text and JSON deltas), one
-    per output item or content block the events address."""
-    pieces: dict[tuple[Any, ...], list[str]] = {}
+    per output item, content block or tool call the events address."""
+    pieces: dict[tuple[str, ...], list[str]] = {}
     for data in events:
-        address = (
-            tuple(str(data.get(key)) for key in ADDRESS_KEYS) if isinstance(data, Mapping) else ()
-        )
-        for key, path, text in _leaves(data):
-            if key in PIECE_KEYS and ("delta" in path or key == "delta"):
-                pieces.setdefault((key, path, *address), []).append(text)
+        for where, text in _addressed(data):
+            pieces.setdefault(where, []).append(text)
     for parts in pieces.values():
         yield "".join(parts)
 

@@ -200,3 +200,20 @@ def test_shared_instructions_and_tools_are_not_quotes() -> None:
                                            "text": f"{question} Sunny, 21 C."}]}]}  # fmt: skip
         items.append(_item(seq, "openai.responses", ask, answer))
     assert _links(*items) == []
+
+
+def test_parallel_streamed_tool_calls_are_spelled_out_one_by_one() -> None:
+    """Chat streams two tool calls at position 0 of their chunks, told apart by `index`: each
+    call's arguments, joined up alone, are what the assistant turn sends back."""
+    pieces = [(0, '{"city":'), (1, '{"city":'), (0, '"Oslo"}'), (1, '"Rome"}')]
+    chunks: list[tuple[str | None, Any]] = [
+        (None, {"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": index, "function": {"arguments": piece}}]}}]})
+        for index, piece in pieces
+    ]  # fmt: skip
+    first = _item(1, "openai.chat", _chat(USER, stream=True), stream=chunks)
+    sent = {"role": "assistant", "tool_calls": [
+        {"id": "x", "type": "function", "function": {"name": "f", "arguments": '{"city":"Rome"}'}}
+    ]}  # fmt: skip
+    [link] = find_links([first, _item(2, "openai.chat", _chat(USER, sent))])
+    assert link.quoted == '{"city":"Rome"}'
