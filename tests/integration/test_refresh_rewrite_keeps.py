@@ -244,23 +244,73 @@ def test_hand_edits_refuse_the_file(
     _replays(provider, inner, monkeypatch)
 
 
+def _flow(document: dict[str, Any]) -> bytes:
+    return yaml.safe_dump(document, default_flow_style=True, width=60).encode()
+
+
+def _indented_sequences(document: dict[str, Any]) -> bytes:
+    """Prettier's style: sequence items indented under their key, keys in another order."""
+
+    class Indented(yaml.SafeDumper):
+        def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+            super().increase_indent(flow, False)
+
+    shuffled = dict(reversed(list(document.items())))
+    return yaml.dump(shuffled, Dumper=Indented, sort_keys=True, allow_unicode=True).encode()
+
+
+LAYOUTS = {
+    "flow-style": _flow,
+    "indented-sequences-and-key-order": _indented_sequences,
+    "crlf": lambda d: yaml.safe_dump(d, sort_keys=False).replace("\n", "\r\n").encode(),
+    "no-final-newline": lambda d: yaml.safe_dump(d, sort_keys=False).rstrip("\n").encode(),
+    "byte-order-mark": lambda d: b"\xef\xbb\xbf" + yaml.safe_dump(d, sort_keys=False).encode(),
+    "json": lambda d: json.dumps(d, indent=1).encode(),
+}
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
 def test_a_reformatted_file_without_edits_is_rewritten(
     pytester: pytest.Pytester,
     provider: Emulator,
     inner: InnerRun,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    layout: str,
 ) -> None:
-    """Layout is not an edit: a cassette re-indented into flow style by a formatter holds the
-    same data, so it is re-recorded, and replays."""
+    """Layout is not an edit: a cassette re-formatted (flow style, indented sequences, other key
+    order, CRLF, no final newline, a BOM, JSON) holds the same data, so it is re-recorded in
+    the library's layout, keeps every interaction, and replays."""
     cassette = _record(pytester, inner, TWO_CALLS)
     document = yaml.safe_load(cassette.read_text(encoding="utf-8"))
-    cassette.write_text(yaml.safe_dump(document, default_flow_style=True, width=60), "utf-8")
+    cassette.write_bytes(LAYOUTS[layout](document))
     provider.set_drift("field_removed")
     report = _refresh(cassette, capsys)
     assert (report["written"], report["not_written"]) == ([str(cassette)], [])
+    after = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+    keep = ("seq", "digest", "request")
+    assert [[i[k] for k in keep] for i in after["interactions"]] == [
+        [i[k] for k in keep] for i in document["interactions"]
+    ]
     provider.clear_drift()
     _replays(provider, inner, monkeypatch)
+
+
+def test_a_comment_in_a_crlf_file_refuses_it(
+    pytester: pytest.Pytester,
+    provider: Emulator,
+    inner: InnerRun,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    cassette = _record(pytester, inner, TWO_CALLS)
+    text = cassette.read_text(encoding="utf-8").replace("\n", "\r\n")
+    cassette.write_bytes(text.replace("interactions:", "interactions: # kept", 1).encode())
+    before = _sha(cassette)
+    provider.set_drift("field_removed")
+    report = _refresh(cassette, capsys)
+    assert report["written"] == []
+    assert "it has a comment (line " in report["not_written"][0]["reason"]
+    assert _sha(cassette) == before
 
 
 def test_a_file_re_recorded_while_the_check_runs_is_not_overwritten(

@@ -217,3 +217,19 @@ def test_parallel_streamed_tool_calls_are_spelled_out_one_by_one() -> None:
     ]}  # fmt: skip
     [link] = find_links([first, _item(2, "openai.chat", _chat(USER, sent))])
     assert link.quoted == '{"city":"Rome"}'
+
+
+def test_a_chain_across_identical_repeated_requests_names_the_answer_quoted() -> None:
+    """The same request twice gets two answers; a later call quoting the second (or the first)
+    is a chain on that one, and the identical requests alone are none."""
+    calls = [_token("call_"), _token("call_")]
+    asks = [
+        _item(seq, "openai.chat", _chat(USER), _chat_answer({"role": "assistant",
+              "tool_calls": [{"id": call, "type": "function",
+                              "function": {"name": "f", "arguments": "{}"}}]}))
+        for seq, call in enumerate(calls, start=1)
+    ]  # fmt: skip
+    assert _links(*asks) == []
+    for n, call in enumerate(calls, start=1):
+        result = {"role": "tool", "tool_call_id": call, "content": "21 C"}
+        assert _links(*asks, _item(3, "openai.chat", _chat(USER, result))) == [(3, n)]
