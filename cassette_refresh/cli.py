@@ -159,6 +159,19 @@ def _check_output(path: str | None) -> None:
         )
 
 
+def _not_a_cassette_of(output: str | None, files: Sequence[Path]) -> None:
+    """``--output`` must not name a cassette being checked: the report would replace it."""
+    if output is None:
+        return
+    target = Path(output).resolve()
+    for path in files:
+        if path.resolve() == target:
+            raise ConfigError(
+                f"--output {output} is the cassette {path}: the report would replace it\n"
+                "TIP: pass --output a file outside the cassettes, e.g. `--output drift.json`."
+            )
+
+
 def _check(args: argparse.Namespace, env: Mapping[str, str], output: _Output) -> int:
     if args.force_write and not args.write:
         raise ConfigError(
@@ -169,6 +182,7 @@ def _check(args: argparse.Namespace, env: Mapping[str, str], output: _Output) ->
     _check_output(args.output)
     loaded = _discover.load(_discover.find(args.paths))
     files, recorded = loaded.files, list(loaded.recorded)
+    _not_a_cassette_of(args.output, files)
     if not files:
         passed = "".join(f"; skipped {path}: {why}" for path, why in loaded.not_cassettes)
         raise ConfigError(

@@ -199,3 +199,21 @@ def test_a_symlinked_cassette_is_written_through_to_its_target(
     assert after["interactions"][0]["digest"] == before["interactions"][0]["digest"]
     assert len(read_snapshot(good).interactions) == 1
     assert [p.name for p in shared.parent.iterdir()] == ["weather.yaml"]
+
+
+@pytest.mark.parametrize("write", [(), ("--write",)])
+def test_the_report_never_replaces_a_cassette(
+    folder: Path, emu: Emulator, capsys: pytest.CaptureFixture[str], write: tuple[str, ...]
+) -> None:
+    """`--output` naming a cassette being checked (here through another spelling of its path)
+    is refused before any live call: the file stays byte for byte."""
+    cassette = folder / "test_a" / "test_b.yaml"
+    before = _sha(cassette)
+    emu.set_drift("field_added")
+    spelled = folder / "test_a" / ".." / "test_a" / "test_b.yaml"
+    capsys.readouterr()
+    code = main(["check", str(folder), *write, "--no-progress", "--output", str(spelled)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"ERROR: --output {spelled} is the cassette {cassette}" in err
+    assert (_sha(cassette), emu.hits) == (before, 0)
