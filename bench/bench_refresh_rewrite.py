@@ -4,9 +4,9 @@
 
 Each cassette holds N independent chat calls with ~2 KB answers (no chain: the detector has to
 look at every request string against every earlier answer); ``--prompt-chars`` gives each
-request a unique document of that size (every window of it is looked up). Figures are against the YAML parse
-of the same file, which any rewrite pays anyway. These checks run only in ``cassette-refresh``,
-never on replay.
+request a unique document of that size (every window of it is looked up). Figures are against
+the YAML parse of the same file, which any rewrite pays anyway. These checks run only in
+``cassette-refresh``, never on replay.
 """
 
 from __future__ import annotations
