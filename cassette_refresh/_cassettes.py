@@ -16,7 +16,9 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+from cassette_refresh._choice import another_choice
 from cassette_refresh._reissue import LiveAnswer, LiveCall
 from cassette_refresh._rewrite import (
     RewriteRefusedError,
@@ -145,14 +147,15 @@ def write_back(
     *,
     guard: WriteGuard,
     digests: Mapping[int, str] | None = None,
-) -> tuple[bool, list[int]]:
+) -> tuple[bool, dict[int, str]]:
     """Re-record the interactions of ``path`` that have a live answer (by seq).
 
     The file is re-read under its lock, so a concurrent append is not lost; the ``--write``
     rules (:mod:`cassette_refresh._rewrite`) and the guard see it before anything touches the
     disk. ``digests`` holds the digest of each request re-sent: an interaction that holds another
     request now (the file was re-recorded while the check ran) refuses the file. Returns whether
-    the file was written, and the redacted seqs kept as recorded; raises
+    the file was written, and the seqs kept as recorded with why (:func:`_kept_as_recorded`);
+    raises
     :class:`RewriteRefusedError` for a file that must stay as it is.
     """
     target = path.resolve()  # a symlinked cassette is written through to its target
@@ -167,10 +170,8 @@ def write_back(
             moved = changed_since_check(path, snapshot.interactions, live, digests)
             if moved is not None:
                 raise moved
-        kept = [i.seq for i in snapshot.interactions if i.seq in live and i.redacted]
-        rewritten = frozenset(
-            i.seq for i in snapshot.interactions if i.seq in live and not i.redacted
-        )
+        kept = _kept_as_recorded(snapshot.interactions, live)
+        rewritten = frozenset(i.seq for i in snapshot.interactions if i.seq in live) - set(kept)
         if not rewritten:
             return False, kept
         refusal = chain_refusal(path, snapshot.interactions, rewritten) or edit_refusal(
@@ -188,14 +189,45 @@ def write_back(
     return True, kept
 
 
+REDACTED = "redacted: a before_record hook edited its request"
+
+
+def _kept_as_recorded(
+    interactions: Sequence[Interaction], live: Mapping[int, LiveAnswer]
+) -> dict[int, str]:
+    """The interactions with a live answer that keep their recorded one, and why: redacted
+    ones (the stored request is not the one answered), and those whose live answer made
+    another choice than the recorded one (:mod:`cassette_refresh._choice`)."""
+    kept: dict[int, str] = {}
+    for interaction in interactions:
+        answer = live.get(interaction.seq)
+        if answer is None:
+            continue
+        if interaction.redacted:
+            kept[interaction.seq] = REDACTED
+            continue
+        recorded = _answer_data(interaction)
+        fresh = answer.body if answer.events is None else [data for _, data in answer.events]
+        why = another_choice(recorded, fresh)
+        if why is not None:
+            kept[interaction.seq] = why
+    return kept
+
+
+def _answer_data(interaction: Interaction) -> Any:
+    if interaction.stream is not None:
+        return [event.data for event in interaction.stream]
+    return interaction.response.body if interaction.response is not None else None
+
+
 @dataclass
 class WriteOutcome:
     """What ``--write`` did: the files re-recorded, those left as they were (with why), the
-    redacted interactions kept as recorded, and the files left alone for want of drift."""
+    interactions kept as recorded (with why), and the files left alone for want of drift."""
 
     written: list[str] = field(default_factory=list)
     refused: list[tuple[str, CassetteError | OSError]] = field(default_factory=list)
-    kept: list[tuple[str, int]] = field(default_factory=list)
+    kept: list[tuple[str, int, str]] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
 
 
@@ -230,7 +262,7 @@ def write_all(
         except (CassetteError, OSError) as exc:
             outcome.refused.append((str(path), exc))
             continue
-        outcome.kept.extend((str(path), seq) for seq in kept)
+        outcome.kept.extend((str(path), seq, why) for seq, why in kept.items())
         if written:
             outcome.written.append(str(path))
     return outcome

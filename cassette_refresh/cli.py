@@ -276,7 +276,7 @@ def _write(
         result,
         written=tuple(outcome.written),
         not_written=refused,
-        kept=tuple(KeptAnswer(path, seq) for path, seq in outcome.kept),
+        kept=tuple(KeptAnswer(path, seq, why) for path, seq, why in outcome.kept),
         unchanged=tuple(outcome.unchanged),
     )
     if not refused:

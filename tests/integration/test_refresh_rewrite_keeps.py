@@ -438,3 +438,62 @@ def test_a_run_key_not_of_the_library_is_a_hand_edit(
     assert (report["exit_code"], report["written"]) == (2, [])
     assert "edited by hand (run" in report["not_written"][0]["reason"]
     assert _sha(cassette) == before
+
+
+CHOICE = """
+import os
+
+import openai
+import pytest
+
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}}}}]
+
+
+@pytest.mark.cassette
+def test_choice():
+    with openai.OpenAI(max_retries=0) as client:
+        message = client.chat.completions.create(
+            model="gpt-4o-mini", tools=TOOLS,
+            messages=[{"role": "user", "content": "Weather in Oslo?"}],
+        ).choices[0].message
+        plain = client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "Name a fjord"}]
+        )
+    if os.environ.get("EXPECT_TEXT"):  # the test as written against the edited recording
+        assert message.content == "Sunny, 12 C" and not message.tool_calls
+    assert plain.choices[0].message.content
+"""
+
+
+def test_an_answer_the_live_model_chose_otherwise_is_kept_as_recorded(
+    pytester: pytest.Pytester,
+    provider: Emulator,
+    inner: InnerRun,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Recorded: a text answer (the model did not call the tool then); live: a tool call. The
+    shape check cannot tell, but the test reads the text: seq 1 keeps its answer (listed under
+    `kept`, why), seq 2 is re-recorded, and the test still passes on replay."""
+    cassette = _record(pytester, inner, CHOICE)
+    document = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+    choice = document["interactions"][0]["response"]["body"]["choices"][0]
+    choice["message"] = {"role": "assistant", "content": "Sunny, 12 C", "refusal": None}
+    choice["finish_reason"] = "stop"
+    cassette.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    provider.set_drift("field_added")
+    report = _refresh(cassette, capsys)
+    assert (report["exit_code"], report["written"]) == (1, [str(cassette)])
+    [kept] = report["kept"]
+    assert (kept["path"], kept["seq"]) == (str(cassette), 1)
+    assert kept["reason"].startswith(
+        "the live answer made another choice (a call to get_weather; recorded: an answer "
+        "without tool calls)"
+    )
+    after = _interactions(cassette)
+    assert after[0]["response"]["body"]["choices"][0] == choice
+    assert "service_tier_v2" in after[1]["response"]["body"]
+    provider.clear_drift()
+    monkeypatch.setenv("EXPECT_TEXT", "1")
+    _replays(provider, inner, monkeypatch)
