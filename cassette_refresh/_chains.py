@@ -43,6 +43,12 @@ ENUM_KEYS = frozenset(
         "event",
         "service_tier",
         "model",
+        # settings a Responses answer echoes even when its request left them out
+        "truncation",
+        "tool_choice",
+        "effort",
+        "summary",
+        "verbosity",
     }
 )
 # Keys a stream spells out in pieces, one fragment per event.

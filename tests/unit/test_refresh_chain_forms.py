@@ -233,3 +233,18 @@ def test_a_chain_across_identical_repeated_requests_names_the_answer_quoted() ->
     for n, call in enumerate(calls, start=1):
         result = {"role": "tool", "tool_call_id": call, "content": "21 C"}
         assert _links(*asks, _item(3, "openai.chat", _chat(USER, result))) == [(3, n)]
+
+
+def test_settings_a_responses_answer_echoes_are_not_quotes() -> None:
+    """The answer echoes defaults its request left out (`truncation: disabled`, a reasoning
+    `summary`); a later call that sets them itself quotes nothing."""
+    answer = {"id": _token("resp_"), "object": "response", "truncation": "disabled",
+              "tool_choice": "required", "reasoning": {"effort": "minimal", "summary": "detailed"},
+              "text": {"format": {"type": "text"}, "verbosity": "verbose"},
+              "output": [{"type": "message", "id": _token("msg_"), "role": "assistant",
+                          "content": [{"type": "output_text", "text": "Sunny."}]}]}  # fmt: skip
+    first = _item(1, "openai.responses", {"model": "o4-mini", "input": "Weather?"}, answer)
+    later = {"model": "o4-mini", "input": "And tomorrow?", "truncation": "disabled",
+             "tool_choice": "required", "reasoning": {"effort": "minimal", "summary": "detailed"},
+             "text": {"verbosity": "verbose"}}  # fmt: skip
+    assert _links(first, _item(2, "openai.responses", later)) == []
