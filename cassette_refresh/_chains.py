@@ -21,6 +21,7 @@ never count. It errs on the side of seeing a chain.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 import unicodedata
@@ -182,8 +183,11 @@ def _word_parts(word: str) -> Iterator[str]:
     starts = [0] + [m.end() for m in SEPARATOR.finditer(word)]
     ends = [m.start() for m in SEPARATOR.finditer(word)] + [len(word)]
     for start in starts:
-        for end in ends:
-            if MIN_QUOTE <= end - start <= MAX_PIECE and (start, end) != (0, len(word)):
+        # only the ends within MAX_PIECE: a long word with many separators stays linear
+        for end in ends[bisect.bisect_left(ends, start + MIN_QUOTE) :]:
+            if end - start > MAX_PIECE:
+                break
+            if (start, end) != (0, len(word)):
                 yield word[start:end]
 
 
