@@ -59,6 +59,7 @@ SEPARATOR = re.compile(r"[_\-]")
 MIN_QUOTE = 8  # an answer string this long counts wherever a later request holds it
 WINDOW = 24  # a run of this many canonical characters shared with an answer is a quote...
 STRIDE = 8  # ...sampled in answers every STRIDE: a shared run of WINDOW + STRIDE - 1 is seen
+GRAM_CHUNK = 1 << 16  # request windows looked up at once
 MAX_PIECE = 96  # the longest part of a word looked up as an id (``call_x`` in ``call_x_y``)
 ID_HEADER = "request-id"  # x-request-id, request-id: an answer's own id, in its headers
 ADDRESS_KEYS = ("index", "output_index", "content_index", "item_id", "summary_index")
@@ -225,6 +226,8 @@ class _Quotables:
                 for part in _word_parts(word):
                     if (hit := exact.get(part)) is not None:
                         return hit
+        if text.startswith("data:") and ";base64," in text[:200]:
+            return None  # an inline image or file: only ever sent back whole (equal, above)
         return self._shared_run(key)
 
     def _shared_run(self, key: str) -> tuple[int, str] | None:
@@ -232,15 +235,20 @@ class _Quotables:
         windows = self.windows
         if len(key) < WINDOW or not windows:
             return None
-        grams = {key[start : start + WINDOW] for start in range(len(key) - WINDOW + 1)}
         hits = []
-        for window in grams & windows.keys():
-            hit = windows[window]
-            if any(window in asked for asked in self.asked.get(hit[0], ())):
-                del windows[window]  # the answer echoed its own request here: never a quote
-            else:
-                hits.append(hit)
-        return min(hits, default=None)
+        last = len(key) - WINDOW + 1
+        for chunk in range(0, last, GRAM_CHUNK):  # in chunks: a 10 MB prompt stays small
+            stop = min(chunk + GRAM_CHUNK, last)
+            grams = {key[start : start + WINDOW] for start in range(chunk, stop)}
+            for window in grams & windows.keys():
+                hit = windows[window]
+                if any(window in asked for asked in self.asked.get(hit[0], ())):
+                    del windows[window]  # the answer echoed its own request here: no quote
+                else:
+                    hits.append(hit)
+            if hits:
+                return min(hits)
+        return None
 
 
 def find_links(

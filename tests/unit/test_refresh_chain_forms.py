@@ -9,6 +9,7 @@ question, shared instructions and tool definitions are not.
 
 from __future__ import annotations
 
+import base64
 import json
 import secrets
 import unicodedata
@@ -248,3 +249,16 @@ def test_settings_a_responses_answer_echoes_are_not_quotes() -> None:
              "tool_choice": "required", "reasoning": {"effort": "minimal", "summary": "detailed"},
              "text": {"verbosity": "verbose"}}  # fmt: skip
     assert _links(first, _item(2, "openai.responses", later)) == []
+
+
+def test_an_inline_image_is_compared_whole() -> None:
+    """A data URL the answer produced and the test sends back is a quote; an unrelated image
+    in a later prompt is not, whatever bytes it holds."""
+    image = "data:image/png;base64," + base64.b64encode(secrets.token_bytes(3000)).decode()
+    answer = {"data": [{"b64_json": image}], "created": 1}
+    first = _item(1, "acme.images", {"prompt": "a cat"}, answer)
+    again = _item(2, "acme.images", {"prompt": "the same cat", "image": image})
+    other = "data:image/png;base64," + base64.b64encode(secrets.token_bytes(3000)).decode()
+    unrelated = _item(2, "acme.images", {"prompt": "a dog", "image": other})
+    assert _links(first, again) == [(2, 1)]
+    assert _links(first, unrelated) == []
