@@ -262,3 +262,30 @@ def test_an_inline_image_is_compared_whole() -> None:
     unrelated = _item(2, "acme.images", {"prompt": "a dog", "image": other})
     assert _links(first, again) == [(2, 1)]
     assert _links(first, unrelated) == []
+
+
+def test_a_streamed_thinking_block_sent_back_is_a_chain() -> None:
+    """Streamed thinking comes as `thinking_delta` pieces and one `signature_delta`: the block
+    sent back (its text joined up, or its signature) quotes the answer."""
+    signature = "ErUBCkYIBxgCIkB" + secrets.token_urlsafe(48)
+    pieces = ["The user asks ", "about the weather ", "in Paris today."]
+    events: list[tuple[str | None, Any]] = [
+        ("content_block_start", {"type": "content_block_start", "index": 0,
+                                 "content_block": {"type": "thinking", "thinking": ""}}),
+        *[("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                   "delta": {"type": "thinking_delta", "thinking": piece}})
+          for piece in pieces],
+        ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                 "delta": {"type": "signature_delta", "signature": signature}}),
+    ]  # fmt: skip
+    ask: dict[str, Any] = {"model": "claude-sonnet-4-5", "max_tokens": 2048, "stream": True,
+                           "thinking": {"type": "enabled", "budget_tokens": 1024},
+                           "messages": [USER]}  # fmt: skip
+    first = _item(1, "anthropic.messages", ask, stream=events)
+    for block in (
+        {"type": "thinking", "thinking": "".join(pieces), "signature": "x"},
+        {"type": "thinking", "thinking": "-", "signature": signature},
+    ):
+        turn = {"role": "assistant", "content": [block]}
+        later = {**ask, "messages": [USER, turn, {"role": "user", "content": "Go on"}]}
+        assert _links(first, _item(2, "anthropic.messages", later)) == [(2, 1)], block
