@@ -65,3 +65,23 @@ def test_another_choice_is_a_change_of_tools_not_of_text() -> None:
         "a call to time, weather)"
     )
     assert "re-record it by running its test" in why
+
+
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        {"choices": [{"message": {"role": "assistant", "content": None, "refusal": "No."}}]},
+        [{"choices": [{"index": 0, "delta": {"refusal": "I can't"}}]}],
+        {"output": [{"type": "message", "content": [{"type": "refusal", "refusal": "No."}]}]},
+        {"content": [{"type": "text", "text": "I can't help"}], "stop_reason": "refusal"},
+        [{"type": "message_delta", "delta": {"stop_reason": "refusal"}}],
+    ],
+    ids=["chat", "chat-stream", "responses", "anthropic", "anthropic-stream"],
+)
+def test_a_refusal_where_an_answer_was_recorded_is_another_choice(refusal: Any) -> None:
+    answer = {"choices": [{"message": {"role": "assistant", "content": "Sure", "refusal": None}}]}
+    assert another_choice(answer, refusal) is not None
+    assert "(a refusal; recorded: an answer without tool calls)" in str(
+        another_choice(answer, refusal)
+    )
+    assert another_choice(refusal, refusal) is None
