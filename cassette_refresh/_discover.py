@@ -3,11 +3,11 @@
 The rule is the one ``cassettes scan`` follows. A file named on the command line must be a
 cassette. Under a folder, every ``*.yaml``/``*.yml`` file is read but hidden files and folders
 (``.github``, ``.venv``, the store's ``.{name}.*.tmp`` files), and a YAML file found there that
-is plainly something else (not a mapping, or a mapping with neither ``interactions`` nor
-``version``: a CI workflow, a fixture) is skipped with a note, never silently. Anything that
-could be a cassette and does not read as one is a :class:`CassetteFormatError`: a damaged
-cassette is never passed over. A symlink found under a folder is followed; one whose target is
-missing is an error, not a file that was never there.
+is plainly something else (not a mapping, or a mapping with none of ``interactions``,
+``version``, ``manifest``: a CI workflow, a fixture) is skipped with a note, never silently.
+Anything that could be a cassette and does not read as one is a :class:`CassetteFormatError`: a
+damaged cassette is never passed over. A symlink found under a folder is followed; one whose
+target is missing is an error, not a file that was never there.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from cassettes_core._errors import CassetteFormatError, ConfigError
 from cassettes_core._store import read_snapshot
 
 SUFFIXES = (".yaml", ".yml")
-CASSETTE_KEYS = ("interactions", "version")
+CASSETTE_KEYS = ("interactions", "version", "manifest")
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ def _not_a_cassette(path: Path) -> str | None:
         kind = "empty" if document is None else f"a {type(document).__name__}, not a mapping"
         return f"not a cassette (the YAML document is {kind})"
     if not any(key in document for key in CASSETTE_KEYS):
-        return "not a cassette (a YAML mapping with neither `interactions` nor `version`)"
+        return "not a cassette (a YAML mapping without `interactions`, `version` or `manifest`)"
     return None
 
 

@@ -217,3 +217,23 @@ def test_the_report_never_replaces_a_cassette(
     assert code == 2
     assert f"ERROR: --output {spelled} is the cassette {cassette}" in err
     assert (_sha(cassette), emu.hits) == (before, 0)
+
+
+def test_a_yaml_file_with_a_cassette_key_is_never_skipped(
+    folder: Path, emu: Emulator, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A manifest without interactions is a damaged cassette, not someone else's YAML."""
+    damaged = folder / "test_a" / "test_half.yaml"
+    damaged.write_text("manifest:\n  library: provider-cassettes\n", encoding="utf-8")
+    code, report = _json(capsys, str(folder), "--write")
+    assert code == 2
+    assert str(damaged) in report["error"]
+    assert emu.hits == 0
+
+
+def test_the_earlier_find_cassettes_still_answers(folder: Path) -> None:
+    from cassette_refresh._cassettes import find_cassettes
+
+    (folder / ".github").mkdir()
+    (folder / ".github" / "ci.yml").write_text("on: push\n", encoding="utf-8")
+    assert find_cassettes([folder]) == [folder / "test_a" / "test_b.yaml"]
