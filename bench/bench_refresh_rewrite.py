@@ -1,11 +1,12 @@
 """What the ``--write`` rules cost per cassette: chain detection and the hand-edit check.
 
-    .venv/bin/python bench/bench_refresh_rewrite.py [--sizes 100 1000 5000]
+    .venv/bin/python bench/bench_refresh_rewrite.py [--sizes 100 1000 5000] [--prompt-chars 2000]
 
 Each cassette holds N independent chat calls with ~2 KB answers (no chain: the detector has to
-look at every request string against every earlier answer). Figures are against the YAML parse
-of the same file, which any rewrite pays anyway. These checks run only in ``cassette-refresh``,
-never on replay.
+look at every request string against every earlier answer); ``--prompt-chars`` gives each
+request a unique document of that size (every window of it is looked up). Figures are against
+the YAML parse of the same file, which any rewrite pays anyway. These checks run only in
+``cassette-refresh``, never on replay.
 """
 
 from __future__ import annotations
@@ -27,12 +28,14 @@ from cassettes_core._store import render
 from cassettes_core._yaml import load as yaml_load
 
 
-def _cassette(size: int) -> list[Interaction]:
+def _cassette(size: int, prompt_chars: int = 0) -> list[Interaction]:
     items = []
     for n in range(1, size + 1):
+        document = " ".join(f"{n}-{k:x}" for k in range(prompt_chars // 8))[:prompt_chars]
+        prompt = f"Question {n}? {document}".strip()
         request = LLMRequest.from_body(
             "openai.chat",
-            {"model": "gpt-4o", "messages": [{"role": "user", "content": f"Question {n}?"}]},
+            {"model": "gpt-4o", "messages": [{"role": "user", "content": prompt}]},
         )
         text = f"Answer {n}: " + "lorem ipsum dolor sit amet " * 75
         body = {
@@ -54,8 +57,8 @@ def _seconds(work: Callable[[], object], repeat: int = 3) -> float:
     return best
 
 
-def _row(size: int, manifest: Manifest) -> str:
-    items = _cassette(size)
+def _row(size: int, manifest: Manifest, prompt_chars: int) -> str:
+    items = _cassette(size, prompt_chars)
     text = render(manifest, items)
     parse = _seconds(lambda: yaml_load(text))
     chains = _seconds(lambda: find_links(items))
@@ -67,11 +70,12 @@ def _row(size: int, manifest: Manifest) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 5000])
-    sizes = parser.parse_args().sizes
+    parser.add_argument("--prompt-chars", type=int, default=0)
+    args = parser.parse_args()
     manifest = Manifest.current()
     print(f"{'interactions':>12} {'parse s':>9} {'chains s':>9} {'edits s':>9} {'(x parse)':>10}")
-    for size in sizes:
-        print(_row(size, manifest))
+    for size in args.sizes:
+        print(_row(size, manifest, args.prompt_chars))
 
 
 if __name__ == "__main__":

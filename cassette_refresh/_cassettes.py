@@ -16,7 +16,9 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+from cassette_refresh._choice import another_choice
 from cassette_refresh._reissue import LiveAnswer, LiveCall
 from cassette_refresh._rewrite import (
     RewriteRefusedError,
@@ -42,7 +44,6 @@ DEFAULT_ENDPOINTS: Mapping[str, str] = {
     "openai.embeddings": "/v1/embeddings",
     "anthropic.messages": "/v1/messages",
 }
-SUFFIXES = (".yaml", ".yml")
 
 
 @dataclass(frozen=True)
@@ -103,26 +104,11 @@ def live_answer(recorded: Recorded, live: LiveAnswer) -> Answer:
 
 
 def find_cassettes(paths: Iterable[Path | str]) -> list[Path]:
-    """The cassette files named or found (recursively, ``*.yaml``/``*.yml``) under ``paths``.
+    """The cassette files named or found under ``paths`` (see :mod:`cassette_refresh._discover`,
+    which reads them; kept here for callers of the earlier layout)."""
+    from cassette_refresh._discover import find  # here: _discover imports this module
 
-    A file named twice (``c.yaml`` and ``./c.yaml``, or a folder and a file in it) is checked
-    once, under the name it was first met by.
-    """
-    found: dict[Path, Path] = {}
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            for candidate in sorted(path.rglob("*")):
-                if candidate.suffix in SUFFIXES and candidate.is_file():
-                    found.setdefault(candidate.resolve(), candidate)
-        elif path.is_file():
-            found.setdefault(path.resolve(), path)
-        else:
-            raise ConfigError(
-                f"{path}: no such file or directory\n"
-                "TIP: pass cassette files or folders, e.g. `cassette-refresh check cassettes/`"
-            )
-    return list(found.values())
+    return list(find(paths).files)
 
 
 def load_recorded(files: Sequence[Path]) -> list[Recorded]:
@@ -169,19 +155,21 @@ def write_back(
     *,
     guard: WriteGuard,
     digests: Mapping[int, str] | None = None,
-) -> tuple[bool, list[int]]:
+) -> tuple[bool, dict[int, str]]:
     """Re-record the interactions of ``path`` that have a live answer (by seq).
 
     The file is re-read under its lock, so a concurrent append is not lost; the ``--write``
     rules (:mod:`cassette_refresh._rewrite`) and the guard see it before anything touches the
     disk. ``digests`` holds the digest of each request re-sent: an interaction that holds another
     request now (the file was re-recorded while the check ran) refuses the file. Returns whether
-    the file was written, and the redacted seqs kept as recorded; raises
+    the file was written, and the seqs kept as recorded with why (:func:`_kept_as_recorded`);
+    raises
     :class:`RewriteRefusedError` for a file that must stay as it is.
     """
-    with lock_for(path):
-        snapshot = read_snapshot(path)
-        text = read_text(path)
+    target = path.resolve()  # a symlinked cassette is written through to its target
+    with lock_for(target):
+        snapshot = read_snapshot(target)
+        text = read_text(target)
         if snapshot.manifest is None or text is None:
             raise RewriteRefusedError(
                 path, "it was removed while the check ran", next_step="Nothing was written"
@@ -190,10 +178,8 @@ def write_back(
             moved = changed_since_check(path, snapshot.interactions, live, digests)
             if moved is not None:
                 raise moved
-        kept = [i.seq for i in snapshot.interactions if i.seq in live and i.redacted]
-        rewritten = frozenset(
-            i.seq for i in snapshot.interactions if i.seq in live and not i.redacted
-        )
+        kept = _kept_as_recorded(snapshot.interactions, live)
+        rewritten = frozenset(i.seq for i in snapshot.interactions if i.seq in live) - set(kept)
         if not rewritten:
             return False, kept
         refusal = chain_refusal(path, snapshot.interactions, rewritten) or edit_refusal(
@@ -207,18 +193,49 @@ def write_back(
         guard.check([i.to_dict() for i in interactions], path=path)
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         manifest = dataclasses.replace(snapshot.manifest, recorded_at=now)
-        atomic_write(path, render(manifest, interactions))
+        atomic_write(target, render(manifest, interactions))
     return True, kept
+
+
+REDACTED = "redacted: a before_record hook edited its request"
+
+
+def _kept_as_recorded(
+    interactions: Sequence[Interaction], live: Mapping[int, LiveAnswer]
+) -> dict[int, str]:
+    """The interactions with a live answer that keep their recorded one, and why: redacted
+    ones (the stored request is not the one answered), and those whose live answer made
+    another choice than the recorded one (:mod:`cassette_refresh._choice`)."""
+    kept: dict[int, str] = {}
+    for interaction in interactions:
+        answer = live.get(interaction.seq)
+        if answer is None:
+            continue
+        if interaction.redacted:
+            kept[interaction.seq] = REDACTED
+            continue
+        recorded = _answer_data(interaction)
+        fresh = answer.body if answer.events is None else [data for _, data in answer.events]
+        why = another_choice(recorded, fresh)
+        if why is not None:
+            kept[interaction.seq] = why
+    return kept
+
+
+def _answer_data(interaction: Interaction) -> Any:
+    if interaction.stream is not None:
+        return [event.data for event in interaction.stream]
+    return interaction.response.body if interaction.response is not None else None
 
 
 @dataclass
 class WriteOutcome:
     """What ``--write`` did: the files re-recorded, those left as they were (with why), the
-    redacted interactions kept as recorded, and the files left alone for want of drift."""
+    interactions kept as recorded (with why), and the files left alone for want of drift."""
 
     written: list[str] = field(default_factory=list)
     refused: list[tuple[str, CassetteError | OSError]] = field(default_factory=list)
-    kept: list[tuple[str, int]] = field(default_factory=list)
+    kept: list[tuple[str, int, str]] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
 
 
@@ -253,7 +270,7 @@ def write_all(
         except (CassetteError, OSError) as exc:
             outcome.refused.append((str(path), exc))
             continue
-        outcome.kept.extend((str(path), seq) for seq in kept)
+        outcome.kept.extend((str(path), seq, why) for seq, why in kept.items())
         if written:
             outcome.written.append(str(path))
     return outcome

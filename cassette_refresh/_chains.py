@@ -7,18 +7,25 @@ turn 2 still quotes the old ones: the next replay sends a turn 2 the cassette do
 ``--write`` must know which answers are quoted later on.
 
 Detection works on plain data, whatever the provider: every string of an answer (its JSON body,
-or every event of its stream, plus the text and tool arguments a stream spells out piece by
-piece) that its own request does not already hold is a *quotable*; a later request quotes it
-when one of its strings is equal to it (an id-length string anywhere, any string in an id
-field or inside an assistant turn), holds it as an id-like word, or contains a long answer
-text. Integer ids count as their text. Enumerations (``type``, ``role``, ``finish_reason``…)
-and the answer's ``model`` never count. It errs on the side of seeing a chain.
+or every event of its stream, plus the texts and tool arguments a stream spells out piece by
+piece, per output item) that its own request does not already hold is a *quotable*. Strings
+are compared in a canonical form (Unicode NFKC, case-folded, without whitespace), so a text sent
+back re-wrapped, re-spaced, re-serialised or in another normal form still counts. A later
+request quotes an answer when one of its strings is equal to a quotable (one of id length
+anywhere, any length in an id field or inside an assistant turn), holds one as an id-like word
+or part of one (``call_x_result``), or shares a run of text with one (:data:`WINDOW`
+canonical characters, found through windows sampled every :data:`STRIDE`). Integer ids count as
+their text. Enumerations (``type``, ``role``, ``finish_reason``…) and the answer's ``model``
+never count. It errs on the side of seeing a chain.
 """
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
-from collections.abc import Iterator, Mapping, Sequence
+import unicodedata
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,15 +44,27 @@ ENUM_KEYS = frozenset(
         "event",
         "service_tier",
         "model",
+        # settings a Responses answer echoes even when its request left them out
+        "truncation",
+        "tool_choice",
+        "effort",
+        "summary",
+        "verbosity",
     }
 )
 # Keys a stream spells out in pieces, one fragment per event.
 PIECE_KEYS = ("content", "text", "delta", "arguments", "partial_json", "thinking", "refusal")
-WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]{7,}")
+WORD = re.compile(r"[^\W_][\w\-]{7,}")
+SEPARATOR = re.compile(r"[_\-]")
 MIN_QUOTE = 8  # an answer string this long counts wherever a later request holds it
-MIN_TEXT = 24  # an answer text this long counts when a later string merely contains it
+WINDOW = 24  # a run of this many canonical characters shared with an answer is a quote...
+STRIDE = 8  # ...sampled in answers every STRIDE: a shared run of WINDOW + STRIDE - 1 is seen
+GRAM_CHUNK = 1 << 16  # request windows looked up at once
+MAX_PIECE = 96  # the longest part of a word looked up as an id (``call_x`` in ``call_x_y``)
+ID_HEADER = "request-id"  # x-request-id, request-id: an answer's own id, in its headers
+ADDRESS_KEYS = ("index", "output_index", "content_index", "item_id", "summary_index")
 ASSISTANT_ROLES = frozenset({"assistant", "model"})
-ANSWER_ITEM_TYPES = frozenset({"function_call", "tool_use", "server_tool_use", "reasoning"})
+ANSWER_ITEMS = frozenset({"function_call", "tool_use", "server_tool_use", "reasoning"})
 
 
 @dataclass(frozen=True)
@@ -85,73 +104,150 @@ def _leaves(value: Any, path: str = "", key: str = "") -> Iterator[tuple[str, st
             yield from _leaves(item, f"{path}[{n}]", key)
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def canonical(text: str) -> str:
+    """How quotes are compared: Unicode NFKC, case-folded, whitespace removed (cached: a
+    conversation re-sends its whole history with every turn)."""
+    return "".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def _addressed(
+    value: Any, where: tuple[str, ...] = (), key: str = "", delta: bool = False
+) -> Iterator[tuple[tuple[str, ...], str]]:
+    """The pieces of text in one event, each with its address: the keys down to it (list
+    positions left out) and the item addresses met on the way (``index``, ``output_index``…,
+    so the second of two parallel tool calls, at position 0 of its chunk, is told apart)."""
+    if isinstance(value, Mapping):
+        where = (*where, *(f"{name}={value[name]}" for name in ADDRESS_KEYS if name in value))
+        for name, item in value.items():
+            yield from _addressed(item, (*where, str(name)), str(name), delta or name == "delta")
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _addressed(item, where, key, delta)
+    elif isinstance(value, str) and key in PIECE_KEYS and (delta or key == "delta"):
+        yield where, value
+
+
 def _spelled_out(events: Sequence[Any]) -> Iterator[str]:
-    """The whole texts a stream sends piece by piece (chat deltas, text and JSON deltas)."""
-    pieces: dict[str, list[str]] = {}
+    """The whole texts a stream sends piece by piece (chat deltas, text and JSON deltas), one
+    per output item, content block or tool call the events address."""
+    pieces: dict[tuple[str, ...], list[str]] = {}
     for data in events:
-        for key, path, text in _leaves(data):
-            if key in PIECE_KEYS and ("delta" in path or key == "delta"):
-                pieces.setdefault(key, []).append(text)
+        for where, text in _addressed(data):
+            pieces.setdefault(where, []).append(text)
     for parts in pieces.values():
         yield "".join(parts)
 
 
-def answer_strings(interaction: Interaction) -> set[str]:
-    """What a later request could quote from ``interaction``'s answer (empty for an error)."""
+def answer_strings(interaction: Interaction, asked: Collection[str] = ()) -> set[str]:
+    """What a later request could quote from ``interaction``'s answer (empty for an error):
+    its strings but those ``asked`` (canonical: what its own request held)."""
     found: list[str] = []
     if interaction.response is not None:
         found += [s for key, _, s in _leaves(interaction.response.body) if key not in ENUM_KEYS]
+        # the SDKs hand the request id header to the test (``response._request_id``)
+        headers = interaction.response.headers.items()
+        found += [value for name, value in headers if name.lower().endswith(ID_HEADER)]
     if interaction.stream is not None:
         datas = [event.data for event in interaction.stream]
         found += [s for key, _, s in _leaves(datas) if key not in ENUM_KEYS]
         found += _spelled_out(datas)
-    asked = {s for _, _, s in _leaves(interaction.request.body())}
-    quotable = {text for s in found if (text := s.strip()) and text != "[DONE]"}
-    return quotable - asked
+    return {
+        text
+        for s in found
+        if (text := s.strip()) and text != "[DONE]" and canonical(text) not in asked
+    }
 
 
-def _in_answer_turn(path: str, request: Mapping[str, Any]) -> bool:
-    """Whether ``path`` lies in an assistant message or an answer item of ``request``."""
-    node: Any = request
-    for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
-        if isinstance(node, Mapping):
-            if node.get("role") in ASSISTANT_ROLES or node.get("type") in ANSWER_ITEM_TYPES:
-                return True
-            node = node.get(part)
-        elif isinstance(node, list) and part.startswith("["):
-            index = int(part[1:-1])
-            node = node[index] if index < len(node) else None
-        else:
-            return False
-    return False
+def _request_leaves(
+    value: Any, path: str = "", key: str = "", turn: bool = False
+) -> Iterator[tuple[str, str, bool]]:
+    """Every string of a request as (its path, the string, whether any length counts there):
+    in an id field or inside an assistant turn or an answer item (short ids exist)."""
+    if isinstance(value, Mapping):
+        turn = turn or value.get("role") in ASSISTANT_ROLES or value.get("type") in ANSWER_ITEMS
+        for name, item in value.items():
+            yield from _request_leaves(
+                item, f"{path}.{name}" if path else str(name), str(name), turn
+            )
+    elif isinstance(value, list | tuple):
+        for n, item in enumerate(value):
+            yield from _request_leaves(item, f"{path}[{n}]", key, turn)
+    elif isinstance(value, str):
+        yield path, value, turn or _is_id_key(key)
+    elif isinstance(value, int) and not isinstance(value, bool) and _is_id_key(key):
+        yield path, str(value), True
+
+
+def _word_parts(word: str) -> Iterator[str]:
+    """The parts of ``word`` between ``_``/``-`` separators (an id glued into a longer word)."""
+    starts = [0] + [m.end() for m in SEPARATOR.finditer(word)]
+    ends = [m.start() for m in SEPARATOR.finditer(word)] + [len(word)]
+    for start in starts:
+        # only the ends within MAX_PIECE: a long word with many separators stays linear
+        for end in ends[bisect.bisect_left(ends, start + MIN_QUOTE) :]:
+            if end - start > MAX_PIECE:
+                break
+            if (start, end) != (0, len(word)):
+                yield word[start:end]
 
 
 class _Quotables:
-    """The quotable strings of the answers seen so far, each with the seq it came from."""
+    """The quotable strings of the answers seen so far, each with the seq it came from.
+
+    ``exact`` maps each canonical quotable to (seq, the string as answered); ``windows`` maps
+    the canonical windows sampled from the long ones to the same. ``asked`` keeps each seq's
+    request strings (canonical), to tell an answer's echo of its own request from a quote.
+    """
 
     def __init__(self) -> None:
-        self.exact: dict[str, int] = {}
-        self.texts: dict[str, int] = {}
+        self.exact: dict[str, tuple[int, str]] = {}
+        self.windows: dict[str, tuple[int, str]] = {}
+        self.asked: dict[int, tuple[str, ...]] = {}
 
-    def add(self, seq: int, strings: set[str]) -> None:
+    def add(self, seq: int, strings: set[str], asked: tuple[str, ...]) -> None:
+        self.asked[seq] = asked
         for text in strings:
-            self.exact.setdefault(text, seq)
-            if len(text) >= MIN_TEXT:
-                self.texts.setdefault(text, seq)
+            key = canonical(text)
+            self.exact.setdefault(key, (seq, text))
+            for start in range(0, len(key) - WINDOW + 1, STRIDE):
+                self.windows.setdefault(key[start : start + WINDOW], (seq, text))
 
     def quoted_by(self, text: str, *, answer_turn: bool) -> tuple[int, str] | None:
-        stripped = text.strip()
-        seq = self.exact.get(stripped)
-        if seq is not None and (answer_turn or len(stripped) >= MIN_QUOTE):
-            return seq, stripped
-        for word in WORD.findall(text):
-            if (seq := self.exact.get(word)) is not None:
-                return seq, word
-        if len(text) < MIN_TEXT:
+        key = canonical(text)
+        hit = self.exact.get(key)
+        if hit is not None and (answer_turn or len(key) >= MIN_QUOTE):
+            return hit
+        exact = self.exact
+        for word in dict.fromkeys(WORD.findall(unicodedata.normalize("NFKC", text).casefold())):
+            if (hit := exact.get(word)) is not None:
+                return hit
+            if "_" in word or "-" in word:
+                for part in _word_parts(word):
+                    if (hit := exact.get(part)) is not None:
+                        return hit
+        if text.startswith("data:") and ";base64," in text[:200]:
+            return None  # an inline image or file: only ever sent back whole (equal, above)
+        return self._shared_run(key)
+
+    def _shared_run(self, key: str) -> tuple[int, str] | None:
+        """The answer ``key`` shares a window with, unless that window is its request's own."""
+        windows = self.windows
+        if len(key) < WINDOW or not windows:
             return None
-        for quoted, seq in self.texts.items():
-            if quoted in text:
-                return seq, quoted
+        hits = []
+        last = len(key) - WINDOW + 1
+        for chunk in range(0, last, GRAM_CHUNK):  # in chunks: a 10 MB prompt stays small
+            stop = min(chunk + GRAM_CHUNK, last)
+            grams = {key[start : start + WINDOW] for start in range(chunk, stop)}
+            for window in grams & windows.keys():
+                hit = windows[window]
+                if any(window in asked for asked in self.asked.get(hit[0], ())):
+                    del windows[window]  # the answer echoed its own request here: no quote
+                else:
+                    hits.append(hit)
+            if hits:
+                return min(hits)
         return None
 
 
@@ -161,20 +257,24 @@ def find_links(
     """The first quote of an earlier answer in each later request, in seq order.
 
     ``sources`` limits the earlier answers to those seqs (the ones a rewrite would replace):
-    an answer kept as recorded can be quoted safely.
+    an answer kept as recorded can be quoted safely. A request string an earlier request
+    already sent (where the same lengths count) is not looked at again: it came from the
+    test, or was seen there first.
     """
     quotables = _Quotables()
     links: list[ChainLink] = []
+    sent: set[tuple[str, bool]] = set()
     for interaction in sorted(interactions, key=lambda i: i.seq):
-        if quotables.exact:
-            request = interaction.request.body()
-            for key, path, text in _leaves(request):
-                # any length counts in an id field or an assistant turn: short ids exist
-                lenient = _is_id_key(key) or _in_answer_turn(path, request)
-                hit = quotables.quoted_by(text, answer_turn=lenient)
-                if hit is not None:
-                    links.append(ChainLink(interaction.seq, hit[0], hit[1], path))
-                    break
+        leaves = list(_request_leaves(interaction.request.body()))
+        for path, text, lenient in leaves:
+            if (text, lenient) in sent:
+                continue
+            sent.add((text, lenient))
+            hit = quotables.quoted_by(text, answer_turn=lenient) if quotables.exact else None
+            if hit is not None:
+                links.append(ChainLink(interaction.seq, hit[0], hit[1], path))
+                break
         if sources is None or interaction.seq in sources:
-            quotables.add(interaction.seq, answer_strings(interaction))
+            asked = tuple(dict.fromkeys(canonical(text) for _, text, _ in leaves))
+            quotables.add(interaction.seq, answer_strings(interaction, set(asked)), asked)
     return links

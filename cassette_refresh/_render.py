@@ -99,7 +99,7 @@ def render_text(result: CheckResult, *, colour: bool = False, show_info: bool = 
         lines.append("")
     if result.skipped:
         lines.append(paint(f"skipped ({len(result.skipped)}):", "dim"))
-        lines.extend(f"  {p.origin}  {p.provider}: {p.message}" for p in result.skipped)
+        lines.extend(f"  {p.origin}  {_who(p.provider)}{p.message}" for p in result.skipped)
         lines.append("")
     lines.extend(_done_lines(result))
     if result.status == "drift" and result.error is None:
@@ -177,7 +177,7 @@ def render_markdown(result: CheckResult) -> str:
         lines.append("")
     if result.skipped:
         lines += ["### Skipped", ""]
-        lines += [f"- `{p.origin}` {p.provider}: {_cell(p.message)}" for p in result.skipped]
+        lines += [f"- `{p.origin}` {_who(p.provider)}{_cell(p.message)}" for p in result.skipped]
         lines.append("")
     if result.issues:
         lines += ["### Issues", ""]
@@ -195,3 +195,8 @@ def render_markdown(result: CheckResult) -> str:
     if result.error is not None:
         lines += ["### Error", "", "```", result.error.strip(), "```", ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _who(provider: str) -> str:
+    """``provider: `` before a skipped call's reason; nothing for a skipped file."""
+    return f"{provider}: " if provider else ""

@@ -31,6 +31,10 @@ from cassettes_core._model import Interaction
 from cassettes_core._store import render
 
 CASSETTE_DIR = "cassettes"
+# The mark a ``record`` run leaves at the top of a file it starts over (the store's ``run:``):
+# bookkeeping for the next record run, which a plain rewrite drops, as the store's own does.
+RUN_MARK_KEY = "run"
+RUN_MARK_FIELDS = {"id": str, "process": str, "started": float}
 
 
 class RewriteRefusedError(CassetteError):
@@ -165,6 +169,16 @@ def _difference(kept: Any, again: Any, path: str) -> str | None:
     return None if same else path or "the document"
 
 
+def _is_run_mark(value: Any) -> bool:
+    """Whether ``value`` is a record run's mark exactly as the library writes one."""
+    if not isinstance(value, Mapping) or set(value) != set(RUN_MARK_FIELDS):
+        return False
+    return all(
+        isinstance(value[name], kind) or (kind is float and type(value[name]) is int)
+        for name, kind in RUN_MARK_FIELDS.items()
+    )
+
+
 def _readable(where: str, document: Mapping[str, Any]) -> str:
     """``interactions[2].response…`` as ``seq 3: response…``."""
     head, dot, rest = where.partition("].")
@@ -190,6 +204,8 @@ def edit_refusal(
     again = _yaml.load(render(manifest, interactions))
     stored.pop("version", None)  # a rewrite may write the current format version
     again.pop("version", None)
+    if _is_run_mark(stored.get(RUN_MARK_KEY)):
+        del stored[RUN_MARK_KEY]
     where = _difference(stored, again, "")
     if where is None:
         return None

@@ -27,14 +27,21 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from cassette_refresh._cassettes import default_guard, find_cassettes, load_recorded, write_all
+from cassette_refresh import _discover
+from cassette_refresh._cassettes import default_guard, write_all
 from cassette_refresh._check import CheckRun, providers_needed, run_check
 from cassette_refresh._cli_output import _Output, _progress, emit
 from cassette_refresh._finding import Rules
 from cassette_refresh._github import DEFAULT_API_URL, GitHubError
 from cassette_refresh._issues import LABEL, IssueOpener, run_url_from_env
 from cassette_refresh._reissue import built_in_reissuer
-from cassette_refresh._result import EXIT_UNCHECKED, CheckResult, KeptAnswer, Unwritten
+from cassette_refresh._result import (
+    EXIT_UNCHECKED,
+    CallProblem,
+    CheckResult,
+    KeptAnswer,
+    Unwritten,
+)
 from cassette_refresh._rewrite import RewriteRefusedError
 from cassette_refresh._skeleton import DEFAULT_ENUM_KEYS
 from cassette_refresh._vocabulary import BEHAVIOUR_PATHS
@@ -152,6 +159,19 @@ def _check_output(path: str | None) -> None:
         )
 
 
+def _not_a_cassette_of(output: str | None, files: Sequence[Path]) -> None:
+    """``--output`` must not name a cassette being checked: the report would replace it."""
+    if output is None:
+        return
+    target = Path(output).resolve()
+    for path in files:
+        if path.resolve() == target:
+            raise ConfigError(
+                f"--output {output} is the cassette {path}: the report would replace it\n"
+                "TIP: pass --output a file outside the cassettes, e.g. `--output drift.json`."
+            )
+
+
 def _check(args: argparse.Namespace, env: Mapping[str, str], output: _Output) -> int:
     if args.force_write and not args.write:
         raise ConfigError(
@@ -160,13 +180,15 @@ def _check(args: argparse.Namespace, env: Mapping[str, str], output: _Output) ->
         )
     rules = _rules(args)
     _check_output(args.output)
-    files = find_cassettes(args.paths)
+    loaded = _discover.load(_discover.find(args.paths))
+    files, recorded = loaded.files, list(loaded.recorded)
+    _not_a_cassette_of(args.output, files)
     if not files:
+        passed = "".join(f"; skipped {path}: {why}" for path, why in loaded.not_cassettes)
         raise ConfigError(
-            f"no cassette files (*.yaml, *.yml) under {', '.join(args.paths)}\n"
+            f"no cassette files (*.yaml, *.yml) under {', '.join(args.paths)}{passed}\n"
             "TIP: pass the folder your cassettes are recorded in, e.g. `cassettes/`."
         )
-    recorded = load_recorded(files)
     guard = default_guard(args.allow_secret) if args.write else None
     reissuer = built_in_reissuer(
         providers_needed(recorded),
@@ -191,7 +213,9 @@ def _check(args: argparse.Namespace, env: Mapping[str, str], output: _Output) ->
                 progress=progress,
             )
         )
-        result = run.result
+        result = dataclasses.replace(
+            run.result, skipped=(*_not_cassettes(loaded), *run.result.skipped)
+        )
         if opener is not None:
             result = _file_issues(opener, result)
         if guard is not None:
@@ -202,6 +226,11 @@ def _check(args: argparse.Namespace, env: Mapping[str, str], output: _Output) ->
         output.error("\n".join(errors))
         return EXIT_UNCHECKED
     return result.exit_code
+
+
+def _not_cassettes(loaded: _discover.Loaded) -> tuple[CallProblem, ...]:
+    """The YAML files found that are plainly not cassettes, as skipped entries."""
+    return tuple(CallProblem(str(path), "", "", why) for path, why in loaded.not_cassettes)
 
 
 def _opener(args: argparse.Namespace, env: Mapping[str, str]) -> IssueOpener | None:
@@ -247,7 +276,7 @@ def _write(
         result,
         written=tuple(outcome.written),
         not_written=refused,
-        kept=tuple(KeptAnswer(path, seq) for path, seq in outcome.kept),
+        kept=tuple(KeptAnswer(path, seq, why) for path, seq, why in outcome.kept),
         unchanged=tuple(outcome.unchanged),
     )
     if not refused:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cassette_refresh import ProviderReissuer, run_check
-from cassette_refresh._cassettes import find_cassettes
+from cassette_refresh._discover import find_cassettes
 from cassettes_core import Interaction, LLMRequest, LLMResponse, ProviderError
 from cassettes_core._manifest import Manifest
 from cassettes_core._store import render

@@ -244,23 +244,73 @@ def test_hand_edits_refuse_the_file(
     _replays(provider, inner, monkeypatch)
 
 
+def _flow(document: dict[str, Any]) -> bytes:
+    return yaml.safe_dump(document, default_flow_style=True, width=60).encode()
+
+
+def _indented_sequences(document: dict[str, Any]) -> bytes:
+    """Prettier's style: sequence items indented under their key, keys in another order."""
+
+    class Indented(yaml.SafeDumper):
+        def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+            super().increase_indent(flow, False)
+
+    shuffled = dict(reversed(list(document.items())))
+    return yaml.dump(shuffled, Dumper=Indented, sort_keys=True, allow_unicode=True).encode()
+
+
+LAYOUTS = {
+    "flow-style": _flow,
+    "indented-sequences-and-key-order": _indented_sequences,
+    "crlf": lambda d: yaml.safe_dump(d, sort_keys=False).replace("\n", "\r\n").encode(),
+    "no-final-newline": lambda d: yaml.safe_dump(d, sort_keys=False).rstrip("\n").encode(),
+    "byte-order-mark": lambda d: b"\xef\xbb\xbf" + yaml.safe_dump(d, sort_keys=False).encode(),
+    "json": lambda d: json.dumps(d, indent=1).encode(),
+}
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
 def test_a_reformatted_file_without_edits_is_rewritten(
     pytester: pytest.Pytester,
     provider: Emulator,
     inner: InnerRun,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    layout: str,
 ) -> None:
-    """Layout is not an edit: a cassette re-indented into flow style by a formatter holds the
-    same data, so it is re-recorded, and replays."""
+    """Layout is not an edit: a cassette re-formatted (flow style, indented sequences, other key
+    order, CRLF, no final newline, a BOM, JSON) holds the same data, so it is re-recorded in
+    the library's layout, keeps every interaction, and replays."""
     cassette = _record(pytester, inner, TWO_CALLS)
     document = yaml.safe_load(cassette.read_text(encoding="utf-8"))
-    cassette.write_text(yaml.safe_dump(document, default_flow_style=True, width=60), "utf-8")
+    cassette.write_bytes(LAYOUTS[layout](document))
     provider.set_drift("field_removed")
     report = _refresh(cassette, capsys)
     assert (report["written"], report["not_written"]) == ([str(cassette)], [])
+    after = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+    keep = ("seq", "digest", "request")
+    assert [[i[k] for k in keep] for i in after["interactions"]] == [
+        [i[k] for k in keep] for i in document["interactions"]
+    ]
     provider.clear_drift()
     _replays(provider, inner, monkeypatch)
+
+
+def test_a_comment_in_a_crlf_file_refuses_it(
+    pytester: pytest.Pytester,
+    provider: Emulator,
+    inner: InnerRun,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    cassette = _record(pytester, inner, TWO_CALLS)
+    text = cassette.read_text(encoding="utf-8").replace("\n", "\r\n")
+    cassette.write_bytes(text.replace("interactions:", "interactions: # kept", 1).encode())
+    before = _sha(cassette)
+    provider.set_drift("field_removed")
+    report = _refresh(cassette, capsys)
+    assert report["written"] == []
+    assert "it has a comment (line " in report["not_written"][0]["reason"]
+    assert _sha(cassette) == before
 
 
 def test_a_file_re_recorded_while_the_check_runs_is_not_overwritten(
@@ -319,3 +369,131 @@ def test_a_file_removed_while_the_check_runs_is_reported_not_recreated(
     assert (report["exit_code"], report["written"]) == (2, [])
     assert "it was removed while the check ran" in report["not_written"][0]["reason"]
     assert not cassette.exists()
+
+
+def _with_run_mark(cassette: Path) -> dict[str, Any]:
+    """The cassette with the mark a ``record`` run leaves at its top (``run:``, written by the
+    store when a record run starts a file over), added when this store does not write one."""
+    document: dict[str, Any] = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+    if "run" not in document:
+        mark = {"id": "3f2a9c1e0b7d", "process": "a1b2c3d4e5f6", "started": 1764580000.123456}
+        document = {"version": document["version"], "run": mark, **document}
+        cassette.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    return document
+
+
+def test_a_cassette_recorded_in_record_mode_is_rewritten(
+    pytester: pytest.Pytester,
+    provider: Emulator,
+    inner: InnerRun,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The mark a record run leaves is the library's own bookkeeping, not a hand edit: the file
+    is re-recorded (a plain rewrite leaves no mark), and the run replays, and records again."""
+    pytester.makepyfile(test_keep=TWO_CALLS)
+    assert inner("--cassette-mode=record").ret == 0
+    [cassette] = (pytester.path / "cassettes" / "test_keep").glob("*.yaml")
+    before = _with_run_mark(cassette)
+    provider.set_drift("field_added")
+    report = _refresh(cassette, capsys)
+    assert (report["exit_code"], report["written"], report["not_written"]) == (
+        1,
+        [str(cassette)],
+        [],
+    )
+    after = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+    assert "run" not in after
+    assert [i["digest"] for i in after["interactions"]] == [
+        i["digest"] for i in before["interactions"]
+    ]
+    provider.clear_drift()
+    _replays(provider, inner, monkeypatch)
+    monkeypatch.delenv("CI")
+    assert inner("--cassette-mode=record").ret == 0
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param("by hand", id="text"),
+        pytest.param({"id": "x", "process": "y", "started": 1.0, "by": "ann"}, id="extra-key"),
+        pytest.param({"id": "x", "process": "y"}, id="missing-key"),
+        pytest.param({"id": 1, "process": "y", "started": 1.0}, id="wrong-type"),
+    ],
+)
+def test_a_run_key_not_of_the_library_is_a_hand_edit(
+    pytester: pytest.Pytester,
+    provider: Emulator,
+    inner: InnerRun,
+    capsys: pytest.CaptureFixture[str],
+    value: Any,
+) -> None:
+    cassette = _record(pytester, inner, TWO_CALLS)
+    document = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+    cassette.write_text(yaml.safe_dump({**document, "run": value}), encoding="utf-8")
+    before = _sha(cassette)
+    provider.set_drift("field_added")
+    report = _refresh(cassette, capsys)
+    assert (report["exit_code"], report["written"]) == (2, [])
+    assert "edited by hand (run" in report["not_written"][0]["reason"]
+    assert _sha(cassette) == before
+
+
+CHOICE = """
+import os
+
+import openai
+import pytest
+
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}}}}]
+
+
+@pytest.mark.cassette
+def test_choice():
+    with openai.OpenAI(max_retries=0) as client:
+        message = client.chat.completions.create(
+            model="gpt-4o-mini", tools=TOOLS,
+            messages=[{"role": "user", "content": "Weather in Oslo?"}],
+        ).choices[0].message
+        plain = client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "Name a fjord"}]
+        )
+    if os.environ.get("EXPECT_TEXT"):  # the test as written against the edited recording
+        assert message.content == "Sunny, 12 C" and not message.tool_calls
+    assert plain.choices[0].message.content
+"""
+
+
+def test_an_answer_the_live_model_chose_otherwise_is_kept_as_recorded(
+    pytester: pytest.Pytester,
+    provider: Emulator,
+    inner: InnerRun,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Recorded: a text answer (the model did not call the tool then); live: a tool call. The
+    shape check cannot tell, but the test reads the text: seq 1 keeps its answer (listed under
+    `kept`, why), seq 2 is re-recorded, and the test still passes on replay."""
+    cassette = _record(pytester, inner, CHOICE)
+    document = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+    choice = document["interactions"][0]["response"]["body"]["choices"][0]
+    choice["message"] = {"role": "assistant", "content": "Sunny, 12 C", "refusal": None}
+    choice["finish_reason"] = "stop"
+    cassette.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    provider.set_drift("field_added")
+    report = _refresh(cassette, capsys)
+    assert (report["exit_code"], report["written"]) == (1, [str(cassette)])
+    [kept] = report["kept"]
+    assert (kept["path"], kept["seq"]) == (str(cassette), 1)
+    assert kept["reason"].startswith(
+        "the live answer made another choice (a call to get_weather; recorded: an answer "
+        "without tool calls)"
+    )
+    after = _interactions(cassette)
+    assert after[0]["response"]["body"]["choices"][0] == choice
+    assert "service_tier_v2" in after[1]["response"]["body"]
+    provider.clear_drift()
+    monkeypatch.setenv("EXPECT_TEXT", "1")
+    _replays(provider, inner, monkeypatch)

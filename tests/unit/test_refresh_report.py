@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import get_type_hints
 
 import pytest
@@ -20,7 +21,15 @@ from cassette_refresh import (
     render_text,
     to_json,
 )
-from cassette_refresh._result import EndpointJSON, FindingJSON
+from cassette_refresh._result import (
+    EndpointJSON,
+    FindingJSON,
+    IssueJSON,
+    KeptJSON,
+    ProblemJSON,
+    SummaryJSON,
+    UnwrittenJSON,
+)
 
 ADDED = Finding(
     "openai.chat",
@@ -196,3 +205,13 @@ def test_an_error_before_any_comparison() -> None:
         "cassette-refresh: COULD NOT CHECK: OPENAI_API_KEY is not set"
     )
     assert render_markdown(result).startswith("## Provider drift: COULD NOT CHECK: OPENAI_API")
+
+
+def test_every_json_key_is_documented_in_the_readme() -> None:
+    """The README's Drift check section names every key of the JSON report, at every level."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Drift check", 1)[1].split("\n## ", 1)[0]
+    shapes = (ReportJSON, EndpointJSON, FindingJSON, ProblemJSON, IssueJSON, KeptJSON)
+    keys = {key for shape in (*shapes, UnwrittenJSON, SummaryJSON) for key in get_type_hints(shape)}
+    assert sorted(key for key in keys if f"`{key}`" not in section) == []
+    assert f"`{SCHEMA}`" in section
