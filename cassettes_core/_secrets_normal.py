@@ -6,7 +6,7 @@ Cyrillic letters that look Latin, combining marks, control characters, escapes, 
 invisible Unicode "tag" characters that spell ASCII out of sight. :func:`normalise` folds all
 of that away: escapes decoded (``\\u0073``, ``\\x73``, ``&#115;``), compatibility
 decomposition (NFKD, which is NFKC's folding without recomposing, so that accents come off as
-marks), then format and control characters and marks removed, tags
+marks), then format and control characters, marks and blank letters (Hangul fillers) removed, tags
 turned back into the ASCII they spell, and look-alikes mapped to the Latin letter they imitate.
 Line breaks and tabs stay, since they separate tokens.
 
@@ -71,6 +71,9 @@ _LOOK_ALIKES = {
 }
 _TAG_FIRST, _TAG_LAST = 0xE0020, 0xE007E  # Unicode tags that spell printable ASCII
 _KEPT_CONTROLS = frozenset("\t\n")
+# Letters and symbols that render as nothing or as blank space without being spaces: the Hangul
+# fillers (default-ignorable, yet letters) and the blank Braille pattern.
+_BLANK_LETTERS = frozenset({0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800})
 
 
 class _Fold(dict[int, str | None]):
@@ -85,6 +88,8 @@ class _Fold(dict[int, str | None]):
             folded = chr(code - 0xE0000)
         elif char in _KEPT_CONTROLS:
             folded = char
+        elif code in _BLANK_LETTERS:
+            folded = None
         elif unicodedata.category(char) in {"Cf", "Cc", "Mn", "Me", "Zl", "Zp"}:
             folded = None  # invisible: zero-width, soft hyphen, BOM, bidi controls, marks
         else:
