@@ -292,7 +292,11 @@ def _analyze(plugin: Any, line: str, key: str) -> Iterator[str]:
 def _dismissed(plugin: Any, secret: str, line: str, key: str) -> bool:
     # detect-secrets' default heuristic filters, then what we know about LLM payloads.
     if isinstance(plugin, HighEntropyStringsPlugin) and (
-        is_long_token(secret) or is_opaque_field(key) or is_known_id(secret) or is_alphabet(secret)
+        is_long_token(secret)
+        or is_opaque_field(key)
+        or is_known_id(secret)
+        or is_alphabet(secret)
+        or _INTEGRITY.fullmatch(secret) is not None
     ):
         return True
     if (
@@ -318,6 +322,9 @@ def _dismissed(plugin: Any, secret: str, line: str, key: str) -> bool:
     return False
 
 
+# A subresource-integrity or lock-file hash (``integrity="sha384-…"``): the digest of a public
+# file, quoted whole by the entropy plugins.
+_INTEGRITY = re.compile(r"sha(?:256|384|512)-[A-Za-z0-9+/]{43,86}={0,2}")
 _AWS_KEY_ID = re.compile(r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}")
 
 
