@@ -47,6 +47,7 @@ from cassettes_core._secrets_encoded import find_encoded_batch
 from cassettes_core._secrets_env import credential_environment, find_environment_values
 from cassettes_core._secrets_llm import credential_in_field, field_kind
 from cassettes_core._secrets_normal import needs_normalising, normalise
+from cassettes_core._secrets_pairs import find_pairs
 from cassettes_core._secrets_paths import quoted_name
 from cassettes_core._secrets_plugins import PluginScanner, plugin_scanner
 from cassettes_core._secrets_shapes import is_documented_example, mask, strip_scheme
@@ -282,6 +283,13 @@ class SecretGuard:
                 if not _already_found(value, found):
                     found.add(value)
                     yield leaf.path, kind, value
+
+        # A value that its sibling names ({"name": "X_API_KEY", "value": "…"}).
+        for index, name in find_pairs(walk):
+            leaf = walk.leaf(index)
+            if leaf.value not in self._allow and not _already_found(leaf.value, found):
+                found.add(leaf.value)
+                yield leaf.path, f"credential named {quoted_name(name)}", leaf.value
 
         def detect(text: str) -> list[Hit]:
             return [
