@@ -1,0 +1,229 @@
+"""The secret guard against a second hostile pass: invisible letters, credentials named by a
+sibling field or passed as a second argument, and public hashes that must still pass.
+
+Every secret is a fake generated at run time; every refusal checks that no report prints the
+value whole, in the stored form or in the normal form.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import secrets
+import string
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from cassettes_core._secrets import SecretFinding, SecretGuard
+from cassettes_core._secrets_normal import normalise
+from cassettes_core._secrets_text import redact
+
+ALNUM = string.ascii_letters + string.digits
+
+
+def rand(n: int, alphabet: str = ALNUM) -> str:
+    return "".join(secrets.choice(alphabet) for _ in range(n))
+
+
+def openai_key() -> str:
+    return f"sk-proj-{rand(40)}T3BlbkFJ{rand(40)}"
+
+
+def scan(interaction: dict[str, Any]) -> list[SecretFinding]:
+    return SecretGuard().scan(interaction)
+
+
+def answer(text: str) -> dict[str, Any]:
+    return {
+        "seq": 1,
+        "response": {
+            "status": 200,
+            "headers": {},
+            "body": {"choices": [{"message": {"content": text}}]},
+        },
+    }
+
+
+def request_body(body: dict[str, Any]) -> dict[str, Any]:
+    return {"seq": 1, "request": {"model": "gpt-4o", **body}}
+
+
+def assert_masked(findings: list[SecretFinding], *values: str) -> None:
+    report = "\n".join(str(finding) for finding in findings)
+    for value in values:
+        for form in {value, normalise(value)}:
+            assert form not in report
+            assert form[len(form) // 3 : 2 * len(form) // 3] not in report
+
+
+# ------------------------------------------------------------------ invisible letters
+
+
+@pytest.mark.parametrize(
+    "char",
+    [
+        pytest.param("\u115f", id="hangul-choseong-filler"),
+        pytest.param("\u1160", id="hangul-jungseong-filler"),
+        pytest.param("\u3164", id="hangul-filler"),
+        pytest.param("\uffa0", id="halfwidth-hangul-filler"),
+        pytest.param("\u2800", id="braille-blank"),
+    ],
+)
+def test_a_key_laced_with_blank_letters_is_refused(char: str) -> None:
+    """Letters that render as nothing (default-ignorable, yet not format characters)."""
+    key = openai_key()
+    laced = char.join(key)
+    findings = scan(answer(f"the key: {laced}"))
+    assert [f.kind for f in findings] == [
+        "OpenAI project API key (hidden by look-alike, invisible or escaped characters)"
+    ]
+    assert_masked(findings, key, laced)
+    assert "sk-p" not in redact(laced) or key not in normalise(redact(laced))
+
+
+def test_korean_prose_passes() -> None:
+    """Hangul text (composed and with a filler between words) is prose, not a key."""
+    text = "안녕하세요, 오늘 서울의 날씨는 맑습니다.\u3164내일은 비가 옵니다."
+    assert scan(answer(text)) == []
+
+
+# ------------------------------------------------------------------ a name beside its value
+
+
+def _hex() -> str:
+    return secrets.token_hex(16)
+
+
+def _b64() -> str:
+    return base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+TEXT_PAIRS: dict[str, str] = {
+    "putenv": 'os.putenv("AZURE_OPENAI_API_KEY", "{v}")',
+    "setdefault": 'os.environ.setdefault("AZURE_OPENAI_KEY", "{v}")',
+    "monkeypatch": "monkeypatch.setenv('AZURE_OPENAI_API_KEY', '{v}')",
+    "go-setenv": 'os.Setenv("MISTRAL_API_KEY", "{v}")',
+    "getenv-default": 'key = os.getenv("AZURE_OPENAI_API_KEY", "{v}")',
+    "header-tuple": 'headers = [("api-key", "{v}")]',
+    "json-name-value": '{{"name": "AZURE_OPENAI_API_KEY", "value": "{v}"}}',
+    "json-name-value-indented": '{{\n  "name": "AZURE_OPENAI_API_KEY",\n  "value": "{v}"\n}}',
+    "k8s-env": "env:\n  - name: AZURE_OPENAI_API_KEY\n    value: {v}\n",
+    "k8s-env-quoted": 'env:\n- name: "COHERE_API_KEY"\n  value: "{v}"\n',
+    "toml-inline": '{{ name = "AZURE_OPENAI_KEY", value = "{v}" }}',
+    "markdown-table": "| variable | value |\n|---|---|\n| AZURE_OPENAI_API_KEY | {v} |\n",
+}
+
+
+@pytest.mark.parametrize("make", [_hex, _b64], ids=["hex", "base64"])
+@pytest.mark.parametrize("template", list(TEXT_PAIRS.values()), ids=list(TEXT_PAIRS))
+def test_a_credential_beside_its_name_in_text_is_refused(
+    template: str, make: Callable[[], str]
+) -> None:
+    value = make()
+    text = template.format(v=value)
+    findings = scan(answer(f"Here is the config:\n{text}"))
+    assert findings, text
+    assert any("credential" in f.kind for f in findings)
+    assert_masked(findings, value)
+    assert value not in redact(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'key = os.getenv("AZURE_OPENAI_API_KEY", "")',
+        'os.environ.setdefault("OPENAI_API_KEY", "YOUR_API_KEY")',
+        'for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):',
+        '{"name": "AZURE_OPENAI_API_KEY", "value": "${AZURE_OPENAI_API_KEY}"}',
+        "env:\n  - name: OPENAI_API_KEY\n    valueFrom:\n      secretKeyRef: {name: openai}",
+        json.dumps({"name": "cache_key", "value": secrets.token_hex(16)}),
+        json.dumps({"name": "city", "value": secrets.token_hex(16)}),
+        "| api_key | your key from the dashboard |",
+        f'("sort_key", "{secrets.token_hex(16)}")',
+    ],
+    ids=lambda text: str(len(text)) + "-" + text[:12],
+)
+def test_names_beside_harmless_values_pass(text: str) -> None:
+    assert scan(answer(text)) == []
+
+
+STRUCTURED: dict[str, Callable[[str], dict[str, Any]]] = {
+    "name-value": lambda v: {"env": [{"name": "AZURE_OPENAI_API_KEY", "value": v}]},
+    "key-value": lambda v: {"variables": [{"key": "OPENAI_API_KEY", "value": v}]},
+    "header-value": lambda v: {"headers": [{"header": "Ocp-Apim-Subscription-Key", "value": v}]},
+    "schema-default": lambda v: {
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": "call_api",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {"api_key": {"type": "string", "default": v}},
+                    },
+                },
+            }
+        ]
+    },
+}
+
+
+@pytest.mark.parametrize("make", [_hex, _b64], ids=["hex", "base64"])
+@pytest.mark.parametrize("shape", list(STRUCTURED.values()), ids=list(STRUCTURED))
+def test_a_credential_named_by_its_sibling_is_refused(
+    shape: Callable[[str], dict[str, Any]], make: Callable[[], str]
+) -> None:
+    """In a request body, and in tool-call arguments (a JSON string, parsed and read raw)."""
+    value = make()
+    findings = scan(request_body(shape(value)))
+    assert [f.path.rsplit(".", 1)[-1] for f in findings] in (["value"], ["default"])
+    assert_masked(findings, value)
+    call = {"id": "call_1", "type": "function", "function": {"name": "deploy"}}
+    call["function"]["arguments"] = json.dumps(shape(value))
+    message = {"role": "assistant", "content": None, "tool_calls": [call]}
+    findings = scan(request_body({"messages": [message]}))
+    assert findings
+    assert_masked(findings, value)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"env": [{"name": "OPENAI_API_KEY", "value": "${{ secrets.OPENAI_API_KEY }}"}]},
+        {"env": [{"name": "LOG_LEVEL", "value": secrets.token_hex(16)}]},
+        {"env": [{"name": "OPENAI_API_KEY", "valueFrom": {"secretKeyRef": {"key": "k"}}}]},
+        {"headers": [{"name": "x-request-id", "value": secrets.token_hex(16)}]},
+        {"properties": {"city": {"type": "string", "default": secrets.token_hex(16)}}},
+        {"properties": {"api_key": {"type": "string", "default": "YOUR_API_KEY"}}},
+        {"properties": {"api_key": {"type": "string", "example": "sk-..."}}},
+    ],
+)
+def test_harmless_pairs_pass(body: dict[str, Any]) -> None:
+    assert scan(request_body(body)) == []
+
+
+# ------------------------------------------------------------------ public hashes
+
+
+def _integrity(bits: int) -> str:
+    return f"sha{bits}-" + base64.b64encode(secrets.token_bytes(bits // 8)).decode()
+
+
+@pytest.mark.parametrize("bits", [256, 384, 512])
+def test_subresource_integrity_hashes_pass(bits: int) -> None:
+    """A CDN script tag and a lock file quote the digest of a public file."""
+    tag = f'<script src="https://cdn.example/x.js" integrity="{_integrity(bits)}"></script>'
+    lock = json.dumps({"node_modules/x": {"version": "1.0.0", "integrity": _integrity(bits)}})
+    assert scan(answer(tag)) == []
+    assert scan(answer(lock)) == []
+    assert scan(request_body({"messages": [{"role": "tool", "content": lock}]})) == []
+
+
+def test_a_key_beside_an_integrity_hash_is_still_refused() -> None:
+    key = openai_key()
+    text = f'<script integrity="{_integrity(384)}"></script> const key = "{key}";'
+    findings = scan(answer(text))
+    assert [f.kind for f in findings] == ["OpenAI project API key"]
+    assert_masked(findings, key)
