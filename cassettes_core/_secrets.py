@@ -44,7 +44,11 @@ from cassettes_core._errors import UnsafeCassetteError
 from cassettes_core._secrets_batch import Batch
 from cassettes_core._secrets_detectors import Hit, find_formats_batch
 from cassettes_core._secrets_encoded import find_encoded_batch
-from cassettes_core._secrets_env import credential_environment, find_environment_values
+from cassettes_core._secrets_env import (
+    credential_environment,
+    find_environment_values,
+    lower_in_place,
+)
 from cassettes_core._secrets_llm import credential_in_field, field_kind
 from cassettes_core._secrets_normal import needs_normalising, normalise
 from cassettes_core._secrets_pairs import find_pairs
@@ -345,10 +349,10 @@ def _own_tables(batch: Batch, environment: dict[str, str]) -> tuple[dict[int, li
 
 
 def _environment_batch(batch: Batch, environment: dict[str, str]) -> dict[int, list[Hit]]:
-    # The environment's credentials, literally, in each string of the batch.
+    # The environment's credentials, literally (in any case), in each string of the batch.
     found: dict[int, list[Hit]] = {}
     for value, name in environment.items():
-        for index in batch.holders((value,)):
+        for index in batch.holders((lower_in_place(value),), ignorecase=True):
             hits = find_environment_values(batch.values[index], {value: name})
             found.setdefault(index, []).extend(hits)
     return found
