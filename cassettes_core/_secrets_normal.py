@@ -4,10 +4,11 @@ A key can be written so that no pattern sees it and any reader still does: zero-
 soft hyphens between its characters, fullwidth or mathematical look-alikes of its letters,
 Cyrillic letters that look Latin, combining marks, control characters, escapes, or the
 invisible Unicode "tag" characters that spell ASCII out of sight. :func:`normalise` folds all
-of that away: escapes decoded (``\\u0073``, ``\\x73``, ``&#115;``), compatibility
-decomposition (NFKD, which is NFKC's folding without recomposing, so that accents come off as
-marks), then format and control characters, marks and blank letters (Hangul fillers) removed, tags
-turned back into the ASCII they spell, and look-alikes mapped to the Latin letter they imitate.
+of that away: escapes decoded (``\\u0073``, ``\\x73``, ``&#115;``, ``&amp;``, ``\\"``),
+compatibility decomposition (NFKD, which is NFKC's folding without recomposing, so that
+accents come off as marks), then format and control characters, marks and blank letters
+(Hangul fillers) removed, tags turned back into the ASCII they spell, and look-alikes mapped
+to the Latin letter they imitate.
 Line breaks and tabs stay, since they separate tokens.
 
 The stored bytes are never changed: the guard scans this form *beside* the stored one and
@@ -105,13 +106,13 @@ def needs_normalising(text: str) -> bool:
     """Whether :func:`normalise` could change ``text`` (cheap: one pass in C for ASCII)."""
     if not text.isascii() or _ASCII_HIDDEN.search(text) is not None:
         return True
-    return ("\\" in text or "&#" in text) and _ESCAPE.search(text) is not None
+    return ("\\" in text or "&" in text) and _ESCAPE.search(text) is not None
 
 
 def normalise(text: str) -> str:
     """``text`` as the detectors read it: escapes (``\\u0073``, ``&#x73;``) decoded,
     look-alikes folded, invisible characters removed."""
-    if ("\\" in text or "&#" in text) and _ESCAPE.search(text) is not None:
+    if ("\\" in text or "&" in text) and _ESCAPE.search(text) is not None:
         text = _ESCAPE.sub(_decoded, text)
     if text.isascii():
         return _ASCII_HIDDEN.sub("", text)
@@ -125,6 +126,9 @@ def _decoded(escape: re.Match[str]) -> str:
 
 def _code(escape: str) -> int | None:
     # The code point an escape names (None past the last one, or for a surrogate).
+    named = _NAMED.get(escape)
+    if named is not None:
+        return ord(named)
     if escape.startswith("&#"):
         digits = escape[2:-1]
         code = int(digits[1:], 16) if digits[:1] in {"x", "X"} else int(digits)
@@ -153,8 +157,22 @@ def normalise_mapped(text: str) -> tuple[str, list[tuple[int, int]]]:
 
 
 _ESCAPE = re.compile(
-    r"\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})|&#(?:[0-9]{1,7}|[xX][0-9a-fA-F]{1,6});"
+    r"\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[\\\"'/])"
+    r"|&(?:#(?:[0-9]{1,7}|[xX][0-9a-fA-F]{1,6})|amp|quot|apos|lt|gt);"
 )
+# The escapes that stand for one character by name: a backslash before a quote, a slash or a
+# backslash (JSON and shell quoting), and HTML's named entities.
+_NAMED = {
+    "\\\\": "\\",
+    '\\"': '"',
+    "\\'": "'",
+    "\\/": "/",
+    "&amp;": "&",
+    "&quot;": '"',
+    "&apos;": "'",
+    "&lt;": "<",
+    "&gt;": ">",
+}
 
 
 def _unit(text: str, position: int) -> tuple[str, int]:
