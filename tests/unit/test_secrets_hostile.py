@@ -227,3 +227,86 @@ def test_a_key_beside_an_integrity_hash_is_still_refused() -> None:
     findings = scan(answer(text))
     assert [f.kind for f in findings] == ["OpenAI project API key"]
     assert_masked(findings, key)
+
+
+# ------------------------------------------------------------------ the environment, re-cased
+
+
+@pytest.mark.parametrize(
+    "disguise",
+    [
+        pytest.param(str.upper, id="upper"),
+        pytest.param(str.lower, id="lower"),
+        pytest.param(str.swapcase, id="swapped"),
+        pytest.param(
+            lambda v: "".join(f"%{ord(c):02x}" if not c.isalnum() else c for c in v),
+            id="lower-case-percent-encoding",
+        ),
+    ],
+)
+def test_an_environment_credential_in_another_case_is_refused(
+    disguise: Callable[[str], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tool that upper-cases a hex token, a client that percent-encodes in lower case."""
+    value = f"{secrets.token_hex(12)}/{rand(8)}+{rand(6)}"
+    monkeypatch.setenv("BILLING_SERVICE_TOKEN", value)
+    shown = disguise(value)
+    for interaction in (
+        answer(f"The token was {shown}."),
+        {"seq": 1, "endpoint": f"/v1/files?t={shown}", "request": {}},
+        {"seq": 1, "response": {"status": 200, "headers": {"x-debug": shown}, "body": {}}},
+    ):
+        findings = scan(interaction)
+        kinds = {f.kind for f in findings}  # (a query is read raw and decoded)
+        assert "value of the environment variable BILLING_SERVICE_TOKEN" in kinds, interaction
+        assert_masked(findings, value, shown)
+    assert shown not in redact(f"token {shown}")
+
+
+def test_an_allowed_environment_credential_passes_in_any_case(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    value = f"{secrets.token_hex(12)}{rand(8)}"
+    monkeypatch.setenv("BILLING_SERVICE_TOKEN", value)
+    assert SecretGuard(allow=[value]).scan(answer(f"token {value.upper()}")) == []
+
+
+# ------------------------------------------------------------------ more escapes
+
+
+@pytest.mark.parametrize(
+    "escape",
+    [
+        pytest.param(lambda key: key.replace("/", "\\/"), id="json-escaped-slash"),
+        pytest.param(lambda key: key.replace("/", "&#x2F;").replace("+", "&#43;"), id="numeric"),
+    ],
+)
+def test_an_escaped_base64_credential_is_refused(escape: Callable[[str], str]) -> None:
+    """A PHP-style JSON encoder writes ``\\/``; an HTML page writes entities."""
+    value = base64.b64encode(secrets.token_bytes(30)).decode()
+    while "/" not in value:
+        value = base64.b64encode(secrets.token_bytes(30)).decode()
+    text = f"AZURE_STORAGE_KEY={escape(value)}"
+    findings = scan(answer(text))
+    assert findings, text
+    assert_masked(findings, value)
+
+
+def test_an_html_escaped_environment_credential_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    value = f'{rand(10)}&{rand(10)}"{rand(6)}'
+    monkeypatch.setenv("SHOP_API_SECRET", value)
+    escaped = value.replace("&", "&amp;").replace('"', "&quot;")
+    for text in (f"<td>{escaped}</td>", "echo " + value.replace('"', '\\"')):
+        findings = scan(answer(text))
+        assert [f.kind for f in findings] == [
+            "value of the environment variable SHOP_API_SECRET"
+            " (hidden by look-alike, invisible or escaped characters)"
+        ], text
+        assert_masked(findings, value, escaped)
+
+
+def test_escaped_prose_and_markup_pass() -> None:
+    text = 'Tom &amp; Jerry said \\"hi\\" at 3 &lt; 4 &gt; 2; path C:\\\\Users\\\\ana\\/docs'
+    assert scan(answer(text)) == []
