@@ -403,6 +403,28 @@ def adversarial(rng: random.Random, size: int) -> list[tuple[str, str, dict[str,
             "Unicode tag characters",
             _text("".join(chr(0xE0000 + ord(c)) for c in _repeat("key=abc ", size // 2))),
         ),
+        (
+            "normal form",
+            "named entities and backslash escapes",
+            _text(_repeat('&amp;&quot;\\"\\/sk-', size)),
+        ),
+        ("pairs", '"X_API_KEY", openings', _text(_repeat('"AZURE_OPENAI_API_KEY", ', size))),
+        ("pairs", "name: then value: lines", _text(_repeat("- name: X_KEY\n  value: ab\n", size))),
+        ("pairs", "table cells", _text(_repeat("| api_key | ", size))),
+        ("pairs", "key, + long blank run", _text("api_key," + " " * size + "x")),
+        (
+            "pairs",
+            "name/value objects",
+            {
+                "seq": 1,
+                "request": {
+                    "env": [
+                        {"name": f"SERVICE_{n}_API_KEY", "value": "short"}
+                        for n in range(size // 50)
+                    ]
+                },
+            },
+        ),
         ("JSON", "deep nesting in a string", _text("[" * (size // 2) + "]" * (size // 2))),
         ("JSON", "repeated keys", _text("{" + _repeat('"a":"sk-x",', size) + '"b":1}')),
         ("stream", "4 interleaved choices", {"seq": 1, "stream": interleaved}),
