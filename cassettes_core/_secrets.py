@@ -389,9 +389,14 @@ def _leaf_hits(
     return hits
 
 
+# Findings reported per string at most: the string is refused at the first; a text built of
+# thousands of keys must not cost a comparison of each with every other.
+_MAX_HITS = 64
+
+
 def _add(hits: list[tuple[str, str]], kind: str, value: str) -> None:
     # One finding per value: a more specific detector already named this one (or a part of it).
-    if not any(value in known or known in value for _, known in hits):
+    if len(hits) < _MAX_HITS and not any(value in known or known in value for _, known in hits):
         hits.append((kind, value))
 
 
