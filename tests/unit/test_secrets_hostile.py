@@ -310,3 +310,123 @@ def test_an_html_escaped_environment_credential_is_refused(
 def test_escaped_prose_and_markup_pass() -> None:
     text = 'Tom &amp; Jerry said \\"hi\\" at 3 &lt; 4 &gt; 2; path C:\\\\Users\\\\ana\\/docs'
     assert scan(answer(text)) == []
+
+
+# ------------------------------------------------------------------ base64 wrapped over lines
+
+
+def _wrapped(data: bytes, width: int) -> str:
+    encoded = base64.b64encode(data).decode()
+    return "\n".join(encoded[i : i + width] for i in range(0, len(encoded), width))
+
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda: _wrapped(PNG + secrets.token_bytes(3000), 76), id="mime-png"),
+        pytest.param(
+            lambda: (
+                "$ base64 photo.jpg\n" + _wrapped(b"\xff\xd8\xff" + secrets.token_bytes(2000), 76)
+            ),
+            id="base64-cli-jpeg",
+        ),
+        pytest.param(
+            lambda: (
+                "Content-Transfer-Encoding: base64\r\n\r\n"
+                + _wrapped(b"%PDF-1.7\n" + secrets.token_bytes(2000), 76).replace("\n", "\r\n")
+            ),
+            id="mime-pdf-crlf",
+        ),
+        pytest.param(
+            lambda: (
+                "-----BEGIN CERTIFICATE-----\n"
+                + _wrapped(b"\x30\x82\x03\x10" + secrets.token_bytes(780), 64)
+                + "\n-----END CERTIFICATE-----"
+            ),
+            id="certificate",
+        ),
+        pytest.param(
+            lambda: (
+                "-----BEGIN PUBLIC KEY-----\n"
+                + _wrapped(b"\x30\x82\x01\x22" + secrets.token_bytes(290), 64)
+                + "\n-----END PUBLIC KEY-----"
+            ),
+            id="public-key",
+        ),
+        pytest.param(
+            lambda: "    " + _wrapped(PNG + secrets.token_bytes(900), 60).replace("\n", "\n    "),
+            id="indented",
+        ),
+    ],
+)
+def test_wrapped_public_or_binary_base64_passes(make: Callable[[], str]) -> None:
+    """A long token written over many lines is one token, as it is on one line."""
+    text = make()
+    assert scan(answer(f"Here it is:\n{text}\nDone.")) == []
+    assert scan(request_body({"messages": [{"role": "tool", "content": text}]})) == []
+
+
+@pytest.mark.parametrize(
+    ("make", "kind"),
+    [
+        pytest.param(
+            lambda: _wrapped(b"\x30\x82\x04\xa4\x02\x01\x00" + secrets.token_bytes(1200), 64),
+            "Base64 High Entropy String",
+            id="der-private-key-without-headers",
+        ),
+        pytest.param(
+            lambda: _wrapped(b"openssh-key-v1\x00" + secrets.token_bytes(1000), 70),
+            "Base64 High Entropy String",
+            id="openssh-key-body",
+        ),
+        pytest.param(
+            lambda: (
+                "-----BEGIN PRIVATE KEY-----\n"
+                + _wrapped(b"\x30\x82\x04\xbd" + secrets.token_bytes(1200), 64)
+                + "\n-----END PRIVATE KEY-----"
+            ),
+            "private key (PEM)",
+            id="private-pem",
+        ),
+        pytest.param(
+            lambda: (
+                "-----BEGIN ENCRYPTED PRIVATE KEY-----\n"
+                + _wrapped(secrets.token_bytes(1200), 64)
+                + "\n-----END ENCRYPTED PRIVATE KEY-----"
+            ),
+            "private key (PEM)",
+            id="encrypted-pem",
+        ),
+    ],
+)
+def test_wrapped_key_material_is_still_refused(make: Callable[[], str], kind: str) -> None:
+    text = make()
+    findings = scan(answer(text))
+    assert kind in {f.kind for f in findings}
+    for line in text.splitlines()[1:-1]:
+        assert_masked(findings, line)
+
+
+def test_a_wrapped_base64_config_file_is_still_read() -> None:
+    """A key inside a base64-encoded text file wrapped at 76 is not taken for binary data."""
+    key = openai_key()
+    config = f"# service config\nOPENAI_API_KEY={key}\nREGION=eu-west-1\n" * 3
+    findings = scan(answer(_wrapped(config.encode(), 76)))
+    assert findings
+    assert_masked(findings, key)
+
+
+# ------------------------------------------------------------------ many secrets at once
+
+
+def test_a_text_of_many_keys_is_refused_with_a_bounded_report() -> None:
+    """Thousands of distinct keys in one string: refused, the report capped per string, each
+    value masked (and no comparison of every finding with every other)."""
+    keys = [openai_key() for _ in range(300)]
+    findings = scan(answer(" ".join(keys)))
+    assert 1 <= len(findings) <= 64
+    assert {f.kind for f in findings} == {"OpenAI project API key"}
+    assert_masked(findings, *keys)
