@@ -425,6 +425,30 @@ def adversarial(rng: random.Random, size: int) -> list[tuple[str, str, dict[str,
                 },
             },
         ),
+        (
+            "many secrets",
+            "distinct sk- keys, one line",
+            _text(
+                " ".join(
+                    f"sk-proj-{rand(rng, 40)}T3BlbkFJ{rand(rng, 40)}" for _ in range(size // 96)
+                )
+            ),
+        ),
+        (
+            "many secrets",
+            "distinct quoted base64 tokens",
+            _text(" ".join('"' + rand(rng, 30, B64) + '"' for _ in range(size // 33))),
+        ),
+        (
+            "wrapped base64",
+            "76-character lines (MIME, base64 CLI)",
+            _text("\n".join(rand(rng, 76, B64) for _ in range(size // 77))),
+        ),
+        (
+            "wrapped base64",
+            "lines of varied width",
+            _text("\n".join(rand(rng, rng.randint(40, 70), B64) for _ in range(size // 56))),
+        ),
         ("JSON", "deep nesting in a string", _text("[" * (size // 2) + "]" * (size // 2))),
         ("JSON", "repeated keys", _text("{" + _repeat('"a":"sk-x",', size) + '"b":1}')),
         ("stream", "4 interleaved choices", {"seq": 1, "stream": interleaved}),
