@@ -430,3 +430,23 @@ def test_a_text_of_many_keys_is_refused_with_a_bounded_report() -> None:
     assert 1 <= len(findings) <= 64
     assert {f.kind for f in findings} == {"OpenAI project API key"}
     assert_masked(findings, *keys)
+
+
+@pytest.mark.parametrize("shape", list(STRUCTURED.values()), ids=list(STRUCTURED))
+def test_a_paired_credential_in_streamed_tool_arguments_is_refused(
+    shape: Callable[[str], dict[str, Any]],
+) -> None:
+    """Arguments streamed a few characters a delta, beside a second tool call: reassembled,
+    parsed, and their name/value pairs read."""
+    value = _hex()
+    arguments = json.dumps(shape(value))
+    pieces = [arguments[i : i + 5] for i in range(0, len(arguments), 5)]
+    events = []
+    for piece in pieces:
+        for index, text in ((1, piece), (0, "{}")):
+            call = {"index": index, "function": {"arguments": text}}
+            delta = {"tool_calls": [call]}
+            events.append({"data": {"choices": [{"index": 0, "delta": delta}]}, "t_ms": 1})
+    findings = scan({"seq": 1, "stream": events})
+    assert any(f.path.startswith("stream[") and "credential" in f.kind for f in findings)
+    assert_masked(findings, value)
