@@ -318,3 +318,33 @@ def test_cassettes_scan_reads_the_text_of_a_file_it_cannot_load(
     assert cassette["error"]
     assert [f["kind"].startswith("OpenAI project API key") for f in cassette["findings"]] == [True]
     assert report["summary"]["findings"] == 1
+
+
+def test_cassettes_scan_flags_the_new_classes_in_existing_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each class this pass closed, in a hand-written cassette: exit 1, each file flagged,
+    no value printed."""
+    key, pair, token = openai_key(), secrets.token_hex(16), f"{secrets.token_hex(12)}{rand(8)}"
+    monkeypatch.setenv("BILLING_SERVICE_TOKEN", token)
+    contents = {
+        "blank.yaml": f"      content: 'key {chr(0x3164).join(key)}'\n",
+        "pair.yaml": (
+            "      content: deploy\n"
+            "      env:\n"
+            "      - name: AZURE_OPENAI_API_KEY\n"
+            f"        value: {pair}\n"
+        ),
+        "putenv.yaml": f'      content: |\n        os.putenv("MY_SERVICE_API_KEY", "{pair}")\n',
+        "upper.yaml": f"      content: token {token.upper()}\n",
+    }
+    tail = "  response:\n    status: 200\n    headers: {}\n    body: {id: chatcmpl-abc}\n"
+    for name, content in contents.items():
+        (tmp_path / name).write_text(_HEAD.format(digest="ab" * 32) + content + tail, "utf-8")
+    code = cli.main(["scan", "--json", str(tmp_path)])
+    out = capsys.readouterr().out
+    report = json.loads(out)
+    assert code == 1, out
+    flagged = {Path(c["path"]).name for c in report["cassettes"] if c["findings"]}
+    assert flagged == set(contents)
+    _assert_never_printed(out, [key, pair, token, token.upper()])
