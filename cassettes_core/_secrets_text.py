@@ -174,7 +174,12 @@ def find_assignments_batch(batch: Batch, *, passwords: bool = False) -> dict[int
         kind = _name_kind(name)
         if kind is None:
             continue
-        match = _VALUE.match(text, end) or _PAIRED.match(text, end)
+        match = _VALUE.match(text, end)
+        if match is None:
+            # Side by side, the value must look random: ("authorization", "x-amz-date") is a
+            # list of header names.
+            match = _PAIRED.match(text, end)
+            kind = "generic"
         if match is None:
             continue
         value = _assigned_value(name, kind, match, text, passwords=passwords)

@@ -142,6 +142,9 @@ def test_a_credential_beside_its_name_in_text_is_refused(
         json.dumps({"name": "city", "value": secrets.token_hex(16)}),
         "| api_key | your key from the dashboard |",
         f'("sort_key", "{secrets.token_hex(16)}")',
+        '_SIGNED = ("authorization", "x-amz-content-sha256", "x-amz-date", "x-amz-security-token")',
+        'headers = ("api-key", "content-type-options-nosniff")',
+        '{"name": "OPENAI_API_KEY", "value": "sk-proj-..."}',
     ],
     ids=lambda text: str(len(text)) + "-" + text[:12],
 )
