@@ -18,7 +18,8 @@ import re
 __all__ = ["harmless_blocks"]
 
 # A line of base64 alone (indentation and a carriage return allowed), and a PEM header.
-_LINE = re.compile(r"^[ \t]*+[A-Za-z0-9+/=_-]{40,4096}+[ \t]*+\r?$", re.MULTILINE)
+_LINE = re.compile(r"^[ \t]*+[A-Za-z0-9+/=_-]{4,4096}+[ \t]*+\r?$", re.MULTILINE)
+_MIN_WIDTH = 40  # every line but the last is this long at least (the last may be short)
 _BEGIN = re.compile(r"-----BEGIN ([A-Z0-9 ]{1,40}+)-----[ \t]*+\r?$")
 _PUBLIC_LABELS = frozenset(
     {
@@ -52,6 +53,9 @@ def harmless_blocks(text: str) -> list[tuple[int, int]]:
     while first < len(lines):
         last = first
         width = len(lines[first].group().strip())
+        if width < _MIN_WIDTH:
+            first += 1
+            continue
         while (
             last + 1 < len(lines)
             and lines[last + 1].start() == lines[last].end() + 1
