@@ -363,6 +363,15 @@ PNG = b"\x89PNG\r\n\x1a\n"
             lambda: "    " + _wrapped(PNG + secrets.token_bytes(900), 60).replace("\n", "\n    "),
             id="indented",
         ),
+        pytest.param(
+            lambda: "\n\n".join(
+                f"# Issuer: CN=Example Root CA {n}\n-----BEGIN CERTIFICATE-----\n"
+                + _wrapped(b"\x30\x82\x05\x10" + secrets.token_bytes(1000 + 7 * n), 64)
+                + "\n-----END CERTIFICATE-----"
+                for n in range(6)
+            ),
+            id="ca-bundle-short-last-lines",
+        ),
     ],
 )
 def test_wrapped_public_or_binary_base64_passes(make: Callable[[], str]) -> None:
