@@ -41,6 +41,9 @@ _PUBLIC_LABELS = frozenset(
     }
 )
 _MIN_LINES = 2
+# Longer than any key, as a token on one line must be for the entropy plugins to pass it (an
+# HMAC secret wrapped over two lines is still a secret).
+_BLOB_MIN = 256
 _MAX_DECODED = 1 << 20
 _KEY_MAGIC = (b"0", b"openssh-key-v1")  # DER starts with 0x30 ("0"): PKCS#1, PKCS#8, SEC1
 
@@ -63,10 +66,10 @@ def harmless_blocks(text: str) -> list[tuple[int, int]]:
             and len(lines[last + 1].group().strip()) <= width
         ):
             last += 1
-        if last - first + 1 >= _MIN_LINES:
-            start, end = lines[first].start(), lines[last].end()
-            if _harmless(text, start, end):
-                blocks.append((start, end))
+        start, end = lines[first].start(), lines[last].end()
+        long_enough = last - first + 1 >= _MIN_LINES and end - start > _BLOB_MIN
+        if long_enough and _harmless(text, start, end):
+            blocks.append((start, end))
         first = last + 1
     return blocks
 

@@ -422,6 +422,15 @@ def test_wrapped_key_material_is_still_refused(make: Callable[[], str], kind: st
         assert_masked(findings, line)
 
 
+def test_a_short_wrapped_secret_is_still_refused() -> None:
+    """A 64-byte HMAC secret wrapped at 64: two lines, shorter than any blob."""
+    secret = base64.b64encode(secrets.token_bytes(64)).decode()
+    text = "signing secret:\n" + secret[:64] + "\n" + secret[64:]
+    findings = scan(answer(text))
+    assert findings
+    assert_masked(findings, secret[:64])
+
+
 def test_a_wrapped_base64_config_file_is_still_read() -> None:
     """A key inside a base64-encoded text file wrapped at 76 is not taken for binary data."""
     key = openai_key()
