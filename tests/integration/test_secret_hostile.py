@@ -348,3 +348,61 @@ def test_cassettes_scan_flags_the_new_classes_in_existing_files(
     flagged = {Path(c["path"]).name for c in report["cassettes"] if c["findings"]}
     assert flagged == set(contents)
     _assert_never_printed(out, [key, pair, token, token.upper()])
+
+
+SCHEMA = """
+import json
+import os
+
+import openai
+import pytest
+
+
+def tool(default):
+    properties = {"api_key": {"type": "string", "default": default}}
+    parameters = {"type": "object", "properties": properties}
+    return {"type": "function", "function": {"name": "weather", "parameters": parameters}}
+
+
+@pytest.mark.cassette
+def test_schema():
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "login", "arguments": json.dumps({"password": os.environ["PW"]})},
+    }
+    with openai.OpenAI(max_retries=0) as client:
+        client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=[
+                {"role": "user", "content": "Log in."},
+                {"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": "call_1", "content": "ok"},
+            ],
+            tools=[tool(os.environ["DEFAULT_KEY"])],
+        )
+"""
+
+
+def test_a_pytest_miss_masks_keys_in_auth_positions(
+    pytester: pytest.Pytester, provider: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Recorded with harmless values, replayed under CI with a 32-hex key as a schema default
+    and a password in tool arguments: the test fails with the miss, neither value shown."""
+    pytester.makepyfile(test_schema=SCHEMA)
+    monkeypatch.setenv("PW", "old")
+    monkeypatch.setenv("DEFAULT_KEY", "none")
+    run_inner(pytester).assert_outcomes(passed=1)
+    key, password = secrets.token_hex(16), rand(7) + "!" + rand(8)
+    monkeypatch.setenv("PW", password)
+    monkeypatch.setenv("DEFAULT_KEY", key)
+    monkeypatch.setenv("CI", "true")
+    provider.reset()
+    result = run_inner(pytester)
+    result.assert_outcomes(failed=1)
+    assert provider.hits == 0
+    output = result.stdout.str() + result.stderr.str()
+    assert "CassetteMissError" in output
+    assert "properties.api_key.default" in output
+    assert "function.arguments" in output
+    _assert_never_printed(output, [key, password])
