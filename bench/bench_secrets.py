@@ -403,6 +403,52 @@ def adversarial(rng: random.Random, size: int) -> list[tuple[str, str, dict[str,
             "Unicode tag characters",
             _text("".join(chr(0xE0000 + ord(c)) for c in _repeat("key=abc ", size // 2))),
         ),
+        (
+            "normal form",
+            "named entities and backslash escapes",
+            _text(_repeat('&amp;&quot;\\"\\/sk-', size)),
+        ),
+        ("pairs", '"X_API_KEY", openings', _text(_repeat('"AZURE_OPENAI_API_KEY", ', size))),
+        ("pairs", "name: then value: lines", _text(_repeat("- name: X_KEY\n  value: ab\n", size))),
+        ("pairs", "table cells", _text(_repeat("| api_key | ", size))),
+        ("pairs", "key, + long blank run", _text("api_key," + " " * size + "x")),
+        (
+            "pairs",
+            "name/value objects",
+            {
+                "seq": 1,
+                "request": {
+                    "env": [
+                        {"name": f"SERVICE_{n}_API_KEY", "value": "short"}
+                        for n in range(size // 50)
+                    ]
+                },
+            },
+        ),
+        (
+            "many secrets",
+            "distinct sk- keys, one line",
+            _text(
+                " ".join(
+                    f"sk-proj-{rand(rng, 40)}T3BlbkFJ{rand(rng, 40)}" for _ in range(size // 96)
+                )
+            ),
+        ),
+        (
+            "many secrets",
+            "distinct quoted base64 tokens",
+            _text(" ".join('"' + rand(rng, 30, B64) + '"' for _ in range(size // 33))),
+        ),
+        (
+            "wrapped base64",
+            "76-character lines (MIME, base64 CLI)",
+            _text("\n".join(rand(rng, 76, B64) for _ in range(size // 77))),
+        ),
+        (
+            "wrapped base64",
+            "lines of varied width",
+            _text("\n".join(rand(rng, rng.randint(40, 70), B64) for _ in range(size // 56))),
+        ),
         ("JSON", "deep nesting in a string", _text("[" * (size // 2) + "]" * (size // 2))),
         ("JSON", "repeated keys", _text("{" + _repeat('"a":"sk-x",', size) + '"b":1}')),
         ("stream", "4 interleaved choices", {"seq": 1, "stream": interleaved}),

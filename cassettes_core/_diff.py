@@ -7,6 +7,7 @@ field-equality score, and only the few best go through deepdiff. Rendering happe
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,11 +35,12 @@ class FieldDiff:
 
     def render(self) -> str:
         path = _redact(self.path)  # a mapping key can be a key too
+        field = _field_of(self.path)
         if self.kind == "added":
-            return f"{path}: added {_short(self.requested)}"
+            return f"{path}: added {_short(self.requested, field=field)}"
         if self.kind == "removed":
-            return f"{path}: removed (was {_short(self.recorded)})"
-        before, after = _window(self.recorded, self.requested)
+            return f"{path}: removed (was {_short(self.recorded, field=field)})"
+        before, after = _window(self.recorded, self.requested, field)
         return f"{path}: {before} → {after}"
 
 
@@ -176,23 +178,53 @@ def _path(parts: Sequence[Any]) -> str:
     return text or "(request)"
 
 
-def _redact(text: str) -> str:
+def _redact(text: str, field: str = "") -> str:
     # A miss message lands in CI logs: keys a request carried are masked as findings are.
     from cassettes_core._secrets_text import redact
 
-    return redact(text)
+    return redact(text, field=field)
 
 
-def _short(value: Any, width: int = _VALUE_WIDTH) -> str:
-    text = _redact(repr(value))
+# Where a value sits under its field's name (a schema's ``api_key.default``), not in it.
+_HOLDERS = frozenset({"default", "value", "example", "examples", "const", "enum"})
+_PATH_PIECES = re.compile(r"[.\[\]]+")
+
+
+def _field_of(path: str) -> str:
+    """The name of the field a diff's value belongs to: the path's last name, or the one
+    before a holder such as ``default``."""
+    names = [piece for piece in _PATH_PIECES.split(path) if piece and not piece.isdigit()]
+    while len(names) > 1 and names[-1] in _HOLDERS:
+        names.pop()
+    return names[-1] if names else ""
+
+
+def _short(value: Any, width: int = _VALUE_WIDTH, field: str = "") -> str:
+    if isinstance(value, str) and field and _redact(value, field) != value:
+        return _redact(value, field)  # a credential in an auth position: masked whole
+    text = _redact(repr(_masked(value, field)))
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _window(before: Any, after: Any) -> tuple[str, str]:
+def _masked(value: Any, field: str) -> Any:
+    # A container shown whole: each string in it masked as its own field's value.
+    if isinstance(value, dict):
+        return {
+            key: _masked(item, field if key in _HOLDERS else str(key))
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_masked(item, field) for item in value]
+    if isinstance(value, str) and field:
+        return _redact(value, field)
+    return value
+
+
+def _window(before: Any, after: Any, field: str = "") -> tuple[str, str]:
     """Both values, cut around their first difference when they are long strings."""
     if not (isinstance(before, str) and isinstance(after, str)):
         return _short(before), _short(after)
-    before, after = _redact(before), _redact(after)
+    before, after = _redact(before, field), _redact(after, field)
     if len(before) <= _VALUE_WIDTH and len(after) <= _VALUE_WIDTH:
         return repr(before), repr(after)
     common = 0

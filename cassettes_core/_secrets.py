@@ -44,9 +44,14 @@ from cassettes_core._errors import UnsafeCassetteError
 from cassettes_core._secrets_batch import Batch
 from cassettes_core._secrets_detectors import Hit, find_formats_batch
 from cassettes_core._secrets_encoded import find_encoded_batch
-from cassettes_core._secrets_env import credential_environment, find_environment_values
+from cassettes_core._secrets_env import (
+    credential_environment,
+    find_environment_values,
+    lower_in_place,
+)
 from cassettes_core._secrets_llm import credential_in_field, field_kind
 from cassettes_core._secrets_normal import needs_normalising, normalise
+from cassettes_core._secrets_pairs import find_pairs
 from cassettes_core._secrets_paths import quoted_name
 from cassettes_core._secrets_plugins import PluginScanner, plugin_scanner
 from cassettes_core._secrets_shapes import is_documented_example, mask, strip_scheme
@@ -283,6 +288,13 @@ class SecretGuard:
                     found.add(value)
                     yield leaf.path, kind, value
 
+        # A value that its sibling names ({"name": "X_API_KEY", "value": "…"}).
+        for index, name in find_pairs(walk):
+            leaf = walk.leaf(index)
+            if leaf.value not in self._allow and not _already_found(leaf.value, found):
+                found.add(leaf.value)
+                yield leaf.path, f"credential named {quoted_name(name)}", leaf.value
+
         def detect(text: str) -> list[Hit]:
             return [
                 hit for table in _own_tables(Batch([text]), environment) for hit in table.get(0, ())
@@ -337,10 +349,10 @@ def _own_tables(batch: Batch, environment: dict[str, str]) -> tuple[dict[int, li
 
 
 def _environment_batch(batch: Batch, environment: dict[str, str]) -> dict[int, list[Hit]]:
-    # The environment's credentials, literally, in each string of the batch.
+    # The environment's credentials, literally (in any case), in each string of the batch.
     found: dict[int, list[Hit]] = {}
     for value, name in environment.items():
-        for index in batch.holders((value,)):
+        for index in batch.holders((lower_in_place(value),), ignorecase=True):
             hits = find_environment_values(batch.values[index], {value: name})
             found.setdefault(index, []).extend(hits)
     return found
@@ -377,9 +389,14 @@ def _leaf_hits(
     return hits
 
 
+# Findings reported per string at most: the string is refused at the first; a text built of
+# thousands of keys must not cost a comparison of each with every other.
+_MAX_HITS = 64
+
+
 def _add(hits: list[tuple[str, str]], kind: str, value: str) -> None:
     # One finding per value: a more specific detector already named this one (or a part of it).
-    if not any(value in known or known in value for _, known in hits):
+    if len(hits) < _MAX_HITS and not any(value in known or known in value for _, known in hits):
         hits.append((kind, value))
 
 

@@ -17,6 +17,7 @@ import base64
 import binascii
 import json
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -321,11 +322,20 @@ def _at_boundary(text: str, start: int) -> bool:
 def _without_overlaps(hits: list[Hit]) -> list[Hit]:
     # Earlier detectors are more specific ("Bearer sk-…" is an OpenAI key, not a bearer token):
     # keep a hit only if its span does not overlap one already kept.
+    # The kept spans never overlap, so sorted by start only the neighbours of a new span can
+    # overlap it: a text holding thousands of keys costs n log n, not n².
     kept: list[Hit] = []
+    starts: list[int] = []
+    ends: list[int] = []
     for hit in hits:
         end = hit.start + len(hit.value)
-        if any(k.start < end and hit.start < k.start + len(k.value) for k in kept):
-            continue
+        at = bisect_left(starts, hit.start)
+        if at > 0 and ends[at - 1] > hit.start:
+            continue  # the span before it reaches into it
+        if at < len(starts) and starts[at] < end:
+            continue  # it reaches into the span after it
+        starts.insert(at, hit.start)
+        ends.insert(at, end)
         kept.append(hit)
     return kept
 

@@ -28,6 +28,7 @@ __all__ = [
     "environment_kind",
     "find_environment_values",
     "is_credential_name",
+    "lower_in_place",
 ]
 
 MIN_ENV_SECRET = 12
@@ -115,14 +116,23 @@ def credential_environment() -> dict[str, str]:
 
 
 def find_environment_values(text: str, values: dict[str, str] | None = None) -> list[Hit]:
-    """Every place in ``text`` where a credential of the environment appears literally."""
+    """Every place in ``text`` where a credential of the environment appears, in any case
+    (a tool that upper-cases a hex token, a lower-case ``%2b``): the hit names the value as
+    the environment holds it."""
     hits: list[Hit] = []
+    lowered = lower_in_place(text)
     for value, name in (credential_environment() if values is None else values).items():
-        position = text.find(value)
+        needle = lower_in_place(value)
+        position = lowered.find(needle)
         while position != -1:
             hits.append(Hit(environment_kind(name), value, position))
-            position = text.find(value, position + len(value))
+            position = lowered.find(needle, position + len(needle))
     return hits
+
+
+def lower_in_place(text: str) -> str:
+    """``text`` in lower case, offset for offset ("İ" alone lower-cases to two characters)."""
+    return text.replace("\u0130", "i").lower()
 
 
 def environment_kind(name: str) -> str:

@@ -4,10 +4,11 @@ A key can be written so that no pattern sees it and any reader still does: zero-
 soft hyphens between its characters, fullwidth or mathematical look-alikes of its letters,
 Cyrillic letters that look Latin, combining marks, control characters, escapes, or the
 invisible Unicode "tag" characters that spell ASCII out of sight. :func:`normalise` folds all
-of that away: escapes decoded (``\\u0073``, ``\\x73``, ``&#115;``), compatibility
-decomposition (NFKD, which is NFKC's folding without recomposing, so that accents come off as
-marks), then format and control characters and marks removed, tags
-turned back into the ASCII they spell, and look-alikes mapped to the Latin letter they imitate.
+of that away: escapes decoded (``\\u0073``, ``\\x73``, ``&#115;``, ``&amp;``, ``\\/``),
+compatibility decomposition (NFKD, which is NFKC's folding without recomposing, so that
+accents come off as marks), then format and control characters, marks and blank letters
+(Hangul fillers) removed, tags turned back into the ASCII they spell, and look-alikes mapped
+to the Latin letter they imitate.
 Line breaks and tabs stay, since they separate tokens.
 
 The stored bytes are never changed: the guard scans this form *beside* the stored one and
@@ -71,6 +72,9 @@ _LOOK_ALIKES = {
 }
 _TAG_FIRST, _TAG_LAST = 0xE0020, 0xE007E  # Unicode tags that spell printable ASCII
 _KEPT_CONTROLS = frozenset("\t\n")
+# Letters and symbols that render as nothing or as blank space without being spaces: the Hangul
+# fillers (default-ignorable, yet letters) and the blank Braille pattern.
+_BLANK_LETTERS = frozenset({0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800})
 
 
 class _Fold(dict[int, str | None]):
@@ -85,6 +89,8 @@ class _Fold(dict[int, str | None]):
             folded = chr(code - 0xE0000)
         elif char in _KEPT_CONTROLS:
             folded = char
+        elif code in _BLANK_LETTERS:
+            folded = None
         elif unicodedata.category(char) in {"Cf", "Cc", "Mn", "Me", "Zl", "Zp"}:
             folded = None  # invisible: zero-width, soft hyphen, BOM, bidi controls, marks
         else:
@@ -100,13 +106,13 @@ def needs_normalising(text: str) -> bool:
     """Whether :func:`normalise` could change ``text`` (cheap: one pass in C for ASCII)."""
     if not text.isascii() or _ASCII_HIDDEN.search(text) is not None:
         return True
-    return ("\\" in text or "&#" in text) and _ESCAPE.search(text) is not None
+    return ("\\" in text or "&" in text) and _ESCAPE.search(text) is not None
 
 
 def normalise(text: str) -> str:
     """``text`` as the detectors read it: escapes (``\\u0073``, ``&#x73;``) decoded,
     look-alikes folded, invisible characters removed."""
-    if ("\\" in text or "&#" in text) and _ESCAPE.search(text) is not None:
+    if ("\\" in text or "&" in text) and _ESCAPE.search(text) is not None:
         text = _ESCAPE.sub(_decoded, text)
     if text.isascii():
         return _ASCII_HIDDEN.sub("", text)
@@ -120,6 +126,9 @@ def _decoded(escape: re.Match[str]) -> str:
 
 def _code(escape: str) -> int | None:
     # The code point an escape names (None past the last one, or for a surrogate).
+    named = _NAMED.get(escape)
+    if named is not None:
+        return ord(named)
     if escape.startswith("&#"):
         digits = escape[2:-1]
         code = int(digits[1:], 16) if digits[:1] in {"x", "X"} else int(digits)
@@ -148,8 +157,20 @@ def normalise_mapped(text: str) -> tuple[str, list[tuple[int, int]]]:
 
 
 _ESCAPE = re.compile(
-    r"\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})|&#(?:[0-9]{1,7}|[xX][0-9a-fA-F]{1,6});"
+    r"\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|/)"
+    r"|&(?:#(?:[0-9]{1,7}|[xX][0-9a-fA-F]{1,6})|amp|quot|apos|lt|gt);"
 )
+# The escapes that stand for one character by name: JSON's escaped slash (base64 keys hold
+# slashes), and HTML's named entities. (Not ``\\"`` and ``\\\\``: code is full of them, and
+# reading each such file twice would double the guard's cost on code.)
+_NAMED = {
+    "\\/": "/",
+    "&amp;": "&",
+    "&quot;": '"',
+    "&apos;": "'",
+    "&lt;": "<",
+    "&gt;": ">",
+}
 
 
 def _unit(text: str, position: int) -> tuple[str, int]:

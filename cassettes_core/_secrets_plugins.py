@@ -29,7 +29,9 @@ What we change, and why:
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from functools import cache, lru_cache
 from typing import Any
@@ -85,6 +87,7 @@ from cassettes_core._secrets_shapes import (
     is_prose,
     is_sequence_fragment,
 )
+from cassettes_core._secrets_wrapped import harmless_blocks
 
 # Left out on purpose (see the module docstring); a test checks that every plugin detect-secrets
 # ships is either gated below or named here, so an upgrade cannot add one silently.
@@ -177,14 +180,22 @@ class PluginScanner:
         ``keys[i]`` is the field name of string ``i`` (``None``: do not scan it).
         """
         found: dict[int, list[tuple[str, str]]] = {}
+        known: dict[int, set[tuple[str, str]]] = {}  # the same, as sets (a line read twice)
+        wrapped: dict[int, list[tuple[int, int]]] = {}
         for (index, (start, end)), plugins in self.route(batch, keys).items():
             key = keys[index] or ""
             line = f'{key}: "{batch.values[index][start:end]}"'
             hits = found.setdefault(index, [])
+            seen = known.setdefault(index, set())
             for plugin in plugins:
+                if isinstance(plugin, HighEntropyStringsPlugin) and _in_wrapped_block(
+                    batch.values[index], start, end, wrapped.setdefault(index, [])
+                ):
+                    continue  # a line of a wrapped image or certificate: one long token
                 for secret in _analyze(plugin, line, key):
                     item = (str(plugin.secret_type), secret)
-                    if item not in hits:
+                    if item not in seen:
+                        seen.add(item)
                         hits.append(item)
         return {index: hits for index, hits in found.items() if hits}
 
@@ -203,6 +214,16 @@ class PluginScanner:
                 for span in _every_line(batch.values[index]):
                     work.setdefault((index, span), {})[id(self._keyword)] = self._keyword
         return {line: list(plugins.values()) for line, plugins in work.items()}
+
+
+def _in_wrapped_block(text: str, start: int, end: int, blocks: list[tuple[int, int]]) -> bool:
+    # ``blocks`` caches the string's harmless blocks, found at the first line asked about
+    # (an empty cache is filled, with a (-1, -1) marker when there are none).
+    if "\n" not in text:
+        return False
+    if not blocks:
+        blocks.extend(harmless_blocks(text) or [(-1, -1)])
+    return any(first <= start and end <= last for first, last in blocks)
 
 
 def _scannable(batch: Batch, keys: Sequence[str | None], index: int, memo: dict[int, bool]) -> bool:
@@ -283,16 +304,31 @@ def _analyze(plugin: Any, line: str, key: str) -> Iterator[str]:
         # The entropy comes last, as the dearest check: a count per character of the charset.
         if (
             isinstance(plugin, HighEntropyStringsPlugin)
-            and plugin.calculate_shannon_entropy(secret) <= plugin.entropy_limit
+            and _entropy(plugin.charset, secret) <= plugin.entropy_limit
         ):
             continue
         yield secret
 
 
+@lru_cache(maxsize=4096)
+def _entropy(charset: str, data: str) -> float:
+    # detect-secrets' calculate_shannon_entropy (over the characters of its charset), from one
+    # count of the string rather than one str.count per character of the charset: a line read
+    # in three windows, by two plugins, costs one count.
+    size = len(data)
+    return -sum(
+        (n / size) * math.log2(n / size) for char, n in Counter(data).items() if char in charset
+    )
+
+
 def _dismissed(plugin: Any, secret: str, line: str, key: str) -> bool:
     # detect-secrets' default heuristic filters, then what we know about LLM payloads.
     if isinstance(plugin, HighEntropyStringsPlugin) and (
-        is_long_token(secret) or is_opaque_field(key) or is_known_id(secret) or is_alphabet(secret)
+        is_long_token(secret)
+        or is_opaque_field(key)
+        or is_known_id(secret)
+        or is_alphabet(secret)
+        or _INTEGRITY.fullmatch(secret) is not None
     ):
         return True
     if (
@@ -318,6 +354,9 @@ def _dismissed(plugin: Any, secret: str, line: str, key: str) -> bool:
     return False
 
 
+# A subresource-integrity or lock-file hash (``integrity="sha384-…"``): the digest of a public
+# file, quoted whole by the entropy plugins.
+_INTEGRITY = re.compile(r"sha(?:256|384|512)-[A-Za-z0-9+/]{43,86}={0,2}")
 _AWS_KEY_ID = re.compile(r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}")
 
 

@@ -2,7 +2,8 @@
 
 Each interaction is scanned as the recorder scans it, and then the file's text as stored, so
 that what loading drops (a YAML comment in a hand-edited cassette) is read too; a value found
-both ways is reported once.
+both ways is reported once. The text of a file that cannot be loaded (an error, exit 2) is read
+as well: a broken file must not hide a key.
 
 Files named on the command line must be cassettes; a file that is not one is an error. Under
 a directory, every ``*.yaml`` and ``*.yml`` file is read, except hidden files and folders
@@ -24,6 +25,7 @@ from cassettes_core._errors import CassetteError, CassetteFormatError, ConfigErr
 from cassettes_core.cli import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, REPORT_VERSION
 
 if TYPE_CHECKING:
+    from cassettes_core._secrets import SecretGuard
     from cassettes_core.cli import Console
 _SUFFIXES = (".yaml", ".yml")
 
@@ -90,8 +92,10 @@ def run_scan(args: argparse.Namespace, console: Console) -> int:
                     console.print(f"note: skipped {path}: {exc.reason}")
                 continue
             report["error"] = str(exc)
+            report["findings"] = _text_findings(guard, path)
         except CassetteError as exc:
             report["error"] = str(exc)
+            report["findings"] = _text_findings(guard, path)
         else:
             report["interactions"] = len(interactions)
             for interaction in interactions:
@@ -123,6 +127,19 @@ def run_scan(args: argparse.Namespace, console: Console) -> int:
     if summary["errors"]:
         return EXIT_ERROR
     return EXIT_FINDINGS if summary["findings"] else EXIT_OK
+
+
+def _text_findings(guard: SecretGuard, path: Path) -> list[FindingReport]:
+    # A file that cannot be loaded (broken YAML, a merge conflict, a refused tag) can still
+    # hold a key: its text is read all the same, so the error does not hide it.
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [
+        {"seq": None, "path": f.path, "kind": f.kind, "preview": f.preview}
+        for f in guard.scan_text(text)
+    ]
 
 
 def cassette_files(paths: Sequence[str]) -> Iterator[tuple[Path, bool]]:
@@ -222,7 +239,6 @@ def _plainly_not_a_cassette(text: str) -> bool:
 def _print_report(console: Console, report: CassetteReport) -> None:
     if report["error"] is not None:
         console.error(report["error"])
-        return
     if not report["findings"]:
         return
     count = plural(len(report["findings"]), "possible secret")
@@ -238,8 +254,8 @@ def _summary(reports: list[CassetteReport], skipped: list[SkippedReport]) -> Sca
     return {
         "cassettes": len(scanned),
         "interactions": sum(r["interactions"] for r in scanned),
-        "findings": sum(len(r["findings"]) for r in scanned),
-        "cassettes_with_findings": sum(1 for r in scanned if r["findings"]),
+        "findings": sum(len(r["findings"]) for r in reports),  # also in the text of broken files
+        "cassettes_with_findings": sum(1 for r in reports if r["findings"]),
         "errors": len(reports) - len(scanned),
         "skipped": len(skipped),
     }
@@ -250,7 +266,9 @@ def _print_summary(console: Console, summary: ScanSummary, paths: list[str]) -> 
     errors = plural(summary["errors"], "error")
     if summary["cassettes"] == 0:
         if summary["errors"]:
-            console.print(f"no cassette scanned: {errors}{skipped}")
+            found = summary["findings"]
+            secrets = f", {plural(found, 'possible secret')} in their text" if found else ""
+            console.print(f"no cassette scanned: {errors}{secrets}{skipped}")
         else:
             console.print(f"no cassette files (*.yaml, *.yml) under {', '.join(paths)}{skipped}")
         return

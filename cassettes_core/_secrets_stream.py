@@ -12,7 +12,7 @@ many events are joined in event order and scanned again for what spans events, t
   whole (``stream[*].data.choices[index=1].delta.content``).
 
 Tool-call arguments streamed in pieces are also parsed once whole, so that their auth positions
-(``"password": …``) are checked like any field.
+(``"password": …``) and name/value pairs are checked like any field.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from typing import Any
 from cassettes_core._secrets_detectors import Hit
 from cassettes_core._secrets_llm import credential_in_field, field_kind, is_known_id, snake
 from cassettes_core._secrets_normal import needs_normalising, normalise
-from cassettes_core._secrets_paths import STAR, marker, render
+from cassettes_core._secrets_pairs import find_pairs
+from cassettes_core._secrets_paths import STAR, marker, quoted_name, render
 from cassettes_core._secrets_shapes import mask, strip_scheme
 from cassettes_core._secrets_walk import CHANNEL_FIELDS, MAX_JSON, Leaf, Walk, json_object
 
@@ -64,7 +65,8 @@ def stream_hits(walk: Walk, found: set[str], detect: Detect) -> Iterator[tuple[s
         span = f"[{leaf.segments[0][1]}..{leaf.segments[-1][1]}]"
         root = leaf.path.replace("[*]", span, 1) + "(json)"
         for document in documents:
-            for inner in Walk(document, root).leaves:
+            walk_inner = Walk(document, root)
+            for inner in walk_inner.leaves:
                 field = field_kind(inner.key) if inner.role != "key" and inner.key else None
                 if field is None or inner.value in found:
                     continue
@@ -72,6 +74,16 @@ def stream_hits(walk: Walk, found: set[str], detect: Detect) -> Iterator[tuple[s
                     found.add(inner.value)
                     name = inner.name or inner.key
                     yield inner.path, f"credential in field {name!r}", strip_scheme(inner.value)
+            # And the values a sibling or the holding mapping names ({"name": …, "value": …}).
+            for index, name in find_pairs(walk_inner):
+                value = walk_inner.values[index]
+                if value not in found:
+                    found.add(value)
+                    yield (
+                        walk_inner.leaf(index).path,
+                        f"credential named {quoted_name(name)}",
+                        value,
+                    )
 
 
 def _forms(leaf: Leaf) -> Iterator[tuple[str, tuple[tuple[int, int], ...], str]]:

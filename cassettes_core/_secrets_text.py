@@ -31,7 +31,7 @@ from cassettes_core._secrets_normal import needs_normalising, normalise_mapped
 from cassettes_core._secrets_paths import quoted_name
 from cassettes_core._secrets_shapes import mask
 
-__all__ = ["find_assignments", "find_assignments_batch", "redact"]
+__all__ = ["find_assignments", "find_assignments_batch", "name_kind", "redact"]
 
 # Every credential name holds one of these, in any case.
 _NEEDLES = ("key", "token", "secret", "auth", "credential", "bearer", "pass", "pwd")
@@ -51,6 +51,19 @@ _VALUE = re.compile(
     r"""|\([ \t]*+(?P<c>["'])(?P<called>[^"'\n]{1,512}+)(?P=c)[ \t]*+\))""",
     re.IGNORECASE,
 )
+# A name and its value side by side rather than assigned: two arguments (``os.putenv("X_KEY",
+# "…")``, ``monkeypatch.setenv(…)``), a name/value pair (``{"name": "X_KEY", "value": "…"}``,
+# Kubernetes' ``- name: X_KEY`` then ``value: …``), a table's cells (``| api_key | … |``).
+_PAIRED = re.compile(
+    r"""["']?+[ \t]*+(?:"""
+    r"""(?:,[ \t\r\n]*+(?:["']?+value["']?+[ \t]*+[:=][ \t]*+)?"""
+    r"""|\r?\n[ \t]*+(?:-[ \t]*+)?["']?+value["']?+[ \t]*+[:=][ \t]*+)"""
+    r"""(?:(?P<q>["'`])(?P<quoted>[^"'`\n]{1,512}+)(?P=q)"""
+    r"""|(?P<bare>[A-Za-z0-9/+=_-]{16,512}+)(?![^\s,;)}\]"'`]))"""
+    r"""|\|[ \t]*+(?P<cell>[A-Za-z0-9/+=_-]{16,512}+)[ \t]*+\|)""",
+    re.IGNORECASE,
+)
+_GROUPS = ("quoted", "bare", "word", "called", "cell")
 # Words that say a *_key name is not a credential: a cache, sort or public key is a value of
 # another kind (checked on the word before "key").
 _NOT_CREDENTIAL_KEYS = frozenset(
@@ -109,22 +122,32 @@ def _name_kind(name: str) -> FieldKind | None:
     return None
 
 
-def _password_value(name: str, match: re.Match[str], text: str) -> str | None:
+def name_kind(name: str) -> FieldKind | None:
+    """How a name is read when it names a value: an auth position's kind, a generic credential
+    (``AZURE_OPENAI_KEY``, ``key1``), or None."""
+    return _name_kind(name)
+
+
+def _password_value(
+    name: str, match: re.Match[str], text: str, *, anywhere: bool = False
+) -> str | None:
     # Passwords assigned in code are the keyword plugin's ("password = 'hunter2'" is example
     # code everywhere); here only those of configuration: a .env line (an upper-case name) and
-    # a connection string ("…;Password=…;").
-    value = match.group("quoted") or match.group("bare") or match.group("word")
+    # a connection string ("…;Password=…;"). ``anywhere``: any assignment (for redaction,
+    # where masking an example password costs nothing).
+    groups = match.groupdict()
+    value = groups.get("quoted") or groups.get("bare") or groups.get("word")
     if value is None:
         return None
     end = match.end()
-    env_line = name.isupper() and (match.group("word") or match.group("bare")) is not None
+    env_line = name.isupper() and (groups.get("word") or groups.get("bare")) is not None
     connection = end < len(text) and text[end] == ";"
-    if not (env_line or connection):
+    if not (env_line or connection or anywhere):
         return None
     return value if credential_in_field("password", value) else None
 
 
-def find_assignments_batch(batch: Batch) -> dict[int, list[Hit]]:
+def find_assignments_batch(batch: Batch, *, passwords: bool = False) -> dict[int, list[Hit]]:
     """Credentials assigned to a credential-named variable, in each string of ``batch``.
 
     ``API_KEY=…``, ``api_key: …``, ``"apiKey": "…"``, ``--api-key=…``, ``X-Api-Key: …``,
@@ -132,7 +155,7 @@ def find_assignments_batch(batch: Batch) -> dict[int, list[Hit]]:
     ``…;Password=…;``: the value counts when it has a credential's shape (a bare value: the
     strict shape, since code assigns names and calls too). Found by the needles every such name
     holds, so a text without them costs a few substring searches; each name is read once, however
-    many needles it holds.
+    many needles it holds. ``passwords``: passwords assigned in code count too (redaction).
     """
     text = batch.text
     found: dict[int, list[Hit]] = {}
@@ -149,30 +172,42 @@ def find_assignments_batch(batch: Batch) -> dict[int, list[Hit]]:
             continue  # a long token, not a name
         name = text[start:end]
         kind = _name_kind(name)
-        match = _VALUE.match(text, end) if kind is not None else None
-        if match is None or kind is None:
+        if kind is None:
             continue
-        value = _assigned_value(name, kind, match, text)
+        match = _VALUE.match(text, end)
+        if match is None:
+            # Side by side, the value must look random: ("authorization", "x-amz-date") is a
+            # list of header names.
+            match = _PAIRED.match(text, end)
+            kind = "generic"
+        if match is None:
+            continue
+        value = _assigned_value(name, kind, match, text, passwords=passwords)
         if value is None:
             continue
-        group = next(g for g in ("quoted", "bare", "word", "called") if match.group(g))
+        groups = match.groupdict()
+        group = next(g for g in _GROUPS if groups.get(g))
         index, offset = batch.locate(match.start(group))
-        offset += match.group(group).find(value)
+        offset += groups[group].find(value)
         hit = Hit(f"credential assigned to {quoted_name(name)}", value, offset)
         found.setdefault(index, []).append(hit)
         covered = max(covered, match.end())
     return found
 
 
-def _assigned_value(name: str, kind: FieldKind, match: re.Match[str], text: str) -> str | None:
+def _assigned_value(
+    name: str, kind: FieldKind, match: re.Match[str], text: str, *, passwords: bool = False
+) -> str | None:
     if kind == "password":
-        return _password_value(name, match, text)
-    quoted = match.group("quoted") or match.group("called")
-    bare = match.group("bare")
-    if quoted is None and bare is None:
+        return _password_value(name, match, text, anywhere=passwords)
+    groups: dict[str, str | None] = match.groupdict()
+    quoted = groups.get("quoted") or groups.get("called")
+    bare = groups.get("bare") or groups.get("cell")
+    raw = quoted if quoted is not None else bare
+    if raw is None:
         return None
-    value = (quoted if quoted is not None else bare).strip()
-    strict = bare is not None or kind == "generic"
+    value = raw.strip()
+    strict = quoted is None or kind == "generic"
     return value if credential_in_field("generic" if strict else kind, value) else None
 
 
@@ -192,7 +227,7 @@ def find_assignments(text: str) -> list[Hit]:
     return find_assignments_batch(Batch([text])).get(0, [])
 
 
-def redact(text: str) -> str:
+def redact(text: str, *, field: str = "") -> str:
     """``text`` with every secret our detectors know replaced by its masked preview.
 
     Masks the key formats of the LLM era and the classics (``sk-…``, ``AIza…``, ``ghp_…``,
@@ -201,8 +236,13 @@ def redact(text: str) -> str:
     preview that findings show (``sk-p…lxJ4``); also where only the normal form shows them
     (zero-width characters, look-alikes, or their ``repr`` escapes such as ``\\u200b``). For
     messages that quote requests; detect-secrets is not loaded, and a text without any secret
-    comes back unchanged.
+    comes back unchanged. ``field``: the name of the field ``text`` is the value of (a miss
+    diff's path), so that a prefix-less key in an auth position (``api_key``) is masked whole;
+    passwords assigned in code are masked too.
     """
+    kind = _name_kind(field) if field else None
+    if kind is not None and credential_in_field(kind, text):
+        return mask(text)
     spans = [(hit.start, hit.start + len(hit.value), mask(hit.value)) for hit in _text_hits(text)]
     if needs_normalising(text) or "\\" in text:
         normal, origin = normalise_mapped(text)
@@ -223,4 +263,5 @@ def redact(text: str) -> str:
 
 
 def _text_hits(text: str) -> list[Hit]:
-    return [*find_formats(text), *find_assignments(text), *find_environment_values(text)]
+    assigned = find_assignments_batch(Batch([text]), passwords=True).get(0, [])
+    return [*find_formats(text), *assigned, *find_environment_values(text)]
