@@ -41,7 +41,8 @@ _SDK_MAX_RETRY_AFTER_S = 120.0
 
 
 def kept_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """The headers a cassette may hold, names lower-cased, in their original order."""
+    """The headers a cassette may hold, names lower-cased, in their original order (a name
+    sent more than once holds its values joined by ``", "``)."""
     # The guard's list, loaded on the write path only (as the guard itself is).
     from cassettes_core._secrets import is_sensitive_header
 
@@ -49,7 +50,9 @@ def kept_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
     for raw_name, value in headers:
         name = raw_name.lower()
         if (name in _KEPT or name.startswith(_KEPT_PREFIXES)) and not is_sensitive_header(name):
-            kept[name] = value
+            # A repeated name keeps every value, joined as the clients' `headers.get` joins
+            # them live; the last one alone would replay another header than the SDK read.
+            kept[name] = f"{kept[name]}, {value}" if name in kept else value
     return kept
 
 
