@@ -122,13 +122,30 @@ def parse_stream(chunks: Iterable[bytes]) -> list[StreamEvent]:
 def decode_data(text: str) -> Any:
     """A ``data`` payload as stored: a JSON object or array parsed, anything else raw text."""
     if text[:1] in ("{", "["):
-        try:
-            value = json.loads(text)
-        except ValueError:
-            return text
-        if isinstance(value, dict | list):
+        value = json_structure(text)
+        if value is not None:
             return value
     return text
+
+
+def json_structure(text: str) -> dict[str, Any] | list[Any] | None:
+    """``text`` parsed, if it is a JSON object or array that a cassette can hold as one.
+
+    Python's JSON reads ``NaN``, ``Infinity``, an overflowing ``1e999`` and lone surrogates
+    (``"\\ud800"``), as the SDKs do; a YAML cassette holds none of them, so such a body is
+    kept as its text (which replays as the same bytes) rather than refused at write time.
+    """
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(value, dict | list):
+        return None
+    try:  # on the recording path only: replay never parses
+        json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
+    except (ValueError, UnicodeEncodeError):
+        return None
+    return value
 
 
 def encode_data(data: Any) -> str:

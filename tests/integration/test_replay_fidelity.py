@@ -270,3 +270,62 @@ def test_anthropic_answers_replay_as_recorded(
     """The anthropic SDK: odd header bytes, gzip, an HTML overload page in cp1252."""
     live, replayed = record_then_replay(tmp_path, monkeypatch, reply, _claude_call)
     assert replayed == live
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        pytest.param([(b"x-request-id", b"req_a"), (b"x-request-id", b"req_b")], id="request-id"),
+        pytest.param(
+            [
+                (b"x-ratelimit-remaining-requests", b"9"),
+                (b"X-RateLimit-Remaining-Requests", b"8"),
+                (b"x-ratelimit-remaining-requests", "é".encode()),
+            ],
+            id="rate-limit-mixed-case-thrice",
+        ),
+    ],
+)
+def test_a_kept_header_sent_more_than_once_replays_every_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, headers: list[tuple[bytes, bytes]]
+) -> None:
+    """A header name repeated (a proxy adding its own request id) replays all its values, as
+    the client joined them live (`a, b`), not only the last one."""
+    reply = RawReply(headers=[JSON_TYPE, *headers], chunks=[_chat_bytes()])
+    live, replayed = record_then_replay(tmp_path, monkeypatch, reply, _chat_call)
+    assert replayed == live
+    assert ", " in next(v for k, v in live["headers"].items() if k.startswith("x-r"))
+
+
+def _score(text: str) -> bytes:
+    """A chat answer carrying ``text`` as a raw JSON value (an extra field, and the content)."""
+    return (
+        b'{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o",'
+        b'"x_score":' + text.encode() + b',"choices":[{"index":0,"finish_reason":"stop",'
+        b'"message":{"role":"assistant","content":"h\\ud800i \\udfff"}}]}'
+    )
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param("NaN", id="nan"),
+        pytest.param("-Infinity", id="minus-infinity"),
+        pytest.param("1e999", id="overflowing-float"),
+        pytest.param("0.5", id="lone-surrogates-only"),
+    ],
+)
+def test_json_the_sdk_parses_but_yaml_cannot_hold_is_kept_as_its_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    """NaN, Infinity and lone surrogates (`\\ud800`) parse in Python's JSON, not in a YAML
+    cassette: the body is stored as its text and replays the same (no refusal)."""
+    reply = RawReply(headers=[JSON_TYPE], chunks=[_score(value)])
+    live, replayed = record_then_replay(tmp_path, monkeypatch, reply, _chat_call)
+    assert repr(replayed) == repr(live)  # repr: NaN is never equal to itself
+    assert live["answer"]["choices"][0]["message"]["content"] == "h\ud800i \udfff"
+    stored = load_cassette(tmp_path / "c.yaml")
+    assert stored is not None
+    response = stored.interactions[0].response
+    assert response is not None
+    assert response.body == _score(value).decode()

@@ -243,3 +243,29 @@ def test_a_stream_that_is_not_utf8_is_refused_and_nothing_is_written(tmp_path: P
     with raw_server(reply) as server:
         assert _stream_call(server, Recorder(path, mode="record"))
     assert path.exists()
+
+
+@pytest.mark.parametrize(
+    "raw_value",
+    [
+        pytest.param(b"NaN", id="nan"),
+        pytest.param(b"Infinity", id="infinity"),
+        pytest.param(b"1e999", id="overflowing-float"),
+        pytest.param(b'"\\ud800"', id="lone-surrogate"),
+    ],
+)
+def test_stream_data_that_yaml_cannot_hold_replays_as_its_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, raw_value: bytes
+) -> None:
+    """An event whose JSON holds NaN, Infinity or a lone surrogate (the SDK parses them) is
+    kept as its text and replays the same, async and sync alike."""
+    odd = b'{"id":"chatcmpl-s","object":"chat.completion.chunk","created":1,"model":"gpt-4o",'
+    odd += b'"x_score":' + raw_value + b',"choices":[{"index":0,"delta":{"content":"\\udfff"},'
+    odd += b'"finish_reason":null}]}'
+    chunks = _with_done([b"data: " + _sse(_chunk("Ca")) + b"\n\n", b"data: " + odd + b"\n\n"])
+    reply = RawReply(headers=[(b"content-type", b"text/event-stream")], chunks=chunks, chunked=True)
+    live, replayed = record_then_replay(tmp_path, monkeypatch, reply, _stream_call)
+    assert repr(replayed) == repr(live)  # repr: NaN is never equal to itself
+    assert live[1]["choices"][0]["delta"]["content"] == "\udfff"
+    raw = (tmp_path / "c.yaml").read_text(encoding="utf-8")
+    assert "x_score" in raw
