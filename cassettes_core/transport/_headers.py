@@ -1,9 +1,10 @@
 """Response headers: the few a cassette keeps, and the retry hints served on replay.
 
-Kept is an allow-list, not a deny-list: only headers the SDKs read (content type, retry
-hints, request ids, rate limits, API versions) are written, so a provider adding a new
-cookie or organisation header can never leak into a cassette; the secret guard's own
-``is_sensitive_header`` is applied on top. Request headers are never kept.
+Kept is an allow-list, not a deny-list: only headers the SDKs or their clients read (content
+type, a redirect's location, retry hints, request ids, rate limits, API versions) are
+written, so a provider adding a new cookie or organisation header can never leak into a
+cassette; the secret guard's own ``is_sensitive_header`` is applied on top. Request headers
+are never kept.
 
 Replayed retries must not sleep. Both SDKs read ``retry-after-ms`` before ``retry-after`` and
 sleep exactly that long when it is positive, but fall back to their 0.5 s+ exponential backoff
@@ -22,6 +23,7 @@ from collections.abc import Iterable, Mapping
 _KEPT = frozenset(
     {
         "content-type",
+        "location",  # a redirect the client followed live must lead it to the answer again
         "retry-after",
         "retry-after-ms",
         "x-should-retry",

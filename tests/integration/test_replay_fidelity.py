@@ -17,6 +17,7 @@ from typing import Any
 
 import anthropic
 import httpx2
+import openai
 import pytest
 
 from cassettes_core import Recorder, UnrecordableAnswerError, load_cassette
@@ -329,3 +330,34 @@ def test_json_the_sdk_parses_but_yaml_cannot_hold_is_kept_as_its_text(
     response = stored.interactions[0].response
     assert response is not None
     assert response.body == _score(value).decode()
+
+
+@pytest.mark.parametrize("status", [307, 308])
+@pytest.mark.parametrize("follow", [True, False], ids=["followed", "not-followed"])
+def test_a_redirect_replays_as_it_went_live(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, status: int, follow: bool
+) -> None:
+    """A proxy's 307/308 to the same endpoint: a client that follows redirects gets the
+    answer on replay too (the redirect keeps its `location`); one that does not, the same
+    status error."""
+    redirect = RawReply(
+        status=status, headers=[JSON_TYPE, (b"location", b"/v1/chat/completions")], chunks=[b"{}"]
+    )
+    answer = RawReply(headers=[JSON_TYPE], chunks=[_chat_bytes()])
+
+    def call(server: RawServer, recorder: Recorder) -> Any:
+        http = httpx2.Client(transport=CassetteTransport(recorder), follow_redirects=follow)
+        with openai.OpenAI(
+            base_url=server.base_url, api_key="k", http_client=http, max_retries=0
+        ) as client:
+            return client.chat.completions.create(model="gpt-4o", messages=MESSAGES)
+
+    path = tmp_path / "c.yaml"
+    with raw_server(redirect, answer) as server:
+        live = outcome(lambda: call(server, Recorder(path, mode="record")))
+        hits = server.hits
+        monkeypatch.setenv("CI", "true")
+        assert outcome(lambda: call(server, Recorder(path))) == live
+        assert server.hits == hits
+    assert hits == (2 if follow else 1)
+    assert isinstance(live, tuple) is not follow  # a status error when not followed
