@@ -68,6 +68,28 @@ def test_an_added_call_asks_for_append(tmp_path: Path) -> None:
     assert "a new request" in hint
 
 
+@pytest.mark.parametrize(
+    "changed",
+    [
+        pytest.param("Book it now", id="like-both"),
+        pytest.param("Plan it", id="more-like-the-played-one"),
+        pytest.param("Zzz", id="like-neither"),
+    ],
+)
+def test_a_changed_later_turn_asks_for_record_whichever_turn_it_resembles(
+    tmp_path: Path, changed: str
+) -> None:
+    """Turn 1 replays, turn 2 changed: its recording is still unplayed, so `record`, even
+    when the new text is as close (or closer) to turn 1, which was already played."""
+    path = tmp_path / "c.yaml"
+    first, second = chat_request("Plan"), chat_request("Book")
+    _recorded(path, first, second)
+    provider = _replayer(path)
+    provider.complete(first)
+    hint = _hint(provider, chat_request(changed))
+    assert hint.startswith("CASSETTE_MODE=record "), hint
+
+
 def test_one_ask_too_many_asks_for_append(tmp_path: Path) -> None:
     """The same request once more than it was recorded is a new interaction."""
     path = tmp_path / "c.yaml"
