@@ -361,3 +361,36 @@ def test_a_redirect_replays_as_it_went_live(
         assert server.hits == hits
     assert hits == (2 if follow else 1)
     assert isinstance(live, tuple) is not follow  # a status error when not followed
+
+
+@pytest.mark.parametrize("status", [301, 302, 303])
+@pytest.mark.parametrize("follow", [True, False], ids=["followed", "not-followed"])
+def test_a_redirect_that_turns_the_post_into_a_get_is_refused_up_front(
+    tmp_path: Path, status: int, follow: bool
+) -> None:
+    """A 301/302/303 (an http:// base URL sent to https://) makes the client re-send the call
+    as a GET, which no cassette holds: recording refuses it naming the target, writes nothing,
+    and so no replay can ever follow it to a live server."""
+    redirect = RawReply(
+        status=status,
+        headers=[JSON_TYPE, (b"location", b"https://proxy.invalid/v1/chat/completions")],
+        chunks=[b"{}"],
+    )
+    path = tmp_path / "c.yaml"
+    http = httpx2.Client(
+        transport=CassetteTransport(Recorder(path, mode="record")), follow_redirects=follow
+    )
+    with (
+        raw_server(redirect) as server,
+        openai.OpenAI(
+            base_url=server.base_url, api_key="k", http_client=http, max_retries=0
+        ) as client,
+        pytest.raises(UnrecordableAnswerError) as caught,
+    ):
+        client.chat.completions.create(model="gpt-4o", messages=MESSAGES)
+    text = str(caught.value)
+    assert f"HTTP {status}" in text
+    assert "https://proxy.invalid/v1/chat/completions" in text
+    assert "Nothing was written" in text
+    assert server.hits == 1
+    assert not path.exists()
