@@ -8,8 +8,8 @@ where, the nearest difference when there is one, and the next step::
     ├── CassetteMissError         replay met a request the cassette does not hold
     ├── UnsafeCassetteError       an interaction carries a secret; nothing was written
     ├── ProviderError             the provider failed (HTTP status, timeout, connection)
-    │   └── UnrecordedFailureError  a recording met an auth failure or an unreachable
-    │                               provider and kept it out of the cassette (_record_errors)
+    │   └── UnrecordedFailureError  a recording met a failure of its set-up (auth, 404, no
+    │                               credit, unreachable) and kept it out (_record_errors)
     ├── ConfigError               an option, mode or request is not usable as given
     │   ├── UnrecordableAnswerError a live answer cannot be stored so that it replays the same
     │   └── LiveCallRefusedError  a request to a live provider (or, when asked, any host) was

@@ -113,11 +113,12 @@ class Manifest:
         if not isinstance(sdks, Mapping):
             raise CassetteFormatError(path, "manifest.sdks must be a mapping", location="manifest")
         return cls(
-            library=str(data.get("library", "")),
+            library=_text(data.get("library")),
             digest_scheme=str(scheme),
-            python=str(data.get("python", "")),
-            sdks={str(k): str(v) for k, v in sdks.items()},
-            recorded_at=str(data.get("recorded_at", "")),
+            python=_text(data.get("python")),
+            # A version left out (null) is unknown, not the version "None".
+            sdks={str(k): str(v) for k, v in sdks.items() if v is not None},
+            recorded_at=_text(data.get("recorded_at")),
         )
 
 
@@ -147,12 +148,13 @@ def version_drift(
     families = None if providers is None else {p.partition(".")[0] for p in providers}
     drift: list[VersionDrift] = []
     library_then, library_now = _version_part(recorded.library), _version_part(running.library)
-    if recorded.library and _minor(library_then) != _minor(library_now):
+    # A manifest that gives no version (a bare name, written by hand) says nothing of drift.
+    if _has_version(library_then) and _minor(library_then) != _minor(library_now):
         drift.append(VersionDrift(LIBRARY, library_then, library_now))
     sdk_made_calls = families is None or bool(families & set(_SDKS))
     for name, version in sorted(recorded.sdks.items()):
         now = running.sdks.get(name)
-        if now is None or now == version:
+        if now is None or now == version or not _has_version(version):
             continue
         if name in _SDKS:
             if families is None or name in families:
@@ -233,6 +235,14 @@ def warn_on_drift(path: Path, drift: Sequence[VersionDrift]) -> None:
             CassetteVersionWarning,
             stacklevel=4,  # the code that made the Recorder
         )
+
+
+def _text(value: object) -> str:
+    return "" if value is None else str(value)
+
+
+def _has_version(text: str) -> bool:
+    return any(c.isdigit() for c in text)
 
 
 def _version_part(library: str) -> str:

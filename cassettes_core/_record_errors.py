@@ -3,11 +3,14 @@
 A recording is replayed forever, so a failure that only says something about the machine it
 was made on must not become the answer. By default (``record_errors="useful"``) a recording
 keeps the failures a test can learn from: rate limits (429), overloads and server errors
-(5xx), other 4xx answers (a bad request, an unknown model), timeouts, and a stream that broke
-part-way. It refuses the two that mean "this recording was made wrong": an authentication
-failure (401, 403, 407: a wrong or missing key) and a provider that could not be reached at
-all (connection refused, DNS failure, connect timeout; a connection that broke after it was
-made, ``ReadError``/``RemoteProtocolError``, is kept). The call then fails with
+(5xx), other 4xx answers about the request (400, 409, 413, 422), timeouts, and a stream that
+broke part-way. It refuses those that mean "this recording was set up wrong", where the fix
+changes nothing the request is matched by (so the failure would replay after it): an
+authentication failure (401, 403, 407: a wrong or missing key), a 404 (a wrong base URL, a
+model this key may not use), an account without credit (402, or a 429 whose code is
+``insufficient_quota``), and a provider that could not be reached at all (connection refused,
+DNS failure, connect timeout; a connection that broke after it was made,
+``ReadError``/``RemoteProtocolError``, is kept). The call then fails with
 :class:`UnrecordedFailureError` and nothing is written. ``record_errors="all"`` keeps every
 failure (a test of auth-error handling).
 """
@@ -25,6 +28,12 @@ from cassettes_core._model import RecordedError, StreamEvent
 RecordErrors = Literal["useful", "all"]
 RECORD_ERRORS: tuple[str, ...] = get_args(RecordErrors)
 AUTH_STATUSES = frozenset({401, 403, 407})
+# A 404 is the base URL or the model's availability to this key; a 402 the account's credit.
+NOT_FOUND_STATUS = 404
+_CREDIT_STATUS = 402
+# The providers' error codes for an account out of credit (OpenAI sends it with a 429).
+_NO_CREDIT_CODES = frozenset({"insufficient_quota", "billing_error", "billing_hard_limit_reached"})
+Fault = Literal["auth", "not_found", "no_credit", "unreachable"]
 _ALL_HINT = (
     "pass record_errors='all' (@pytest.mark.cassette(record_errors='all'), the ini option "
     "cassette_record_errors = all, or Recorder/CassetteProvider(record_errors='all'))"
@@ -68,7 +77,8 @@ def parse_record_errors(value: object, *, source: str = "record_errors") -> Reco
         raise ConfigError(
             f"{source}={value!r} is not a recording policy for errors; choose "
             f"{' or '.join(repr(c) for c in RECORD_ERRORS)} ('useful', the default, does not "
-            "record auth failures or an unreachable provider; 'all' records every failure)"
+            "record auth failures, 404s, an account out of credit or an unreachable provider; "
+            "'all' records every failure)"
         )
     return cast("RecordErrors", text)
 
@@ -79,14 +89,36 @@ def refused(
     """Whether ``policy`` keeps ``error`` (the outcome of one live call) out of the cassette."""
     if policy == "all" or error is None:
         return False
+    return setup_fault(error, stream) is not None
+
+
+def setup_fault(error: RecordedError, stream: Sequence[StreamEvent] | None = None) -> Fault | None:
+    """How ``error`` says the recording was set up wrong, or ``None`` for a real answer."""
     if error.kind == "http_status":
-        return error.status in AUTH_STATUSES
+        return _http_fault(error.status, error.body)
     if stream:  # the stream broke part-way: the provider was there, and answered
-        return False
+        return None
     if error.kind == "connection":
         # The transport records "ClassName: text"; these classes mean the host was reached.
-        return not error.message.startswith(_REACHED)
-    return error.message.startswith("ConnectTimeout")
+        return None if error.message.startswith(_REACHED) else "unreachable"
+    return "unreachable" if error.message.startswith("ConnectTimeout") else None
+
+
+def _http_fault(status: int | None, body: object) -> Fault | None:
+    if status in AUTH_STATUSES:
+        return "auth"
+    if status == _CREDIT_STATUS or _error_code(body) in _NO_CREDIT_CODES:
+        return "no_credit"
+    return "not_found" if status == NOT_FOUND_STATUS else None
+
+
+def _error_code(body: object) -> object:
+    """The provider's ``error.code`` (OpenAI), else ``error.type`` (both providers)."""
+    inner = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(inner, dict):
+        return None
+    code = inner.get("code")
+    return code if isinstance(code, str) else inner.get("type")
 
 
 def render_refusal(error: UnrecordedFailureError) -> str:
@@ -94,27 +126,43 @@ def render_refusal(error: UnrecordedFailureError) -> str:
     from cassettes_core._secrets_text import redact  # loaded on this rare path only
 
     who = error.provider or "the provider"
-    if error.kind == "http_status":
-        detail = f"{who} answered HTTP {error.status}"
-        said = _provider_message(error.body)
-        if said:
-            detail += f": {said}"
-        lines = [
-            f"the live provider rejected the call ({detail})",
-            f"  nothing was written to {error.path}: an authentication failure is not "
-            "recorded as an answer (CI would replay it forever)",
-            f"TIP: check the API key ({_key_hint(who)}) and run the test again; to record the "
-            f"failure on purpose, {_ALL_HINT}.",
-        ]
-    else:
+    retry = f"run the test again; to record the failure on purpose, {_ALL_HINT}."
+    if error.kind != "http_status":
         lines = [
             f"the live provider could not be reached ({who}: {error.kind}, {error.message})",
             f"  nothing was written to {error.path}: an unreachable provider is not recorded "
             "as an answer (CI would replay the outage forever)",
             "TIP: check the base URL (OPENAI_BASE_URL / ANTHROPIC_BASE_URL) and the network, "
-            f"and run the test again; to record the failure on purpose, {_ALL_HINT}.",
+            f"and {retry}",
         ]
+        return _mask_keys(redact("\n".join(lines)), error.hidden)
+    detail = f"{who} answered HTTP {error.status}"
+    said = _provider_message(error.body)
+    if said:
+        detail += f": {said}"
+    why, tip = _SETUP_ADVICE[_http_fault(error.status, error.body) or "auth"]
+    lines = [
+        f"the live provider rejected the call ({detail})",
+        f"  nothing was written to {error.path}: {why} is not recorded as an answer (the key "
+        "and the base URL are not part of what a request is matched by, so CI would replay "
+        "it even after the fix)",
+        f"TIP: {tip.format(key=_key_hint(who))} and {retry}",
+    ]
     return _mask_keys(redact("\n".join(lines)), error.hidden)
+
+
+_SETUP_ADVICE: dict[Fault, tuple[str, str]] = {
+    "auth": ("an authentication failure", "check the API key ({key})"),
+    "not_found": (
+        "an endpoint or model not found",
+        "check the base URL (OPENAI_BASE_URL / ANTHROPIC_BASE_URL: an OpenAI-compatible one "
+        "usually ends in /v1), the model name and whether this key ({key}) may use it,",
+    ),
+    "no_credit": (
+        "an account out of quota or credit",
+        "check the plan and billing of the account that the key ({key}) belongs to,",
+    ),
+}
 
 
 def _provider_message(body: object) -> str:

@@ -194,10 +194,12 @@ class Recorder:
             closest_recording(request, self.cassette.interactions) if reason == "no_match" else None
         )
         # A changed request needs `record` (its stale recording must go); a new one `append`.
-        # The closest recording tells them apart: a changed request left it unplayed, while a
-        # new one (an added call) comes after its closest recording was already played.
+        # A changed request leaves a recording of its provider unplayed (the one it replaced,
+        # whichever recording it looks most like), while a new one (an added call) comes
+        # after every recording of its provider was played.
         changed = reason in ("shape_stream", "shape_complete") or (
-            closest is not None and closest.seq in {i.seq for i in self.cassette.unused()}
+            closest is not None
+            and any(i.provider == request.provider for i in self.cassette.unused())
         )
         hint = self._rerecord_hint("record" if changed else "append")
         return MissReport(

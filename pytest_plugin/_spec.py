@@ -13,9 +13,9 @@ function's marker overrides a class or module ``pytestmark``):
 ``allow_secrets``    values the secret guard must let through
 ``block_unmatched``  requests that are not provider calls: ``None`` (default) blocks, in replay,
                      those to a provider host; ``True`` blocks all; ``False`` none
-``record_errors``    ``"useful"`` (default: auth failures and an unreachable provider are not
-                     recorded, the test fails) or ``"all"``; over the ``cassette_record_errors``
-                     ini option
+``record_errors``    ``"useful"`` (default: auth failures, 404s, an account out of credit and an
+                     unreachable provider are not recorded, the test fails) or ``"all"``; over
+                     the ``cassette_record_errors`` ini option
 ===================  =======================================================================
 """
 
@@ -70,7 +70,8 @@ def check_ini(config: pytest.Config) -> None:
     if record_errors and record_errors.lower() not in RECORD_ERRORS:
         raise pytest.UsageError(
             f"cassette_record_errors = {record_errors!r}: choose {' or '.join(RECORD_ERRORS)} "
-            "(useful, the default, does not record auth failures or an unreachable provider; "
+            "(useful, the default, does not record auth failures, 404s, an account out of "
+            "credit or an unreachable provider; "
             "all records every failure)"
         )
 

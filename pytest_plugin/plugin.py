@@ -110,8 +110,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini(
         "cassette_record_errors",
-        "live failures a recording keeps: useful (default: not auth failures 401/403 or an "
-        "unreachable provider, which fail the test) or all",
+        "live failures a recording keeps: useful (default: not 401/403/407, 404, no credit or "
+        "an unreachable provider, which fail the test) or all",
         default="useful",
     )
     parser.addini(

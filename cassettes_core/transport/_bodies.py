@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cassettes_core._errors import UnrecordableAnswerError
-from cassettes_core.transport._sse import compact_json
+from cassettes_core.transport._sse import compact_json, json_structure
 
 JSON = "application/json"
 # Headers that describe the bytes on the wire, not the decoded body a replay serves.
@@ -80,11 +80,8 @@ def _structured(text: str, charset: str) -> Any:
     # the SDK other bytes than it parsed (or failed to parse) live.
     structured = charset == "utf-8" or text.isascii()
     if structured and text.lstrip()[:1] in ("{", "["):
-        try:
-            value = json.loads(text)
-        except ValueError:
-            return text
-        if isinstance(value, dict | list):
+        value = json_structure(text)
+        if value is not None:
             return value
     return text
 

@@ -76,6 +76,8 @@ class Call:
         """Record a complete (decoded) answer: a response, or an ``http_status`` error."""
         # The call's duration ends here, before the header filter loads the secret guard.
         duration_ms = self.elapsed_ms()
+        if status in _REDIRECTS_TO_GET:
+            raise self.visible(_redirect_refusal(self.route, status, headers.get("location")))
         try:
             body = stored_body(
                 content,
@@ -199,6 +201,21 @@ def open_call(recorder: Recorder, route: Route, headers: Mapping[str, str], cont
         wants_stream=wants_stream,
         anthropic_caller=anthropic_caller,
         headers=headers,
+    )
+
+
+# Redirects a client follows by re-sending the POST as a GET: that GET is no provider call, so
+# it is never recorded, and a replay that followed the redirect would send it live.
+_REDIRECTS_TO_GET = frozenset({301, 302, 303})
+
+
+def _redirect_refusal(route: Route, status: int, location: str | None) -> CassetteError:
+    return UnrecordableAnswerError(
+        f"the live {route.provider} call to {route.endpoint} was redirected (HTTP {status} to "
+        f"{location or 'no location'}): the client re-sends it as a GET, which a cassette "
+        "cannot hold, so no recording of it could replay. Nothing was written.\n"
+        "TIP: point the base URL (OPENAI_BASE_URL / ANTHROPIC_BASE_URL) at the redirect's "
+        "target (often https:// instead of http://) and run the test again."
     )
 
 

@@ -1,9 +1,10 @@
 """Response headers: the few a cassette keeps, and the retry hints served on replay.
 
-Kept is an allow-list, not a deny-list: only headers the SDKs read (content type, retry
-hints, request ids, rate limits, API versions) are written, so a provider adding a new
-cookie or organisation header can never leak into a cassette; the secret guard's own
-``is_sensitive_header`` is applied on top. Request headers are never kept.
+Kept is an allow-list, not a deny-list: only headers the SDKs or their clients read (content
+type, a redirect's location, retry hints, request ids, rate limits, API versions) are
+written, so a provider adding a new cookie or organisation header can never leak into a
+cassette; the secret guard's own ``is_sensitive_header`` is applied on top. Request headers
+are never kept.
 
 Replayed retries must not sleep. Both SDKs read ``retry-after-ms`` before ``retry-after`` and
 sleep exactly that long when it is positive, but fall back to their 0.5 s+ exponential backoff
@@ -22,6 +23,7 @@ from collections.abc import Iterable, Mapping
 _KEPT = frozenset(
     {
         "content-type",
+        "location",  # a redirect the client followed live must lead it to the answer again
         "retry-after",
         "retry-after-ms",
         "x-should-retry",
@@ -41,7 +43,8 @@ _SDK_MAX_RETRY_AFTER_S = 120.0
 
 
 def kept_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """The headers a cassette may hold, names lower-cased, in their original order."""
+    """The headers a cassette may hold, names lower-cased, in their original order (a name
+    sent more than once holds its values joined by ``", "``)."""
     # The guard's list, loaded on the write path only (as the guard itself is).
     from cassettes_core._secrets import is_sensitive_header
 
@@ -49,7 +52,9 @@ def kept_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
     for raw_name, value in headers:
         name = raw_name.lower()
         if (name in _KEPT or name.startswith(_KEPT_PREFIXES)) and not is_sensitive_header(name):
-            kept[name] = value
+            # A repeated name keeps every value, joined as the clients' `headers.get` joins
+            # them live; the last one alone would replay another header than the SDK read.
+            kept[name] = f"{kept[name]}, {value}" if name in kept else value
     return kept
 
 

@@ -36,7 +36,11 @@ class SSEParser:
 
     An event is complete at its blank line; a last event the stream never terminated is
     dropped, exactly as the SDKs' decoders drop it (so a recording holds what the SDK saw).
-    ``id:`` and ``retry:`` fields are ignored: no provider uses them.
+    The values of ``id:`` and ``retry:`` are not kept (no provider uses them), but they decide
+    what the SDKs dispatch, so they are followed: a blank line ends an event when an event name
+    or data was given, or a ``retry:`` number, or while a non-empty ``id`` holds (it is never
+    reset, so after one every blank line is an event). Such an event without data is stored
+    as empty ``data``, which replays as the same empty event (that the openai SDK fails on).
     """
 
     def __init__(self) -> None:
@@ -48,6 +52,8 @@ class SSEParser:
         self._skip_lf = False  # the last chunk ended in "\r": a leading "\n" belongs to it
         self._event: str | None = None
         self._data: list[str] = []
+        self._has_id = False  # the last `id:` was not empty (it outlives its event)
+        self._has_retry = False
 
     def feed(self, chunk: bytes) -> list[StreamEvent]:
         """The events completed by ``chunk`` (possibly none)."""
@@ -57,6 +63,7 @@ class SSEParser:
         """End of stream: flush a final unterminated line; an unterminated event is dropped."""
         events = self._lines(self._decode(b"", final=True))
         self._buffer, self._event, self._data = "", None, []
+        self._has_id = self._has_retry = False
         return events
 
     def _decode(self, chunk: bytes, final: bool = False) -> str:
@@ -99,14 +106,28 @@ class SSEParser:
             self._event = value
         elif name == "data":
             self._data.append(value)
+        elif name == "id" and "\0" not in value:
+            self._has_id = bool(value)
+        elif name == "retry":
+            self._has_retry = self._has_retry or _is_int(value)
         return None
 
     def _dispatch(self) -> StreamEvent | None:
-        if self._event is None and not self._data:
+        if not (self._event or self._data or self._has_id or self._has_retry):
+            self._event = None  # an empty `event:` alone is no event
             return None
         event = StreamEvent(data=decode_data("\n".join(self._data)), event=self._event)
-        self._event, self._data = None, []
+        self._event, self._data, self._has_retry = None, [], False
         return event
+
+
+def _is_int(text: str) -> bool:
+    # What the SDKs accept as a `retry:` value (they call int() on it).
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True
 
 
 def parse_stream(chunks: Iterable[bytes]) -> list[StreamEvent]:
@@ -122,13 +143,30 @@ def parse_stream(chunks: Iterable[bytes]) -> list[StreamEvent]:
 def decode_data(text: str) -> Any:
     """A ``data`` payload as stored: a JSON object or array parsed, anything else raw text."""
     if text[:1] in ("{", "["):
-        try:
-            value = json.loads(text)
-        except ValueError:
-            return text
-        if isinstance(value, dict | list):
+        value = json_structure(text)
+        if value is not None:
             return value
     return text
+
+
+def json_structure(text: str) -> dict[str, Any] | list[Any] | None:
+    """``text`` parsed, if it is a JSON object or array that a cassette can hold as one.
+
+    Python's JSON reads ``NaN``, ``Infinity``, an overflowing ``1e999`` and lone surrogates
+    (``"\\ud800"``), as the SDKs do; a YAML cassette holds none of them, so such a body is
+    kept as its text (which replays as the same bytes) rather than refused at write time.
+    """
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(value, dict | list):
+        return None
+    try:  # on the recording path only: replay never parses
+        json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
+    except (ValueError, UnicodeEncodeError):
+        return None
+    return value
 
 
 def encode_data(data: Any) -> str:

@@ -103,3 +103,63 @@ def test_a_corrupt_cassette_opened_by_the_fixture_names_the_error_class(
     )
     assert "cassette: cassette" not in result.stdout.str()
     assert "Traceback" not in result.stdout.str()
+
+
+CALLS = """
+import openai
+import pytest
+
+TOOLS = [{{"type": "function", "function": {{"name": "get_weather", "parameters": {{}}}}}}]
+
+
+@pytest.mark.cassette
+def test_agent():
+    with openai.OpenAI(max_retries=0) as client:
+        for prompt, model, tools, stream in {calls!r}:
+            ask = {{"model": model, "messages": [{{"role": "user", "content": prompt}}]}}
+            if tools:
+                ask["tools"] = TOOLS
+            if stream:
+                list(client.chat.completions.create(**ask, stream=True))
+            else:
+                client.chat.completions.create(**ask)
+"""
+PLAN, BOOK = ("Plan", "gpt-4o-mini", False, False), ("Book", "gpt-4o-mini", False, False)
+RECORDED = [PLAN, BOOK]
+
+
+@pytest.mark.parametrize(
+    ("calls", "mode"),
+    [
+        pytest.param([("Plan", "gpt-4o", False, False), BOOK], "record", id="changed-model"),
+        pytest.param([PLAN, ("Book it now", "gpt-4o-mini", False, False)], "record", id="turn-2"),
+        pytest.param([PLAN, ("Plan it", "gpt-4o-mini", False, False)], "record", id="turn-2-as-1"),
+        pytest.param([("Plan", "gpt-4o-mini", True, False), BOOK], "record", id="added-tool"),
+        pytest.param([("Plan", "gpt-4o-mini", False, True), BOOK], "record", id="stream-switch"),
+        pytest.param([PLAN, BOOK, ("Pay", "gpt-4o-mini", False, False)], "append", id="extra"),
+        pytest.param([PLAN, BOOK, BOOK], "append", id="third-ask-of-a-recorded-one"),
+    ],
+)
+def test_the_hint_names_the_mode_that_fixes_the_miss(
+    pytester: pytest.Pytester,
+    provider: Emulator,
+    monkeypatch: pytest.MonkeyPatch,
+    calls: list[tuple[str, str, bool, bool]],
+    mode: str,
+) -> None:
+    """Each way a test's calls can change: the hint's mode, followed, gives a cassette that
+    replays under CI with --cassette-strict (no stale recording, nothing missing)."""
+    pytester.makepyfile(test_agent=CALLS.format(calls=RECORDED))
+    run(pytester).assert_outcomes(passed=1)
+    pytester.makepyfile(test_agent=CALLS.format(calls=calls))
+    monkeypatch.setenv("CI", "true")
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["CassetteMissError: *"])
+    assert _rerecord_mode(result.stdout.str()) == mode
+    monkeypatch.delenv("CI")
+    run(pytester, f"--cassette-mode={mode}").assert_outcomes(passed=1)
+    monkeypatch.setenv("CI", "true")
+    hits = provider.hits
+    run(pytester, "--cassette-strict").assert_outcomes(passed=1)
+    assert provider.hits == hits

@@ -193,7 +193,7 @@ def test_a_dns_failure_is_not_recorded(tmp_path: Path, no_dns: list[str]) -> Non
     assert not path.exists()
 
 
-@pytest.mark.parametrize("status", [429, 500, 503, 400, 404])
+@pytest.mark.parametrize("status", [429, 500, 503, 400, 409, 422])
 def test_rate_limits_server_and_request_errors_are_recorded_and_replay(
     emu: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, status: int
 ) -> None:

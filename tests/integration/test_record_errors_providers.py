@@ -88,6 +88,28 @@ def test_the_built_in_http_provider_refuses_an_unreachable_host(tmp_path: Path) 
         pytest.param(ProviderError("http_status", status=429), True, id="429"),
         pytest.param(ProviderError("http_status", status=500), True, id="500"),
         pytest.param(ProviderError("http_status", status=422), True, id="422"),
+        pytest.param(ProviderError("http_status", status=404), False, id="404"),
+        pytest.param(ProviderError("http_status", status=402), False, id="402"),
+        pytest.param(
+            ProviderError(
+                "http_status", status=429, body={"error": {"code": "insufficient_quota"}}
+            ),
+            False,
+            id="429-insufficient-quota",
+        ),
+        pytest.param(
+            ProviderError("http_status", status=400, body={"error": {"type": "billing_error"}}),
+            False,
+            id="400-billing-error",
+        ),
+        pytest.param(
+            ProviderError(
+                "http_status", status=429, body={"error": {"code": "rate_limit_exceeded"}}
+            ),
+            True,
+            id="429-rate-limit",
+        ),
+        pytest.param(ProviderError("http_status", status=409), True, id="409"),
         pytest.param(ProviderError("timeout", "ReadTimeout: slow"), True, id="read-timeout"),
         pytest.param(ProviderError("connection", "ReadError: reset"), True, id="read-error"),
     ],

@@ -17,6 +17,7 @@ from typing import Any
 
 import anthropic
 import httpx2
+import openai
 import pytest
 
 from cassettes_core import Recorder, UnrecordableAnswerError, load_cassette
@@ -270,3 +271,126 @@ def test_anthropic_answers_replay_as_recorded(
     """The anthropic SDK: odd header bytes, gzip, an HTML overload page in cp1252."""
     live, replayed = record_then_replay(tmp_path, monkeypatch, reply, _claude_call)
     assert replayed == live
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        pytest.param([(b"x-request-id", b"req_a"), (b"x-request-id", b"req_b")], id="request-id"),
+        pytest.param(
+            [
+                (b"x-ratelimit-remaining-requests", b"9"),
+                (b"X-RateLimit-Remaining-Requests", b"8"),
+                (b"x-ratelimit-remaining-requests", "é".encode()),
+            ],
+            id="rate-limit-mixed-case-thrice",
+        ),
+    ],
+)
+def test_a_kept_header_sent_more_than_once_replays_every_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, headers: list[tuple[bytes, bytes]]
+) -> None:
+    """A header name repeated (a proxy adding its own request id) replays all its values, as
+    the client joined them live (`a, b`), not only the last one."""
+    reply = RawReply(headers=[JSON_TYPE, *headers], chunks=[_chat_bytes()])
+    live, replayed = record_then_replay(tmp_path, monkeypatch, reply, _chat_call)
+    assert replayed == live
+    assert ", " in next(v for k, v in live["headers"].items() if k.startswith("x-r"))
+
+
+def _score(text: str) -> bytes:
+    """A chat answer carrying ``text`` as a raw JSON value (an extra field, and the content)."""
+    return (
+        b'{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o",'
+        b'"x_score":' + text.encode() + b',"choices":[{"index":0,"finish_reason":"stop",'
+        b'"message":{"role":"assistant","content":"h\\ud800i \\udfff"}}]}'
+    )
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param("NaN", id="nan"),
+        pytest.param("-Infinity", id="minus-infinity"),
+        pytest.param("1e999", id="overflowing-float"),
+        pytest.param("0.5", id="lone-surrogates-only"),
+    ],
+)
+def test_json_the_sdk_parses_but_yaml_cannot_hold_is_kept_as_its_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    """NaN, Infinity and lone surrogates (`\\ud800`) parse in Python's JSON, not in a YAML
+    cassette: the body is stored as its text and replays the same (no refusal)."""
+    reply = RawReply(headers=[JSON_TYPE], chunks=[_score(value)])
+    live, replayed = record_then_replay(tmp_path, monkeypatch, reply, _chat_call)
+    assert repr(replayed) == repr(live)  # repr: NaN is never equal to itself
+    assert live["answer"]["choices"][0]["message"]["content"] == "h\ud800i \udfff"
+    stored = load_cassette(tmp_path / "c.yaml")
+    assert stored is not None
+    response = stored.interactions[0].response
+    assert response is not None
+    assert response.body == _score(value).decode()
+
+
+@pytest.mark.parametrize("status", [307, 308])
+@pytest.mark.parametrize("follow", [True, False], ids=["followed", "not-followed"])
+def test_a_redirect_replays_as_it_went_live(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, status: int, follow: bool
+) -> None:
+    """A proxy's 307/308 to the same endpoint: a client that follows redirects gets the
+    answer on replay too (the redirect keeps its `location`); one that does not, the same
+    status error."""
+    redirect = RawReply(
+        status=status, headers=[JSON_TYPE, (b"location", b"/v1/chat/completions")], chunks=[b"{}"]
+    )
+    answer = RawReply(headers=[JSON_TYPE], chunks=[_chat_bytes()])
+
+    def call(server: RawServer, recorder: Recorder) -> Any:
+        http = httpx2.Client(transport=CassetteTransport(recorder), follow_redirects=follow)
+        with openai.OpenAI(
+            base_url=server.base_url, api_key="k", http_client=http, max_retries=0
+        ) as client:
+            return client.chat.completions.create(model="gpt-4o", messages=MESSAGES)
+
+    path = tmp_path / "c.yaml"
+    with raw_server(redirect, answer) as server:
+        live = outcome(lambda: call(server, Recorder(path, mode="record")))
+        hits = server.hits
+        monkeypatch.setenv("CI", "true")
+        assert outcome(lambda: call(server, Recorder(path))) == live
+        assert server.hits == hits
+    assert hits == (2 if follow else 1)
+    assert isinstance(live, tuple) is not follow  # a status error when not followed
+
+
+@pytest.mark.parametrize("status", [301, 302, 303])
+@pytest.mark.parametrize("follow", [True, False], ids=["followed", "not-followed"])
+def test_a_redirect_that_turns_the_post_into_a_get_is_refused_up_front(
+    tmp_path: Path, status: int, follow: bool
+) -> None:
+    """A 301/302/303 (an http:// base URL sent to https://) makes the client re-send the call
+    as a GET, which no cassette holds: recording refuses it naming the target, writes nothing,
+    and so no replay can ever follow it to a live server."""
+    redirect = RawReply(
+        status=status,
+        headers=[JSON_TYPE, (b"location", b"https://proxy.invalid/v1/chat/completions")],
+        chunks=[b"{}"],
+    )
+    path = tmp_path / "c.yaml"
+    http = httpx2.Client(
+        transport=CassetteTransport(Recorder(path, mode="record")), follow_redirects=follow
+    )
+    with (
+        raw_server(redirect) as server,
+        openai.OpenAI(
+            base_url=server.base_url, api_key="k", http_client=http, max_retries=0
+        ) as client,
+        pytest.raises(UnrecordableAnswerError) as caught,
+    ):
+        client.chat.completions.create(model="gpt-4o", messages=MESSAGES)
+    text = str(caught.value)
+    assert f"HTTP {status}" in text
+    assert "https://proxy.invalid/v1/chat/completions" in text
+    assert "Nothing was written" in text
+    assert server.hits == 1
+    assert not path.exists()

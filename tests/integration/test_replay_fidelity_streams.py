@@ -243,3 +243,78 @@ def test_a_stream_that_is_not_utf8_is_refused_and_nothing_is_written(tmp_path: P
     with raw_server(reply) as server:
         assert _stream_call(server, Recorder(path, mode="record"))
     assert path.exists()
+
+
+@pytest.mark.parametrize(
+    "raw_value",
+    [
+        pytest.param(b"NaN", id="nan"),
+        pytest.param(b"Infinity", id="infinity"),
+        pytest.param(b"1e999", id="overflowing-float"),
+        pytest.param(b'"\\ud800"', id="lone-surrogate"),
+    ],
+)
+def test_stream_data_that_yaml_cannot_hold_replays_as_its_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, raw_value: bytes
+) -> None:
+    """An event whose JSON holds NaN, Infinity or a lone surrogate (the SDK parses them) is
+    kept as its text and replays the same, async and sync alike."""
+    odd = b'{"id":"chatcmpl-s","object":"chat.completion.chunk","created":1,"model":"gpt-4o",'
+    odd += b'"x_score":' + raw_value + b',"choices":[{"index":0,"delta":{"content":"\\udfff"},'
+    odd += b'"finish_reason":null}]}'
+    chunks = _with_done([b"data: " + _sse(_chunk("Ca")) + b"\n\n", b"data: " + odd + b"\n\n"])
+    reply = RawReply(headers=[(b"content-type", b"text/event-stream")], chunks=chunks, chunked=True)
+    live, replayed = record_then_replay(tmp_path, monkeypatch, reply, _stream_call)
+    assert repr(replayed) == repr(live)  # repr: NaN is never equal to itself
+    assert live[1]["choices"][0]["delta"]["content"] == "\udfff"
+    raw = (tmp_path / "c.yaml").read_text(encoding="utf-8")
+    assert "x_score" in raw
+
+
+# Frames the SDKs' decoder (WHATWG rules) dispatches although they carry no data (an `id:`,
+# which then sticks to every later blank line, or a `retry:`), or drops although they name
+# an event (an empty `event:`). The openai SDK fails on an empty event live; so must replay.
+DATA_LESS_FRAMES = {
+    "id-only": [b"id: 1\n\n"],
+    "retry-only": [b"retry: 100\n\n"],
+    "id-sticks-to-later-blank-lines": [b"id: 7\ndata: " + _sse(_chunk("b")) + b"\n\n", b"\n"],
+    "id-cleared-then-blank": [b"id: 7\n", b"id:\n\n", b"\n\n"],
+    "id-with-nul-ignored": [b"id: a\x00b\n\n"],
+    "retry-not-a-number-ignored": [b"retry: soon\n\n"],
+    "empty-event-name": [b"event:\n\n", b"event: \n\n"],
+}
+
+
+@pytest.mark.parametrize("frames", sorted(DATA_LESS_FRAMES))
+def test_frames_without_data_replay_as_the_sdk_decoded_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, frames: str
+) -> None:
+    """Whatever the SDK made of an id-only, retry-only or empty-event frame live (an empty
+    event it fails on, or nothing), it makes of the replay: same chunks, same error."""
+    chunks = [b"data: " + _sse(_chunk("a")) + b"\n\n", *DATA_LESS_FRAMES[frames]]
+    chunks += [b"data: " + _sse(_chunk("c")) + b"\n\n", b"data: [DONE]\n\n"]
+    reply = RawReply(headers=[(b"content-type", b"text/event-stream")], chunks=chunks, chunked=True)
+
+    def call(server: RawServer, recorder: Recorder) -> _Seen:
+        seen = _Seen()
+        with openai_client(server, recorder) as client:
+            try:
+                for chunk in client.chat.completions.create(
+                    model="gpt-4o", messages=MESSAGES, stream=True
+                ):
+                    seen.append(chunk.model_dump(warnings=False))
+            except ValueError as exc:  # json.loads("") of an empty event
+                seen.append(type(exc).__name__)
+        return seen
+
+    live, replayed = record_then_replay(tmp_path, monkeypatch, reply, call)
+    assert replayed == live
+    dispatched = frames in ("id-only", "retry-only", "id-sticks-to-later-blank-lines")
+    assert (live[-1] == "JSONDecodeError") is dispatched
+
+
+class _Seen(list[Any]):
+    """What a caller saw of a stream: chunk dumps, then the error's name if it failed."""
+
+    def model_dump(self, **options: Any) -> list[Any]:
+        return list(self)

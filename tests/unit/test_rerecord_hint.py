@@ -68,6 +68,28 @@ def test_an_added_call_asks_for_append(tmp_path: Path) -> None:
     assert "a new request" in hint
 
 
+@pytest.mark.parametrize(
+    "changed",
+    [
+        pytest.param("Book it now", id="like-both"),
+        pytest.param("Plan it", id="more-like-the-played-one"),
+        pytest.param("Zzz", id="like-neither"),
+    ],
+)
+def test_a_changed_later_turn_asks_for_record_whichever_turn_it_resembles(
+    tmp_path: Path, changed: str
+) -> None:
+    """Turn 1 replays, turn 2 changed: its recording is still unplayed, so `record`, even
+    when the new text is as close (or closer) to turn 1, which was already played."""
+    path = tmp_path / "c.yaml"
+    first, second = chat_request("Plan"), chat_request("Book")
+    _recorded(path, first, second)
+    provider = _replayer(path)
+    provider.complete(first)
+    hint = _hint(provider, chat_request(changed))
+    assert hint.startswith("CASSETTE_MODE=record "), hint
+
+
 def test_one_ask_too_many_asks_for_append(tmp_path: Path) -> None:
     """The same request once more than it was recorded is a new interaction."""
     path = tmp_path / "c.yaml"
@@ -186,3 +208,26 @@ def test_drift_of_an_sdk_that_made_no_call_is_not_reported(tmp_path: Path) -> No
         warnings.simplefilter("error")
         recorder = Recorder(path, mode="replay")
     assert recorder.version_drift == []
+
+
+@pytest.mark.parametrize(
+    "manifest",
+    [
+        pytest.param({"library": None}, id="library-null"),
+        pytest.param({"library": ""}, id="library-empty"),
+        pytest.param({"library": "provider-cassettes"}, id="library-without-version"),
+        pytest.param({"sdks": {"openai": None, "httpx2": None}}, id="sdk-null"),
+        pytest.param({"sdks": {"openai": ""}}, id="sdk-empty"),
+    ],
+)
+def test_a_version_the_manifest_does_not_give_is_no_drift(
+    tmp_path: Path, manifest: dict[str, object]
+) -> None:
+    """A hand-written or imported manifest without a version (null, empty, a bare name) says
+    nothing about drift: no `None → 0.1.0`, not even with on_version_drift="error"."""
+    path = tmp_path / "c.yaml"
+    _recorded(path, chat_request())
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    document["manifest"].update(manifest)
+    path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    assert Recorder(path, mode="replay", on_version_drift="error").version_drift == []

@@ -182,3 +182,53 @@ def test_bytes_that_are_not_utf8_mark_the_parse_lossy() -> None:
     events += broken.feed(b'"}\n\ndata: [DONE]\n\n')
     assert [e.data for e in events] == [{"t": "a"}, {"t": "b\ufffd"}, "[DONE]"]
     assert broken.lossy
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        pytest.param(b"id: 1\n\n", [""], id="id-only-is-an-empty-event"),
+        pytest.param(b"retry: 5\n\n", [""], id="retry-only-is-an-empty-event"),
+        pytest.param(b"retry: x\n\n", [], id="a-bad-retry-is-ignored"),
+        pytest.param(b"id: a\x00\n\n", [], id="an-id-with-nul-is-ignored"),
+        pytest.param(b"id: 1\ndata: a\n\n\n", ["a", ""], id="the-id-sticks"),
+        pytest.param(b"id: 1\n\nid:\n\n\n", [""], id="an-empty-id-clears-it"),
+        pytest.param(b"event:\n\n", [], id="an-empty-event-name-alone"),
+        pytest.param(b"retry: 5\ndata: a\n\n\n", ["a"], id="retry-holds-for-one-event"),
+    ],
+)
+def test_the_events_dispatched_are_those_the_sdks_dispatch(raw: bytes, expected: list[str]) -> None:
+    """id and retry values are not kept, but decide, as in the SDKs' decoder, which blank
+    lines end an event."""
+    assert [e.data for e in parse_stream([raw])] == expected
+
+
+_LINE = st.one_of(
+    st.just(""),
+    st.sampled_from(["id: 1", "id:", "id: a\x00b", "retry: 5", "retry: x", ": keep-alive"]),
+    st.sampled_from(["event:", "event: ping", "data", "data:", "data: [DONE]", "foo: bar"]),
+    st.builds(lambda t: f"data: {t}", st.sampled_from(['{"a":1}', "[1]", "text", "", " x"])),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    lines=st.lists(_LINE, max_size=14),
+    newline=st.sampled_from(["\n", "\r\n", "\r"]),
+    size=st.integers(min_value=1, max_value=9),
+)
+def test_any_framing_parses_and_replays_as_the_sdk_decodes_it(
+    lines: list[str], newline: str, size: int
+) -> None:
+    """Random frames of data, event, id, retry, comment, unknown and blank lines: our events
+    are the SDK decoder's, and the SDK decodes our replay of them to the same events."""
+    wire = newline.join(lines).encode() + newline.encode()
+
+    def sdk(raw: bytes) -> list[tuple[str | None, Any]]:
+        decoded = SSEDecoder().iter_bytes(_split_every(raw, size))
+        return [(e.event or None, decode_data(e.data)) for e in decoded]
+
+    ours = [(e.event or None, e.data) for e in parse_stream(_split_every(wire, size))]
+    assert ours == sdk(wire)
+    replayed = b"".join(encode_stream(parse_stream([wire])))
+    assert sdk(replayed) == ours
