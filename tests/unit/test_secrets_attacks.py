@@ -110,7 +110,9 @@ def test_a_credential_field_a_repeated_key_hides_is_refused() -> None:
     """A prefix-less key in an auth field, shadowed by a second field of the same name."""
     secret = rand(32)
     findings = scan(tool_arguments(f'{{"api_key": "{secret}", "api_key": "none"}}'))
-    assert any("api_key" in f.kind for f in findings)
+    # Which detector names it depends on the random value (one without digits is found by
+    # entropy or keyword); that the shadowed field is refused does not.
+    assert any(f.path.endswith("arguments(json).api_key") for f in findings)
     assert_masked(findings, secret)
 
 
