@@ -12,6 +12,7 @@ never depends on how the file was indented or formatted.
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -247,7 +248,17 @@ def check_permissions(path: Path) -> None:
             break
 
 
+# A write refused for want of space: the folder is fine, the disk (or a limit) is not.
+_NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+
+
 def _unwritable(path: Path, exc: OSError) -> ConfigError:
+    if exc.errno in _NO_ROOM:
+        return ConfigError(
+            f"cannot write {path}: {exc.strerror or exc}; the cassette is unchanged (the new "
+            "version was written beside it first). Free some space, or raise the quota or "
+            "file-size limit, and run again"
+        )
     return ConfigError(
         f"cannot write {path}: {exc.strerror or exc}; choose a cassette path in a writable "
         "folder (the lock and the temporary file are made beside the cassette)"
