@@ -28,6 +28,8 @@ _DEFAULT_UMASK = 0o022
 def atomic_write(path: Path | str, text: str) -> Path:
     """Write ``text`` to ``path`` (through symlinks) atomically; returns the real file."""
     target = real_path(path)
+    if target.is_symlink():  # what resolving leaves a link is a loop: never replace it
+        raise OSError(errno.ELOOP, "the cassette is a symbolic link that loops", str(path))
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
         old: os.stat_result | None = target.stat()

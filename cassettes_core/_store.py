@@ -30,6 +30,7 @@ from cassettes_core._model import Interaction
 from cassettes_core._parse import parse_interactions
 from cassettes_core._read import (
     FORMAT_VERSION,
+    LOOPING_LINK,
     Snapshot,
     load_cassette,
     parse_document,
@@ -218,7 +219,13 @@ def _render_items(path: Path, numbered: Sequence[Interaction]) -> str:
 
 
 def check_writable(path: Path) -> None:
-    """Fail at once if ``path`` can never be written as a cassette (a folder, under a file)."""
+    """Fail at once if ``path`` can never be written as a cassette (a folder, under a file, a
+    looping symlink)."""
+    try:
+        path.stat()
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ConfigError(f"cannot record to {path}: it {LOOPING_LINK}") from exc
     if path.is_dir():
         raise ConfigError(f"cannot record to {path}: it is a directory; name a .yaml file")
     for parent in real_path(path).parents:
@@ -253,6 +260,8 @@ _NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 
 
 def _unwritable(path: Path, exc: OSError) -> ConfigError:
+    if exc.errno == errno.ELOOP:
+        return ConfigError(f"cannot write {path}: it {LOOPING_LINK}")
     if exc.errno in _NO_ROOM:
         return ConfigError(
             f"cannot write {path}: {exc.strerror or exc}; the cassette is unchanged (the new "
