@@ -208,7 +208,10 @@ def _render_items(path: Path, numbered: Sequence[Interaction]) -> str:
     try:
         text = _yaml.dump([i.to_dict() for i in numbered]) if numbered else ""
         if text:
-            parse_interactions(parse_yaml(text, path), path, text)
+            # Parsed where the file puts them, under the top-level mapping: its level counts
+            # toward the depth limit too.
+            placed = ITEMS_MARK[1:] + text
+            parse_interactions(parse_yaml(placed, path)["interactions"], path, placed)
     except (yaml.YAMLError, UnicodeError, RecursionError, CassetteFormatError) as exc:
         reason = exc.reason if isinstance(exc, CassetteFormatError) else str(exc)
         raise ConfigError(
