@@ -24,7 +24,13 @@ import yaml
 from cassettes_core import _yaml
 from cassettes_core._atomic import READ_ONLY, atomic_write, is_writable, sweep_stale_temporaries
 from cassettes_core._errors import CassetteFormatError, ConfigError
-from cassettes_core._lock import LOCK_TIMEOUT_S, CassetteLock, LockTimeoutError, real_path
+from cassettes_core._lock import (
+    LOCK_TIMEOUT_S,
+    NAME_MAX,
+    CassetteLock,
+    LockTimeoutError,
+    real_path,
+)
 from cassettes_core._manifest import Manifest
 from cassettes_core._model import Interaction
 from cassettes_core._parse import parse_interactions
@@ -223,12 +229,20 @@ def _render_items(path: Path, numbered: Sequence[Interaction]) -> str:
 
 def check_writable(path: Path) -> None:
     """Fail at once if ``path`` can never be written as a cassette (a folder, under a file, a
-    looping symlink)."""
+    looping symlink, a name too long)."""
+    if len(os.fsencode(real_path(path).name)) > NAME_MAX:
+        raise ConfigError(
+            f"cannot record to {path}: a file name is at most {NAME_MAX} bytes; choose a "
+            "shorter cassette name"
+        )
     try:
         path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        pass  # created at the first write; a file in the way is named below
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise ConfigError(f"cannot record to {path}: it {LOOPING_LINK}") from exc
+        raise ConfigError(f"cannot record to {path}: {exc.strerror or exc}") from exc
     if path.is_dir():
         raise ConfigError(f"cannot record to {path}: it is a directory; name a .yaml file")
     for parent in real_path(path).parents:
