@@ -299,7 +299,8 @@ class CassetteFile:
     """
 
     def __init__(self, path: Path | str, *, guard: WriteGuard | None = None) -> None:
-        self.path = Path(path)
+        # Fixed now: a relative path must not follow the process into another directory.
+        self.path = Path(path).absolute()
         self.guard = guard
         self._last: _FileState | None = None
 
