@@ -28,7 +28,7 @@ from cassettes_core import _yaml
 from cassettes_core._errors import CassetteError
 from cassettes_core._manifest import Manifest
 from cassettes_core._model import Interaction
-from cassettes_core._store import render
+from cassettes_core._store import BOOKKEEPING_KEYS, render
 
 CASSETTE_DIR = "cassettes"
 
@@ -188,8 +188,10 @@ def edit_refusal(
         )
     stored = _yaml.load(text)
     again = _yaml.load(render(manifest, interactions))
-    stored.pop("version", None)  # a rewrite may write the current format version
-    again.pop("version", None)
+    # A rewrite may write the current format version, and drops the store's bookkeeping.
+    for key in ("version", *BOOKKEEPING_KEYS):
+        stored.pop(key, None)
+        again.pop(key, None)
     where = _difference(stored, again, "")
     if where is None:
         return None

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+import blake3
 import yaml
 
 from cassettes_core import _yaml
@@ -51,6 +52,7 @@ from cassettes_core._runs import RUN_KEY, RecordRun, RunMark
 from cassettes_core._tail import ITEMS_MARK, OwnLayout, own_layout
 
 __all__ = [
+    "BOOKKEEPING_KEYS",
     "FORMAT_VERSION",
     "LOCK_TIMEOUT_S",
     "CassetteFile",
@@ -69,7 +71,17 @@ __all__ = [
     "render",
 ]
 
-_HEAD_KEYS = ("version", "manifest", RUN_KEY)
+# The checksum of the interactions' text as the store last wrote it: an append trusts that
+# text without parsing it only while it matches, so a hand edit of any interaction is parsed
+# and validated (and a file that no longer loads is refused, not appended to).
+CHECK_KEY = "checksum"
+_HEAD_KEYS = ("version", "manifest", RUN_KEY, CHECK_KEY)
+# What the store keeps for itself in a cassette, not data: a rewrite may drop it.
+BOOKKEEPING_KEYS = (RUN_KEY, CHECK_KEY)
+
+
+def _checksum(items_text: str) -> str:
+    return "blake3:" + blake3.blake3(items_text.encode("utf-8")).hexdigest()[:32]
 
 
 class WriteGuard(Protocol):
@@ -117,7 +129,7 @@ def _own_layout_state(
     """The state of a file in our layout, parsing only its head and last interaction."""
     try:
         head = parse_document(layout.head, path)
-        if "interactions" in head:
+        if "interactions" in head or head.get(CHECK_KEY) != _checksum(layout.items):
             return None
         if layout.seqs:
             last = parse_yaml(layout.last_item, path)
@@ -201,11 +213,12 @@ def _appending_manifest(recorded: Manifest | None) -> Manifest:
     )
 
 
-def _render_head(state: _FileState, manifest: Manifest) -> str:
+def _render_head(state: _FileState, manifest: Manifest, items_text: str) -> str:
     head: dict[str, Any] = {"version": FORMAT_VERSION, "manifest": manifest.to_dict()}
     if state.run is not None:
         head[RUN_KEY] = state.run.to_dict()
     head.update(state.extra)
+    head[CHECK_KEY] = _checksum(items_text)
     return _yaml.dump(head) + ITEMS_MARK[1:]
 
 
@@ -374,7 +387,7 @@ class CassetteFile:
         manifest = _appending_manifest(state.manifest)
         items = state.items_text + _render_items(self.path, numbered)
         try:
-            atomic_write(self.path, _render_head(state, manifest) + items)
+            atomic_write(self.path, _render_head(state, manifest, items) + items)
         except OSError as exc:
             raise _unwritable(self.path, exc) from exc
         sweep_stale_temporaries(self.path)
