@@ -121,3 +121,23 @@ def test_one_digit_past_the_limit_is_refused(tmp_path: Path, number: str) -> Non
     path.write_text(_with("body", number), encoding="utf-8")
     with pytest.raises(CassetteFormatError, match=f"at most {MAX_INT_DIGITS}"):
         load_cassette(path)
+
+
+@pytest.mark.parametrize("status", ["0", "-5", "99", "1000", "99999999999999999999"])
+@pytest.mark.parametrize("place", ["status", "error-status"])
+def test_a_status_that_is_no_http_status_is_a_format_error(
+    tmp_path: Path, place: str, status: str
+) -> None:
+    """HTTP statuses have three digits: anything else was edited by hand and would replay as
+    an answer no server sends."""
+    path = tmp_path / "c.yaml"
+    path.write_text(_with(place, status), encoding="utf-8")
+    with pytest.raises(CassetteFormatError, match="HTTP status"):
+        load_cassette(path)
+
+
+@pytest.mark.parametrize("status", ["100", "599", "999"])
+def test_three_digit_statuses_load(tmp_path: Path, status: str) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(_with("error-status", status), encoding="utf-8")
+    assert load_cassette(path) is not None
