@@ -28,7 +28,7 @@ from cassettes_core import _yaml
 from cassettes_core._errors import CassetteError
 from cassettes_core._manifest import Manifest
 from cassettes_core._model import Interaction
-from cassettes_core._store import render
+from cassettes_core._store import BOOKKEEPING_KEYS, render
 
 CASSETTE_DIR = "cassettes"
 # The mark a ``record`` run leaves at the top of a file it starts over (the store's ``run:``):
@@ -202,10 +202,12 @@ def edit_refusal(
         )
     stored = _yaml.load(text)
     again = _yaml.load(render(manifest, interactions))
-    stored.pop("version", None)  # a rewrite may write the current format version
-    again.pop("version", None)
-    if _is_run_mark(stored.get(RUN_MARK_KEY)):
-        del stored[RUN_MARK_KEY]
+    # A rewrite may write the current format version, and drops the store's bookkeeping: its
+    # checksum, and a record run's mark when it is exactly the library's (else a hand edit).
+    for key in ("version", *BOOKKEEPING_KEYS):
+        if key != RUN_MARK_KEY or _is_run_mark(stored.get(key)):
+            stored.pop(key, None)
+        again.pop(key, None)
     where = _difference(stored, again, "")
     if where is None:
         return None

@@ -19,7 +19,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from cassettes_core._lock import real_path
+from cassettes_core._lock import companion_stem, real_path
 
 _UMASK_LINE = re.compile(r"^Umask:\s*([0-7]+)$", re.MULTILINE)
 _DEFAULT_UMASK = 0o022
@@ -28,6 +28,8 @@ _DEFAULT_UMASK = 0o022
 def atomic_write(path: Path | str, text: str) -> Path:
     """Write ``text`` to ``path`` (through symlinks) atomically; returns the real file."""
     target = real_path(path)
+    if target.is_symlink():  # what resolving leaves a link is a loop: never replace it
+        raise OSError(errno.ELOOP, "the cassette is a symbolic link that loops", str(path))
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
         old: os.stat_result | None = target.stat()
@@ -36,7 +38,8 @@ def atomic_write(path: Path | str, text: str) -> Path:
     if old is not None and not is_writable(target, old):
         raise PermissionError(errno.EACCES, READ_ONLY, str(target))
     mode = stat.S_IMODE(old.st_mode) if old is not None else 0o666 & ~_umask()
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    stem = companion_stem(target)
+    fd, tmp_name = tempfile.mkstemp(prefix=f"{stem}.", suffix=TMP_SUFFIX, dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
@@ -63,12 +66,30 @@ def is_writable(target: Path, info: os.stat_result) -> bool:
     return bool(info.st_mode & 0o222) and os.access(target, os.W_OK)
 
 
+TMP_SUFFIX = ".tmp"
+# What mkstemp puts between the prefix and the suffix.
+_TMP_MIDDLE = re.compile(r"[a-z0-9_]+")
+
+
 def sweep_stale_temporaries(path: Path | str) -> None:
-    """Remove temporaries of dead writers; call only under the cassette's lock."""
+    """Remove temporaries of dead writers; call only under the cassette's lock.
+
+    Matched by exact prefix, not a glob: ``test_f[1].yaml`` must not take ``test_f1.yaml``'s
+    temporary, which its own writer (under another lock) may be about to rename."""
     target = real_path(path)
-    for stale in target.parent.glob(f".{target.name}.*.tmp"):
-        with contextlib.suppress(OSError):
-            stale.unlink()
+    prefix = f"{companion_stem(target)}."
+    with contextlib.suppress(OSError):
+        with os.scandir(target.parent) as entries:
+            stale = [
+                entry.path
+                for entry in entries
+                if entry.name.startswith(prefix)
+                and entry.name.endswith(TMP_SUFFIX)
+                and _TMP_MIDDLE.fullmatch(entry.name[len(prefix) : -len(TMP_SUFFIX)])
+            ]
+        for name in stale:
+            with contextlib.suppress(OSError):
+                os.unlink(name)
 
 
 def _keep_owner(name: str, old: os.stat_result) -> None:

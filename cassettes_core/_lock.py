@@ -11,6 +11,7 @@ A writer killed with SIGKILL releases its lock with its death; the file it leave
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import sys
 import time
@@ -31,10 +32,26 @@ def real_path(path: Path | str) -> Path:
     return Path(os.path.realpath(path))
 
 
+# File names are at most 255 bytes on the common filesystems; the lock and the temporary add
+# ".", and ".lock" or ".XXXXXXXX.tmp", to the cassette's name.
+NAME_MAX = 255
+_COMPANION_ROOM = 16
+
+
+def companion_stem(real: Path) -> str:
+    """The hidden stem of a cassette's lock and temporary files: ``.{name}``, or, for a name
+    too long to take the suffixes, its first 200 bytes and a hash of the whole."""
+    encoded = os.fsencode(real.name)
+    if len(encoded) + _COMPANION_ROOM <= NAME_MAX:
+        return f".{real.name}"
+    head = os.fsdecode(encoded[:200].decode("utf-8", "ignore").encode("utf-8"))
+    return f".{head}-{hashlib.sha256(encoded).hexdigest()[:16]}"
+
+
 def lock_path_of(path: Path | str) -> Path:
     """Where the lock of the cassette ``path`` lives (beside the real file, hidden)."""
     real = real_path(path)
-    return real.parent / f".{real.name}.lock"
+    return real.parent / f"{companion_stem(real)}.lock"
 
 
 class CassetteLock:

@@ -120,7 +120,7 @@ def _outcome(
     response = stream = error = None
     if "response" in item:
         raw = _require(item, "response", Mapping)
-        status = _require(raw, "status", int, where="response.status")
+        status = _http_status(_require(raw, "status", int, where="response.status"), "response")
         if "body" not in raw:
             raise _DefectError("missing 'response.body' (is the file truncated?)")
         response = LLMResponse(
@@ -137,6 +137,8 @@ def _outcome(
         status = raw.get("status")
         if status is not None and (not isinstance(status, int) or isinstance(status, bool)):
             raise _DefectError("'error.status' must be an integer")
+        if status is not None:
+            _http_status(status, "error")
         error = RecordedError(
             kind=cast("ErrorKind", kind),
             status=status,
@@ -149,6 +151,13 @@ def _outcome(
     if response is not None and (stream is not None or error is not None):
         raise _DefectError("has a 'response' and also a 'stream' or 'error'; keep exactly one")
     return response, stream, error
+
+
+def _http_status(status: int, where: str) -> int:
+    # Three digits, as HTTP has them: anything else would replay an answer no server sends.
+    if not 100 <= status <= 999:
+        raise _DefectError(f"'{where}.status' {status} is not an HTTP status (100 to 999)")
+    return status
 
 
 def _event(raw: Any, index: int) -> StreamEvent:

@@ -6,6 +6,7 @@ place; a missing file is ``None``, never confused with a corrupt one.
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +42,16 @@ def read_text(path: Path) -> str | None:
     except NotADirectoryError as exc:
         raise CassetteFormatError(path, "a parent of this path is a file, not a folder") from exc
     except OSError as exc:
-        raise CassetteFormatError(path, f"cannot be read ({exc.strerror or exc})") from exc
+        raise _unreadable(path, exc) from exc
+
+
+LOOPING_LINK = "is reached through a symbolic link that loops; fix or remove the link"
+
+
+def _unreadable(path: Path, exc: OSError) -> CassetteFormatError:
+    if exc.errno == errno.ELOOP:
+        return CassetteFormatError(path, LOOPING_LINK)
+    return CassetteFormatError(path, f"cannot be read ({exc.strerror or exc})")
 
 
 def parse_yaml(text: str, path: Path) -> Any:
@@ -151,6 +161,8 @@ def signature_of(path: Path) -> tuple[int, int, int] | None:
         st = path.stat()
     except (FileNotFoundError, NotADirectoryError):
         return None
+    except OSError as exc:  # a looping symlink, a folder this user may not enter
+        raise _unreadable(path, exc) from exc
     return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 

@@ -154,7 +154,7 @@ class Recorder:
         """
         if self.mode in (Mode.RECORD, Mode.PASSTHROUGH):
             if self.mode is Mode.RECORD:
-                _refuse_unstorable(request, self.path)
+                _refuse_unstorable(request, self._file.path)
             self._count("live")
             return None
         digest = request.digest()
@@ -163,7 +163,7 @@ class Recorder:
             self._count("replayed")
             return found.interaction
         if self.mode is Mode.APPEND:
-            _refuse_unstorable(request, self.path)
+            _refuse_unstorable(request, self._file.path)
             self._count("live")
             return None
         error = CassetteMissError(self._miss_report(request, digest, found, stream))

@@ -6,8 +6,9 @@ run's id, the process that wrote it, when that recorder began). Another recorder
 first write and under the file's lock, joins that recording (appends) instead of starting over
 when the mark is of its own run (pytest-xdist workers share one id), when the mark changed since
 it began (someone started over after it), or when another process started over after this
-process began (separate processes launched together). Otherwise it starts over, keeping the
-interactions other writers appended since it began.
+process began (separate processes launched together; for a pytest-xdist worker, after its
+controller began: workers start a second or more after a plain run launched with them).
+Otherwise it starts over, keeping the interactions other writers appended since it began.
 """
 
 from __future__ import annotations
@@ -24,11 +25,11 @@ PROCESS_TOKEN = uuid.uuid4().hex[:12]
 RUN_KEY = "run"
 
 
-def _process_started() -> float:
-    """This process's start as wall-clock time (to ~10 ms on Linux; else first import)."""
+def _process_started(pid: int | str = "self") -> float:
+    """A process's start as wall-clock time (to ~10 ms on Linux; else now)."""
     now = time.time()
     try:
-        fields = Path("/proc/self/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
+        fields = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
         ticks = int(fields[19])  # field 22 of proc(5): starttime, in clock ticks since boot
         since_boot = time.clock_gettime(time.CLOCK_BOOTTIME)
         age = since_boot - ticks / os.sysconf("SC_CLK_TCK")
@@ -49,6 +50,17 @@ def _new_process() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_new_process)
+
+_XDIST_RUN = "PYTEST_XDIST_TESTRUNUID"  # set by pytest-xdist in each worker it starts
+
+
+def run_began(run_id: str | None) -> float:
+    """When the run this process records for began: for a pytest-xdist worker recording the
+    run it was started for, its controller's start (the worker's parent); else this process's.
+    A process a test launches inherits the variable but records under its own run id."""
+    if run_id is None or run_id != os.environ.get(_XDIST_RUN):
+        return PROCESS_STARTED
+    return min(PROCESS_STARTED, _process_started(os.getppid()))
 
 
 @dataclass(frozen=True)
@@ -87,11 +99,13 @@ class RecordRun:
     seen: RunMark | None = None
     seen_last_seq: int = 0
     known: bool = True
+    began: float | None = None  # when this run began (default: this process's start)
 
     @classmethod
     def begin(cls, run_id: str | None, *, seen: RunMark | None, seen_last_seq: int) -> RecordRun:
         own_id = run_id or f"{PROCESS_TOKEN}-{uuid.uuid4().hex[:8]}"
-        return cls(RunMark(own_id, PROCESS_TOKEN, time.time()), seen, seen_last_seq)
+        mark = RunMark(own_id, PROCESS_TOKEN, time.time())
+        return cls(mark, seen, seen_last_seq, began=run_began(run_id))
 
     @classmethod
     def bare(cls, run_id: str) -> RecordRun:
@@ -107,7 +121,8 @@ class RecordRun:
             return False
         if current != self.seen:
             return True  # another record run started the file over after this one began
-        return current.process != PROCESS_TOKEN and current.started >= PROCESS_STARTED
+        began = PROCESS_STARTED if self.began is None else self.began
+        return current.process != PROCESS_TOKEN and current.started >= began
 
     def keeps_after(self, current: RunMark | None) -> int | None:
         """On a start-over, interactions with a seq above this were appended since it began."""

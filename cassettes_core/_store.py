@@ -12,23 +12,32 @@ never depends on how the file was indented or formatted.
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+import blake3
 import yaml
 
 from cassettes_core import _yaml
 from cassettes_core._atomic import READ_ONLY, atomic_write, is_writable, sweep_stale_temporaries
 from cassettes_core._errors import CassetteFormatError, ConfigError
-from cassettes_core._lock import LOCK_TIMEOUT_S, CassetteLock, LockTimeoutError, real_path
+from cassettes_core._lock import (
+    LOCK_TIMEOUT_S,
+    NAME_MAX,
+    CassetteLock,
+    LockTimeoutError,
+    real_path,
+)
 from cassettes_core._manifest import Manifest
 from cassettes_core._model import Interaction
 from cassettes_core._parse import parse_interactions
 from cassettes_core._read import (
     FORMAT_VERSION,
+    LOOPING_LINK,
     Snapshot,
     load_cassette,
     parse_document,
@@ -43,6 +52,7 @@ from cassettes_core._runs import RUN_KEY, RecordRun, RunMark
 from cassettes_core._tail import ITEMS_MARK, OwnLayout, own_layout
 
 __all__ = [
+    "BOOKKEEPING_KEYS",
     "FORMAT_VERSION",
     "LOCK_TIMEOUT_S",
     "CassetteFile",
@@ -61,7 +71,17 @@ __all__ = [
     "render",
 ]
 
-_HEAD_KEYS = ("version", "manifest", RUN_KEY)
+# The checksum of the interactions' text as the store last wrote it: an append trusts that
+# text without parsing it only while it matches, so a hand edit of any interaction is parsed
+# and validated (and a file that no longer loads is refused, not appended to).
+CHECK_KEY = "checksum"
+_HEAD_KEYS = ("version", "manifest", RUN_KEY, CHECK_KEY)
+# What the store keeps for itself in a cassette, not data: a rewrite may drop it.
+BOOKKEEPING_KEYS = (RUN_KEY, CHECK_KEY)
+
+
+def _checksum(items_text: str) -> str:
+    return "blake3:" + blake3.blake3(items_text.encode("utf-8")).hexdigest()[:32]
 
 
 class WriteGuard(Protocol):
@@ -109,7 +129,7 @@ def _own_layout_state(
     """The state of a file in our layout, parsing only its head and last interaction."""
     try:
         head = parse_document(layout.head, path)
-        if "interactions" in head:
+        if "interactions" in head or head.get(CHECK_KEY) != _checksum(layout.items):
             return None
         if layout.seqs:
             last = parse_yaml(layout.last_item, path)
@@ -193,11 +213,12 @@ def _appending_manifest(recorded: Manifest | None) -> Manifest:
     )
 
 
-def _render_head(state: _FileState, manifest: Manifest) -> str:
+def _render_head(state: _FileState, manifest: Manifest, items_text: str) -> str:
     head: dict[str, Any] = {"version": FORMAT_VERSION, "manifest": manifest.to_dict()}
     if state.run is not None:
         head[RUN_KEY] = state.run.to_dict()
     head.update(state.extra)
+    head[CHECK_KEY] = _checksum(items_text)
     return _yaml.dump(head) + ITEMS_MARK[1:]
 
 
@@ -206,7 +227,10 @@ def _render_items(path: Path, numbered: Sequence[Interaction]) -> str:
     try:
         text = _yaml.dump([i.to_dict() for i in numbered]) if numbered else ""
         if text:
-            parse_interactions(parse_yaml(text, path), path, text)
+            # Parsed where the file puts them, under the top-level mapping: its level counts
+            # toward the depth limit too.
+            placed = ITEMS_MARK[1:] + text
+            parse_interactions(parse_yaml(placed, path)["interactions"], path, placed)
     except (yaml.YAMLError, UnicodeError, RecursionError, CassetteFormatError) as exc:
         reason = exc.reason if isinstance(exc, CassetteFormatError) else str(exc)
         raise ConfigError(
@@ -217,7 +241,21 @@ def _render_items(path: Path, numbered: Sequence[Interaction]) -> str:
 
 
 def check_writable(path: Path) -> None:
-    """Fail at once if ``path`` can never be written as a cassette (a folder, under a file)."""
+    """Fail at once if ``path`` can never be written as a cassette (a folder, under a file, a
+    looping symlink, a name too long)."""
+    if len(os.fsencode(real_path(path).name)) > NAME_MAX:
+        raise ConfigError(
+            f"cannot record to {path}: a file name is at most {NAME_MAX} bytes; choose a "
+            "shorter cassette name"
+        )
+    try:
+        path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        pass  # created at the first write; a file in the way is named below
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ConfigError(f"cannot record to {path}: it {LOOPING_LINK}") from exc
+        raise ConfigError(f"cannot record to {path}: {exc.strerror or exc}") from exc
     if path.is_dir():
         raise ConfigError(f"cannot record to {path}: it is a directory; name a .yaml file")
     for parent in real_path(path).parents:
@@ -247,7 +285,19 @@ def check_permissions(path: Path) -> None:
             break
 
 
+# A write refused for want of space: the folder is fine, the disk (or a limit) is not.
+_NO_ROOM = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+
+
 def _unwritable(path: Path, exc: OSError) -> ConfigError:
+    if exc.errno == errno.ELOOP:
+        return ConfigError(f"cannot write {path}: it {LOOPING_LINK}")
+    if exc.errno in _NO_ROOM:
+        return ConfigError(
+            f"cannot write {path}: {exc.strerror or exc}; the cassette is unchanged (the new "
+            "version was written beside it first). Free some space, or raise the quota or "
+            "file-size limit, and run again"
+        )
     return ConfigError(
         f"cannot write {path}: {exc.strerror or exc}; choose a cassette path in a writable "
         "folder (the lock and the temporary file are made beside the cassette)"
@@ -262,7 +312,8 @@ class CassetteFile:
     """
 
     def __init__(self, path: Path | str, *, guard: WriteGuard | None = None) -> None:
-        self.path = Path(path)
+        # Fixed now: a relative path must not follow the process into another directory.
+        self.path = Path(path).absolute()
         self.guard = guard
         self._last: _FileState | None = None
 
@@ -336,7 +387,7 @@ class CassetteFile:
         manifest = _appending_manifest(state.manifest)
         items = state.items_text + _render_items(self.path, numbered)
         try:
-            atomic_write(self.path, _render_head(state, manifest) + items)
+            atomic_write(self.path, _render_head(state, manifest, items) + items)
         except OSError as exc:
             raise _unwritable(self.path, exc) from exc
         sweep_stale_temporaries(self.path)

@@ -38,6 +38,8 @@ _NOT_JSON = (
 MAX_DEPTH = 100
 # Python refuses to read longer integers (sys.int_info.default_max_str_digits).
 MAX_INT_DIGITS = getattr(sys.int_info, "default_max_str_digits", 4300) or 4300
+# Hex, octal, binary and base 60 read past that limit, but could never be written back as text.
+_INT_CEILING = 10**MAX_INT_DIGITS
 
 
 def _error(problem: str, node: yaml.Node) -> yaml.constructor.ConstructorError:
@@ -66,7 +68,7 @@ def _checked_float(loader: yaml.SafeLoader, node: yaml.Node) -> float:
 
 def _checked_int(loader: yaml.SafeLoader, node: yaml.Node) -> int:
     try:
-        return int(yaml.SafeLoader.construct_yaml_int(loader, node))  # type: ignore[arg-type]
+        value = int(yaml.SafeLoader.construct_yaml_int(loader, node))  # type: ignore[arg-type]
     except (ValueError, IndexError):
         text = _scalar(node)
         if len(text) > MAX_INT_DIGITS:
@@ -74,6 +76,10 @@ def _checked_int(loader: yaml.SafeLoader, node: yaml.Node) -> int:
         else:
             problem = f"{text[:40]!r} is not an integer (tag {node.tag})"
         raise _error(problem, node) from None
+    if -_INT_CEILING < value < _INT_CEILING:
+        return value
+    problem = f"an integer of more than {MAX_INT_DIGITS} digits; at most {MAX_INT_DIGITS} are read"
+    raise _error(problem, node)
 
 
 def _checked_bool(loader: yaml.SafeLoader, node: yaml.Node) -> bool:

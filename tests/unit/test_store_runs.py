@@ -5,10 +5,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 
 from cassettes_core import load_cassette
-from cassettes_core._runs import PROCESS_STARTED, PROCESS_TOKEN, RecordRun, RunMark
+from cassettes_core._runs import PROCESS_STARTED, PROCESS_TOKEN, RecordRun, RunMark, run_began
 from cassettes_core._store import CassetteFile
 from tests.helpers.factories import interaction
 
@@ -88,3 +89,21 @@ def test_a_mark_that_is_not_ours_is_ignored(tmp_path: Path) -> None:
     run = CassetteFile(path).begin_record()
     CassetteFile(path).append([interaction(1, "new")], rewrite=True, run=run)
     assert _asked(path) == ["new"]
+
+
+def test_an_xdist_worker_joins_a_run_that_began_after_its_controller(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A worker starts well after its controller: a plain run launched with the controller,
+    that started the file over before the worker began, is joined, not started over."""
+    monkeypatch.setenv("PYTEST_XDIST_TESTRUNUID", "the-xdist-run")
+    controller_began = run_began("the-xdist-run")
+    assert controller_began <= PROCESS_STARTED
+    assert run_began("another-run") == PROCESS_STARTED  # a test's own recorder: not the worker's
+    assert run_began(None) == PROCESS_STARTED
+    plain = RunMark("plain-run", "another-process", controller_began + 0.001)
+    if controller_began < PROCESS_STARTED - 0.01:  # the parent did start earlier
+        assert not RecordRun.begin("other", seen=plain, seen_last_seq=3).joins(plain)
+    assert RecordRun.begin("the-xdist-run", seen=plain, seen_last_seq=3).joins(plain)
+    monkeypatch.delenv("PYTEST_XDIST_TESTRUNUID")
+    assert run_began("the-xdist-run") == PROCESS_STARTED
