@@ -180,7 +180,7 @@ def check(
         return None
     reason, why = verdict
     error = LiveCallRefusedError(
-        host=canonical if canonical != LOOPBACK else text.strip("[]").rstrip(".").lower(),
+        host=canonical if canonical != LOOPBACK else _shown_loopback(text),
         port=number,
         method=method.upper(),
         path=_no_query(path),
@@ -256,6 +256,11 @@ def deferred_refusal(
         pending.recorded = True
         _record(guard, pending.error)
     return pending.error
+
+
+def _shown_loopback(text: str) -> str:
+    # As written (127.0.0.1, localhost), never with userinfo: it may hold a password.
+    return text.rpartition("@")[2].strip().strip("[]").rstrip(".").lower()
 
 
 def _port(port: int | str | None) -> int | None:
