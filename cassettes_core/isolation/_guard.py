@@ -77,6 +77,10 @@ class Guard:
     on_refusal: Callable[[LiveCallRefusedError], None] = lambda error: None
     seen_hosts: Callable[[], set[tuple[str, int]]] = set
     refusals: list[LiveCallRefusedError] = field(default_factory=list)
+    # Whether it judges the request being made now (a lingering guard judges only the threads
+    # and atexit handlers a session left behind: see ``_linger``).
+    applies: Callable[[], bool] = lambda: True
+    lingering: bool = False
 
     def why_refused(
         self, host: str, port: int | None, *, hint: str | None = None, cassette_live: bool = False
@@ -134,6 +138,12 @@ def arm(guard: Guard) -> None:
     from cassettes_core.isolation import _seams
 
     with _stack.lock:
+        kept = tuple(g for g in _stack.guards if not g.lingering)
+        if not guard.lingering and kept != _stack.guards:
+            # A new session: what an ended one left behind is this one's business now.
+            _stack.guards = kept
+            if not kept:
+                _seams.restore()
         if not _stack.guards:
             _seams.install()
         _stack.guards = (*_stack.guards, guard)
@@ -170,7 +180,7 @@ def check(
     go. Records the refusal with the guard in force (``record=False``: the caller does, with
     :func:`refuse`, if it comes to that). Nothing to check when none is armed."""
     guard = armed()
-    if guard is None or host is None:
+    if guard is None or host is None or not guard.applies():
         return None
     text = host.decode("ascii", "replace") if isinstance(host, bytes) else str(host)
     number = _port(port)

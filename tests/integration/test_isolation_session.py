@@ -210,3 +210,53 @@ def test_bad_isolation_settings_stop_the_run_with_a_clear_message(
     result = run_inner(pytester, *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
+
+
+LEFT_BEHIND = """
+import atexit
+import threading
+import time
+
+import pytest
+from calls import chat
+
+
+def late(what):
+    try:
+        chat()
+    except Exception as exc:
+        print(f"{what}: {type(exc).__name__}", flush=True)
+
+
+@pytest.fixture(scope="session")
+def worker():
+    def run():
+        time.sleep(1.5)  # past the end of the session
+        late("thread")
+
+    threading.Thread(target=run).start()  # not a daemon: the interpreter waits for it
+    yield
+
+
+def test_it(worker):
+    atexit.register(late, "atexit")
+"""
+
+
+@pytest.mark.slow
+def test_a_thread_left_running_and_an_atexit_handler_are_refused_after_the_session(
+    pytester: pytest.Pytester, ci: Sink
+) -> None:
+    """The session is over, but its code is not: a thread a fixture left running and an
+    atexit handler a test registered still cannot reach the provider, and say so."""
+    pytester.makepyfile(test_case=LEFT_BEHIND)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=60)
+    result.assert_outcomes(passed=1)
+    assert ci.accepted == 0
+    result.stdout.fnmatch_lines(["thread: LiveCallRefusedError"])
+    result.stdout.fnmatch_lines(["atexit: LiveCallRefusedError"])
+    result.stderr.fnmatch_lines(
+        ["*refused a live call to 127.0.0.1:* from thread 'Thread-*' left running after "
+         "the session ended*",
+         "*refused a live call to 127.0.0.1:* from an atexit handler, after the session ended*"]
+    )  # fmt: skip
