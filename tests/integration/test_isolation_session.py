@@ -231,7 +231,8 @@ def late(what):
 @pytest.fixture(scope="session")
 def worker():
     def run():
-        time.sleep(1.5)  # past the end of the session
+        while threading.main_thread().is_alive():  # till pytest has returned
+            time.sleep(0.05)
         late("thread")
 
     threading.Thread(target=run).start()  # not a daemon: the interpreter waits for it
