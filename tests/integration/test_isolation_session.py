@@ -261,3 +261,40 @@ def test_a_thread_left_running_and_an_atexit_handler_are_refused_after_the_sessi
          "the session ended*",
          "*refused a live call to 127.0.0.1:* from an atexit handler, after the session ended*"]
     )  # fmt: skip
+
+
+FORKED = """
+import multiprocessing
+import os
+
+from calls import chat
+
+
+def child(path):
+    try:
+        chat()
+        seen = "went live"
+    except Exception as exc:
+        seen = type(exc).__name__
+    with open(path, "w") as out:
+        out.write(seen)
+    os._exit(0)
+
+
+def test_it(tmp_path):
+    path = tmp_path / "seen.txt"
+    process = multiprocessing.get_context("fork").Process(target=child, args=(str(path),))
+    process.start()
+    process.join(30)
+    assert path.read_text() == "LiveCallRefusedError"
+"""
+
+
+@pytest.mark.slow
+def test_a_forked_child_inherits_the_guard(pytester: pytest.Pytester, ci: Sink) -> None:
+    """A ``multiprocessing`` fork copies the armed guard: the child's call is refused too
+    (its refusal is the child's; the README says the parent's summary does not list it)."""
+    pytester.makepyfile(test_case=FORKED)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=60)
+    result.assert_outcomes(passed=1)
+    assert ci.accepted == 0
