@@ -298,3 +298,17 @@ def test_a_forked_child_inherits_the_guard(pytester: pytest.Pytester, ci: Sink) 
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=60)
     result.assert_outcomes(passed=1)
     assert ci.accepted == 0
+
+
+def test_a_project_without_any_ini_is_guarded_under_ci(pytester: pytest.Pytester, ci: Sink) -> None:
+    """This repository's own ``cassette_isolation = "off"`` stays its own: a user project with
+    no ini file at all (nothing above it either) is armed under CI."""
+    for name in ("tox.ini", "pytest.ini", "pyproject.toml", "setup.cfg"):
+        (pytester.path / name).unlink(missing_ok=True)
+    pytester.makepyfile(
+        test_case="from calls import oa\n\ndef test_it():\n    oa().models.list()\n"
+    )
+    result = run_inner(pytester, "-W", "ignore::DeprecationWarning")
+    result.assert_outcomes(failed=1)
+    assert "configfile:" not in result.stdout.str()
+    assert ci.accepted == 0
