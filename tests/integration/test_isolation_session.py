@@ -312,3 +312,20 @@ def test_a_project_without_any_ini_is_guarded_under_ci(pytester: pytest.Pytester
     result.assert_outcomes(failed=1)
     assert "configfile:" not in result.stdout.str()
     assert ci.accepted == 0
+
+
+def test_a_call_after_the_summary_is_refused_and_said(pytester: pytest.Pytester, ci: Sink) -> None:
+    """``pytest_unconfigure`` runs after the summary is written: the call is refused all the
+    same, and the refusal is written to stderr instead of vanishing."""
+    pytester.makeconftest(
+        "from calls import chat\n\ndef pytest_unconfigure(config):\n    try:\n        chat()\n"
+        "    except Exception:\n        pass\n"
+    )
+    pytester.makepyfile(test_case="def test_it():\n    pass\n")
+    result = run_inner(pytester)
+    result.assert_outcomes(passed=1)
+    assert ci.accepted == 0
+    result.stderr.fnmatch_lines(
+        ["provider-cassettes: LiveCallRefusedError: refused a live call to 127.0.0.1:* from "
+         "outside any test*"]
+    )  # fmt: skip
