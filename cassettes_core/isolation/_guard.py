@@ -81,6 +81,9 @@ class Guard:
     # and atexit handlers a session left behind: see ``_linger``).
     applies: Callable[[], bool] = lambda: True
     lingering: bool = False
+    # (host, port) of provider requests refused so far: a ``base_url=`` host an SDK's headers
+    # named stays a provider's for every client, not only for the next SDK request.
+    learned: set[tuple[str, int]] = field(default_factory=set)
 
     def why_refused(
         self, host: str, port: int | None, *, hint: str | None = None, cassette_live: bool = False
@@ -92,7 +95,13 @@ class Guard:
         if self.policy.allowed(host, port):
             return None
         if self.policy.providers and not cassette_live:
-            reason = provider_reason(host, port, hint=hint, seen=self.seen_hosts())
+            reason = provider_reason(host, port, seen=self.seen_hosts())
+            if reason is None and port is not None and (host, port) in self.learned:
+                reason = (
+                    f"{host}:{port} is where an SDK's provider requests went earlier in this "
+                    "session"
+                )
+            reason = reason or hint
             if reason is not None:
                 return reason, f"{self.policy.mode_reason} and no active cassette answers it"
         if self.policy.block_network and host != LOOPBACK:
@@ -206,6 +215,12 @@ def check(
 
 def _record(guard: Guard, error: LiveCallRefusedError) -> None:
     guard.refusals.append(error)
+    if (
+        error.port is not None
+        and guard.policy.providers
+        and not error.why_refused.startswith("--cassette-block-network")
+    ):
+        guard.learned.add((canonical_host(error.host), error.port))
     guard.on_refusal(error)
 
 

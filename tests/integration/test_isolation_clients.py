@@ -309,6 +309,7 @@ POSTER = """
 from client import call
 
 URL = {url!r}
+OWN = {own!r}
 
 
 def test_provider_call():
@@ -320,7 +321,7 @@ def test_anthropic_call():
 
 
 def test_own_service():
-    call(URL + "/v1/orders")
+    call(OWN + "/v1/orders")
 """
 
 
@@ -329,10 +330,13 @@ def test_a_provider_call_is_refused_on_any_host_through_any_client(
     pytester: pytest.Pytester, ci: Sink, monkeypatch: pytest.MonkeyPatch, client: str
 ) -> None:
     """No variable names the host, but ``POST …/chat/completions`` or ``…/v1/messages`` is a
-    provider call whatever the client (as the httpx seam already knew); other paths pass."""
+    provider call whatever the client (as the httpx seam already knew); the test's own
+    service (another host) passes."""
     monkeypatch.delenv("GROQ_BASE_URL")
-    pytester.makepyfile(client=client, test_client=POSTER.format(url=ci.url))
-    result = run_inner(pytester)
-    result.assert_outcomes(failed=2, passed=1)
-    assert ci.accepted == 1  # the own service's call only
+    with Sink() as own:
+        pytester.makepyfile(client=client, test_client=POSTER.format(url=ci.url, own=own.url))
+        result = run_inner(pytester)
+        result.assert_outcomes(failed=2, passed=1)
+        assert own.accepted == 1
+    assert ci.accepted == 0
     result.stdout.fnmatch_lines(["*why: POST …/openai/v1/chat/completions is a provider call*"])
