@@ -19,8 +19,13 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from cassettes_core.isolation import Guard
 
 PLUGIN_NAME = "cassettes-isolation"
 _NOT_CI = ("", "0", "false", "no", "off")
@@ -50,8 +55,29 @@ def _option(config: pytest.Config, name: str) -> object:
     return value if value or early is None else getattr(early, name, None)
 
 
+_COUNTED = pytest.StashKey[bool]()
+# Sessions of this process that loaded the plugin and have not ended: an in-process pytester
+# run is nested in another, and only the outermost one's end leaves a lingering guard.
+_sessions = 0
+
+
+def _count(config: pytest.Config) -> None:
+    global _sessions  # noqa: PLW0603
+    if config.stash.get(_COUNTED, False):
+        return
+    config.stash[_COUNTED] = True
+    _sessions += 1
+    config.add_cleanup(_uncount)
+
+
+def _uncount() -> None:
+    global _sessions  # noqa: PLW0603
+    _sessions -= 1
+
+
 def start(config: pytest.Config) -> None:
     """Arm the guard for this session when it is asked for; otherwise do nothing at all."""
+    _count(config)
     if config.pluginmanager.has_plugin(PLUGIN_NAME):
         return
     reason = replay_reason(config)
@@ -82,10 +108,21 @@ def start(config: pytest.Config) -> None:
     guard = Guard(policy, locate=hooks.locate, on_refusal=hooks.refused, seen_hosts=seen_hosts)
     hooks.guard = guard
     config.pluginmanager.register(hooks, PLUGIN_NAME)
-    from cassettes_core.isolation import arm, disarm
+    from cassettes_core.isolation import arm
+    from cassettes_core.isolation._linger import threads_now
 
+    before = threads_now()
     arm(guard)  # from here on, for the whole session: conftests, collection, fixtures, threads
-    config.add_cleanup(functools.partial(disarm, guard))  # also when the run ends early
+    config.add_cleanup(functools.partial(_end, guard, before))  # also when the run ends early
+
+
+def _end(guard: Guard, threads_before: frozenset[threading.Thread]) -> None:
+    from cassettes_core.isolation import disarm
+    from cassettes_core.isolation._linger import linger
+
+    disarm(guard)
+    if _sessions == 1:  # the outermost session (its own count is taken off after this)
+        linger(guard.policy, threads_before=threads_before)
 
 
 def _check_allow_list(entries: list[str]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import sys
 import threading
 from collections.abc import Generator
 from dataclasses import dataclass
@@ -59,6 +60,7 @@ class IsolationHooks:
         self.fixtures: list[tuple[str, str]] = []  # (name, scope) being set up or torn down
         self.all: list[Refusal] = []
         self.pending: dict[str, list[LiveCallRefusedError]] = {}
+        self.summarised = False  # later refusals (pytest_unconfigure) go to stderr
 
     # -- what runs now ------------------------------------------------------------------
 
@@ -81,6 +83,9 @@ class IsolationHooks:
             self.all.append(Refusal(item.nodeid if item else None, line, str(error)))
             if item is not None:
                 self.pending.setdefault(item.nodeid, []).append(error)
+        if self.summarised:  # too late for the summary and the exit status: said at least
+            sys.stderr.write(f"provider-cassettes: LiveCallRefusedError: {error}\n")
+            sys.stderr.flush()
 
     def take(self, nodeid: str) -> list[LiveCallRefusedError]:
         with self.lock:
@@ -192,7 +197,17 @@ class IsolationHooks:
                     if refusal.nodeid is not None or refusal not in self.all:
                         self.all.append(refusal)
 
-    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_terminal_summary(
+        self, terminalreporter: pytest.TerminalReporter
+    ) -> Generator[None, None, None]:
+        try:
+            return (yield)
+        finally:
+            self._summary(terminalreporter)
+            self.summarised = True
+
+    def _summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if not self.all:
             return
         count = len(self.all)

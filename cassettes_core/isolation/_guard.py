@@ -77,6 +77,13 @@ class Guard:
     on_refusal: Callable[[LiveCallRefusedError], None] = lambda error: None
     seen_hosts: Callable[[], set[tuple[str, int]]] = set
     refusals: list[LiveCallRefusedError] = field(default_factory=list)
+    # Whether it judges the request being made now (a lingering guard judges only the threads
+    # and atexit handlers a session left behind: see ``_linger``).
+    applies: Callable[[], bool] = lambda: True
+    lingering: bool = False
+    # (host, port) of provider requests refused so far: a ``base_url=`` host an SDK's headers
+    # named stays a provider's for every client, not only for the next SDK request.
+    learned: set[tuple[str, int]] = field(default_factory=set)
 
     def why_refused(
         self, host: str, port: int | None, *, hint: str | None = None, cassette_live: bool = False
@@ -88,7 +95,13 @@ class Guard:
         if self.policy.allowed(host, port):
             return None
         if self.policy.providers and not cassette_live:
-            reason = provider_reason(host, port, hint=hint, seen=self.seen_hosts())
+            reason = provider_reason(host, port, seen=self.seen_hosts())
+            if reason is None and port is not None and (host, port) in self.learned:
+                reason = (
+                    f"{host}:{port} is where an SDK's provider requests went earlier in this "
+                    "session"
+                )
+            reason = reason or hint
             if reason is not None:
                 return reason, f"{self.policy.mode_reason} and no active cassette answers it"
         if self.policy.block_network and host != LOOPBACK:
@@ -134,6 +147,12 @@ def arm(guard: Guard) -> None:
     from cassettes_core.isolation import _seams
 
     with _stack.lock:
+        kept = tuple(g for g in _stack.guards if not g.lingering)
+        if not guard.lingering and kept != _stack.guards:
+            # A new session: what an ended one left behind is this one's business now.
+            _stack.guards = kept
+            if not kept:
+                _seams.restore()
         if not _stack.guards:
             _seams.install()
         _stack.guards = (*_stack.guards, guard)
@@ -170,7 +189,7 @@ def check(
     go. Records the refusal with the guard in force (``record=False``: the caller does, with
     :func:`refuse`, if it comes to that). Nothing to check when none is armed."""
     guard = armed()
-    if guard is None or host is None:
+    if guard is None or host is None or not guard.applies():
         return None
     text = host.decode("ascii", "replace") if isinstance(host, bytes) else str(host)
     number = _port(port)
@@ -180,7 +199,7 @@ def check(
         return None
     reason, why = verdict
     error = LiveCallRefusedError(
-        host=canonical if canonical != LOOPBACK else text.strip("[]").rstrip(".").lower(),
+        host=canonical if canonical != LOOPBACK else _shown_loopback(text),
         port=number,
         method=method.upper(),
         path=_no_query(path),
@@ -196,6 +215,12 @@ def check(
 
 def _record(guard: Guard, error: LiveCallRefusedError) -> None:
     guard.refusals.append(error)
+    if (
+        error.port is not None
+        and guard.policy.providers
+        and not error.why_refused.startswith("--cassette-block-network")
+    ):
+        guard.learned.add((canonical_host(error.host), error.port))
     guard.on_refusal(error)
 
 
@@ -256,6 +281,11 @@ def deferred_refusal(
         pending.recorded = True
         _record(guard, pending.error)
     return pending.error
+
+
+def _shown_loopback(text: str) -> str:
+    # As written (127.0.0.1, localhost), never with userinfo: it may hold a password.
+    return text.rpartition("@")[2].strip().strip("[]").rstrip(".").lower()
 
 
 def _port(port: int | str | None) -> int | None:

@@ -23,6 +23,7 @@ import socket
 import unicodedata
 from collections.abc import Mapping
 from functools import lru_cache
+from urllib.parse import unquote
 
 LOOPBACK = "loopback"
 
@@ -34,6 +35,8 @@ PROVIDER_DOMAINS: tuple[tuple[str, str], ...] = (
     ("openai.azure.cn", "Azure OpenAI (China)"),
     ("cognitiveservices.azure.com", "Azure AI services"),
     ("cognitiveservices.azure.us", "Azure AI services (US Government)"),
+    ("cognitiveservices.azure.cn", "Azure AI services (China)"),
+    ("api.cognitive.microsoft.com", "Azure AI services"),  # regional: eastus.api.cognitive…
     ("services.ai.azure.com", "Azure AI Foundry"),
     ("models.ai.azure.com", "Azure AI serverless models"),
     ("inference.ai.azure.com", "Azure AI inference"),
@@ -41,6 +44,7 @@ PROVIDER_DOMAINS: tuple[tuple[str, str], ...] = (
     ("anthropic.com", "Anthropic"),
     ("claude.ai", "Anthropic"),
     ("generativelanguage.googleapis.com", "Google Gemini"),
+    ("generativelanguage.mtls.googleapis.com", "Google Gemini"),
     ("aiplatform.googleapis.com", "Google Vertex AI"),
     ("aiplatform.mtls.googleapis.com", "Google Vertex AI"),
     ("groq.com", "Groq"),
@@ -99,18 +103,28 @@ PROVIDER_DOMAINS: tuple[tuple[str, str], ...] = (
     ("portkey.ai", "Portkey"),
     ("helicone.ai", "Helicone"),
     ("ai-gateway.vercel.sh", "Vercel AI Gateway"),
+    ("ollama.com", "Ollama Cloud"),
+    ("models.github.ai", "GitHub Models"),
+    ("z.ai", "Z.ai"),
 )
 
 # Hosts a domain list cannot say: regional Vertex (``us-east5-aiplatform.googleapis.com``),
 # Bedrock and SageMaker runtimes in any region, FIPS and VPC-endpoint forms, China partition.
 PROVIDER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?:^|\.)[a-z0-9-]+-aiplatform(?:\.mtls)?\.googleapis\.com$"), "Google Vertex AI"),
+    # Regional endpoints: aiplatform.us-central1.rep.googleapis.com
+    (re.compile(r"(?:^|\.)aiplatform\.[a-z0-9-]+\.rep\.googleapis\.com$"), "Google Vertex AI"),
     (
-        re.compile(r"(?:^|\.)bedrock[a-z0-9-]*\.(?:[a-z0-9-]+\.)*amazonaws\.com(?:\.cn)?$"),
+        # amazonaws.com(.cn), and the dual-stack api.aws
+        re.compile(
+            r"(?:^|\.)bedrock[a-z0-9-]*\.(?:[a-z0-9-]+\.)*(?:amazonaws\.com(?:\.cn)?|api\.aws)$"
+        ),
         "Amazon Bedrock",
     ),
     (
-        re.compile(r"(?:^|\.)runtime\.sagemaker\.(?:[a-z0-9-]+\.)*amazonaws\.com(?:\.cn)?$"),
+        re.compile(
+            r"(?:^|\.)runtime\.sagemaker\.(?:[a-z0-9-]+\.)*(?:amazonaws\.com(?:\.cn)?|api\.aws)$"
+        ),
         "Amazon SageMaker runtime",
     ),
 )
@@ -141,6 +155,7 @@ _LOOK_ALIKES = str.maketrans(
     }
 )  # fmt: skip
 _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
+_ZONE = re.compile(r":[^%]*%")  # an IPv6 zone id (fe80::1%eth0) is not percent-encoding
 _DOTS = re.compile("[\u3002\uff0e\uff61]")
 
 
@@ -148,6 +163,10 @@ _DOTS = re.compile("[\u3002\uff0e\uff61]")
 def canonical_host(host: str) -> str:
     """``host`` in the one form every comparison uses (see the module docstring)."""
     text = host.strip().translate(_ZERO_WIDTH)
+    # Userinfo is no part of the host (``https://x@api.openai.com``), nor shown (a password).
+    text = text.rpartition("@")[2]
+    if "%" in text and not _ZONE.search(text):
+        text = unquote(text)  # api%2Eopenai.com: some clients decode it before resolving
     if text.startswith("[") and "]" in text:
         text = text[1 : text.index("]")]
     text = text.split("%", 1)[0] if ":" in text else text  # an IPv6 zone id is not the host

@@ -102,6 +102,14 @@ def _target(url: str, host: Any, port: Any) -> tuple[Any, Any]:
         return host, port
 
 
+def _call_hint(method: str, url: str) -> str | None:
+    """What the request line shows: ``POST …/chat/completions`` is a provider call on any host
+    (the httpx seam knows it the same way)."""
+    from cassettes_core.transport._guarded import request_hint
+
+    return request_hint(method, url if "://" in url[:16] else f"http://h{url}", {})
+
+
 def _refuse(error: Exception | None) -> None:
     if error is not None:
         raise error
@@ -168,7 +176,8 @@ def _patch_http_client() -> None:
             host = getattr(self, "_tunnel_host", None) or self.host
             port = getattr(self, "_tunnel_port", None) or self.port
             host, port = _target(str(url), host, port)
-            _refuse(check(host, port, via="http.client", method=method, path=url))
+            hint = _call_hint(method, str(url))
+            _refuse(check(host, port, via="http.client", method=method, path=url, hint=hint))
             return original(self, method, url, *args, **kwargs)
 
         return putrequest
@@ -186,7 +195,8 @@ def _patch_urllib3(connectionpool: Any) -> None:
         @functools.wraps(original)
         def urlopen(self: Any, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
             host, port = _target(str(url), self.host, self.port)
-            _refuse(check(host, port, via="urllib3", method=method, path=str(url)))
+            hint = _call_hint(method, str(url))
+            _refuse(check(host, port, via="urllib3", method=method, path=str(url), hint=hint))
             return original(self, method, url, *args, **kwargs)
 
         return urlopen
@@ -204,7 +214,7 @@ def _patch_aiohttp(connector: Any) -> None:
             url = req.url
             _refuse(
                 check(url.raw_host or url.host, url.port, via="aiohttp", method=req.method,
-                      path=url.raw_path)
+                      path=url.raw_path, hint=_call_hint(req.method, url.raw_path))
             )  # fmt: skip
             return await original(self, req, *args, **kwargs)
 

@@ -53,6 +53,19 @@ def _visible(error: LiveCallRefusedError, request: Any) -> LiveCallRefusedError:
     return shown
 
 
+def _refusal_in(raised: BaseException) -> LiveCallRefusedError | None:
+    """The refusal ``raised`` is or holds: anyio's happy eyeballs raise it from a task group,
+    inside an ``ExceptionGroup`` that an SDK would wrap in a connection error and retry."""
+    if isinstance(raised, LiveCallRefusedError):
+        return raised
+    if isinstance(raised, BaseExceptionGroup):
+        for inner in raised.exceptions:
+            found = _refusal_in(inner)
+            if found is not None:
+                return found
+    return None
+
+
 class Guarded:
     """A client's own transport, checked by the isolation guard before it connects."""
 
@@ -69,7 +82,10 @@ class Guarded:
         with deferred(error):
             try:
                 return self.inner.handle_request(request)
-            except LiveCallRefusedError as refused:
+            except (LiveCallRefusedError, BaseExceptionGroup) as raised:
+                refused = _refusal_in(raised)
+                if refused is None:
+                    raise
                 raise _visible(refused, request) from None
 
     async def handle_async_request(self, request: Any) -> Any:
@@ -81,7 +97,10 @@ class Guarded:
         with deferred(error):
             try:
                 return await self.inner.handle_async_request(request)
-            except LiveCallRefusedError as refused:
+            except (LiveCallRefusedError, BaseExceptionGroup) as raised:
+                refused = _refusal_in(raised)
+                if refused is None:
+                    raise
                 raise _visible(refused, request) from None
 
     def close(self) -> None:

@@ -286,3 +286,57 @@ def test_the_session_restores_every_function_when_it_ends(
     pytester.makepyfile(client=CLIENTS["requests"], test_client=CALLER.format(url=ci.url))
     run_inner(pytester).assert_outcomes(failed=2)
     assert all(a is b for a, b in zip(seams(), before, strict=True))
+
+
+POSTS = {
+    "requests": "import requests\n\ndef call(url):\n    requests.post(url, json={}, timeout=2)\n",
+    "urllib": "import urllib.request\n\ndef call(url):\n"
+    "    urllib.request.urlopen(urllib.request.Request(url, data=b'{}', method='POST'), "
+    "timeout=2)\n",
+    "urllib3": "import urllib3\n\ndef call(url):\n"
+    "    urllib3.PoolManager(retries=False).request('POST', url, body=b'{}')\n",
+    "http.client": "import http.client, urllib.parse\n\ndef call(url):\n"
+    "    parts = urllib.parse.urlsplit(url)\n"
+    "    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=2)\n"
+    "    conn.request('POST', parts.path, body=b'{}')\n    conn.getresponse()\n",
+    "aiohttp": "import asyncio, aiohttp\n\nasync def _post(url):\n"
+    "    async with aiohttp.ClientSession() as session:\n"
+    "        async with session.post(url, data=b'{}') as response:\n"
+    "            await response.read()\n\ndef call(url):\n    asyncio.run(_post(url))\n",
+}
+
+POSTER = """
+from client import call
+
+URL = {url!r}
+OWN = {own!r}
+
+
+def test_provider_call():
+    call(URL + "/openai/v1/chat/completions")
+
+
+def test_anthropic_call():
+    call(URL + "/v1/messages")
+
+
+def test_own_service():
+    call(OWN + "/v1/orders")
+"""
+
+
+@pytest.mark.parametrize("client", POSTS.values(), ids=POSTS.keys())
+def test_a_provider_call_is_refused_on_any_host_through_any_client(
+    pytester: pytest.Pytester, ci: Sink, monkeypatch: pytest.MonkeyPatch, client: str
+) -> None:
+    """No variable names the host, but ``POST …/chat/completions`` or ``…/v1/messages`` is a
+    provider call whatever the client (as the httpx seam already knew); the test's own
+    service (another host) passes."""
+    monkeypatch.delenv("GROQ_BASE_URL")
+    with Sink() as own:
+        pytester.makepyfile(client=client, test_client=POSTER.format(url=ci.url, own=own.url))
+        result = run_inner(pytester)
+        result.assert_outcomes(failed=2, passed=1)
+        assert own.accepted == 1
+    assert ci.accepted == 0
+    result.stdout.fnmatch_lines(["*why: POST …/openai/v1/chat/completions is a provider call*"])

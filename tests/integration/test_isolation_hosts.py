@@ -52,6 +52,16 @@ HOSTS = [
     "api.replicate.com",
     "integrate.api.nvidia.com",
     "api.openаi.com",  # a Cyrillic a: the look-alike is read as the name it imitates
+    "ollama.com",  # Ollama Cloud
+    "eastus.api.cognitive.microsoft.com",  # Azure OpenAI's regional endpoints
+    "x.cognitiveservices.azure.cn",
+    "generativelanguage.mtls.googleapis.com",
+    "aiplatform.us-central1.rep.googleapis.com",  # Vertex regional endpoints
+    "bedrock-runtime.us-east-1.api.aws",  # AWS dual-stack
+    "bedrock-runtime-fips.us-east-1.api.aws",
+    "models.github.ai",
+    "api.z.ai",
+    "x@api.openai.com",  # userinfo is not the host
 ]
 # Fullwidth letters fold to the ASCII name (IDNA); httpx, httpx2 and requests reject such a URL
 # themselves, the others send it to the name it folds to.

@@ -327,3 +327,23 @@ def test_replay_mode_without_ci_arms_the_guard(
     monkeypatch.setenv("CASSETTE_MODE", "replay")
     run_inner(pytester).assert_outcomes(failed=1)
     assert ci.accepted == 0
+
+
+def test_a_host_an_sdk_was_refused_for_stays_a_provider_host(
+    pytester: pytest.Pytester, ci: Sink, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the openai SDK's request named a ``base_url=`` host, that host and port are a
+    provider's for the rest of the session: a plain requests call to it is refused too."""
+    for name in ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name)
+    pytester.makepyfile(
+        test_case=f"import requests\nfrom calls import oa\n\nURL = {ci.url!r}\n\n"
+        "def test_sdk():\n    oa(base_url=URL + '/v1').models.list()\n\n"
+        "def test_plain_client_after():\n    requests.get(URL + '/v1/models', timeout=2)\n",
+    )
+    result = run_inner(pytester, "-p", "no:randomly")
+    result.assert_outcomes(failed=2)
+    assert ci.accepted == 0
+    result.stdout.fnmatch_lines(
+        ["*why: loopback:* is where an SDK's provider requests went earlier in this session*"]
+    )

@@ -210,3 +210,122 @@ def test_bad_isolation_settings_stop_the_run_with_a_clear_message(
     result = run_inner(pytester, *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
+
+
+LEFT_BEHIND = """
+import atexit
+import threading
+import time
+
+import pytest
+from calls import chat
+
+
+def late(what):
+    try:
+        chat()
+    except Exception as exc:
+        print(f"{what}: {type(exc).__name__}", flush=True)
+
+
+@pytest.fixture(scope="session")
+def worker():
+    def run():
+        while threading.main_thread().is_alive():  # till pytest has returned
+            time.sleep(0.05)
+        late("thread")
+
+    threading.Thread(target=run).start()  # not a daemon: the interpreter waits for it
+    yield
+
+
+def test_it(worker):
+    atexit.register(late, "atexit")
+"""
+
+
+@pytest.mark.slow
+def test_a_thread_left_running_and_an_atexit_handler_are_refused_after_the_session(
+    pytester: pytest.Pytester, ci: Sink
+) -> None:
+    """The session is over, but its code is not: a thread a fixture left running and an
+    atexit handler a test registered still cannot reach the provider, and say so."""
+    pytester.makepyfile(test_case=LEFT_BEHIND)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=60)
+    result.assert_outcomes(passed=1)
+    assert ci.accepted == 0
+    result.stdout.fnmatch_lines(["thread: LiveCallRefusedError"])
+    result.stdout.fnmatch_lines(["atexit: LiveCallRefusedError"])
+    result.stderr.fnmatch_lines(
+        ["*refused a live call to 127.0.0.1:* from thread 'Thread-*' left running after "
+         "the session ended*",
+         "*refused a live call to 127.0.0.1:* from an atexit handler, after the session ended*"]
+    )  # fmt: skip
+
+
+FORKED = """
+import multiprocessing
+import os
+
+from calls import chat
+
+
+def child(path):
+    try:
+        chat()
+        seen = "went live"
+    except Exception as exc:
+        seen = type(exc).__name__
+    with open(path, "w") as out:
+        out.write(seen)
+    os._exit(0)
+
+
+def test_it(tmp_path):
+    path = tmp_path / "seen.txt"
+    process = multiprocessing.get_context("fork").Process(target=child, args=(str(path),))
+    process.start()
+    process.join(30)
+    assert path.read_text() == "LiveCallRefusedError"
+"""
+
+
+@pytest.mark.slow
+def test_a_forked_child_inherits_the_guard(pytester: pytest.Pytester, ci: Sink) -> None:
+    """A ``multiprocessing`` fork copies the armed guard: the child's call is refused too
+    (its refusal is the child's; the README says the parent's summary does not list it)."""
+    pytester.makepyfile(test_case=FORKED)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=60)
+    result.assert_outcomes(passed=1)
+    assert ci.accepted == 0
+
+
+def test_a_project_without_any_ini_is_guarded_under_ci(pytester: pytest.Pytester, ci: Sink) -> None:
+    """This repository's own ``cassette_isolation = "off"`` stays its own: a user project with
+    no ini file at all (nothing above it either) is armed under CI."""
+    for name in ("tox.ini", "pytest.ini", "pyproject.toml", "setup.cfg"):
+        (pytester.path / name).unlink(missing_ok=True)
+    pytester.makepyfile(
+        test_case="from calls import oa\n\ndef test_it():\n    oa().models.list()\n"
+    )
+    result = run_inner(pytester, "-W", "ignore::DeprecationWarning")
+    result.assert_outcomes(failed=1)
+    assert "configfile:" not in result.stdout.str()
+    assert ci.accepted == 0
+
+
+def test_a_call_after_the_summary_is_refused_and_said(pytester: pytest.Pytester, ci: Sink) -> None:
+    """``pytest_unconfigure`` runs after the summary is written: the call is refused all the
+    same, and the refusal is written to stderr instead of vanishing."""
+    pytester.makeconftest(
+        "from calls import chat\n\ndef pytest_unconfigure(config):\n    try:\n        chat()\n"
+        "    except Exception:\n        pass\n"
+    )
+    pytester.makepyfile(test_case="def test_it():\n    pass\n")
+    result = run_inner(pytester)
+    result.assert_outcomes(passed=1)
+    assert ci.accepted == 0
+    result.stderr.fnmatch_lines(
+        ["provider-cassettes: LiveCallRefusedError: refused a live call to 127.0.0.1:* from "
+         "outside any test*"]
+    )  # fmt: skip

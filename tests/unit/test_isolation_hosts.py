@@ -49,6 +49,10 @@ LOOK_ALIKE = "api.open\u0430i.com"  # Cyrillic a
         pytest.param("[2001:DB8::1]", "2001:db8::1", id="ipv6"),
         pytest.param("fe80::1%eth0", "fe80::1", id="ipv6-zone"),
         pytest.param("10.0.0.7", "10.0.0.7", id="ipv4"),
+        pytest.param("x@api.openai.com", "api.openai.com", id="userinfo"),
+        pytest.param("user:pw@API.anthropic.com.", "api.anthropic.com", id="userinfo-password"),
+        pytest.param("api%2Eopenai%2ecom", "api.openai.com", id="percent-encoded-dots"),
+        pytest.param("%61pi.openai.com", "api.openai.com", id="percent-encoded-letter"),
     ],
 )
 def test_every_spelling_has_one_canonical_form(spelling: str, canonical: str) -> None:
@@ -76,6 +80,15 @@ def test_every_spelling_has_one_canonical_form(spelling: str, canonical: str) ->
         ("api.groq.com", "Groq"),
         ("openrouter.ai", "OpenRouter"),
         ("api.x.ai", "xAI"),
+        ("ollama.com", "Ollama Cloud"),
+        ("eastus.api.cognitive.microsoft.com", "Azure AI services"),
+        ("my-res.cognitiveservices.azure.cn", "Azure AI services (China)"),
+        ("generativelanguage.mtls.googleapis.com", "Google Gemini"),
+        ("aiplatform.us-central1.rep.googleapis.com", "Google Vertex AI"),
+        ("bedrock-runtime.us-east-1.api.aws", "Amazon Bedrock"),
+        ("bedrock-runtime-fips.us-east-1.api.aws", "Amazon Bedrock"),
+        ("models.github.ai", "GitHub Models"),
+        ("api.z.ai", "Z.ai"),
     ],
 )
 def test_the_catalog_knows_the_real_providers(host: str, provider: str) -> None:
