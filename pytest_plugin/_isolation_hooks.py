@@ -9,10 +9,11 @@ import sys
 import threading
 from collections.abc import Generator
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from pytest_plugin._strict import FailureText
 
 if TYPE_CHECKING:
     from cassettes_core import LiveCallRefusedError
@@ -249,23 +250,8 @@ def _failure(text: str) -> pytest.ExceptionInfo[BaseException]:
         return pytest.ExceptionInfo.from_exception(exc)
 
 
-class _Text:
-    """A failure text whose short-summary line is its first line."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.reprcrash = SimpleNamespace(message=text.split("\n", 1)[0])
-
-    def toterminal(self, out: Any) -> None:
-        for line in self.text.split("\n"):
-            out.line(line)
-
-    def __str__(self) -> str:
-        return self.text
-
-
 def _run_error(refusal: Refusal) -> pytest.TestReport:
-    longrepr: Any = _Text(f"LiveCallRefusedError: {refusal.text}")
+    longrepr: Any = FailureText(f"LiveCallRefusedError: {refusal.text}")
     return pytest.TestReport(
         nodeid=REFUSED_ID,
         location=(REFUSED_ID, None, REFUSED_ID),

@@ -131,7 +131,7 @@ def failure_report(item: Unused, base: str | None) -> pytest.TestReport:
         f"  re-record: pytest {files} --cassette-mode=record   (strict comes from "
         "--cassette-strict, the cassette_strict ini option or strict=True)"
     )
-    longrepr: Any = _Text(text)
+    longrepr: Any = FailureText(text)
     return pytest.TestReport(
         nodeid=f"{where}::{STRICT_ID}",
         location=(where, None, STRICT_ID),
@@ -142,7 +142,7 @@ def failure_report(item: Unused, base: str | None) -> pytest.TestReport:
     )
 
 
-class _Text:
+class FailureText:
     """A failure text whose short-summary line is its first line (``reprcrash.message``)."""
 
     def __init__(self, text: str) -> None:
