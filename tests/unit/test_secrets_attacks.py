@@ -295,6 +295,57 @@ def test_harmless_assignments_pass(text: str) -> None:
     assert scan(text_in_response(text)) == []
 
 
+@pytest.mark.parametrize(
+    "name",
+    [
+        "azure_openai_key",
+        "AZURE_OPENAI_KEY",
+        "azureOpenAIKey",
+        "openaiKey",
+        "DeployToken",
+        "LLMSecret",
+        "service_credential",
+    ],
+)
+@pytest.mark.parametrize("value", [hex32, lambda: rand(86, B64) + "=="], ids=["hex", "base64"])
+def test_a_credential_named_field_of_a_body_is_refused(name: str, value: Any) -> None:
+    """A body's field is named as a variable is in text: a structured `{"azureOpenAIKey": …}`
+    (a user Provider's metadata, an SDK's extra_body) counts as its JSON text does."""
+    key = value()
+    for interaction in (
+        {"seq": 1, "request": {"model": "gpt-4o", "metadata": {name: key}}},
+        {"seq": 1, "response": {"status": 200, "body": {"config": {name: key}}}},
+        text_in_response(json.dumps({name: key})),
+        tool_arguments(json.dumps({"settings": {name: key}})),
+    ):
+        findings = scan(interaction)
+        assert findings, (name, interaction)
+        assert_masked(findings, key)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "cache_key",
+        "promptCacheKey",
+        "next_page_token",
+        "continuation_token",
+        "sort_key",
+        "public_key",
+        "idempotencyKey",
+        "max_tokens",
+        "item_key",
+    ],
+)
+def test_fields_named_like_other_keys_pass(name: str) -> None:
+    """Cache, page, sort, public and idempotency keys hold hex digests that open nothing (a
+    32-hex value is refused in a credential-named field: the one next to it must pass)."""
+    value = hex32()
+    assert scan({"seq": 1, "request": {"model": "gpt-4o", "metadata": {"azure_key": value}}})
+    interaction = {"seq": 1, "request": {"model": "gpt-4o", "metadata": {name: value}}}
+    assert scan(interaction) == [], (name, value)
+
+
 # ------------------------------------------------------------------ the environment's values
 
 
