@@ -397,6 +397,21 @@ def test_the_environment_is_read_at_scan_time(monkeypatch: pytest.MonkeyPatch) -
     assert SecretGuard(allow=[value]).scan(interaction) == []
 
 
+@pytest.mark.parametrize("name", ["DB_PASSWORD", "VAULT_PASSPHRASE", "SMTP_PASSWD", "ADMIN_PWD"])
+def test_an_environment_password_of_plain_words_is_refused(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A passphrase is words (``correct-horse-battery-staple``): under a password's name it
+    counts, though the same words under ``AUTH_MODE`` are a setting (below)."""
+    words = [rand(5, string.ascii_lowercase) for _ in range(4)]
+    value = "-".join(words)
+    monkeypatch.setenv(name, value)
+    for text in (f"connected with {value} as the password", value.upper()):
+        findings = scan(text_in_response(text))
+        assert any(name in f.kind for f in findings), text
+        assert_masked(findings, value)
+
+
 @pytest.mark.parametrize(
     ("name", "value"),
     [
