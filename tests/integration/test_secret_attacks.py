@@ -280,6 +280,11 @@ def _existing_files(folder: Path, key: str) -> dict[str, Path]:
         "assignment": _cassette(
             folder / "env.yaml", messages(f"AZURE_OPENAI_API_KEY={secrets.token_hex(16)}"), plain
         ),
+        "body-field": _cassette(
+            folder / "field.yaml",
+            {**messages("hi"), "metadata": {"azureOpenAIKey": secrets.token_hex(16)}},
+            plain,
+        ),
     }
 
 
