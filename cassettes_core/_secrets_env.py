@@ -9,8 +9,9 @@ dozen names: microseconds), so a variable set after the guard was made counts to
 A variable counts when its name holds a credential word and its value could be a secret: at
 least 12 characters, no whitespace, and not a path (a key that merely starts with ``/`` is
 not one), a URL without a password, a number, a boolean, a placeholder or a plain identifier
-(``oauth-client-credentials``; under a password's name, words are a passphrase and count). A value with whitespace (a PEM key, a JSON key file) counts
-by its pieces of 24 characters or more.
+(``oauth-client-credentials``; under a password's name, words are a passphrase and count).
+A value with whitespace (a PEM key, a JSON key file) counts by its pieces of 24 characters or
+more.
 """
 
 from __future__ import annotations

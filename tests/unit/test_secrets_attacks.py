@@ -255,6 +255,12 @@ def _assignments() -> list[Any]:
         ),
         "dotenv-password": lambda: f"POSTGRES_PASSWORD={rand(10)}9x",
         "postgres-url": lambda: f"postgres://svc:{rand(16)}@db.internal:5432/app",
+        "cli-flag-spaced": lambda: f"az openai deploy --api-key {hex32()} --name x",
+        "windows-setx": lambda: f"setx AZURE_OPENAI_KEY {hex32()}",
+        "dockerfile-env": lambda: f"FROM python:3.12\nENV AZURE_OPENAI_KEY {hex32()}\n",
+        "r-assignment": lambda: f"azure_openai_key <- '{hex32()}'",
+        "xml-app-config": lambda: f'<add key="AzureOpenAIKey" value="{hex32()}" />',
+        "xml-element": lambda: f"<AzureOpenAIKey>{hex32()}</AzureOpenAIKey>",
     }
     return [pytest.param(make, id=name) for name, make in cases.items()]
 
@@ -288,6 +294,11 @@ def test_a_credential_assigned_in_text_is_refused(make: Any) -> None:
         "DB_PASSWORD=postgres",
         'cred = AzureKeyCredential(os.environ["AZURE_KEY"])',
         "The key was rotated; set AZURE_OPENAI_KEY in the portal and restart.",
+        "--api-key YOUR_API_KEY_HERE --api-key $OPENAI_API_KEY",
+        "the api key 5d41402abc4b2a76b9719d911017c592 of the cache",
+        "<cache_key>5d41402abc4b2a76b9719d911017c592</cache_key>",
+        '<add key="CacheSize" value="5d41402abc4b2a76b9719d911017c592" />',
+        "--api-key-file /etc/secrets/openai.key",
     ],
 )
 def test_harmless_assignments_pass(text: str) -> None:
