@@ -49,14 +49,14 @@ from cassettes_core._secrets_env import (
     find_environment_values,
     lower_in_place,
 )
-from cassettes_core._secrets_llm import credential_in_field, field_kind
+from cassettes_core._secrets_llm import credential_in_field
 from cassettes_core._secrets_normal import needs_normalising, normalise
 from cassettes_core._secrets_pairs import find_pairs
 from cassettes_core._secrets_paths import quoted_name
 from cassettes_core._secrets_plugins import PluginScanner, plugin_scanner
 from cassettes_core._secrets_shapes import is_documented_example, mask, strip_scheme
 from cassettes_core._secrets_stream import HIDDEN, stream_hits
-from cassettes_core._secrets_text import find_assignments_batch
+from cassettes_core._secrets_text import find_assignments_batch, name_kind
 from cassettes_core._secrets_walk import Leaf, Walk
 
 __all__ = [
@@ -266,7 +266,7 @@ class SecretGuard:
         for index, slot in enumerate(slots):
             role = roles.get(index, "value")
             key = walk.keys[index]
-            if slot not in flagged and role != "header" and (not key or field_kind(key) is None):
+            if slot not in flagged and role != "header" and (not key or name_kind(key) is None):
                 continue  # the common case: nothing found and not an auth position
             if role == "raw":
                 raw.append((index, slot))
@@ -379,7 +379,8 @@ def _leaf_hits(
     for table in tables:
         for hit in table.get(slot, ()):
             _add(hits, hit.kind, hit.value)
-    field = field_kind(leaf.key) if leaf.role not in {"key", "raw"} and leaf.key else None
+    # A field is named as a variable is in text: azure_openai_key is one, cache_key is not.
+    field = name_kind(leaf.key) if leaf.role not in {"key", "raw"} and leaf.key else None
     if field is not None and credential_in_field(field, leaf.value):
         place = "URL parameter" if leaf.role == "query" else "field"
         name = leaf.name or leaf.key

@@ -9,8 +9,9 @@ dozen names: microseconds), so a variable set after the guard was made counts to
 A variable counts when its name holds a credential word and its value could be a secret: at
 least 12 characters, no whitespace, and not a path (a key that merely starts with ``/`` is
 not one), a URL without a password, a number, a boolean, a placeholder or a plain identifier
-(``oauth-client-credentials``). A value with whitespace (a PEM key, a JSON key file) counts
-by its pieces of 24 characters or more.
+(``oauth-client-credentials``; under a password's name, words are a passphrase and count).
+A value with whitespace (a PEM key, a JSON key file) counts by its pieces of 24 characters or
+more.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ _NOT_SECRET_NAMES = re.compile(
     r"PUBLIC|GPG|_KEY_ID$|KEYBOARD|KEYMAP|_FILE$|_PATH$|_DIR$|_URL$|SOCK"
 )
 _IDENTIFIER = re.compile(r"[a-z]+(?:[-_.][a-z]+)*")
+# A password may be words (correct-horse-battery-staple): under these names an identifier counts.
+_PASSWORD_NAMES = re.compile(r"PASSWORD|PASSWD|PASSPHRASE|_PWD")
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
 _BOOLEANS = frozenset({"true", "false", "yes", "no", "on", "off", "none", "null"})
 
@@ -56,7 +59,7 @@ def is_credential_name(name: str) -> bool:
     return _WORDS.search(upper) is not None and _NOT_SECRET_NAMES.search(upper) is None
 
 
-def _could_be_secret(value: str) -> bool:
+def _could_be_secret(value: str, *, words_count: bool = False) -> bool:
     text = value.strip()
     if len(text) < MIN_ENV_SECRET or any(c.isspace() for c in text):
         return False
@@ -66,7 +69,8 @@ def _could_be_secret(value: str) -> bool:
         return False  # a URL without a password in it
     if text.lower() in _BOOLEANS or _NUMBER.fullmatch(text):
         return False
-    return _IDENTIFIER.fullmatch(text) is None and not is_placeholder(text)
+    identifier = _IDENTIFIER.fullmatch(text) is not None
+    return (words_count or not identifier) and not is_placeholder(text)
 
 
 def _looks_like_path(text: str) -> bool:
@@ -107,7 +111,9 @@ def credential_environment() -> dict[str, str]:
             continue
         # A value with whitespace in it (a PEM key, a JSON service-account file) is searched
         # for by its long pieces: each line of a key's body is as secret as the whole.
-        pieces = [value.strip()] if _could_be_secret(value) else _long_pieces(value)
+        words_count = _PASSWORD_NAMES.search(name.upper()) is not None
+        whole = _could_be_secret(value, words_count=words_count)
+        pieces = [value.strip()] if whole else _long_pieces(value)
         for piece in pieces:
             found.setdefault(piece, name)
             found.setdefault(quote(piece, safe=""), name)

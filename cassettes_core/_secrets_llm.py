@@ -19,7 +19,8 @@ from cassettes_core._secrets_shapes import is_example_password, looks_like_crede
 
 FieldKind = Literal["password", "token", "generic"]
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+# Also between an acronym and the word after it: azureOpenAIKey → azure_open_ai_key.
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
 @lru_cache(maxsize=4096)

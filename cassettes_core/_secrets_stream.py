@@ -23,11 +23,12 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from cassettes_core._secrets_detectors import Hit
-from cassettes_core._secrets_llm import credential_in_field, field_kind, is_known_id, snake
+from cassettes_core._secrets_llm import credential_in_field, is_known_id, snake
 from cassettes_core._secrets_normal import needs_normalising, normalise
 from cassettes_core._secrets_pairs import find_pairs
 from cassettes_core._secrets_paths import STAR, marker, quoted_name, render
 from cassettes_core._secrets_shapes import mask, strip_scheme
+from cassettes_core._secrets_text import name_kind
 from cassettes_core._secrets_walk import CHANNEL_FIELDS, MAX_JSON, Leaf, Walk, json_object
 
 __all__ = ["HIDDEN", "iter_stream_text", "json_documents", "stream_hits"]
@@ -67,7 +68,7 @@ def stream_hits(walk: Walk, found: set[str], detect: Detect) -> Iterator[tuple[s
         for document in documents:
             walk_inner = Walk(document, root)
             for inner in walk_inner.leaves:
-                field = field_kind(inner.key) if inner.role != "key" and inner.key else None
+                field = name_kind(inner.key) if inner.role != "key" and inner.key else None
                 if field is None or inner.value in found:
                     continue
                 if credential_in_field(field, inner.value):

@@ -44,25 +44,30 @@ _MAX_NAME = 64
 # bounded: from any start the match is tried once, in at most a few hundred steps.
 _VALUE = re.compile(
     r"""["'\]]{0,2}+[ \t]*+(?:"""
-    r"""(?::=|=>|=|:)[ \t]*+(?:(?:bearer|basic|token)[ \t]++)?"""
+    r"""(?::=|=>|<-|=|:|>)[ \t]*+(?:(?:bearer|basic|token)[ \t]++)?"""
     r"""(?:(?P<q>["'`])(?P<quoted>[^"'`\n]{1,512}+)(?P=q)"""
-    r"""|(?P<bare>[A-Za-z0-9/+=_-]{16,512}+)(?![^\s,;)}\]"'`])"""
+    r"""|(?P<bare>[A-Za-z0-9/+=_-]{16,512}+)(?![^\s,;)}\]"'`<])"""
     r"""|(?P<word>[^\s"'`;,]{6,256}+)(?=[;\s]|$))"""
     r"""|\([ \t]*+(?P<c>["'])(?P<called>[^"'\n]{1,512}+)(?P=c)[ \t]*+\))""",
     re.IGNORECASE,
 )
 # A name and its value side by side rather than assigned: two arguments (``os.putenv("X_KEY",
 # "…")``, ``monkeypatch.setenv(…)``), a name/value pair (``{"name": "X_KEY", "value": "…"}``,
-# Kubernetes' ``- name: X_KEY`` then ``value: …``), a table's cells (``| api_key | … |``).
+# Kubernetes' ``- name: X_KEY`` then ``value: …``), an XML setting (``<add key="X_KEY"
+# value="…"/>``), a table's cells (``| api_key | … |``).
 _PAIRED = re.compile(
     r"""["']?+[ \t]*+(?:"""
     r"""(?:,[ \t\r\n]*+(?:["']?+value["']?+[ \t]*+[:=][ \t]*+)?"""
-    r"""|\r?\n[ \t]*+(?:-[ \t]*+)?["']?+value["']?+[ \t]*+[:=][ \t]*+)"""
+    r"""|\r?\n[ \t]*+(?:-[ \t]*+)?["']?+value["']?+[ \t]*+[:=][ \t]*+"""
+    r"""|(?<=[ \t])value[ \t]*+=[ \t]*+)"""
     r"""(?:(?P<q>["'`])(?P<quoted>[^"'`\n]{1,512}+)(?P=q)"""
     r"""|(?P<bare>[A-Za-z0-9/+=_-]{16,512}+)(?![^\s,;)}\]"'`]))"""
     r"""|\|[ \t]*+(?P<cell>[A-Za-z0-9/+=_-]{16,512}+)[ \t]*+\|)""",
     re.IGNORECASE,
 )
+# A compound name and its value after a space: ``--api-key …``, ``setx AZURE_OPENAI_KEY …``,
+# a Dockerfile's ``ENV AZURE_OPENAI_KEY …`` (a bare word such as "key" is prose there).
+_SPACED = re.compile(r"""[ \t]++(?P<bare>[A-Za-z0-9/+=_-]{16,512}+)(?![^\s,;)}\]"'`<])""")
 _GROUPS = ("quoted", "bare", "word", "called", "cell")
 # Words that say a *_key name is not a credential: a cache, sort or public key is a value of
 # another kind (checked on the word before "key").
@@ -179,6 +184,8 @@ def find_assignments_batch(batch: Batch, *, passwords: bool = False) -> dict[int
             # Side by side, the value must look random: ("authorization", "x-amz-date") is a
             # list of header names.
             match = _PAIRED.match(text, end)
+            if match is None and "_" in snake(name.strip("-_")):
+                match = _SPACED.match(text, end)
             kind = "generic"
         if match is None:
             continue

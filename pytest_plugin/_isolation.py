@@ -110,7 +110,9 @@ def start(config: pytest.Config) -> None:
     config.pluginmanager.register(hooks, PLUGIN_NAME)
     from cassettes_core.isolation import arm
     from cassettes_core.isolation._linger import threads_now
+    from cassettes_core.transport._tracking import forget_provider_hosts
 
+    forget_provider_hosts()
     before = threads_now()
     arm(guard)  # from here on, for the whole session: conftests, collection, fixtures, threads
     config.add_cleanup(functools.partial(_end, guard, before))  # also when the run ends early

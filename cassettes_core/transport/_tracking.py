@@ -90,14 +90,36 @@ def every_traffic() -> list[Traffic]:
         return list(_TRAFFIC.values())
 
 
+# Every "scheme://host:port" a cassette saw a provider call to, kept after its recorder is gone:
+# a later test's plain request there is still one to a provider (the session guard reads it).
+_PROVIDER_HOSTS: set[str] = set()
+
+
+def provider_hosts_seen() -> set[str]:
+    """The ``scheme://host:port`` of every provider call a cassette has seen since
+    :func:`forget_provider_hosts`."""
+    with _TRAFFIC_LOCK:
+        return set(_PROVIDER_HOSTS)
+
+
+def forget_provider_hosts() -> None:
+    """Start a new session's record (an in-process pytest run must not inherit another's)."""
+    with _TRAFFIC_LOCK:
+        _PROVIDER_HOSTS.clear()
+
+
 def route_request(recorder: Recorder, request: Any, block_unmatched: bool | None) -> Route | None:
     """The provider call ``request`` is, or ``None`` to pass it on; raises when it is blocked."""
     url = request.url
     route = match_route(request.method, str(url))
     traffic = traffic_of(recorder)
     if route is not None:
+        key = _host_key(url.scheme, url.host, url.port)
         with traffic.lock:
-            traffic.hosts.add(_host_key(url.scheme, url.host, url.port))
+            traffic.hosts.add(key)
+        if key not in _PROVIDER_HOSTS:  # a set lookup: no lock on the replay path
+            with _TRAFFIC_LOCK:
+                _PROVIDER_HOSTS.add(key)
         return route
     why = _provider_host(traffic, request)
     if block_unmatched or (

@@ -347,3 +347,33 @@ def test_a_host_an_sdk_was_refused_for_stays_a_provider_host(
     result.stdout.fnmatch_lines(
         ["*why: loopback:* is where an SDK's provider requests went earlier in this session*"]
     )
+
+
+def test_a_host_a_cassette_sent_provider_calls_to_stays_a_provider_host(
+    pytester: pytest.Pytester, provider: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No variable names the host and the later request shows nothing of a provider (a plain
+    urllib GET with no SDK headers, no provider path): that a cassette of this session sent
+    provider calls there is what makes it one."""
+    monkeypatch.setenv("CI", "true")
+    for name in ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name)
+    url = provider.openai_base_url
+    pytester.makepyfile(
+        test_case=f"import urllib.request\n\nimport pytest\nfrom calls import chat, oa\n\n"
+        f"URL = {url!r}\n\n@pytest.mark.cassette(mode='record')\n"
+        "def test_recorded():\n    chat(oa(base_url=URL))\n\n"
+        "def test_plain_client_after():\n"
+        "    urllib.request.urlopen(URL + '/models', timeout=2)\n",
+        calls=CALLS,
+    )
+    result = run_inner(pytester, "-p", "no:randomly")
+    result.assert_outcomes(passed=1, failed=1)
+    assert provider.hits == 1  # the recording asked for; nothing after it
+    result.stdout.fnmatch_lines(
+        [
+            "*why: loopback:* is where a cassette's provider calls went, and this session "
+            "runs in replay*",
+            "  GET 127.0.0.1:*/v1/models via http.client, in test_case.py::test_plain_client_after",
+        ]
+    )

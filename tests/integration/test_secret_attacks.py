@@ -154,6 +154,25 @@ def test_a_repeated_json_key_in_tool_arguments_is_refused(emu: Emulator, tmp_pat
     assert not path.exists()
 
 
+@pytest.mark.parametrize("name", ["azureOpenAIKey", "AZURE_OPENAI_KEY", "deploy_token"])
+def test_a_credential_named_body_field_is_refused(name: str, emu: Emulator, tmp_path: Path) -> None:
+    """A 32-hex Azure key sent as a body field (the SDK's extra_body), not as text."""
+    key = secrets.token_hex(16)
+    path = tmp_path / "extra.yaml"
+    with (
+        _openai(emu, Recorder(path, mode="record")) as client,
+        pytest.raises(UnsafeCassetteError) as caught,
+    ):
+        client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": "hi"}],
+            extra_body={"settings": {name: key}},
+        )
+    assert f"request.params.settings.{name}: credential in field" in str(caught.value)
+    _assert_never_printed(str(caught.value), [key])
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_stream_echoing_a_disguised_key_is_refused(emu: Emulator, tmp_path: Path) -> None:
     """The emulator streams the prompt back word by word; the recording is refused whole."""
     key = openai_key()
@@ -260,6 +279,11 @@ def _existing_files(folder: Path, key: str) -> dict[str, Path]:
         "interleaved": _cassette(folder / "n2.yaml", messages("hi"), {"stream": interleaved}),
         "assignment": _cassette(
             folder / "env.yaml", messages(f"AZURE_OPENAI_API_KEY={secrets.token_hex(16)}"), plain
+        ),
+        "body-field": _cassette(
+            folder / "field.yaml",
+            {**messages("hi"), "metadata": {"azureOpenAIKey": secrets.token_hex(16)}},
+            plain,
         ),
     }
 

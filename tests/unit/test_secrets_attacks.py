@@ -255,6 +255,12 @@ def _assignments() -> list[Any]:
         ),
         "dotenv-password": lambda: f"POSTGRES_PASSWORD={rand(10)}9x",
         "postgres-url": lambda: f"postgres://svc:{rand(16)}@db.internal:5432/app",
+        "cli-flag-spaced": lambda: f"az openai deploy --api-key {hex32()} --name x",
+        "windows-setx": lambda: f"setx AZURE_OPENAI_KEY {hex32()}",
+        "dockerfile-env": lambda: f"FROM python:3.12\nENV AZURE_OPENAI_KEY {hex32()}\n",
+        "r-assignment": lambda: f"azure_openai_key <- '{hex32()}'",
+        "xml-app-config": lambda: f'<add key="AzureOpenAIKey" value="{hex32()}" />',
+        "xml-element": lambda: f"<AzureOpenAIKey>{hex32()}</AzureOpenAIKey>",
     }
     return [pytest.param(make, id=name) for name, make in cases.items()]
 
@@ -288,11 +294,67 @@ def test_a_credential_assigned_in_text_is_refused(make: Any) -> None:
         "DB_PASSWORD=postgres",
         'cred = AzureKeyCredential(os.environ["AZURE_KEY"])',
         "The key was rotated; set AZURE_OPENAI_KEY in the portal and restart.",
+        "--api-key YOUR_API_KEY_HERE --api-key $OPENAI_API_KEY",
+        "the api key 5d41402abc4b2a76b9719d911017c592 of the cache",
+        "<cache_key>5d41402abc4b2a76b9719d911017c592</cache_key>",
+        '<add key="CacheSize" value="5d41402abc4b2a76b9719d911017c592" />',
+        "--api-key-file /etc/secrets/openai.key",
     ],
 )
 def test_harmless_assignments_pass(text: str) -> None:
     """Cache, sort and public keys, placeholders, example passwords, references, prose."""
     assert scan(text_in_response(text)) == []
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "azure_openai_key",
+        "AZURE_OPENAI_KEY",
+        "azureOpenAIKey",
+        "openaiKey",
+        "DeployToken",
+        "LLMSecret",
+        "service_credential",
+    ],
+)
+@pytest.mark.parametrize("value", [hex32, lambda: rand(86, B64) + "=="], ids=["hex", "base64"])
+def test_a_credential_named_field_of_a_body_is_refused(name: str, value: Any) -> None:
+    """A body's field is named as a variable is in text: a structured `{"azureOpenAIKey": …}`
+    (a user Provider's metadata, an SDK's extra_body) counts as its JSON text does."""
+    key = value()
+    for interaction in (
+        {"seq": 1, "request": {"model": "gpt-4o", "metadata": {name: key}}},
+        {"seq": 1, "response": {"status": 200, "body": {"config": {name: key}}}},
+        text_in_response(json.dumps({name: key})),
+        tool_arguments(json.dumps({"settings": {name: key}})),
+    ):
+        findings = scan(interaction)
+        assert findings, (name, interaction)
+        assert_masked(findings, key)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "cache_key",
+        "promptCacheKey",
+        "next_page_token",
+        "continuation_token",
+        "sort_key",
+        "public_key",
+        "idempotencyKey",
+        "max_tokens",
+        "item_key",
+    ],
+)
+def test_fields_named_like_other_keys_pass(name: str) -> None:
+    """Cache, page, sort, public and idempotency keys hold hex digests that open nothing (a
+    32-hex value is refused in a credential-named field: the one next to it must pass)."""
+    value = hex32()
+    assert scan({"seq": 1, "request": {"model": "gpt-4o", "metadata": {"azure_key": value}}})
+    interaction = {"seq": 1, "request": {"model": "gpt-4o", "metadata": {name: value}}}
+    assert scan(interaction) == [], (name, value)
 
 
 # ------------------------------------------------------------------ the environment's values
@@ -344,6 +406,21 @@ def test_the_environment_is_read_at_scan_time(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("PAYMENTS_PRIVATE_KEY", value)
     assert any("PAYMENTS_PRIVATE_KEY" in f.kind for f in guard.scan(interaction))
     assert SecretGuard(allow=[value]).scan(interaction) == []
+
+
+@pytest.mark.parametrize("name", ["DB_PASSWORD", "VAULT_PASSPHRASE", "SMTP_PASSWD", "ADMIN_PWD"])
+def test_an_environment_password_of_plain_words_is_refused(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A passphrase is words (``correct-horse-battery-staple``): under a password's name it
+    counts, though the same words under ``AUTH_MODE`` are a setting (below)."""
+    words = [rand(5, string.ascii_lowercase) for _ in range(4)]
+    value = "-".join(words)
+    monkeypatch.setenv(name, value)
+    for text in (f"connected with {value} as the password", value.upper()):
+        findings = scan(text_in_response(text))
+        assert any(name in f.kind for f in findings), text
+        assert_masked(findings, value)
 
 
 @pytest.mark.parametrize(
