@@ -56,6 +56,8 @@ def _unreadable(path: Path, exc: OSError) -> CassetteFormatError:
 
 def parse_yaml(text: str, path: Path) -> Any:
     """Parse a cassette's YAML text into JSON data; any defect is a CassetteFormatError."""
+    # `from None`: the message carries the parser's problem; a chained parser traceback
+    # would read as a foreign crash in a pytest failure.
     try:
         return _yaml.load(text)
     except yaml.MarkedYAMLError as exc:
@@ -63,26 +65,26 @@ def parse_yaml(text: str, path: Path) -> Any:
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
         raise CassetteFormatError(
             path, f"not valid YAML ({exc.problem or exc.context})", location=where
-        ) from exc
+        ) from None
     except yaml.reader.ReaderError as exc:
         raise CassetteFormatError(
             path,
             f"holds a character YAML does not allow ({exc.character!r}); is it a binary file?",
             location=f"character {exc.position + 1}",
-        ) from exc
+        ) from None
     except yaml.YAMLError as exc:
-        raise CassetteFormatError(path, f"not valid YAML ({exc})", location="top level") from exc
-    except RecursionError as exc:
+        raise CassetteFormatError(path, f"not valid YAML ({exc})", location="top level") from None
+    except RecursionError:
         raise CassetteFormatError(
             path,
             f"data nested too deeply (at most {_yaml.MAX_DEPTH} levels are read)",
             location=_deep_place(text),
-        ) from exc
+        ) from None
     except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
         # A last net under the loader's own checks: never a foreign traceback for a bad file.
         raise CassetteFormatError(
             path, f"not valid cassette YAML ({exc})", location="top level"
-        ) from exc
+        ) from None
 
 
 def _deep_place(text: str) -> str:
