@@ -9,6 +9,7 @@ import re
 import pytest
 
 from cassettes_core.emulator import Emulator
+from tests.helpers.inner import PLUGIN_INI
 from tests.helpers.inner import run_inner as run
 
 for _module in ("openai", "httpx2", "cassettes_core._secrets", "pytest_plugin._live"):
@@ -192,6 +193,7 @@ def test_a_tests_own_provider_on_a_bad_file_fails_with_our_error_alone(
 ) -> None:
     """A test's own CassetteProvider: the failure names CassetteFormatError and the file, and
     no parser exception is chained under it (it would read as a crash of ours)."""
+    pytester.makeini(PLUGIN_INI)
     pytester.makepyfile(test_own=OWN_PROVIDER)
     (pytester.path / "own.yaml").write_text(text, encoding="utf-8")
     result = run(pytester)
