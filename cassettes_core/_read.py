@@ -7,6 +7,8 @@ place; a missing file is ``None``, never confused with a corrupt one.
 from __future__ import annotations
 
 import errno
+import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,9 +27,23 @@ from cassettes_core._request import DEFAULT_POLICY, MatchPolicy
 FORMAT_VERSION = 1
 
 
+def require_regular_file(path: Path) -> None:
+    """Refuse a device, FIFO or socket (a committed link to ``/dev/zero``): reading it would
+    never end or block. A missing file, or one ``stat`` cannot reach, is left to the read."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        raise CassetteFormatError(
+            path, "is not a regular file (a device, FIFO or socket, or a link to one)"
+        )
+
+
 def read_text(path: Path) -> str | None:
     """The file's text, or ``None`` when it does not exist."""
     try:
+        require_regular_file(path)
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
