@@ -93,3 +93,16 @@ def test_a_committed_link_to_dev_zero_is_refused_at_once(tmp_path: Path, command
     assert done.returncode == 2, done.stderr
     assert "not a regular file" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_cassette_refresh_names_it_and_stops_before_any_call(
+    special: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cassette_refresh.cli import main as refresh
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert refresh(["check", str(special)]) == 2
+    err = capsys.readouterr().err
+    assert "not a regular file" in err
+    assert "no such file" not in err
+    assert _still_a_fifo(special)
