@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from cassette_refresh.cli import main as refresh
 from cassettes_core import (
     CassetteFormatError,
     CassetteProvider,
@@ -98,8 +99,6 @@ def test_a_committed_link_to_dev_zero_is_refused_at_once(tmp_path: Path, command
 def test_cassette_refresh_names_it_and_stops_before_any_call(
     special: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cassette_refresh.cli import main as refresh
-
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     assert refresh(["check", str(special)]) == 2
     err = capsys.readouterr().err
