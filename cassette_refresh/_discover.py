@@ -68,7 +68,13 @@ def find(paths: Iterable[Path | str]) -> Found:
         elif path.is_file():
             named.add(found.setdefault(path.resolve(), path))
         else:
-            what = "a symlink to a missing file" if _dangling(path) else "no such file or directory"
+            what = (
+                "a symlink to a missing file"
+                if _dangling(path)
+                else "not a regular file (a device, FIFO or socket, or a link to one)"
+                if path.exists()
+                else "no such file or directory"
+            )
             raise ConfigError(
                 f"{path}: {what}\n"
                 "TIP: pass cassette files or folders, e.g. `cassette-refresh check cassettes/`"

@@ -37,6 +37,8 @@ def atomic_write(path: Path | str, text: str) -> Path:
         old = None
     if old is not None and not is_writable(target, old):
         raise PermissionError(errno.EACCES, READ_ONLY, str(target))
+    if old is not None and not stat.S_ISREG(old.st_mode):  # a link to /dev/null: keep it
+        raise OSError(errno.EINVAL, NOT_REGULAR, str(target))
     mode = stat.S_IMODE(old.st_mode) if old is not None else 0o666 & ~_umask()
     stem = companion_stem(target)
     fd, tmp_name = tempfile.mkstemp(prefix=f"{stem}.", suffix=TMP_SUFFIX, dir=target.parent)
@@ -58,6 +60,10 @@ def atomic_write(path: Path | str, text: str) -> Path:
 
 
 READ_ONLY = "the cassette is read-only; make it writable (chmod u+w) to record into it"
+NOT_REGULAR = (
+    "the cassette is not a regular file (a device, FIFO or socket, or a link to one); "
+    "remove it, or point the link at a .yaml file"
+)
 
 
 def is_writable(target: Path, info: os.stat_result) -> bool:

@@ -7,6 +7,8 @@ place; a missing file is ``None``, never confused with a corrupt one.
 from __future__ import annotations
 
 import errno
+import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,9 +27,23 @@ from cassettes_core._request import DEFAULT_POLICY, MatchPolicy
 FORMAT_VERSION = 1
 
 
+def require_regular_file(path: Path) -> None:
+    """Refuse a device, FIFO or socket (a committed link to ``/dev/zero``): reading it would
+    never end or block. A missing file, or one ``stat`` cannot reach, is left to the read."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        raise CassetteFormatError(
+            path, "is not a regular file (a device, FIFO or socket, or a link to one)"
+        )
+
+
 def read_text(path: Path) -> str | None:
     """The file's text, or ``None`` when it does not exist."""
     try:
+        require_regular_file(path)
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
@@ -56,6 +72,8 @@ def _unreadable(path: Path, exc: OSError) -> CassetteFormatError:
 
 def parse_yaml(text: str, path: Path) -> Any:
     """Parse a cassette's YAML text into JSON data; any defect is a CassetteFormatError."""
+    # `from None`: the message carries the parser's problem; a chained parser traceback
+    # would read as a foreign crash in a pytest failure.
     try:
         return _yaml.load(text)
     except yaml.MarkedYAMLError as exc:
@@ -63,26 +81,26 @@ def parse_yaml(text: str, path: Path) -> Any:
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
         raise CassetteFormatError(
             path, f"not valid YAML ({exc.problem or exc.context})", location=where
-        ) from exc
+        ) from None
     except yaml.reader.ReaderError as exc:
         raise CassetteFormatError(
             path,
             f"holds a character YAML does not allow ({exc.character!r}); is it a binary file?",
             location=f"character {exc.position + 1}",
-        ) from exc
+        ) from None
     except yaml.YAMLError as exc:
-        raise CassetteFormatError(path, f"not valid YAML ({exc})", location="top level") from exc
-    except RecursionError as exc:
+        raise CassetteFormatError(path, f"not valid YAML ({exc})", location="top level") from None
+    except RecursionError:
         raise CassetteFormatError(
             path,
             f"data nested too deeply (at most {_yaml.MAX_DEPTH} levels are read)",
             location=_deep_place(text),
-        ) from exc
+        ) from None
     except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
         # A last net under the loader's own checks: never a foreign traceback for a bad file.
         raise CassetteFormatError(
             path, f"not valid cassette YAML ({exc})", location="top level"
-        ) from exc
+        ) from None
 
 
 def _deep_place(text: str) -> str:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from cassettes_core._errors import CassetteError, CassetteFormatError, ConfigError
+from cassettes_core._read import require_regular_file
 from cassettes_core.cli import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, REPORT_VERSION
 
 if TYPE_CHECKING:
@@ -133,8 +134,9 @@ def _text_findings(guard: SecretGuard, path: Path) -> list[FindingReport]:
     # A file that cannot be loaded (broken YAML, a merge conflict, a refused tag) can still
     # hold a key: its text is read all the same, so the error does not hide it.
     try:
+        require_regular_file(path)
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+    except (CassetteFormatError, OSError, UnicodeDecodeError):
         return []
     return [
         {"seq": None, "path": f.path, "kind": f.kind, "preview": f.preview}
@@ -187,6 +189,7 @@ def load_interactions(path: Path) -> list[dict[str, Any]]:
     is plainly not a cassette: not a mapping, or without ``interactions`` and ``version``),
     and anything else a load refuses, except a digest that no longer matches its request.
     """
+    require_regular_file(path)
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:

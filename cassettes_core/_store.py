@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +24,13 @@ import blake3
 import yaml
 
 from cassettes_core import _yaml
-from cassettes_core._atomic import READ_ONLY, atomic_write, is_writable, sweep_stale_temporaries
+from cassettes_core._atomic import (
+    NOT_REGULAR,
+    READ_ONLY,
+    atomic_write,
+    is_writable,
+    sweep_stale_temporaries,
+)
 from cassettes_core._errors import CassetteFormatError, ConfigError
 from cassettes_core._lock import (
     LOCK_TIMEOUT_S,
@@ -249,15 +256,17 @@ def check_writable(path: Path) -> None:
             "shorter cassette name"
         )
     try:
-        path.stat()
+        mode = path.stat().st_mode
     except (FileNotFoundError, NotADirectoryError):
-        pass  # created at the first write; a file in the way is named below
+        mode = None  # created at the first write; a file in the way is named below
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise ConfigError(f"cannot record to {path}: it {LOOPING_LINK}") from exc
         raise ConfigError(f"cannot record to {path}: {exc.strerror or exc}") from exc
     if path.is_dir():
         raise ConfigError(f"cannot record to {path}: it is a directory; name a .yaml file")
+    if mode is not None and not stat.S_ISREG(mode):
+        raise ConfigError(f"cannot record to {path}: {NOT_REGULAR}")
     for parent in real_path(path).parents:
         if parent.exists():
             if not parent.is_dir():

@@ -41,10 +41,31 @@ def charset_of(content_type: str | None) -> str:
         if name.strip().lower() == "charset":
             charset = value.strip().strip("\"'")
             try:
-                return codecs.lookup(charset).name
+                codec = codecs.lookup(charset).name
             except LookupError:
                 return "utf-8"
+            return codec if _is_charset(codec) else "utf-8"
     return "utf-8"
+
+
+# JSON's punctuation, escapes and a run longer than a host-name label.
+_PROBE = '{"id": "call_a-b+c.d", "n": [1.5e3, true], "s": "\\n\\u00e9 ~"} ' + "x" * 70
+
+
+def _is_charset(codec: str) -> bool:
+    """Whether ``codec`` reads JSON text as JSON parsers do: ASCII as ASCII (or UTF-8 with a
+    BOM, UTF-16, UTF-32).
+
+    Python also knows codecs that are no charset: bytes-to-bytes (base64, zlib), text-to-text
+    (rot13), and text codecs that rewrite ASCII (idna, punycode, utf-7, unicode_escape).
+    """
+    try:
+        encoded = _PROBE.encode(codec)
+        if encoded.decode(codec) != _PROBE:
+            return False
+    except (LookupError, UnicodeError):
+        return False
+    return encoded == _PROBE.encode("ascii") or codec.startswith(("utf-8", "utf-16", "utf-32"))
 
 
 def stored_body(
@@ -61,7 +82,7 @@ def stored_body(
     charset = charset_of(content_type)
     try:
         text = content.decode(charset)
-    except UnicodeDecodeError:
+    except UnicodeError:  # some codecs fail with a plain UnicodeError, not a decode error
         if lossy:
             text = content.decode(charset, errors="replace")
             return _structured(text, charset)
@@ -104,7 +125,7 @@ def encoded_body(body: Any, charset: str = "utf-8") -> tuple[bytes, str]:
         text = json.dumps(body, separators=(",", ":"), ensure_ascii=True)
     try:
         return text.encode(charset), charset
-    except UnicodeEncodeError:
+    except UnicodeError:  # some codecs fail with a plain UnicodeError
         return text.encode("utf-8"), "utf-8"
 
 

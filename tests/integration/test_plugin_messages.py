@@ -9,6 +9,7 @@ import re
 import pytest
 
 from cassettes_core.emulator import Emulator
+from tests.helpers.inner import PLUGIN_INI
 from tests.helpers.inner import run_inner as run
 
 for _module in ("openai", "httpx2", "cassettes_core._secrets", "pytest_plugin._live"):
@@ -163,3 +164,41 @@ def test_the_hint_names_the_mode_that_fixes_the_miss(
     hits = provider.hits
     run(pytester, "--cassette-strict").assert_outcomes(passed=1)
     assert provider.hits == hits
+
+
+OWN_PROVIDER = """
+from cassettes_core import CassetteProvider, FakeProvider, LLMRequest
+
+
+def test_own():
+    request = LLMRequest.from_body("openai.chat", {"model": "m", "messages": []})
+    CassetteProvider(FakeProvider([]), "own.yaml").complete(request)
+"""
+
+
+HEAD = "version: 1\n"
+BAD_FILES = {
+    "tag": (HEAD + "interactions:\n- seq: !!int abc\n", "ConstructorError"),
+    "bool": (HEAD + "x: !!bool maybe\ninteractions: []\n", "ConstructorError"),
+    "huge-int": (HEAD + "x: 1" + "0" * 5000 + "\ninteractions: []\n", "ValueError"),
+    "depth": (HEAD + "x: " + "[" * 800 + "]" * 800 + "\ninteractions: []\n", "RecursionError"),
+    "duplicate-key": (HEAD + "interactions: []\ninteractions: []\n", "ConstructorError"),
+    "truncated": (HEAD + "interactions: [\n", "ParserError"),
+}
+
+
+@pytest.mark.parametrize(("text", "foreign"), list(BAD_FILES.values()), ids=list(BAD_FILES))
+def test_a_tests_own_provider_on_a_bad_file_fails_with_our_error_alone(
+    pytester: pytest.Pytester, text: str, foreign: str
+) -> None:
+    """A test's own CassetteProvider: the failure names CassetteFormatError and the file, and
+    no parser exception is chained under it (it would read as a crash of ours)."""
+    pytester.makeini(PLUGIN_INI)
+    pytester.makepyfile(test_own=OWN_PROVIDER)
+    (pytester.path / "own.yaml").write_text(text, encoding="utf-8")
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["E   *CassetteFormatError: cassette own.yaml*"])
+    raised = [line for line in result.outlines if line.startswith("E ")]
+    assert not [line for line in raised if foreign in line]
+    assert "direct cause" not in result.stdout.str()

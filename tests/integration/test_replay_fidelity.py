@@ -144,6 +144,45 @@ def test_bodies_in_another_charset_replay_the_same(
     assert live["answer"]["choices"][0]["message"]["content"] == "Café, naïve, 東京 ✓"
 
 
+# Names Python knows, but as no charset: bytes-to-bytes or text-to-text codecs, and idna, a
+# text codec that fails on anything but a host name (as a UnicodeError, not a decode error).
+NOT_A_CHARSET = ["rot13", "base64", "hex", "zlib", "idna", "punycode", "utf-7", "unicode_escape"]
+
+
+@pytest.mark.parametrize("charset", NOT_A_CHARSET)
+def test_a_charset_name_that_is_no_text_encoding_records_and_replays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, charset: str
+) -> None:
+    """A content-type naming a codec that is no charset is read as UTF-8, as an unknown one
+    is: the answer records and replays equal instead of a LookupError from the codec."""
+    content_type = f"application/json; charset={charset}".encode()
+    reply = RawReply(headers=[(b"content-type", content_type)], chunks=[_chat_bytes()])
+    live, replayed = record_then_replay(tmp_path, monkeypatch, reply, _chat_call)
+    assert replayed == live
+    assert live["answer"]["choices"][0]["message"]["content"] == "Café, naïve, 東京 ✓"
+
+
+@pytest.mark.parametrize("charset", NOT_A_CHARSET)
+def test_a_hand_edited_charset_that_is_no_text_encoding_replays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, charset: str
+) -> None:
+    """A cassette whose stored content-type was edited to such a codec still replays."""
+    path = tmp_path / "c.yaml"
+    reply = RawReply(headers=[JSON_TYPE], chunks=[_chat_bytes()])
+    with raw_server(reply) as server:
+        _chat_call(server, Recorder(path, mode="record"))
+        text = path.read_text(encoding="utf-8")
+        edited = text.replace(
+            "content-type: application/json", f"content-type: 'application/json; charset={charset}'"
+        )
+        assert edited != text
+        path.write_text(edited, encoding="utf-8")
+        monkeypatch.setenv("CI", "true")
+        replayed = _chat_call(server, Recorder(path))
+        assert server.hits == 1
+    assert replayed.value.choices[0].message.content == "Café, naïve, 東京 ✓"
+
+
 def test_html_error_pages_replay_as_the_same_status_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
