@@ -33,9 +33,9 @@ from cassettes_core import (
     UnsafeCassetteError,
     cli,
 )
-from cassettes_core._secrets_normal import normalise
 from cassettes_core.emulator import Emulator
 from tests.helpers.factories import answer, chat_request
+from tests.helpers.fake_secrets import assert_never_printed, openai_key, rand
 from tests.helpers.inner import run_inner
 
 for _module in (
@@ -45,16 +45,7 @@ for _module in (
 ):
     importlib.import_module(_module)  # in-process runs drop what they import: load once here
 
-ALNUM = string.ascii_letters + string.digits
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def rand(n: int, alphabet: str = ALNUM) -> str:
-    return "".join(secrets.choice(alphabet) for _ in range(n))
-
-
-def openai_key() -> str:
-    return f"sk-proj-{rand(40)}T3BlbkFJ{rand(40)}"
 
 
 def fullwidth(text: str) -> str:
@@ -94,13 +85,6 @@ ATTACKS = [
 ]
 
 
-def _assert_never_printed(text: str, values: list[str]) -> None:
-    for value in values:
-        for form in {value, normalise(value)}:
-            assert form not in text
-            assert form[len(form) // 3 : 2 * len(form) // 3] not in text
-
-
 def _openai(emu: Emulator, recorder: Recorder) -> openai.OpenAI:
     http = importlib.import_module("httpx2")
     adapter = importlib.import_module("cassettes_core.transport.httpx2")
@@ -125,7 +109,7 @@ def test_the_openai_sdk_cannot_record_a_hidden_secret(
             model="gpt-4o-mini", messages=[{"role": "user", "content": text}]
         )
     assert "request.messages[0].content" in str(caught.value)
-    _assert_never_printed(str(caught.value), values)
+    assert_never_printed(str(caught.value), values)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -150,7 +134,7 @@ def test_a_repeated_json_key_in_tool_arguments_is_refused(emu: Emulator, tmp_pat
     ):
         client.chat.completions.create(model="gpt-4o-mini", messages=messages)
     assert "request.messages[1].tool_calls[0].function.arguments" in str(caught.value)
-    _assert_never_printed(str(caught.value), [key])
+    assert_never_printed(str(caught.value), [key])
     assert not path.exists()
 
 
@@ -169,7 +153,7 @@ def test_a_credential_named_body_field_is_refused(name: str, emu: Emulator, tmp_
             extra_body={"settings": {name: key}},
         )
     assert f"request.params.settings.{name}: credential in field" in str(caught.value)
-    _assert_never_printed(str(caught.value), [key])
+    assert_never_printed(str(caught.value), [key])
     assert list(tmp_path.iterdir()) == []
 
 
@@ -197,7 +181,7 @@ def test_a_stream_echoing_a_disguised_key_is_refused(emu: Emulator, tmp_path: Pa
 
     with client, pytest.raises(UnsafeCassetteError) as caught:
         read_stream()
-    _assert_never_printed(str(caught.value), [key, fullwidth(key)])
+    assert_never_printed(str(caught.value), [key, fullwidth(key)])
     assert not path.exists()
 
 
@@ -229,7 +213,7 @@ def test_a_pytest_run_fails_the_test_and_writes_nothing(
     result.assert_outcomes(failed=1)
     output = result.stdout.str() + result.stderr.str()
     assert "UnsafeCassetteError: refused to write" in output
-    _assert_never_printed(output, values)
+    assert_never_printed(output, values)
     assert not (pytester.path / "cassettes" / "test_leaky" / "test_leaks.yaml").exists()
 
 
@@ -300,7 +284,7 @@ def test_cassettes_scan_flags_every_class_in_existing_files(
     report = json.loads(out)
     flagged = {Path(c["path"]).name for c in report["cassettes"] if c["findings"]}
     assert flagged == {path.name for path in files.values()}
-    _assert_never_printed(out, [key, fullwidth(key)])
+    assert_never_printed(out, [key, fullwidth(key)])
 
 
 def test_cassettes_scan_flags_the_environment_credential_in_a_subprocess(tmp_path: Path) -> None:
@@ -318,7 +302,7 @@ def test_cassettes_scan_flags_the_environment_credential_in_a_subprocess(tmp_pat
     )
     assert result.returncode == 1, result.stdout + result.stderr
     assert "DEPLOY_API_TOKEN" in result.stdout
-    _assert_never_printed(result.stdout + result.stderr, [value])
+    assert_never_printed(result.stdout + result.stderr, [value])
     env.pop("DEPLOY_API_TOKEN")
     clean = subprocess.run(
         [str(script), "scan", str(path)], capture_output=True, text=True, env=env, check=False
@@ -350,7 +334,7 @@ def test_a_miss_message_never_prints_a_hidden_secret(
     text, values = attack(monkeypatch)
     message = _miss_message(tmp_path, chat_request("Tell me a joke."), chat_request(text))
     assert "messages[0].content" in message
-    _assert_never_printed(message, values)
+    assert_never_printed(message, values)
 
 
 def test_a_miss_message_masks_a_key_used_as_a_schema_property(tmp_path: Path) -> None:
@@ -365,7 +349,7 @@ def test_a_miss_message_masks_a_key_used_as_a_schema_property(tmp_path: Path) ->
     # Recorded with the key allowed, so that the diff's path runs through it.
     message = _miss_message(tmp_path, with_property("string"), with_property("integer"), (key,))
     assert "'string' → 'integer'" in message
-    _assert_never_printed(message, [key])
+    assert_never_printed(message, [key])
 
 
 def test_cassettes_scan_reads_what_loading_drops(
@@ -385,4 +369,4 @@ def test_cassettes_scan_reads_what_loading_drops(
     out = capsys.readouterr().out
     assert code == 1
     assert "line 3: OpenAI project API key" in out
-    _assert_never_printed(out, [key])
+    assert_never_printed(out, [key])

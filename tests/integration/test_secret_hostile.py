@@ -14,7 +14,6 @@ import base64
 import importlib
 import json
 import secrets
-import string
 from pathlib import Path
 from typing import Any
 
@@ -30,30 +29,13 @@ from cassettes_core import (
     UnsafeCassetteError,
     cli,
 )
-from cassettes_core._secrets_normal import normalise
 from cassettes_core.emulator import Emulator
 from tests.helpers.factories import answer, chat_request
+from tests.helpers.fake_secrets import assert_never_printed, openai_key, rand
 from tests.helpers.inner import run_inner
 
 for _module in ("cassettes_core._secrets", "cassettes_core.transport.httpx2"):
     importlib.import_module(_module)  # in-process runs drop what they import: load once here
-
-ALNUM = string.ascii_letters + string.digits
-
-
-def rand(n: int, alphabet: str = ALNUM) -> str:
-    return "".join(secrets.choice(alphabet) for _ in range(n))
-
-
-def openai_key() -> str:
-    return f"sk-proj-{rand(40)}T3BlbkFJ{rand(40)}"
-
-
-def _assert_never_printed(text: str, values: list[str]) -> None:
-    for value in values:
-        for form in {value, normalise(value)}:
-            assert form not in text
-            assert form[len(form) // 3 : 2 * len(form) // 3] not in text
 
 
 def _openai(emu: Emulator, recorder: Recorder) -> openai.OpenAI:
@@ -99,7 +81,7 @@ def test_the_openai_sdk_cannot_record_a_credential_its_sibling_names(
     message = str(caught.value)
     assert "request.messages[1].tool_calls[0].function.arguments" in message
     assert "AZURE_OPENAI_API_KEY" in message
-    _assert_never_printed(message, [value])
+    assert_never_printed(message, [value])
     assert list(tmp_path.iterdir()) == []
 
 
@@ -124,7 +106,7 @@ def test_the_openai_sdk_cannot_record_a_hidden_or_paired_key(
             model="gpt-4o-mini", messages=[{"role": "user", "content": prompt(key)}]
         )
     assert "request.messages[0].content" in str(caught.value)
-    _assert_never_printed(str(caught.value), [key, prompt(key)])
+    assert_never_printed(str(caught.value), [key, prompt(key)])
     assert list(tmp_path.iterdir()) == []
 
 
@@ -143,7 +125,7 @@ def test_the_openai_sdk_cannot_record_a_key_as_a_schema_default(
             tools=[_schema_tool(value)],  # type: ignore[list-item]
         )
     assert "properties.api_key.default" in str(caught.value)
-    _assert_never_printed(str(caught.value), [value])
+    assert_never_printed(str(caught.value), [value])
     assert not path.exists()
 
 
@@ -194,7 +176,7 @@ def test_a_pytest_run_refuses_a_paired_credential(
     output = result.stdout.str() + result.stderr.str()
     assert "UnsafeCassetteError: refused to write" in output
     assert "AZURE_OPENAI_API_KEY" in output
-    _assert_never_printed(output, [value])
+    assert_never_printed(output, [value])
     assert not (pytester.path / "cassettes" / "test_leaky" / "test_leaks.yaml").exists()
 
 
@@ -232,7 +214,7 @@ def test_a_miss_message_masks_a_key_in_an_auth_position(tmp_path: Path) -> None:
         chat_request("Weather?", tools=[_schema_tool(value)]),
     )
     assert "properties.api_key.default" in message
-    _assert_never_printed(message, [value])
+    assert_never_printed(message, [value])
 
 
 def test_a_miss_message_masks_a_key_in_an_added_mapping(tmp_path: Path) -> None:
@@ -247,7 +229,7 @@ def test_a_miss_message_masks_a_key_in_an_added_mapping(tmp_path: Path) -> None:
     )
     assert "'default': '" in message  # the mapping is shown, its key masked
     assert value[:8] not in message  # (the cut at 60 characters would hide the rest anyway)
-    _assert_never_printed(message, [value])
+    assert_never_printed(message, [value])
 
 
 def test_a_miss_message_masks_a_password_in_tool_arguments(tmp_path: Path) -> None:
@@ -260,7 +242,7 @@ def test_a_miss_message_masks_a_password_in_tool_arguments(tmp_path: Path) -> No
         _with_arguments({"user": "ana", "password": password}),
     )
     assert "function.arguments" in message
-    _assert_never_printed(message, [password])
+    assert_never_printed(message, [password])
 
 
 # ------------------------------------------------------------------ cassettes scan
@@ -310,7 +292,7 @@ def test_cassettes_scan_reads_the_text_of_a_file_it_cannot_load(
     assert code == 2
     assert "1 possible secret" in text
     assert "OpenAI project API key" in text
-    _assert_never_printed(text, [key])
+    assert_never_printed(text, [key])
     code = cli.main(["scan", "--json", str(tmp_path)])
     report = json.loads(capsys.readouterr().out)
     assert code == 2
@@ -347,7 +329,7 @@ def test_cassettes_scan_flags_the_new_classes_in_existing_files(
     assert code == 1, out
     flagged = {Path(c["path"]).name for c in report["cassettes"] if c["findings"]}
     assert flagged == set(contents)
-    _assert_never_printed(out, [key, pair, token, token.upper()])
+    assert_never_printed(out, [key, pair, token, token.upper()])
 
 
 SCHEMA = """
@@ -405,4 +387,4 @@ def test_a_pytest_miss_masks_keys_in_auth_positions(
     assert "CassetteMissError" in output
     assert "properties.api_key.default" in output
     assert "function.arguments" in output
-    _assert_never_printed(output, [key, password])
+    assert_never_printed(output, [key, password])

@@ -17,28 +17,14 @@ from typing import Any
 
 import pytest
 
-from cassettes_core._secrets import SecretFinding, SecretGuard
+from cassettes_core._secrets import SecretGuard
 from cassettes_core._secrets_normal import needs_normalising, normalise, normalise_mapped
 from cassettes_core._secrets_text import redact
-
-ALNUM = string.ascii_letters + string.digits
-B64 = ALNUM + "+/"
-
-
-def rand(n: int, alphabet: str = ALNUM) -> str:
-    return "".join(secrets.choice(alphabet) for _ in range(n))
-
-
-def openai_key() -> str:
-    return f"sk-proj-{rand(40)}T3BlbkFJ{rand(40)}"
+from tests.helpers.fake_secrets import B64, assert_masked, openai_key, rand, scan
 
 
 def hex32() -> str:
     return secrets.token_hex(16)
-
-
-def scan(interaction: dict[str, Any]) -> list[SecretFinding]:
-    return SecretGuard().scan(interaction)
 
 
 def text_in_response(text: str) -> dict[str, Any]:
@@ -56,15 +42,6 @@ def tool_arguments(arguments: str) -> dict[str, Any]:
     }
     message = {"role": "assistant", "content": None, "tool_calls": [call]}
     return {"seq": 1, "request": {"model": "gpt-4o", "messages": [message]}}
-
-
-def assert_masked(findings: list[SecretFinding], *values: str) -> None:
-    """No finding shows any of ``values`` whole, nor its middle third, in either form."""
-    report = "\n".join(str(finding) for finding in findings)
-    for value in values:
-        for form in {value, normalise(value)}:
-            assert form not in report
-            assert form[len(form) // 3 : 2 * len(form) // 3] not in report
 
 
 # ------------------------------------------------------------------ what a parser drops

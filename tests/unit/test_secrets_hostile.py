@@ -10,29 +10,15 @@ from __future__ import annotations
 import base64
 import json
 import secrets
-import string
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from cassettes_core._secrets import SecretFinding, SecretGuard
+from cassettes_core._secrets import SecretGuard
 from cassettes_core._secrets_normal import normalise
 from cassettes_core._secrets_text import redact
-
-ALNUM = string.ascii_letters + string.digits
-
-
-def rand(n: int, alphabet: str = ALNUM) -> str:
-    return "".join(secrets.choice(alphabet) for _ in range(n))
-
-
-def openai_key() -> str:
-    return f"sk-proj-{rand(40)}T3BlbkFJ{rand(40)}"
-
-
-def scan(interaction: dict[str, Any]) -> list[SecretFinding]:
-    return SecretGuard().scan(interaction)
+from tests.helpers.fake_secrets import assert_masked, openai_key, rand, scan
 
 
 def answer(text: str) -> dict[str, Any]:
@@ -48,14 +34,6 @@ def answer(text: str) -> dict[str, Any]:
 
 def request_body(body: dict[str, Any]) -> dict[str, Any]:
     return {"seq": 1, "request": {"model": "gpt-4o", **body}}
-
-
-def assert_masked(findings: list[SecretFinding], *values: str) -> None:
-    report = "\n".join(str(finding) for finding in findings)
-    for value in values:
-        for form in {value, normalise(value)}:
-            assert form not in report
-            assert form[len(form) // 3 : 2 * len(form) // 3] not in report
 
 
 # ------------------------------------------------------------------ invisible letters
