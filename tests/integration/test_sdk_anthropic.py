@@ -3,6 +3,7 @@ recorded against the emulator, then replayed with the emulator untouched."""
 
 from __future__ import annotations
 
+import importlib
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +17,7 @@ import yaml
 from cassettes_core import CassetteMissError, Recorder
 from cassettes_core.emulator import Emulator
 from cassettes_core.transport.httpx2 import AsyncCassetteTransport, CassetteTransport
+from tests.helpers.sdk_sleeps import log_sleeps
 
 T = TypeVar("T")
 MODEL = "claude-sonnet-5-5"
@@ -162,7 +164,9 @@ def test_changed_prompt_is_a_miss_at_once(emu: Emulator, tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("status", [429, 529])
-def test_retry_replays_without_backoff(status: int, emu: Emulator, tmp_path: Path) -> None:
+def test_retry_replays_without_backoff(
+    status: int, emu: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A 429 or 529 then a success replays as the same retry, without the SDK's backoff."""
     path = tmp_path / "retry.yaml"
     emu.inject_error(status)
@@ -170,10 +174,9 @@ def test_retry_replays_without_backoff(status: int, emu: Emulator, tmp_path: Pat
         recorded = client.messages.create(model=MODEL, max_tokens=64, messages=_messages())
     assert emu.hits == 2
     emu.reset()
+    sleeps = log_sleeps(monkeypatch, importlib.import_module("anthropic._base_client"))
     with _client(emu, Recorder(path, mode="replay"), max_retries=2) as client:
-        started = time.perf_counter()
         replayed = client.messages.create(model=MODEL, max_tokens=64, messages=_messages())
-        elapsed = time.perf_counter() - started
-    assert elapsed < 0.3  # the SDK's own backoff would sleep at least 0.375 s
+    assert sleeps.sleeps == [0.001]  # retry-after-ms: 1; the SDK's own backoff is >= 0.375 s
     assert emu.hits == 0
     assert _dump(replayed) == _dump(recorded)

@@ -16,6 +16,7 @@ import yaml
 
 from cassettes_core import CassetteMissError, Recorder
 from cassettes_core.emulator import Emulator
+from tests.helpers.sdk_sleeps import log_sleeps
 
 T = TypeVar("T")
 LIBS = [pytest.param("httpx2", id="httpx2"), pytest.param("httpx", id="httpx")]
@@ -239,7 +240,9 @@ def test_changed_prompt_is_a_miss_at_once(lib: str, emu: Emulator, tmp_path: Pat
     assert emu.hits == 0
 
 
-def test_rate_limit_retry_replays_without_backoff(emu: Emulator, tmp_path: Path) -> None:
+def test_rate_limit_retry_replays_without_backoff(
+    emu: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A 429 then a success is recorded as two interactions; replay retries without sleeping."""
     path = tmp_path / "retry.yaml"
     emu.inject_error(429)
@@ -250,11 +253,10 @@ def test_rate_limit_retry_replays_without_backoff(emu: Emulator, tmp_path: Path)
     assert [item.get("error", {}).get("status") for item in stored] == [429, None]
     emu.reset()
     replayer = Recorder(path, mode="replay")
+    sleeps = log_sleeps(monkeypatch, importlib.import_module("openai._base_client"))
     with _sync_client("httpx2", emu, replayer, max_retries=2) as client:
-        started = time.perf_counter()
         replayed = client.chat.completions.create(model=MODEL, messages=_messages())
-        elapsed = time.perf_counter() - started
-    assert elapsed < 0.3  # the SDK's own backoff would sleep at least 0.375 s
+    assert sleeps.sleeps == [0.001]  # retry-after-ms: 1; the SDK's own backoff is >= 0.375 s
     assert replayer.stats.replayed == 2
     assert emu.hits == 0
     assert _dump(replayed) == _dump(recorded)
@@ -272,9 +274,12 @@ def test_timeout_replays_as_a_timeout(emu: Emulator, tmp_path: Path) -> None:
         client.chat.completions.create(model=MODEL, messages=_messages())
     assert yaml.safe_load(path.read_text())["interactions"][0]["error"]["kind"] == "timeout"
     emu.reset()
-    with _sync_client("httpx2", emu, Recorder(path, mode="replay"), **options) as client:
+    # Replayed with a 30 s client timeout: a replay that waited for one would take 30 s, so a
+    # margin this wide proves it did not without timing the machine's load.
+    replay_options = {"timeout": 30.0, "max_retries": 0}
+    with _sync_client("httpx2", emu, Recorder(path, mode="replay"), **replay_options) as client:
         started = time.perf_counter()
         with pytest.raises(openai.APITimeoutError):
             client.chat.completions.create(model=MODEL, messages=_messages())
-        assert time.perf_counter() - started < 0.25
+        assert time.perf_counter() - started < 10.0
     assert emu.hits == 0
