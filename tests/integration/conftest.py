@@ -9,6 +9,8 @@ import pytest
 
 from cassettes_core.emulator import Emulator
 from tests.helpers.inner import PLUGIN_INI, run_inner
+from tests.helpers.isolation import CALLS
+from tests.helpers.sink import Sink
 
 InnerRun = Callable[..., pytest.RunResult]
 
@@ -57,3 +59,23 @@ def inner(pytester: pytest.Pytester) -> InnerRun:
         return run_inner(pytester, *args)
 
     return run
+
+
+@pytest.fixture(scope="module")
+def sink() -> Iterator[Sink]:
+    with Sink() as server:
+        yield server
+
+
+@pytest.fixture
+def ci(
+    provider: Emulator, sink: Sink, monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester
+) -> Sink:
+    """CI is set; the SDKs' base URLs point at the sink, a loopback server that counts the
+    connections it accepts (an isolation test passes only if it accepted none)."""
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.setenv("OPENAI_BASE_URL", sink.url + "/v1")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", sink.url)
+    pytester.makepyfile(calls=CALLS)
+    sink.reset()
+    return sink

@@ -9,7 +9,6 @@ The provider stands in as a loopback server that counts every TCP connection it 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator
 
 import pytest
 
@@ -72,15 +71,10 @@ def test_raised():
 """
 
 
-@pytest.fixture(scope="module")
-def sink() -> Iterator[Sink]:
-    with Sink() as server:
-        yield server
-
-
 @pytest.fixture
 def ci(sink: Sink, monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> Sink:
-    """CI is set and the sink is the provider's endpoint (a ``*_BASE_URL`` variable)."""
+    """CI is set and the sink is the provider's endpoint (a ``*_BASE_URL`` variable); this
+    module's clients are not SDKs, so it stands in for conftest's ``ci``."""
     monkeypatch.setenv("CI", "true")
     monkeypatch.setenv("GROQ_BASE_URL", f"{sink.url}/openai/v1")
     pytester.makeini(PLUGIN_INI)

@@ -10,7 +10,6 @@ a connection-counting sink for everything else): the run must fail the right tes
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator
 
 import pytest
 
@@ -22,25 +21,6 @@ from tests.helpers.sink import Sink
 
 for _module in ("anthropic", "openai", "cassettes_core.isolation", "pytest_plugin._live"):
     importlib.import_module(_module)  # in-process runs drop what they import: load once here
-
-
-@pytest.fixture(scope="module")
-def sink() -> Iterator[Sink]:
-    with Sink() as server:
-        yield server
-
-
-@pytest.fixture
-def ci(
-    provider: Emulator, sink: Sink, monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester
-) -> Sink:
-    """CI is set; the SDKs' base URLs point at the sink (nothing there may be reached)."""
-    monkeypatch.setenv("CI", "true")
-    monkeypatch.setenv("OPENAI_BASE_URL", sink.url + "/v1")
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", sink.url)
-    pytester.makepyfile(calls=CALLS)
-    sink.reset()
-    return sink
 
 
 CASES = {
