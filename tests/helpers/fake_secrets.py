@@ -5,13 +5,20 @@ Nothing here is a real credential: every value is drawn from ``secrets`` when a 
 
 from __future__ import annotations
 
+import importlib
 import secrets
 import string
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import openai
 
 from cassettes_core._secrets import SecretFinding, SecretGuard
 from cassettes_core._secrets_normal import normalise
+
+if TYPE_CHECKING:
+    from cassettes_core import Recorder
+    from cassettes_core.emulator import Emulator
 
 ALNUM = string.ascii_letters + string.digits
 B64 = ALNUM + "+/"
@@ -40,3 +47,31 @@ def assert_never_printed(text: str, values: Iterable[str]) -> None:
 def assert_masked(findings: list[SecretFinding], *values: str) -> None:
     """No finding shows any of ``values`` whole, nor its middle third, in either form."""
     assert_never_printed("\n".join(str(finding) for finding in findings), values)
+
+
+# A user's test whose prompt is whatever ``ATTACK_TEXT`` holds: run it with pytester to see what
+# a real pytest run writes (or refuses) and prints.
+LEAKING_TEST = """
+import os
+
+import openai
+import pytest
+
+
+@pytest.mark.cassette
+def test_leaks():
+    with openai.OpenAI(max_retries=0) as client:
+        client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": os.environ["ATTACK_TEXT"]}]
+        )
+"""
+
+
+def openai_client(emu: Emulator, recorder: Recorder) -> openai.OpenAI:
+    """The openai SDK over the cassette transport, pointed at the emulator, without retries."""
+    http = importlib.import_module("httpx2")
+    adapter = importlib.import_module("cassettes_core.transport.httpx2")
+    client = http.Client(transport=adapter.CassetteTransport(recorder))
+    return openai.OpenAI(
+        base_url=emu.openai_base_url, api_key=emu.api_key, http_client=client, max_retries=0
+    )

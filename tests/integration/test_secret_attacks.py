@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
-import openai
 import pytest
 import yaml
 
@@ -35,7 +34,13 @@ from cassettes_core import (
 )
 from cassettes_core.emulator import Emulator
 from tests.helpers.factories import answer, chat_request
-from tests.helpers.fake_secrets import assert_never_printed, openai_key, rand
+from tests.helpers.fake_secrets import (
+    LEAKING_TEST,
+    assert_never_printed,
+    openai_client,
+    openai_key,
+    rand,
+)
 from tests.helpers.inner import run_inner
 
 for _module in (
@@ -85,15 +90,6 @@ ATTACKS = [
 ]
 
 
-def _openai(emu: Emulator, recorder: Recorder) -> openai.OpenAI:
-    http = importlib.import_module("httpx2")
-    adapter = importlib.import_module("cassettes_core.transport.httpx2")
-    client = http.Client(transport=adapter.CassetteTransport(recorder))
-    return openai.OpenAI(
-        base_url=emu.openai_base_url, api_key=emu.api_key, http_client=client, max_retries=0
-    )
-
-
 @pytest.mark.parametrize("attack", ATTACKS)
 def test_the_openai_sdk_cannot_record_a_hidden_secret(
     attack: Attack, emu: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -102,7 +98,7 @@ def test_the_openai_sdk_cannot_record_a_hidden_secret(
     text, values = attack(monkeypatch)
     path = tmp_path / "chat.yaml"
     with (
-        _openai(emu, Recorder(path, mode="record")) as client,
+        openai_client(emu, Recorder(path, mode="record")) as client,
         pytest.raises(UnsafeCassetteError) as caught,
     ):
         client.chat.completions.create(
@@ -129,7 +125,7 @@ def test_a_repeated_json_key_in_tool_arguments_is_refused(emu: Emulator, tmp_pat
     ]
     path = tmp_path / "tools.yaml"
     with (
-        _openai(emu, Recorder(path, mode="record")) as client,
+        openai_client(emu, Recorder(path, mode="record")) as client,
         pytest.raises(UnsafeCassetteError) as caught,
     ):
         client.chat.completions.create(model="gpt-4o-mini", messages=messages)
@@ -144,7 +140,7 @@ def test_a_credential_named_body_field_is_refused(name: str, emu: Emulator, tmp_
     key = secrets.token_hex(16)
     path = tmp_path / "extra.yaml"
     with (
-        _openai(emu, Recorder(path, mode="record")) as client,
+        openai_client(emu, Recorder(path, mode="record")) as client,
         pytest.raises(UnsafeCassetteError) as caught,
     ):
         client.chat.completions.create(
@@ -185,22 +181,6 @@ def test_a_stream_echoing_a_disguised_key_is_refused(emu: Emulator, tmp_path: Pa
     assert not path.exists()
 
 
-INNER = """
-import os
-
-import openai
-import pytest
-
-
-@pytest.mark.cassette
-def test_leaks():
-    with openai.OpenAI(max_retries=0) as client:
-        client.chat.completions.create(
-            model="gpt-4o-mini", messages=[{"role": "user", "content": os.environ["ATTACK_TEXT"]}]
-        )
-"""
-
-
 @pytest.mark.parametrize("attack", ATTACKS)
 def test_a_pytest_run_fails_the_test_and_writes_nothing(
     attack: Attack, pytester: pytest.Pytester, provider: Emulator, monkeypatch: pytest.MonkeyPatch
@@ -208,7 +188,7 @@ def test_a_pytest_run_fails_the_test_and_writes_nothing(
     """A real pytest run: the test fails with the guard's finding, no file, no value shown."""
     text, values = attack(monkeypatch)
     monkeypatch.setenv("ATTACK_TEXT", text)
-    pytester.makepyfile(test_leaky=INNER)
+    pytester.makepyfile(test_leaky=LEAKING_TEST)
     result = run_inner(pytester)
     result.assert_outcomes(failed=1)
     output = result.stdout.str() + result.stderr.str()

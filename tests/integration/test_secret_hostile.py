@@ -17,7 +17,6 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-import openai
 import pytest
 
 from cassettes_core import (
@@ -31,20 +30,17 @@ from cassettes_core import (
 )
 from cassettes_core.emulator import Emulator
 from tests.helpers.factories import answer, chat_request
-from tests.helpers.fake_secrets import assert_never_printed, openai_key, rand
+from tests.helpers.fake_secrets import (
+    LEAKING_TEST,
+    assert_never_printed,
+    openai_client,
+    openai_key,
+    rand,
+)
 from tests.helpers.inner import run_inner
 
 for _module in ("cassettes_core._secrets", "cassettes_core.transport.httpx2"):
     importlib.import_module(_module)  # in-process runs drop what they import: load once here
-
-
-def _openai(emu: Emulator, recorder: Recorder) -> openai.OpenAI:
-    http = importlib.import_module("httpx2")
-    adapter = importlib.import_module("cassettes_core.transport.httpx2")
-    client = http.Client(transport=adapter.CassetteTransport(recorder))
-    return openai.OpenAI(
-        base_url=emu.openai_base_url, api_key=emu.api_key, http_client=client, max_retries=0
-    )
 
 
 def _schema_tool(default: str) -> dict[str, Any]:
@@ -74,7 +70,7 @@ def test_the_openai_sdk_cannot_record_a_credential_its_sibling_names(
     ]
     path = tmp_path / "deploy.yaml"
     with (
-        _openai(emu, Recorder(path, mode="record")) as client,
+        openai_client(emu, Recorder(path, mode="record")) as client,
         pytest.raises(UnsafeCassetteError) as caught,
     ):
         client.chat.completions.create(model="gpt-4o-mini", messages=messages)
@@ -99,7 +95,7 @@ def test_the_openai_sdk_cannot_record_a_hidden_or_paired_key(
     key = openai_key() if "putenv" not in prompt("x") else secrets.token_hex(16)
     path = tmp_path / "chat.yaml"
     with (
-        _openai(emu, Recorder(path, mode="record")) as client,
+        openai_client(emu, Recorder(path, mode="record")) as client,
         pytest.raises(UnsafeCassetteError) as caught,
     ):
         client.chat.completions.create(
@@ -116,7 +112,7 @@ def test_the_openai_sdk_cannot_record_a_key_as_a_schema_default(
     value = secrets.token_hex(16)  # a 32-hex Azure key: no entropy plugin flags it
     path = tmp_path / "schema.yaml"
     with (
-        _openai(emu, Recorder(path, mode="record")) as client,
+        openai_client(emu, Recorder(path, mode="record")) as client,
         pytest.raises(UnsafeCassetteError) as caught,
     ):
         client.chat.completions.create(
@@ -141,27 +137,11 @@ def test_public_hashes_record_through_the_sdk(emu: Emulator, tmp_path: Path) -> 
     )
     prompt = f'Why does <script src="x.js" integrity="{digest}"></script> fail?\n{lock}'
     path = tmp_path / "hashes.yaml"
-    with _openai(emu, Recorder(path, mode="record")) as client:
+    with openai_client(emu, Recorder(path, mode="record")) as client:
         client.chat.completions.create(
             model="gpt-4o-mini", messages=[{"role": "user", "content": prompt}]
         )
     assert digest in path.read_text("utf-8")
-
-
-INNER = """
-import os
-
-import openai
-import pytest
-
-
-@pytest.mark.cassette
-def test_leaks():
-    with openai.OpenAI(max_retries=0) as client:
-        client.chat.completions.create(
-            model="gpt-4o-mini", messages=[{"role": "user", "content": os.environ["ATTACK_TEXT"]}]
-        )
-"""
 
 
 def test_a_pytest_run_refuses_a_paired_credential(
@@ -170,7 +150,7 @@ def test_a_pytest_run_refuses_a_paired_credential(
     """A real run: the test fails naming the finding; nothing written, the value never shown."""
     value = secrets.token_hex(16)
     monkeypatch.setenv("ATTACK_TEXT", f"env:\n  - name: AZURE_OPENAI_API_KEY\n    value: {value}\n")
-    pytester.makepyfile(test_leaky=INNER)
+    pytester.makepyfile(test_leaky=LEAKING_TEST)
     result = run_inner(pytester)
     result.assert_outcomes(failed=1)
     output = result.stdout.str() + result.stderr.str()
