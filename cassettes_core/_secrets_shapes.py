@@ -147,7 +147,8 @@ def looks_like_credential(value: str, *, password: bool = False, strict: bool = 
     """Whether a value in an auth position (``api_key``, ``?key=``) has the shape of a secret.
 
     Passwords: six characters or more that are not a placeholder. Tokens: sixteen or more token
-    characters mixing letters and digits (Mistral, Cohere and Azure keys have no prefix), or
+    characters mixing letters and digits, or letters of random case (Mistral, Cohere and Azure
+    keys have no prefix), or
     thirty-two or more hex digits. ``strict`` (for generic names such as ``key``) asks for twenty
     characters mixing upper case, lower case and digits, or the long hex string.
     """
@@ -160,7 +161,9 @@ def looks_like_credential(value: str, *, password: bool = False, strict: bool = 
         return False
     if len(text) >= 32 and _HEX.fullmatch(text):
         return True
-    has_digit = any(c.isdigit() for c in text)
+    # A random key has no digit one time in a few hundred (a 32-character Mistral key: 0.4 %);
+    # letters that are about half upper case are random too, where camelCase words are not.
+    has_digit = any(c.isdigit() for c in text) or _randomly_cased(text)
     if strict:
         return (
             len(text) >= 20
@@ -169,6 +172,14 @@ def looks_like_credential(value: str, *, password: bool = False, strict: bool = 
             and any(c.isupper() for c in text)
         )
     return has_digit and any(c.isalpha() for c in text)
+
+
+def _randomly_cased(text: str) -> bool:
+    letters = [c for c in text if c.isalpha()]
+    if len(letters) < 24:
+        return False
+    upper = sum(c.isupper() for c in letters) / len(letters)
+    return 0.3 <= upper <= 0.7
 
 
 def mask(value: str) -> str:

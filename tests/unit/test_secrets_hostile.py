@@ -449,3 +449,21 @@ def test_a_paired_credential_in_streamed_tool_arguments_is_refused(
     findings = scan({"seq": 1, "stream": events})
     assert any(f.path.startswith("stream[") and "credential" in f.kind for f in findings)
     assert_masked(findings, value)
+
+
+def test_a_random_key_without_a_digit_is_still_a_credential() -> None:
+    """Random keys lack a digit now and then (a 32-character one 0.4 % of the time): beside
+    its name, a digit-free key of random case is refused all the same."""
+    value = "".join(
+        rand(1, "ABCDEFGHJKLMNPQRSTUVWXYZ") + rand(1, "abcdefghjkmnpqrstuvwxyz") for _ in range(16)
+    )
+    text = f'{{"name": "AZURE_OPENAI_API_KEY", "value": "{value}"}}'
+    findings = scan(answer(f"Here is the config:\n{text}"))
+    assert any("credential" in f.kind for f in findings)
+    assert_masked(findings, value)
+
+
+def test_a_camel_case_name_beside_a_key_name_is_not_a_credential() -> None:
+    """Words in camelCase (a quarter upper case at most) are an identifier, not a key."""
+    text = '{"name": "AZURE_OPENAI_API_KEY", "value": "readFromTheVaultWhenTheServiceStarts"}'
+    assert scan(answer(f"Here is the config:\n{text}")) == []
