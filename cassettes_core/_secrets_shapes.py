@@ -148,8 +148,9 @@ def looks_like_credential(value: str, *, password: bool = False, strict: bool = 
 
     Passwords: six characters or more that are not a placeholder. Tokens: sixteen or more token
     characters mixing letters and digits, or letters of random case (Mistral, Cohere and Azure
-    keys have no prefix), or thirty-two or more hex digits. ``strict`` (for generic names such as ``key``) asks for twenty
-    characters mixing upper case, lower case and digits, or the long hex string.
+    keys have no prefix), or thirty-two or more hex digits. ``strict`` (for generic names such
+    as ``key``) asks for twenty characters mixing upper case, lower case and digits, or the
+    long hex string.
     """
     text = strip_scheme(value)
     if is_placeholder(text):
