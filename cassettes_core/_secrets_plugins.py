@@ -188,7 +188,7 @@ class PluginScanner:
             hits = found.setdefault(index, [])
             seen = known.setdefault(index, set())
             for plugin in plugins:
-                if isinstance(plugin, HighEntropyStringsPlugin) and _in_wrapped_block(
+                if isinstance(plugin, _READ_AS_ONE_TOKEN) and _in_wrapped_block(
                     batch.values[index], start, end, wrapped.setdefault(index, [])
                 ):
                     continue  # a line of a wrapped image or certificate: one long token
@@ -214,6 +214,11 @@ class PluginScanner:
                 for span in _every_line(batch.values[index]):
                     work.setdefault((index, span), {})[id(self._keyword)] = self._keyword
         return {line: list(plugins.values()) for line, plugins in work.items()}
+
+
+# Plugins that a line of random base64 can satisfy by chance: entropy, and Artifactory's
+# ``AP[0-9A-F]…`` / ``AKC…`` at a line start (a certificate line does, one in some thousands).
+_READ_AS_ONE_TOKEN = (HighEntropyStringsPlugin, ArtifactoryDetector)
 
 
 def _in_wrapped_block(text: str, start: int, end: int, blocks: list[tuple[int, int]]) -> bool:

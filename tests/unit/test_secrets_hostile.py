@@ -467,3 +467,12 @@ def test_a_camel_case_name_beside_a_key_name_is_not_a_credential() -> None:
     """Words in camelCase (a quarter upper case at most) are an identifier, not a key."""
     text = '{"name": "AZURE_OPENAI_API_KEY", "value": "readFromTheVaultWhenTheServiceStarts"}'
     assert scan(answer(f"Here is the config:\n{text}")) == []
+
+
+def test_a_certificate_line_that_reads_like_an_artifactory_token_passes() -> None:
+    """One certificate line in some thousands starts ``AP[0-9A-F]`` and holds no ``+`` or
+    ``/``: Artifactory's pattern matches it, yet it is a piece of one public token."""
+    lines = _wrapped(b"\x30\x82\x03\x10" + secrets.token_bytes(780), 64).split("\n")
+    lines[3] = "APE" + rand(61)
+    text = "-----BEGIN CERTIFICATE-----\n" + "\n".join(lines) + "\n-----END CERTIFICATE-----"
+    assert scan(answer(f"Here it is:\n{text}\nDone.")) == []
