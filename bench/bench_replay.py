@@ -23,10 +23,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cassettes_core import CassetteProvider, FakeProvider, LLMRequest, LLMResponse, load_cassette
-from cassettes_core._manifest import Manifest
 from cassettes_core._model import Interaction
-from cassettes_core._store import render
-from cassettes_core._yaml import load as yaml_load
+from cassettes_core.store._file import render
+from cassettes_core.store._manifest import Manifest
+from cassettes_core.store._yaml import load as yaml_load
 
 
 def request(n: int) -> LLMRequest:
@@ -119,8 +119,8 @@ def bench(size: int, folder: Path) -> dict[str, float]:
 
 
 def live_loopback_us(samples: int = 200) -> float:
-    from cassettes_core.emulator import Emulator
     from cassettes_core.providers.http import HTTPProvider
+    from cassettes_core.testing.emulator import Emulator
 
     with Emulator() as emu:
         provider = HTTPProvider("openai.chat", base_url=emu.openai_base_url, api_key=emu.api_key)
@@ -138,7 +138,7 @@ def sdk_round_trip(calls: int, folder: Path) -> tuple[float, float, float]:
     import openai
 
     from cassettes_core import Recorder
-    from cassettes_core.emulator import Emulator
+    from cassettes_core.testing.emulator import Emulator
     from cassettes_core.transport.httpx2 import CassetteTransport
 
     path = folder / "sdk.yaml"

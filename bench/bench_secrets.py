@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from detect_secrets.core.scan import _process_line_based_plugins
 from detect_secrets.settings import default_settings
 
-from cassettes_core._secrets import SecretGuard
+from cassettes_core.secrets._guard import SecretGuard
 
 ALNUM = string.ascii_letters + string.digits
 WORDS = [

@@ -1,6 +1,6 @@
 """Reading the cassettes to check, and (with ``--write``) writing them back re-recorded.
 
-Files are read and validated by the store (``cassettes_core._store``): a malformed cassette is a
+Files are read and validated by the store (``cassettes_core.store``): a malformed cassette is a
 :class:`CassetteFormatError` naming the file and the place, never a partial check. Writing goes
 through the secret guard and the store's atomic writer, under the cassette's lock, one file at a
 time: a file the ``--write`` rules (``_rewrite``), the guard or the disk refuse is left as it was,
@@ -27,9 +27,8 @@ from cassette_refresh._rewrite import (
     edit_refusal,
 )
 from cassette_refresh._skeleton import Answer
-from cassettes_core._errors import CassetteError, ConfigError
-from cassettes_core._model import Interaction, LLMResponse, StreamEvent
-from cassettes_core._store import (
+from cassettes_core import CassetteError, ConfigError, Interaction, LLMResponse, StreamEvent
+from cassettes_core.store import (
     WriteGuard,
     atomic_write,
     lock_for,
@@ -142,7 +141,7 @@ def rerecorded(interaction: Interaction, live: LiveAnswer) -> Interaction:
 def default_guard(allow: Iterable[str] = ()) -> WriteGuard:
     """The secret guard every write goes through; ``allow`` lists values known to be safe."""
     try:
-        from cassettes_core._secrets import SecretGuard
+        from cassettes_core.secrets import SecretGuard
     except ImportError as exc:  # pragma: no cover - the guard ships with the library
         raise ConfigError("the secret guard is not available: refusing to write") from exc
     guard: WriteGuard = SecretGuard(allow=allow)

@@ -29,7 +29,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cassettes_core._model import Interaction
+from cassettes_core import Interaction
 
 # Keys whose values are shared vocabulary, not something one answer produced (the model an
 # answer names is the one the next request may well ask for by that name).

@@ -17,7 +17,7 @@ from cassette_refresh._classify import Rules, compare
 from cassette_refresh._reissue import LiveAnswer, Reissuer, stream_failure, supports
 from cassette_refresh._result import CallProblem, CheckResult, EndpointResult
 from cassette_refresh._skeleton import Answer, ShapeBuilder
-from cassettes_core._errors import ConfigError, ProviderError
+from cassettes_core import ConfigError, ProviderError
 from cassettes_core.providers.http import ROUTES
 
 Progress = Callable[[int, int], None]

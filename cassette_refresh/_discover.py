@@ -19,8 +19,8 @@ from pathlib import Path
 import yaml
 
 from cassette_refresh._cassettes import Recorded
-from cassettes_core._errors import CassetteFormatError, ConfigError
-from cassettes_core._store import read_snapshot
+from cassettes_core import CassetteFormatError, ConfigError
+from cassettes_core.store import read_snapshot
 
 SUFFIXES = (".yaml", ".yml")
 CASSETTE_KEYS = ("interactions", "version", "manifest")

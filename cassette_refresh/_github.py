@@ -19,7 +19,7 @@ import httpx2
 
 from cassette_refresh._reissue import retry_delay
 from cassette_refresh._result import IssueAction
-from cassettes_core._errors import CassetteError
+from cassettes_core import CassetteError
 
 DEFAULT_API_URL = "https://api.github.com"
 _NEXT_RE = re.compile(r'<([^>]+)>;\s*rel="next"')

@@ -24,8 +24,7 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, Protocol
 
-from cassettes_core._errors import ConfigError, ProviderError
-from cassettes_core._request import LLMRequest
+from cassettes_core import ConfigError, LLMRequest, ProviderError
 from cassettes_core.providers import Provider
 from cassettes_core.providers.http import ROUTES, HTTPProvider, http_module
 

@@ -24,11 +24,8 @@ from typing import Any
 import yaml
 
 from cassette_refresh._chains import find_links
-from cassettes_core import _yaml
-from cassettes_core._errors import CassetteError
-from cassettes_core._manifest import Manifest
-from cassettes_core._model import Interaction
-from cassettes_core._store import BOOKKEEPING_KEYS, render
+from cassettes_core import CassetteError, Interaction
+from cassettes_core.store import BOOKKEEPING_KEYS, Manifest, load_yaml, render
 
 CASSETTE_DIR = "cassettes"
 # The mark a ``record`` run leaves at the top of a file it starts over (the store's ``run:``):
@@ -200,8 +197,8 @@ def edit_refusal(
         return RewriteRefusedError(
             path, f"it has a comment (line {line}) a rewrite would drop", next_step=keep
         )
-    stored = _yaml.load(text)
-    again = _yaml.load(render(manifest, interactions))
+    stored = load_yaml(text)
+    again = load_yaml(render(manifest, interactions))
     # A rewrite may write the current format version, and drops the store's bookkeeping: its
     # checksum, and a record run's mark when it is exactly the library's (else a hand edit).
     for key in ("version", *BOOKKEEPING_KEYS):

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from cassettes_core._diff import MissReport
+    from cassettes_core.diff import MissReport
 
 ErrorKind = Literal["http_status", "timeout", "connection"]
 
@@ -158,7 +158,7 @@ class CassetteMissError(CassetteError):
         return self.report.cassette_path
 
     def __str__(self) -> str:
-        from cassettes_core._diff import render_miss
+        from cassettes_core.diff import render_miss
 
         return render_miss(self.report)
 

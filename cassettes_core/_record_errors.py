@@ -123,7 +123,7 @@ def _error_code(body: object) -> object:
 
 def render_refusal(error: UnrecordedFailureError) -> str:
     """What happened, why nothing was written, and what to do."""
-    from cassettes_core._secrets_text import redact  # loaded on this rare path only
+    from cassettes_core.secrets import redact  # loaded on this rare path only
 
     who = error.provider or "the provider"
     retry = f"run the test again; to record the failure on purpose, {_ALL_HINT}."
@@ -184,7 +184,7 @@ def _key_hint(provider: str) -> str:
 
 def _mask_keys(text: str, hidden: Sequence[str]) -> str:
     # A provider may quote the key it was given; the keys of this process never reach a log.
-    from cassettes_core._secrets_shapes import mask
+    from cassettes_core.secrets import mask
 
     for value in (*hidden, *(os.environ.get(name, "") for name in _KEY_VARIABLES)):
         if len(value) >= 8 and value in text:

@@ -16,20 +16,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from cassettes_core import _yaml
-from cassettes_core._cassette import Cassette, Lookup
-from cassettes_core._diff import MissReason, MissReport, closest_recording
-from cassettes_core._digest import normalise
 from cassettes_core._errors import (
     CassetteFormatError,
     CassetteMissError,
     ConfigError,
     ProviderError,
 )
-from cassettes_core._manifest import DriftPolicy, VersionDrift, check_drift_policy, drift_on_load
 from cassettes_core._model import Interaction, LLMResponse, RecordedError, StreamEvent
-from cassettes_core._modes import Mode, resolve_mode
-from cassettes_core._parse import parse_interaction
 from cassettes_core._record_errors import (
     RecordErrors,
     UnrecordedFailureError,
@@ -37,13 +30,25 @@ from cassettes_core._record_errors import (
     refused,
 )
 from cassettes_core._request import DEFAULT_POLICY, LLMRequest, MatchPolicy
-from cassettes_core._runs import RecordRun
-from cassettes_core._store import (
+from cassettes_core.diff import MissReason, MissReport, closest_recording
+from cassettes_core.digest import normalise
+from cassettes_core.modes import Mode, resolve_mode
+from cassettes_core.store import (
+    MAX_DEPTH,
+    Cassette,
     CassetteFile,
+    DriftPolicy,
+    Lookup,
+    RecordRun,
+    VersionDrift,
     WriteGuard,
+    check_drift_policy,
     check_permissions,
     check_writable,
+    depth_of,
+    drift_on_load,
     load_cassette,
+    parse_interaction,
 )
 
 BeforeRecord = Callable[[dict[str, Any]], dict[str, Any] | None]
@@ -258,7 +263,7 @@ class Recorder:
         try:
             return self._record(request, outcome)
         except Exception as exc:
-            from cassettes_core._secrets import UnsafeInteractionDroppedWarning
+            from cassettes_core.secrets import UnsafeInteractionDroppedWarning
 
             warnings.warn(
                 f"best-effort recording dropped an interaction: {exc}",
@@ -287,7 +292,7 @@ class Recorder:
         return taken
 
     def _record(self, request: LLMRequest, outcome: _Outcome) -> Interaction | None:
-        from cassettes_core._secrets import strip_sensitive_headers
+        from cassettes_core.secrets import strip_sensitive_headers
 
         self._refuse_setup_failure(request, outcome)  # before anything is scanned or written
 
@@ -358,7 +363,7 @@ class Recorder:
         return self._file
 
     def _default_guard(self) -> WriteGuard:
-        from cassettes_core._secrets import SecretGuard  # detect-secrets loads only to write
+        from cassettes_core.secrets import SecretGuard  # detect-secrets loads only to write
 
         guard: WriteGuard = SecretGuard(allow=self._allow)
         return guard
@@ -372,10 +377,10 @@ def _refuse_unstorable(request: LLMRequest, path: Path) -> None:
     """Fail before a live call is paid for if the request cannot be recorded there."""
     check_permissions(path)
     request.digest()  # raises ConfigError for data JSON cannot hold or cannot digest
-    if _yaml.depth_of(request.to_record()) + _REQUEST_LEVEL > _yaml.MAX_DEPTH:
+    if depth_of(request.to_record()) + _REQUEST_LEVEL > MAX_DEPTH:
         raise ConfigError(
             f"cannot record to {path}: the request is nested deeper than a cassette holds "
-            f"({_yaml.MAX_DEPTH} levels in all); flatten it or leave this call out of the "
+            f"({MAX_DEPTH} levels in all); flatten it or leave this call out of the "
             "cassette"
         )
 

@@ -10,8 +10,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from cassettes_core._digest import request_digest
 from cassettes_core._errors import ConfigError
+from cassettes_core.digest import request_digest
 
 # What each built-in provider's answer depends on. Anything else in the body is tuning.
 DEFAULT_SEMANTIC_FIELDS: Mapping[str, frozenset[str]] = {

@@ -15,13 +15,13 @@ from collections.abc import AsyncIterator, Iterable, Iterator
 from pathlib import Path
 
 from cassettes_core._errors import ConfigError, ProviderError
-from cassettes_core._manifest import DriftPolicy
 from cassettes_core._model import Interaction, LLMResponse, StreamEvent
-from cassettes_core._modes import Mode
 from cassettes_core._record_errors import RecordErrors
 from cassettes_core._recorder import BeforeRecord, Recorder
 from cassettes_core._request import DEFAULT_POLICY, LLMRequest, MatchPolicy
-from cassettes_core.providers._protocol import Provider
+from cassettes_core.modes import Mode
+from cassettes_core.providers import Provider
+from cassettes_core.store import DriftPolicy
 
 
 class CassetteProvider:

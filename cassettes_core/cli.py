@@ -103,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def console_main() -> None:
     """Entry point of the ``cassettes`` console script (quiet on a closed pipe)."""
-    from cassettes_core._pipes import run_console
+    from cassettes_core.console import run_console
 
     run_console(main)
 
@@ -123,7 +123,7 @@ def _add_rehash(commands: Any) -> None:
 
 
 def _rehash(args: argparse.Namespace, console: Console) -> int:
-    from cassettes_core._rehash import rehash
+    from cassettes_core.store import rehash
 
     for path in args.files:
         changed, total = rehash(path)
@@ -158,14 +158,14 @@ def _add_scan(commands: Any) -> None:
 
 
 def _scan(args: argparse.Namespace, console: Console) -> int:
-    from cassettes_core._secrets_scan import run_scan
+    from cassettes_core.secrets import run_scan
 
     return run_scan(args, console)
 
 
 def load_interactions(path: Path) -> list[dict[str, Any]]:
     """The interactions of a cassette file (see ``_secrets_scan.load_interactions``)."""
-    from cassettes_core._secrets_scan import load_interactions as load
+    from cassettes_core.secrets import load_interactions as load
 
     return load(path)
 

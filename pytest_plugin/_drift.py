@@ -2,7 +2,7 @@
 
 Every cassette loaded while a session runs reports its drift here, whoever made its Recorder
 (the marker, the fixture, or a test's own ``Recorder``/``CassetteProvider``), because the core
-looks for this module's active reporter (``cassettes_core._manifest``) before it warns. What
+looks for this module's active reporter (``cassettes_core.store._manifest``) before it warns. What
 the session then does is the ini option ``cassette_version_drift``:
 
 - ``summary`` (default): no warning, so ``filterwarnings = error`` never turns drift into test

@@ -108,9 +108,8 @@ def start(config: pytest.Config) -> None:
     guard = Guard(policy, locate=hooks.locate, on_refusal=hooks.refused, seen_hosts=seen_hosts)
     hooks.guard = guard
     config.pluginmanager.register(hooks, PLUGIN_NAME)
-    from cassettes_core.isolation import arm
-    from cassettes_core.isolation._linger import threads_now
-    from cassettes_core.transport._tracking import forget_provider_hosts
+    from cassettes_core.isolation import arm, threads_now
+    from cassettes_core.transport import forget_provider_hosts
 
     forget_provider_hosts()
     before = threads_now()
@@ -119,8 +118,7 @@ def start(config: pytest.Config) -> None:
 
 
 def _end(guard: Guard, threads_before: frozenset[threading.Thread]) -> None:
-    from cassettes_core.isolation import disarm
-    from cassettes_core.isolation._linger import linger
+    from cassettes_core.isolation import disarm, linger
 
     disarm(guard)
     if _sessions == 1:  # the outermost session (its own count is taken off after this)
@@ -128,7 +126,7 @@ def _end(guard: Guard, threads_before: frozenset[threading.Thread]) -> None:
 
 
 def _check_allow_list(entries: list[str]) -> None:
-    from cassettes_core.isolation._hosts import url_host_port
+    from cassettes_core.isolation import url_host_port
 
     for entry in entries:
         text = str(entry).strip().removeprefix("*.").removeprefix(".")

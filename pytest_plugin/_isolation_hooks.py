@@ -26,7 +26,7 @@ REFUSED_ID = "provider-cassettes-live-call"
 def seen_hosts() -> set[tuple[str, int]]:
     """``(host, port)`` of every provider call a cassette of this session has seen."""
     from cassettes_core.isolation import canonical_host
-    from cassettes_core.transport._tracking import provider_hosts_seen
+    from cassettes_core.transport import provider_hosts_seen
 
     seen: set[tuple[str, int]] = set()
     for key in provider_hosts_seen():  # also those of recorders already gone (earlier tests)

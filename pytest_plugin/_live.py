@@ -27,10 +27,9 @@ from pytest_plugin._tally import CassetteRecord
 from pytest_plugin._usage import usage_of
 
 if TYPE_CHECKING:
-    from cassettes_core.transport import Interception
+    from cassettes_core.transport import Interception, Traffic
     from cassettes_core.transport import httpx as httpx_adapter
     from cassettes_core.transport import httpx2 as httpx2_adapter
-    from cassettes_core.transport._tracking import Traffic
 
 
 class _PluginRecorder(Recorder):
@@ -226,7 +225,7 @@ class CassetteSession:
         return new
 
     def _traffic(self) -> Traffic:
-        from cassettes_core.transport._tracking import traffic_of
+        from cassettes_core.transport import traffic_of
 
         return traffic_of(self.recorder)
 

@@ -39,7 +39,8 @@ def choose_mode(
     *, cli: str | None, marker: str | None, environ: Mapping[str, str] | None = None
 ) -> ModeChoice:
     """Apply the precedence; raises ``cassettes_core.ConfigError`` on an unknown mode name."""
-    from cassettes_core import ConfigError, resolve_mode  # the core owns the env rules
+    from cassettes_core import ConfigError
+    from cassettes_core.modes import resolve_mode
 
     env = os.environ if environ is None else environ
     explicit: str | None = None
@@ -67,7 +68,7 @@ def choose_mode(
 
 def on_ci(environ: Mapping[str, str] | None = None) -> bool:
     """Whether ``CI`` is set (to anything but empty, ``0``, ``false``, ``no``, ``off``)."""
-    from cassettes_core import resolve_mode  # the core owns the env rules
+    from cassettes_core.modes import resolve_mode
 
     env = os.environ if environ is None else environ
     return resolve_mode(None, environ={"CI": env.get("CI", "")}).value == "replay"

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from cassettes_core import CassetteError, CassetteMissError, Interaction
-from cassettes_core._record_errors import UnrecordedFailureError
+from cassettes_core import CassetteError, CassetteMissError, Interaction, UnrecordedFailureError
 from pytest_plugin._live import CassetteSession
 
 if TYPE_CHECKING:

@@ -21,7 +21,13 @@ from cassettes_core.isolation._guard import (
     deferred,
     disarm,
 )
-from cassettes_core.isolation._hosts import canonical_host, catalog_provider, endpoint_hosts
+from cassettes_core.isolation._hosts import (
+    canonical_host,
+    catalog_provider,
+    endpoint_hosts,
+    url_host_port,
+)
+from cassettes_core.isolation._linger import linger, threads_now
 
 __all__ = [
     "Guard",
@@ -34,4 +40,7 @@ __all__ = [
     "deferred",
     "disarm",
     "endpoint_hosts",
+    "linger",
+    "threads_now",
+    "url_host_port",
 ]

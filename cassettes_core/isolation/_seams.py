@@ -41,7 +41,7 @@ _watcher: PatchOnImport | None = None
 
 def install() -> None:
     """Patch every installed client's seam (called under the guard stack's lock)."""
-    from cassettes_core.transport import _intercept
+    from cassettes_core.transport import hold_clients
 
     global _watcher  # noqa: PLW0603 -- one finder while the seams are installed
     try:
@@ -55,7 +55,7 @@ def install() -> None:
                 "grpc.aio": _patch_grpc,
             }
         )
-        _intercept.hold()
+        hold_clients()
     except BaseException:
         restore()
         raise
@@ -63,7 +63,7 @@ def install() -> None:
 
 def restore() -> None:
     """Put back every original, the very same objects, last patched first."""
-    from cassettes_core.transport import _intercept
+    from cassettes_core.transport import release_clients
 
     global _watcher  # noqa: PLW0603
     unwatch(_watcher)
@@ -74,7 +74,7 @@ def restore() -> None:
             delattr(owner, name)
         else:
             setattr(owner, name, original)
-    _intercept.release()
+    release_clients()
 
 
 def is_installed() -> bool:
@@ -105,7 +105,7 @@ def _target(url: str, host: Any, port: Any) -> tuple[Any, Any]:
 def _call_hint(method: str, url: str) -> str | None:
     """What the request line shows: ``POST …/chat/completions`` is a provider call on any host
     (the httpx seam knows it the same way)."""
-    from cassettes_core.transport._guarded import request_hint
+    from cassettes_core.transport import request_hint
 
     return request_hint(method, url if "://" in url[:16] else f"http://h{url}", {})
 
@@ -119,7 +119,7 @@ def _refuse(error: Exception | None) -> None:
 
 
 def _live_allowed() -> bool:
-    from cassettes_core.transport._intercept import live_allowed
+    from cassettes_core.transport import live_allowed
 
     return live_allowed()
 

@@ -26,8 +26,7 @@ from typing import Any
 from cassettes_core._errors import ConfigError, ErrorKind, ProviderError
 from cassettes_core._model import LLMResponse, StreamEvent
 from cassettes_core._request import LLMRequest
-from cassettes_core.transport._headers import kept_headers
-from cassettes_core.transport._sse import SSEParser
+from cassettes_core.transport import SSEParser, kept_headers
 
 ANTHROPIC_VERSION = "2023-06-01"
 
@@ -297,7 +296,7 @@ def _without(body: Any, key: str) -> Any:
     text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
     if key not in text:
         return body
-    from cassettes_core._secrets_shapes import mask  # only on this rare path
+    from cassettes_core.secrets import mask  # only on this rare path
 
     masked = text.replace(key, mask(key))
     return masked if isinstance(body, str) else json.loads(masked)

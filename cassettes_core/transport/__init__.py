@@ -17,8 +17,40 @@ except, in replay, requests to a provider host that are not provider calls (see
 
 from __future__ import annotations
 
-from cassettes_core.transport._intercept import Interception, intercept
+from cassettes_core.transport._guarded import request_hint
+from cassettes_core.transport._headers import kept_headers
+from cassettes_core.transport._intercept import (
+    Interception,
+    hold_clients,
+    intercept,
+    live_allowed,
+    release_clients,
+)
 from cassettes_core.transport._routes import Route, match_route
 from cassettes_core.transport._settle import AbandonedStreamWarning, settle
+from cassettes_core.transport._sse import SSEParser
+from cassettes_core.transport._tracking import (
+    Traffic,
+    forget_provider_hosts,
+    provider_hosts_seen,
+    traffic_of,
+)
 
-__all__ = ["AbandonedStreamWarning", "Interception", "Route", "intercept", "match_route", "settle"]
+__all__ = [
+    "AbandonedStreamWarning",
+    "Interception",
+    "Route",
+    "SSEParser",
+    "Traffic",
+    "forget_provider_hosts",
+    "hold_clients",
+    "intercept",
+    "kept_headers",
+    "live_allowed",
+    "match_route",
+    "provider_hosts_seen",
+    "release_clients",
+    "request_hint",
+    "settle",
+    "traffic_of",
+]

@@ -46,7 +46,7 @@ def kept_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
     """The headers a cassette may hold, names lower-cased, in their original order (a name
     sent more than once holds its values joined by ``", "``)."""
     # The guard's list, loaded on the write path only (as the guard itself is).
-    from cassettes_core._secrets import is_sensitive_header
+    from cassettes_core.secrets import is_sensitive_header
 
     kept: dict[str, str] = {}
     for raw_name, value in headers:

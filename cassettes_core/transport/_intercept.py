@@ -40,8 +40,8 @@ from types import ModuleType, TracebackType
 from typing import Any, Self
 
 from cassettes_core._errors import ConfigError
-from cassettes_core._modes import Mode
 from cassettes_core._recorder import Recorder
+from cassettes_core.modes import Mode
 from cassettes_core.transport._guarded import guarded
 from cassettes_core.transport._settle import asettle, settle
 
@@ -156,7 +156,7 @@ def live_allowed() -> bool:
     )
 
 
-def hold() -> None:
+def hold_clients() -> None:
     """Keep the client classes patched while the isolation guard is armed, so that requests
     sent outside any interception are checked too (``cassettes_core.isolation``)."""
     with _state.lock:
@@ -165,7 +165,8 @@ def hold() -> None:
         _state.held += 1
 
 
-def release() -> None:
+def release_clients() -> None:
+    """Undo one :func:`hold_clients`; the classes are restored when nothing holds them."""
     with _state.lock:
         _state.held = max(0, _state.held - 1)
         if not _state.active and not _state.held:

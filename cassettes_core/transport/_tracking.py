@@ -29,14 +29,9 @@ import weakref
 from typing import Any, Protocol
 
 from cassettes_core._errors import ConfigError
-from cassettes_core._modes import Mode
 from cassettes_core._recorder import Recorder
-from cassettes_core.isolation._hosts import (
-    canonical_host,
-    catalog_provider,
-    endpoint_hosts,
-    url_host_port,
-)
+from cassettes_core.isolation import canonical_host, catalog_provider, endpoint_hosts, url_host_port
+from cassettes_core.modes import Mode
 from cassettes_core.transport._guarded import request_hint
 from cassettes_core.transport._routes import Route, match_route
 from cassettes_core.transport._visible import sent_by_anthropic, visible

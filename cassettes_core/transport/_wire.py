@@ -61,11 +61,20 @@ class Wire:
 
     def failure_kind(self, exc: BaseException) -> ErrorKind | None:
         """How a transport exception is recorded; ``None`` for ones that are not recorded."""
-        if isinstance(exc, self.module.TimeoutException):
+        if self._raised_as(exc, "TimeoutException"):
             return "timeout"
-        if isinstance(exc, self.module.TransportError):
+        if self._raised_as(exc, "TransportError"):
             return "connection"
         return None
+
+    def _raised_as(self, exc: BaseException, base: str) -> bool:
+        # By name within this library, not by identity: a test run or a reloader that imports
+        # the library twice leaves clients raising the first copy's classes.
+        library = self.module.__name__
+        return any(
+            cls.__name__ == base and cls.__module__.partition(".")[0] == library
+            for cls in type(exc).__mro__
+        )
 
     def exception(self, error: RecordedError, request: Any) -> Exception:
         """The library exception a recorded timeout or connection failure replays as.

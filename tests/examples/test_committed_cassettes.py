@@ -10,8 +10,9 @@ import httpx2
 import openai
 import pytest
 
-from cassettes_core import CassetteVersionWarning, Recorder, SecretGuard, load_cassette
-from cassettes_core.demo import QUESTION, run_agent
+from cassettes_core import CassetteVersionWarning, Recorder, load_cassette
+from cassettes_core.secrets import SecretGuard
+from cassettes_core.testing.demo import QUESTION, run_agent
 from cassettes_core.transport.httpx2 import CassetteTransport
 
 ROOT = Path(__file__).resolve().parents[2] / "cassettes"

@@ -13,7 +13,7 @@ import pytest
 def test_demo_records_replays_and_shows_a_miss(tmp_path: Path) -> None:
     """The demo exits 0, replays with zero provider hits, and prints the miss diff."""
     done = subprocess.run(
-        [sys.executable, "-m", "cassettes_core.demo", "--keep", str(tmp_path)],
+        [sys.executable, "-m", "cassettes_core.testing.demo", "--keep", str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=120,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cassettes_core.emulator import Emulator
+from cassettes_core.testing.emulator import Emulator
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 import openai
 
-from cassettes_core._secrets import SecretFinding, SecretGuard
-from cassettes_core._secrets_normal import normalise
+from cassettes_core.secrets._guard import SecretFinding, SecretGuard
+from cassettes_core.secrets._normal import normalise
 
 if TYPE_CHECKING:
     from cassettes_core import Recorder
-    from cassettes_core.emulator import Emulator
+    from cassettes_core.testing.emulator import Emulator
 
 ALNUM = string.ascii_letters + string.digits
 B64 = ALNUM + "+/"

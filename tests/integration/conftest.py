@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from cassettes_core.emulator import Emulator
+from cassettes_core.testing.emulator import Emulator
 from tests.helpers.inner import PLUGIN_INI, run_inner
 from tests.helpers.isolation import CALLS
 from tests.helpers.sink import Sink

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from cassettes_core import CassetteProvider, ConfigError, LLMRequest, ProviderError
-from cassettes_core.emulator import Emulator
 from cassettes_core.providers.http import HTTPProvider
+from cassettes_core.testing.emulator import Emulator
 
 
 @pytest.fixture(scope="module")

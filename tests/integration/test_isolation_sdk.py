@@ -13,7 +13,7 @@ import importlib
 
 import pytest
 
-from cassettes_core.emulator import Emulator
+from cassettes_core.testing.emulator import Emulator
 from tests.helpers.inner import run_inner
 from tests.helpers.isolation import CALLS
 from tests.helpers.isolation import refused_lines as _refused

@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING
 import pytest
 import yaml
 
-from cassettes_core.emulator import Emulator
+from cassettes_core.testing.emulator import Emulator
 
 if TYPE_CHECKING:
     from tests.integration.conftest import InnerRun
 
 # Loaded once here: in-process runs drop what they import, and these are slow to import.
 _PRELOADED = (
-    "anthropic openai httpx httpx2 cassettes_core._secrets cassettes_core.transport.httpx"
+    "anthropic openai httpx httpx2 cassettes_core.secrets._guard cassettes_core.transport.httpx"
     " cassettes_core.transport.httpx2"
 )
 for _module in [*_PRELOADED.split(), "pytest_plugin._live"]:

@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-from cassettes_core.emulator import Emulator
+from cassettes_core.testing.emulator import Emulator
 from tests.helpers.inner import run_inner as run
 
 # In-process runs drop every module they import; loading these once here keeps each run fast
@@ -15,7 +15,7 @@ from tests.helpers.inner import run_inner as run
 for _module in (
     "anthropic",
     "openai",
-    "cassettes_core._secrets",
+    "cassettes_core.secrets._guard",
     "cassettes_core.transport.httpx2",
     "pytest_plugin._live",
 ):

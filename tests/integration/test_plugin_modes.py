@@ -11,14 +11,14 @@ import importlib
 import pytest
 import yaml
 
-from cassettes_core.emulator import Emulator
+from cassettes_core.testing.emulator import Emulator
 from tests.helpers.inner import run_inner as run
 
 # In-process runs drop every module they import; loading these once here keeps each run fast
 # (the SDKs, the secret scanner and the transport take seconds to import on a busy machine).
 for _module in (
     "openai",
-    "cassettes_core._secrets",
+    "cassettes_core.secrets._guard",
     "cassettes_core.transport.httpx2",
     "pytest_plugin._live",
 ):

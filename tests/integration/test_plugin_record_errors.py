@@ -8,11 +8,17 @@ import secrets
 
 import pytest
 
-from cassettes_core.emulator import Emulator
+from cassettes_core.testing.emulator import Emulator
 from tests.helpers.inner import PLUGIN_INI
 from tests.helpers.inner import run_inner as run
 
-for _module in ("openai", "anthropic", "httpx2", "cassettes_core._secrets", "pytest_plugin._live"):
+for _module in (
+    "openai",
+    "anthropic",
+    "httpx2",
+    "cassettes_core.secrets._guard",
+    "pytest_plugin._live",
+):
     importlib.import_module(_module)  # loaded once: the in-process runs stay fast
 
 CHAT = """
@@ -137,8 +143,8 @@ def test_a_bad_value_is_a_usage_error_or_a_config_error(
 
 def test_the_plugin_spells_the_same_choices_as_the_core() -> None:
     """The plugin checks ini values without loading the core: its lists must not drift."""
-    from cassettes_core._manifest import _SESSION_POLICY
     from cassettes_core._record_errors import RECORD_ERRORS
+    from cassettes_core.store._manifest import _SESSION_POLICY
     from pytest_plugin._drift import DRIFT_CHOICES
     from pytest_plugin._spec import RECORD_ERRORS as PLUGIN_RECORD_ERRORS
 

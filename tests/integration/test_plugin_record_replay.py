@@ -11,7 +11,7 @@ import importlib
 import pytest
 import yaml
 
-from cassettes_core.emulator import Emulator
+from cassettes_core.testing.emulator import Emulator
 from tests.helpers.inner import PLUGIN_INI
 from tests.helpers.inner import run_inner as run
 
@@ -21,7 +21,7 @@ for _module in (
     "anthropic",
     "openai",
     "httpx2",
-    "cassettes_core._secrets",
+    "cassettes_core.secrets._guard",
     "cassettes_core.transport.httpx2",
     "pytest_plugin._live",
 ):

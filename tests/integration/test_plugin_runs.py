@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from cassettes_core.emulator import Emulator
+from cassettes_core.testing.emulator import Emulator
 
 if TYPE_CHECKING:
     from tests.integration.conftest import InnerRun
 
-for _module in ("openai", "cassettes_core._secrets", "pytest_plugin._live"):
+for _module in ("openai", "cassettes_core.secrets._guard", "pytest_plugin._live"):
     importlib.import_module(_module)  # loaded once here: in-process runs drop what they import
 
 SHARED = """

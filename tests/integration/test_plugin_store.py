@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 import yaml
 
-from cassettes_core.emulator import Emulator
+from cassettes_core.testing.emulator import Emulator
 from tests.helpers.inner import PLUGIN_INI, run_inner
 
 QUESTIONS = """

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cassettes_core import Manifest, VersionDrift
-from cassettes_core._manifest import installed_sdks, version_drift
-from cassettes_core.emulator import Emulator
+from cassettes_core.store import Manifest, VersionDrift
+from cassettes_core.store._manifest import installed_sdks, version_drift
+from cassettes_core.testing.emulator import Emulator
 from tests.helpers.inner import PLUGIN_INI
 from tests.helpers.inner import run_inner as run
 
-for _module in ("openai", "httpx2", "cassettes_core._secrets", "pytest_plugin._live"):
+for _module in ("openai", "httpx2", "cassettes_core.secrets._guard", "pytest_plugin._live"):
     importlib.import_module(_module)  # loaded once: the in-process runs stay fast
 
 STRICT_INI = PLUGIN_INI + "filterwarnings =\n    error\n"

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 import yaml
 
-from cassettes_core.emulator import Emulator
+from cassettes_core.testing.emulator import Emulator
 from tests.helpers.inner import PLUGIN_INI
 
 # Plain httpx2 (what the SDKs run on) keeps the four worker processes quick to start.

@@ -25,7 +25,7 @@ from cassettes_core import (
     UnrecordedFailureError,
     load_cassette,
 )
-from cassettes_core.emulator import Emulator
+from cassettes_core.testing.emulator import Emulator
 from cassettes_core.transport.httpx2 import AsyncCassetteTransport, CassetteTransport
 
 MESSAGES = [{"role": "user", "content": "Capital of France?"}]

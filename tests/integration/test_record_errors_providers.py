@@ -21,8 +21,8 @@ from cassettes_core import (
     UnrecordedFailureError,
     load_cassette,
 )
-from cassettes_core.emulator import Emulator
 from cassettes_core.providers.http import HTTPProvider
+from cassettes_core.testing.emulator import Emulator
 from tests.helpers.factories import answer, chat_request
 
 MESSAGES = [{"role": "user", "content": "Capital of France?"}]

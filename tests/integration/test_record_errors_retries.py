@@ -15,7 +15,7 @@ import openai
 import pytest
 
 from cassettes_core import Recorder, load_cassette
-from cassettes_core.emulator import Emulator
+from cassettes_core.testing.emulator import Emulator
 from cassettes_core.transport.httpx2 import AsyncCassetteTransport, CassetteTransport
 
 MESSAGES = [{"role": "user", "content": "Capital of France?"}]

@@ -21,7 +21,7 @@ import openai
 import pytest
 
 from cassettes_core import Recorder, UnrecordedFailureError, load_cassette
-from cassettes_core.emulator import Emulator
+from cassettes_core.testing.emulator import Emulator
 from cassettes_core.transport.httpx2 import CassetteTransport
 
 MESSAGES = [{"role": "user", "content": "Capital of France?"}]

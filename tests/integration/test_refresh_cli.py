@@ -15,9 +15,9 @@ import pytest
 
 from cassette_refresh.cli import main
 from cassettes_core import Interaction, LLMRequest, LLMResponse, RecordedError
-from cassettes_core._manifest import Manifest
-from cassettes_core._store import render
-from cassettes_core.emulator import Emulator
+from cassettes_core.store._file import render
+from cassettes_core.store._manifest import Manifest
+from cassettes_core.testing.emulator import Emulator
 from tests.integration.test_refresh_emulator import REQUESTS, _record
 
 CHAT: dict[str, Any] = {

@@ -17,8 +17,8 @@ import pytest
 import yaml
 
 from cassette_refresh.cli import main
-from cassettes_core._store import read_snapshot
-from cassettes_core.emulator import Emulator
+from cassettes_core.store._file import read_snapshot
+from cassettes_core.testing.emulator import Emulator
 from tests.integration.test_refresh_emulator import _chat
 from tests.integration.test_refresh_emulator import _record as _record_direct
 

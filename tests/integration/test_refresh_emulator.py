@@ -14,9 +14,9 @@ from cassette_refresh import LiveCall, built_in_reissuer
 from cassette_refresh._cassettes import DEFAULT_ENDPOINTS as ENDPOINTS
 from cassette_refresh.cli import main
 from cassettes_core import Interaction, LLMRequest, LLMResponse, StreamEvent
-from cassettes_core._manifest import Manifest
-from cassettes_core._store import render
-from cassettes_core.emulator import Emulator
+from cassettes_core.store._file import render
+from cassettes_core.store._manifest import Manifest
+from cassettes_core.testing.emulator import Emulator
 
 TOOLS_OPENAI = [
     {

@@ -18,7 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from cassette_refresh.cli import main
-from cassettes_core.emulator import Emulator
+from cassettes_core.testing.emulator import Emulator
 from tests.integration.test_refresh_emulator import REQUESTS, _record
 
 REPO = "acme/widgets"

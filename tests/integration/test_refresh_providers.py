@@ -11,11 +11,11 @@ import pytest
 from cassette_refresh import ProviderReissuer, run_check
 from cassette_refresh._discover import find_cassettes
 from cassettes_core import Interaction, LLMRequest, LLMResponse, ProviderError
-from cassettes_core._manifest import Manifest
-from cassettes_core._store import render
-from cassettes_core.emulator import Emulator
 from cassettes_core.providers.fake import FakeProvider
 from cassettes_core.providers.http import HTTPProvider
+from cassettes_core.store._file import render
+from cassettes_core.store._manifest import Manifest
+from cassettes_core.testing.emulator import Emulator
 from tests.integration.test_refresh_emulator import REQUESTS, _record
 
 

@@ -15,13 +15,19 @@ from typing import TYPE_CHECKING
 import pytest
 import yaml
 
-from cassettes_core.emulator import Emulator
+from cassettes_core.testing.emulator import Emulator
 from tests.integration.test_refresh_rewrite_replays import _record, _refresh, _replays, _sha
 
 if TYPE_CHECKING:
     from tests.integration.conftest import InnerRun
 
-for _module in ("anthropic", "openai", "httpx2", "cassettes_core._secrets", "pytest_plugin._live"):
+for _module in (
+    "anthropic",
+    "openai",
+    "httpx2",
+    "cassettes_core.secrets._guard",
+    "pytest_plugin._live",
+):
     importlib.import_module(_module)
 
 GLUED_ID = """

@@ -18,14 +18,14 @@ import pytest
 import yaml
 
 from cassette_refresh.cli import main
-from cassettes_core.emulator import Emulator
+from cassettes_core.testing.emulator import Emulator
 from tests.integration.test_refresh_emulator import _chat as _body
 from tests.integration.test_refresh_emulator import _record as _record_direct
 
 if TYPE_CHECKING:
     from tests.integration.conftest import InnerRun
 
-for _module in ("openai", "httpx2", "cassettes_core._secrets", "pytest_plugin._live"):
+for _module in ("openai", "httpx2", "cassettes_core.secrets._guard", "pytest_plugin._live"):
     importlib.import_module(_module)
 
 SCRUBBED = """

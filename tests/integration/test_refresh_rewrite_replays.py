@@ -25,8 +25,8 @@ from cassette_refresh import built_in_reissuer
 from cassette_refresh._cassettes import Recorded, rerecorded
 from cassette_refresh._reissue import LiveAnswer
 from cassette_refresh.cli import main
-from cassettes_core._store import read_snapshot, render
-from cassettes_core.emulator import Emulator
+from cassettes_core.store._file import read_snapshot, render
+from cassettes_core.testing.emulator import Emulator
 from tests.integration.test_refresh_emulator import _chat
 from tests.integration.test_refresh_emulator import _record as _record_direct
 
@@ -34,7 +34,13 @@ if TYPE_CHECKING:
     from tests.integration.conftest import InnerRun
 
 # In-process runs drop what they import; loading these once keeps each inner run fast.
-for _module in ("anthropic", "openai", "httpx2", "cassettes_core._secrets", "pytest_plugin._live"):
+for _module in (
+    "anthropic",
+    "openai",
+    "httpx2",
+    "cassettes_core.secrets._guard",
+    "pytest_plugin._live",
+):
     importlib.import_module(_module)
 
 OPENAI_AGENT = """

@@ -12,9 +12,9 @@ import yaml
 
 from cassette_refresh.cli import main
 from cassettes_core import LLMResponse
-from cassettes_core._manifest import Manifest
-from cassettes_core._store import read_snapshot, render
-from cassettes_core.emulator import Emulator
+from cassettes_core.store._file import read_snapshot, render
+from cassettes_core.store._manifest import Manifest
+from cassettes_core.testing.emulator import Emulator
 from tests.integration.test_refresh_cli import CHAT, SlowStub, _interaction, _write, stub
 from tests.integration.test_refresh_emulator import REQUESTS, _record
 

@@ -13,7 +13,7 @@ import openai
 import pytest
 
 from cassettes_core import CassetteMissError, Recorder, intercept
-from cassettes_core.emulator import Emulator
+from cassettes_core.testing.emulator import Emulator
 
 CLAUDE = "claude-sonnet-5-5"
 

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from cassettes_core import CassetteMissError, Recorder
-from cassettes_core.emulator import Emulator
+from cassettes_core.testing.emulator import Emulator
 from tests.helpers.sdk_sleeps import log_sleeps
 
 T = TypeVar("T")

@@ -32,7 +32,7 @@ from cassettes_core import (
     UnsafeCassetteError,
     cli,
 )
-from cassettes_core.emulator import Emulator
+from cassettes_core.testing.emulator import Emulator
 from tests.helpers.factories import answer, chat_request
 from tests.helpers.fake_secrets import (
     LEAKING_TEST,
@@ -44,7 +44,7 @@ from tests.helpers.fake_secrets import (
 from tests.helpers.inner import run_inner
 
 for _module in (
-    "cassettes_core._secrets",
+    "cassettes_core.secrets._guard",
     "cassettes_core.transport.httpx2",
     "pytest_plugin._live",
 ):

@@ -28,7 +28,7 @@ from cassettes_core import (
     UnsafeCassetteError,
     cli,
 )
-from cassettes_core.emulator import Emulator
+from cassettes_core.testing.emulator import Emulator
 from tests.helpers.factories import answer, chat_request
 from tests.helpers.fake_secrets import (
     LEAKING_TEST,
@@ -39,7 +39,7 @@ from tests.helpers.fake_secrets import (
 )
 from tests.helpers.inner import run_inner
 
-for _module in ("cassettes_core._secrets", "cassettes_core.transport.httpx2"):
+for _module in ("cassettes_core.secrets._guard", "cassettes_core.transport.httpx2"):
     importlib.import_module(_module)  # in-process runs drop what they import: load once here
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from cassettes_core import load_cassette
-from cassettes_core._lock import lock_path_of
-from cassettes_core._store import CassetteFile
+from cassettes_core.store._file import CassetteFile
+from cassettes_core.store._lock import lock_path_of
 from tests.helpers.factories import interaction
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,7 +129,7 @@ def test_record_twice_in_one_process_starts_over(tmp_path: Path) -> None:
 
 HOLDER = """
 import sys, time
-from cassettes_core._lock import CassetteLock
+from cassettes_core.store._lock import CassetteLock
 lock = CassetteLock(sys.argv[1])
 lock.acquire()
 print("locked", flush=True)
@@ -187,7 +187,7 @@ def test_a_held_lock_is_waited_for_then_taken(tmp_path: Path) -> None:
 APPEND_LOOP = """
 import sys
 from pathlib import Path
-from cassettes_core._store import CassetteFile
+from cassettes_core.store._file import CassetteFile
 from tests.helpers.factories import interaction
 file = CassetteFile(Path(sys.argv[1]))
 n = 0

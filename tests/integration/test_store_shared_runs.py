@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cassettes_core.emulator import Emulator
+from cassettes_core.testing.emulator import Emulator
 from tests.helpers.inner import PLUGIN_INI
 
 TESTS = """

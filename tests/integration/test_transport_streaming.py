@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from cassettes_core import Recorder
-from cassettes_core.emulator import Emulator
+from cassettes_core.testing.emulator import Emulator
 from cassettes_core.transport.httpx2 import AsyncCassetteTransport, CassetteTransport
 
 LIBS = [pytest.param("httpx2", id="httpx2"), pytest.param("httpx", id="httpx")]

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cassettes_core import ConfigError, canonical_json, request_digest
+from cassettes_core import ConfigError
+from cassettes_core.digest import canonical_json, request_digest
 
 GOLDEN = [
     pytest.param(

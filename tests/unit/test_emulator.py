@@ -14,7 +14,7 @@ import httpx2
 import openai
 import pytest
 
-from cassettes_core.emulator import Emulator
+from cassettes_core.testing.emulator import Emulator
 
 QUESTION = "What is the weather in Paris?"
 WEATHER_TOOL = {
@@ -592,9 +592,17 @@ def test_bad_requests_get_a_400_in_the_provider_shape(
 
 @pytest.mark.slow
 def test_module_entry_point_serves_and_prints_its_url() -> None:
-    """`python -m cassettes_core.emulator --port 0` prints its URL and answers on it."""
+    """`python -m cassettes_core.testing.emulator --port 0` prints its URL and answers on it."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "cassettes_core.emulator", "--port", "0", "--api-key", "emu-cli"],
+        [
+            sys.executable,
+            "-m",
+            "cassettes_core.testing.emulator",
+            "--port",
+            "0",
+            "--api-key",
+            "emu-cli",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

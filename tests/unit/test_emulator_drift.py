@@ -11,7 +11,7 @@ import httpx2
 import openai
 import pytest
 
-from cassettes_core.emulator import DRIFT_SWITCHES, Emulator
+from cassettes_core.testing.emulator import DRIFT_SWITCHES, Emulator
 
 ASK = [{"role": "user", "content": "What is the weather in Paris?"}]
 REQUESTS: dict[str, tuple[str, dict[str, Any]]] = {

@@ -30,9 +30,9 @@ from cassettes_core import (
     LLMResponse,
     RecordedError,
 )
-from cassettes_core._manifest import Manifest
-from cassettes_core._store import render
 from cassettes_core.cli import main
+from cassettes_core.store._file import render
+from cassettes_core.store._manifest import Manifest
 from tests.helpers.factories import chat_request, interaction, stream_events
 
 TEXT_CASES = 3000

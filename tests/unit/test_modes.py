@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from cassettes_core import ConfigError, Mode, resolve_mode
+from cassettes_core import ConfigError, Mode
+from cassettes_core.modes import resolve_mode
 
 
 @pytest.mark.parametrize(

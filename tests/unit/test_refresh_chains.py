@@ -16,8 +16,8 @@ from cassette_refresh._rewrite import (
     rerecord_step,
 )
 from cassettes_core import Interaction, LLMRequest, LLMResponse, RecordedError, StreamEvent
-from cassettes_core._manifest import Manifest
-from cassettes_core._store import read_snapshot, render
+from cassettes_core.store._file import read_snapshot, render
+from cassettes_core.store._manifest import Manifest
 
 USER = {"role": "user", "content": "What is the weather in Paris?"}
 

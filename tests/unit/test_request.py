@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from cassettes_core import DEFAULT_SEMANTIC_FIELDS, LLMRequest, MatchPolicy
+from cassettes_core import LLMRequest, MatchPolicy
+from cassettes_core.catalog import DEFAULT_SEMANTIC_FIELDS
 
 BASES: dict[str, dict[str, Any]] = {
     "openai.chat": {"model": "gpt-4o", "messages": [{"role": "user", "content": "Hi"}]},

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from cassettes_core._errors import CassetteError, UnsafeCassetteError
-from cassettes_core._secrets import (
+from cassettes_core.secrets._guard import (
     SENSITIVE_HEADERS,
     SecretFinding,
     SecretGuard,
@@ -20,7 +20,7 @@ from cassettes_core._secrets import (
     is_sensitive_header,
     strip_sensitive_headers,
 )
-from cassettes_core._secrets_shapes import looks_like_credential, mask
+from cassettes_core.secrets._shapes import looks_like_credential, mask
 
 ALNUM = string.ascii_letters + string.digits
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from cassettes_core._secrets import SecretGuard
-from cassettes_core._secrets_normal import normalise
-from cassettes_core._secrets_text import redact
+from cassettes_core.secrets._guard import SecretGuard
+from cassettes_core.secrets._normal import normalise
+from cassettes_core.secrets._text import redact
 from tests.helpers.fake_secrets import assert_masked, openai_key, rand, scan
 
 

@@ -18,8 +18,8 @@ from cassettes_core import (
     LLMResponse,
     load_cassette,
 )
-from cassettes_core._store import CassetteFile
 from cassettes_core.cli import main
+from cassettes_core.store._file import CassetteFile
 from tests.helpers.factories import interaction
 
 

@@ -17,8 +17,8 @@ from cassettes_core import (
     LLMResponse,
     load_cassette,
 )
-from cassettes_core._lock import lock_path_of
-from cassettes_core._store import CassetteFile
+from cassettes_core.store._file import CassetteFile
+from cassettes_core.store._lock import lock_path_of
 from tests.helpers.factories import chat_request, interaction
 
 

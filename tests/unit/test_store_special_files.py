@@ -23,10 +23,10 @@ from cassettes_core import (
     LLMResponse,
     load_cassette,
 )
-from cassettes_core._atomic import atomic_write
-from cassettes_core._rehash import rehash
-from cassettes_core._store import CassetteFile
 from cassettes_core.cli import main
+from cassettes_core.store._atomic import atomic_write
+from cassettes_core.store._file import CassetteFile
+from cassettes_core.store._rehash import rehash
 from tests.helpers.factories import chat_request, interaction
 
 

@@ -20,10 +20,10 @@ from cassettes_core import (
     LLMResponse,
     load_cassette,
 )
-from cassettes_core._lock import lock_path_of
 from cassettes_core._model import LLMResponse as Response
-from cassettes_core._rehash import rehash
-from cassettes_core._store import CassetteFile
+from cassettes_core.store._file import CassetteFile
+from cassettes_core.store._lock import lock_path_of
+from cassettes_core.store._rehash import rehash
 from tests.helpers.factories import chat_request, interaction
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -118,7 +118,7 @@ NEW_FILE = """
 import os, stat, sys
 from pathlib import Path
 os.umask(int(sys.argv[2], 8))
-from cassettes_core._store import CassetteFile
+from cassettes_core.store._file import CassetteFile
 from tests.helpers.factories import interaction
 CassetteFile(Path(sys.argv[1])).append([interaction()])
 print(oct(stat.S_IMODE(os.stat(sys.argv[1]).st_mode)))

@@ -1,0 +1,405 @@
+"""The secret guard: nothing secret ever reaches a cassette.
+
+Cassettes are committed and shared, so every interaction is scanned before it is written,
+exactly as it will be stored: the endpoint and its query, request and response bodies at any
+depth, every stream event (and the text a stream spreads over many events, joined by position
+and per choice, tool call or content block), every stored header. A string that holds JSON is
+read raw and parsed (every value of a repeated key kept), and every string is read again in its
+normal form (:mod:`cassettes_core.secrets._normal`: look-alikes folded, invisible characters
+and escapes undone). These find secrets:
+
+1. our detectors for key formats of the LLM era (OpenAI, Anthropic, Google, Hugging Face, Groq,
+   xAI …) and the classics (GitHub, AWS, Slack, Stripe, JWTs, PEM keys, passwords in URLs);
+2. auth positions: a value of credential shape in a field or query parameter named like
+   ``api_key``, ``token``, ``password`` or ``key`` (keys without a prefix: Mistral, Azure …),
+   and credentials assigned in any text (``.env``, ``export``, YAML, ``os.environ[…]``,
+   ``AzureKeyCredential("…")``, connection strings);
+3. the literal values of the process's credential-like environment variables, and keys written
+   in base64;
+4. detect-secrets' plugins and filters, in process, per field, behind cheap gates.
+
+Every pattern runs in linear time on any input (``bench/bench_secrets.py`` measures the worst
+inputs we could build for each).
+
+Known LLM payloads are not secrets: ids with the providers' prefixes, fingerprints, base64
+embeddings and images, thinking signatures, ``encrypted_content``, UUIDs, hashes, code, prose.
+
+Headers that carry credentials (:data:`SENSITIVE_HEADERS`, :func:`is_sensitive_header`) are
+never stored: the recorder strips them with :func:`strip_sensitive_headers` and the guard
+refuses a cassette that still holds one. Scanning happens only on the write path; replay never
+calls it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from cassettes_core._errors import UnsafeCassetteError
+from cassettes_core.secrets._batch import Batch
+from cassettes_core.secrets._detectors import Hit, find_formats_batch
+from cassettes_core.secrets._encoded import find_encoded_batch
+from cassettes_core.secrets._env import (
+    credential_environment,
+    find_environment_values,
+    lower_in_place,
+)
+from cassettes_core.secrets._llm import credential_in_field
+from cassettes_core.secrets._normal import needs_normalising, normalise
+from cassettes_core.secrets._pairs import find_pairs
+from cassettes_core.secrets._paths import quoted_name
+from cassettes_core.secrets._plugins import PluginScanner, plugin_scanner
+from cassettes_core.secrets._shapes import is_documented_example, mask, strip_scheme
+from cassettes_core.secrets._stream import HIDDEN, stream_hits
+from cassettes_core.secrets._text import find_assignments_batch, name_kind
+from cassettes_core.secrets._walk import Leaf, Walk
+
+__all__ = [
+    "SENSITIVE_HEADERS",
+    "SecretFinding",
+    "SecretGuard",
+    "UnsafeInteractionDroppedWarning",
+    "is_sensitive_header",
+    "strip_sensitive_headers",
+]
+
+#: Header names (lower case) that are never stored. Credentials, cookies, and the organization
+#: and project ids that identify an account. :func:`is_sensitive_header` also treats as
+#: sensitive any header whose last word is ``key``, ``token``, ``secret``, ``auth``, … .
+SENSITIVE_HEADERS: frozenset[str] = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "cookie",
+        "set-cookie",
+        "api-key",
+        "x-api-key",
+        "x-goog-api-key",
+        "ocp-apim-subscription-key",
+        "x-auth-token",
+        "x-access-token",
+        "x-amz-security-token",
+        "x-vault-token",
+        "private-token",
+        "cf-access-client-id",
+        "cf-access-client-secret",
+        "openai-organization",
+        "openai-project",
+        "anthropic-organization-id",
+    }
+)
+_SENSITIVE_LAST_WORDS = frozenset(
+    {
+        "authorization",
+        "auth",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "apikey",
+        "key",
+        "cookie",
+        "credential",
+        "credentials",
+    }
+)
+_NOT_SENSITIVE = frozenset({"idempotency-key", "x-idempotency-key"})
+_WORDS = re.compile(r"[-_\s]+")
+
+
+def is_sensitive_header(name: str) -> bool:
+    """Whether a header (any case) carries a credential or an account id and is never stored."""
+    low = name.strip().lower()
+    if low in SENSITIVE_HEADERS:
+        return True
+    if low in _NOT_SENSITIVE:
+        return False
+    return _WORDS.split(low)[-1] in _SENSITIVE_LAST_WORDS or "api-key" in low
+
+
+def strip_sensitive_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """``headers`` without the sensitive ones (names compared case-insensitively)."""
+    return {name: value for name, value in headers.items() if not is_sensitive_header(name)}
+
+
+class UnsafeInteractionDroppedWarning(UserWarning):
+    """Best-effort recording dropped an interaction that holds a possible secret."""
+
+
+@dataclass(frozen=True, slots=True)
+class SecretFinding:
+    """One possible secret: which interaction, where in it, what kind, and a masked preview.
+
+    The value itself is not kept: a finding can be printed, logged and pickled safely.
+    """
+
+    seq: int | None
+    path: str
+    kind: str
+    preview: str
+
+    def __str__(self) -> str:
+        where = f"seq {self.seq} {self.path}" if self.seq is not None else self.path
+        return f"{where}: {self.kind} ({self.preview})"
+
+
+Interaction = TypeVar("Interaction", bound=Mapping[str, Any])
+
+
+class SecretGuard:
+    """Scans interactions before they are written, and refuses those that hold a secret.
+
+    ``allow`` lists exact values known to be safe (a test fixture's fake key, a public demo
+    token); a finding whose value is one of them is not reported.
+    """
+
+    def __init__(self, *, allow: Iterable[str] = ()) -> None:
+        allowed = [value for value in allow if value]
+        self._allow = frozenset([*allowed, *(normalise(value) for value in allowed)])
+        self._plugins: PluginScanner = plugin_scanner()
+
+    def scan(
+        self, interaction: Mapping[str, Any], *, seq: int | None = None
+    ) -> list[SecretFinding]:
+        """Every possible secret in one interaction, in document order.
+
+        ``seq`` defaults to the interaction's own ``seq``.
+        """
+        if seq is None:
+            own = interaction.get("seq")
+            seq = own if isinstance(own, int) and not isinstance(own, bool) else None
+        findings: list[SecretFinding] = []
+        reported: set[tuple[str, str]] = set()
+        for path, kind, value in self._hits(interaction):
+            if value in self._allow or (path, value) in reported or is_documented_example(value):
+                continue
+            reported.add((path, value))
+            findings.append(SecretFinding(seq, path, kind, mask(value)))
+        return findings
+
+    def check(self, interactions: Iterable[Mapping[str, Any]], *, path: Path | str | None) -> None:
+        """Raise :class:`UnsafeCassetteError` listing every finding of every interaction."""
+        findings = [finding for item in interactions for finding in self.scan(item)]
+        if findings:
+            raise UnsafeCassetteError(path, findings)
+
+    def filter(
+        self, interactions: Iterable[Interaction], *, path: Path | str | None
+    ) -> list[Interaction]:
+        """Best effort: the interactions that are safe to write; the others are dropped.
+
+        Each dropped interaction is reported with an :class:`UnsafeInteractionDroppedWarning`;
+        nothing is raised (for recording outside tests, where failing the caller is worse than
+        losing one recording). An interaction that cannot be scanned is dropped too.
+        """
+        kept: list[Interaction] = []
+        where = str(path) if path is not None else "the cassette"
+        for interaction in interactions:
+            try:
+                findings = self.scan(interaction)
+            except Exception as exc:  # best effort must never raise into the caller
+                message = f"dropped an interaction for {where}: it could not be scanned ({exc!r})"
+                warnings.warn(UnsafeInteractionDroppedWarning(message), stacklevel=2)
+                continue
+            if findings:
+                listed = "; ".join(str(finding) for finding in findings)
+                message = (
+                    f"dropped an interaction for {where}: {_count(len(findings))} found: {listed}. "
+                    "Scrub the value in a before_record hook to keep such interactions."
+                )
+                warnings.warn(UnsafeInteractionDroppedWarning(message), stacklevel=2)
+                continue
+            kept.append(interaction)
+        return kept
+
+    def scan_text(self, text: str) -> list[SecretFinding]:
+        """Findings in a file's text as stored, each at ``line N`` (what parsing drops, such as
+        a YAML comment, is read too).
+
+        Our detectors only (key formats, assignments, the environment's credentials, base64),
+        in the text and its normal form: the plugins read fields under their names, which a
+        file's raw text does not give them.
+        """
+        environment = credential_environment()
+        forms = [(text, "")]
+        if needs_normalising(text):
+            forms.append((normalise(text), HIDDEN))  # line breaks stay: the lines match
+        findings: list[SecretFinding] = []
+        seen: set[str] = set()
+        for form, suffix in forms:
+            tables = _own_tables(Batch([form]), environment)
+            for hit in (hit for table in tables for hit in table.get(0, ())):
+                if hit.value in seen or hit.value in self._allow:
+                    continue
+                if is_documented_example(hit.value):
+                    continue
+                seen.add(hit.value)
+                line = form.count("\n", 0, max(hit.start, 0)) + 1
+                findings.append(
+                    SecretFinding(None, f"line {line}", hit.kind + suffix, mask(hit.value))
+                )
+        return findings
+
+    def _hits(self, interaction: Mapping[str, Any]) -> Iterator[tuple[str, str, str]]:
+        walk = Walk(interaction)
+        roles = walk.roles
+        # Each distinct string (with the key the plugins read it under; None for a long mapping
+        # key, scanned as a value of its own, and for a JSON string read raw: the plugins read
+        # its fields, under their own names) is scanned once.
+        distinct: dict[tuple[str, str | None], int] = {}
+        slots = [
+            distinct.setdefault(
+                (value, None if roles.get(index) in _UNKEYED else key), len(distinct)
+            )
+            for index, (value, key) in enumerate(zip(walk.values, walk.keys, strict=True))
+        ]
+        environment = credential_environment()
+        tables, plugins = self._detect([value for value, _ in distinct], [k for _, k in distinct])
+        flagged = plugins.keys() | {slot for table in tables for slot in table}
+        found: set[str] = set()
+        raw: list[tuple[int, int]] = []
+        for index, slot in enumerate(slots):
+            role = roles.get(index, "value")
+            key = walk.keys[index]
+            if slot not in flagged and role != "header" and (not key or name_kind(key) is None):
+                continue  # the common case: nothing found and not an auth position
+            if role == "raw":
+                raw.append((index, slot))
+                continue
+            leaf = walk.leaf(index)
+            if leaf.value in self._allow:
+                continue
+            for kind, value in _leaf_hits(leaf, tables, plugins, slot):
+                found.add(value)
+                yield leaf.path, kind, value
+        # Strings read raw (a JSON document, a URL's query) or decoded (a URL's path): what the
+        # other form did not already show (a key repeated in an object, a "+" in a query).
+        for index, slot in raw:
+            leaf = walk.leaf(index)
+            if leaf.value in self._allow:
+                continue
+            for kind, value in _leaf_hits(leaf, tables, plugins, slot):
+                if not _already_found(value, found):
+                    found.add(value)
+                    yield leaf.path, kind, value
+
+        # A value that its sibling names ({"name": "X_API_KEY", "value": "…"}).
+        for index, name in find_pairs(walk):
+            leaf = walk.leaf(index)
+            if leaf.value not in self._allow and not _already_found(leaf.value, found):
+                found.add(leaf.value)
+                yield leaf.path, f"credential named {quoted_name(name)}", leaf.value
+
+        def detect(text: str) -> list[Hit]:
+            return [
+                hit for table in _own_tables(Batch([text]), environment) for hit in table.get(0, ())
+            ]
+
+        yield from stream_hits(walk, found, detect)
+
+    def _detect(
+        self, values: list[str], keys: list[str | None]
+    ) -> tuple[tuple[dict[int, list[Hit]], ...], dict[int, list[tuple[str, str]]]]:
+        """What every detector finds in each string, by slot: the tables of our detectors
+        (formats, assignments, the environment's values, base64-encoded keys) and the
+        plugins' findings."""
+        # The normal form of each string that has one is scanned beside it (the stored bytes
+        # are what is written; the normal form is what a reader sees): batch index → slot.
+        hidden: dict[int, int] = {}
+        # One pass in C over all the text decides for the common case (plain ASCII).
+        stored = len(values) if needs_normalising("\n".join(values)) else 0
+        for slot in range(stored):
+            value = values[slot]
+            if needs_normalising(value):
+                normal = normalise(value)
+                if normal != value:
+                    hidden[len(values)] = slot
+                    values.append(normal)
+                    keys.append(keys[slot])
+        batch = Batch(values)
+        environment = credential_environment()
+        plugins = self._plugins.scan(batch, keys)  # (first: it finds the runs the others share)
+        tables = _own_tables(batch, environment)
+        for index, slot in hidden.items():
+            for table in tables:
+                for hit in table.pop(index, ()):
+                    table.setdefault(slot, []).append(Hit(hit.kind + HIDDEN, hit.value, hit.start))
+            for kind, secret in plugins.pop(index, ()):
+                plugins.setdefault(slot, []).append((kind + HIDDEN, secret))
+        return tables, plugins
+
+
+_UNKEYED = frozenset({"key", "raw"})
+
+
+def _own_tables(batch: Batch, environment: dict[str, str]) -> tuple[dict[int, list[Hit]], ...]:
+    # Our detectors' findings by string: key formats, assignments, the environment's values,
+    # keys in base64.
+    return (
+        find_formats_batch(batch),
+        find_assignments_batch(batch),
+        _environment_batch(batch, environment),
+        find_encoded_batch(batch, environment),
+    )
+
+
+def _environment_batch(batch: Batch, environment: dict[str, str]) -> dict[int, list[Hit]]:
+    # The environment's credentials, literally (in any case), in each string of the batch.
+    found: dict[int, list[Hit]] = {}
+    for value, name in environment.items():
+        for index in batch.holders((lower_in_place(value),), ignorecase=True):
+            hits = find_environment_values(batch.values[index], {value: name})
+            found.setdefault(index, []).extend(hits)
+    return found
+
+
+def _already_found(value: str, found: set[str]) -> bool:
+    # A raw JSON string holds its values escaped ("\n", "\u00e9"): compare them unescaped.
+    try:
+        unescaped = json.loads(f'"{value}"')
+    except ValueError:
+        unescaped = value
+    return any(value in known or known in value or unescaped in known for known in found)
+
+
+def _leaf_hits(
+    leaf: Leaf,
+    tables: tuple[dict[int, list[Hit]], ...],
+    plugins: dict[int, list[tuple[str, str]]],
+    slot: int,
+) -> list[tuple[str, str]]:
+    if leaf.role == "header" and is_sensitive_header(leaf.name):
+        return [(f"sensitive header {quoted_name(leaf.name)} (never stored)", leaf.value)]
+    hits: list[tuple[str, str]] = []
+    for table in tables:
+        for hit in table.get(slot, ()):
+            _add(hits, hit.kind, hit.value)
+    # A field is named as a variable is in text: azure_openai_key is one, cache_key is not.
+    field = name_kind(leaf.key) if leaf.role not in {"key", "raw"} and leaf.key else None
+    if field is not None and credential_in_field(field, leaf.value):
+        place = "URL parameter" if leaf.role == "query" else "field"
+        name = leaf.name or leaf.key
+        _add(hits, f"credential in {place} {quoted_name(name)}", strip_scheme(leaf.value))
+    for kind, secret in plugins.get(slot, ()):
+        _add(hits, kind, secret)
+    return hits
+
+
+# Findings reported per string at most: the string is refused at the first; a text built of
+# thousands of keys must not cost a comparison of each with every other.
+_MAX_HITS = 64
+
+
+def _add(hits: list[tuple[str, str]], kind: str, value: str) -> None:
+    # One finding per value: a more specific detector already named this one (or a part of it).
+    if len(hits) < _MAX_HITS and not any(value in known or known in value for _, known in hits):
+        hits.append((kind, value))
+
+
+def _count(n: int) -> str:
+    return "1 possible secret" if n == 1 else f"{n} possible secrets"

@@ -1,0 +1,377 @@
+"""detect-secrets, in process, with file-scan semantics and a cheap prefilter.
+
+Each string is scanned as detect-secrets scans a file: line by line, each line rendered as
+``key: "value"`` so that the quoted-string entropy plugin and the keyword plugin see what they
+expect, and so that the id filter recognises ``id``-like keys. The plugins run without eager
+search (``scan_line`` would flag ``hello world``), and their findings pass detect-secrets' own
+heuristic filters.
+
+What we change, and why:
+
+* Plugins are instances we own, called through ``analyze_string``; detect-secrets' global
+  settings are neither read nor changed (thread-safe, and no network verification even if the
+  host process configured one).
+* Every plugin has a *gate*: a substring or a cheap pattern that any line it could match must
+  contain (a quoted run of 23 base64 characters for the entropy plugin, the token's own shape
+  for fixed formats, ``eyJ`` for JWTs, a denylisted word beside an assignment for the keyword
+  plugin …). Only lines that pass a plugin's gate meet the
+  plugin, so prose and code cost a few substring searches. Gates are necessary conditions of
+  the plugins' own patterns: they change the cost, not the result. Lines longer than 4 KB are cut
+  into windows around the gate hits.
+* Left out: ``HexHighEntropyString`` (every sha256, trace id and request id is hex; hex keys are
+  found in auth positions instead), ``IPPublicDetector`` (an address is not a credential) and
+  ``PrivateKeyDetector`` (it flags a PEM header mentioned in prose or code; our own detector
+  asks for the key's body).
+* ``is_indirect_reference`` (a line filter whose regex costs milliseconds on a long line) only
+  dismisses keyword findings, where it belongs, instead of blinding every plugin on the line;
+  the ``pragma: allowlist secret`` comment is not honoured, since a model's answer could carry it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from functools import cache, lru_cache
+from typing import Any
+
+from detect_secrets.filters.heuristic import (
+    is_indirect_reference,
+    is_likely_id_string,
+    is_not_alphanumeric_string,
+    is_potential_uuid,
+    is_prefixed_with_dollar_sign,
+    is_sequential_string,
+    is_templated_secret,
+)
+from detect_secrets.plugins.artifactory import ArtifactoryDetector
+from detect_secrets.plugins.aws import AWSKeyDetector
+from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
+from detect_secrets.plugins.basic_auth import BasicAuthDetector
+from detect_secrets.plugins.cloudant import CloudantDetector
+from detect_secrets.plugins.discord import DiscordBotTokenDetector
+from detect_secrets.plugins.github_token import GitHubTokenDetector
+from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
+from detect_secrets.plugins.high_entropy_strings import (
+    Base64HighEntropyString,
+    HighEntropyStringsPlugin,
+)
+from detect_secrets.plugins.ibm_cloud_iam import IbmCloudIamDetector
+from detect_secrets.plugins.ibm_cos_hmac import IbmCosHmacDetector
+from detect_secrets.plugins.jwt import JwtTokenDetector
+from detect_secrets.plugins.keyword import (
+    DENYLIST,
+    QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP,
+    KeywordDetector,
+)
+from detect_secrets.plugins.mailchimp import MailchimpDetector
+from detect_secrets.plugins.npm import NpmDetector
+from detect_secrets.plugins.openai import OpenAIDetector
+from detect_secrets.plugins.pypi_token import PypiTokenDetector
+from detect_secrets.plugins.sendgrid import SendGridDetector
+from detect_secrets.plugins.slack import SlackDetector
+from detect_secrets.plugins.softlayer import SoftlayerDetector
+from detect_secrets.plugins.square_oauth import SquareOAuthDetector
+from detect_secrets.plugins.stripe import StripeDetector
+from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
+from detect_secrets.plugins.twilio import TwilioKeyDetector
+
+from cassettes_core.secrets import _gates as gates
+from cassettes_core.secrets._batch import Batch
+from cassettes_core.secrets._gates import Gate, Span
+from cassettes_core.secrets._llm import is_known_id, is_long_token, is_opaque_blob, is_opaque_field
+from cassettes_core.secrets._shapes import (
+    is_alphabet,
+    is_example_password,
+    is_prose,
+    is_sequence_fragment,
+)
+from cassettes_core.secrets._wrapped import harmless_blocks
+
+# Left out on purpose (see the module docstring); a test checks that every plugin detect-secrets
+# ships is either gated below or named here, so an upgrade cannot add one silently.
+EXCLUDED_PLUGINS = frozenset({"HexHighEntropyString", "IPPublicDetector", "PrivateKeyDetector"})
+
+_MAX_LINE = 4096
+_WINDOW = 320
+_MIN_KEYWORD_SECRET = 6
+
+_DENYLIST = re.compile("|".join(DENYLIST), re.IGNORECASE)
+
+
+# Each plugin behind a gate that every line it can match passes, read off its own patterns:
+# a literal its patterns all contain, or else the run of token characters its secret needs.
+_ASSIGNED = gates.assigned_run  # one gate object: the plugins behind it share its pass
+_PLUGINS: tuple[tuple[type[Any], Gate], ...] = (
+    (ArtifactoryDetector, gates.pattern(r"AKC|AP[0-9A-F]")),
+    (
+        AWSKeyDetector,
+        gates.either(
+            gates.literal("A3T", "ABIA", "ACCA", "AKIA", "ASIA"),
+            gates.literal("aws", ignorecase=True),
+        ),
+    ),
+    (AzureStorageKeyDetector, gates.literal("AccountKey=")),
+    (BasicAuthDetector, gates.literal("://")),
+    (CloudantDetector, _ASSIGNED),
+    (DiscordBotTokenDetector, gates.run(58, r"[MNO][a-zA-Z\d_-]{23,25}\.[a-zA-Z\d_-]{6}\.")),
+    (GitHubTokenDetector, gates.literal("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
+    (
+        GitLabTokenDetector,
+        gates.literal(
+            "glpat-",
+            "gldt-",
+            "glft-",
+            "glsoat-",
+            "glrt-",
+            "GR1348941",
+            "glcbt-",
+            "glimt-",
+            "glptt-",
+            "glagent-",
+            "gloas-",
+        ),
+    ),
+    (Base64HighEntropyString, gates.quoted_run),
+    (IbmCloudIamDetector, _ASSIGNED),
+    (IbmCosHmacDetector, _ASSIGNED),
+    (JwtTokenDetector, gates.literal("eyJ")),
+    (KeywordDetector, gates.keyword),
+    (MailchimpDetector, gates.literal("-us")),
+    (NpmDetector, gates.literal("_authToken")),
+    (OpenAIDetector, gates.literal("T3BlbkFJ")),
+    (PypiTokenDetector, gates.literal("pypi-AgE")),
+    (SendGridDetector, gates.literal("SG.")),
+    (SlackDetector, gates.literal("xox", "hooks.slack.com", ignorecase=True)),
+    (SoftlayerDetector, _ASSIGNED),
+    (SquareOAuthDetector, gates.literal("sq0csp-")),
+    (StripeDetector, gates.literal("k_live_")),
+    (TelegramBotTokenDetector, gates.run(35, r"\d{8,10}:[0-9A-Za-z_-]{35}", before=11)),
+    (TwilioKeyDetector, gates.run(34, r"(?:AC|SK)[a-z0-9]{32}")),
+)
+
+
+def gated_plugins() -> dict[str, Gate]:
+    """The detect-secrets plugin classes the guard runs, by name, with their gates (for tests)."""
+    return {cls.__name__: gate for cls, gate in _PLUGINS}
+
+
+class PluginScanner:
+    """The detect-secrets plugins, each behind its gate, plus the filters and our LLM rules."""
+
+    def __init__(self) -> None:
+        # Plugins sharing a gate object share one pass of it over the text.
+        self._groups: list[tuple[Gate, list[Any]]] = []
+        for cls, gate in _PLUGINS:
+            for known, members in self._groups:
+                if known is gate:
+                    members.append(cls())
+                    break
+            else:
+                self._groups.append((gate, [cls()]))
+        self._keyword = next(
+            p for _, ps in self._groups for p in ps if isinstance(p, KeywordDetector)
+        )
+
+    def scan(self, batch: Batch, keys: Sequence[str | None]) -> dict[int, list[tuple[str, str]]]:
+        """``(kind, secret)`` for each string of ``batch`` in which detect-secrets finds one.
+
+        ``keys[i]`` is the field name of string ``i`` (``None``: do not scan it).
+        """
+        found: dict[int, list[tuple[str, str]]] = {}
+        known: dict[int, set[tuple[str, str]]] = {}  # the same, as sets (a line read twice)
+        wrapped: dict[int, list[tuple[int, int]]] = {}
+        for (index, (start, end)), plugins in self.route(batch, keys).items():
+            key = keys[index] or ""
+            line = f'{key}: "{batch.values[index][start:end]}"'
+            hits = found.setdefault(index, [])
+            seen = known.setdefault(index, set())
+            for plugin in plugins:
+                if isinstance(plugin, _READ_AS_ONE_TOKEN) and _in_wrapped_block(
+                    batch.values[index], start, end, wrapped.setdefault(index, [])
+                ):
+                    continue  # a line of a wrapped image or certificate: one long token
+                for secret in _analyze(plugin, line, key):
+                    item = (str(plugin.secret_type), secret)
+                    if item not in seen:
+                        seen.add(item)
+                        hits.append(item)
+        return {index: hits for index, hits in found.items() if hits}
+
+    def route(self, batch: Batch, keys: Sequence[str | None]) -> dict[tuple[int, Span], list[Any]]:
+        """The plugins that read each line: ``(string index, line span)`` → plugins."""
+        # Plugins are collected by id: BasePlugin.__eq__ serialises both sides to compare.
+        work: dict[tuple[int, Span], dict[int, Any]] = {}
+        scannable: dict[int, bool] = {}
+        for gate, members in self._groups:
+            for index, span in _lines_hit(batch, gate(batch, keys), keys, scannable):
+                work.setdefault((index, span), {}).update((id(p), p) for p in members)
+        keywords = {key for key in set(keys) if key and _is_keyword(key)}
+        for index, key in enumerate(keys) if keywords else ():
+            # The keyword plugin reads the key as part of the line ("password: …").
+            if key in keywords and _scannable(batch, keys, index, scannable):
+                for span in _every_line(batch.values[index]):
+                    work.setdefault((index, span), {})[id(self._keyword)] = self._keyword
+        return {line: list(plugins.values()) for line, plugins in work.items()}
+
+
+# Plugins that a line of random base64 can satisfy by chance: entropy, and Artifactory's
+# ``AP[0-9A-F]…`` / ``AKC…`` at a line start (a certificate line does, one in some thousands).
+_READ_AS_ONE_TOKEN = (HighEntropyStringsPlugin, ArtifactoryDetector)
+
+
+def _in_wrapped_block(text: str, start: int, end: int, blocks: list[tuple[int, int]]) -> bool:
+    # ``blocks`` caches the string's harmless blocks, found at the first line asked about
+    # (an empty cache is filled, with a (-1, -1) marker when there are none).
+    if "\n" not in text:
+        return False
+    if not blocks:
+        blocks.extend(harmless_blocks(text) or [(-1, -1)])
+    return any(first <= start and end <= last for first, last in blocks)
+
+
+def _scannable(batch: Batch, keys: Sequence[str | None], index: int, memo: dict[int, bool]) -> bool:
+    if index not in memo:
+        memo[index] = keys[index] is not None and not is_opaque_blob(batch.values[index])
+    return memo[index]
+
+
+@lru_cache(maxsize=4096)
+def _is_keyword(key: str) -> bool:
+    return _DENYLIST.search(key) is not None
+
+
+def _every_line(text: str) -> Iterator[Span]:
+    start = 0
+    while True:
+        end = text.find("\n", start)
+        if end == -1:
+            yield from _windows(start, len(text), start, len(text))
+            return
+        yield from _windows(start, end, start, end)
+        start = end + 1
+
+
+def _windows(line_start: int, line_end: int, hit_start: int, hit_end: int) -> Iterator[Span]:
+    if line_end - line_start <= _MAX_LINE:
+        yield line_start, line_end
+        return
+    # A line over 4 KB (minified JSON in a string) is read in windows around the hits. Windows
+    # sit on a grid (cell k covers one window either side of it), so that hits every few
+    # characters share windows: the plugins read each part of a line at most three times.
+    first = (hit_start - line_start) // _WINDOW
+    last = (max(hit_end, hit_start + 1) - 1 - line_start) // _WINDOW
+    for cell in range(first, last + 1):
+        start = line_start + cell * _WINDOW
+        yield max(line_start, start - _WINDOW), min(line_end, start + 2 * _WINDOW)
+
+
+def _lines_hit(
+    batch: Batch, spans: Iterator[Span], keys: Sequence[str | None], memo: dict[int, bool]
+) -> Iterator[tuple[int, Span]]:
+    """``(string index, line span in it)`` around each gate hit, each once."""
+    emitted: set[tuple[int, Span]] = set()
+    for hit_start, hit_end in spans:
+        index, offset = batch.locate(hit_start)
+        if not _scannable(batch, keys, index, memo):
+            continue
+        text = batch.values[index]
+        end_offset = min(len(text), offset + (hit_end - hit_start))
+        line_start = text.rfind("\n", 0, offset) + 1
+        line_end = text.find("\n", offset)
+        line_end = len(text) if line_end == -1 else line_end
+        for span in _windows(line_start, line_end, offset, end_offset):
+            if (index, span) not in emitted:
+                emitted.add((index, span))
+                yield index, span
+
+
+def _analyze(plugin: Any, line: str, key: str) -> Iterator[str]:
+    # The file-scan path of each plugin's analyze_line (without PotentialSecret and settings),
+    # then the filters.
+    if isinstance(plugin, KeywordDetector):
+        matches = plugin.analyze_string(
+            line, denylist_regex_to_group=QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP
+        )
+    elif isinstance(plugin, HighEntropyStringsPlugin):
+        matches = (
+            candidate
+            for candidate in plugin.analyze_string(line)
+            # n characters have an entropy of at most log2(n): n <= 2**limit never passes.
+            if len(candidate) > 2**plugin.entropy_limit
+        )
+    else:
+        matches = plugin.analyze_string(line)
+    for secret in matches:
+        if not secret or _dismissed(plugin, secret, line, key):
+            continue
+        # The entropy comes last, as the dearest check: a count per character of the charset.
+        if (
+            isinstance(plugin, HighEntropyStringsPlugin)
+            and _entropy(plugin.charset, secret) <= plugin.entropy_limit
+        ):
+            continue
+        yield secret
+
+
+@lru_cache(maxsize=4096)
+def _entropy(charset: str, data: str) -> float:
+    # detect-secrets' calculate_shannon_entropy (over the characters of its charset), from one
+    # count of the string rather than one str.count per character of the charset: a line read
+    # in three windows, by two plugins, costs one count.
+    size = len(data)
+    return -sum(
+        (n / size) * math.log2(n / size) for char, n in Counter(data).items() if char in charset
+    )
+
+
+def _dismissed(plugin: Any, secret: str, line: str, key: str) -> bool:
+    # detect-secrets' default heuristic filters, then what we know about LLM payloads.
+    if isinstance(plugin, HighEntropyStringsPlugin) and (
+        is_long_token(secret)
+        or is_opaque_field(key)
+        or is_known_id(secret)
+        or is_alphabet(secret)
+        or _INTEGRITY.fullmatch(secret) is not None
+    ):
+        return True
+    if (
+        is_sequential_string(secret)
+        or is_potential_uuid(secret)
+        or is_likely_id_string(secret, line, plugin)
+        or is_templated_secret(secret)
+        or is_prefixed_with_dollar_sign(secret)
+        or is_not_alphanumeric_string(secret)
+    ):
+        return True
+    if isinstance(plugin, KeywordDetector):
+        return (
+            len(secret) < _MIN_KEYWORD_SECRET
+            or is_example_password(secret)  # also placeholders
+            or is_prose(secret)  # "Set in dashboard", "see vault"
+            or _indirect_reference(line)
+        )
+    if isinstance(plugin, BasicAuthDetector):
+        return is_example_password(secret)
+    if isinstance(plugin, AWSKeyDetector) and _AWS_KEY_ID.fullmatch(secret):
+        return is_sequence_fragment(secret, line)
+    return False
+
+
+# A subresource-integrity or lock-file hash (``integrity="sha384-…"``): the digest of a public
+# file, quoted whole by the entropy plugins.
+_INTEGRITY = re.compile(r"sha(?:256|384|512)-[A-Za-z0-9+/]{43,86}={0,2}")
+_AWS_KEY_ID = re.compile(r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}")
+
+
+@lru_cache(maxsize=256)
+def _indirect_reference(line: str) -> bool:
+    # Its regex costs about a millisecond on a long line: once per line, not once per finding.
+    return bool(is_indirect_reference(line))
+
+
+@cache
+def plugin_scanner() -> PluginScanner:
+    """The process-wide scanner (plugins are stateless; building them costs an import)."""
+    return PluginScanner()

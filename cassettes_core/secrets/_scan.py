@@ -1,0 +1,303 @@
+"""``cassettes scan``: existing cassette files through the guard that checks every recording.
+
+Each interaction is scanned as the recorder scans it, and then the file's text as stored, so
+that what loading drops (a YAML comment in a hand-edited cassette) is read too; a value found
+both ways is reported once. The text of a file that cannot be loaded (an error, exit 2) is read
+as well: a broken file must not hide a key.
+
+Files named on the command line must be cassettes; a file that is not one is an error. Under
+a directory, every ``*.yaml`` and ``*.yml`` file is read, except hidden files and folders
+(``.github``, the store's half-written ``.{name}.*.tmp`` files) and YAML that is plainly
+something else: a document that is not a mapping, or a mapping with neither ``interactions``
+nor ``version`` (CI workflows, hook definitions, fixtures). Those are skipped with a note. A
+path that does not exist is an error, and is not counted as a scanned cassette.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypedDict
+
+from cassettes_core._errors import CassetteError, CassetteFormatError, ConfigError
+from cassettes_core.cli import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, REPORT_VERSION
+from cassettes_core.store import require_regular_file
+
+if TYPE_CHECKING:
+    from cassettes_core.cli import Console
+    from cassettes_core.secrets._guard import SecretGuard
+_SUFFIXES = (".yaml", ".yml")
+
+
+class NotACassetteError(CassetteFormatError):
+    """A YAML file that is plainly not a cassette (skipped when found under a directory)."""
+
+
+class FindingReport(TypedDict):
+    seq: int | None
+    path: str
+    kind: str
+    preview: str
+
+
+class CassetteReport(TypedDict):
+    path: str
+    interactions: int
+    findings: list[FindingReport]
+    error: str | None
+
+
+class SkippedReport(TypedDict):
+    path: str
+    reason: str
+
+
+class ScanSummary(TypedDict):
+    cassettes: int
+    interactions: int
+    findings: int
+    cassettes_with_findings: int
+    errors: int
+    skipped: int
+
+
+class ScanReport(TypedDict):
+    version: int
+    cassettes: list[CassetteReport]
+    skipped: list[SkippedReport]
+    summary: ScanSummary
+
+
+def run_scan(args: argparse.Namespace, console: Console) -> int:
+    """The ``scan`` command: report, then exit 0 (clean), 1 (findings) or 2 (errors)."""
+    from cassettes_core.secrets._guard import SecretGuard  # detect-secrets loads only when scanning
+
+    guard = SecretGuard(allow=args.allow)
+    reports: list[CassetteReport] = []
+    skipped: list[SkippedReport] = []
+    for path, named in cassette_files(args.paths):
+        report: CassetteReport = {
+            "path": str(path),
+            "interactions": 0,
+            "findings": [],
+            "error": None,
+        }
+        try:
+            interactions = _load(path)
+        except NotACassetteError as exc:
+            if not named:
+                skipped.append({"path": str(path), "reason": exc.reason})
+                if not args.json:
+                    console.print(f"note: skipped {path}: {exc.reason}")
+                continue
+            report["error"] = str(exc)
+            report["findings"] = _text_findings(guard, path)
+        except CassetteError as exc:
+            report["error"] = str(exc)
+            report["findings"] = _text_findings(guard, path)
+        else:
+            report["interactions"] = len(interactions)
+            for interaction in interactions:
+                report["findings"].extend(
+                    {"seq": f.seq, "path": f.path, "kind": f.kind, "preview": f.preview}
+                    for f in guard.scan(interaction)
+                )
+            # The file as stored: what loading drops (a comment) must not hide a key either.
+            shown = {finding["preview"] for finding in report["findings"]}
+            report["findings"].extend(
+                {"seq": None, "path": f.path, "kind": f.kind, "preview": f.preview}
+                for f in guard.scan_text(path.read_text(encoding="utf-8"))
+                if f.preview not in shown
+            )
+        reports.append(report)
+        if not args.json:
+            _print_report(console, report)
+    summary = _summary(reports, skipped)
+    if args.json:
+        full: ScanReport = {
+            "version": REPORT_VERSION,
+            "cassettes": reports,
+            "skipped": skipped,
+            "summary": summary,
+        }
+        console.print(json.dumps(full, indent=2, ensure_ascii=False))
+    else:
+        _print_summary(console, summary, [str(p) for p in args.paths])
+    if summary["errors"]:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if summary["findings"] else EXIT_OK
+
+
+def _text_findings(guard: SecretGuard, path: Path) -> list[FindingReport]:
+    # A file that cannot be loaded (broken YAML, a merge conflict, a refused tag) can still
+    # hold a key: its text is read all the same, so the error does not hide it.
+    try:
+        require_regular_file(path)
+        text = path.read_text(encoding="utf-8")
+    except (CassetteFormatError, OSError, UnicodeDecodeError):
+        return []
+    return [
+        {"seq": None, "path": f.path, "kind": f.kind, "preview": f.preview}
+        for f in guard.scan_text(text)
+    ]
+
+
+def cassette_files(paths: Sequence[str]) -> Iterator[tuple[Path, bool]]:
+    """``(file, named on the command line)``: the files named, and the visible ``*.yaml`` and
+    ``*.yml`` files under the directories named, in order.
+
+    A path that does not exist is passed on as named, to be reported as an error in its turn.
+    """
+    for raw in paths:
+        path = Path(raw)
+        if not path.is_dir():
+            yield path, True
+            continue
+        found = (
+            candidate
+            for candidate in path.rglob("*")
+            if candidate.suffix.lower() in _SUFFIXES
+            and not _hidden(candidate.relative_to(path))
+            and candidate.is_file()
+        )
+        for candidate in sorted(found):
+            yield candidate, False
+
+
+def _hidden(relative: Path) -> bool:
+    # Hidden files and folders (.github, .venv, the store's .{name}.*.tmp files), and temp files.
+    return any(part.startswith(".") for part in relative.parts) or relative.name.endswith(".tmp")
+
+
+def _load(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        raise ConfigError(
+            f"no such file or directory: {path}\n"
+            "TIP: check the path; `cassettes scan` takes cassette files and directories "
+            "that hold them."
+        )
+    return load_interactions(path)
+
+
+def load_interactions(path: Path) -> list[dict[str, Any]]:
+    """The interactions of a cassette file, as plain data.
+
+    Raises :class:`CassetteFormatError` for unreadable text, invalid YAML, a document that
+    has no ``interactions`` list of mappings (:class:`NotACassetteError` for a document that
+    is plainly not a cassette: not a mapping, or without ``interactions`` and ``version``),
+    and anything else a load refuses, except a digest that no longer matches its request.
+    """
+    require_regular_file(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise CassetteFormatError(path, f"not UTF-8 text ({exc.reason})") from exc
+    except OSError as exc:
+        raise CassetteFormatError(path, f"cannot be read ({exc.strerror or exc})") from exc
+    from cassettes_core.store import parse_yaml
+
+    try:
+        document = parse_yaml(text, path)  # the store's loader: JSON data only, our errors only
+    except CassetteFormatError:
+        if _plainly_not_a_cassette(text):  # e.g. a compose file's anchors and merge keys
+            raise NotACassetteError(path, "not a cassette: YAML of another kind") from None
+        raise
+    if not isinstance(document, dict):
+        raise NotACassetteError(path, "not a cassette: the document is not a mapping")
+    interactions = document.get("interactions")
+    if interactions is None:
+        if "interactions" in document:
+            return []
+        if "version" not in document:
+            raise NotACassetteError(path, "not a cassette: no 'interactions' or 'version' key")
+        raise CassetteFormatError(path, "not a cassette: no 'interactions' list")
+    if not isinstance(interactions, list):
+        raise CassetteFormatError(path, "'interactions' is not a list", location="interactions")
+    for index, interaction in enumerate(interactions):
+        if not isinstance(interaction, dict):
+            raise CassetteFormatError(
+                path, "an interaction is not a mapping", location=f"interactions[{index}]"
+            )
+    from cassettes_core.store import check_document
+
+    check_document(document, path, text)  # what a load would refuse is an error (exit 2) here
+    return interactions
+
+
+def _plainly_not_a_cassette(text: str) -> bool:
+    """Whether YAML the store refuses is some other tool's file, read as plain safe YAML."""
+    import yaml
+
+    try:
+        document = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - safe loader only
+    except (yaml.YAMLError, ValueError, TypeError, KeyError, IndexError, RecursionError):
+        return False  # unreadable even as plain YAML: the store's error stands
+    if not isinstance(document, dict):
+        return True
+    return "interactions" not in document and "version" not in document
+
+
+def _print_report(console: Console, report: CassetteReport) -> None:
+    if report["error"] is not None:
+        console.error(report["error"])
+    if not report["findings"]:
+        return
+    count = plural(len(report["findings"]), "possible secret")
+    console.print(f"{console.style(report['path'], '1')}: {count}")
+    for finding in report["findings"]:
+        where = f"seq {finding['seq']} " if finding["seq"] is not None else ""
+        kind = console.style(finding["kind"], "33")
+        console.print(f"  {where}{finding['path']}: {kind} ({finding['preview']})")
+
+
+def _summary(reports: list[CassetteReport], skipped: list[SkippedReport]) -> ScanSummary:
+    scanned = [r for r in reports if r["error"] is None]
+    return {
+        "cassettes": len(scanned),
+        "interactions": sum(r["interactions"] for r in scanned),
+        "findings": sum(len(r["findings"]) for r in reports),  # also in the text of broken files
+        "cassettes_with_findings": sum(1 for r in reports if r["findings"]),
+        "errors": len(reports) - len(scanned),
+        "skipped": len(skipped),
+    }
+
+
+def _print_summary(console: Console, summary: ScanSummary, paths: list[str]) -> None:
+    skipped = f"; skipped {plural(summary['skipped'], 'file')}" if summary["skipped"] else ""
+    errors = plural(summary["errors"], "error")
+    if summary["cassettes"] == 0:
+        if summary["errors"]:
+            found = summary["findings"]
+            secrets = f", {plural(found, 'possible secret')} in their text" if found else ""
+            console.print(f"no cassette scanned: {errors}{secrets}{skipped}")
+        else:
+            console.print(f"no cassette files (*.yaml, *.yml) under {', '.join(paths)}{skipped}")
+        return
+    scanned = (
+        f"scanned {plural(summary['cassettes'], 'cassette')} "
+        f"({plural(summary['interactions'], 'interaction')})"
+    )
+    if summary["findings"]:
+        console.print()
+        console.print(
+            f"{scanned}: {plural(summary['findings'], 'possible secret')} in "
+            f"{plural(summary['cassettes_with_findings'], 'cassette')}"
+            + (f", {errors}" if summary["errors"] else "")
+            + skipped
+        )
+        console.print(
+            f"{console.style('TIP:', '1')} remove each value from the cassette: re-record with a "
+            "before_record hook that scrubs it, or edit the file. If a value is known to be "
+            "safe, pass --allow VALUE (and allow_secrets=[...] when recording)."
+        )
+    elif summary["errors"]:
+        console.print(f"{scanned}: no secrets found, {errors}{skipped}")
+    else:
+        console.print(f"{scanned}: no secrets found{skipped}")
+
+
+def plural(n: int, noun: str) -> str:
+    """``1 cassette``, ``2 cassettes``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

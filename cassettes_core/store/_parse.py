@@ -1,0 +1,197 @@
+"""Turn a cassette's parsed YAML into interactions, or say exactly what is wrong and where.
+
+Nothing here lets a ``KeyError``/``TypeError`` out: every defect is a
+:class:`~cassettes_core._errors.CassetteFormatError` naming the file, the interaction and its
+line. A digest that does not match its stored request means the file was edited by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, cast, get_args
+
+from cassettes_core._errors import CassetteFormatError, ConfigError, ErrorKind
+from cassettes_core._model import Interaction, LLMResponse, RecordedError, StreamEvent
+from cassettes_core._request import LLMRequest
+from cassettes_core.digest import request_digest
+from cassettes_core.store import _yaml
+
+_ERROR_KINDS = frozenset(get_args(ErrorKind))
+
+
+class _DefectError(Exception):
+    """Internal: a defect in one interaction, turned into CassetteFormatError by the caller."""
+
+
+def parse_interactions(
+    raw: Any, path: Path, text: str, *, check_digests: bool = True
+) -> list[Interaction]:
+    """The interactions of a parsed cassette; ``check_digests=False`` leaves hand-edited
+    requests to whoever only reads them (``cassettes scan``)."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise CassetteFormatError(path, "'interactions' must be a list", location="interactions")
+    interactions: list[Interaction] = []
+    seen: dict[int, int] = {}
+    for index, item in enumerate(raw):
+        try:
+            interaction = _parse_one(item, check_digest=check_digests)
+        except _DefectError as exc:
+            raise CassetteFormatError(path, str(exc), location=_where(text, index, item)) from None
+        if interaction.seq in seen:
+            raise CassetteFormatError(
+                path,
+                f"seq {interaction.seq} is used twice (interactions[{seen[interaction.seq]}] "
+                f"and interactions[{index}]); every interaction needs its own seq",
+                location=_where(text, index, item),
+            )
+        seen[interaction.seq] = index
+        interactions.append(interaction)
+    return interactions
+
+
+def parse_interaction(item: Any, path: Path) -> Interaction:
+    """One interaction from its plain form (as a ``before_record`` hook returns it)."""
+    try:
+        return _parse_one(item)
+    except _DefectError as exc:
+        raise CassetteFormatError(path, str(exc), location="before_record result") from None
+
+
+def _where(text: str, index: int, item: Any) -> str:
+    parts = [f"interactions[{index}]"]
+    if isinstance(item, Mapping) and isinstance(item.get("seq"), int):
+        parts.append(f"seq {item['seq']}")
+    line = _yaml.line_of_item(text, "interactions", index)
+    if line is not None:
+        parts.append(f"line {line}")
+    return ", ".join(parts)
+
+
+def _parse_one(item: Any, *, check_digest: bool = True) -> Interaction:
+    if not isinstance(item, Mapping):
+        raise _DefectError("an interaction must be a mapping")
+    seq = _require(item, "seq", int)
+    if seq < 1:
+        raise _DefectError(f"seq must be a positive integer, not {seq}")
+    digest = _require(item, "digest", str)
+    provider = _require(item, "provider", str)
+    record = _require(item, "request", Mapping)
+    endpoint = item.get("endpoint")
+    if endpoint is not None and not isinstance(endpoint, str):
+        raise _DefectError("'endpoint' must be a string")
+    params = record.get("params")
+    if params is not None and not isinstance(params, Mapping):
+        raise _DefectError("'request.params' must be a mapping")
+    request = LLMRequest.from_record(provider, record)
+    redacted = item.get("redacted", False) is True
+    try:
+        actual = request_digest(provider, request.fields)
+    except ConfigError as exc:
+        raise _DefectError(f"request cannot be digested: {exc}") from None
+    if check_digest and actual != digest and not redacted:
+        raise _DefectError(
+            f"digest {digest[:12]}… does not match its request (now {actual[:12]}…): the "
+            "request was edited after recording. Re-record it, or run "
+            "`cassettes rehash FILE` if the edit was intended"
+        )
+    response, stream, error = _outcome(item)
+    duration = item.get("duration_ms", 0)
+    if not isinstance(duration, int | float) or isinstance(duration, bool):
+        raise _DefectError("'duration_ms' must be a number")
+    return Interaction(
+        seq=seq,
+        digest=digest,
+        request=request,
+        endpoint=endpoint,
+        response=response,
+        stream=stream,
+        error=error,
+        duration_ms=int(duration),
+        redacted=redacted,
+    )
+
+
+def _outcome(
+    item: Mapping[str, Any],
+) -> tuple[LLMResponse | None, tuple[StreamEvent, ...] | None, RecordedError | None]:
+    response = stream = error = None
+    if "response" in item:
+        raw = _require(item, "response", Mapping)
+        status = _http_status(_require(raw, "status", int, where="response.status"), "response")
+        if "body" not in raw:
+            raise _DefectError("missing 'response.body' (is the file truncated?)")
+        response = LLMResponse(
+            body=raw.get("body"), status=status, headers=_headers(raw, "response.headers")
+        )
+    if "stream" in item:
+        events = _require(item, "stream", list)
+        stream = tuple(_event(event, n) for n, event in enumerate(events))
+    if "error" in item:
+        raw = _require(item, "error", Mapping)
+        kind = raw.get("kind")
+        if not isinstance(kind, str) or kind not in _ERROR_KINDS:
+            raise _DefectError(f"error.kind must be one of {sorted(_ERROR_KINDS)}, not {kind!r}")
+        status = raw.get("status")
+        if status is not None and (not isinstance(status, int) or isinstance(status, bool)):
+            raise _DefectError("'error.status' must be an integer")
+        if status is not None:
+            _http_status(status, "error")
+        error = RecordedError(
+            kind=cast("ErrorKind", kind),
+            status=status,
+            headers=_headers(raw, "error.headers"),
+            body=raw.get("body"),
+            message=str(raw.get("message") or ""),
+        )
+    if response is None and stream is None and error is None:
+        raise _DefectError("has no 'response', 'stream' or 'error'")
+    if response is not None and (stream is not None or error is not None):
+        raise _DefectError("has a 'response' and also a 'stream' or 'error'; keep exactly one")
+    return response, stream, error
+
+
+def _http_status(status: int, where: str) -> int:
+    # Three digits, as HTTP has them: anything else would replay an answer no server sends.
+    if not 100 <= status <= 999:
+        raise _DefectError(f"'{where}.status' {status} is not an HTTP status (100 to 999)")
+    return status
+
+
+def _event(raw: Any, index: int) -> StreamEvent:
+    if not isinstance(raw, Mapping) or "data" not in raw:
+        raise _DefectError(f"stream[{index}] must be a mapping with 'data'")
+    name = raw.get("event")
+    if name is not None and not isinstance(name, str):
+        raise _DefectError(f"stream[{index}].event must be a string")
+    t_ms = raw.get("t_ms")
+    if t_ms is not None and (not isinstance(t_ms, int | float) or isinstance(t_ms, bool)):
+        raise _DefectError(f"stream[{index}].t_ms must be a number")
+    return StreamEvent(data=raw["data"], event=name, t_ms=None if t_ms is None else int(t_ms))
+
+
+def _headers(raw: Mapping[str, Any], where: str) -> dict[str, str]:
+    headers = raw.get("headers") or {}
+    if not isinstance(headers, Mapping):
+        raise _DefectError(f"'{where}' must be a mapping")
+    for name, value in headers.items():
+        if not isinstance(value, str | int | float) or isinstance(value, bool):
+            raise _DefectError(f"'{where}.{name}' must be a string, not {type(value).__name__}")
+    return {str(k): str(v) for k, v in headers.items()}
+
+
+def _require(raw: Mapping[str, Any], key: str, kind: type, *, where: str | None = None) -> Any:
+    if key not in raw:
+        raise _DefectError(f"missing '{where or key}'")
+    value = raw[key]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise _DefectError(
+            f"'{where or key}' must be {_kind_name(kind)}, not {type(value).__name__}"
+        )
+    return value
+
+
+def _kind_name(kind: type) -> str:
+    return {int: "an integer", str: "a string", list: "a list"}.get(kind, "a mapping")

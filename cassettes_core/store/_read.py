@@ -1,0 +1,221 @@
+"""Reading a cassette file: its text, the YAML, the format version, the interactions.
+
+Every defect is a :class:`~cassettes_core._errors.CassetteFormatError` naming the file and the
+place; a missing file is ``None``, never confused with a corrupt one.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from cassettes_core._errors import CassetteFormatError
+from cassettes_core._model import Interaction
+from cassettes_core._request import DEFAULT_POLICY, MatchPolicy
+from cassettes_core.store import _yaml
+from cassettes_core.store._cassette import Cassette
+from cassettes_core.store._manifest import Manifest
+from cassettes_core.store._parse import parse_interactions
+
+FORMAT_VERSION = 1
+
+
+def require_regular_file(path: Path) -> None:
+    """Refuse a device, FIFO or socket (a committed link to ``/dev/zero``): reading it would
+    never end or block. A missing file, or one ``stat`` cannot reach, is left to the read."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        raise CassetteFormatError(
+            path, "is not a regular file (a device, FIFO or socket, or a link to one)"
+        )
+
+
+def read_text(path: Path) -> str | None:
+    """The file's text, or ``None`` when it does not exist."""
+    try:
+        require_regular_file(path)
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError as exc:
+        raise CassetteFormatError(
+            path,
+            f"not UTF-8 text ({exc.reason}); save it as UTF-8",
+            location=f"byte {exc.start}",
+        ) from exc
+    except IsADirectoryError as exc:
+        raise CassetteFormatError(path, "is a directory, not a cassette file") from exc
+    except NotADirectoryError as exc:
+        raise CassetteFormatError(path, "a parent of this path is a file, not a folder") from exc
+    except OSError as exc:
+        raise _unreadable(path, exc) from exc
+
+
+LOOPING_LINK = "is reached through a symbolic link that loops; fix or remove the link"
+
+
+def _unreadable(path: Path, exc: OSError) -> CassetteFormatError:
+    if exc.errno == errno.ELOOP:
+        return CassetteFormatError(path, LOOPING_LINK)
+    return CassetteFormatError(path, f"cannot be read ({exc.strerror or exc})")
+
+
+def parse_yaml(text: str, path: Path) -> Any:
+    """Parse a cassette's YAML text into JSON data; any defect is a CassetteFormatError."""
+    # `from None`: the message carries the parser's problem; a chained parser traceback
+    # would read as a foreign crash in a pytest failure.
+    try:
+        return _yaml.load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
+        raise CassetteFormatError(
+            path, f"not valid YAML ({exc.problem or exc.context})", location=where
+        ) from None
+    except yaml.reader.ReaderError as exc:
+        raise CassetteFormatError(
+            path,
+            f"holds a character YAML does not allow ({exc.character!r}); is it a binary file?",
+            location=f"character {exc.position + 1}",
+        ) from None
+    except yaml.YAMLError as exc:
+        raise CassetteFormatError(path, f"not valid YAML ({exc})", location="top level") from None
+    except RecursionError:
+        raise CassetteFormatError(
+            path,
+            f"data nested too deeply (at most {_yaml.MAX_DEPTH} levels are read)",
+            location=_deep_place(text),
+        ) from None
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
+        # A last net under the loader's own checks: never a foreign traceback for a bad file.
+        raise CassetteFormatError(
+            path, f"not valid cassette YAML ({exc})", location="top level"
+        ) from None
+
+
+def _deep_place(text: str) -> str:
+    """The first line nested past the limit, by indentation and open brackets (error path)."""
+    flow = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        flow += line.count("[") + line.count("{") - line.count("]") - line.count("}")
+        indent = len(line) - len(line.lstrip(" "))
+        if indent // 2 + max(flow, 0) > _yaml.MAX_DEPTH:
+            return f"line {number}"
+    return "the whole document"
+
+
+def parse_document(text: str, path: Path) -> dict[str, Any]:
+    """Parse YAML text into the top-level mapping, checking the format version."""
+    document = parse_yaml(text, path)
+    if not isinstance(document, dict):
+        what = "empty" if document is None else f"a {type(document).__name__}"
+        raise CassetteFormatError(
+            path,
+            f"the top level must be a mapping with 'version' and 'interactions' (the file is "
+            f"{what})",
+            location="top level",
+        )
+    check_version(document, path)
+    return document
+
+
+def check_version(document: dict[str, Any], path: Path) -> None:
+    """The document's format version is one this library reads."""
+    version = document.get("version")
+    if version is None:
+        raise CassetteFormatError(path, "no 'version' key", location="version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise CassetteFormatError(
+            path, f"version {version!r} is not an integer", location="version"
+        )
+    if version > FORMAT_VERSION:
+        raise CassetteFormatError(
+            path,
+            f"format version {version} is newer than this library reads ({FORMAT_VERSION}); "
+            "upgrade provider-cassettes",
+            location="version",
+        )
+    if version < 1:
+        raise CassetteFormatError(path, f"unknown format version {version}", location="version")
+
+
+def check_document(document: dict[str, Any], path: Path, text: str) -> None:
+    """Everything a load refuses, except a digest that no longer matches its request: for
+    readers that do not replay (``cassettes scan``), a hand-edited request is not a defect."""
+    check_version(document, path)
+    Manifest.from_dict(document.get("manifest") or {}, path)
+    parse_interactions(document.get("interactions"), path, text, check_digests=False)
+
+
+def read_document(path: Path | str) -> dict[str, Any] | None:
+    """The parsed top-level mapping of a cassette file, or ``None`` when it does not exist."""
+    path = Path(path)
+    text = read_text(path)
+    return None if text is None else parse_document(text, path)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What one read of the file held, with the stat that identifies that version."""
+
+    manifest: Manifest | None
+    interactions: tuple[Interaction, ...]
+    signature: tuple[int, int, int] | None
+
+
+def signature_of(path: Path) -> tuple[int, int, int] | None:
+    """What identifies one version of the file on disk (it changes with every write)."""
+    try:
+        st = path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:  # a looping symlink, a folder this user may not enter
+        raise _unreadable(path, exc) from exc
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def read_snapshot(path: Path) -> Snapshot:
+    signature = signature_of(path)
+    text = read_text(path)
+    if text is None:
+        return Snapshot(None, (), None)
+    document = parse_document(text, path)
+    manifest = Manifest.from_dict(document.get("manifest") or {}, path)
+    interactions = parse_interactions(document.get("interactions"), path, text)
+    return Snapshot(manifest, tuple(interactions), signature)
+
+
+def load_cassette(
+    path: Path | str, *, policy: MatchPolicy = DEFAULT_POLICY, repeat_last: bool = False
+) -> Cassette | None:
+    """Load and validate a cassette file; ``None`` when it does not exist."""
+    path = Path(path)
+    snapshot = read_snapshot(path)
+    if snapshot.signature is None:
+        return None
+    return Cassette(
+        path,
+        snapshot.interactions,
+        manifest=snapshot.manifest,
+        policy=policy,
+        repeat_last=repeat_last,
+    )
+
+
+def render(manifest: Manifest, interactions: Sequence[Interaction]) -> str:
+    document = {
+        "version": FORMAT_VERSION,
+        "manifest": manifest.to_dict(),
+        "interactions": [interaction.to_dict() for interaction in interactions],
+    }
+    return _yaml.dump(document)
