@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
+
+# pytester's in-process runs drop every module first imported inside them. httpx2 fills its
+# httpcore2 -> httpx2 exception map on first use; if httpcore2 were first imported inside an
+# inner run and re-imported after it, that map would hold the dropped copy's classes and a
+# refused connection would escape unmapped. Import the HTTP stacks once, before any inner run.
+for _module in ("httpcore", "httpcore2", "httpx", "httpx2"):
+    importlib.import_module(_module)
 
 _STRIPPED = (
     "CI",
