@@ -36,11 +36,17 @@ class Emulator:
     """
 
     def __init__(
-        self, api_key: str | None = None, *, port: int = 0, stream_delay_s: float = 0.0
+        self,
+        api_key: str | None = None,
+        *,
+        port: int = 0,
+        stream_delay_s: float = 0.0,
+        host: str = "127.0.0.1",
     ) -> None:
         # A fake key made at run time: never a real provider's prefix, so never a leak.
         self._api_key = api_key if api_key is not None else "emu-" + secrets.token_hex(8)
         self._port = port
+        self._host = host  # loopback unless asked: it answers anyone who sends its key
         # Seconds to wait after each SSE event; public, and may be changed while running.
         self.stream_delay_s = stream_delay_s
         self._state = EmulatorState()
@@ -57,6 +63,7 @@ class Emulator:
             state=self._state,
             api_key=self._api_key,
             stream_delay=lambda: self.stream_delay_s,
+            host=self._host,
         )
         self._thread = threading.Thread(
             target=server.serve_forever,
@@ -98,10 +105,11 @@ class Emulator:
     # -- addresses --------------------------------------------------------------------
     @property
     def url(self) -> str:
-        """``http://127.0.0.1:PORT`` of the running emulator."""
+        """``http://127.0.0.1:PORT`` of the running emulator (the address it is bound to)."""
         if self._server is None:
             raise RuntimeError("the emulator is not running; call start() or use `with`")
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
 
     @property
     def openai_base_url(self) -> str:

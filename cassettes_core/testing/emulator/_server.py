@@ -54,9 +54,15 @@ class EmulatorHTTPServer(ThreadingHTTPServer):
     allow_reuse_address = True
 
     def __init__(
-        self, port: int, *, state: EmulatorState, api_key: str, stream_delay: Callable[[], float]
+        self,
+        port: int,
+        *,
+        state: EmulatorState,
+        api_key: str,
+        stream_delay: Callable[[], float],
+        host: str = "127.0.0.1",
     ) -> None:
-        super().__init__(("127.0.0.1", port), _ProviderHandler)
+        super().__init__((host, port), _ProviderHandler)
         self.state = state
         self.api_key = api_key
         self.stream_delay = stream_delay
