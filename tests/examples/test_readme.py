@@ -1,29 +1,73 @@
-"""The README's code examples run as written: first recording, then replaying offline."""
+"""The README's examples run as written: first recording, then replaying offline.
+
+Every ```python block belongs to a section a test here runs; the marker example runs as the
+test file it is, its shown summary lines are the ones pytest prints, the CI lines are the
+environment its replay runs in, and the emulator's shown output is what the command prints.
+"""
 
 from __future__ import annotations
 
+import fnmatch
 import re
+import shlex
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
 from cassettes_core.testing.emulator import Emulator
+from tests.helpers.inner import PLUGIN_INI, run_inner
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
+_MARKER = "pytest: the marker"
+_CI = "CI"
+_PROVIDER_API = "The Provider API"
+_OPENAI = "Use with the OpenAI SDK"
+_ANTHROPIC = "Use with the Anthropic SDK"
+_MATCHED = "What is matched"
+_EMULATOR_CLI = "The emulator from the command line"
+_SDK_VARIABLES = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")
 
-def _block(section: str) -> str:
-    """The first python block under the README heading ``section``."""
-    text = README.read_text(encoding="utf-8")
-    start = text.index(f"## {section}\n")
-    match = re.search(r"```python\n(.*?)```", text[start:], re.DOTALL)
-    assert match is not None, section
-    return match.group(1)
+
+@dataclass(frozen=True)
+class Block:
+    heading: str  # the nearest heading above the block, without its #s
+    lang: str
+    code: str
 
 
-def _run(code: str, section: str) -> None:
-    namespace: dict[str, object] = {"__name__": "readme"}
+def _blocks() -> list[Block]:
+    """Every fenced block of the README, with the heading it stands under."""
+    blocks: list[Block] = []
+    heading, code = "", list[str]()
+    lang: str | None = None  # the open fence's language; None outside a fence
+    for line in README.read_text(encoding="utf-8").splitlines():
+        if lang is None and line.startswith("```"):
+            lang, code = line[3:].strip(), []
+        elif lang is not None and line == "```":
+            blocks.append(Block(heading, lang, "\n".join(code) + "\n"))
+            lang = None
+        elif lang is not None:
+            code.append(line)
+        elif line.startswith("#"):
+            heading = line.lstrip("#").strip()
+    return blocks
+
+
+def _code(section: str, lang: str = "python") -> list[str]:
+    found = [b.code for b in _blocks() if b.heading == section and b.lang == lang]
+    assert found, f"no {lang} block under {section!r}"
+    return found
+
+
+def _run(code: str, section: str, namespace: dict[str, object] | None = None) -> None:
+    namespace = namespace if namespace is not None else {"__name__": "readme"}
     exec(compile(code, f"README: {section}", "exec"), namespace)
     client = namespace.get("client")
     close = getattr(client, "close", None)
@@ -31,30 +75,170 @@ def _run(code: str, section: str) -> None:
         close()  # the example leaves its client open, as scripts do; the test must not
 
 
+def _point_sdks(monkeypatch: pytest.MonkeyPatch, emu: Emulator) -> None:
+    for name, value in zip(
+        _SDK_VARIABLES,
+        (emu.openai_base_url, emu.api_key, emu.anthropic_base_url, emu.api_key),
+        strict=True,
+    ):
+        monkeypatch.setenv(name, value)
+
+
 @pytest.fixture
 def emulator(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Emulator]:
     """A loopback provider the SDKs find through their usual variables; cwd is a temp dir."""
     monkeypatch.chdir(tmp_path)
     with Emulator() as emu:
-        monkeypatch.setenv("OPENAI_BASE_URL", emu.openai_base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", emu.api_key)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.anthropic_base_url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", emu.api_key)
+        _point_sdks(monkeypatch, emu)
         yield emu
 
 
-@pytest.mark.parametrize(
-    "section",
-    ["Quick start (the Provider API)", "Use with the OpenAI SDK", "Use with the Anthropic SDK"],
-)
+def test_every_python_block_is_run_here() -> None:
+    """A new example under a new heading needs a test here before the README can ship it."""
+    run_here = {_MARKER, _PROVIDER_API, _OPENAI, _ANTHROPIC, _MATCHED}
+    assert {b.heading for b in _blocks() if b.lang == "python"} == run_here
+
+
+@pytest.mark.parametrize("section", [_PROVIDER_API, _OPENAI, _ANTHROPIC])
 def test_readme_example_records_then_replays(
     section: str, emulator: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """Each example records on its first run and replays in CI with no provider hit."""
-    code = _block(section)
+    (code,) = _code(section)
     _run(code, section)
     assert list(tmp_path.glob("cassettes/*.yaml")), "the example wrote no cassette"
     recorded_hits = emulator.hits
     monkeypatch.setenv("CI", "true")
     _run(code, section)
     assert emulator.hits == recorded_hits
+
+
+def test_match_policy_example_builds_on_the_provider_api_one(emulator: Emulator) -> None:
+    """The MatchPolicy lines run after the Provider API example, with its `live` provider."""
+    namespace: dict[str, object] = {"__name__": "readme"}
+    _run(_code(_PROVIDER_API)[0], _PROVIDER_API, namespace)
+    _run(_code(_MATCHED)[0], _MATCHED, namespace)
+
+
+# -- the marker example, and CI ---------------------------------------------------------
+
+
+def _shown_run(block: str) -> tuple[list[str], list[str]]:
+    """A shown terminal session: the `$ pytest …` arguments and the lines it printed."""
+    command, *printed = block.splitlines()
+    assert command.startswith("$ pytest "), command
+    return shlex.split(command)[2:], printed
+
+
+def _as_patterns(printed: list[str]) -> list[str]:
+    """Printed lines as fnmatch patterns: the `=== title ===` rule is as wide as the terminal."""
+    return [f"*= {line.strip('= ')} =*" if line.startswith("=") else line for line in printed]
+
+
+@pytest.fixture
+def marker_example(pytester: pytest.Pytester) -> Path:
+    """The marker example written where its first comment says, in a fresh project."""
+    (code,) = _code(_MARKER)
+    path = pytester.path / code.splitlines()[0].removeprefix("# ")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(code, encoding="utf-8")
+    pytester.makeini(PLUGIN_INI)
+    return path
+
+
+def _run_shown(pytester: pytest.Pytester, block: str) -> pytest.RunResult:
+    args, printed = _shown_run(block)
+    result = run_inner(pytester, *args)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(_as_patterns(printed))
+    return result
+
+
+def test_marker_example_records_then_replays_as_shown(
+    marker_example: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """First run records into the path the example names, second replays; both print as shown."""
+    recording, replaying = _code(_MARKER, "text")
+    with Emulator() as emu:
+        _point_sdks(monkeypatch, emu)
+        _run_shown(pytester, recording)
+        assert emu.hits == 1
+        named = re.search(r"its cassette: (\S+)", marker_example.read_text(encoding="utf-8"))
+        assert named is not None
+        assert (pytester.path / named[1]).is_file()
+        _run_shown(pytester, replaying)
+        assert emu.hits == 1  # the replay reached nothing
+
+
+def _ci_environments() -> list[pytest.ParameterSet]:
+    (shell,) = _code(_CI, "sh")
+    exports = dict(re.findall(r"^export (\w+)=(\S+)", shell, re.MULTILINE))
+    assert shell.rstrip().endswith("\npytest"), shell
+    (workflow,) = _code(_CI, "yaml")
+    (step,) = yaml.safe_load(workflow)
+    assert step["run"] == "pytest"
+    actions = {"CI": "true", **step["env"]}  # GitHub Actions sets CI itself
+    return [pytest.param(exports, id="export lines"), pytest.param(actions, id="github actions")]
+
+
+@pytest.mark.parametrize("environment", _ci_environments())
+def test_ci_lines_replay_with_no_provider_and_no_real_key(
+    environment: dict[str, str],
+    marker_example: Path,
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With only the CI lines' variables the example replays; without the dummy keys it fails."""
+    recording, replaying = _code(_MARKER, "text")
+    with Emulator() as emu:
+        _point_sdks(monkeypatch, emu)
+        _run_shown(pytester, recording)
+    for name in _SDK_VARIABLES:  # CI has no provider: the default hosts, refused if reached
+        monkeypatch.delenv(name)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    _run_shown(pytester, replaying)
+
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(name)
+    keyless = run_inner(pytester, *_shown_run(replaying)[0])
+    keyless.assert_outcomes(failed=1)
+    keyless.stdout.fnmatch_lines(["*OpenAIError: Missing credentials*"])
+
+
+# -- the emulator's command line --------------------------------------------------------
+
+
+def test_emulator_cli_prints_what_the_readme_shows(
+    marker_example: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shown session is the command's own output for the marker example's first run."""
+    (shown,) = _code(_EMULATOR_CLI, "text")
+    (command,) = _code(_EMULATOR_CLI, "sh")
+    argv = shlex.split(command, comments=True)
+    assert argv[:3] == ["python", "-m", "cassettes_core.testing.emulator"]
+    process = subprocess.Popen(
+        [sys.executable, *argv[1:]], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().rstrip("\n")
+        head = [url] + [process.stdout.readline().rstrip("\n") for _ in range(5)]
+        exports = dict(re.findall(r"^export (\w+)=(\S+)$", "\n".join(head), re.MULTILINE))
+        for name, value in exports.items():
+            monkeypatch.setenv(name, value)
+        run_inner(pytester, *_shown_run(_code(_MARKER, "text")[0])[0]).assert_outcomes(passed=1)
+        # The call line appears within one poll of the emulator; SIGINT then flushes the rest.
+        process.send_signal(signal.SIGINT)
+        tail, _ = process.communicate(timeout=15)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 0
+    shown_url = shown.splitlines()[0]
+    shown_key = re.search(r"OPENAI_API_KEY=(\S+)", shown)
+    assert shown_key is not None
+    expected = shown.replace(shown_url, url).replace(shown_key[1], exports["OPENAI_API_KEY"])
+    assert head + tail.splitlines() == expected.splitlines()
+    assert fnmatch.fnmatch(url, "http://127.0.0.1:*")
