@@ -226,3 +226,18 @@ def test_a_replayed_pytest_run_leaves_the_count_at_zero(
     replayed.stdout.fnmatch_lines(["*: 1 interaction replayed, 0 recorded, 0 missed, 0 unused"])
     assert replaying.stop() == ["stopped by SIGINT: 0 provider calls served"]
     assert replaying.calls() == []
+
+
+@pytest.mark.parametrize("port", ["70000", "-1", "http"])
+def test_a_port_out_of_range_is_a_usage_error(port: str) -> None:
+    """`--port` outside 0..65535 is refused by the parser (exit 2), before anything binds."""
+    result = subprocess.run(
+        [sys.executable, "-m", "cassettes_core.testing.emulator", "--port", port],
+        capture_output=True,
+        text=True,
+        timeout=_WAIT_S,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert f"argument --port: {port!r} is not a port (0 to 65535)" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -22,6 +22,17 @@ from cassettes_core.testing.emulator import Emulator
 _POLL_S = 0.05  # how often new calls are looked for: a call shows within this delay
 
 
+def _port(text: str) -> int:
+    """A TCP port number, 0 to 65535 (0: the system picks a free one)."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port (0 to 65535)")
+    return port
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m cassettes_core.testing.emulator",
@@ -35,7 +46,7 @@ def _parser() -> argparse.ArgumentParser:
         default="127.0.0.1",
         help="address to listen on (default 127.0.0.1: only this machine can reach it)",
     )
-    parser.add_argument("--port", type=int, default=0, help="port to bind (default: a free one)")
+    parser.add_argument("--port", type=_port, default=0, help="port to bind (default: a free one)")
     parser.add_argument("--api-key", help="key clients must send (default: a random emu-… key)")
     parser.add_argument(
         "--stream-delay", type=float, default=0.0, help="seconds between SSE events (default 0)"
