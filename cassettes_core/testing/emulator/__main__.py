@@ -113,10 +113,6 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
     """Serve until Ctrl-C or SIGTERM; 0 on a clean stop, 2 when the address cannot be bound."""
     args = _parser().parse_args(argv)
     out = out if out is not None else sys.stdout
-    stop = _Stop()
-    # SIGINT too: a shell's background job (`python -m … &`) starts with SIGINT ignored.
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, stop)
     emulator = Emulator(
         args.api_key, host=args.host, port=args.port, stream_delay_s=args.stream_delay
     )
@@ -126,6 +122,9 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
         print(f"ERROR: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
         print("TIP: choose another --port (0 picks a free one) or --host", file=sys.stderr)
         return 2
+    stop = _Stop()
+    # SIGINT too: a shell's background job (`python -m … &`) starts with SIGINT ignored.
+    previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)}
     seen: Counter[str] = Counter()
     try:
         print(emulator.url, file=out)  # the first line alone, for scripts that read it
@@ -138,6 +137,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
             _report_new(emulator, seen, out, quiet=args.quiet)
     finally:
         emulator.stop()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     _report_new(emulator, seen, out, quiet=args.quiet)  # calls of the last poll interval
     print(f"stopped by {stop.signal.name}: {summary(seen)}", file=out, flush=True)
     return 0
