@@ -206,6 +206,43 @@ def test_ci_lines_replay_with_no_provider_and_no_real_key(
     keyless.stdout.fnmatch_lines(["*OpenAIError: Missing credentials*"])
 
 
+_CLAUDE_TEST = """
+import anthropic
+import pytest
+
+
+@pytest.mark.cassette
+def test_claude():
+    answer = anthropic.Anthropic().messages.create(
+        model="claude-sonnet-5-5",
+        max_tokens=64,
+        messages=[{"role": "user", "content": "Capital of France?"}],
+    )
+    assert answer.content
+"""
+
+
+def test_the_anthropic_sdk_wants_the_dummy_key_too(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the CI section says of anthropic: no key fails even in replay; the dummy passes."""
+    (shell,) = _code(_CI, "sh")
+    exports = dict(re.findall(r"^export (\w+)=(\S+)", shell, re.MULTILINE))
+    pytester.makeini(PLUGIN_INI)
+    pytester.makepyfile(test_claude=_CLAUDE_TEST)
+    with Emulator() as emu:
+        _point_sdks(monkeypatch, emu)
+        run_inner(pytester).assert_outcomes(passed=1)
+    for name in _SDK_VARIABLES:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("CI", exports["CI"])
+    keyless = run_inner(pytester)
+    keyless.assert_outcomes(failed=1)
+    keyless.stdout.fnmatch_lines(["*Could not resolve authentication method*"])
+    monkeypatch.setenv("ANTHROPIC_API_KEY", exports["ANTHROPIC_API_KEY"])
+    run_inner(pytester).assert_outcomes(passed=1)
+
+
 # -- the emulator's command line --------------------------------------------------------
 
 
