@@ -72,7 +72,7 @@ def export_lines(emulator: Emulator) -> list[str]:
 
 
 def summary(hits: Counter[str]) -> str:
-    """The count at exit: ``3 provider calls served (/v1/messages: 1, …)``."""
+    """The count at exit: ``3 provider calls served (PATH: 2, PATH: 1)``, paths sorted."""
     total = hits.total()
     noun = "call" if total == 1 else "calls"
     routes = ", ".join(f"{path}: {count}" for path, count in sorted(hits.items()))
