@@ -236,6 +236,18 @@ def load(text: str) -> Any:
     return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader, never the full one
 
 
+def load_plain(text: str) -> Any:
+    """``text`` read as plain safe YAML (aliases, merge keys, any safe tag), never a cassette.
+
+    Only to tell another tool's YAML (a compose file, a CI workflow) from a damaged cassette;
+    raises :class:`ValueError` for text that is not YAML even read this way.
+    """
+    try:
+        return yaml.load(text, Loader=_FastLoader)  # noqa: S506 - a safe loader, never the full one
+    except (yaml.YAMLError, ValueError, TypeError, KeyError, IndexError, RecursionError) as exc:
+        raise ValueError(f"not YAML: {exc}") from None
+
+
 def line_of_item(text: str, key: str, index: int) -> int | None:
     """The 1-based line where ``document[key][index]`` starts; for error messages only."""
     try:
