@@ -5,7 +5,8 @@
 
 One way in and one way out for every byte of a cassette: ``_yaml`` (the only YAML loader and
 dumper), ``_read`` and ``_parse`` (validate a document, build interactions), ``_file`` (record
-and append under ``_lock``, replace through ``_atomic``, carry a tail over with ``_tail``),
+and append under ``_lock``, replace through ``_atomic``, carry a tail over with ``_tail``,
+read what a write needs with ``_state``, refuse an unwritable path with ``_writable``),
 ``_manifest`` (versions and drift), ``_runs`` (which run wrote what), ``_rehash`` and
 ``_cassette`` (the digest index and play state).
 """
@@ -14,15 +15,7 @@ from __future__ import annotations
 
 from cassettes_core.store._atomic import atomic_write
 from cassettes_core.store._cassette import Cassette, Lookup
-from cassettes_core.store._file import (
-    BOOKKEEPING_KEYS,
-    CHECK_KEY,
-    CassetteFile,
-    WriteGuard,
-    check_permissions,
-    check_writable,
-    lock_for,
-)
+from cassettes_core.store._file import CassetteFile, WriteGuard, lock_for
 from cassettes_core.store._manifest import (
     CassetteVersionWarning,
     DriftPolicy,
@@ -46,7 +39,9 @@ from cassettes_core.store._read import (
 )
 from cassettes_core.store._rehash import rehash
 from cassettes_core.store._runs import RecordRun
+from cassettes_core.store._state import BOOKKEEPING_KEYS, CHECK_KEY
 from cassettes_core.store._tail import own_layout
+from cassettes_core.store._writable import check_permissions, check_writable
 from cassettes_core.store._yaml import MAX_DEPTH, MAX_INT_DIGITS, depth_of
 from cassettes_core.store._yaml import dump as dump_yaml
 from cassettes_core.store._yaml import load as load_yaml
