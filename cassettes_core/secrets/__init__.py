@@ -34,7 +34,7 @@ if TYPE_CHECKING:
         is_sensitive_header,
         strip_sensitive_headers,
     )
-    from cassettes_core.secrets._scan import load_interactions, run_scan
+    from cassettes_core.secrets._scan import run_scan
     from cassettes_core.secrets._shapes import mask
     from cassettes_core.secrets._text import redact
 
@@ -45,7 +45,6 @@ _HOMES = {
     "UnsafeInteractionDroppedWarning": "_guard",
     "is_sensitive_header": "_headers",
     "strip_sensitive_headers": "_headers",
-    "load_interactions": "_scan",
     "run_scan": "_scan",
     "mask": "_shapes",
     "redact": "_text",
@@ -65,7 +64,6 @@ __all__ = [
     "SecretGuard",
     "UnsafeInteractionDroppedWarning",
     "is_sensitive_header",
-    "load_interactions",
     "mask",
     "redact",
     "run_scan",
