@@ -126,7 +126,7 @@ def changed_since_check(
     )
 
 
-def _first_comment(text: str) -> int | None:
+def first_comment_line(text: str) -> int | None:
     """The line (1-based) of the first YAML comment in ``text``, if any."""
     if "#" not in text:
         return None
@@ -192,7 +192,7 @@ def edit_refusal(
 ) -> RewriteRefusedError | None:
     """A refusal when re-rendering the file from what it holds would lose something."""
     keep = "Keep it as it is, or move the edit into a before_record hook and re-run its test"
-    line = _first_comment(text)
+    line = first_comment_line(text)
     if line is not None:
         return RewriteRefusedError(
             path, f"it has a comment (line {line}) a rewrite would drop", next_step=keep

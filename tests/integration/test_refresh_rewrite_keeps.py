@@ -11,6 +11,7 @@ import importlib
 import json
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,8 +20,8 @@ import yaml
 
 from cassette_refresh.cli import main
 from cassettes_core.testing.emulator import Emulator
-from tests.integration.test_refresh_emulator import _chat as _body
-from tests.integration.test_refresh_emulator import _record as _record_direct
+from tests.integration.test_refresh_emulator import chat_body as _body
+from tests.integration.test_refresh_emulator import record_cassette as _record_direct
 
 if TYPE_CHECKING:
     from tests.integration.conftest import InnerRun
@@ -259,7 +260,7 @@ def _indented_sequences(document: dict[str, Any]) -> bytes:
     return yaml.dump(shuffled, Dumper=Indented, sort_keys=True, allow_unicode=True).encode()
 
 
-LAYOUTS = {
+LAYOUTS: dict[str, Callable[[Any], bytes]] = {
     "flow-style": _flow,
     "indented-sequences-and-key-order": _indented_sequences,
     "crlf": lambda d: yaml.safe_dump(d, sort_keys=False).replace("\n", "\r\n").encode(),
@@ -360,7 +361,12 @@ def test_a_file_removed_while_the_check_runs_is_reported_not_recreated(
     emu.reset()
     emu.set_drift("field_added")
     emu.inject_timeout(0.6)
-    thread = threading.Thread(target=lambda: (time.sleep(0.2), cassette.unlink()))
+
+    def remove_it_mid_run() -> None:
+        time.sleep(0.2)
+        cassette.unlink()
+
+    thread = threading.Thread(target=remove_it_mid_run)
     thread.start()
     try:
         report = _refresh(cassette, capsys)
