@@ -46,6 +46,7 @@ from cassette_refresh._rewrite import RewriteRefusedError
 from cassette_refresh._skeleton import DEFAULT_ENUM_KEYS
 from cassette_refresh._vocabulary import BEHAVIOUR_PATHS
 from cassettes_core import CassetteError, ConfigError, UnsafeCassetteError
+from cassettes_core.console import run_console
 from cassettes_core.store import WriteGuard
 
 __all__ = ["console_main", "main"]
@@ -359,6 +360,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def console_main() -> None:
     """The console-script entry point (quiet on a closed pipe)."""
-    from cassettes_core.console import run_console
-
     run_console(main)
