@@ -231,3 +231,59 @@ def test_the_library_never_imports_testing(library: list[Source]) -> None:
 def test_the_secret_guard_is_used_through_its_surface(everything: list[Source]) -> None:
     findings = [f for source in everything for f in arch.check_secrets_insides(source)]
     assert not findings, _report(findings)
+
+
+def test_cycle_rule_sees_lazy_loops_and_ignores_type_checking(tmp_path: Path) -> None:
+    """A lazy import that closes a loop is a cycle; ``TYPE_CHECKING`` imports and a package's
+    modules importing their siblings through it are not."""
+    sources = _tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "from pkg import a\n",
+            "pkg/a.py": "from pkg import b\n",
+            "pkg/b.py": """\
+                from typing import TYPE_CHECKING
+
+                if TYPE_CHECKING:
+                    from pkg.a import A
+
+
+                def f() -> None:
+                    from pkg.c import C
+                """,
+            "pkg/c.py": """\
+                import importlib
+
+
+                def g() -> None:
+                    importlib.import_module("pkg.b")
+                """,
+        },
+    )
+    graph = arch.import_graph(sources)
+    assert arch.cycles(graph) == [["pkg.b", "pkg.c"]]
+    assert arch.cycle_finding(["pkg.b", "pkg.c"], graph).startswith(
+        "import cycle pkg.b <-> pkg.c (pkg.b:8 imports pkg.c; pkg.c:5 imports pkg.b)"
+    )
+
+
+# Cycles closed by a lazy import when this test was written, each to be cut by its owner. The
+# list may only shrink: a new cycle fails, and so does one that is gone but still listed.
+KNOWN_CYCLES = [
+    ["cassette_refresh._cassettes", "cassette_refresh._discover"],
+    ["cassettes_core._errors", "cassettes_core._model", "cassettes_core._request",
+     "cassettes_core.diff", "cassettes_core.digest"],
+    ["cassettes_core.isolation", "cassettes_core.isolation._arming",
+     "cassettes_core.isolation._linger", "cassettes_core.isolation._seams",
+     "cassettes_core.transport", "cassettes_core.transport._guarded",
+     "cassettes_core.transport._intercept", "cassettes_core.transport._settle",
+     "cassettes_core.transport._tracking"],
+]  # fmt: skip
+
+
+def test_no_new_import_cycles(library: list[Source]) -> None:
+    graph = arch.import_graph(library)
+    found = arch.cycles(graph)
+    new = [arch.cycle_finding(group, graph) for group in found if group not in KNOWN_CYCLES]
+    assert not new, "\n".join(new)
+    assert [group for group in KNOWN_CYCLES if group not in found] == [], "cut: drop it above"
