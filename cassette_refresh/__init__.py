@@ -48,7 +48,6 @@ from cassette_refresh._result import (
 from cassette_refresh._rewrite import (
     RewriteRefusedError,
     edit_refusal,
-    first_comment_line,
     rerecord_command,
     rerecord_step,
 )
@@ -99,7 +98,6 @@ __all__ = [
     "find_cassettes",
     "find_links",
     "fingerprint",
-    "first_comment_line",
     "progress_line",
     "render_markdown",
     "render_text",

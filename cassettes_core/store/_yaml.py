@@ -248,6 +248,21 @@ def load_plain(text: str) -> Any:
         raise ValueError(f"not YAML: {exc}") from None
 
 
+def first_comment_line(text: str) -> int | None:
+    """The line (1-based) of the first YAML comment in ``text``, if any."""
+    if "#" not in text:
+        return None
+    end = 0
+    for token in yaml.scan(text, Loader=_FastLoader):
+        start = token.start_mark.index
+        gap = text[end:start]
+        if "#" in gap:
+            return text.count("\n", 0, end + gap.index("#")) + 1
+        end = max(end, token.end_mark.index)
+    tail = text[end:]
+    return text.count("\n", 0, end + tail.index("#")) + 1 if "#" in tail else None
+
+
 def line_of_item(text: str, key: str, index: int) -> int | None:
     """The 1-based line where ``document[key][index]`` starts; for error messages only."""
     try:

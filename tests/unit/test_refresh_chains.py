@@ -11,12 +11,11 @@ import pytest
 from cassette_refresh import (
     edit_refusal,
     find_links,
-    first_comment_line,
     rerecord_command,
     rerecord_step,
 )
 from cassettes_core import Interaction, LLMRequest, LLMResponse, RecordedError, StreamEvent
-from cassettes_core.store import Manifest, read_snapshot, render
+from cassettes_core.store import Manifest, first_comment_line, read_snapshot, render
 
 USER = {"role": "user", "content": "What is the weather in Paris?"}
 
