@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING
 import pytest
 import yaml
 
+from cassettes_core.secrets import SecretGuard
 from cassettes_core.testing.emulator import Emulator
+from pytest_plugin import CassetteSession
 from tests.integration.test_refresh_rewrite_replays import (
     check_replays,
     record_with_pytester,
@@ -30,10 +32,9 @@ for _module in (
     "anthropic",
     "openai",
     "httpx2",
-    "cassettes_core.secrets._guard",
-    "pytest_plugin._live",
 ):
     importlib.import_module(_module)
+WARM = (SecretGuard, CassetteSession)  # their lazy names, loaded now for the same reason
 
 GLUED_ID = """
 import openai

@@ -24,8 +24,10 @@ import yaml
 from cassette_refresh import LiveAnswer, built_in_reissuer
 from cassette_refresh._cassettes import Recorded, rerecorded
 from cassette_refresh.cli import main
+from cassettes_core.secrets import SecretGuard
 from cassettes_core.store import read_snapshot, render
 from cassettes_core.testing.emulator import Emulator
+from pytest_plugin import CassetteSession
 from tests.integration.test_refresh_emulator import chat_body
 from tests.integration.test_refresh_emulator import record_cassette as _record_direct
 
@@ -37,10 +39,9 @@ for _module in (
     "anthropic",
     "openai",
     "httpx2",
-    "cassettes_core.secrets._guard",
-    "pytest_plugin._live",
 ):
     importlib.import_module(_module)
+WARM = (SecretGuard, CassetteSession)  # their lazy names, loaded now for the same reason
 
 OPENAI_AGENT = """
 import json
