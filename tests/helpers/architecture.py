@@ -49,7 +49,8 @@ _HOST = re.compile(
 # base URL's ``/v1``); ``:generateContent`` and friends are Gemini's model-method suffixes.
 _ENDPOINT = re.compile(
     r"(?:/v\d+(?:beta\d*|alpha\d*)?)?/(?:chat/completions|completions|responses|embeddings|"
-    r"messages|chat|rerank|embed)(?![\w-])"
+    r"messages)(?![\w-])"
+    r"|/v\d+(?:beta\d*|alpha\d*)?/(?:chat|rerank|embed)(?![\w-])"  # Cohere's: versioned only
     r"|/api/(?:chat|generate|embed|embeddings)(?![\w-])"
     r"|:(?:generateContent|streamGenerateContent|batchEmbedContents|embedContent|countTokens)"
     r"|/model/[^/\s]*/(?:converse|converse-stream|invoke|invoke-with-response-stream)"

@@ -129,6 +129,7 @@ def test_literal_rule_sees_hosts_and_paths_in_code_not_prose(tmp_path: Path) -> 
                 GEMINI = "models/{model}:streamGenerateContent"
                 BEDROCK = "/model/anthropic.claude-v2/converse-stream"
                 OLLAMA = "/api/chat"
+                COHERE = "/v2/chat"
 
 
                 def f() -> str:
@@ -138,12 +139,13 @@ def test_literal_rule_sees_hosts_and_paths_in_code_not_prose(tmp_path: Path) -> 
             "cassettes_core/clean.py": """\
                 NOT_A_HOST = "openai.community.example"  # another domain
                 SIMILAR = "max.ai and mymistral.ai and /v1/messages_archive"
+                OURS = "/chat and /embed in our own service; /v2/chatter"
                 MODEL = "gpt-4o-mini"
                 """,
         },
     )
     found = _run(arch.check_provider_literals, sources)
-    assert found == [("cassettes_core/user.py", line) for line in (3, 4, 5, 6, 7, 8, 13)]
+    assert found == [("cassettes_core/user.py", line) for line in (3, 4, 5, 6, 7, 8, 9, 14)]
 
 
 def test_testing_rule(tmp_path: Path) -> None:
