@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from cassette_refresh._chains import ChainLink, find_links
 from cassette_refresh._check import CheckRun, run_check
+from cassette_refresh._choice import another_choice, tools_called
 from cassette_refresh._classify import compare
+from cassette_refresh._cli_output import Output, progress_line, use_colour
+from cassette_refresh._discover import find_cassettes
 from cassette_refresh._finding import DRIFT_CLASSES, Finding, Rules, fingerprint
 from cassette_refresh._github import GitHubError
 from cassette_refresh._issues import IssueOpener
@@ -28,14 +31,26 @@ from cassette_refresh._result import (
     SCHEMA,
     CallProblem,
     CheckResult,
+    EndpointJSON,
     EndpointResult,
+    FindingJSON,
     IssueAction,
+    IssueJSON,
     KeptAnswer,
+    KeptJSON,
+    ProblemJSON,
     ReportJSON,
+    SummaryJSON,
     Unwritten,
+    UnwrittenJSON,
     to_json,
 )
-from cassette_refresh._rewrite import RewriteRefusedError
+from cassette_refresh._rewrite import (
+    RewriteRefusedError,
+    edit_refusal,
+    rerecord_command,
+    rerecord_step,
+)
 from cassette_refresh._skeleton import DEFAULT_ENUM_KEYS, Answer, Shape, ShapeBuilder, shape_of
 from cassette_refresh._vocabulary import BEHAVIOUR_PATHS, KNOWN_VALUES, answer_path
 
@@ -50,14 +65,20 @@ __all__ = [
     "ChainLink",
     "CheckResult",
     "CheckRun",
+    "EndpointJSON",
     "EndpointResult",
     "Finding",
+    "FindingJSON",
     "GitHubError",
     "IssueAction",
+    "IssueJSON",
     "IssueOpener",
     "KeptAnswer",
+    "KeptJSON",
     "LiveAnswer",
     "LiveCall",
+    "Output",
+    "ProblemJSON",
     "ProviderReissuer",
     "Reissuer",
     "ReportJSON",
@@ -66,15 +87,25 @@ __all__ = [
     "Shape",
     "ShapeBuilder",
     "StreamFailedError",
+    "SummaryJSON",
     "Unwritten",
+    "UnwrittenJSON",
+    "another_choice",
     "answer_path",
     "built_in_reissuer",
     "compare",
+    "edit_refusal",
+    "find_cassettes",
     "find_links",
     "fingerprint",
+    "progress_line",
     "render_markdown",
     "render_text",
+    "rerecord_command",
+    "rerecord_step",
     "run_check",
     "shape_of",
     "to_json",
+    "tools_called",
+    "use_colour",
 ]

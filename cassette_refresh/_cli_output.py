@@ -16,7 +16,7 @@ CLEAR_LINE = "\r\033[K"
 DEFAULT_TIP = "TIP: run `cassette-refresh check --help` for the options."
 
 
-class _Output:
+class Output:
     """stdout/stderr with every known secret value masked, whatever prints it."""
 
     def __init__(self, env: Mapping[str, str], out: TextIO, err: TextIO) -> None:
@@ -53,7 +53,7 @@ class _Output:
         return EXIT_UNCHECKED
 
 
-def _progress(output: _Output, enabled: bool) -> Callable[[int, int], None] | None:
+def progress_line(output: Output, enabled: bool) -> Callable[[int, int], None] | None:
     if not enabled:
         return None
 
@@ -65,7 +65,7 @@ def _progress(output: _Output, enabled: bool) -> Callable[[int, int], None] | No
     return show
 
 
-def _colour(stream: TextIO, env: Mapping[str, str]) -> bool:
+def use_colour(stream: TextIO, env: Mapping[str, str]) -> bool:
     if env.get("NO_COLOR") or env.get("TERM") == "dumb":
         return False
     return bool(getattr(stream, "isatty", lambda: False)())
@@ -75,7 +75,7 @@ def emit(
     result: CheckResult,
     args: argparse.Namespace,
     env: Mapping[str, str],
-    output: _Output,
+    output: Output,
     *,
     terminal: bool = True,
 ) -> str | None:
@@ -90,7 +90,7 @@ def emit(
     elif args.markdown:
         report = render_markdown(result)
     else:
-        colour = not args.output and _colour(output.out, env)
+        colour = not args.output and use_colour(output.out, env)
         report = render_text(result, colour=colour, show_info=show_info)
     if not args.output:
         output.print(report)
@@ -104,5 +104,5 @@ def emit(
             "TIP: pass --output a file in a folder that exists and can be written."
         )
     if terminal:
-        output.print(render_text(result, colour=_colour(output.out, env), show_info=show_info))
+        output.print(render_text(result, colour=use_colour(output.out, env), show_info=show_info))
     return None

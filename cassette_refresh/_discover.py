@@ -16,11 +16,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from cassette_refresh._cassettes import Recorded
 from cassettes_core import CassetteFormatError, ConfigError
-from cassettes_core.store import read_snapshot
+from cassettes_core.store import load_plain_yaml, read_snapshot
 
 SUFFIXES = (".yaml", ".yml")
 CASSETTE_KEYS = ("interactions", "version", "manifest")
@@ -116,10 +114,8 @@ def load(found: Found) -> Loaded:
 def _not_a_cassette(path: Path) -> str | None:
     """Why a YAML file is plainly not a cassette; ``None`` when it could be one."""
     try:
-        text = path.read_text(encoding="utf-8")
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        document = yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader only
-    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError):
+        document = load_plain_yaml(path.read_text(encoding="utf-8"), path)
+    except (OSError, UnicodeDecodeError, CassetteFormatError):
         return None  # unreadable or broken: it may well be a damaged cassette
     if not isinstance(document, Mapping):
         kind = "empty" if document is None else f"a {type(document).__name__}, not a mapping"

@@ -21,11 +21,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from cassette_refresh._chains import find_links
 from cassettes_core import CassetteError, Interaction
-from cassettes_core.store import BOOKKEEPING_KEYS, Manifest, load_yaml, render
+from cassettes_core.store import (
+    BOOKKEEPING_KEYS,
+    Manifest,
+    first_comment_line,
+    load_yaml,
+    render,
+)
 
 CASSETTE_DIR = "cassettes"
 # The mark a ``record`` run leaves at the top of a file it starts over (the store's ``run:``):
@@ -126,22 +130,6 @@ def changed_since_check(
     )
 
 
-def _first_comment(text: str) -> int | None:
-    """The line (1-based) of the first YAML comment in ``text``, if any."""
-    if "#" not in text:
-        return None
-    loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    end = 0
-    for token in yaml.scan(text, Loader=loader):
-        start = token.start_mark.index
-        gap = text[end:start]
-        if "#" in gap:
-            return text.count("\n", 0, end + gap.index("#")) + 1
-        end = max(end, token.end_mark.index)
-    tail = text[end:]
-    return text.count("\n", 0, end + tail.index("#")) + 1 if "#" in tail else None
-
-
 def _difference(kept: Any, again: Any, path: str) -> str | None:
     """The first path where ``again`` (a re-render) lost or changed what ``kept`` (the file)
     holds."""
@@ -192,7 +180,7 @@ def edit_refusal(
 ) -> RewriteRefusedError | None:
     """A refusal when re-rendering the file from what it holds would lose something."""
     keep = "Keep it as it is, or move the edit into a before_record hook and re-run its test"
-    line = _first_comment(text)
+    line = first_comment_line(text)
     if line is not None:
         return RewriteRefusedError(
             path, f"it has a comment (line {line}) a rewrite would drop", next_step=keep

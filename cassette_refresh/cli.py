@@ -30,7 +30,7 @@ from pathlib import Path
 from cassette_refresh import _discover
 from cassette_refresh._cassettes import default_guard, write_all
 from cassette_refresh._check import CheckRun, providers_needed, run_check
-from cassette_refresh._cli_output import _Output, _progress, emit
+from cassette_refresh._cli_output import Output, emit, progress_line
 from cassette_refresh._finding import Rules
 from cassette_refresh._github import DEFAULT_API_URL, GitHubError
 from cassette_refresh._issues import LABEL, IssueOpener, run_url_from_env
@@ -46,6 +46,7 @@ from cassette_refresh._rewrite import RewriteRefusedError
 from cassette_refresh._skeleton import DEFAULT_ENUM_KEYS
 from cassette_refresh._vocabulary import BEHAVIOUR_PATHS
 from cassettes_core import CassetteError, ConfigError, UnsafeCassetteError
+from cassettes_core.console import run_console
 from cassettes_core.store import WriteGuard
 
 __all__ = ["console_main", "main"]
@@ -172,7 +173,7 @@ def _not_a_cassette_of(output: str | None, files: Sequence[Path]) -> None:
             )
 
 
-def _check(args: argparse.Namespace, env: Mapping[str, str], output: _Output) -> int:
+def _check(args: argparse.Namespace, env: Mapping[str, str], output: Output) -> int:
     if args.force_write and not args.write:
         raise ConfigError(
             "--force-write only makes sense with --write\n"
@@ -202,7 +203,7 @@ def _check(args: argparse.Namespace, env: Mapping[str, str], output: _Output) ->
         if opener is not None:
             stack.enter_context(opener)
             opener.preflight()  # before any live call is spent
-        progress = _progress(output, not args.no_progress and output.err.isatty())
+        progress = progress_line(output, not args.no_progress and output.err.isatty())
         run: CheckRun = asyncio.run(
             run_check(
                 files,
@@ -319,7 +320,7 @@ def _reason(exc: BaseException) -> str:
     return "\n".join(line for line in text.splitlines() if not line.startswith("TIP:"))
 
 
-def _fail(args: argparse.Namespace, env: Mapping[str, str], output: _Output, message: str) -> int:
+def _fail(args: argparse.Namespace, env: Mapping[str, str], output: Output, message: str) -> int:
     """An error before any result: the report (JSON or Markdown) still says so, then ERROR."""
     output.clear_progress()
     if args.json or args.markdown:
@@ -333,7 +334,7 @@ def _fail(args: argparse.Namespace, env: Mapping[str, str], output: _Output, mes
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (0 no drift, 1 drift, 2 could not check)."""
     env = dict(os.environ)
-    output = _Output(env, sys.stdout, sys.stderr)
+    output = Output(env, sys.stdout, sys.stderr)
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command != "check":
@@ -359,6 +360,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def console_main() -> None:
     """The console-script entry point (quiet on a closed pipe)."""
-    from cassettes_core.console import run_console
-
     run_console(main)

@@ -27,6 +27,7 @@ from cassettes_core._model import Interaction, LLMResponse, RecordedError, Strea
 from cassettes_core._record_errors import UnrecordedFailureError
 from cassettes_core._recorder import BeforeRecord, Recorder, RecorderStats
 from cassettes_core._request import LLMRequest, MatchPolicy
+from cassettes_core._version import __version__
 from cassettes_core._wrapper import CassetteProvider
 from cassettes_core.modes import Mode
 from cassettes_core.providers import FakeProvider, Provider
@@ -35,8 +36,6 @@ from cassettes_core.transport import AbandonedStreamWarning, Interception, inter
 
 if TYPE_CHECKING:
     from cassettes_core.secrets import UnsafeInteractionDroppedWarning
-
-__version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> object:

@@ -14,59 +14,15 @@ line and one ``TIP:`` line on standard error. Colour is used only on a terminal,
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from cassettes_core._errors import CassetteError
-
-EXIT_OK = 0
-EXIT_FINDINGS = 1
-EXIT_ERROR = 2
-REPORT_VERSION = 1
-
-
-# ------------------------------------------------------------------ output
-
-
-class Console:
-    """Where the command writes: reports to stdout, errors to stderr, colour on terminals."""
-
-    def __init__(self, out: TextIO, err: TextIO) -> None:
-        self.out = out
-        self.err = err
-
-    def print(self, text: str = "") -> None:
-        print(text, file=self.out)
-
-    def style(self, text: str, code: str, *, stream: TextIO | None = None) -> str:
-        """``text`` in an ANSI style (``"1"`` bold, ``"31"`` red …) if the stream shows colour."""
-        return f"\033[{code}m{text}\033[0m" if _colour(stream or self.out) else text
-
-    def error(self, exc: BaseException | str) -> None:
-        """An error as an ``ERROR:`` line (or lines) and a ``TIP:`` line, on stderr."""
-        head, tip = _split_tip(str(exc))
-        label = self.style("ERROR:", "1;31", stream=self.err)
-        print(f"{label} {head}", file=self.err)
-        print(f"{self.style('TIP:', '1', stream=self.err)} {tip}", file=self.err)
-
-
-def _colour(stream: TextIO) -> bool:
-    if os.environ.get("NO_COLOR"):
-        return False
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())
-
-
-def _split_tip(message: str) -> tuple[str, str]:
-    # Our errors end with a "TIP: …" line; others get a generic next step.
-    head, sep, tip = message.partition("\nTIP: ")
-    if sep:
-        return head, tip
-    return message, "run `cassettes --help` for usage."
-
+from cassettes_core.console import EXIT_ERROR, EXIT_OK, Console, run_console
+from cassettes_core.secrets import run_scan
+from cassettes_core.store import rehash
 
 # ------------------------------------------------------------------ command line
 
@@ -103,8 +59,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def console_main() -> None:
     """Entry point of the ``cassettes`` console script (quiet on a closed pipe)."""
-    from cassettes_core.console import run_console
-
     run_console(main)
 
 
@@ -123,8 +77,6 @@ def _add_rehash(commands: Any) -> None:
 
 
 def _rehash(args: argparse.Namespace, console: Console) -> int:
-    from cassettes_core.store import rehash
-
     for path in args.files:
         changed, total = rehash(path)
         console.print(f"{path}: {changed} of {_plural(total, 'interaction')} rehashed")
@@ -158,16 +110,7 @@ def _add_scan(commands: Any) -> None:
 
 
 def _scan(args: argparse.Namespace, console: Console) -> int:
-    from cassettes_core.secrets import run_scan
-
     return run_scan(args, console)
-
-
-def load_interactions(path: Path) -> list[dict[str, Any]]:
-    """The interactions of a cassette file (see ``_secrets_scan.load_interactions``)."""
-    from cassettes_core.secrets import load_interactions as load
-
-    return load(path)
 
 
 def _plural(n: int, noun: str) -> str:

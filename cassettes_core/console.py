@@ -1,4 +1,7 @@
-"""Console scripts that stop quietly when the reader of their output goes away.
+"""What the console scripts share: exit codes, where output goes, and a quiet closed pipe.
+
+:class:`Console` writes reports to stdout and errors to stderr as an ``ERROR:`` line and a
+``TIP:`` line, in colour only on a terminal and never under ``NO_COLOR``.
 
 ``cassettes scan dir | head -1`` closes the pipe while the command still writes: Python then
 raises ``BrokenPipeError``, and would print a traceback, and another one at exit when it flushes
@@ -12,9 +15,49 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable
-from typing import NoReturn
+from typing import NoReturn, TextIO
 
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_ERROR = 2
 EXIT_BROKEN_PIPE = 1
+
+
+class Console:
+    """Where a command writes: reports to stdout, errors to stderr, colour on terminals."""
+
+    def __init__(self, out: TextIO, err: TextIO) -> None:
+        self.out = out
+        self.err = err
+
+    def print(self, text: str = "") -> None:
+        print(text, file=self.out)
+
+    def style(self, text: str, code: str, *, stream: TextIO | None = None) -> str:
+        """``text`` in an ANSI style (``"1"`` bold, ``"31"`` red …) if the stream shows colour."""
+        return f"\033[{code}m{text}\033[0m" if _colour(stream or self.out) else text
+
+    def error(self, exc: BaseException | str) -> None:
+        """An error as an ``ERROR:`` line (or lines) and a ``TIP:`` line, on stderr."""
+        head, tip = _split_tip(str(exc))
+        label = self.style("ERROR:", "1;31", stream=self.err)
+        print(f"{label} {head}", file=self.err)
+        print(f"{self.style('TIP:', '1', stream=self.err)} {tip}", file=self.err)
+
+
+def _colour(stream: TextIO) -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def _split_tip(message: str) -> tuple[str, str]:
+    # Our errors end with a "TIP: …" line; others get a generic next step.
+    head, sep, tip = message.partition("\nTIP: ")
+    if sep:
+        return head, tip
+    return message, "run `cassettes --help` for usage."
 
 
 def run_console(main: Callable[[], int]) -> NoReturn:

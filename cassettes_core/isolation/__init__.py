@@ -7,20 +7,14 @@
 
 The pytest plugin arms one for the whole session under ``CI`` or ``--cassette-mode=replay``
 (and for ``--cassette-block-network``); see ``_hosts`` for what a provider host is, ``_seams``
-for where each client is checked, ``_guard`` for the decision.
+for where each client is checked, ``_guard`` for the decision, ``_arming`` for putting a guard
+in force.
 """
 
 from __future__ import annotations
 
-from cassettes_core.isolation._guard import (
-    Guard,
-    Policy,
-    arm,
-    armed,
-    check,
-    deferred,
-    disarm,
-)
+from cassettes_core.isolation._arming import arm, disarm
+from cassettes_core.isolation._guard import Guard, Policy, armed, check, deferred
 from cassettes_core.isolation._hosts import (
     canonical_host,
     catalog_provider,

@@ -2,9 +2,10 @@
 
 A :class:`Guard` holds a :class:`Policy` and two callbacks of its owner (the pytest plugin):
 ``locate`` names the test or fixture running now, ``on_refusal`` records each refusal (so the
-test fails even when the code under test catches the error). :func:`arm` puts a guard in force
-for the whole process, every thread included; guards nest (an in-process ``pytester`` run
-inside a guarded session), and the innermost one decides and hears of refusals.
+test fails even when the code under test catches the error). ``arm`` (in ``_arming``) puts a
+guard in force for the whole process, every thread included; guards nest (an in-process
+``pytester`` run inside a guarded session), and the innermost one decides and hears of
+refusals.
 
 Every client seam (``_seams``, and the httpx/httpx2 one in ``transport._intercept``) asks
 :func:`check` with the host and port it is about to connect to, and raises what it returns.
@@ -134,43 +135,19 @@ def provider_reason(
 
 
 class _Stack:
+    """The guards in force, innermost last (see :mod:`~cassettes_core.isolation._arming`)."""
+
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.guards: tuple[Guard, ...] = ()  # replaced, never mutated: readers need no lock
 
 
-_stack = _Stack()
-
-
-def arm(guard: Guard) -> None:
-    """Put ``guard`` in force (innermost) and install the client seams on the first one."""
-    from cassettes_core.isolation import _seams
-
-    with _stack.lock:
-        kept = tuple(g for g in _stack.guards if not g.lingering)
-        if not guard.lingering and kept != _stack.guards:
-            # A new session: what an ended one left behind is this one's business now.
-            _stack.guards = kept
-            if not kept:
-                _seams.restore()
-        if not _stack.guards:
-            _seams.install()
-        _stack.guards = (*_stack.guards, guard)
-
-
-def disarm(guard: Guard) -> None:
-    """Take ``guard`` out of force; the last one out restores every patched function."""
-    from cassettes_core.isolation import _seams
-
-    with _stack.lock:
-        _stack.guards = tuple(g for g in _stack.guards if g is not guard)
-        if not _stack.guards:
-            _seams.restore()
+in_force = _Stack()
 
 
 def armed() -> Guard | None:
     """The guard in force now, if any."""
-    guards = _stack.guards
+    guards = in_force.guards
     return guards[-1] if guards else None
 
 

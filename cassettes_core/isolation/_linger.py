@@ -19,7 +19,8 @@ import weakref
 from collections.abc import Callable
 
 from cassettes_core._errors import LiveCallRefusedError
-from cassettes_core.isolation._guard import Guard, Policy, arm
+from cassettes_core.isolation._arming import arm
+from cassettes_core.isolation._guard import Guard, Policy
 
 _exiting = threading.Event()
 _at_exit: Callable[[], None] | None = None

@@ -1,13 +1,19 @@
 """The secret guard: nothing that looks like a credential is ever written to a cassette.
 
-    guard = SecretGuard(allow=["sk-test-known"])
-    guard.check(interaction)        # raises UnsafeCassetteError listing every finding
+    from cassettes_core.secrets import SecretGuard
 
-Every interaction is scanned before it is written (see ``_guard``): detect-secrets' plugins
-(``_plugins``, gated by ``_gates``), LLM-era key formats (``_detectors``, ``_llm``), names that
-carry values (``_text``, ``_pairs``, ``_paths``), the environment's own keys (``_env``), encoded
-and wrapped forms (``_encoded``, ``_normal``, ``_wrapped``) and split stream deltas
-(``_stream``). ``cassettes scan`` lives in ``_scan``.
+    guard = SecretGuard(allow=["sk-test-known"])
+    guard.check(interactions, path=path)   # raises UnsafeCassetteError listing every finding
+    guard.scan(interaction)                # the findings, as data (masked previews only)
+
+This package owns everything the guard knows; the store calls it before every write, and
+``cassettes scan`` (``run_scan``) runs it over files already on disk. Use the names below; the
+``_`` modules are its insides (no module outside this package may import them): ``_guard``
+(the decision), detect-secrets' plugins (``_plugins``, gated by ``_gates``), key formats of
+the LLM era (``_detectors``, ``_llm``), names that carry values (``_text``, ``_pairs``,
+``_paths``), the environment's own keys (``_env``), encoded and wrapped forms (``_encoded``,
+``_normal``, ``_wrapped``), split stream deltas (``_stream``), and the headers never stored
+(``_headers``, cheap: the recorder strips them without loading the guard).
 
 detect-secrets is heavy and replay never needs it, so every name here loads on first use.
 """
@@ -22,20 +28,23 @@ if TYPE_CHECKING:
         SecretFinding,
         SecretGuard,
         UnsafeInteractionDroppedWarning,
+    )
+    from cassettes_core.secrets._headers import (
+        SENSITIVE_HEADERS,
         is_sensitive_header,
         strip_sensitive_headers,
     )
-    from cassettes_core.secrets._scan import load_interactions, run_scan
+    from cassettes_core.secrets._scan import run_scan
     from cassettes_core.secrets._shapes import mask
     from cassettes_core.secrets._text import redact
 
 _HOMES = {
+    "SENSITIVE_HEADERS": "_headers",
     "SecretFinding": "_guard",
     "SecretGuard": "_guard",
     "UnsafeInteractionDroppedWarning": "_guard",
-    "is_sensitive_header": "_guard",
-    "strip_sensitive_headers": "_guard",
-    "load_interactions": "_scan",
+    "is_sensitive_header": "_headers",
+    "strip_sensitive_headers": "_headers",
     "run_scan": "_scan",
     "mask": "_shapes",
     "redact": "_text",
@@ -50,11 +59,11 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "SENSITIVE_HEADERS",
     "SecretFinding",
     "SecretGuard",
     "UnsafeInteractionDroppedWarning",
     "is_sensitive_header",
-    "load_interactions",
     "mask",
     "redact",
     "run_scan",

@@ -24,16 +24,14 @@ inputs we could build for each).
 Known LLM payloads are not secrets: ids with the providers' prefixes, fingerprints, base64
 embeddings and images, thinking signatures, ``encrypted_content``, UUIDs, hashes, code, prose.
 
-Headers that carry credentials (:data:`SENSITIVE_HEADERS`, :func:`is_sensitive_header`) are
-never stored: the recorder strips them with :func:`strip_sensitive_headers` and the guard
-refuses a cassette that still holds one. Scanning happens only on the write path; replay never
-calls it.
+Headers that carry credentials (:mod:`cassettes_core.secrets._headers`) are never stored: the
+recorder strips them and the guard refuses a cassette that still holds one. Scanning happens
+only on the write path; replay never calls it.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -48,6 +46,11 @@ from cassettes_core.secrets._env import (
     credential_environment,
     find_environment_values,
     lower_in_place,
+)
+from cassettes_core.secrets._headers import (
+    SENSITIVE_HEADERS,
+    is_sensitive_header,
+    strip_sensitive_headers,
 )
 from cassettes_core.secrets._llm import credential_in_field
 from cassettes_core.secrets._normal import needs_normalising, normalise
@@ -67,64 +70,6 @@ __all__ = [
     "is_sensitive_header",
     "strip_sensitive_headers",
 ]
-
-#: Header names (lower case) that are never stored. Credentials, cookies, and the organization
-#: and project ids that identify an account. :func:`is_sensitive_header` also treats as
-#: sensitive any header whose last word is ``key``, ``token``, ``secret``, ``auth``, … .
-SENSITIVE_HEADERS: frozenset[str] = frozenset(
-    {
-        "authorization",
-        "proxy-authorization",
-        "cookie",
-        "set-cookie",
-        "api-key",
-        "x-api-key",
-        "x-goog-api-key",
-        "ocp-apim-subscription-key",
-        "x-auth-token",
-        "x-access-token",
-        "x-amz-security-token",
-        "x-vault-token",
-        "private-token",
-        "cf-access-client-id",
-        "cf-access-client-secret",
-        "openai-organization",
-        "openai-project",
-        "anthropic-organization-id",
-    }
-)
-_SENSITIVE_LAST_WORDS = frozenset(
-    {
-        "authorization",
-        "auth",
-        "token",
-        "secret",
-        "password",
-        "passwd",
-        "apikey",
-        "key",
-        "cookie",
-        "credential",
-        "credentials",
-    }
-)
-_NOT_SENSITIVE = frozenset({"idempotency-key", "x-idempotency-key"})
-_WORDS = re.compile(r"[-_\s]+")
-
-
-def is_sensitive_header(name: str) -> bool:
-    """Whether a header (any case) carries a credential or an account id and is never stored."""
-    low = name.strip().lower()
-    if low in SENSITIVE_HEADERS:
-        return True
-    if low in _NOT_SENSITIVE:
-        return False
-    return _WORDS.split(low)[-1] in _SENSITIVE_LAST_WORDS or "api-key" in low
-
-
-def strip_sensitive_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    """``headers`` without the sensitive ones (names compared case-insensitively)."""
-    return {name: value for name, value in headers.items() if not is_sensitive_header(name)}
 
 
 class UnsafeInteractionDroppedWarning(UserWarning):

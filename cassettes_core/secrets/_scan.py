@@ -22,12 +22,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from cassettes_core._errors import CassetteError, CassetteFormatError, ConfigError
-from cassettes_core.cli import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, REPORT_VERSION
-from cassettes_core.store import require_regular_file
+from cassettes_core.console import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Console
+from cassettes_core.store import check_document, load_plain_yaml, parse_yaml, require_regular_file
 
 if TYPE_CHECKING:
-    from cassettes_core.cli import Console
     from cassettes_core.secrets._guard import SecretGuard
+
+REPORT_VERSION = 1  # of the --json report
 _SUFFIXES = (".yaml", ".yml")
 
 
@@ -196,12 +197,10 @@ def load_interactions(path: Path) -> list[dict[str, Any]]:
         raise CassetteFormatError(path, f"not UTF-8 text ({exc.reason})") from exc
     except OSError as exc:
         raise CassetteFormatError(path, f"cannot be read ({exc.strerror or exc})") from exc
-    from cassettes_core.store import parse_yaml
-
     try:
         document = parse_yaml(text, path)  # the store's loader: JSON data only, our errors only
     except CassetteFormatError:
-        if _plainly_not_a_cassette(text):  # e.g. a compose file's anchors and merge keys
+        if _plainly_not_a_cassette(text, path):  # e.g. a compose file's anchors and merge keys
             raise NotACassetteError(path, "not a cassette: YAML of another kind") from None
         raise
     if not isinstance(document, dict):
@@ -220,19 +219,15 @@ def load_interactions(path: Path) -> list[dict[str, Any]]:
             raise CassetteFormatError(
                 path, "an interaction is not a mapping", location=f"interactions[{index}]"
             )
-    from cassettes_core.store import check_document
-
     check_document(document, path, text)  # what a load would refuse is an error (exit 2) here
     return interactions
 
 
-def _plainly_not_a_cassette(text: str) -> bool:
+def _plainly_not_a_cassette(text: str, path: Path) -> bool:
     """Whether YAML the store refuses is some other tool's file, read as plain safe YAML."""
-    import yaml
-
     try:
-        document = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - safe loader only
-    except (yaml.YAMLError, ValueError, TypeError, KeyError, IndexError, RecursionError):
+        document = load_plain_yaml(text, path)
+    except CassetteFormatError:
         return False  # unreadable even as plain YAML: the store's error stands
     if not isinstance(document, dict):
         return True

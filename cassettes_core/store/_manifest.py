@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 from cassettes_core._errors import CassetteFormatError, ConfigError, VersionDriftError
+from cassettes_core._version import __version__
 from cassettes_core.digest import DIGEST_SCHEME
 
 if TYPE_CHECKING:
@@ -49,8 +50,6 @@ def library_version() -> str:
     try:
         return metadata.version(LIBRARY)
     except metadata.PackageNotFoundError:
-        from cassettes_core import __version__
-
         return __version__
 
 

@@ -70,6 +70,18 @@ def _unreadable(path: Path, exc: OSError) -> CassetteFormatError:
     return CassetteFormatError(path, f"cannot be read ({exc.strerror or exc})")
 
 
+def load_plain_yaml(text: str, path: Path) -> Any:
+    """``text`` as plain safe YAML, to tell another tool's file from a damaged cassette.
+
+    Anchors and merge keys, which a cassette may not hold, are read here; a document that is
+    not YAML even so is a :class:`CassetteFormatError`. Never use it to read a cassette.
+    """
+    try:
+        return _yaml.load_plain(text)
+    except ValueError as exc:
+        raise CassetteFormatError(path, str(exc)) from None
+
+
 def parse_yaml(text: str, path: Path) -> Any:
     """Parse a cassette's YAML text into JSON data; any defect is a CassetteFormatError."""
     # `from None`: the message carries the parser's problem; a chained parser traceback

@@ -16,9 +16,11 @@ from cassettes_core._errors import CassetteFormatError, ConfigError
 from cassettes_core._request import PARAMS_KEY
 from cassettes_core.digest import request_digest
 from cassettes_core.store import _yaml
-from cassettes_core.store._file import atomic_write, lock_for, parse_document, read_text
+from cassettes_core.store._atomic import atomic_write
+from cassettes_core.store._file import lock_for
 from cassettes_core.store._manifest import Manifest
 from cassettes_core.store._parse import parse_interactions
+from cassettes_core.store._read import parse_document, read_text
 
 
 def rehash(path: Path | str) -> tuple[int, int]:

@@ -236,6 +236,33 @@ def load(text: str) -> Any:
     return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader, never the full one
 
 
+def load_plain(text: str) -> Any:
+    """``text`` read as plain safe YAML (aliases, merge keys, any safe tag), never a cassette.
+
+    Only to tell another tool's YAML (a compose file, a CI workflow) from a damaged cassette;
+    raises :class:`ValueError` for text that is not YAML even read this way.
+    """
+    try:
+        return yaml.load(text, Loader=_FastLoader)  # noqa: S506 - a safe loader, never the full one
+    except (yaml.YAMLError, ValueError, TypeError, KeyError, IndexError, RecursionError) as exc:
+        raise ValueError(f"not YAML: {exc}") from None
+
+
+def first_comment_line(text: str) -> int | None:
+    """The line (1-based) of the first YAML comment in ``text``, if any."""
+    if "#" not in text:
+        return None
+    end = 0
+    for token in yaml.scan(text, Loader=_FastLoader):
+        start = token.start_mark.index
+        gap = text[end:start]
+        if "#" in gap:
+            return text.count("\n", 0, end + gap.index("#")) + 1
+        end = max(end, token.end_mark.index)
+    tail = text[end:]
+    return text.count("\n", 0, end + tail.index("#")) + 1 if "#" in tail else None
+
+
 def line_of_item(text: str, key: str, index: int) -> int | None:
     """The 1-based line where ``document[key][index]`` starts; for error messages only."""
     try:

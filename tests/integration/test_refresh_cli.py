@@ -15,10 +15,9 @@ import pytest
 
 from cassette_refresh.cli import main
 from cassettes_core import Interaction, LLMRequest, LLMResponse, RecordedError
-from cassettes_core.store._file import render
-from cassettes_core.store._manifest import Manifest
+from cassettes_core.store import Manifest, render
 from cassettes_core.testing.emulator import Emulator
-from tests.integration.test_refresh_emulator import REQUESTS, _record
+from tests.integration.test_refresh_emulator import REQUESTS, record_cassette
 
 CHAT: dict[str, Any] = {
     "id": "chatcmpl-1",
@@ -89,7 +88,7 @@ def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[SlowStub]:
         thread.join()
 
 
-def _interaction(seq: int, text: str, **outcome: Any) -> Interaction:
+def chat_interaction(seq: int, text: str, **outcome: Any) -> Interaction:
     request = LLMRequest.from_body(
         "openai.chat", {"model": "gpt-4o", "messages": [{"role": "user", "content": text}]}
     )
@@ -102,7 +101,7 @@ def _interaction(seq: int, text: str, **outcome: Any) -> Interaction:
     )
 
 
-def _write(path: Path, interactions: list[Interaction]) -> Path:
+def write_cassette(path: Path, interactions: list[Interaction]) -> Path:
     path.write_text(render(Manifest.current(), interactions), encoding="utf-8")
     return path
 
@@ -117,7 +116,9 @@ def test_concurrency_is_bounded(
 ) -> None:
     """--concurrency N keeps at most N calls in flight, and does use them."""
     answer = LLMResponse(body=CHAT)
-    _write(tmp_path / "c.yaml", [_interaction(n, f"q{n}", response=answer) for n in range(1, 7)])
+    write_cassette(
+        tmp_path / "c.yaml", [chat_interaction(n, f"q{n}", response=answer) for n in range(1, 7)]
+    )
     code, report = _json(capsys, str(tmp_path), "--concurrency", "2")
     assert (code, report["summary"]["compared"]) == (0, 6)
     assert stub.calls == 6
@@ -131,11 +132,11 @@ def test_recorded_errors_and_unknown_providers_are_skipped(
     error = RecordedError(kind="http_status", status=429, body={"error": "slow down"})
     own = LLMRequest(provider="acme.grpc", fields={"prompt": "x"})
     interactions = [
-        _interaction(1, "ok", response=LLMResponse(body=CHAT)),
-        _interaction(2, "limited", error=error),
+        chat_interaction(1, "ok", response=LLMResponse(body=CHAT)),
+        chat_interaction(2, "limited", error=error),
         Interaction(seq=3, digest=own.digest(), request=own, response=LLMResponse(body={"a": 1})),
     ]
-    code, report = _json(capsys, str(_write(tmp_path / "c.yaml", interactions)))
+    code, report = _json(capsys, str(write_cassette(tmp_path / "c.yaml", interactions)))
     assert code == 0
     assert stub.calls == 1
     reasons = [s["message"] for s in report["skipped"]]
@@ -150,7 +151,9 @@ def test_write_goes_through_the_secret_guard(
     --allow-secret VALUE (repeatable, handed to the guard) it is written."""
     leaked = "sk-ant-api03-" + secrets.token_urlsafe(72)
     stub.content = f"my key is {leaked}"
-    cassette = _write(tmp_path / "c.yaml", [_interaction(1, "q", response=LLMResponse(body=CHAT))])
+    cassette = write_cassette(
+        tmp_path / "c.yaml", [chat_interaction(1, "q", response=LLMResponse(body=CHAT))]
+    )
     before = cassette.read_bytes()
     assert main(["check", str(cassette), "--write", "--force-write", "--no-progress"]) == 2
     captured = capsys.readouterr()
@@ -171,7 +174,7 @@ def emulated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[tuple[
     with Emulator() as emu:
         monkeypatch.setenv("OPENAI_BASE_URL", emu.openai_base_url)
         monkeypatch.setenv("OPENAI_API_KEY", emu.api_key)
-        cassette = _record(emu, tmp_path / "c.yaml", [(p, b, b) for p, b in REQUESTS[:2]])
+        cassette = record_cassette(emu, tmp_path / "c.yaml", [(p, b, b) for p, b in REQUESTS[:2]])
         emu.reset()
         yield emu, cassette
 

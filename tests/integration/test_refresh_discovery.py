@@ -17,10 +17,10 @@ import pytest
 import yaml
 
 from cassette_refresh.cli import main
-from cassettes_core.store._file import read_snapshot
+from cassettes_core.store import read_snapshot
 from cassettes_core.testing.emulator import Emulator
-from tests.integration.test_refresh_emulator import _chat
-from tests.integration.test_refresh_emulator import _record as _record_direct
+from tests.integration.test_refresh_emulator import chat_body
+from tests.integration.test_refresh_emulator import record_cassette as _record_direct
 
 NOT_CASSETTES = {
     "fixtures/weather.yaml": "city: Paris\ntemperature: 21\n",
@@ -51,7 +51,7 @@ def folder(emu: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pa
     """A cassettes folder with one cassette, the provider variables pointing at the emulator."""
     monkeypatch.setenv("OPENAI_BASE_URL", emu.openai_base_url)
     monkeypatch.setenv("OPENAI_API_KEY", emu.api_key)
-    ask = _chat("Capital of France?")
+    ask = chat_body("Capital of France?")
     (tmp_path / "cassettes" / "test_a").mkdir(parents=True)
     _record_direct(
         emu, tmp_path / "cassettes" / "test_a" / "test_b.yaml", [("openai.chat", ask, ask)]
@@ -232,7 +232,7 @@ def test_a_yaml_file_with_a_cassette_key_is_never_skipped(
 
 
 def test_the_earlier_find_cassettes_still_answers(folder: Path) -> None:
-    from cassette_refresh._cassettes import find_cassettes
+    from cassette_refresh import find_cassettes
 
     (folder / ".github").mkdir()
     (folder / ".github" / "ci.yml").write_text("on: push\n", encoding="utf-8")

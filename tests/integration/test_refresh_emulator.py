@@ -14,8 +14,7 @@ from cassette_refresh import LiveCall, built_in_reissuer
 from cassette_refresh._cassettes import DEFAULT_ENDPOINTS as ENDPOINTS
 from cassette_refresh.cli import main
 from cassettes_core import Interaction, LLMRequest, LLMResponse, StreamEvent
-from cassettes_core.store._file import render
-from cassettes_core.store._manifest import Manifest
+from cassettes_core.store import Manifest, render
 from cassettes_core.testing.emulator import Emulator
 
 TOOLS_OPENAI = [
@@ -35,7 +34,7 @@ TOOLS_ANTHROPIC = [
 ]
 
 
-def _chat(text: str, **extra: Any) -> dict[str, Any]:
+def chat_body(text: str, **extra: Any) -> dict[str, Any]:
     return {"model": "gpt-4o", "messages": [{"role": "user", "content": text}], **extra}
 
 
@@ -50,8 +49,8 @@ def _claude(text: str, **extra: Any) -> dict[str, Any]:
 
 # (provider, request body) — every endpoint, JSON and stream.
 REQUESTS: list[tuple[str, dict[str, Any]]] = [
-    ("openai.chat", _chat("What is the capital of France?", temperature=0.2)),
-    ("openai.chat", _chat("Name a river", stream=True, stream_options={"include_usage": True})),
+    ("openai.chat", chat_body("What is the capital of France?", temperature=0.2)),
+    ("openai.chat", chat_body("Name a river", stream=True, stream_options={"include_usage": True})),
     ("openai.responses", {"model": "gpt-4.1", "input": "Say hi"}),
     ("openai.responses", {"model": "gpt-4.1", "input": "Say hello", "stream": True}),
     ("openai.embeddings", {"model": "text-embedding-3-small", "input": "hello"}),
@@ -71,7 +70,7 @@ def emulator(monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
         yield emu
 
 
-def _record(
+def record_cassette(
     emu: Emulator, path: Path, requests: Sequence[tuple[str, dict[str, Any], dict[str, Any]]]
 ) -> Path:
     """Write a cassette of ``(provider, stored request, request actually answered)`` triples."""
@@ -131,7 +130,7 @@ def _drift(report: dict[str, Any]) -> set[tuple[str, str, str]]:
 @pytest.fixture
 def recorded(emulator: Emulator, tmp_path: Path) -> Path:
     """A cassette recorded from the emulator with every endpoint, JSON and streamed."""
-    return _record(emulator, tmp_path / "all.yaml", [(p, b, b) for p, b in REQUESTS])
+    return record_cassette(emulator, tmp_path / "all.yaml", [(p, b, b) for p, b in REQUESTS])
 
 
 def test_fresh_answers_are_not_drift(
@@ -197,16 +196,16 @@ def test_tool_call_versus_none_is_info(
     emulator: Emulator, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A recorded tool call that the live model does not repeat is behaviour: exit 0, info."""
-    chat_tools = _chat("Weather in Paris?", tools=TOOLS_OPENAI)
+    chat_tools = chat_body("Weather in Paris?", tools=TOOLS_OPENAI)
     claude_tools = _claude("Weather in Paris?", tools=TOOLS_ANTHROPIC)
-    plain_chat, plain_claude = _chat("Weather in Paris?"), _claude("Weather in Paris?")
-    tools = _record(
+    plain_chat, plain_claude = chat_body("Weather in Paris?"), _claude("Weather in Paris?")
+    tools = record_cassette(
         emulator,
         tmp_path / "tools.yaml",
         [
             # stored without tools, answered with a tool call: live will answer in text
             ("openai.chat", plain_chat, chat_tools),
-            ("openai.chat", _chat("And in Rome?"), _chat("And in Rome?")),
+            ("openai.chat", chat_body("And in Rome?"), chat_body("And in Rome?")),
             ("anthropic.messages", plain_claude, claude_tools),
         ],
     )

@@ -14,8 +14,7 @@ import pytest
 import cassette_refresh.cli
 from cassette_refresh.cli import main
 from cassettes_core import Interaction, LLMRequest, StreamEvent
-from cassettes_core.store._file import render
-from cassettes_core.store._manifest import Manifest
+from cassettes_core.store import Manifest, render
 from cassettes_core.testing.emulator import Emulator
 from tests.integration.test_refresh_cli import emulated
 

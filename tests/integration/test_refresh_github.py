@@ -19,7 +19,7 @@ import pytest
 
 from cassette_refresh.cli import main
 from cassettes_core.testing.emulator import Emulator
-from tests.integration.test_refresh_emulator import REQUESTS, _record
+from tests.integration.test_refresh_emulator import REQUESTS, record_cassette
 
 REPO = "acme/widgets"
 PAGE_CAP = 2  # the fake serves at most two issues a page, so listing must paginate
@@ -203,7 +203,7 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     """A chat answer and a chat stream, recorded once for the module."""
     with Emulator() as emu:
         path = tmp_path_factory.mktemp("recording") / "c.yaml"
-        return _record(emu, path, [(p, b, b) for p, b in REQUESTS[:2]]).read_bytes()
+        return record_cassette(emu, path, [(p, b, b) for p, b in REQUESTS[:2]]).read_bytes()
 
 
 def _run(cassette: Path, github: FakeGitHub, *extra: str) -> int:

@@ -8,15 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from cassette_refresh import ProviderReissuer, run_check
-from cassette_refresh._discover import find_cassettes
+from cassette_refresh import ProviderReissuer, find_cassettes, run_check
 from cassettes_core import Interaction, LLMRequest, LLMResponse, ProviderError
 from cassettes_core.providers.fake import FakeProvider
 from cassettes_core.providers.http import HTTPProvider
-from cassettes_core.store._file import render
-from cassettes_core.store._manifest import Manifest
+from cassettes_core.store import Manifest, render
 from cassettes_core.testing.emulator import Emulator
-from tests.integration.test_refresh_emulator import REQUESTS, _record
+from tests.integration.test_refresh_emulator import REQUESTS, record_cassette
 
 
 @pytest.fixture
@@ -27,7 +25,7 @@ def emulator() -> Iterator[Emulator]:
 
 def test_built_in_http_providers_find_drift(emulator: Emulator, tmp_path: Path) -> None:
     """The built-in HTTP providers re-issue JSON and streamed calls; drift is classified."""
-    _record(emulator, tmp_path / "c.yaml", [(p, b, b) for p, b in REQUESTS])
+    record_cassette(emulator, tmp_path / "c.yaml", [(p, b, b) for p, b in REQUESTS])
     emulator.set_drift("type_changed")
     providers = {
         name: HTTPProvider(

@@ -15,8 +15,15 @@ from typing import TYPE_CHECKING
 import pytest
 import yaml
 
+from cassettes_core.secrets import SecretGuard
 from cassettes_core.testing.emulator import Emulator
-from tests.integration.test_refresh_rewrite_replays import _record, _refresh, _replays, _sha
+from pytest_plugin import CassetteSession
+from tests.integration.test_refresh_rewrite_replays import (
+    check_replays,
+    record_with_pytester,
+    refresh_report,
+    sha_of,
+)
 
 if TYPE_CHECKING:
     from tests.integration.conftest import InnerRun
@@ -25,10 +32,9 @@ for _module in (
     "anthropic",
     "openai",
     "httpx2",
-    "cassettes_core.secrets._guard",
-    "pytest_plugin._live",
 ):
     importlib.import_module(_module)
+WARM = (SecretGuard, CassetteSession)  # their lazy names, loaded now for the same reason
 
 GLUED_ID = """
 import openai
@@ -132,19 +138,19 @@ def test_a_chain_in_another_form_is_refused(
     source: str,
     quoted: str,
 ) -> None:
-    cassette = _record(pytester, inner, source, "test_chain")
-    before = _sha(cassette)
+    cassette = record_with_pytester(pytester, inner, source, "test_chain")
+    before = sha_of(cassette)
     provider.set_drift("field_added")
     for extra in ((), ("--force-write",)):
-        report = _refresh(cassette, capsys, *extra)
+        report = refresh_report(cassette, capsys, *extra)
         assert (report["exit_code"], report["written"]) == (2, [])
         [refused] = report["not_written"]
         assert "conversation chain: seq 2's request quotes seq 1's answer" in refused["reason"]
         assert any(f"answer ({q}{quoted}" in refused["reason"] for q in "'\""), refused["reason"]
         assert "--cassette-mode=record" in refused["reason"]
-        assert _sha(cassette) == before
+        assert sha_of(cassette) == before
     provider.clear_drift()
-    _replays(provider, inner, monkeypatch)
+    check_replays(provider, inner, monkeypatch)
 
 
 def test_repeated_identical_calls_are_no_chain_and_replay_after_a_rewrite(
@@ -156,15 +162,15 @@ def test_repeated_identical_calls_are_no_chain_and_replay_after_a_rewrite(
 ) -> None:
     """The same request three times (same answer text each time) and a prompt holding it:
     nothing quotes an answer, so the file is re-recorded, every seq in place, and replays."""
-    cassette = _record(pytester, inner, REPEATED, "test_repeat")
+    cassette = record_with_pytester(pytester, inner, REPEATED, "test_repeat")
     old = yaml.safe_load(cassette.read_text(encoding="utf-8"))["interactions"]
     provider.set_drift("type_changed")
-    report = _refresh(cassette, capsys)
+    report = refresh_report(cassette, capsys)
     assert (report["written"], report["not_written"]) == ([str(cassette)], [])
     new = yaml.safe_load(cassette.read_text(encoding="utf-8"))["interactions"]
     assert [(i["seq"], i["digest"]) for i in new] == [(i["seq"], i["digest"]) for i in old]
     provider.clear_drift()
-    _replays(provider, inner, monkeypatch)
+    check_replays(provider, inner, monkeypatch)
 
 
 REQUEST_ID = """
@@ -195,13 +201,13 @@ def test_a_request_id_from_the_answer_headers_sent_later_is_a_chain(
 ) -> None:
     """The SDK gives the test the answer's `x-request-id` header: quoted in a later prompt, a
     rewrite (new request id) would make the next run miss on it."""
-    cassette = _record(pytester, inner, REQUEST_ID, "test_chain")
-    before = _sha(cassette)
+    cassette = record_with_pytester(pytester, inner, REQUEST_ID, "test_chain")
+    before = sha_of(cassette)
     provider.set_drift("field_added")
-    report = _refresh(cassette, capsys)
+    report = refresh_report(cassette, capsys)
     assert (report["exit_code"], report["written"]) == (2, [])
     [refused] = report["not_written"]
     assert "seq 2's request quotes seq 1's answer ('req_" in refused["reason"]
-    assert _sha(cassette) == before
+    assert sha_of(cassette) == before
     provider.clear_drift()
-    _replays(provider, inner, monkeypatch)
+    check_replays(provider, inner, monkeypatch)

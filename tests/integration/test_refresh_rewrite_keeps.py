@@ -11,6 +11,7 @@ import importlib
 import json
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,15 +19,18 @@ import pytest
 import yaml
 
 from cassette_refresh.cli import main
+from cassettes_core.secrets import SecretGuard
 from cassettes_core.testing.emulator import Emulator
-from tests.integration.test_refresh_emulator import _chat as _body
-from tests.integration.test_refresh_emulator import _record as _record_direct
+from pytest_plugin import CassetteSession
+from tests.integration.test_refresh_emulator import chat_body as _body
+from tests.integration.test_refresh_emulator import record_cassette as _record_direct
 
 if TYPE_CHECKING:
     from tests.integration.conftest import InnerRun
 
-for _module in ("openai", "httpx2", "cassettes_core.secrets._guard", "pytest_plugin._live"):
+for _module in ("openai", "httpx2"):
     importlib.import_module(_module)
+WARM = (SecretGuard, CassetteSession)  # their lazy names, loaded now for the same reason
 
 SCRUBBED = """
 import openai
@@ -259,7 +263,7 @@ def _indented_sequences(document: dict[str, Any]) -> bytes:
     return yaml.dump(shuffled, Dumper=Indented, sort_keys=True, allow_unicode=True).encode()
 
 
-LAYOUTS = {
+LAYOUTS: dict[str, Callable[[Any], bytes]] = {
     "flow-style": _flow,
     "indented-sequences-and-key-order": _indented_sequences,
     "crlf": lambda d: yaml.safe_dump(d, sort_keys=False).replace("\n", "\r\n").encode(),
@@ -360,7 +364,12 @@ def test_a_file_removed_while_the_check_runs_is_reported_not_recreated(
     emu.reset()
     emu.set_drift("field_added")
     emu.inject_timeout(0.6)
-    thread = threading.Thread(target=lambda: (time.sleep(0.2), cassette.unlink()))
+
+    def remove_it_mid_run() -> None:
+        time.sleep(0.2)
+        cassette.unlink()
+
+    thread = threading.Thread(target=remove_it_mid_run)
     thread.start()
     try:
         report = _refresh(cassette, capsys)

@@ -21,14 +21,15 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
-from cassette_refresh import built_in_reissuer
+from cassette_refresh import LiveAnswer, built_in_reissuer
 from cassette_refresh._cassettes import Recorded, rerecorded
-from cassette_refresh._reissue import LiveAnswer
 from cassette_refresh.cli import main
-from cassettes_core.store._file import read_snapshot, render
+from cassettes_core.secrets import SecretGuard
+from cassettes_core.store import read_snapshot, render
 from cassettes_core.testing.emulator import Emulator
-from tests.integration.test_refresh_emulator import _chat
-from tests.integration.test_refresh_emulator import _record as _record_direct
+from pytest_plugin import CassetteSession
+from tests.integration.test_refresh_emulator import chat_body
+from tests.integration.test_refresh_emulator import record_cassette as _record_direct
 
 if TYPE_CHECKING:
     from tests.integration.conftest import InnerRun
@@ -38,10 +39,9 @@ for _module in (
     "anthropic",
     "openai",
     "httpx2",
-    "cassettes_core.secrets._guard",
-    "pytest_plugin._live",
 ):
     importlib.import_module(_module)
+WARM = (SecretGuard, CassetteSession)  # their lazy names, loaded now for the same reason
 
 OPENAI_AGENT = """
 import json
@@ -161,11 +161,13 @@ def test_six_questions():
 """
 
 
-def _sha(path: Path) -> str:
+def sha_of(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _refresh(cassette: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, Any]:
+def refresh_report(
+    cassette: Path, capsys: pytest.CaptureFixture[str], *extra: str
+) -> dict[str, Any]:
     capsys.readouterr()  # what inner runs printed
     code = main(["check", str(cassette), "--write", "--json", "--no-progress", *extra])
     report: dict[str, Any] = json.loads(capsys.readouterr().out)
@@ -173,7 +175,7 @@ def _refresh(cassette: Path, capsys: pytest.CaptureFixture[str], *extra: str) ->
     return report
 
 
-def _replays(provider: Emulator, inner: InnerRun, monkeypatch: pytest.MonkeyPatch) -> None:
+def check_replays(provider: Emulator, inner: InnerRun, monkeypatch: pytest.MonkeyPatch) -> None:
     """The recorded run again, under CI=true: every test passes, the provider is never hit."""
     provider.reset()
     monkeypatch.setenv("CI", "true")
@@ -182,7 +184,9 @@ def _replays(provider: Emulator, inner: InnerRun, monkeypatch: pytest.MonkeyPatc
     assert provider.hits == 0
 
 
-def _record(pytester: pytest.Pytester, inner: InnerRun, source: str, name: str) -> Path:
+def record_with_pytester(
+    pytester: pytest.Pytester, inner: InnerRun, source: str, name: str
+) -> Path:
     pytester.makepyfile(**{name: source})
     first = inner()
     assert first.ret == 0, first.stdout.str()
@@ -212,11 +216,11 @@ def test_a_conversation_chain_is_refused_and_left_byte_for_byte(
 ) -> None:
     """Turn 2 quotes turn 1's answer: --write (even forced) refuses the file, names the quote
     and the command that re-records it; the file still replays; that command does re-record it."""
-    cassette = _record(pytester, inner, source, "test_agent")
-    before = _sha(cassette)
+    cassette = record_with_pytester(pytester, inner, source, "test_agent")
+    before = sha_of(cassette)
     provider.set_drift("field_added")
     for extra in ((), ("--force-write",)):
-        report = _refresh(cassette, capsys, *extra)
+        report = refresh_report(cassette, capsys, *extra)
         assert (report["status"], report["exit_code"], report["written"]) == ("drift", 2, [])
         [refused] = report["not_written"]
         assert refused["path"] == str(cassette)
@@ -228,14 +232,14 @@ def test_a_conversation_chain_is_refused_and_left_byte_for_byte(
         command = f"pytest test_agent.py::{test} --cassette-mode=record"
         assert f"running its test from {pytester.path}: `{command}`" in refused["reason"]
         assert report["error"].startswith("--write left 1 of 1 cassettes as they were")
-        assert _sha(cassette) == before
+        assert sha_of(cassette) == before
     monkeypatch.chdir(pytester.path)
     rerecord = inner(*command.split()[1:])  # the command the refusal names, as given
     assert rerecord.ret == 0, rerecord.stdout.str()
-    assert _sha(cassette) != before
+    assert sha_of(cassette) != before
     assert "service_tier_v2" in cassette.read_text(encoding="utf-8")
     provider.clear_drift()
-    _replays(provider, inner, monkeypatch)
+    check_replays(provider, inner, monkeypatch)
 
 
 def test_the_refusal_reads_well_on_the_terminal_and_in_markdown(
@@ -245,7 +249,7 @@ def test_the_refusal_reads_well_on_the_terminal_and_in_markdown(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Every output names the refused file and why; stderr has ERROR and the re-record TIP."""
-    cassette = _record(pytester, inner, OPENAI_AGENT, "test_agent")
+    cassette = record_with_pytester(pytester, inner, OPENAI_AGENT, "test_agent")
     provider.set_drift("type_changed")
     capsys.readouterr()
     assert main(["check", str(cassette), "--write", "--no-progress"]) == 2
@@ -272,10 +276,10 @@ def test_independent_calls_are_rewritten_and_replay(
 ) -> None:
     """Six unrelated calls (chat, responses and anthropic, JSON and streams): re-recorded with
     the drifted shape, seqs, digests, requests and manifest kept; the run replays, 0 hits."""
-    cassette = _record(pytester, inner, INDEPENDENT, "test_calls")
+    cassette = record_with_pytester(pytester, inner, INDEPENDENT, "test_calls")
     old = yaml.safe_load(cassette.read_text(encoding="utf-8"))
     provider.set_drift(drift)
-    report = _refresh(cassette, capsys)
+    report = refresh_report(cassette, capsys)
     assert (report["status"], report["written"], report["not_written"]) == (
         "drift",
         [str(cassette)],
@@ -291,7 +295,7 @@ def test_independent_calls_are_rewritten_and_replay(
     ]
     assert {**new["manifest"], "recorded_at": None} == {**old["manifest"], "recorded_at": None}
     provider.clear_drift()
-    _replays(provider, inner, monkeypatch)
+    check_replays(provider, inner, monkeypatch)
 
 
 def test_no_drift_leaves_every_file_byte_for_byte_unless_forced(
@@ -303,20 +307,22 @@ def test_no_drift_leaves_every_file_byte_for_byte_unless_forced(
 ) -> None:
     """Without structural drift --write writes nothing (value churn, new ids, is not drift);
     --force-write re-records, and the result replays."""
-    calls = _record(pytester, inner, INDEPENDENT, "test_calls")
-    agent = _record(pytester, inner, OPENAI_AGENT.replace("Paris", "Oslo"), "test_agent")
+    calls = record_with_pytester(pytester, inner, INDEPENDENT, "test_calls")
+    agent = record_with_pytester(
+        pytester, inner, OPENAI_AGENT.replace("Paris", "Oslo"), "test_agent"
+    )
     folder = pytester.path / "cassettes"
-    before = {path: _sha(path) for path in (calls, agent)}
-    report = _refresh(folder, capsys)
+    before = {path: sha_of(path) for path in (calls, agent)}
+    report = refresh_report(folder, capsys)
     assert (report["status"], report["exit_code"], report["written"]) == ("no_drift", 0, [])
     assert sorted(report["unchanged"]) == sorted(str(p) for p in before)
-    assert {path: _sha(path) for path in before} == before
-    report = _refresh(folder, capsys, "--force-write")
+    assert {path: sha_of(path) for path in before} == before
+    report = refresh_report(folder, capsys, "--force-write")
     assert report["written"] == [str(calls)]  # the chain is refused even when forced
     assert [u["path"] for u in report["not_written"]] == [str(agent)]
-    assert _sha(calls) != before[calls]
-    assert _sha(agent) == before[agent]
-    _replays(provider, inner, monkeypatch)
+    assert sha_of(calls) != before[calls]
+    assert sha_of(agent) == before[agent]
+    check_replays(provider, inner, monkeypatch)
 
 
 def test_force_write_needs_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -333,7 +339,7 @@ def test_a_chain_rewritten_call_by_call_would_miss_on_the_next_run(
 ) -> None:
     """Why chains are refused: each request re-sent alone (what --write did before) gives turn 1
     a new tool-call id, and the next CI run misses on turn 2."""
-    cassette = _record(pytester, inner, OPENAI_AGENT, "test_agent")
+    cassette = record_with_pytester(pytester, inner, OPENAI_AGENT, "test_agent")
     snapshot = read_snapshot(cassette)
     env = {"OPENAI_BASE_URL": provider.openai_base_url, "OPENAI_API_KEY": provider.api_key}
 
@@ -393,17 +399,17 @@ def test_only_the_cassettes_that_drifted_are_rewritten(
 ) -> None:
     """A new stream event drifts the streamed cassette only: the JSON one, on the same
     endpoint, stays byte for byte; both replay."""
-    streamed = _record(pytester, inner, STREAMED, "test_streamed")
-    plain = _record(pytester, inner, PLAIN, "test_plain")
-    before = _sha(plain)
+    streamed = record_with_pytester(pytester, inner, STREAMED, "test_streamed")
+    plain = record_with_pytester(pytester, inner, PLAIN, "test_plain")
+    before = sha_of(plain)
     provider.set_drift("stream_event_new")
-    report = _refresh(pytester.path / "cassettes", capsys)
+    report = refresh_report(pytester.path / "cassettes", capsys)
     assert (report["status"], report["written"]) == ("drift", [str(streamed)])
     assert report["unchanged"] == [str(plain)]
-    assert _sha(plain) == before
+    assert sha_of(plain) == before
     assert "chat.completion.heartbeat" in streamed.read_text(encoding="utf-8")
     provider.clear_drift()
-    _replays(provider, inner, monkeypatch)
+    check_replays(provider, inner, monkeypatch)
 
 
 def test_each_refused_file_stands_alone_and_the_tip_covers_every_kind(
@@ -414,21 +420,21 @@ def test_each_refused_file_stands_alone_and_the_tip_covers_every_kind(
 ) -> None:
     """A chain, a file holding a key and a plain one: the plain one is written, the other two
     are left byte for byte, and the TIP says what to do about each."""
-    chain = _record(pytester, inner, OPENAI_AGENT, "test_agent")
+    chain = record_with_pytester(pytester, inner, OPENAI_AGENT, "test_agent")
     leaked = "sk-proj-" + secrets.token_urlsafe(40)
     extra = pytester.path / "cassettes" / "extra"
     extra.mkdir()
-    risky_ask, plain_ask = _chat(f"Is {leaked} valid?"), _chat("Capital of Spain?")
+    risky_ask, plain_ask = chat_body(f"Is {leaked} valid?"), chat_body("Capital of Spain?")
     risky = _record_direct(provider, extra / "risky.yaml", [("openai.chat", risky_ask, risky_ask)])
     plain = _record_direct(provider, extra / "plain.yaml", [("openai.chat", plain_ask, plain_ask)])
-    before = {path: _sha(path) for path in (chain, risky, plain)}
+    before = {path: sha_of(path) for path in (chain, risky, plain)}
     provider.set_drift("field_added")
-    report = _refresh(pytester.path / "cassettes", capsys)
+    report = refresh_report(pytester.path / "cassettes", capsys)
     assert report["written"] == [str(plain)]
     assert sorted(u["path"] for u in report["not_written"]) == sorted([str(chain), str(risky)])
-    assert _sha(chain) == before[chain]
-    assert _sha(risky) == before[risky]
-    assert _sha(plain) != before[plain]
+    assert sha_of(chain) == before[chain]
+    assert sha_of(risky) == before[risky]
+    assert sha_of(plain) != before[plain]
     tip = report["error"].splitlines()[-1]
     assert tip.startswith("TIP: those files are unchanged on disk. Re-record each conversation")
     assert "--allow-secret VALUE" in tip
@@ -440,8 +446,8 @@ def test_the_console_command_refuses_a_chain_in_a_real_process(
 ) -> None:
     """`python -m cassette_refresh check --write` in its own process: exit 2, the ERROR and
     TIP lines on stderr, the file untouched."""
-    cassette = _record(pytester, inner, ANTHROPIC_AGENT, "test_agent")
-    before = _sha(cassette)
+    cassette = record_with_pytester(pytester, inner, ANTHROPIC_AGENT, "test_agent")
+    before = sha_of(cassette)
     provider.set_drift("enum_value_new")
     done = subprocess.run(
         [sys.executable, "-m", "cassette_refresh", "check", str(cassette), "--write"],
@@ -456,4 +462,4 @@ def test_the_console_command_refuses_a_chain_in_a_real_process(
     assert "--cassette-mode=record" in done.stderr
     assert "Traceback" not in done.stderr
     assert f"not re-recorded {cassette}: refused to rewrite: it is a conversation" in done.stdout
-    assert _sha(cassette) == before
+    assert sha_of(cassette) == before

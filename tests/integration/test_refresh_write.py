@@ -12,11 +12,16 @@ import yaml
 
 from cassette_refresh.cli import main
 from cassettes_core import LLMResponse
-from cassettes_core.store._file import read_snapshot, render
-from cassettes_core.store._manifest import Manifest
+from cassettes_core.store import Manifest, read_snapshot, render
 from cassettes_core.testing.emulator import Emulator
-from tests.integration.test_refresh_cli import CHAT, SlowStub, _interaction, _write, stub
-from tests.integration.test_refresh_emulator import REQUESTS, _record
+from tests.integration.test_refresh_cli import (
+    CHAT,
+    SlowStub,
+    chat_interaction,
+    stub,
+    write_cassette,
+)
+from tests.integration.test_refresh_emulator import REQUESTS, record_cassette
 
 __all__ = ["stub"]  # the fixture, used by name
 
@@ -35,7 +40,7 @@ def test_write_keeps_the_manifest_and_live_event_times(
     with Emulator() as emu:
         monkeypatch.setenv("OPENAI_BASE_URL", emu.openai_base_url)
         monkeypatch.setenv("OPENAI_API_KEY", emu.api_key)
-        cassette = _record(emu, tmp_path / "c.yaml", [(p, b, b) for p, b in REQUESTS[:2]])
+        cassette = record_cassette(emu, tmp_path / "c.yaml", [(p, b, b) for p, b in REQUESTS[:2]])
         snapshot = read_snapshot(cassette)
         untimed = [
             dataclasses.replace(
@@ -61,9 +66,12 @@ def test_a_refused_file_does_not_lose_the_written_ones(
 ) -> None:
     """One cassette refused by the guard: the others are written, and every report says which."""
     leaked = "sk-proj-" + secrets.token_urlsafe(40)
-    plain = _write(tmp_path / "a.yaml", [_interaction(1, "hello", response=LLMResponse(CHAT))])
-    risky = _write(
-        tmp_path / "b.yaml", [_interaction(1, f"is {leaked} valid?", response=LLMResponse(CHAT))]
+    plain = write_cassette(
+        tmp_path / "a.yaml", [chat_interaction(1, "hello", response=LLMResponse(CHAT))]
+    )
+    risky = write_cassette(
+        tmp_path / "b.yaml",
+        [chat_interaction(1, f"is {leaked} valid?", response=LLMResponse(CHAT))],
     )
     before, plain_before = risky.read_bytes(), plain.read_bytes()
     code = main(["check", str(tmp_path), "--write", "--force-write", "--json", "--no-progress"])

@@ -8,25 +8,23 @@ from typing import Any
 
 import pytest
 
-from cassette_refresh._chains import find_links
-from cassette_refresh._rewrite import (
-    _first_comment,
+from cassette_refresh import (
     edit_refusal,
+    find_links,
     rerecord_command,
     rerecord_step,
 )
 from cassettes_core import Interaction, LLMRequest, LLMResponse, RecordedError, StreamEvent
-from cassettes_core.store._file import read_snapshot, render
-from cassettes_core.store._manifest import Manifest
+from cassettes_core.store import Manifest, first_comment_line, read_snapshot, render
 
 USER = {"role": "user", "content": "What is the weather in Paris?"}
 
 
-def _token(prefix: str) -> str:
+def chain_token(prefix: str) -> str:
     return prefix + secrets.token_hex(12)
 
 
-def _item(
+def chain_item(
     seq: int,
     provider: str,
     body: dict[str, Any],
@@ -46,16 +44,16 @@ def _item(
     )
 
 
-def _chat(*messages: dict[str, Any], **extra: Any) -> dict[str, Any]:
+def chain_chat(*messages: dict[str, Any], **extra: Any) -> dict[str, Any]:
     return {"model": "gpt-4o-mini", "messages": list(messages), **extra}
 
 
-def _chat_answer(message: dict[str, Any], **extra: Any) -> dict[str, Any]:
+def chain_answer(message: dict[str, Any], **extra: Any) -> dict[str, Any]:
     return {
-        "id": _token("chatcmpl-"),
+        "id": chain_token("chatcmpl-"),
         "object": "chat.completion",
         "model": "gpt-4o-mini-2024-07-18",
-        "system_fingerprint": _token("fp_"),
+        "system_fingerprint": chain_token("fp_"),
         "service_tier": "default",
         "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
         **extra,
@@ -66,16 +64,18 @@ def _tool_call(call_id: str, arguments: str = '{"city":"Paris"}') -> dict[str, A
     return {"id": call_id, "type": "function", "function": {"name": "f", "arguments": arguments}}
 
 
-def _links(*items: Interaction, **options: Any) -> list[tuple[int, int]]:
+def chain_links(*items: Interaction, **options: Any) -> list[tuple[int, int]]:
     return [(link.later, link.earlier) for link in find_links(items, **options)]
 
 
 def test_a_tool_call_id_sent_back_is_a_chain() -> None:
-    call = _token("call_")
-    answer = _chat_answer({"role": "assistant", "content": None, "tool_calls": [_tool_call(call)]})
+    call = chain_token("call_")
+    answer = chain_answer({"role": "assistant", "content": None, "tool_calls": [_tool_call(call)]})
     result = {"role": "tool", "tool_call_id": call, "content": "21 C"}
-    first = _item(1, "openai.chat", _chat(USER), answer)
-    [link] = find_links([first, _item(2, "openai.chat", _chat(USER, result), _chat_answer({}))])
+    first = chain_item(1, "openai.chat", chain_chat(USER), answer)
+    [link] = find_links(
+        [first, chain_item(2, "openai.chat", chain_chat(USER, result), chain_answer({}))]
+    )
     assert (link.later, link.earlier, link.quoted) == (2, 1, call)
     assert link.where == "messages[1].tool_call_id"
     assert link.describe().startswith("seq 2's request quotes seq 1's answer ('call_")
@@ -83,47 +83,49 @@ def test_a_tool_call_id_sent_back_is_a_chain() -> None:
 
 def test_a_short_assistant_text_sent_back_is_a_chain_but_not_as_a_user_prompt() -> None:
     """ "4" in an assistant turn was the model's; "4" typed as a user's prompt is not a quote."""
-    first = _item(
-        1, "openai.chat", _chat(USER), _chat_answer({"role": "assistant", "content": "4"})
+    first = chain_item(
+        1, "openai.chat", chain_chat(USER), chain_answer({"role": "assistant", "content": "4"})
     )
-    echoed = _chat(USER, {"role": "assistant", "content": "4"}, {"role": "user", "content": "+1?"})
-    typed = _chat({"role": "user", "content": "4"})
-    assert _links(first, _item(2, "openai.chat", echoed)) == [(2, 1)]
-    assert _links(first, _item(2, "openai.chat", typed)) == []
+    echoed = chain_chat(
+        USER, {"role": "assistant", "content": "4"}, {"role": "user", "content": "+1?"}
+    )
+    typed = chain_chat({"role": "user", "content": "4"})
+    assert chain_links(first, chain_item(2, "openai.chat", echoed)) == [(2, 1)]
+    assert chain_links(first, chain_item(2, "openai.chat", typed)) == []
 
 
 def test_a_long_answer_inside_a_later_prompt_is_a_chain() -> None:
     text = "Paris is sunny today with a light breeze from the west."
-    first = _item(
-        1, "openai.chat", _chat(USER), _chat_answer({"role": "assistant", "content": text})
+    first = chain_item(
+        1, "openai.chat", chain_chat(USER), chain_answer({"role": "assistant", "content": text})
     )
-    later = _chat({"role": "user", "content": f"Summarise this for a child: {text}"})
-    assert _links(first, _item(2, "openai.chat", later)) == [(2, 1)]
+    later = chain_chat({"role": "user", "content": f"Summarise this for a child: {text}"})
+    assert chain_links(first, chain_item(2, "openai.chat", later)) == [(2, 1)]
 
 
 def test_responses_previous_response_id_and_function_call_output() -> None:
-    response_id, call = _token("resp_"), _token("call_")
+    response_id, call = chain_token("resp_"), chain_token("call_")
     answer = {
         "id": response_id,
         "object": "response",
         "status": "completed",
-        "output": [{"type": "function_call", "id": _token("fc_"), "call_id": call, "name": "f",
+        "output": [{"type": "function_call", "id": chain_token("fc_"), "call_id": call, "name": "f",
                     "arguments": "{}", "status": "completed"}],
     }  # fmt: skip
-    first = _item(1, "openai.responses", {"model": "gpt-4.1", "input": "Weather?"}, answer)
+    first = chain_item(1, "openai.responses", {"model": "gpt-4.1", "input": "Weather?"}, answer)
     follow = {"model": "gpt-4.1", "input": "And tomorrow?", "previous_response_id": response_id}
     output = {
         "model": "gpt-4.1",
         "input": [{"type": "function_call_output", "call_id": call, "output": "21 C"}],
     }
-    assert _links(first, _item(2, "openai.responses", follow)) == [(2, 1)]
-    assert _links(first, _item(2, "openai.responses", output)) == [(2, 1)]
+    assert chain_links(first, chain_item(2, "openai.responses", follow)) == [(2, 1)]
+    assert chain_links(first, chain_item(2, "openai.responses", output)) == [(2, 1)]
 
 
 def test_anthropic_tool_use_id_in_a_tool_result() -> None:
-    use = _token("toolu_01")
+    use = chain_token("toolu_01")
     answer = {
-        "id": _token("msg_01"),
+        "id": chain_token("msg_01"),
         "type": "message",
         "role": "assistant",
         "model": "claude-sonnet-4-5",
@@ -131,15 +133,15 @@ def test_anthropic_tool_use_id_in_a_tool_result() -> None:
         "stop_reason": "tool_use",
     }
     ask: dict[str, Any] = {"model": "claude-sonnet-4-5", "max_tokens": 64, "messages": [USER]}
-    first = _item(1, "anthropic.messages", ask, answer)
+    first = chain_item(1, "anthropic.messages", ask, answer)
     result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use}]}
     later = {**ask, "messages": [USER, result]}
-    assert _links(first, _item(2, "anthropic.messages", later)) == [(2, 1)]
+    assert chain_links(first, chain_item(2, "anthropic.messages", later)) == [(2, 1)]
 
 
 def test_a_streamed_tool_call_and_text_spelled_out_in_pieces() -> None:
     """Stream answers count too: the id in a delta, and the text and arguments joined up."""
-    call = _token("call_")
+    call = chain_token("call_")
     chunks: list[tuple[str | None, Any]] = [
         (None, {"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {"tool_calls": [
             {"index": 0, "id": call, "function": {"name": "f", "arguments": '{"ci'}}]}}]}),
@@ -147,9 +149,9 @@ def test_a_streamed_tool_call_and_text_spelled_out_in_pieces() -> None:
             {"index": 0, "function": {"arguments": 'ty":"Paris"}'}}]}}]}),
         (None, "[DONE]"),
     ]  # fmt: skip
-    first = _item(1, "openai.chat", _chat(USER, stream=True), stream=chunks)
-    by_id = _chat(USER, {"role": "tool", "tool_call_id": call, "content": "x"})
-    assert _links(first, _item(2, "openai.chat", by_id)) == [(2, 1)]
+    first = chain_item(1, "openai.chat", chain_chat(USER, stream=True), stream=chunks)
+    by_id = chain_chat(USER, {"role": "tool", "tool_call_id": call, "content": "x"})
+    assert chain_links(first, chain_item(2, "openai.chat", by_id)) == [(2, 1)]
     pieces = ["The weather ", "in Paris is ", "sunny."]
     texts: list[tuple[str | None, Any]] = [
         ("content_block_delta", {"type": "content_block_delta", "index": 0,
@@ -157,36 +159,36 @@ def test_a_streamed_tool_call_and_text_spelled_out_in_pieces() -> None:
         for piece in pieces
     ]  # fmt: skip
     ask: dict[str, Any] = {"model": "c", "max_tokens": 8, "messages": [USER], "stream": True}
-    claude = _item(1, "anthropic.messages", ask, stream=texts)
+    claude = chain_item(1, "anthropic.messages", ask, stream=texts)
     again = {**ask, "messages": [USER, {"role": "assistant", "content": "".join(pieces)}]}
-    assert _links(claude, _item(2, "anthropic.messages", again)) == [(2, 1)]
+    assert chain_links(claude, chain_item(2, "anthropic.messages", again)) == [(2, 1)]
 
 
 def test_independent_calls_are_not_a_chain() -> None:
     """Shared vocabulary (roles, the model, service_tier) and the request's own echoes are not
     quotes; nor is an earlier request holding a later answer's text."""
-    answer = _chat_answer({"role": "assistant", "content": "The weather in Paris is sunny."})
+    answer = chain_answer({"role": "assistant", "content": "The weather in Paris is sunny."})
     items = [
-        _item(1, "openai.chat", _chat(USER), answer),
-        _item(2, "openai.chat", _chat({"role": "user", "content": "Name a river"},
+        chain_item(1, "openai.chat", chain_chat(USER), answer),
+        chain_item(2, "openai.chat", chain_chat({"role": "user", "content": "Name a river"},
                                       service_tier="default", model="gpt-4o-mini-2024-07-18"),
-              _chat_answer({"role": "assistant", "content": "Name a river: the Seine"})),
-        _item(3, "openai.chat", _chat(USER),
-              _chat_answer({"role": "assistant", "content": "Name a river"})),
+              chain_answer({"role": "assistant", "content": "Name a river: the Seine"})),
+        chain_item(3, "openai.chat", chain_chat(USER),
+              chain_answer({"role": "assistant", "content": "Name a river"})),
     ]  # fmt: skip
-    assert _links(*items) == []
+    assert chain_links(*items) == []
 
 
 def test_only_answers_a_rewrite_replaces_count() -> None:
     """A kept answer (redacted, an error) can be quoted safely; an error body is no answer."""
-    call = _token("call_")
-    answer = _chat_answer({"role": "assistant", "tool_calls": [_tool_call(call)]})
-    later = _item(2, "openai.chat", _chat(USER, {"role": "tool", "tool_call_id": call}))
-    first = _item(1, "openai.chat", _chat(USER), answer)
-    assert _links(first, later, sources=frozenset({2})) == []
-    assert _links(first, later, sources=frozenset({1, 2})) == [(2, 1)]
-    failed = _item(1, "openai.chat", _chat(USER), {"error": {"id": call}}, error=True)
-    assert _links(failed, later) == []
+    call = chain_token("call_")
+    answer = chain_answer({"role": "assistant", "tool_calls": [_tool_call(call)]})
+    later = chain_item(2, "openai.chat", chain_chat(USER, {"role": "tool", "tool_call_id": call}))
+    first = chain_item(1, "openai.chat", chain_chat(USER), answer)
+    assert chain_links(first, later, sources=frozenset({2})) == []
+    assert chain_links(first, later, sources=frozenset({1, 2})) == [(2, 1)]
+    failed = chain_item(1, "openai.chat", chain_chat(USER), {"error": {"id": call}}, error=True)
+    assert chain_links(failed, later) == []
 
 
 @pytest.mark.parametrize(
@@ -237,12 +239,12 @@ def test_the_rerecord_step_names_the_folder_to_run_it_from() -> None:
     ],
 )
 def test_comments_are_found_outside_scalars_only(text: str, line: int | None) -> None:
-    assert _first_comment(text) == line
+    assert first_comment_line(text) == line
 
 
 def test_a_file_the_library_wrote_is_not_a_hand_edit(tmp_path: Path) -> None:
-    item = _item(
-        1, "openai.chat", _chat(USER), _chat_answer({"role": "assistant", "content": "#1"})
+    item = chain_item(
+        1, "openai.chat", chain_chat(USER), chain_answer({"role": "assistant", "content": "#1"})
     )
     text = render(Manifest.current(), [item])
     assert edit_refusal(tmp_path / "c.yaml", text, Manifest.current(), [item]) is None
@@ -263,8 +265,8 @@ def test_a_file_the_library_wrote_is_not_a_hand_edit(tmp_path: Path) -> None:
     ],
 )
 def test_what_a_rewrite_would_lose_is_named(edit: Any, where: str | None, tmp_path: Path) -> None:
-    item = _item(
-        1, "openai.chat", _chat(USER), _chat_answer({"role": "assistant", "content": "#1"})
+    item = chain_item(
+        1, "openai.chat", chain_chat(USER), chain_answer({"role": "assistant", "content": "#1"})
     )
     text = edit(render(Manifest.current(), [item]))
     stored = read_snapshot_text(tmp_path / "c.yaml", text)
@@ -284,8 +286,8 @@ def read_snapshot_text(path: Path, text: str) -> list[Interaction]:
 @pytest.mark.parametrize("answer_id", ["r7", 7])
 def test_a_short_or_integer_id_sent_back_in_an_id_field_is_a_chain(answer_id: Any) -> None:
     """A provider of one's own may use short ids, even numbers: in an id field they count."""
-    first = _item(1, "acme.chat", {"prompt": "hi"}, {"id": answer_id, "text": "hello there"})
-    later = _item(2, "acme.chat", {"prompt": "and?", "parent_id": answer_id})
-    unrelated = _item(2, "acme.chat", {"prompt": "r7 and 7 are fine here"})
-    assert _links(first, later) == [(2, 1)]
-    assert _links(first, unrelated) == []
+    first = chain_item(1, "acme.chat", {"prompt": "hi"}, {"id": answer_id, "text": "hello there"})
+    later = chain_item(2, "acme.chat", {"prompt": "and?", "parent_id": answer_id})
+    unrelated = chain_item(2, "acme.chat", {"prompt": "r7 and 7 are fine here"})
+    assert chain_links(first, later) == [(2, 1)]
+    assert chain_links(first, unrelated) == []

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from cassette_refresh._choice import another_choice, tools_called
+from cassette_refresh import another_choice, tools_called
 
 TOOLS_ECHO = [{"type": "function", "name": "echoed", "parameters": {}}]
 

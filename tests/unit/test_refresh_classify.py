@@ -6,9 +6,17 @@ from typing import Any
 
 import pytest
 
-from cassette_refresh import Answer, Finding, Rules, compare, fingerprint, shape_of
+from cassette_refresh import (
+    BEHAVIOUR_PATHS,
+    Answer,
+    Finding,
+    Rules,
+    answer_path,
+    compare,
+    fingerprint,
+    shape_of,
+)
 from cassette_refresh._skeleton import event_type, skeleton, type_name
-from cassette_refresh._vocabulary import BEHAVIOUR_PATHS, answer_path
 
 
 def _bodies(*bodies: Any) -> list[Answer]:

@@ -7,7 +7,7 @@ import io
 import pytest
 
 import cassette_refresh
-from cassette_refresh._cli_output import _colour, _Output, _progress
+from cassette_refresh import Output, progress_line, use_colour
 
 
 class _Terminal(io.StringIO):
@@ -28,14 +28,14 @@ def test_colour_only_on_a_tty_without_no_color(
     stream: io.StringIO, env: dict[str, str], expected: bool
 ) -> None:
     """Colour on a terminal only, and never with NO_COLOR set."""
-    assert _colour(stream, env) is expected
+    assert use_colour(stream, env) is expected
 
 
 def test_output_masks_every_known_secret() -> None:
     """Whatever is printed, the values of the key and token variables are masked."""
     out, err = io.StringIO(), io.StringIO()
     env = {"OPENAI_API_KEY": "sk-test-123456", "GITHUB_TOKEN": "ghs_abcdef", "OTHER": "x"}
-    output = _Output(env, out, err)
+    output = Output(env, out, err)
     output.print("key sk-test-123456 token ghs_abcdef\n")
     assert output.error(RuntimeError("failed with ghs_abcdef")) == 2
     assert out.getvalue() == "key *** token ***\n"
@@ -45,14 +45,14 @@ def test_output_masks_every_known_secret() -> None:
 def test_progress_on_stderr_and_cleared_at_the_end() -> None:
     """Progress counts on stderr, and the line is cleared when the last call finishes."""
     out, err = io.StringIO(), io.StringIO()
-    show = _progress(_Output({}, out, err), enabled=True)
+    show = progress_line(Output({}, out, err), enabled=True)
     assert show is not None
     show(1, 2)
     show(2, 2)
     assert "re-issuing 1/2" in err.getvalue()
     assert err.getvalue().endswith("\r\033[K")
     assert out.getvalue() == ""
-    assert _progress(_Output({}, out, err), enabled=False) is None
+    assert progress_line(Output({}, out, err), enabled=False) is None
 
 
 def test_public_surface_is_sorted_and_importable() -> None:
@@ -65,8 +65,8 @@ def test_public_surface_is_sorted_and_importable() -> None:
 def test_an_error_clears_the_progress_line_first() -> None:
     """An error met mid-run does not land at the end of the progress line."""
     out, err = io.StringIO(), io.StringIO()
-    output = _Output({}, out, err)
-    show = _progress(output, enabled=True)
+    output = Output({}, out, err)
+    show = progress_line(output, enabled=True)
     assert show is not None
     show(1, 3)
     output.error("the live openai.chat API refused the credentials")

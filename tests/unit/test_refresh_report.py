@@ -12,23 +12,21 @@ from cassette_refresh import (
     SCHEMA,
     CallProblem,
     CheckResult,
+    EndpointJSON,
     EndpointResult,
     Finding,
-    IssueAction,
-    ReportJSON,
-    Unwritten,
-    render_markdown,
-    render_text,
-    to_json,
-)
-from cassette_refresh._result import (
-    EndpointJSON,
     FindingJSON,
+    IssueAction,
     IssueJSON,
     KeptJSON,
     ProblemJSON,
+    ReportJSON,
     SummaryJSON,
+    Unwritten,
     UnwrittenJSON,
+    render_markdown,
+    render_text,
+    to_json,
 )
 
 ADDED = Finding(

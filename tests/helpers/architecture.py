@@ -1,0 +1,357 @@
+"""The architecture as checkable rules: a source walk with ``ast``, no imports of the code.
+
+Each rule takes a :class:`Source` (one parsed file and where it sits) and yields
+:class:`Finding` s that name the file, the line and the fix. ``tests/unit/test_architecture.py``
+runs them over the repository and proves each one on a crafted tree.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+MAX_LINES = 400
+LIBRARY = ("cassettes_core", "pytest_plugin", "cassette_refresh")
+CATALOG = "cassettes_core/catalog.py"
+TESTING = "cassettes_core.testing"
+SECRETS = "cassettes_core.secrets"
+
+# Provider API domains (every subdomain counts), from the isolation guard's host catalog.
+PROVIDER_DOMAINS = (
+    "openai.com", "openai.azure.com", "openai.azure.us", "openai.azure.cn",
+    "cognitiveservices.azure.com", "cognitiveservices.azure.us", "cognitiveservices.azure.cn",
+    "api.cognitive.microsoft.com", "services.ai.azure.com", "models.ai.azure.com",
+    "inference.ai.azure.com", "inference.ml.azure.com", "anthropic.com", "claude.ai",
+    "generativelanguage.googleapis.com", "aiplatform.googleapis.com", "amazonaws.com",
+    "api.aws", "groq.com", "mistral.ai", "together.xyz", "together.ai", "openrouter.ai",
+    "deepseek.com", "x.ai", "fireworks.ai", "cohere.com", "cohere.ai", "perplexity.ai",
+    "cerebras.ai", "ai21.com", "voyageai.com", "api-inference.huggingface.co",
+    "router.huggingface.co", "endpoints.huggingface.cloud", "replicate.com", "api.nvidia.com",
+    "sambanova.ai", "deepinfra.com", "novita.ai", "hyperbolic.xyz", "lambda.ai",
+    "lambdalabs.com", "moonshot.cn", "moonshot.ai", "dashscope.aliyuncs.com",
+    "dashscope-intl.aliyuncs.com", "bigmodel.cn", "minimax.chat", "minimaxi.com", "01.ai",
+    "llama.com", "jina.ai", "mixedbread.ai", "nomic.ai", "aleph-alpha.com", "reka.ai",
+    "upstage.ai", "writer.com", "friendli.ai", "featherless.ai", "nebius.ai", "nebius.com",
+    "baseten.co", "runpod.ai", "stability.ai", "elevenlabs.io", "assemblyai.com",
+    "deepgram.com", "predibase.com", "gateway.ai.cloudflare.com", "portkey.ai", "helicone.ai",
+    "ai-gateway.vercel.sh", "ollama.com", "models.github.ai", "z.ai",
+)  # fmt: skip
+_HOST = re.compile(
+    r"(?<![a-z0-9-])(?:[a-z0-9-]+\.)*(?:"
+    + "|".join(re.escape(domain) for domain in sorted(PROVIDER_DOMAINS, key=len, reverse=True))
+    + r")(?![a-z0-9-])",
+    re.IGNORECASE,
+)
+# Endpoint paths, and the path tails a route table matches on (``/chat/completions`` after a
+# base URL's ``/v1``); ``:generateContent`` and friends are Gemini's model-method suffixes.
+_ENDPOINT = re.compile(
+    r"(?:/v\d+(?:beta\d*|alpha\d*)?)?/(?:chat/completions|completions|responses|embeddings|"
+    r"messages)(?![\w-])"
+    r"|/v\d+(?:beta\d*|alpha\d*)?/(?:chat|rerank|embed)(?![\w-])"  # Cohere's: versioned only
+    r"|/api/(?:chat|generate|embed|embeddings)(?![\w-])"
+    r"|:(?:generateContent|streamGenerateContent|batchEmbedContents|embedContent|countTokens)"
+    r"|/model/[^/\s]*/(?:converse|converse-stream|invoke|invoke-with-response-stream)"
+    r"|/(?:converse-stream|invoke-with-response-stream)(?![\w-])"
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    line: int
+    rule: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: [{self.rule}] {self.message}"
+
+
+@dataclass(frozen=True)
+class Source:
+    """One parsed file: its path relative to the root and its dotted package."""
+
+    path: str
+    package: str
+    tree: ast.Module
+    lines: int
+
+    @classmethod
+    def read(cls, root: Path, file: Path) -> Source:
+        relative = file.relative_to(root)
+        parts = list(relative.with_suffix("").parts)
+        package = ".".join(parts[:-1])  # ``a/b/__init__.py`` and ``a/b/c.py`` are both in a.b
+        text = file.read_text(encoding="utf-8")
+        return cls(
+            relative.as_posix(), package, ast.parse(text, str(relative)), len(text.splitlines())
+        )
+
+
+def sources(root: Path, folders: Iterable[str]) -> Iterator[Source]:
+    for folder in folders:
+        for file in sorted((root / folder).rglob("*.py")):
+            yield Source.read(root, file)
+
+
+def is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_owner(module: str) -> str | None:
+    """The package that owns ``module``'s first private component (``a.b`` for ``a.b._c.d``)."""
+    parts = module.split(".")
+    for index, part in enumerate(parts):
+        if is_private(part):
+            return ".".join(parts[:index])
+    return None
+
+
+def _within(package: str, ancestor: str) -> bool:
+    return package == ancestor or package.startswith(ancestor + ".")
+
+
+def _absolute(source: Source, module: str | None, level: int) -> str:
+    if level == 0:
+        return module or ""
+    base = source.package.split(".")
+    base = base[: len(base) - (level - 1)] if level > 1 else base
+    return ".".join([*base, module] if module else base)
+
+
+def imported(source: Source) -> Iterator[tuple[int, str]]:
+    """Every module or name ``source`` imports, as a dotted path, with its line.
+
+    Covers ``import a._b``, ``from a import _b``, ``from a._b import c``, relative imports,
+    imports inside functions, and ``importlib.import_module("a._b")`` / ``__import__``.
+    """
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(source.tree):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            module = _absolute(source, node.module, node.level)
+            found.append((node.lineno, module))
+            found.extend((node.lineno, f"{module}.{a.name}") for a in node.names if a.name != "*")
+        elif isinstance(node, ast.Call) and _is_dynamic_import(node.func):
+            argument = node.args[0] if node.args else None
+            if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+                text = argument.value
+                level = len(text) - len(text.lstrip("."))
+                found.append((node.lineno, _absolute(source, text[level:] or None, level)))
+    yield from sorted(found)
+
+
+def _is_dynamic_import(func: ast.expr) -> bool:
+    if isinstance(func, ast.Attribute):
+        return func.attr == "import_module"
+    return isinstance(func, ast.Name) and func.id in {"import_module", "__import__"}
+
+
+def _first_party(module: str, roots: tuple[str, ...]) -> bool:
+    return module.split(".", 1)[0] in roots
+
+
+def check_private_imports(source: Source, roots: tuple[str, ...]) -> Iterator[Finding]:
+    """(a) ``X._y`` may be imported only from ``X`` itself or a package inside ``X``."""
+    seen: set[tuple[int, str]] = set()
+    for line, module in imported(source):
+        owner = private_owner(module)
+        if owner is None or not _first_party(module, roots) or _within(source.package, owner):
+            continue
+        if (line, owner) in seen:
+            continue  # ``from a._b import c`` is one finding, not two
+        seen.add((line, owner))
+        surface = owner or module.split(".", 1)[0]
+        yield Finding(
+            source.path,
+            line,
+            "private-import",
+            f"imports {module}, private to {surface}; import it from the surface "
+            f"`{surface}` (add it to its __all__ if users of {surface} need it)",
+        )
+
+
+def check_length(source: Source) -> Iterator[Finding]:
+    """(b) No module passes :data:`MAX_LINES` lines."""
+    if source.lines > MAX_LINES:
+        yield Finding(
+            source.path,
+            source.lines,
+            "module-length",
+            f"{source.lines} lines (limit {MAX_LINES}); split it along a seam, one concern "
+            "per module",
+        )
+
+
+def _docstrings(tree: ast.Module) -> set[int]:
+    """The ``id`` of every docstring node: prose may name a host or a path."""
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                found.add(id(body[0].value))
+    return found
+
+
+def check_provider_literals(source: Source) -> Iterator[Finding]:
+    """(c) Provider hosts and endpoint paths are written in the catalog only.
+
+    String constants are checked (f-string parts included); docstrings and comments are prose
+    and may mention them.
+    """
+    if source.path == CATALOG:
+        return
+    prose = _docstrings(source.tree)
+    strings = sorted(
+        (node.lineno, node.col_offset, node.value)
+        for node in ast.walk(source.tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose
+    )
+    for line, _, text in strings:
+        for pattern, what in ((_HOST, "provider host"), (_ENDPOINT, "endpoint path")):
+            match = pattern.search(text)
+            if match:
+                yield Finding(
+                    source.path,
+                    line,
+                    "catalog-literal",
+                    f"{what} {match.group()!r} outside the catalog; read it from "
+                    f"`cassettes_core.catalog` (or add an entry there)",
+                )
+
+
+def _first_per_line(imports: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+    """One finding per import statement: ``from a._b import c`` names ``a._b`` once."""
+    lines: set[int] = set()
+    for line, module in imports:
+        if line not in lines:
+            lines.add(line)
+            yield line, module
+
+
+def check_testing_import(source: Source) -> Iterator[Finding]:
+    """(d) The library never imports the test-only ``cassettes_core.testing``."""
+    if _within(source.package, TESTING):
+        return
+    for line, module in _first_per_line(m for m in imported(source) if _within(m[1], TESTING)):
+        yield Finding(
+            source.path,
+            line,
+            "testing-import",
+            f"the library imports {module}; {TESTING} is for tests, bench and the Makefile "
+            "only: move what the library needs out of it",
+        )
+
+
+def check_secrets_insides(source: Source) -> Iterator[Finding]:
+    """(e) Nothing outside ``cassettes_core/secrets/`` imports its ``_`` modules or names."""
+    if _within(source.package, SECRETS):
+        return
+    insides = (m for m in imported(source) if _within(m[1], SECRETS) and private_owner(m[1]))
+    for line, module in _first_per_line(insides):
+        yield Finding(
+            source.path,
+            line,
+            "secrets-insides",
+            f"imports {module}; use the secret guard's surface `{SECRETS}` instead",
+        )
+
+
+def check_library(source: Source, roots: tuple[str, ...]) -> list[Finding]:
+    """Every rule that applies to a library module."""
+    return [
+        *check_private_imports(source, roots),
+        *check_length(source),
+        *check_provider_literals(source),
+        *check_testing_import(source),
+        *check_secrets_insides(source),
+    ]
+
+
+def module_name(source: Source) -> str:
+    name = source.path.removesuffix(".py").replace("/", ".")
+    return name.removesuffix(".__init__")
+
+
+def _type_checking_only(tree: ast.Module) -> set[int]:
+    """The ``id`` of every node under ``if TYPE_CHECKING:`` (never run, so no cycle)."""
+    hidden: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            hidden.update(id(child) for child in ast.walk(node))
+    return hidden
+
+
+def import_graph(sources: Iterable[Source]) -> dict[str, dict[str, int]]:
+    """``module → {module it imports: line}``, lazy imports included, over ``sources`` only.
+
+    ``from package import submodule`` is an edge to the submodule alone: the package is
+    already being imported when one of its modules runs.
+    """
+    by_name = {module_name(source): source for source in sources}
+    graph: dict[str, dict[str, int]] = {}
+    for name, source in by_name.items():
+        hidden = _type_checking_only(source.tree)
+        edges: dict[str, int] = {}
+        for node in ast.walk(source.tree):
+            if id(node) in hidden or not isinstance(node, ast.Import | ast.ImportFrom | ast.Call):
+                continue
+            one = Source(source.path, source.package, ast.Module(body=[], type_ignores=[]), 0)
+            one.tree.body.append(ast.Expr(node) if isinstance(node, ast.Call) else node)
+            found = [module for _, module in imported(one)]
+            for module in found:
+                if any(other.startswith(module + ".") and other in by_name for other in found):
+                    continue  # `from package import submodule`
+                while module and module not in by_name:
+                    module = module.rpartition(".")[0]
+                if module and module != name:
+                    edges.setdefault(module, node.lineno)
+        graph[name] = edges
+    return graph
+
+
+def cycles(graph: Mapping[str, Mapping[str, int]]) -> list[list[str]]:
+    """The groups of modules that import each other, directly or around a loop (sorted)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:  # Tarjan's strongly connected components
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in graph.get(module, {}):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            group: list[str] = []
+            while not group or group[-1] != module:
+                group.append(stack.pop())
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return sorted(found)
+
+
+def cycle_finding(group: list[str], graph: Mapping[str, Mapping[str, int]]) -> str:
+    """One cycle, with the imports that close it, for a person to cut."""
+    members = set(group)
+    edges = [
+        f"{source}:{line} imports {target}"
+        for source in group
+        for target, line in sorted(graph[source].items())
+        if target in members
+    ]
+    return (
+        f"import cycle {' <-> '.join(group)} ({'; '.join(edges)}); move what both sides need "
+        "into a module both import, rather than importing lazily to dodge the loop"
+    )
