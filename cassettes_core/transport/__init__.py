@@ -8,8 +8,8 @@ Two ways in, both over one implementation for ``httpx2`` (what the official SDKs
 - or switch on :func:`intercept`, which routes every client's requests through the cassette,
   for frameworks that build their own clients.
 
-Provider calls (OpenAI chat completions, responses, embeddings; Anthropic messages) are
-recognised by method and path (see ``_routes``); everything else passes through untouched,
+Provider calls (the endpoints of ``cassettes_core.catalog``) are recognised by method and
+path (see ``_routes``); everything else passes through untouched,
 except, in replay, requests to a provider host that are not provider calls (see
 ``_tracking``). Live streams left open are settled, not left to the garbage collector (see
 ``_settle``).
@@ -17,6 +17,7 @@ except, in replay, requests to a provider host that are not provider calls (see
 
 from __future__ import annotations
 
+from cassettes_core.transport._bodies import stored_body
 from cassettes_core.transport._guarded import request_hint
 from cassettes_core.transport._headers import kept_headers
 from cassettes_core.transport._intercept import (
@@ -35,6 +36,7 @@ from cassettes_core.transport._tracking import (
     provider_hosts_seen,
     traffic_of,
 )
+from cassettes_core.transport._wire import failure_kind
 
 __all__ = [
     "AbandonedStreamWarning",
@@ -42,6 +44,7 @@ __all__ = [
     "Route",
     "SSEParser",
     "Traffic",
+    "failure_kind",
     "forget_provider_hosts",
     "hold_clients",
     "intercept",
@@ -52,5 +55,6 @@ __all__ = [
     "release_clients",
     "request_hint",
     "settle",
+    "stored_body",
     "traffic_of",
 ]

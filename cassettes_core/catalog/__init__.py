@@ -1,0 +1,107 @@
+"""The provider catalog: every fact about every provider endpoint, in one table.
+
+Each :class:`Endpoint` is one record that the whole library reads: the transport recognises
+its calls by method and path, the built-in :class:`~cassettes_core.providers.http.HTTPProvider`
+sends to it, the isolation guard treats its hosts as provider hosts, the request model takes
+its semantic fields, the pytest summary counts its tokens, ``cassette-refresh`` re-issues its
+calls and reads its drift vocabulary, and the emulator serves it. Provider domains the guard
+knows beyond these endpoints (Gemini, Bedrock, Groq …) are in :mod:`cassettes_core.catalog_hosts`.
+
+Adding an endpoint is one entry. The default catalog never changes; a project adds its own
+endpoint for the process with :func:`register` (and takes it back with :func:`unregister`)::
+
+    from cassettes_core import catalog
+
+    catalog.register(
+        catalog.Endpoint(
+            name="acme.chat",
+            family="acme",
+            base_url="https://api.acme.example/v2",
+            send_path="/chat",
+            path=catalog.suffix(r"/v2/chat"),
+            route="/v2/chat",
+            base_env="ACME_BASE_URL",
+            key_env="ACME_API_KEY",
+            semantic_fields=frozenset({"model", "messages"}),
+            usage=catalog.TokenFields(input=("prompt_tokens",), output=("completion_tokens",)),
+        )
+    )
+
+A path pattern is a regular expression matched against the *end* of the request path, so any
+base URL works (a proxy's ``/openai/v1/chat/completions``, an Azure deployment's
+``/openai/deployments/{name}/chat/completions``). A model carried in the path is a named group
+``model`` (``suffix(r"/models/(?P<model>[^/:]+):generateContent")``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from cassettes_core._errors import ConfigError
+from cassettes_core.catalog._domains import PROVIDER_DOMAINS, PROVIDER_PATTERNS
+from cassettes_core.catalog._endpoints import BUILT_IN, fields
+from cassettes_core.catalog._types import (
+    Catalog,
+    Drift,
+    Endpoint,
+    EndpointMatch,
+    StreamFraming,
+    TokenFields,
+    suffix,
+)
+
+__all__ = [
+    "DEFAULT_CATALOG",
+    "DEFAULT_SEMANTIC_FIELDS",
+    "GENERIC_SEMANTIC_FIELDS",
+    "PROVIDER_DOMAINS",
+    "PROVIDER_PATTERNS",
+    "Catalog",
+    "Drift",
+    "Endpoint",
+    "EndpointMatch",
+    "StreamFraming",
+    "TokenFields",
+    "current",
+    "register",
+    "suffix",
+    "unregister",
+]
+
+
+DEFAULT_CATALOG = Catalog(BUILT_IN)
+_active = DEFAULT_CATALOG
+
+# What each built-in provider's answer depends on. Anything else in the body is tuning.
+DEFAULT_SEMANTIC_FIELDS: Mapping[str, frozenset[str]] = DEFAULT_CATALOG.semantic_fields()
+
+# For user-written providers: the common names of "what was asked".
+GENERIC_SEMANTIC_FIELDS = fields(
+    "model messages input prompt system instructions tools tool_choice response_format"
+)
+
+
+def current() -> Catalog:
+    """The catalog in force: the default one plus every endpoint :func:`register` added."""
+    return _active
+
+
+def register(*endpoints: Endpoint) -> None:
+    """Add ``endpoints`` to the catalog for this process (a :class:`ConfigError` when one's
+    name is taken, or when a request could match two endpoints)."""
+    global _active  # noqa: PLW0603 -- the one process-wide catalog, replaced whole
+    extended = _active.with_endpoints(*endpoints)
+    for endpoint in endpoints:
+        other = extended.without(endpoint.name).match(endpoint.method, endpoint.route)
+        if other is not None:
+            raise ConfigError(
+                f"endpoint {endpoint.name!r}: its route {endpoint.route} is already "
+                f"{other.endpoint.name!r}'s; give it a path pattern of its own"
+            )
+    _active = extended
+
+
+def unregister(*names: str) -> None:
+    """Take back endpoints :func:`register` added (the built-in ones stay)."""
+    global _active  # noqa: PLW0603
+    _active = _active.without(*(n for n in names if n not in DEFAULT_CATALOG))
