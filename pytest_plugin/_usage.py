@@ -1,12 +1,12 @@
 """Token usage of a recorded interaction, read from the response as the provider sent it.
 
-- OpenAI chat and embeddings: ``usage.prompt_tokens`` / ``usage.completion_tokens``;
-- OpenAI responses and Anthropic messages: ``usage.input_tokens`` / ``usage.output_tokens``
-  (for Anthropic, plus ``cache_read_input_tokens`` and ``cache_creation_input_tokens``, which it
-  counts apart from ``input_tokens``);
-- streams: the OpenAI chunk that carries ``usage`` (``stream_options.include_usage``), the
-  responses ``response.completed`` event's ``response.usage``, and Anthropic's
-  ``message_start.message.usage`` plus the last ``message_delta.usage`` (output is cumulative).
+Where an endpoint reports usage is a fact of the provider catalog (each endpoint's
+:class:`~cassettes_core.catalog.TokenFields`): which counters make input and output (Anthropic
+counts prompt-cache reads and writes apart from ``input_tokens``), where the usage object sits
+in a complete answer, and which stream events carry it (a chat chunk's ``usage``, the
+responses ``response.completed`` event's ``response.usage``, Anthropic's ``message_start`` and
+``message_delta``). A provider the catalog does not know is read with every endpoint's fields,
+the first that finds tokens winning.
 
 Interactions without usage (errors, streams recorded without it) count as zero tokens.
 """
@@ -17,11 +17,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from cassettes_core import catalog
+
 if TYPE_CHECKING:
     from cassettes_core import Interaction
-
-
-_ANTHROPIC_CACHE = ("cache_read_input_tokens", "cache_creation_input_tokens")
+    from cassettes_core.catalog import TokenFields
 
 
 @dataclass(frozen=True)
@@ -37,46 +37,51 @@ class Usage:
 
 def usage_of(interaction: Interaction) -> Usage:
     model = interaction.request.model or "unknown model"
-    if interaction.response is not None:
-        found = _from_usage(_get(interaction.response.body, "usage"))
-        return Usage(model, *found)
-    if interaction.stream is not None:
-        return Usage(model, *_from_stream(event.data for event in interaction.stream))
+    endpoint = catalog.current().get(interaction.provider)
+    candidates = [endpoint.usage] if endpoint is not None else _every_token_fields()
+    for fields in candidates:
+        if interaction.response is not None:
+            found = _from_usage(_at(interaction.response.body, fields.answer), fields)
+        elif interaction.stream is not None:
+            found = _from_stream((event.data for event in interaction.stream), fields)
+        else:
+            return Usage(model)
+        if found != (0, 0):
+            return Usage(model, *found)
     return Usage(model)
 
 
-def _get(value: Any, key: str) -> Any:
-    return value.get(key) if isinstance(value, Mapping) else None
+def _every_token_fields() -> list[TokenFields]:
+    return list(dict.fromkeys(e.usage for e in catalog.current()))
+
+
+def _at(value: Any, path: str) -> Any:
+    for key in path.split("."):
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
 
 
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
-def _from_usage(usage: Any) -> tuple[int, int]:
+def _from_usage(usage: Any, fields: TokenFields) -> tuple[int, int]:
     if not isinstance(usage, Mapping):
         return (0, 0)
-    if "input_tokens" in usage or "output_tokens" in usage:
-        # Anthropic counts prompt-cache reads and writes apart from `input_tokens`; OpenAI's
-        # cached tokens are already inside its input count (`*_tokens_details`).
-        cached = sum(_int(usage.get(key)) for key in _ANTHROPIC_CACHE)
-        return (_int(usage.get("input_tokens")) + cached, _int(usage.get("output_tokens")))
-    return (_int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")))
+    return (
+        sum(_int(usage.get(key)) for key in fields.input),
+        sum(_int(usage.get(key)) for key in fields.output),
+    )
 
 
-def _from_stream(events: Iterable[Any]) -> tuple[int, int]:
+def _from_stream(events: Iterable[Any], fields: TokenFields) -> tuple[int, int]:
+    # Counts only grow along a stream (Anthropic's output is cumulative): the largest wins.
     input_tokens = output_tokens = 0
     for data in events:
-        kind = _get(data, "type")
-        if kind == "message_start":  # Anthropic: input here, output grows in message_delta
-            found = _from_usage(_get(_get(data, "message"), "usage"))
-            input_tokens, output_tokens = found[0], max(output_tokens, found[1])
-        elif kind == "message_delta":
-            delta_in, delta_out = _from_usage(_get(data, "usage"))
-            input_tokens = max(input_tokens, delta_in)
-            output_tokens = max(output_tokens, delta_out)
-        elif kind == "response.completed":  # OpenAI responses
-            input_tokens, output_tokens = _from_usage(_get(_get(data, "response"), "usage"))
-        elif _get(data, "usage") is not None:  # OpenAI chat: the last chunk
-            input_tokens, output_tokens = _from_usage(_get(data, "usage"))
+        kind = data.get("type") if isinstance(data, Mapping) else None
+        for event, path in fields.stream:
+            if event in ("*", kind):
+                found_in, found_out = _from_usage(_at(data, path), fields)
+                input_tokens = max(input_tokens, found_in)
+                output_tokens = max(output_tokens, found_out)
     return (input_tokens, output_tokens)

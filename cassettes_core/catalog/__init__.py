@@ -88,15 +88,19 @@ def current() -> Catalog:
 
 def register(*endpoints: Endpoint) -> None:
     """Add ``endpoints`` to the catalog for this process (a :class:`ConfigError` when one's
-    name is taken, or when a request could match two endpoints)."""
+    name is taken, or when one request could match two endpoints)."""
     global _active  # noqa: PLW0603 -- the one process-wide catalog, replaced whole
     extended = _active.with_endpoints(*endpoints)
     for endpoint in endpoints:
-        other = extended.without(endpoint.name).match(endpoint.method, endpoint.route)
-        if other is not None:
+        others = extended.without(endpoint.name)
+        claimed = others.match(endpoint.method, endpoint.route)
+        claimed_by_it = [o for o in others if Catalog([endpoint]).match(o.method, o.route)]
+        if claimed is not None or claimed_by_it:
+            other = claimed.endpoint if claimed is not None else claimed_by_it[0]
             raise ConfigError(
-                f"endpoint {endpoint.name!r}: its route {endpoint.route} is already "
-                f"{other.endpoint.name!r}'s; give it a path pattern of its own"
+                f"endpoint {endpoint.name!r} and {other.name!r} would both match one request "
+                f"(its route {endpoint.route} or theirs, {other.route}); give it a path pattern "
+                "of its own"
             )
     _active = extended
 
@@ -104,4 +108,5 @@ def register(*endpoints: Endpoint) -> None:
 def unregister(*names: str) -> None:
     """Take back endpoints :func:`register` added (the built-in ones stay)."""
     global _active  # noqa: PLW0603
-    _active = _active.without(*(n for n in names if n not in DEFAULT_CATALOG))
+    remaining = _active.without(*(n for n in names if n not in DEFAULT_CATALOG))
+    _active = DEFAULT_CATALOG if remaining.names() == DEFAULT_CATALOG.names() else remaining

@@ -12,12 +12,7 @@ def fields(names: str) -> frozenset[str]:
 
 # -- the built-in endpoints -------------------------------------------------------------
 
-_OPENAI = {
-    "family": "openai",
-    "base_url": "https://api.openai.com/v1",
-    "base_env": "OPENAI_BASE_URL",
-    "key_env": "OPENAI_API_KEY",
-}
+_OPENAI_BASE = "https://api.openai.com/v1"
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 _RESPONSE_CONTENT_EVENTS = frozenset(
     f"response.{name}"
@@ -38,6 +33,10 @@ _RESPONSE_CONTENT_EVENTS = frozenset(
 
 OPENAI_CHAT = Endpoint(
     name="openai.chat",
+    family="openai",
+    base_url=_OPENAI_BASE,
+    base_env="OPENAI_BASE_URL",
+    key_env="OPENAI_API_KEY",
     send_path="/chat/completions",
     path=suffix("/chat/completions"),
     route="/v1/chat/completions",
@@ -53,6 +52,7 @@ OPENAI_CHAT = Endpoint(
             ),
             "role": _ROLES,
         },
+        enum_keys=fields("finish_reason role object"),
         behaviour_paths=frozenset(
             {
                 "choices[].message.tool_calls",
@@ -66,19 +66,26 @@ OPENAI_CHAT = Endpoint(
         ),
         lifecycle_events=frozenset({"chunk", "error"}),
     ),
-    **_OPENAI,
 )
 OPENAI_EMBEDDINGS = Endpoint(
     name="openai.embeddings",
+    family="openai",
+    base_url=_OPENAI_BASE,
+    base_env="OPENAI_BASE_URL",
+    key_env="OPENAI_API_KEY",
     send_path="/embeddings",
     path=suffix("/embeddings"),
     route="/v1/embeddings",
     semantic_fields=fields("model input dimensions encoding_format"),
     usage=TokenFields(input=("prompt_tokens",)),
-    **_OPENAI,
+    drift=Drift(enum_keys=fields("object")),
 )
 OPENAI_RESPONSES = Endpoint(
     name="openai.responses",
+    family="openai",
+    base_url=_OPENAI_BASE,
+    base_env="OPENAI_BASE_URL",
+    key_env="OPENAI_API_KEY",
     send_path="/responses",
     path=suffix("/responses"),
     route="/v1/responses",
@@ -100,6 +107,7 @@ OPENAI_RESPONSES = Endpoint(
             "output[].type": frozenset({"message", "function_call", "reasoning"}),
             "output[].content[].type": frozenset({"output_text", "refusal"}),
         },
+        enum_keys=fields("role object type status"),
         lifecycle_events=frozenset(
             {
                 "error",
@@ -112,7 +120,6 @@ OPENAI_RESPONSES = Endpoint(
         ),
         content_events=_RESPONSE_CONTENT_EVENTS,
     ),
-    **_OPENAI,
 )
 ANTHROPIC_MESSAGES = Endpoint(
     name="anthropic.messages",
@@ -141,6 +148,7 @@ ANTHROPIC_MESSAGES = Endpoint(
             "content[].type": frozenset({"text", "tool_use"}),
             "stream[content_block_delta].delta.type": frozenset({"text_delta", "input_json_delta"}),
         },
+        enum_keys=fields("stop_reason role type"),
         lifecycle_events=frozenset({"error", "message_start", "message_delta", "message_stop"}),
         content_events=frozenset(
             {"content_block_start", "content_block_delta", "content_block_stop"}

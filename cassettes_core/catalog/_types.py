@@ -42,14 +42,30 @@ class Drift:
     ``known_values``: long-documented enum values by key name or answer path (seeing one live
     for the first time is behaviour, not drift); ``behaviour_paths``: paths present only when
     the model chose so (tool calls, logprobs); ``lifecycle_events`` frame every stream;
-    ``content_events`` are about one output item; ``keepalive_events`` come in any number.
+    ``content_events`` are about one output item; ``keepalive_events`` come in any number;
+    ``enum_keys`` are keys whose string values are vocabulary, compared by value.
     """
 
     known_values: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    enum_keys: frozenset[str] = frozenset()
     behaviour_paths: frozenset[str] = frozenset()
     lifecycle_events: frozenset[str] = frozenset()
     content_events: frozenset[str] = frozenset()
     keepalive_events: frozenset[str] = frozenset()
+
+    def merged(self, other: Drift) -> Drift:
+        """Both vocabularies in one (every set the union of the two)."""
+        known = dict(self.known_values)
+        for key, values in other.known_values.items():
+            known[key] = known.get(key, frozenset()) | values
+        return Drift(
+            known_values=known,
+            enum_keys=self.enum_keys | other.enum_keys,
+            behaviour_paths=self.behaviour_paths | other.behaviour_paths,
+            lifecycle_events=self.lifecycle_events | other.lifecycle_events,
+            content_events=self.content_events | other.content_events,
+            keepalive_events=self.keepalive_events | other.keepalive_events,
+        )
 
 
 @dataclass(frozen=True)
@@ -165,6 +181,13 @@ class Catalog:
     def hosts(self) -> Mapping[str, str]:
         """Every endpoint's API host → the endpoint's family."""
         return self._hosts
+
+    def drift(self) -> Drift:
+        """Every endpoint's drift vocabulary in one (what ``cassette-refresh`` reads)."""
+        merged = Drift()
+        for endpoint in self:
+            merged = merged.merged(endpoint.drift)
+        return merged
 
     def key_query_names(self) -> frozenset[str]:
         return frozenset(name.lower() for e in self for name in e.key_query)

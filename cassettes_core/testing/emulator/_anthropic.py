@@ -1,4 +1,4 @@
-"""POST /v1/messages: the Anthropic Messages API, JSON and SSE with `event:` lines.
+"""``anthropic.messages``: the Anthropic Messages API, JSON and SSE with `event:` lines.
 
 The anthropic SDK ignores frames without an `event:` line, so every frame names its event:
 `message_start`, `content_block_start`, `ping`, `content_block_delta`…,

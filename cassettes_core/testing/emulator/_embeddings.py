@@ -1,4 +1,4 @@
-"""POST /v1/embeddings: deterministic vectors, as floats or base64 little-endian float32.
+"""``openai.embeddings``: deterministic vectors, as floats or base64 little-endian float32.
 
 The openai SDK asks for `base64` unless the caller names a format, then decodes it itself,
 so both encodings must carry the same numbers.

@@ -1,4 +1,4 @@
-"""POST /v1/chat/completions: OpenAI chat completions, JSON and SSE (`data:` lines only).
+"""``openai.chat``: OpenAI chat completions, JSON and SSE (`data:` lines only).
 
 Drift switches applied here (see `Emulator.set_drift`):
 field_added adds `service_tier_v2`; field_removed drops `system_fingerprint`; type_changed

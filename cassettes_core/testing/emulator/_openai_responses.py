@@ -1,4 +1,4 @@
-"""POST /v1/responses: the OpenAI Responses API, JSON and SSE with named events.
+"""``openai.responses``: the OpenAI Responses API, JSON and SSE with named events.
 
 Stream events each carry `type` and a `sequence_number` counting from 0, in the real order:
 `response.created`, `response.in_progress`, `response.output_item.added`, then either
