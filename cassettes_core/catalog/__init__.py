@@ -38,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from cassettes_core._errors import ConfigError
-from cassettes_core.catalog._domains import PROVIDER_DOMAINS, PROVIDER_PATTERNS
+from cassettes_core.catalog._domains import OTHER_KEY_HEADERS, PROVIDER_DOMAINS, PROVIDER_PATTERNS
 from cassettes_core.catalog._endpoints import BUILT_IN, fields
 from cassettes_core.catalog._types import (
     Catalog,
@@ -62,6 +62,7 @@ __all__ = [
     "EndpointMatch",
     "StreamFraming",
     "TokenFields",
+    "credential_headers",
     "current",
     "register",
     "suffix",
@@ -84,6 +85,12 @@ GENERIC_SEMANTIC_FIELDS = fields(
 def current() -> Catalog:
     """The catalog in force: the default one plus every endpoint :func:`register` added."""
     return _active
+
+
+def credential_headers() -> tuple[str, ...]:
+    """Every request header a provider key may travel in (lower case, each once)."""
+    names = [name for e in _active for name in e.key_headers]
+    return tuple(dict.fromkeys(name.lower() for name in (*names, *OTHER_KEY_HEADERS)))
 
 
 def register(*endpoints: Endpoint) -> None:

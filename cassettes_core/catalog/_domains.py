@@ -109,3 +109,6 @@ PROVIDER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         "Amazon SageMaker runtime",
     ),
 )
+
+# Headers that carry a provider's key where no catalog endpoint lists them yet (Gemini's).
+OTHER_KEY_HEADERS: tuple[str, ...] = ("x-goog-api-key",)

@@ -13,6 +13,7 @@ def fields(names: str) -> frozenset[str]:
 # -- the built-in endpoints -------------------------------------------------------------
 
 _OPENAI_BASE = "https://api.openai.com/v1"
+_OPENAI_KEY_HEADERS = ("authorization", "api-key")  # api-key: Azure OpenAI's
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 _RESPONSE_CONTENT_EVENTS = frozenset(
     f"response.{name}"
@@ -37,6 +38,7 @@ OPENAI_CHAT = Endpoint(
     base_url=_OPENAI_BASE,
     base_env="OPENAI_BASE_URL",
     key_env="OPENAI_API_KEY",
+    key_headers=_OPENAI_KEY_HEADERS,
     send_path="/chat/completions",
     path=suffix("/chat/completions"),
     route="/v1/chat/completions",
@@ -73,6 +75,7 @@ OPENAI_EMBEDDINGS = Endpoint(
     base_url=_OPENAI_BASE,
     base_env="OPENAI_BASE_URL",
     key_env="OPENAI_API_KEY",
+    key_headers=_OPENAI_KEY_HEADERS,
     send_path="/embeddings",
     path=suffix("/embeddings"),
     route="/v1/embeddings",
@@ -86,6 +89,7 @@ OPENAI_RESPONSES = Endpoint(
     base_url=_OPENAI_BASE,
     base_env="OPENAI_BASE_URL",
     key_env="OPENAI_API_KEY",
+    key_headers=_OPENAI_KEY_HEADERS,
     send_path="/responses",
     path=suffix("/responses"),
     route="/v1/responses",

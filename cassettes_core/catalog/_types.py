@@ -73,7 +73,7 @@ class Endpoint:
     """One provider endpoint: everything the library knows about it.
 
     - ``name``: the provider name interactions carry (``openai.chat``); ``family``: who runs
-      it (``openai``), which also names the SDK whose version a cassette's manifest tracks.
+      it (``openai``).
     - ``base_url`` + ``send_path``: where the built-in provider sends (``base_env`` overrides
       the base); ``hosts``: the API hosts (the base URL's host when not given).
     - ``method`` and ``path``: how the transport recognises a call (see :func:`suffix`);
@@ -84,6 +84,8 @@ class Endpoint:
       nor digested; ``headers``: fixed headers the built-in provider adds.
     - ``semantic_fields``: the body fields that make the digest; ``stream``: the framing;
       ``usage``: the token fields; ``drift``: the drift vocabulary.
+    - ``sdk``: the distribution of the provider's own SDK, whose version a cassette's manifest
+      records (the family's name when not given).
     """
 
     name: str
@@ -105,6 +107,7 @@ class Endpoint:
     headers: Mapping[str, str] = field(default_factory=dict)
     stream: StreamFraming = "sse"
     drift: Drift = field(default_factory=Drift)
+    sdk: str = ""
 
     def api_hosts(self) -> tuple[str, ...]:
         """The hosts this endpoint is served from (its base URL's host when none are given)."""
@@ -177,6 +180,10 @@ class Catalog:
     def families(self) -> tuple[str, ...]:
         """Who runs the endpoints (``openai``, ``anthropic``), each once, in catalog order."""
         return tuple(dict.fromkeys(e.family for e in self))
+
+    def sdks(self) -> tuple[str, ...]:
+        """The providers' own SDK distributions (``openai``, ``anthropic``), each once."""
+        return tuple(dict.fromkeys(e.sdk or e.family for e in self))
 
     def hosts(self) -> Mapping[str, str]:
         """Every endpoint's API host → the endpoint's family."""
