@@ -49,18 +49,10 @@ KNOWN_VALUES: Mapping[str, frozenset[str]] = {
 }
 
 # A stream path → the answer path it stands for: (event pattern, payload key, answer path).
-# Lifecycle events carry the whole answer (``response``, ``message``) or update it
-# (``message_delta.delta`` holds the message's stop fields, ``.usage`` its usage); item events
+# Lifecycle events carry the whole answer (``response``, ``message``) or update it; item events
 # carry one output item, content part or content block; a chat chunk is the answer's envelope.
-_STREAM_KEYS: tuple[tuple[re.Pattern[str], str | None, str], ...] = (
-    (re.compile(r"response\..+"), "response", ""),
-    (re.compile(r"message_start"), "message", ""),
-    (re.compile(r"message_delta"), "delta", ""),
-    (re.compile(r"message_delta"), "usage", "usage"),
-    (re.compile(r"response\.output_item\..+"), "item", "output[]"),
-    (re.compile(r"response\.content_part\..+"), "part", "output[].content[]"),
-    (re.compile(r"content_block_start"), "content_block", "content[]"),
-    (re.compile(r"chunk"), None, ""),
+_STREAM_KEYS: tuple[tuple[re.Pattern[str], str | None, str], ...] = tuple(
+    (re.compile(event), key, target) for event, key, target in _DRIFT.stream_paths
 )
 _STREAM_PATH = re.compile(r"stream\[([^\]]+)\]\.(.+)")
 

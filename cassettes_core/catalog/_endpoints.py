@@ -67,6 +67,7 @@ OPENAI_CHAT = Endpoint(
             }
         ),
         lifecycle_events=frozenset({"chunk", "error"}),
+        stream_paths=(("chunk", None, ""),),  # a chunk is the answer's envelope
     ),
 )
 OPENAI_EMBEDDINGS = Endpoint(
@@ -123,6 +124,11 @@ OPENAI_RESPONSES = Endpoint(
             }
         ),
         content_events=_RESPONSE_CONTENT_EVENTS,
+        stream_paths=(
+            (r"response\.output_item\..+", "item", "output[]"),
+            (r"response\.content_part\..+", "part", "output[].content[]"),
+            (r"response\..+", "response", ""),  # lifecycle events carry the whole answer
+        ),
     ),
 )
 ANTHROPIC_MESSAGES = Endpoint(
@@ -158,6 +164,12 @@ ANTHROPIC_MESSAGES = Endpoint(
             {"content_block_start", "content_block_delta", "content_block_stop"}
         ),
         keepalive_events=frozenset({"ping"}),
+        stream_paths=(
+            ("message_start", "message", ""),
+            ("message_delta", "delta", ""),  # the message's stop fields
+            ("message_delta", "usage", "usage"),
+            ("content_block_start", "content_block", "content[]"),
+        ),
     ),
 )
 

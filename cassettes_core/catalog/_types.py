@@ -43,7 +43,9 @@ class Drift:
     for the first time is behaviour, not drift); ``behaviour_paths``: paths present only when
     the model chose so (tool calls, logprobs); ``lifecycle_events`` frame every stream;
     ``content_events`` are about one output item; ``keepalive_events`` come in any number;
-    ``enum_keys`` are keys whose string values are vocabulary, compared by value.
+    ``enum_keys`` are keys whose string values are vocabulary, compared by value;
+    ``stream_paths`` say which answer path a stream event's payload stands for, as
+    ``(event name regex, payload key or None for the whole payload, answer path)``.
     """
 
     known_values: Mapping[str, frozenset[str]] = field(default_factory=dict)
@@ -52,6 +54,7 @@ class Drift:
     lifecycle_events: frozenset[str] = frozenset()
     content_events: frozenset[str] = frozenset()
     keepalive_events: frozenset[str] = frozenset()
+    stream_paths: tuple[tuple[str, str | None, str], ...] = ()
 
     def merged(self, other: Drift) -> Drift:
         """Both vocabularies in one (every set the union of the two)."""
@@ -65,6 +68,7 @@ class Drift:
             lifecycle_events=self.lifecycle_events | other.lifecycle_events,
             content_events=self.content_events | other.content_events,
             keepalive_events=self.keepalive_events | other.keepalive_events,
+            stream_paths=(*self.stream_paths, *other.stream_paths),
         )
 
 
