@@ -20,16 +20,21 @@ from cassettes_core.isolation._guard import (
     check,
     deferred,
     disarm,
+    provider_reason,
 )
 from cassettes_core.isolation._hosts import (
+    LOOPBACK,
     canonical_host,
     catalog_provider,
     endpoint_hosts,
+    is_endpoint_variable,
     url_host_port,
 )
 from cassettes_core.isolation._linger import linger, threads_now
+from cassettes_core.isolation._seams import grpc_target
 
 __all__ = [
+    "LOOPBACK",
     "Guard",
     "Policy",
     "arm",
@@ -40,7 +45,10 @@ __all__ = [
     "deferred",
     "disarm",
     "endpoint_hosts",
+    "grpc_target",
+    "is_endpoint_variable",
     "linger",
+    "provider_reason",
     "threads_now",
     "url_host_port",
 ]

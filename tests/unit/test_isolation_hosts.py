@@ -10,16 +10,21 @@ import sys
 
 import pytest
 
-from cassettes_core.isolation import Guard, Policy, arm, armed, check, disarm
-from cassettes_core.isolation._guard import provider_reason
-from cassettes_core.isolation._hosts import (
+from cassettes_core.isolation import (
     LOOPBACK,
+    Guard,
+    Policy,
+    arm,
+    armed,
     canonical_host,
     catalog_provider,
+    check,
+    disarm,
     endpoint_hosts,
+    grpc_target,
     is_endpoint_variable,
+    provider_reason,
 )
-from cassettes_core.isolation._seams import grpc_target
 
 LOOK_ALIKE = "api.open\u0430i.com"  # Cyrillic a
 

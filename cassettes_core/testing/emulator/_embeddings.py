@@ -14,8 +14,8 @@ from __future__ import annotations
 import base64
 import struct
 
-from cassettes_core.testing.emulator._content import count_tokens, vector
 from cassettes_core.testing.emulator._wire import BadRequestError, JsonObject, JsonReply, Reply
+from cassettes_core.testing.emulator.content import count_tokens, vector
 
 DEFAULT_DIMENSIONS = 8
 _MAX_DIMENSIONS = 4096
