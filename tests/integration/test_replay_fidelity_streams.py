@@ -165,7 +165,7 @@ def _anthropic_events() -> list[bytes]:
         payload = _sse({"type": name, **data})
         return b"event: " + name.encode() + b"\r\ndata:" + payload + b"\r\n\r\n"
 
-    message = {
+    message: dict[str, Any] = {
         "id": "msg_1",
         "type": "message",
         "role": "assistant",

@@ -7,6 +7,7 @@ import http.client
 import socket
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -310,9 +311,10 @@ def test_the_refusal_pickles_and_copies() -> None:
 
     from cassettes_core import ConfigError, LiveCallRefusedError
 
-    fields = {"host": "api.openai.com", "port": 443, "method": "GET", "path": "/v1/models"}
+    fields: Any = {"host": "api.openai.com", "port": 443, "method": "GET", "path": "/v1/models"}
     error = LiveCallRefusedError(**fields, via="requests", reason="r", where="t", why_refused="w")
-    for clone in (pickle.loads(pickle.dumps(error)), copy.copy(error)):
+    clones: list[LiveCallRefusedError] = [pickle.loads(pickle.dumps(error)), copy.copy(error)]
+    for clone in clones:
         assert isinstance(clone, ConfigError)
         assert (clone.host, clone.port, clone.path, str(clone)) == (
             "api.openai.com", 443, "/v1/models", str(error))  # fmt: skip
