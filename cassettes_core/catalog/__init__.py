@@ -4,8 +4,10 @@ Each :class:`Endpoint` is one record that the whole library reads: the transport
 its calls by method and path, the built-in :class:`~cassettes_core.providers.http.HTTPProvider`
 sends to it, the isolation guard treats its hosts as provider hosts, the request model takes
 its semantic fields, the pytest summary counts its tokens, ``cassette-refresh`` re-issues its
-calls and reads its drift vocabulary, and the emulator serves it. Provider domains the guard
-knows beyond these endpoints (Gemini, Bedrock, Groq …) are in :mod:`cassettes_core.catalog_hosts`.
+calls and reads its drift vocabulary, and the emulator serves it. The package holds the
+records (``_types``), the built-in endpoints (``_endpoints``) and the provider domains the guard
+knows beyond them (``_domains``: Gemini, Bedrock, Groq …); nothing outside it names an endpoint
+path or a provider host.
 
 Adding an endpoint is one entry. The default catalog never changes; a project adds its own
 endpoint for the process with :func:`register` (and takes it back with :func:`unregister`)::

@@ -72,7 +72,7 @@ class Drift:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Endpoint:
     """One provider endpoint: everything the library knows about it.
 
@@ -112,6 +112,9 @@ class Endpoint:
     stream: StreamFraming = "sse"
     drift: Drift = field(default_factory=Drift)
     sdk: str = ""
+
+    def __repr__(self) -> str:
+        return f"<Endpoint {self.name}: {self.method} …{self.route}>"
 
     def api_hosts(self) -> tuple[str, ...]:
         """The hosts this endpoint is served from (its base URL's host when none are given)."""

@@ -123,6 +123,11 @@ class HTTPProvider:
 
     def _body(self, request: LLMRequest, *, stream: bool) -> bytes:
         body = request.body()
+        if stream and self._route.stream != "sse":
+            raise ConfigError(
+                f"{self._name} streams {self._route.stream}, which the built-in provider does "
+                "not read yet (it reads SSE); call complete() or write your own Provider"
+            )
         if stream:
             body["stream"] = True
         else:

@@ -158,3 +158,15 @@ def test_a_catalog_is_built_from_entries_and_refuses_duplicates() -> None:
     assert Catalog([one]).names() == ("gemini.generate",)
     with pytest.raises(ConfigError):
         Catalog([one, one])
+
+
+def test_the_built_in_provider_refuses_a_stream_framing_it_cannot_read() -> None:
+    """An NDJSON endpoint's stream is refused up front by HTTPProvider, not misparsed as SSE."""
+    ndjson = dataclasses.replace(gemini_like(), name="ollama.chat", stream="ndjson")
+    catalog.register(ndjson)
+    try:
+        provider = HTTPProvider("ollama.chat", base_url="http://127.0.0.1:9", api_key="k" * 12)
+        with pytest.raises(ConfigError, match="streams ndjson"):
+            list(provider.stream(LLMRequest("ollama.chat", {"model": "m", "contents": []})))
+    finally:
+        catalog.unregister("ollama.chat")
