@@ -30,7 +30,8 @@ from cassettes_core.providers.http import HTTPProvider, http_module
 
 RETRY_STATUSES: frozenset[int | None] = frozenset({429, 500, 502, 503, 504, 529})
 RETRY_KINDS = frozenset({"timeout", "connection"})
-FAILED_EVENTS = frozenset({"error", "response.failed"})
+# Stream events that say the stream failed part-way (Anthropic's and the Responses API's).
+FAILED_EVENTS = catalog.current().drift().failure_events
 
 
 @dataclass(frozen=True)

@@ -124,6 +124,7 @@ OPENAI_RESPONSES = Endpoint(
             }
         ),
         content_events=_RESPONSE_CONTENT_EVENTS,
+        failure_events=frozenset({"error", "response.failed"}),
         stream_paths=(
             (r"response\.output_item\..+", "item", "output[]"),
             (r"response\.content_part\..+", "part", "output[].content[]"),
@@ -164,6 +165,7 @@ ANTHROPIC_MESSAGES = Endpoint(
             {"content_block_start", "content_block_delta", "content_block_stop"}
         ),
         keepalive_events=frozenset({"ping"}),
+        failure_events=frozenset({"error"}),
         stream_paths=(
             ("message_start", "message", ""),
             ("message_delta", "delta", ""),  # the message's stop fields

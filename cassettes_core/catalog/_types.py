@@ -44,6 +44,7 @@ class Drift:
     the model chose so (tool calls, logprobs); ``lifecycle_events`` frame every stream;
     ``content_events`` are about one output item; ``keepalive_events`` come in any number;
     ``enum_keys`` are keys whose string values are vocabulary, compared by value;
+    ``failure_events`` say a stream failed part-way (an answer never to compare);
     ``stream_paths`` say which answer path a stream event's payload stands for, as
     ``(event name regex, payload key or None for the whole payload, answer path)``.
     """
@@ -54,6 +55,7 @@ class Drift:
     lifecycle_events: frozenset[str] = frozenset()
     content_events: frozenset[str] = frozenset()
     keepalive_events: frozenset[str] = frozenset()
+    failure_events: frozenset[str] = frozenset()
     stream_paths: tuple[tuple[str, str | None, str], ...] = ()
 
     def merged(self, other: Drift) -> Drift:
@@ -68,6 +70,7 @@ class Drift:
             lifecycle_events=self.lifecycle_events | other.lifecycle_events,
             content_events=self.content_events | other.content_events,
             keepalive_events=self.keepalive_events | other.keepalive_events,
+            failure_events=self.failure_events | other.failure_events,
             stream_paths=(*self.stream_paths, *other.stream_paths),
         )
 
