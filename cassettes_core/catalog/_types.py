@@ -116,6 +116,15 @@ class Endpoint:
     drift: Drift = field(default_factory=Drift)
     sdk: str = ""
 
+    def __post_init__(self) -> None:
+        if not self.path.search(self.route.split("?", 1)[0]):
+            raise ConfigError(
+                f"endpoint {self.name!r}: its route {self.route} does not match its own path "
+                f"pattern {self.path.pattern!r}; the route is a path the pattern matches"
+            )
+        if self.method != self.method.upper():
+            raise ConfigError(f"endpoint {self.name!r}: write the method in capitals")
+
     def __repr__(self) -> str:
         return f"<Endpoint {self.name}: {self.method} …{self.route}>"
 

@@ -143,13 +143,22 @@ def test_register_refuses_a_taken_name_or_a_route_two_endpoints_would_match() ->
     assert chat is not None
     with pytest.raises(ConfigError, match=r"already has an endpoint 'openai\.chat'"):
         catalog.register(chat)
-    clash = dataclasses.replace(gemini_like(), name="shadow.chat", route="/v9/chat/completions")
+    route = "/v9/chat/completions"  # its own, but openai.chat's pattern matches it too
+    clash = dataclasses.replace(gemini_like(), name="shadow.chat", path=suffix(route), route=route)
     with pytest.raises(ConfigError, match=r"'shadow\.chat' and 'openai\.chat' would both match"):
         catalog.register(clash)
-    greedy = dataclasses.replace(gemini_like(), name="greedy", path=suffix("/v1/[a-z]+"))
+    greedy = dataclasses.replace(
+        gemini_like(), name="greedy", path=suffix("/v1/[a-z]+"), route="/v1/acme"
+    )
     with pytest.raises(ConfigError, match="would both match"):
         catalog.register(greedy)  # its own route is free, but it would claim /v1/messages
     assert catalog.current() is DEFAULT_CATALOG
+
+
+def test_an_endpoint_whose_route_its_own_pattern_misses_is_refused() -> None:
+    """The route stands for the endpoint (emulator, refresh): it must be one of its calls."""
+    with pytest.raises(ConfigError, match="does not match its own path pattern"):
+        dataclasses.replace(gemini_like(), route="/v1beta/models/g:countTokens")
 
 
 def test_a_catalog_is_built_from_entries_and_refuses_duplicates() -> None:
