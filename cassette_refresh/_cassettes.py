@@ -27,7 +27,14 @@ from cassette_refresh._rewrite import (
     edit_refusal,
 )
 from cassette_refresh._skeleton import Answer
-from cassettes_core import CassetteError, ConfigError, Interaction, LLMResponse, StreamEvent
+from cassettes_core import (
+    CassetteError,
+    ConfigError,
+    Interaction,
+    LLMResponse,
+    StreamEvent,
+    catalog,
+)
 from cassettes_core.store import (
     WriteGuard,
     atomic_write,
@@ -37,12 +44,8 @@ from cassettes_core.store import (
     render,
 )
 
-DEFAULT_ENDPOINTS: Mapping[str, str] = {
-    "openai.chat": "/v1/chat/completions",
-    "openai.responses": "/v1/responses",
-    "openai.embeddings": "/v1/embeddings",
-    "anthropic.messages": "/v1/messages",
-}
+# Where a recorded call went when its interaction stored no endpoint: the canonical route.
+DEFAULT_ENDPOINTS: Mapping[str, str] = {e.name: e.route for e in catalog.DEFAULT_CATALOG}
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,10 @@ class Recorded:
 
     @property
     def endpoint(self) -> str:
-        return self.interaction.endpoint or DEFAULT_ENDPOINTS.get(self.provider, "")
+        if self.interaction.endpoint:
+            return self.interaction.endpoint
+        endpoint = catalog.current().get(self.provider)
+        return endpoint.route if endpoint is not None else ""
 
     @property
     def key(self) -> tuple[str, int]:

@@ -17,8 +17,7 @@ from cassette_refresh._classify import Rules, compare
 from cassette_refresh._reissue import LiveAnswer, Reissuer, stream_failure, supports
 from cassette_refresh._result import CallProblem, CheckResult, EndpointResult
 from cassette_refresh._skeleton import Answer, ShapeBuilder
-from cassettes_core import ConfigError, ProviderError
-from cassettes_core.providers.http import ROUTES
+from cassettes_core import ConfigError, ProviderError, catalog
 
 Progress = Callable[[int, int], None]
 AUTH_STATUSES = frozenset({401, 403})
@@ -105,7 +104,7 @@ async def reissue_all(
 
 
 def _refused(item: Recorded, exc: ProviderError) -> ConfigError:
-    route = ROUTES.get(item.provider)
+    route = catalog.current().get(item.provider)
     variable = route.key_env if route else "the API key"
     return ConfigError(
         f"the live {item.provider} API refused the credentials (HTTP {exc.status}) "

@@ -24,13 +24,14 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, Protocol
 
-from cassettes_core import ConfigError, LLMRequest, ProviderError
+from cassettes_core import ConfigError, LLMRequest, ProviderError, catalog
 from cassettes_core.providers import Provider
-from cassettes_core.providers.http import ROUTES, HTTPProvider, http_module
+from cassettes_core.providers.http import HTTPProvider, http_module
 
 RETRY_STATUSES: frozenset[int | None] = frozenset({429, 500, 502, 503, 504, 529})
 RETRY_KINDS = frozenset({"timeout", "connection"})
-FAILED_EVENTS = frozenset({"error", "response.failed"})
+# Stream events that say the stream failed part-way (Anthropic's and the Responses API's).
+FAILED_EVENTS = catalog.current().drift().failure_events
 
 
 @dataclass(frozen=True)
@@ -111,8 +112,8 @@ class Reissuer(Protocol):
 
 
 def supports(provider: str) -> bool:
-    """Whether the built-in re-issuer knows how to reach ``provider``."""
-    return provider in ROUTES
+    """Whether the built-in re-issuer knows how to reach ``provider`` (a catalog endpoint)."""
+    return provider in catalog.current()
 
 
 def retry_delay(headers: Mapping[str, str], *, attempt: int, cap: float) -> float:
@@ -227,7 +228,7 @@ def _unreadable(call: LiveCall, status: int, what: str) -> ProviderError:
     return ProviderError("http_status", provider=call.provider, status=status, body=what)
 
 
-def _check_url(url: str, variable: str) -> None:
+def _check_url(url: str, variable: str, *, example: str) -> None:
     """A base URL the HTTP client can use, or a ConfigError naming the variable."""
     http = http_module()
     try:
@@ -239,7 +240,7 @@ def _check_url(url: str, variable: str) -> None:
     if problem is not None:
         raise ConfigError(
             f"{variable}={url!r} is not a usable URL ({problem})\n"
-            f"TIP: set {variable} to the API's base, e.g. https://api.openai.com/v1, "
+            f"TIP: set {variable} to the API's base, e.g. {example}, "
             "or unset it for the public API."
         )
 
@@ -255,13 +256,13 @@ def built_in_reissuer(
     """A :class:`ProviderReissuer` over the built-in :class:`HTTPProvider` of each name.
 
     Keys and base URLs come from ``env`` alone (``OPENAI_API_KEY``, ``ANTHROPIC_BASE_URL``…, as
-    :data:`~cassettes_core.providers.http.ROUTES` names them; the public API when no base URL is
+    their :mod:`cassettes_core.catalog` endpoints name them; the public API when no base URL is
     set), checked here: a missing key is a :class:`ConfigError` naming the variable, before any
     call is made.
     """
     providers: dict[str, Provider] = {}
     for name in names:
-        route = ROUTES.get(name)
+        route = catalog.current().get(name)
         if route is None:
             raise ConfigError(f"no built-in way to reach provider {name!r} live")
         key = env.get(route.key_env, "").strip()
@@ -271,8 +272,8 @@ def built_in_reissuer(
                 f"requests\nTIP: export {route.key_env} (and {route.base_env} for a compatible "
                 "server), or in CI pass it from the repository secrets."
             )
-        base_url = env.get(route.base_env, "").strip() or route.default_base
-        _check_url(base_url, route.base_env)
+        base_url = env.get(route.base_env, "").strip() or route.base_url
+        _check_url(base_url, route.base_env, example=route.base_url)
         providers[name] = HTTPProvider(name, base_url=base_url, api_key=key, timeout=timeout)
     return ProviderReissuer(
         providers, retries=retries, max_retry_wait=max_retry_wait, require_json=True

@@ -27,15 +27,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from cassettes_core import catalog
+
 DONE = "[DONE]"
 STREAM = "stream"
 EVENT_PATH = "stream[].event"
 CHUNK = "chunk"
 
-# Keys whose string values are vocabulary, not content: compared by value.
-DEFAULT_ENUM_KEYS: frozenset[str] = frozenset(
-    {"finish_reason", "stop_reason", "role", "object", "type", "status"}
-)
+# Keys whose string values are vocabulary, not content: compared by value (the catalog's).
+DEFAULT_ENUM_KEYS: frozenset[str] = catalog.current().drift().enum_keys
 
 # Keys whose value is model-written content (tool-call arguments): typed, never walked.
 OPAQUE_KEYS: frozenset[str] = frozenset({"arguments", "partial_json"})
@@ -43,7 +43,7 @@ OPAQUE_KEYS: frozenset[str] = frozenset({"arguments", "partial_json"})
 # ``server_tool_use``, ``mcp_tool_use``).
 OPAQUE_IN_TOOL_USE: frozenset[str] = frozenset({"input"})
 # Stream heartbeats: any number of them, including none, is normal.
-KEEPALIVE_EVENTS: frozenset[str] = frozenset({"ping"})
+KEEPALIVE_EVENTS: frozenset[str] = catalog.current().drift().keepalive_events
 
 #: (container path, variant) — a place where objects were seen.
 Node = tuple[str, str | None]

@@ -25,20 +25,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from cassette_refresh._skeleton import EVENT_PATH, KEEPALIVE_EVENTS
+from cassette_refresh._skeleton import EVENT_PATH
+from cassettes_core import catalog
+
+# The providers' vocabulary is a fact of the catalog (each endpoint's ``Drift``), read whole.
+_DRIFT = catalog.current().drift()
 
 # Paths whose presence depends on what the model chose to do, not on the wire format.
-BEHAVIOUR_PATHS: frozenset[str] = frozenset(
-    {
-        "choices[].message.tool_calls",
-        "choices[].message.function_call",
-        "choices[].message.audio",
-        "choices[].logprobs",
-        "stream[chunk].choices[].delta.tool_calls",
-        "stream[chunk].choices[].delta.function_call",
-        "stream[chunk].choices[].logprobs",
-    }
-)
+BEHAVIOUR_PATHS: frozenset[str] = _DRIFT.behaviour_paths
 
 # Keys whose presence in an event's payload says the event is about one output item or block.
 ITEM_ADDRESS_KEYS: frozenset[str] = frozenset(
@@ -46,72 +40,19 @@ ITEM_ADDRESS_KEYS: frozenset[str] = frozenset(
 )
 
 # Content events by name, for streams whose payloads do not address an item.
-BEHAVIOUR_EVENTS: frozenset[str] = frozenset(
-    {
-        "content_block_start",
-        "content_block_delta",
-        "content_block_stop",
-        "response.output_item.added",
-        "response.output_item.done",
-        "response.content_part.added",
-        "response.content_part.done",
-        "response.output_text.delta",
-        "response.output_text.done",
-        "response.output_text.annotation.added",
-        "response.refusal.delta",
-        "response.refusal.done",
-        "response.function_call_arguments.delta",
-        "response.function_call_arguments.done",
-    }
-)
-
-_OUTPUT_ITEM_TYPES = frozenset({"message", "function_call", "reasoning"})
-_OUTPUT_PART_TYPES = frozenset({"output_text", "refusal"})
-_BLOCK_TYPES = frozenset({"text", "tool_use"})
+BEHAVIOUR_EVENTS: frozenset[str] = _DRIFT.content_events
 
 # Long-documented values: seeing one live for the first time is behaviour, not drift.
 KNOWN_VALUES: Mapping[str, frozenset[str]] = {
-    "finish_reason": frozenset({"stop", "length", "tool_calls", "content_filter", "function_call"}),
-    "stop_reason": frozenset({"end_turn", "max_tokens", "stop_sequence", "tool_use"}),
-    "role": frozenset({"system", "developer", "user", "assistant", "tool", "function"}),
-    "status": frozenset(
-        {"completed", "incomplete", "in_progress", "failed", "cancelled", "queued"}
-    ),
-    "content[].type": _BLOCK_TYPES,
-    "stream[content_block_delta].delta.type": frozenset({"text_delta", "input_json_delta"}),
-    "output[].type": _OUTPUT_ITEM_TYPES,
-    "output[].content[].type": _OUTPUT_PART_TYPES,
-    EVENT_PATH: frozenset(
-        {
-            "chunk",
-            "error",
-            *KEEPALIVE_EVENTS,
-            "message_start",
-            "message_delta",
-            "message_stop",
-            "response.created",
-            "response.in_progress",
-            "response.completed",
-            "response.incomplete",
-            "response.failed",
-            *BEHAVIOUR_EVENTS,
-        }
-    ),
+    **_DRIFT.known_values,
+    EVENT_PATH: _DRIFT.lifecycle_events | _DRIFT.content_events | _DRIFT.keepalive_events,
 }
 
 # A stream path → the answer path it stands for: (event pattern, payload key, answer path).
-# Lifecycle events carry the whole answer (``response``, ``message``) or update it
-# (``message_delta.delta`` holds the message's stop fields, ``.usage`` its usage); item events
+# Lifecycle events carry the whole answer (``response``, ``message``) or update it; item events
 # carry one output item, content part or content block; a chat chunk is the answer's envelope.
-_STREAM_KEYS: tuple[tuple[re.Pattern[str], str | None, str], ...] = (
-    (re.compile(r"response\..+"), "response", ""),
-    (re.compile(r"message_start"), "message", ""),
-    (re.compile(r"message_delta"), "delta", ""),
-    (re.compile(r"message_delta"), "usage", "usage"),
-    (re.compile(r"response\.output_item\..+"), "item", "output[]"),
-    (re.compile(r"response\.content_part\..+"), "part", "output[].content[]"),
-    (re.compile(r"content_block_start"), "content_block", "content[]"),
-    (re.compile(r"chunk"), None, ""),
+_STREAM_KEYS: tuple[tuple[re.Pattern[str], str | None, str], ...] = tuple(
+    (re.compile(event), key, target) for event, key, target in _DRIFT.stream_paths
 )
 _STREAM_PATH = re.compile(r"stream\[([^\]]+)\]\.(.+)")
 

@@ -1,5 +1,8 @@
 """The provider-neutral request and the per-provider choice of semantic fields.
 
+Each catalog endpoint names its semantic fields (``cassettes_core.catalog``); a provider the
+catalog does not know (a user's own) gets :data:`~cassettes_core.catalog.GENERIC_SEMANTIC_FIELDS`.
+
 A request is split into *semantic* fields (what it asks: these make the digest) and *params*
 (how it is tuned: temperature, seed, max_tokens, stream …; kept in the cassette, never matched).
 """
@@ -10,60 +13,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from cassettes_core import catalog
 from cassettes_core._errors import ConfigError
+from cassettes_core.catalog import GENERIC_SEMANTIC_FIELDS
 from cassettes_core.digest import request_digest
-
-# What each built-in provider's answer depends on. Anything else in the body is tuning.
-DEFAULT_SEMANTIC_FIELDS: Mapping[str, frozenset[str]] = {
-    "openai.chat": frozenset(
-        {
-            "model",
-            "messages",
-            "tools",
-            "tool_choice",
-            "parallel_tool_calls",
-            "response_format",
-            "functions",
-            "function_call",
-            "modalities",
-            "audio",
-            "n",
-        }
-    ),
-    "openai.responses": frozenset(
-        {
-            "model",
-            "input",
-            "instructions",
-            "tools",
-            "tool_choice",
-            "parallel_tool_calls",
-            "text",
-            "previous_response_id",
-            "conversation",
-            "prompt",
-        }
-    ),
-    "openai.embeddings": frozenset({"model", "input", "dimensions", "encoding_format"}),
-    "anthropic.messages": frozenset(
-        {"model", "messages", "system", "tools", "tool_choice", "output_format", "thinking"}
-    ),
-}
-
-# For user-written providers: the common names of "what was asked".
-GENERIC_SEMANTIC_FIELDS = frozenset(
-    {
-        "model",
-        "messages",
-        "input",
-        "prompt",
-        "system",
-        "instructions",
-        "tools",
-        "tool_choice",
-        "response_format",
-    }
-)
 
 PARAMS_KEY = "params"
 
@@ -89,7 +42,8 @@ class MatchPolicy:
                     )
 
     def fields_for(self, provider: str) -> frozenset[str]:
-        base = DEFAULT_SEMANTIC_FIELDS.get(provider, GENERIC_SEMANTIC_FIELDS)
+        endpoint = catalog.current().get(provider)
+        base = endpoint.semantic_fields if endpoint is not None else GENERIC_SEMANTIC_FIELDS
         added = set(self.widen.get(provider, ())) | set(self.widen.get("*", ()))
         removed = set(self.narrow.get(provider, ())) | set(self.narrow.get("*", ()))
         return frozenset((base | added) - removed)
@@ -105,7 +59,7 @@ class MatchPolicy:
         user-written provider's own split is kept, adjusted only by the ``"*"`` entries.
         """
         provider = request.provider
-        if provider in DEFAULT_SEMANTIC_FIELDS or provider in self.widen or provider in self.narrow:
+        if provider in catalog.current() or provider in self.widen or provider in self.narrow:
             return LLMRequest.from_body(provider, request.body(), policy=self)
         added = set(self.widen.get("*", ()))
         removed = set(self.narrow.get("*", ()))

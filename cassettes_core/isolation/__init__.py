@@ -14,16 +14,20 @@ in force.
 from __future__ import annotations
 
 from cassettes_core.isolation._arming import arm, disarm
-from cassettes_core.isolation._guard import Guard, Policy, armed, check, deferred
+from cassettes_core.isolation._guard import Guard, Policy, armed, check, deferred, provider_reason
 from cassettes_core.isolation._hosts import (
+    LOOPBACK,
     canonical_host,
     catalog_provider,
     endpoint_hosts,
+    is_endpoint_variable,
     url_host_port,
 )
 from cassettes_core.isolation._linger import linger, threads_now
+from cassettes_core.isolation._seams import grpc_target
 
 __all__ = [
+    "LOOPBACK",
     "Guard",
     "Policy",
     "arm",
@@ -34,7 +38,10 @@ __all__ = [
     "deferred",
     "disarm",
     "endpoint_hosts",
+    "grpc_target",
+    "is_endpoint_variable",
     "linger",
+    "provider_reason",
     "threads_now",
     "url_host_port",
 ]

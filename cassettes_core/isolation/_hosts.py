@@ -1,7 +1,8 @@
 """Which hosts are live LLM providers, known before the first request goes anywhere.
 
-A host is a **provider host** when it is in the catalog below (the real providers' API
-domains and their regional, Azure, Bedrock and Vertex forms), or when it is the host and port
+A host is a **provider host** when it is in the provider catalog (``cassettes_core.catalog``:
+its endpoints' hosts, and the real providers' API domains in their regional, Azure, Bedrock
+and Vertex forms), or when it is the host and port
 of an endpoint variable (``OPENAI_BASE_URL``, ``AZURE_OPENAI_ENDPOINT``, ``*_API_BASE``, …).
 
 Hosts are compared in one canonical form, so that spelling cannot get past the list: lower
@@ -25,109 +26,9 @@ from collections.abc import Mapping
 from functools import lru_cache
 from urllib.parse import unquote
 
+from cassettes_core.catalog import PROVIDER_DOMAINS, PROVIDER_PATTERNS, current
+
 LOOPBACK = "loopback"
-
-# Domains whose every subdomain is the provider's API: (domain, provider).
-PROVIDER_DOMAINS: tuple[tuple[str, str], ...] = (
-    ("openai.com", "OpenAI"),  # api.openai.com, eu.api.openai.com, any regional *.api.openai.com
-    ("openai.azure.com", "Azure OpenAI"),
-    ("openai.azure.us", "Azure OpenAI (US Government)"),
-    ("openai.azure.cn", "Azure OpenAI (China)"),
-    ("cognitiveservices.azure.com", "Azure AI services"),
-    ("cognitiveservices.azure.us", "Azure AI services (US Government)"),
-    ("cognitiveservices.azure.cn", "Azure AI services (China)"),
-    ("api.cognitive.microsoft.com", "Azure AI services"),  # regional: eastus.api.cognitive…
-    ("services.ai.azure.com", "Azure AI Foundry"),
-    ("models.ai.azure.com", "Azure AI serverless models"),
-    ("inference.ai.azure.com", "Azure AI inference"),
-    ("inference.ml.azure.com", "Azure ML online endpoints"),
-    ("anthropic.com", "Anthropic"),
-    ("claude.ai", "Anthropic"),
-    ("generativelanguage.googleapis.com", "Google Gemini"),
-    ("generativelanguage.mtls.googleapis.com", "Google Gemini"),
-    ("aiplatform.googleapis.com", "Google Vertex AI"),
-    ("aiplatform.mtls.googleapis.com", "Google Vertex AI"),
-    ("groq.com", "Groq"),
-    ("mistral.ai", "Mistral"),
-    ("together.xyz", "Together"),
-    ("together.ai", "Together"),
-    ("openrouter.ai", "OpenRouter"),
-    ("deepseek.com", "DeepSeek"),
-    ("x.ai", "xAI"),
-    ("fireworks.ai", "Fireworks"),
-    ("cohere.com", "Cohere"),
-    ("cohere.ai", "Cohere"),
-    ("perplexity.ai", "Perplexity"),
-    ("cerebras.ai", "Cerebras"),
-    ("ai21.com", "AI21"),
-    ("voyageai.com", "Voyage"),
-    ("api-inference.huggingface.co", "Hugging Face inference"),
-    ("router.huggingface.co", "Hugging Face inference"),
-    ("endpoints.huggingface.cloud", "Hugging Face inference endpoints"),
-    ("replicate.com", "Replicate"),
-    ("api.nvidia.com", "NVIDIA NIM"),
-    ("sambanova.ai", "SambaNova"),
-    ("deepinfra.com", "DeepInfra"),
-    ("novita.ai", "Novita"),
-    ("hyperbolic.xyz", "Hyperbolic"),
-    ("lambda.ai", "Lambda"),
-    ("lambdalabs.com", "Lambda"),
-    ("moonshot.cn", "Moonshot"),
-    ("moonshot.ai", "Moonshot"),
-    ("dashscope.aliyuncs.com", "Alibaba DashScope"),
-    ("dashscope-intl.aliyuncs.com", "Alibaba DashScope"),
-    ("bigmodel.cn", "Zhipu"),
-    ("minimax.chat", "MiniMax"),
-    ("minimaxi.com", "MiniMax"),
-    ("01.ai", "01.AI"),
-    ("llama.com", "Meta Llama API"),
-    ("jina.ai", "Jina"),
-    ("mixedbread.ai", "Mixedbread"),
-    ("nomic.ai", "Nomic"),
-    ("aleph-alpha.com", "Aleph Alpha"),
-    ("reka.ai", "Reka"),
-    ("upstage.ai", "Upstage"),
-    ("writer.com", "Writer"),
-    ("friendli.ai", "Friendli"),
-    ("featherless.ai", "Featherless"),
-    ("nebius.ai", "Nebius AI Studio"),
-    ("nebius.com", "Nebius AI Studio"),
-    ("baseten.co", "Baseten"),
-    ("runpod.ai", "RunPod"),
-    ("stability.ai", "Stability"),
-    ("elevenlabs.io", "ElevenLabs"),
-    ("assemblyai.com", "AssemblyAI"),
-    ("deepgram.com", "Deepgram"),
-    ("predibase.com", "Predibase"),
-    ("gateway.ai.cloudflare.com", "Cloudflare AI Gateway"),
-    ("portkey.ai", "Portkey"),
-    ("helicone.ai", "Helicone"),
-    ("ai-gateway.vercel.sh", "Vercel AI Gateway"),
-    ("ollama.com", "Ollama Cloud"),
-    ("models.github.ai", "GitHub Models"),
-    ("z.ai", "Z.ai"),
-)
-
-# Hosts a domain list cannot say: regional Vertex (``us-east5-aiplatform.googleapis.com``),
-# Bedrock and SageMaker runtimes in any region, FIPS and VPC-endpoint forms, China partition.
-PROVIDER_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"(?:^|\.)[a-z0-9-]+-aiplatform(?:\.mtls)?\.googleapis\.com$"), "Google Vertex AI"),
-    # Regional endpoints: aiplatform.us-central1.rep.googleapis.com
-    (re.compile(r"(?:^|\.)aiplatform\.[a-z0-9-]+\.rep\.googleapis\.com$"), "Google Vertex AI"),
-    (
-        # amazonaws.com(.cn), and the dual-stack api.aws
-        re.compile(
-            r"(?:^|\.)bedrock[a-z0-9-]*\.(?:[a-z0-9-]+\.)*(?:amazonaws\.com(?:\.cn)?|api\.aws)$"
-        ),
-        "Amazon Bedrock",
-    ),
-    (
-        re.compile(
-            r"(?:^|\.)runtime\.sagemaker\.(?:[a-z0-9-]+\.)*(?:amazonaws\.com(?:\.cn)?|api\.aws)$"
-        ),
-        "Amazon SageMaker runtime",
-    ),
-)
 
 # Endpoint variables. Any ``*_BASE_URL`` / ``*_API_BASE`` is taken as a provider's (the SDKs'
 # convention: ``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``, ``OPENAI_API_BASE``, ``GROQ_BASE_URL``);
@@ -163,10 +64,10 @@ _DOTS = re.compile("[\u3002\uff0e\uff61]")
 def canonical_host(host: str) -> str:
     """``host`` in the one form every comparison uses (see the module docstring)."""
     text = host.strip().translate(_ZERO_WIDTH)
-    # Userinfo is no part of the host (``https://x@api.openai.com``), nor shown (a password).
+    # Userinfo is no part of the host (``https://x@api.provider.example``), nor shown (a password).
     text = text.rpartition("@")[2]
     if "%" in text and not _ZONE.search(text):
-        text = unquote(text)  # api%2Eopenai.com: some clients decode it before resolving
+        text = unquote(text)  # api%2Eprovider.example: some clients decode it before resolving
     if text.startswith("[") and "]" in text:
         text = text[1 : text.index("]")]
     text = text.split("%", 1)[0] if ":" in text else text  # an IPv6 zone id is not the host
@@ -220,6 +121,10 @@ def catalog_provider(host: str) -> str | None:
     for pattern, provider in PROVIDER_PATTERNS:
         if pattern.search(host):
             return provider
+    for known, family in current().hosts().items():  # an endpoint a project registered
+        known = canonical_host(known)  # noqa: PLW2901
+        if host == known or host.endswith("." + known):
+            return family
     return None
 
 

@@ -103,7 +103,7 @@ def _target(url: str, host: Any, port: Any) -> tuple[Any, Any]:
 
 
 def _call_hint(method: str, url: str) -> str | None:
-    """What the request line shows: ``POST …/chat/completions`` is a provider call on any host
+    """What the request line shows: a catalog endpoint's path is a provider call on any host
     (the httpx seam knows it the same way)."""
     from cassettes_core.transport import request_hint
 

@@ -1,15 +1,13 @@
-"""The built-in HTTP providers: OpenAI-compatible (chat, responses, embeddings) and Anthropic.
+"""The built-in HTTP providers: one for each endpoint of the provider catalog.
 
 They speak the providers' JSON and SSE over ``httpx2`` (the maintained continuation of httpx,
-what the official SDKs use) or plain ``httpx`` when only it is installed. Endpoints and keys
-follow the providers' own conventions, read when a call is made, never at construction, so a
-replaying test needs no key at all:
-
-- ``openai.chat``, ``openai.responses``, ``openai.embeddings``: ``OPENAI_BASE_URL`` (default
-  ``https://api.openai.com/v1``) + ``/chat/completions``, ``/responses``, ``/embeddings``;
-  ``OPENAI_API_KEY`` as a bearer token.
-- ``anthropic.messages``: ``ANTHROPIC_BASE_URL`` (default ``https://api.anthropic.com``) +
-  ``/v1/messages``; ``ANTHROPIC_API_KEY`` as ``x-api-key``, with ``anthropic-version``.
+what the official SDKs use) or plain ``httpx`` when only it is installed. Where each endpoint
+lives and how its key travels come from its catalog entry (``cassettes_core.catalog``): the
+base URL from the entry's variable (``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``) or its default,
+the key from its variable (``OPENAI_API_KEY`` as a bearer token, ``ANTHROPIC_API_KEY`` as
+``x-api-key``), read when a call is made, never at construction, so a replaying test needs no
+key at all. Answers are decoded by the same body codec as the cassette transport's, and
+transport failures classified by the same rule.
 """
 
 from __future__ import annotations
@@ -19,51 +17,15 @@ import functools
 import json
 import os
 from collections.abc import AsyncIterator, Iterator, Mapping
-from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import Any, NoReturn
 
+from cassettes_core import catalog
 from cassettes_core._errors import ConfigError, ErrorKind, ProviderError
 from cassettes_core._model import LLMResponse, StreamEvent
 from cassettes_core._request import LLMRequest
-from cassettes_core.transport import SSEParser, kept_headers
-
-ANTHROPIC_VERSION = "2023-06-01"
-
-
-@dataclass(frozen=True)
-class Route:
-    """Where a provider lives and how it authenticates."""
-
-    base_env: str
-    default_base: str
-    path: str
-    key_env: str
-    auth: str  # "bearer" or "x-api-key"
-
-
-ROUTES: Mapping[str, Route] = {
-    "openai.chat": Route(
-        "OPENAI_BASE_URL",
-        "https://api.openai.com/v1",
-        "/chat/completions",
-        "OPENAI_API_KEY",
-        "bearer",
-    ),
-    "openai.responses": Route(
-        "OPENAI_BASE_URL", "https://api.openai.com/v1", "/responses", "OPENAI_API_KEY", "bearer"
-    ),
-    "openai.embeddings": Route(
-        "OPENAI_BASE_URL", "https://api.openai.com/v1", "/embeddings", "OPENAI_API_KEY", "bearer"
-    ),
-    "anthropic.messages": Route(
-        "ANTHROPIC_BASE_URL",
-        "https://api.anthropic.com",
-        "/v1/messages",
-        "ANTHROPIC_API_KEY",
-        "x-api-key",
-    ),
-}
+from cassettes_core.catalog import Endpoint
+from cassettes_core.transport import SSEParser, failure_kind, kept_headers, stored_body
 
 
 def http_module() -> ModuleType:
@@ -98,13 +60,15 @@ class HTTPProvider:
         headers: Mapping[str, str] | None = None,
         transport: Any = None,
     ) -> None:
-        if name not in ROUTES:
+        endpoint = catalog.current().get(name)
+        if endpoint is None:
+            known = ", ".join(catalog.current().names())
             raise ConfigError(
-                f"no built-in HTTP provider named {name!r}; choose one of {', '.join(ROUTES)} "
-                "or write your own Provider"
+                f"no built-in HTTP provider named {name!r}; choose one of {known}, "
+                "register an endpoint (cassettes_core.catalog.register) or write your own Provider"
             )
         self._name = name
-        self._route = ROUTES[name]
+        self._route: Endpoint = endpoint
         self._base_url = base_url
         self._api_key = api_key
         self._timeout = timeout
@@ -141,8 +105,8 @@ class HTTPProvider:
     # -- request building -------------------------------------------------------------------
 
     def url(self) -> str:
-        base = self._base_url or os.environ.get(self._route.base_env) or self._route.default_base
-        return base.rstrip("/") + self._route.path
+        base = self._base_url or os.environ.get(self._route.base_env) or self._route.base_url
+        return base.rstrip("/") + self._route.send_path
 
     def _auth_headers(self) -> dict[str, str]:
         key = self._api_key or os.environ.get(self._route.key_env)
@@ -152,15 +116,18 @@ class HTTPProvider:
                 "or pass api_key=. (Replaying a cassette needs no key.)"
             )
         headers = {"content-type": "application/json", **self._headers}
-        if self._route.auth == "bearer":
-            headers["authorization"] = f"Bearer {key}"
-        else:
-            headers["x-api-key"] = key
-            headers.setdefault("anthropic-version", ANTHROPIC_VERSION)
+        headers[self._route.key_header] = f"{self._route.key_prefix}{key}"
+        for name, value in self._route.headers.items():  # anthropic-version, unless given
+            headers.setdefault(name, value)
         return headers
 
     def _body(self, request: LLMRequest, *, stream: bool) -> bytes:
         body = request.body()
+        if stream and self._route.stream != "sse":
+            raise ConfigError(
+                f"{self._name} streams {self._route.stream}, which the built-in provider does "
+                "not read yet (it reads SSE); call complete() or write your own Provider"
+            )
         if stream:
             body["stream"] = True
         else:
@@ -183,10 +150,8 @@ class HTTPProvider:
             response = self._sync_client(http).post(
                 self.url(), content=self._body(request, stream=False), headers=self._auth_headers()
             )
-        except http.TimeoutException as exc:
-            raise self._failure("timeout", exc) from exc
-        except http.TransportError as exc:
-            raise self._failure("connection", exc) from exc
+        except Exception as exc:
+            self._reraise(http, exc)
         return self._answer(response.status_code, response.headers, response.content)
 
     def stream(self, request: LLMRequest) -> Iterator[StreamEvent]:
@@ -205,10 +170,8 @@ class HTTPProvider:
                 for chunk in response.iter_bytes():
                     yield from parser.feed(chunk)
                 yield from parser.close()
-        except http.TimeoutException as exc:
-            raise self._failure("timeout", exc) from exc
-        except http.TransportError as exc:
-            raise self._failure("connection", exc) from exc
+        except Exception as exc:
+            self._reraise(http, exc)
 
     # -- async ------------------------------------------------------------------------------
 
@@ -223,10 +186,8 @@ class HTTPProvider:
                     content=self._body(request, stream=False),
                     headers=self._auth_headers(),
                 )
-        except http.TimeoutException as exc:
-            raise self._failure("timeout", exc) from exc
-        except http.TransportError as exc:
-            raise self._failure("connection", exc) from exc
+        except Exception as exc:
+            self._reraise(http, exc)
         return self._answer(response.status_code, response.headers, response.content)
 
     async def astream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
@@ -250,10 +211,16 @@ class HTTPProvider:
                         yield event
                 for event in parser.close():
                     yield event
-        except http.TimeoutException as exc:
-            raise self._failure("timeout", exc) from exc
-        except http.TransportError as exc:
-            raise self._failure("connection", exc) from exc
+        except Exception as exc:
+            self._reraise(http, exc)
+
+    def _reraise(self, http: ModuleType, exc: Exception) -> NoReturn:
+        """``exc`` as a :class:`ProviderError` when it is a transport failure (classified as
+        the cassette transport classifies it), else unchanged."""
+        kind = failure_kind(http, exc)
+        if kind is None:
+            raise exc
+        raise self._failure(kind, exc) from exc
 
     def _failure(self, kind: ErrorKind, exc: Exception) -> ProviderError:
         # The class name leads, as the transport records it: it tells the record_errors policy
@@ -270,7 +237,8 @@ class HTTPProvider:
 
     def _answer(self, status: int, headers: Mapping[str, str], content: bytes) -> LLMResponse:
         kept = kept_headers(headers.items())
-        body = _json_or_text(content)
+        where = f" from {self._name} ({self.url()})"
+        body = stored_body(content, kept.get("content-type"), where=where, lossy=status >= 400)
         if status >= 400:
             key = self._api_key or os.environ.get(self._route.key_env) or ""
             raise ProviderError(
@@ -300,11 +268,3 @@ def _without(body: Any, key: str) -> Any:
 
     masked = text.replace(key, mask(key))
     return masked if isinstance(body, str) else json.loads(masked)
-
-
-def _json_or_text(content: bytes) -> Any:
-    text = content.decode("utf-8", errors="replace")
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text

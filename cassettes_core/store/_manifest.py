@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 from cassettes_core._errors import CassetteFormatError, ConfigError, VersionDriftError
 from cassettes_core._version import __version__
+from cassettes_core.catalog import DEFAULT_CATALOG
 from cassettes_core.digest import DIGEST_SCHEME
 
 if TYPE_CHECKING:
@@ -31,9 +32,9 @@ if TYPE_CHECKING:
 LIBRARY = "provider-cassettes"
 KNOWN_DIGEST_SCHEMES = frozenset({DIGEST_SCHEME})
 # SDKs whose version changes what a recording looks like; read from metadata, never imported.
-TRACKED_SDKS = ("openai", "anthropic", "httpx", "httpx2")
-_SDKS = ("openai", "anthropic")  # a provider family's name is its SDK's name
+_SDKS = DEFAULT_CATALOG.sdks()  # each provider's own SDK, as the catalog names it
 _HTTP_LIBRARIES = ("httpx", "httpx2")
+TRACKED_SDKS = (*_SDKS, *_HTTP_LIBRARIES)
 # What a Recorder does with drift: warn (a CassetteVersionWarning), ignore it (the pytest
 # plugin lists it in its summary instead), or raise VersionDriftError.
 DriftPolicy = Literal["warn", "ignore", "error"]

@@ -8,33 +8,50 @@ Two ways in, both over one implementation for ``httpx2`` (what the official SDKs
 - or switch on :func:`intercept`, which routes every client's requests through the cassette,
   for frameworks that build their own clients.
 
-Provider calls (OpenAI chat completions, responses, embeddings; Anthropic messages) are
-recognised by method and path (see ``_routes``); everything else passes through untouched,
+Provider calls (the endpoints of ``cassettes_core.catalog``) are recognised by method and
+path (see ``_routes``); everything else passes through untouched,
 except, in replay, requests to a provider host that are not provider calls (see
 ``_tracking``). Live streams left open are settled, not left to the garbage collector (see
 ``_settle``).
+
+The codecs are here too, for code that reads or writes cassette bodies and streams itself:
+the body codec (:func:`stored_body`, :func:`encoded_body`, :func:`served_answer`) that the
+built-in providers share, and the SSE codec (:class:`SSEParser`, :func:`parse_stream`,
+:func:`encode_stream` …).
 """
 
 from __future__ import annotations
 
+from cassettes_core.transport._bodies import charset_of, encoded_body, served_answer, stored_body
 from cassettes_core.transport._guarded import request_hint
-from cassettes_core.transport._headers import kept_headers
+from cassettes_core.transport._headers import kept_headers, recorded_delay, replay_headers
 from cassettes_core.transport._intercept import (
     Interception,
     hold_clients,
     intercept,
+    is_patched,
     live_allowed,
     release_clients,
 )
+from cassettes_core.transport._intercept import active as active_interception
 from cassettes_core.transport._routes import Route, match_route
 from cassettes_core.transport._settle import AbandonedStreamWarning, settle
-from cassettes_core.transport._sse import SSEParser
+from cassettes_core.transport._sse import (
+    SSEParser,
+    decode_data,
+    encode_data,
+    encode_event,
+    encode_stream,
+    is_event_stream,
+    parse_stream,
+)
 from cassettes_core.transport._tracking import (
     Traffic,
     forget_provider_hosts,
     provider_hosts_seen,
     traffic_of,
 )
+from cassettes_core.transport._wire import failure_kind
 
 __all__ = [
     "AbandonedStreamWarning",
@@ -42,15 +59,30 @@ __all__ = [
     "Route",
     "SSEParser",
     "Traffic",
+    "active_interception",
+    "charset_of",
+    "decode_data",
+    "encode_data",
+    "encode_event",
+    "encode_stream",
+    "encoded_body",
+    "failure_kind",
     "forget_provider_hosts",
     "hold_clients",
     "intercept",
+    "is_event_stream",
+    "is_patched",
     "kept_headers",
     "live_allowed",
     "match_route",
+    "parse_stream",
     "provider_hosts_seen",
+    "recorded_delay",
     "release_clients",
+    "replay_headers",
     "request_hint",
+    "served_answer",
     "settle",
+    "stored_body",
     "traffic_of",
 ]

@@ -13,6 +13,7 @@ import time
 from collections.abc import AsyncGenerator, Generator, Iterator, Mapping
 from typing import Any
 
+from cassettes_core import catalog
 from cassettes_core._errors import (
     CassetteError,
     CassetteMissError,
@@ -219,13 +220,10 @@ def _redirect_refusal(route: Route, status: int, location: str | None) -> Casset
     )
 
 
-_CREDENTIAL_HEADERS = ("authorization", "x-api-key", "api-key", "x-goog-api-key")
-
-
 def credentials_in(headers: Mapping[str, str]) -> tuple[str, ...]:
     """The key values a request carries in its auth headers (``Bearer`` and the like cut)."""
     found = []
-    for name in _CREDENTIAL_HEADERS:
+    for name in catalog.credential_headers():
         value = headers.get(name)
         if value:
             found.append(value.split(" ", 1)[-1].strip())

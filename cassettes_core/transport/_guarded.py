@@ -7,7 +7,7 @@ to the moment the transport opens a connection (the socket seams raise it), so a
 answers on its own (``MockTransport``, respx) is not refused. It
 knows more than a socket does: a request the openai or anthropic SDK sent (its
 ``x-stainless-*`` headers or user agent), or a provider call by its path
-(``…/chat/completions``), goes to a provider whatever host the client's ``base_url`` names.
+(an endpoint of the catalog), goes to a provider whatever host the client's ``base_url`` names.
 """
 
 from __future__ import annotations

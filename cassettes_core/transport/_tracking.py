@@ -1,13 +1,13 @@
 """What a recorder's transports see besides the provider calls they replay or record.
 
-**Requests that are not provider calls.** A cassette holds chat completions, responses,
-embeddings and Anthropic messages (see ``_routes``); anything else passes through. But a
-request to a *provider host* that is not one of those calls (``models.list()``, moderations,
-legacy completions, ``messages.count_tokens``) would reach the live provider with the user's
-key, and it has no recording to replay. A host is a provider host when it is
-``api.openai.com``, ``api.anthropic.com`` or an Azure OpenAI host (``*.openai.azure.com``), the
-host and port of ``OPENAI_BASE_URL`` or ``ANTHROPIC_BASE_URL``, or the host and port of a
-provider call this recorder has seen. The rule, ``block_unmatched``:
+**Requests that are not provider calls.** A cassette holds the calls of the provider
+catalog's endpoints (see ``_routes``); anything else passes through. But a request to a
+*provider host* that is not one of those calls (``models.list()``, moderations, legacy
+completions, ``messages.count_tokens``) would reach the live provider with the user's key, and
+it has no recording to replay. A host is a provider host when the catalog names it (see
+``cassettes_core.isolation``), when it is the host and port of an endpoint variable
+(``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL`` …), or the host and port of a provider call this
+recorder has seen. The rule, ``block_unmatched``:
 
 - ``None`` (the default): in ``replay``, requests to a provider host that are not provider calls
   raise :class:`ConfigError`; everything else (a test's own local services) passes through;
@@ -28,6 +28,7 @@ import threading
 import weakref
 from typing import Any, Protocol
 
+from cassettes_core import catalog
 from cassettes_core._errors import ConfigError
 from cassettes_core._recorder import Recorder
 from cassettes_core.isolation import canonical_host, catalog_provider, endpoint_hosts, url_host_port
@@ -37,7 +38,6 @@ from cassettes_core.transport._routes import Route, match_route
 from cassettes_core.transport._visible import sent_by_anthropic, visible
 
 _DEFAULT_PORTS = {"https": 443, "http": 80}
-RECORDED_KINDS = "chat completions, responses, embeddings, Anthropic messages"
 
 
 class OpenStream(Protocol):
@@ -52,7 +52,7 @@ class Traffic:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.hosts: set[str] = set()
-        self.went_live: list[str] = []  # "GET /v1/models", in the order they went out
+        self.went_live: list[str] = []  # "GET /models", in the order they went out
         self.blocked: list[ConfigError] = []
         self.streams: list[OpenStream] = []
         self.drained = 0  # open at the end, read to the end and recorded whole
@@ -142,8 +142,8 @@ def blocked(request: Any, why: str | None) -> ConfigError:
         )
     return ConfigError(
         f"blocked {where} in replay: {why}, but this is not a kind of call a cassette "
-        f"records ({RECORDED_KINDS}), so there is no recording to replay and it would reach "
-        "the live provider with your key.\n"
+        f"records ({', '.join(catalog.current().names())}), so there is no recording to "
+        "replay and it would reach the live provider with your key.\n"
         "TIP: stub this call in the test, or let it go live explicitly with "
         "block_unmatched=False (@pytest.mark.cassette(block_unmatched=False), "
         "intercept(recorder, block_unmatched=False) or the transport's argument), or run the "

@@ -16,12 +16,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 
+from cassettes_core import catalog
 from cassettes_core._errors import CassetteError
 
 
 def sent_by_anthropic(provider: str | None, headers: Mapping[str, str]) -> bool:
     """Whether a request comes from the anthropic SDK (its route, or its user agent)."""
-    if provider is not None and provider.startswith("anthropic."):
+    endpoint = catalog.current().get(provider) if provider is not None else None
+    if endpoint is not None and endpoint.family == "anthropic":
         return True
     return "anthropic/python" in headers.get("user-agent", "").lower()
 

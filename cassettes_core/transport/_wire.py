@@ -61,20 +61,7 @@ class Wire:
 
     def failure_kind(self, exc: BaseException) -> ErrorKind | None:
         """How a transport exception is recorded; ``None`` for ones that are not recorded."""
-        if self._raised_as(exc, "TimeoutException"):
-            return "timeout"
-        if self._raised_as(exc, "TransportError"):
-            return "connection"
-        return None
-
-    def _raised_as(self, exc: BaseException, base: str) -> bool:
-        # By name within this library, not by identity: a test run or a reloader that imports
-        # the library twice leaves clients raising the first copy's classes.
-        library = self.module.__name__
-        return any(
-            cls.__name__ == base and cls.__module__.partition(".")[0] == library
-            for cls in type(exc).__mro__
-        )
+        return failure_kind(self.module, exc)
 
     def exception(self, error: RecordedError, request: Any) -> Exception:
         """The library exception a recorded timeout or connection failure replays as.
@@ -91,6 +78,26 @@ class Wire:
             text = error.message
         raised: Exception = cls(text or f"replayed {error.kind}", request=request)
         return raised
+
+
+def failure_kind(module: Any, exc: BaseException) -> ErrorKind | None:
+    """How an exception of ``module`` (httpx or httpx2) is recorded: ``timeout``,
+    ``connection``, or ``None`` for one that is no transport failure."""
+    if _raised_as(module, exc, "TimeoutException"):
+        return "timeout"
+    if _raised_as(module, exc, "TransportError"):
+        return "connection"
+    return None
+
+
+def _raised_as(module: Any, exc: BaseException, base: str) -> bool:
+    # By name within the library, not by identity: a test run or a reloader that imports the
+    # library twice leaves clients raising the first copy's classes.
+    library = module.__name__
+    return any(
+        cls.__name__ == base and cls.__module__.partition(".")[0] == library
+        for cls in type(exc).__mro__
+    )
 
 
 def failure_message(exc: BaseException) -> str:

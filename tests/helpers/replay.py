@@ -21,7 +21,7 @@ from cassettes_core import Recorder
 from cassettes_core.transport.httpx2 import CassetteTransport
 from tests.helpers.raw_http import RawReply, RawServer, raw_server
 
-MESSAGES = [{"role": "user", "content": "Say café"}]
+MESSAGES: Any = [{"role": "user", "content": "Say café"}]  # for either SDK: a plain list
 
 
 def openai_client(server: RawServer, recorder: Recorder) -> openai.OpenAI:

@@ -125,7 +125,7 @@ class _Lines(list[str]):
     """The data of each SSE event in raw stream bytes (JSON compared parsed)."""
 
     def __init__(self, raw: bytes) -> None:
-        from cassettes_core.transport._sse import encode_data, parse_stream
+        from cassettes_core.transport import encode_data, parse_stream
 
         super().__init__(encode_data(e.data) for e in parse_stream([raw]))
 
@@ -165,7 +165,7 @@ def _anthropic_events() -> list[bytes]:
         payload = _sse({"type": name, **data})
         return b"event: " + name.encode() + b"\r\ndata:" + payload + b"\r\n\r\n"
 
-    message = {
+    message: dict[str, Any] = {
         "id": "msg_1",
         "type": "message",
         "role": "assistant",

@@ -21,7 +21,7 @@ from tests.helpers.sdk_sleeps import log_sleeps
 
 T = TypeVar("T")
 MODEL = "claude-sonnet-5-5"
-WEATHER_TOOL = {
+WEATHER_TOOL: Any = {
     "name": "get_weather",
     "description": "Current weather in a city",
     "input_schema": {

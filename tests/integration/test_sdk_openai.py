@@ -21,7 +21,7 @@ from tests.helpers.sdk_sleeps import log_sleeps
 T = TypeVar("T")
 LIBS = [pytest.param("httpx2", id="httpx2"), pytest.param("httpx", id="httpx")]
 MODEL = "gpt-4o-mini"
-WEATHER_TOOL = {
+WEATHER_TOOL: Any = {
     "type": "function",
     "function": {
         "name": "get_weather",

@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import anthropic
 import httpx2
@@ -17,7 +18,8 @@ import pytest
 from cassettes_core.testing.emulator import Emulator
 
 QUESTION = "What is the weather in Paris?"
-WEATHER_TOOL = {
+# SDK request shapes as plain dicts: the wire format is what these tests pin.
+WEATHER_TOOL: Any = {
     "type": "function",
     "function": {
         "name": "get_weather",
@@ -29,7 +31,7 @@ WEATHER_TOOL = {
         },
     },
 }
-ANTHROPIC_TOOL = {
+ANTHROPIC_TOOL: Any = {
     "name": "get_weather",
     "description": "Current weather for a city.",
     "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
@@ -76,7 +78,7 @@ def http() -> Iterator[httpx2.Client]:
         yield client
 
 
-def _ask(question: str = QUESTION) -> list[dict[str, object]]:
+def _ask(question: str = QUESTION) -> Any:
     return [{"role": "user", "content": question}]
 
 
@@ -159,7 +161,7 @@ def test_chat_plain_answer_has_the_real_shape_and_headers(oai: openai.OpenAI) ->
 
 def test_chat_tool_call_then_final_answer_mentions_the_tool_result(oai: openai.OpenAI) -> None:
     """Offered tools are called first; after the tool message the answer quotes its result."""
-    messages: list[dict[str, object]] = _ask()
+    messages: list[Any] = _ask()
     first = oai.chat.completions.create(
         model="gpt-4o-mini", messages=messages, tools=[WEATHER_TOOL]
     )
@@ -278,7 +280,7 @@ def test_responses_stream_has_named_ordered_events(emu: Emulator, oai: openai.Op
 
 def test_responses_function_call_round_trip(oai: openai.OpenAI) -> None:
     """The Responses API calls the offered function, then answers with its output."""
-    tool = {
+    tool: Any = {
         "type": "function",
         "name": "get_weather",
         "parameters": WEATHER_TOOL["function"]["parameters"],
@@ -320,7 +322,8 @@ def test_embeddings_base64_default_decodes_to_the_float_vectors(oai: openai.Open
     wide = oai.embeddings.create(model="text-embedding-3-small", input="alpha", dimensions=16)
     assert len(wide.data[0].embedding) == 16
     as_base64 = oai.embeddings.create(model="m", input="alpha", encoding_format="base64")
-    assert isinstance(as_base64.data[0].embedding, str)
+    embedding: object = as_base64.data[0].embedding  # typed list[float]; base64 gives a str
+    assert isinstance(embedding, str)
 
 
 # -- Anthropic ------------------------------------------------------------------------------
@@ -341,7 +344,7 @@ def test_anthropic_plain_message(ant: anthropic.Anthropic) -> None:
 
 def test_anthropic_tool_use_then_tool_result(ant: anthropic.Anthropic) -> None:
     """Anthropic answers tool_use with filled input, then end_turn quoting the tool result."""
-    messages: list[dict[str, object]] = _ask()
+    messages: list[Any] = _ask()
     first = ant.messages.create(model="c", max_tokens=64, messages=messages, tools=[ANTHROPIC_TOOL])
     assert first.stop_reason == "tool_use"
     block = first.content[0]
@@ -450,7 +453,8 @@ def test_injected_errors_use_each_providers_shape(
     with pytest.raises(anthropic.APIStatusError) as caught:
         ant.messages.create(model="c", max_tokens=8, messages=_ask())
     assert caught.value.status_code == 529
-    assert caught.value.body["error"]["type"] == "overloaded_error"
+    body: Any = caught.value.body
+    assert body["error"]["type"] == "overloaded_error"
     emu.inject_error(500, body={"error": {"message": "custom", "type": "server_error"}})
     response = http.post(
         emu.openai_base_url + "/chat/completions",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cassettes_core.testing.emulator._content import (
+from cassettes_core.testing.emulator.content import (
     ToolSpec,
     Turn,
     fingerprint,

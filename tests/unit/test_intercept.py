@@ -13,8 +13,8 @@ import pytest
 
 import cassettes_core
 from cassettes_core import ConfigError, Recorder, load_cassette
-from cassettes_core.transport import intercept
-from cassettes_core.transport._intercept import active, is_patched
+from cassettes_core.transport import active_interception as active
+from cassettes_core.transport import intercept, is_patched
 from cassettes_core.transport.httpx2 import CassetteTransport
 
 CLASSES = (httpx.Client, httpx.AsyncClient, httpx2.Client, httpx2.AsyncClient)

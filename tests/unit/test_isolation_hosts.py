@@ -7,19 +7,25 @@ import http.client
 import socket
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
-from cassettes_core.isolation import Guard, Policy, arm, armed, check, disarm
-from cassettes_core.isolation._guard import provider_reason
-from cassettes_core.isolation._hosts import (
+from cassettes_core.isolation import (
     LOOPBACK,
+    Guard,
+    Policy,
+    arm,
+    armed,
     canonical_host,
     catalog_provider,
+    check,
+    disarm,
     endpoint_hosts,
+    grpc_target,
     is_endpoint_variable,
+    provider_reason,
 )
-from cassettes_core.isolation._seams import grpc_target
 
 LOOK_ALIKE = "api.open\u0430i.com"  # Cyrillic a
 
@@ -305,9 +311,10 @@ def test_the_refusal_pickles_and_copies() -> None:
 
     from cassettes_core import ConfigError, LiveCallRefusedError
 
-    fields = {"host": "api.openai.com", "port": 443, "method": "GET", "path": "/v1/models"}
+    fields: Any = {"host": "api.openai.com", "port": 443, "method": "GET", "path": "/v1/models"}
     error = LiveCallRefusedError(**fields, via="requests", reason="r", where="t", why_refused="w")
-    for clone in (pickle.loads(pickle.dumps(error)), copy.copy(error)):
+    clones: list[LiveCallRefusedError] = [pickle.loads(pickle.dumps(error)), copy.copy(error)]
+    for clone in clones:
         assert isinstance(clone, ConfigError)
         assert (clone.host, clone.port, clone.path, str(clone)) == (
             "api.openai.com", 443, "/v1/models", str(error))  # fmt: skip

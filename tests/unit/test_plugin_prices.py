@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from cassettes_core import Interaction, LLMRequest, LLMResponse, StreamEvent
-from pytest_plugin._prices import PriceLineError, PriceTable, parse_price_lines
-from pytest_plugin._usage import Usage, usage_of
+from cassettes_core.prices import PriceLineError, PriceTable, parse_price_lines
+from cassettes_core.usage import Usage, usage_of
 
 
 def _interaction(

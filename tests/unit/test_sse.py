@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from openai._streaming import SSEDecoder
 
 from cassettes_core import StreamEvent
-from cassettes_core.transport._sse import (
+from cassettes_core.transport import (
     SSEParser,
     decode_data,
     encode_event,

@@ -7,13 +7,13 @@ from typing import Any
 import pytest
 
 from cassettes_core import ConfigError, UnrecordableAnswerError
-from cassettes_core.transport._bodies import (
+from cassettes_core.transport import (
     charset_of,
     encoded_body,
+    replay_headers,
     served_answer,
     stored_body,
 )
-from cassettes_core.transport._headers import replay_headers
 
 
 @pytest.mark.parametrize(

@@ -17,8 +17,7 @@ import httpx2
 import pytest
 
 from cassettes_core import Recorder, load_cassette
-from cassettes_core.transport import AbandonedStreamWarning, intercept, settle
-from cassettes_core.transport._tracking import traffic_of
+from cassettes_core.transport import AbandonedStreamWarning, intercept, settle, traffic_of
 from cassettes_core.transport.httpx2 import AsyncCassetteTransport, CassetteTransport
 
 CHAT = "https://api.openai.test/v1/chat/completions"

@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 
 from cassettes_core import ConfigError, Recorder
-from cassettes_core.transport import intercept
-from cassettes_core.transport._tracking import traffic_of
+from cassettes_core.transport import intercept, traffic_of
 
 LIBS = [pytest.param("httpx", id="httpx"), pytest.param("httpx2", id="httpx2")]
 BODY = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hi"}]}

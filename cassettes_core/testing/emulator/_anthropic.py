@@ -1,4 +1,4 @@
-"""POST /v1/messages: the Anthropic Messages API, JSON and SSE with `event:` lines.
+"""``anthropic.messages``: the Anthropic Messages API, JSON and SSE with `event:` lines.
 
 The anthropic SDK ignores frames without an `event:` line, so every frame names its event:
 `message_start`, `content_block_start`, `ping`, `content_block_delta`…,
@@ -15,17 +15,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from cassettes_core.testing.emulator._content import (
-    Plan,
-    ToolSpec,
-    Turn,
-    count_tokens,
-    fingerprint,
-    json_pieces,
-    plan_answer,
-    text_of,
-    text_pieces,
-)
 from cassettes_core.testing.emulator._wire import (
     BadRequestError,
     JsonObject,
@@ -35,6 +24,17 @@ from cassettes_core.testing.emulator._wire import (
     StreamReply,
     dumps,
     random_token,
+)
+from cassettes_core.testing.emulator.content import (
+    Plan,
+    ToolSpec,
+    Turn,
+    count_tokens,
+    fingerprint,
+    json_pieces,
+    plan_answer,
+    text_of,
+    text_pieces,
 )
 
 

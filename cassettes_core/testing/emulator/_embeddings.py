@@ -1,4 +1,4 @@
-"""POST /v1/embeddings: deterministic vectors, as floats or base64 little-endian float32.
+"""``openai.embeddings``: deterministic vectors, as floats or base64 little-endian float32.
 
 The openai SDK asks for `base64` unless the caller names a format, then decodes it itself,
 so both encodings must carry the same numbers.
@@ -14,8 +14,8 @@ from __future__ import annotations
 import base64
 import struct
 
-from cassettes_core.testing.emulator._content import count_tokens, vector
 from cassettes_core.testing.emulator._wire import BadRequestError, JsonObject, JsonReply, Reply
+from cassettes_core.testing.emulator.content import count_tokens, vector
 
 DEFAULT_DIMENSIONS = 8
 _MAX_DIMENSIONS = 4096

@@ -6,7 +6,9 @@ import secrets
 import threading
 from types import TracebackType
 from typing import Self
+from urllib.parse import urlsplit
 
+from cassettes_core.catalog import DEFAULT_CATALOG
 from cassettes_core.testing.emulator._server import EmulatorHTTPServer
 from cassettes_core.testing.emulator._state import EmulatorState, Injection
 
@@ -16,10 +18,12 @@ class Emulator:
 
     Serves, on ``127.0.0.1`` (port 0 picks a free one) from a daemon thread:
 
-    - ``POST /v1/chat/completions``: OpenAI chat, JSON or SSE (``stream_options.include_usage``);
-    - ``POST /v1/responses``: OpenAI Responses API, JSON or SSE with named events;
-    - ``POST /v1/embeddings``: deterministic vectors, ``float`` or ``base64`` encoded;
-    - ``POST /v1/messages``: Anthropic Messages, JSON or SSE.
+    - ``openai.chat``: OpenAI chat, JSON or SSE (``stream_options.include_usage``);
+    - ``openai.responses``: OpenAI Responses API, JSON or SSE with named events;
+    - ``openai.embeddings``: deterministic vectors, ``float`` or ``base64`` encoded;
+    - ``anthropic.messages``: Anthropic Messages, JSON or SSE;
+
+    each at its catalog endpoint's ``route`` (``cassettes_core.catalog``).
 
     The real SDKs talk to it unchanged::
 
@@ -113,13 +117,21 @@ class Emulator:
 
     @property
     def openai_base_url(self) -> str:
-        """What ``openai.OpenAI(base_url=...)`` takes: the URL plus ``/v1``."""
-        return self.url + "/v1"
+        """What ``openai.OpenAI(base_url=...)`` takes: the URL plus the API's base path."""
+        return self.base_url("openai")
 
     @property
     def anthropic_base_url(self) -> str:
         """What ``anthropic.Anthropic(base_url=...)`` takes: the bare URL."""
-        return self.url
+        return self.base_url("anthropic")
+
+    def base_url(self, family: str) -> str:
+        """The emulator's URL plus the base path of ``family``'s endpoints in the catalog
+        (what that provider's SDK takes as ``base_url``)."""
+        for endpoint in DEFAULT_CATALOG:
+            if endpoint.family == family:
+                return self.url + urlsplit(endpoint.base_url).path.rstrip("/")
+        raise ValueError(f"the provider catalog has no endpoint of {family!r}")
 
     @property
     def api_key(self) -> str:
@@ -134,7 +146,7 @@ class Emulator:
 
     @property
     def hits_by_path(self) -> dict[str, int]:
-        """Provider calls per route path, e.g. ``{"/v1/chat/completions": 2}`` (a copy)."""
+        """Provider calls per route path (a catalog endpoint's ``route``) (a copy)."""
         return self._state.hits_by_path
 
     def reset(self) -> None:

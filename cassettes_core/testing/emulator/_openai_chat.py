@@ -1,4 +1,4 @@
-"""POST /v1/chat/completions: OpenAI chat completions, JSON and SSE (`data:` lines only).
+"""``openai.chat``: OpenAI chat completions, JSON and SSE (`data:` lines only).
 
 Drift switches applied here (see `Emulator.set_drift`):
 field_added adds `service_tier_v2`; field_removed drops `system_fingerprint`; type_changed
@@ -12,17 +12,6 @@ import hashlib
 import time
 from typing import Any
 
-from cassettes_core.testing.emulator._content import (
-    Plan,
-    ToolSpec,
-    Turn,
-    count_tokens,
-    fingerprint,
-    json_pieces,
-    plan_answer,
-    text_of,
-    text_pieces,
-)
 from cassettes_core.testing.emulator._wire import (
     BadRequestError,
     JsonObject,
@@ -32,6 +21,17 @@ from cassettes_core.testing.emulator._wire import (
     StreamReply,
     dumps,
     random_token,
+)
+from cassettes_core.testing.emulator.content import (
+    Plan,
+    ToolSpec,
+    Turn,
+    count_tokens,
+    fingerprint,
+    json_pieces,
+    plan_answer,
+    text_of,
+    text_pieces,
 )
 
 

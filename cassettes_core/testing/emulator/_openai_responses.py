@@ -1,4 +1,4 @@
-"""POST /v1/responses: the OpenAI Responses API, JSON and SSE with named events.
+"""``openai.responses``: the OpenAI Responses API, JSON and SSE with named events.
 
 Stream events each carry `type` and a `sequence_number` counting from 0, in the real order:
 `response.created`, `response.in_progress`, `response.output_item.added`, then either
@@ -18,17 +18,6 @@ import secrets
 import time
 from typing import Any
 
-from cassettes_core.testing.emulator._content import (
-    Plan,
-    ToolSpec,
-    Turn,
-    count_tokens,
-    fingerprint,
-    json_pieces,
-    plan_answer,
-    text_of,
-    text_pieces,
-)
 from cassettes_core.testing.emulator._wire import (
     BadRequestError,
     JsonObject,
@@ -38,6 +27,17 @@ from cassettes_core.testing.emulator._wire import (
     StreamReply,
     dumps,
     random_token,
+)
+from cassettes_core.testing.emulator.content import (
+    Plan,
+    ToolSpec,
+    Turn,
+    count_tokens,
+    fingerprint,
+    json_pieces,
+    plan_answer,
+    text_of,
+    text_pieces,
 )
 
 

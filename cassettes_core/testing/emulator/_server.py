@@ -15,9 +15,10 @@ import threading
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Final, cast
+from typing import TYPE_CHECKING, Final, cast, get_args
 from urllib.parse import urlsplit
 
+from cassettes_core.catalog import DEFAULT_CATALOG
 from cassettes_core.testing.emulator import _anthropic, _embeddings, _openai_chat, _openai_responses
 from cassettes_core.testing.emulator._wire import (
     BadRequestError,
@@ -37,11 +38,19 @@ if TYPE_CHECKING:
 
 Handler = Callable[[JsonObject, frozenset[str]], Reply]
 
+# The emulator's shape of each catalog endpoint, by endpoint name; it serves each one at the
+# endpoint's canonical route, as the provider's family (its auth, ids and error bodies).
+HANDLERS: Final[dict[str, Handler]] = {
+    "openai.chat": _openai_chat.handle,
+    "openai.responses": _openai_responses.handle,
+    "openai.embeddings": _embeddings.handle,
+    "anthropic.messages": _anthropic.handle,
+}
+
 ROUTES: Final[dict[str, tuple[Provider, Handler]]] = {
-    "/v1/chat/completions": ("openai", _openai_chat.handle),
-    "/v1/responses": ("openai", _openai_responses.handle),
-    "/v1/embeddings": ("openai", _embeddings.handle),
-    "/v1/messages": ("anthropic", _anthropic.handle),
+    endpoint.route: (cast("Provider", endpoint.family), HANDLERS[endpoint.name])
+    for endpoint in DEFAULT_CATALOG
+    if endpoint.name in HANDLERS and endpoint.family in get_args(Provider)
 }
 
 _DISCONNECTS: Final = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)

@@ -4,6 +4,8 @@ The same model, messages, system prompt and tools always give the same text, too
 vector, whatever the temperature or max_tokens; only ids and timestamps are fresh. This is
 what lets a test tell a replayed answer from a live one by value, and a cassette miss from a
 hit. Every endpoint module reduces its request to a `Turn` and asks `plan_answer`.
+
+A public module of the (test-only) emulator, so that tests can pin the answers it plans.
 """
 
 from __future__ import annotations

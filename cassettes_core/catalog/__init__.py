@@ -1,0 +1,121 @@
+"""The provider catalog: every fact about every provider endpoint, in one table.
+
+Each :class:`Endpoint` is one record that the whole library reads: the transport recognises
+its calls by method and path, the built-in :class:`~cassettes_core.providers.http.HTTPProvider`
+sends to it, the isolation guard treats its hosts as provider hosts, the request model takes
+its semantic fields, the pytest summary counts its tokens, ``cassette-refresh`` re-issues its
+calls and reads its drift vocabulary, and the emulator serves it. The package holds the
+records (``_types``), the built-in endpoints (``_endpoints``) and the provider domains the guard
+knows beyond them (``_domains``: Gemini, Bedrock, Groq …); nothing outside it names an endpoint
+path or a provider host.
+
+Adding an endpoint is one entry. The default catalog never changes; a project adds its own
+endpoint for the process with :func:`register` (and takes it back with :func:`unregister`)::
+
+    from cassettes_core import catalog
+
+    catalog.register(
+        catalog.Endpoint(
+            name="acme.chat",
+            family="acme",
+            base_url="https://api.acme.example/v2",
+            send_path="/chat",
+            path=catalog.suffix(r"/v2/chat"),
+            route="/v2/chat",
+            base_env="ACME_BASE_URL",
+            key_env="ACME_API_KEY",
+            semantic_fields=frozenset({"model", "messages"}),
+            usage=catalog.TokenFields(input=("prompt_tokens",), output=("completion_tokens",)),
+        )
+    )
+
+A path pattern is a regular expression matched against the *end* of the request path, so any
+base URL works (a proxy's ``/openai/v1/chat/completions``, an Azure deployment's
+``/openai/deployments/{name}/chat/completions``). A model carried in the path is a named group
+``model`` (``suffix(r"/models/(?P<model>[^/:]+):generateContent")``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from cassettes_core._errors import ConfigError
+from cassettes_core.catalog._domains import OTHER_KEY_HEADERS, PROVIDER_DOMAINS, PROVIDER_PATTERNS
+from cassettes_core.catalog._endpoints import BUILT_IN, fields
+from cassettes_core.catalog._types import (
+    Catalog,
+    Drift,
+    Endpoint,
+    EndpointMatch,
+    StreamFraming,
+    TokenFields,
+    suffix,
+)
+
+__all__ = [
+    "DEFAULT_CATALOG",
+    "DEFAULT_SEMANTIC_FIELDS",
+    "GENERIC_SEMANTIC_FIELDS",
+    "PROVIDER_DOMAINS",
+    "PROVIDER_PATTERNS",
+    "Catalog",
+    "Drift",
+    "Endpoint",
+    "EndpointMatch",
+    "StreamFraming",
+    "TokenFields",
+    "credential_headers",
+    "current",
+    "register",
+    "suffix",
+    "unregister",
+]
+
+
+DEFAULT_CATALOG = Catalog(BUILT_IN)
+_active = DEFAULT_CATALOG
+
+# What each built-in provider's answer depends on. Anything else in the body is tuning.
+DEFAULT_SEMANTIC_FIELDS: Mapping[str, frozenset[str]] = DEFAULT_CATALOG.semantic_fields()
+
+# For user-written providers: the common names of "what was asked".
+GENERIC_SEMANTIC_FIELDS = fields(
+    "model messages input prompt system instructions tools tool_choice response_format"
+)
+
+
+def current() -> Catalog:
+    """The catalog in force: the default one plus every endpoint :func:`register` added."""
+    return _active
+
+
+def credential_headers() -> tuple[str, ...]:
+    """Every request header a provider key may travel in (lower case, each once)."""
+    names = [name for e in _active for name in e.key_headers]
+    return tuple(dict.fromkeys(name.lower() for name in (*names, *OTHER_KEY_HEADERS)))
+
+
+def register(*endpoints: Endpoint) -> None:
+    """Add ``endpoints`` to the catalog for this process (a :class:`ConfigError` when one's
+    name is taken, or when one request could match two endpoints)."""
+    global _active  # noqa: PLW0603 -- the one process-wide catalog, replaced whole
+    extended = _active.with_endpoints(*endpoints)
+    for endpoint in endpoints:
+        others = extended.without(endpoint.name)
+        claimed = others.match(endpoint.method, endpoint.route)
+        claimed_by_it = [o for o in others if Catalog([endpoint]).match(o.method, o.route)]
+        if claimed is not None or claimed_by_it:
+            other = claimed.endpoint if claimed is not None else claimed_by_it[0]
+            raise ConfigError(
+                f"endpoint {endpoint.name!r} and {other.name!r} would both match one request "
+                f"(its route {endpoint.route} or theirs, {other.route}); give it a path pattern "
+                "of its own"
+            )
+    _active = extended
+
+
+def unregister(*names: str) -> None:
+    """Take back endpoints :func:`register` added (the built-in ones stay)."""
+    global _active  # noqa: PLW0603
+    remaining = _active.without(*(n for n in names if n not in DEFAULT_CATALOG))
+    _active = DEFAULT_CATALOG if remaining.names() == DEFAULT_CATALOG.names() else remaining

@@ -1,0 +1,93 @@
+"""Token usage of a recorded interaction, read from the response as the provider sent it.
+
+Where an endpoint reports usage is a fact of the provider catalog (each endpoint's
+:class:`~cassettes_core.catalog.TokenFields`): which counters make input and output (Anthropic
+counts prompt-cache reads and writes apart from ``input_tokens``), where the usage object sits
+in a complete answer, and which stream events carry it (a chat chunk's ``usage``, the
+responses ``response.completed`` event's ``response.usage``, Anthropic's ``message_start`` and
+``message_delta``). A provider the catalog does not know is read with every endpoint's fields,
+the first that finds tokens winning.
+
+Interactions without usage (errors, streams recorded without it) count as zero tokens. The
+pytest plugin's summary ("replay saved … tokens") counts with :func:`usage_of`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from cassettes_core import catalog
+
+if TYPE_CHECKING:
+    from cassettes_core._model import Interaction
+    from cassettes_core.catalog import TokenFields
+
+__all__ = ["Usage", "usage_of"]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """The tokens one interaction used: its model, input and output counts."""
+
+    model: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+def usage_of(interaction: Interaction) -> Usage:
+    """The tokens ``interaction`` used, read where its endpoint's catalog entry says."""
+    model = interaction.request.model or "unknown model"
+    endpoint = catalog.current().get(interaction.provider)
+    candidates = [endpoint.usage] if endpoint is not None else _every_token_fields()
+    for fields in candidates:
+        if interaction.response is not None:
+            found = _from_usage(_at(interaction.response.body, fields.answer), fields)
+        elif interaction.stream is not None:
+            found = _from_stream((event.data for event in interaction.stream), fields)
+        else:
+            return Usage(model)
+        if found != (0, 0):
+            return Usage(model, *found)
+    return Usage(model)
+
+
+def _every_token_fields() -> list[TokenFields]:
+    return list(dict.fromkeys(e.usage for e in catalog.current()))
+
+
+def _at(value: Any, path: str) -> Any:
+    for key in path.split("."):
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _from_usage(usage: Any, fields: TokenFields) -> tuple[int, int]:
+    if not isinstance(usage, Mapping):
+        return (0, 0)
+    return (
+        sum(_int(usage.get(key)) for key in fields.input),
+        sum(_int(usage.get(key)) for key in fields.output),
+    )
+
+
+def _from_stream(events: Iterable[Any], fields: TokenFields) -> tuple[int, int]:
+    # Counts only grow along a stream (Anthropic's output is cumulative): the largest wins.
+    input_tokens = output_tokens = 0
+    for data in events:
+        kind = data.get("type") if isinstance(data, Mapping) else None
+        for event, path in fields.stream:
+            if event in ("*", kind):
+                found_in, found_out = _from_usage(_at(data, path), fields)
+                input_tokens = max(input_tokens, found_in)
+                output_tokens = max(output_tokens, found_out)
+    return (input_tokens, output_tokens)

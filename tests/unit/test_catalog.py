@@ -1,0 +1,181 @@
+"""The provider catalog: self-consistent, immutable by default, the one table the rest reads."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import httpx2
+import pytest
+
+from cassettes_core import ConfigError, LLMRequest, catalog
+from cassettes_core.catalog import DEFAULT_CATALOG, Catalog, Endpoint, TokenFields, suffix
+from cassettes_core.isolation import canonical_host, catalog_provider
+from cassettes_core.providers.http import HTTPProvider
+from cassettes_core.testing.emulator import Emulator
+from cassettes_core.transport import match_route
+
+ENDPOINTS = [pytest.param(endpoint, id=endpoint.name) for endpoint in DEFAULT_CATALOG]
+
+
+def gemini_like() -> Endpoint:
+    """An endpoint whose model travels in the path, as Gemini's does."""
+    return Endpoint(
+        name="gemini.generate",
+        family="google",
+        base_url="https://generativelanguage.googleapis.com",
+        send_path="/v1beta/models/{model}:generateContent",
+        path=suffix(r"/(?:v1|v1beta)/models/(?P<model>[^/:]+):generateContent"),
+        route="/v1beta/models/gemini-2.0-flash:generateContent",
+        base_env="GEMINI_BASE_URL",
+        key_env="GEMINI_API_KEY",
+        key_header="x-goog-api-key",
+        key_prefix="",
+        key_headers=("x-goog-api-key",),
+        key_query=("key",),
+        semantic_fields=frozenset({"model", "contents", "systemInstruction", "tools"}),
+        usage=TokenFields(
+            input=("promptTokenCount",), output=("candidatesTokenCount",), answer="usageMetadata"
+        ),
+    )
+
+
+def test_the_built_in_endpoints_are_the_four_the_library_serves() -> None:
+    """The default catalog holds OpenAI chat, embeddings, responses and Anthropic messages."""
+    assert set(DEFAULT_CATALOG.names()) == {
+        "openai.chat",
+        "openai.embeddings",
+        "openai.responses",
+        "anthropic.messages",
+    }
+    assert catalog.current() is DEFAULT_CATALOG
+
+
+@pytest.mark.parametrize("endpoint", ENDPOINTS)
+def test_every_endpoint_has_semantic_fields_with_the_model(endpoint: Endpoint) -> None:
+    """Every endpoint names what its answer depends on, the model first of all."""
+    assert "model" in endpoint.semantic_fields
+    assert catalog.DEFAULT_SEMANTIC_FIELDS[endpoint.name] == endpoint.semantic_fields
+    assert endpoint.usage.input, "an endpoint without token fields counts nothing"
+
+
+@pytest.mark.parametrize("endpoint", ENDPOINTS)
+def test_every_route_is_its_own_endpoints_and_no_others(endpoint: Endpoint) -> None:
+    """An endpoint's route, behind any prefix, matches it and no other entry."""
+    for path in (endpoint.route, "/proxy/openai" + endpoint.route, endpoint.route + "/"):
+        found = DEFAULT_CATALOG.match(endpoint.method, path)
+        assert found is not None
+        assert found.endpoint is endpoint
+        assert DEFAULT_CATALOG.without(endpoint.name).match(endpoint.method, path) is None
+    assert DEFAULT_CATALOG.match("GET", endpoint.route) is None
+    assert DEFAULT_CATALOG.match(endpoint.method, endpoint.route + "/count_tokens") is None
+
+
+@pytest.mark.parametrize("endpoint", ENDPOINTS)
+def test_every_endpoint_host_is_a_provider_host_for_the_guard(endpoint: Endpoint) -> None:
+    """The isolation guard refuses every endpoint's hosts, and the base URL's host is one."""
+    assert endpoint.api_hosts()
+    for host in endpoint.api_hosts():
+        assert catalog_provider(canonical_host(host)) is not None
+    assert httpx2.URL(endpoint.base_url).host in endpoint.api_hosts()
+
+
+@pytest.mark.parametrize("endpoint", ENDPOINTS)
+def test_the_built_in_provider_sends_to_the_route_the_transport_recognises(
+    endpoint: Endpoint,
+) -> None:
+    """What HTTPProvider sends is a call the transport routes back to the same endpoint."""
+    url = HTTPProvider(endpoint.name).url()
+    route = match_route(endpoint.method, url)
+    assert route is not None
+    assert route.provider == endpoint.name
+    assert route.endpoint == endpoint.route
+    assert url.startswith(endpoint.base_url)
+
+
+def test_every_endpoint_route_is_served_by_the_emulator() -> None:
+    """The emulator answers every endpoint's route (a 400 for an empty body, never a 404)."""
+    with Emulator() as emulator, httpx2.Client() as client:
+        for endpoint in DEFAULT_CATALOG:
+            answer = client.request(
+                endpoint.method,
+                emulator.url + endpoint.route,
+                json={},
+                headers={endpoint.key_header: endpoint.key_prefix + emulator.api_key},
+            )
+            assert answer.status_code == 400, (endpoint.name, answer.text)
+        assert set(emulator.hits_by_path) == {e.route for e in DEFAULT_CATALOG}
+
+
+def test_a_model_carried_in_the_path_is_part_of_the_match() -> None:
+    """A pattern's ``model`` group names the model, so path-model APIs fit one entry."""
+    extended = DEFAULT_CATALOG.with_endpoints(gemini_like())
+    found = extended.match("POST", "/v1/models/gemini-1.5-pro:generateContent")
+    assert found is not None
+    assert found.endpoint.name == "gemini.generate"
+    assert found.model == "gemini-1.5-pro"
+    assert extended.match("POST", "/v1/models/gemini-1.5-pro:countTokens") is None
+    assert DEFAULT_CATALOG.match("POST", "/v1/models/gemini-1.5-pro:generateContent") is None
+
+
+def test_register_adds_for_the_process_and_unregister_takes_it_back() -> None:
+    """The default catalog never changes; a registered endpoint is read everywhere, then gone."""
+    catalog.register(gemini_like())
+    try:
+        assert catalog.current() is not DEFAULT_CATALOG
+        assert "gemini.generate" not in DEFAULT_CATALOG
+        route = match_route(
+            "POST", "https://x.test/v1beta/models/g-2:generateContent?key=AIza1&a=b"
+        )
+        assert route is not None
+        assert (route.provider, route.model) == ("gemini.generate", "g-2")
+        assert route.endpoint == "/v1beta/models/g-2:generateContent?a=b"  # the key is not kept
+        request = LLMRequest.from_body("gemini.generate", {"contents": [], "temperature": 1})
+        assert dict(request.params) == {"temperature": 1}
+    finally:
+        catalog.unregister("gemini.generate")
+    assert catalog.current().names() == DEFAULT_CATALOG.names()
+    assert match_route("POST", "https://x.test/v1beta/models/g-2:generateContent") is None
+
+
+def test_register_refuses_a_taken_name_or_a_route_two_endpoints_would_match() -> None:
+    """Two entries may never claim one request: the second is refused, the catalog unchanged."""
+    chat = DEFAULT_CATALOG.get("openai.chat")
+    assert chat is not None
+    with pytest.raises(ConfigError, match=r"already has an endpoint 'openai\.chat'"):
+        catalog.register(chat)
+    route = "/v9/chat/completions"  # its own, but openai.chat's pattern matches it too
+    clash = dataclasses.replace(gemini_like(), name="shadow.chat", path=suffix(route), route=route)
+    with pytest.raises(ConfigError, match=r"'shadow\.chat' and 'openai\.chat' would both match"):
+        catalog.register(clash)
+    greedy = dataclasses.replace(
+        gemini_like(), name="greedy", path=suffix("/v1/[a-z]+"), route="/v1/acme"
+    )
+    with pytest.raises(ConfigError, match="would both match"):
+        catalog.register(greedy)  # its own route is free, but it would claim /v1/messages
+    assert catalog.current() is DEFAULT_CATALOG
+
+
+def test_an_endpoint_whose_route_its_own_pattern_misses_is_refused() -> None:
+    """The route stands for the endpoint (emulator, refresh): it must be one of its calls."""
+    with pytest.raises(ConfigError, match="does not match its own path pattern"):
+        dataclasses.replace(gemini_like(), route="/v1beta/models/g:countTokens")
+
+
+def test_a_catalog_is_built_from_entries_and_refuses_duplicates() -> None:
+    """Catalog() takes any entries; a duplicate name is a ConfigError, not a silent override."""
+    one = gemini_like()
+    assert Catalog([one]).names() == ("gemini.generate",)
+    with pytest.raises(ConfigError):
+        Catalog([one, one])
+
+
+def test_the_built_in_provider_refuses_a_stream_framing_it_cannot_read() -> None:
+    """An NDJSON endpoint's stream is refused up front by HTTPProvider, not misparsed as SSE."""
+    ndjson = dataclasses.replace(gemini_like(), name="ollama.chat", stream="ndjson")
+    catalog.register(ndjson)
+    try:
+        provider = HTTPProvider("ollama.chat", base_url="http://127.0.0.1:9", api_key="k" * 12)
+        with pytest.raises(ConfigError, match="streams ndjson"):
+            list(provider.stream(LLMRequest("ollama.chat", {"model": "m", "contents": []})))
+    finally:
+        catalog.unregister("ollama.chat")
