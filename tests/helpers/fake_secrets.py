@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import openai
 
-from cassettes_core.secrets._guard import SecretFinding, SecretGuard
+from cassettes_core.secrets import SecretFinding, SecretGuard
 from cassettes_core.secrets._normal import normalise
 
 if TYPE_CHECKING:

@@ -12,8 +12,7 @@ import pytest
 import yaml
 
 from cassettes_core import CassetteError, CassetteProvider, FakeProvider, LLMResponse, load_cassette
-from cassettes_core.store._file import CassetteFile
-from cassettes_core.store._tail import own_layout
+from cassettes_core.store import CassetteFile, own_layout
 from tests.helpers.factories import chat_request, interaction, stream_events
 
 QUESTIONS = ["first question", "second question\nwith two lines", "third " + "long " * 40]

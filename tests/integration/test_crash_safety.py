@@ -19,8 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # a few MB, alternating between two sizes, forever.
 WRITER = """
 import sys
-from cassettes_core.store._manifest import Manifest
-from cassettes_core.store._file import atomic_write, render
+from cassettes_core.store import Manifest
+from cassettes_core.store import atomic_write, render
 from tests.helpers.factories import interaction
 
 path = sys.argv[1]
@@ -80,7 +80,7 @@ def test_sigkill_during_save_leaves_a_whole_cassette(tmp_path: Path) -> None:
 
 def test_next_append_sweeps_temporary_files_left_by_a_killed_writer(tmp_path: Path) -> None:
     """A temporary file left by a killed writer is removed by the next locked write."""
-    from cassettes_core.store._file import CassetteFile
+    from cassettes_core.store import CassetteFile
     from tests.helpers.factories import interaction
 
     path = tmp_path / "c.yaml"

@@ -220,7 +220,10 @@ def _cassette(path: Path, request: dict[str, Any], response: dict[str, Any]) -> 
 
 def _existing_files(folder: Path, key: str) -> dict[str, Path]:
     """Cassettes written by hand (not through the guard), one per class of attack."""
-    messages = lambda text: {"model": "gpt-4o", "messages": [{"role": "user", "content": text}]}  # noqa: E731
+
+    def messages(text: str) -> dict[str, Any]:
+        return {"model": "gpt-4o", "messages": [{"role": "user", "content": text}]}
+
     plain = {"response": {"status": 200, "headers": {}, "body": {"id": "chatcmpl-abc"}}}
     arguments = f'{{"cmd": "echo {key}", "cmd": "ls"}}'
     call = {"id": "call_1", "type": "function", "function": {"name": "sh", "arguments": arguments}}

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from cassettes_core import load_cassette
-from cassettes_core.store._file import CassetteFile
+from cassettes_core.store import CassetteFile
 from tests.helpers.factories import interaction
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from cassettes_core import load_cassette
-from cassettes_core.store._file import CassetteFile
-from cassettes_core.store._lock import lock_path_of
+from cassettes_core.store import CassetteFile, lock_for
 from tests.helpers.factories import interaction
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,8 +128,8 @@ def test_record_twice_in_one_process_starts_over(tmp_path: Path) -> None:
 
 HOLDER = """
 import sys, time
-from cassettes_core.store._lock import CassetteLock
-lock = CassetteLock(sys.argv[1])
+from cassettes_core.store import lock_for
+lock = lock_for(sys.argv[1])
 lock.acquire()
 print("locked", flush=True)
 time.sleep(600)
@@ -147,7 +146,7 @@ def test_a_writer_killed_while_holding_the_lock_does_not_block_the_next(tmp_path
     assert child.stdout is not None
     try:
         assert child.stdout.readline().strip() == "locked"
-        assert lock_path_of(path).exists()
+        assert lock_for(path).lock_file.exists()
         os.kill(child.pid, signal.SIGKILL)
     finally:
         child.wait(timeout=30)
@@ -156,7 +155,7 @@ def test_a_writer_killed_while_holding_the_lock_does_not_block_the_next(tmp_path
     CassetteFile(path).append([interaction(2, "b")])
     assert time.monotonic() - started < 60  # far below the 120 s lock timeout
     assert _asked(path) == ["What is the capital of France?", "b"]
-    assert not lock_path_of(path).exists()
+    assert not lock_for(path).lock_file.exists()
 
 
 RELEASE = "time.sleep(1.0); open(sys.argv[2], 'w').close(); lock.release()"
@@ -187,7 +186,7 @@ def test_a_held_lock_is_waited_for_then_taken(tmp_path: Path) -> None:
 APPEND_LOOP = """
 import sys
 from pathlib import Path
-from cassettes_core.store._file import CassetteFile
+from cassettes_core.store import CassetteFile
 from tests.helpers.factories import interaction
 file = CassetteFile(Path(sys.argv[1]))
 n = 0

@@ -23,7 +23,7 @@ from cassettes_core import (
     UnsafeInteractionDroppedWarning,
     load_cassette,
 )
-from cassettes_core.store._file import CassetteFile
+from cassettes_core.store import CassetteFile
 from tests.helpers.factories import answer, chat_request, interaction, stream_events
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from cassettes_core._errors import CassetteError, UnsafeCassetteError
+from cassettes_core import CassetteError, UnsafeCassetteError
 from cassettes_core.secrets._guard import (
     SENSITIVE_HEADERS,
     SecretFinding,

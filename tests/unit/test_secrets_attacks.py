@@ -17,9 +17,8 @@ from typing import Any
 
 import pytest
 
-from cassettes_core.secrets._guard import SecretGuard
+from cassettes_core.secrets import SecretGuard, redact
 from cassettes_core.secrets._normal import needs_normalising, normalise, normalise_mapped
-from cassettes_core.secrets._text import redact
 from tests.helpers.fake_secrets import B64, assert_masked, openai_key, rand, scan
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from cassettes_core.secrets._guard import SecretGuard
+from cassettes_core.secrets import SecretGuard
 
 ALNUM = string.ascii_letters + string.digits
 URLSAFE = ALNUM + "-_"

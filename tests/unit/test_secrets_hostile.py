@@ -15,9 +15,8 @@ from typing import Any
 
 import pytest
 
-from cassettes_core.secrets._guard import SecretGuard
+from cassettes_core.secrets import SecretGuard, redact
 from cassettes_core.secrets._normal import normalise
-from cassettes_core.secrets._text import redact
 from tests.helpers.fake_secrets import assert_masked, openai_key, rand, scan
 
 
@@ -161,8 +160,8 @@ def test_a_credential_named_by_its_sibling_is_refused(
     findings = scan(request_body(shape(value)))
     assert [f.path.rsplit(".", 1)[-1] for f in findings] in (["value"], ["default"])
     assert_masked(findings, value)
-    call = {"id": "call_1", "type": "function", "function": {"name": "deploy"}}
-    call["function"]["arguments"] = json.dumps(shape(value))
+    function = {"name": "deploy", "arguments": json.dumps(shape(value))}
+    call = {"id": "call_1", "type": "function", "function": function}
     message = {"role": "assistant", "content": None, "tool_calls": [call]}
     findings = scan(request_body({"messages": [message]}))
     assert findings

@@ -10,9 +10,8 @@ import pytest
 
 from cassettes_core import CassetteFormatError, Interaction, load_cassette
 from cassettes_core.cli import main
-from cassettes_core.store._file import render
-from cassettes_core.store._manifest import Manifest
-from cassettes_core.store._yaml import MAX_DEPTH
+from cassettes_core.digest import request_digest
+from cassettes_core.store import MAX_DEPTH, Manifest, load_yaml, render
 from tests.helpers.factories import interaction, stream_events
 
 _STREAMED = interaction(2, "streamed")
@@ -224,12 +223,8 @@ def test_nesting_up_to_the_limit_loads(tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
     # The request's content sits 5 levels down (interactions, item, request, messages, message).
     text = _nested_block(MAX_DEPTH - 6)
-    from cassettes_core.store._yaml import load
-
-    document = load(text)
+    document = load_yaml(text)
     request = document["interactions"][1]["request"]
-    from cassettes_core.digest import request_digest
-
     digest = request_digest("openai.chat", {k: v for k, v in request.items() if k != "params"})
     path.write_text(text.replace(_STREAMED.digest, digest), encoding="utf-8")
     loaded = load_cassette(path)

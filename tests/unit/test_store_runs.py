@@ -9,8 +9,14 @@ import pytest
 import yaml
 
 from cassettes_core import load_cassette
-from cassettes_core.store._file import CassetteFile
-from cassettes_core.store._runs import PROCESS_STARTED, PROCESS_TOKEN, RecordRun, RunMark, run_began
+from cassettes_core.store import (
+    PROCESS_STARTED,
+    PROCESS_TOKEN,
+    CassetteFile,
+    RecordRun,
+    RunMark,
+    run_began,
+)
 from tests.helpers.factories import interaction
 
 OLD = RunMark("old-run", "another-process", PROCESS_STARTED - 3600)
