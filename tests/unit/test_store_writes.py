@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from cassettes_core import (
+    CassetteFormatError,
     CassetteProvider,
+    CassetteVersionWarning,
     ConfigError,
     FakeProvider,
     Interaction,
@@ -225,7 +227,6 @@ def test_record_over_a_file_that_does_not_load_starts_it_over(tmp_path: Path) ->
 
 def test_append_to_a_file_that_does_not_load_is_refused_untouched(tmp_path: Path) -> None:
     """`append` never writes over a file it cannot read: the error names it, the bytes stay."""
-    from cassettes_core import CassetteFormatError
 
     path = tmp_path / "c.yaml"
     path.write_text("version: 1\ninteractions:\n- seq: 1\n  seq: 2\n", encoding="utf-8")
@@ -292,3 +293,14 @@ def test_append_that_only_replays_a_read_only_cassette_is_fine(tmp_path: Path) -
     assert appending.complete(chat_request("recorded")).body == {"ok": 1}
     with pytest.raises(ConfigError, match="read-only"):
         appending.complete(chat_request("a new question"))
+
+
+def test_append_keeps_the_versions_that_recorded_old_interactions(tmp_path: Path) -> None:
+    """After an append, replay still reports the drift of the older recordings."""
+    path = tmp_path / "c.yaml"
+    CassetteFile(path).append([interaction(1)])
+    path.write_text(path.read_text().replace("openai: ", "openai: 0.0.1-was-"))
+    CassetteFile(path).append([interaction(2, "b")])
+    with pytest.warns(CassetteVersionWarning, match="openai: 0.0.1-was-"):
+        # (inside pytest drift goes to the summary unless a warning is asked for)
+        CassetteProvider(FakeProvider([]), path, mode="replay", on_version_drift="warn")
