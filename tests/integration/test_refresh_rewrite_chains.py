@@ -19,7 +19,7 @@ from cassettes_core.testing.emulator import Emulator
 from tests.integration.test_refresh_rewrite_replays import _record, _refresh, _replays, _sha
 
 if TYPE_CHECKING:
-    from tests.integration.conftest import InnerRun
+    from tests.helpers.inner import InnerRun
 
 for _module in (
     "anthropic",

@@ -23,7 +23,7 @@ from tests.integration.test_refresh_emulator import _chat as _body
 from tests.integration.test_refresh_emulator import _record as _record_direct
 
 if TYPE_CHECKING:
-    from tests.integration.conftest import InnerRun
+    from tests.helpers.inner import InnerRun
 
 for _module in ("openai", "httpx2", "cassettes_core.secrets._guard", "pytest_plugin._live"):
     importlib.import_module(_module)

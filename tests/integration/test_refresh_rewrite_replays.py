@@ -31,7 +31,7 @@ from tests.integration.test_refresh_emulator import _chat
 from tests.integration.test_refresh_emulator import _record as _record_direct
 
 if TYPE_CHECKING:
-    from tests.integration.conftest import InnerRun
+    from tests.helpers.inner import InnerRun
 
 # In-process runs drop what they import; loading these once keeps each inner run fast.
 for _module in (
