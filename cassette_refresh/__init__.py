@@ -35,7 +35,7 @@ from cassette_refresh._result import (
     Unwritten,
     to_json,
 )
-from cassette_refresh._rewrite import RewriteRefusedError
+from cassette_refresh._rewrite import RewriteRefusedError, edit_refusal
 from cassette_refresh._skeleton import DEFAULT_ENUM_KEYS, Answer, Shape, ShapeBuilder, shape_of
 from cassette_refresh._vocabulary import BEHAVIOUR_PATHS, KNOWN_VALUES, answer_path
 
@@ -70,6 +70,7 @@ __all__ = [
     "answer_path",
     "built_in_reissuer",
     "compare",
+    "edit_refusal",
     "find_links",
     "fingerprint",
     "render_markdown",

@@ -19,17 +19,20 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from cassettes_core.secrets._guard import (
+        SENSITIVE_HEADERS,
         SecretFinding,
         SecretGuard,
         UnsafeInteractionDroppedWarning,
         is_sensitive_header,
         strip_sensitive_headers,
     )
+    from cassettes_core.secrets._normal import normalise
     from cassettes_core.secrets._scan import load_interactions, run_scan
-    from cassettes_core.secrets._shapes import mask
+    from cassettes_core.secrets._shapes import looks_like_credential, mask
     from cassettes_core.secrets._text import redact
 
 _HOMES = {
+    "SENSITIVE_HEADERS": "_guard",
     "SecretFinding": "_guard",
     "SecretGuard": "_guard",
     "UnsafeInteractionDroppedWarning": "_guard",
@@ -37,7 +40,9 @@ _HOMES = {
     "strip_sensitive_headers": "_guard",
     "load_interactions": "_scan",
     "run_scan": "_scan",
+    "looks_like_credential": "_shapes",
     "mask": "_shapes",
+    "normalise": "_normal",
     "redact": "_text",
 }
 
@@ -50,12 +55,15 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "SENSITIVE_HEADERS",
     "SecretFinding",
     "SecretGuard",
     "UnsafeInteractionDroppedWarning",
     "is_sensitive_header",
     "load_interactions",
+    "looks_like_credential",
     "mask",
+    "normalise",
     "redact",
     "run_scan",
     "strip_sensitive_headers",

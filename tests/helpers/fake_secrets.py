@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any
 import openai
 import pytest
 
-from cassettes_core.secrets import SecretFinding, SecretGuard
-from cassettes_core.secrets._normal import normalise
+from cassettes_core.secrets import SecretFinding, SecretGuard, normalise
 
 if TYPE_CHECKING:
     from cassettes_core import Recorder

@@ -13,15 +13,16 @@ from typing import Any
 import pytest
 
 from cassettes_core import CassetteError, UnsafeCassetteError
-from cassettes_core.secrets._guard import (
+from cassettes_core.secrets import (
     SENSITIVE_HEADERS,
     SecretFinding,
     SecretGuard,
     UnsafeInteractionDroppedWarning,
     is_sensitive_header,
+    looks_like_credential,
+    mask,
     strip_sensitive_headers,
 )
-from cassettes_core.secrets._shapes import looks_like_credential, mask
 from tests.helpers.fake_secrets import (
     assert_masked,
     in_response,
