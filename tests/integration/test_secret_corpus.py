@@ -684,7 +684,7 @@ def _fragments() -> list[Any]:
                 arguments=json.dumps(a)
             ),
         )
-    _review_fragments(g, add)
+    _lookalike_fragments(g, add)
     return out
 
 
@@ -732,8 +732,8 @@ HARMLESS_ASSIGNMENTS = [
 PAGINATION = ("page_token", "cursor", "next_page_token", "request_token", "continuation_token")
 
 
-def _review_fragments(g: random.Random, add: Callable[[str, Edit], None]) -> None:
-    """Fragments that the guard once flagged: small inline media, cursors, key talk, prose."""
+def _lookalike_fragments(g: random.Random, add: Callable[[str, Edit], None]) -> None:
+    """Look-alikes that are not secrets: small inline media, cursors, key talk, prose."""
 
     def message(i: dict[str, Any]) -> Any:
         return i["response"]["body"]["choices"][0]["message"]

@@ -299,7 +299,9 @@ def test_a_camel_case_name_beside_a_key_name_is_not_a_credential() -> None:
         pytest.param({"content": f'{{"api_key": "{seeded(32)}"}}'}, id="api-key-in-json-text"),
     ],
 )
-def test_secrets_that_were_missed_are_refused(body: dict[str, Any]) -> None:
+def test_template_characters_in_passwords_and_assigned_keys_are_refused(
+    body: dict[str, Any],
+) -> None:
     """Real passwords holding "$", "{", "here" or "your", and keys assigned in text."""
     assert scan_lines(in_response(body))
 

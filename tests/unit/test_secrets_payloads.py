@@ -203,7 +203,7 @@ SMALL_B64 = base64.b64encode(random.Random(9).randbytes(150)).decode()
         ),
     ],
 )
-def test_llm_payloads_that_were_flagged_pass(interaction: dict[str, Any]) -> None:
+def test_pem_headers_images_cursors_and_public_examples_pass(interaction: dict[str, Any]) -> None:
     """PEM headers without a key, small inline images, page cursors, prose, public examples."""
     assert scan_lines(interaction) == []
 
