@@ -55,6 +55,17 @@ def emulator() -> Iterator[Emulator]:
 
 
 @pytest.fixture
+def live(monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
+    """A fresh emulator of one test's own, whose address the openai SDK (and every process the
+    test starts) finds in the environment: for runs in other processes, where the module's
+    emulator and its counters cannot be shared."""
+    with Emulator() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", server.api_key)
+        yield server
+
+
+@pytest.fixture
 def emu(emulator: Emulator) -> Iterator[Emulator]:
     """The module's emulator with counters, injections and stream pacing reset for one test."""
     emulator.reset()
