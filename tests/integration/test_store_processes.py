@@ -1,4 +1,5 @@
-"""Separate processes writing one cassette, whatever their TMPDIR and mode, lose nothing."""
+"""Separate processes writing one cassette lose nothing: eight appending at once, record runs
+across processes and forks, whatever their TMPDIR and mode, a lock holder or an appender killed."""
 
 from __future__ import annotations
 
@@ -260,3 +261,35 @@ def test_forked_workers_recording_one_cassette_keep_everything(tmp_path: Path) -
     )
     assert done.returncode == 0, done.stderr
     assert _asked(path) == _expected(3, 10)
+
+
+APPENDER = """
+import sys
+from cassettes_core import CassetteProvider, FakeProvider, LLMResponse
+from tests.helpers.factories import chat_request
+
+path, worker = sys.argv[1], sys.argv[2]
+fake = FakeProvider(lambda request: LLMResponse({"echo": request.fields["messages"][0]["content"]}))
+provider = CassetteProvider(fake, path, mode="append")
+for n in range(25):
+    provider.complete(chat_request(f"worker {worker} question {n}"))
+"""
+
+
+@pytest.mark.slow
+def test_eight_processes_append_two_hundred_interactions(tmp_path: Path) -> None:
+    """8 x 25 concurrent appends give 200 interactions with unique seqs in a loadable file."""
+    path = tmp_path / "shared.yaml"
+    workers = [
+        subprocess.Popen([sys.executable, "-c", APPENDER, str(path), str(n)], cwd=ROOT)
+        for n in range(8)
+    ]
+    for worker in workers:
+        assert worker.wait(timeout=240) == 0
+    loaded = load_cassette(path)
+    assert loaded is not None
+    assert len(loaded) == 200
+    assert sorted(i.seq for i in loaded.interactions) == list(range(1, 201))
+    asked = {i.request.fields["messages"][0]["content"] for i in loaded.interactions}
+    assert asked == {f"worker {w} question {n}" for w in range(8) for n in range(25)}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["shared.yaml"]
