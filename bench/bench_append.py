@@ -24,8 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_replay import build
 
-from cassettes_core.store._file import CassetteFile
-from cassettes_core.store._tail import own_layout
+from cassettes_core.store import CassetteFile, own_layout
 from tests.helpers.factories import interaction
 
 

@@ -22,11 +22,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cassettes_core import CassetteProvider, FakeProvider, LLMRequest, LLMResponse, load_cassette
-from cassettes_core._model import Interaction
-from cassettes_core.store._file import render
-from cassettes_core.store._manifest import Manifest
-from cassettes_core.store._yaml import load as yaml_load
+from cassettes_core import (
+    CassetteProvider,
+    FakeProvider,
+    Interaction,
+    LLMRequest,
+    LLMResponse,
+    load_cassette,
+)
+from cassettes_core.store import Manifest, render
+from cassettes_core.store import load_yaml as yaml_load
 
 
 def request(n: int) -> LLMRequest:

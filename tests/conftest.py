@@ -1,10 +1,22 @@
-"""Shared fixtures: no test can reach a live provider or inherit a mode by accident."""
+"""Fixtures shared by the whole suite (a fixture one file uses lives in that file).
+
+Every test: no provider key, endpoint or mode variable leaks in from the environment. Tests that
+need a live provider get the loopback emulator (``emulator``, ``emu``); tests that run pytest on
+a user's test file get ``inner`` and, for the emulator as that run's provider, ``provider``;
+isolation tests get ``ci`` (CI set, the SDKs pointed at a sink that counts connections).
+Helpers, which are functions rather than fixtures, live in ``tests/helpers/``."""
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator
 
 import pytest
+
+from cassettes_core.testing.emulator import Emulator
+from tests.helpers.inner import PLUGIN_INI, InnerRun, run_inner
+from tests.helpers.isolation import CALLS
+from tests.helpers.sink import Sink
 
 # pytester's in-process runs drop every module first imported inside them. httpx2 fills its
 # httpcore2 -> httpx2 exception map on first use; if httpcore2 were first imported inside an
@@ -33,3 +45,81 @@ def clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
     """Strip provider keys, endpoints and mode variables from every test's environment."""
     for name in _STRIPPED:
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(scope="module")
+def emulator() -> Iterator[Emulator]:
+    """One loopback provider emulator per test module (the stand-in live provider)."""
+    with Emulator() as emu:
+        yield emu
+
+
+@pytest.fixture
+def live(monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
+    """A fresh emulator of one test's own, whose address the openai SDK (and every process the
+    test starts) finds in the environment: for runs in other processes, where the module's
+    emulator and its counters cannot be shared."""
+    with Emulator() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", server.api_key)
+        yield server
+
+
+@pytest.fixture
+def emu(emulator: Emulator) -> Iterator[Emulator]:
+    """The module's emulator with counters, injections and stream pacing reset for one test."""
+    emulator.reset()
+    emulator.stream_delay_s = 0.0
+    yield emulator
+    emulator.reset()
+    emulator.stream_delay_s = 0.0
+
+
+@pytest.fixture
+def provider(
+    emulator: Emulator, monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester
+) -> Emulator:
+    """The module's emulator as the provider of inner runs: the SDKs' variables point at it,
+    its counters are at zero, and an inner ini is written."""
+    for name, value in (
+        ("OPENAI_BASE_URL", emulator.openai_base_url),
+        ("OPENAI_API_KEY", emulator.api_key),
+        ("ANTHROPIC_BASE_URL", emulator.anthropic_base_url),
+        ("ANTHROPIC_API_KEY", emulator.api_key),
+    ):
+        monkeypatch.setenv(name, value)
+    pytester.makeini(PLUGIN_INI)
+    emulator.reset()
+    return emulator
+
+
+@pytest.fixture
+def inner(pytester: pytest.Pytester) -> InnerRun:
+    """Run pytest in-process on the pytester folder (hypothesis, the cache and unraisable
+    checks off, only to keep the runs fast)."""
+
+    def run(*args: str) -> pytest.RunResult:
+        return run_inner(pytester, *args)
+
+    return run
+
+
+@pytest.fixture(scope="module")
+def sink() -> Iterator[Sink]:
+    """One loopback server per test module that accepts connections and counts them."""
+    with Sink() as server:
+        yield server
+
+
+@pytest.fixture
+def ci(
+    provider: Emulator, sink: Sink, monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester
+) -> Sink:
+    """CI is set; the SDKs' base URLs point at the sink, a loopback server that counts the
+    connections it accepts (an isolation test passes only if it accepted none)."""
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.setenv("OPENAI_BASE_URL", sink.url + "/v1")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", sink.url)
+    pytester.makepyfile(calls=CALLS)
+    sink.reset()
+    return sink

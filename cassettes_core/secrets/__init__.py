@@ -34,8 +34,9 @@ if TYPE_CHECKING:
         is_sensitive_header,
         strip_sensitive_headers,
     )
+    from cassettes_core.secrets._normal import normalise
     from cassettes_core.secrets._scan import run_scan
-    from cassettes_core.secrets._shapes import mask
+    from cassettes_core.secrets._shapes import looks_like_credential, mask
     from cassettes_core.secrets._text import redact
 
 _HOMES = {
@@ -46,7 +47,9 @@ _HOMES = {
     "is_sensitive_header": "_headers",
     "strip_sensitive_headers": "_headers",
     "run_scan": "_scan",
+    "looks_like_credential": "_shapes",
     "mask": "_shapes",
+    "normalise": "_normal",
     "redact": "_text",
 }
 
@@ -64,7 +67,9 @@ __all__ = [
     "SecretGuard",
     "UnsafeInteractionDroppedWarning",
     "is_sensitive_header",
+    "looks_like_credential",
     "mask",
+    "normalise",
     "redact",
     "run_scan",
     "strip_sensitive_headers",

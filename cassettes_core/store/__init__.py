@@ -44,7 +44,7 @@ from cassettes_core.store._read import (
     require_regular_file,
 )
 from cassettes_core.store._rehash import rehash
-from cassettes_core.store._runs import RecordRun
+from cassettes_core.store._runs import PROCESS_STARTED, PROCESS_TOKEN, RecordRun, RunMark, run_began
 from cassettes_core.store._state import BOOKKEEPING_KEYS, CHECK_KEY
 from cassettes_core.store._tail import own_layout
 from cassettes_core.store._writable import check_permissions, check_writable
@@ -57,6 +57,8 @@ __all__ = [
     "CHECK_KEY",
     "MAX_DEPTH",
     "MAX_INT_DIGITS",
+    "PROCESS_STARTED",
+    "PROCESS_TOKEN",
     "Cassette",
     "CassetteFile",
     "CassetteVersionWarning",
@@ -64,6 +66,7 @@ __all__ = [
     "Lookup",
     "Manifest",
     "RecordRun",
+    "RunMark",
     "Snapshot",
     "VersionDrift",
     "WriteGuard",
@@ -89,4 +92,5 @@ __all__ = [
     "rehash",
     "render",
     "require_regular_file",
+    "run_began",
 ]

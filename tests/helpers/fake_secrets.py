@@ -5,16 +5,19 @@ Nothing here is a real credential: every value is drawn from ``secrets`` when a 
 
 from __future__ import annotations
 
+import base64
 import importlib
+import json
+import random
 import secrets
 import string
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import openai
+import pytest
 
-from cassettes_core.secrets._guard import SecretFinding, SecretGuard
-from cassettes_core.secrets._normal import normalise
+from cassettes_core.secrets import SecretFinding, SecretGuard, normalise
 
 if TYPE_CHECKING:
     from cassettes_core import Recorder
@@ -47,6 +50,170 @@ def assert_never_printed(text: str, values: Iterable[str]) -> None:
 def assert_masked(findings: list[SecretFinding], *values: str) -> None:
     """No finding shows any of ``values`` whole, nor its middle third, in either form."""
     assert_never_printed("\n".join(str(finding) for finding in findings), values)
+
+
+# ------------------------------------------------------------------ interactions to scan
+
+
+def hex32() -> str:
+    """A 32-digit hex token, the shape of many API keys."""
+    return secrets.token_hex(16)
+
+
+def text_in_response(text: str) -> dict[str, Any]:
+    """An interaction whose chat answer says ``text`` (no headers)."""
+    return {
+        "seq": 1,
+        "response": {"status": 200, "body": {"choices": [{"message": {"content": text}}]}},
+    }
+
+
+def tool_arguments(arguments: str) -> dict[str, Any]:
+    """An interaction whose request replays a tool call with these raw ``arguments``."""
+    call = {
+        "id": "call_abc123",
+        "type": "function",
+        "function": {"name": "run", "arguments": arguments},
+    }
+    message = {"role": "assistant", "content": None, "tool_calls": [call]}
+    return {"seq": 1, "request": {"model": "gpt-4o", "messages": [message]}}
+
+
+def reply(text: str) -> dict[str, Any]:
+    """An interaction whose chat answer says ``text``."""
+    return {
+        "seq": 1,
+        "response": {
+            "status": 200,
+            "headers": {},
+            "body": {"choices": [{"message": {"content": text}}]},
+        },
+    }
+
+
+def request_body(body: dict[str, Any]) -> dict[str, Any]:
+    """An interaction whose request carries ``body``'s fields beside the model."""
+    return {"seq": 1, "request": {"model": "gpt-4o", **body}}
+
+
+URLSAFE = ALNUM + "-_"
+
+
+def seeded(n: int, alphabet: str = ALNUM, seed: int = 0) -> str:
+    """``n`` random characters that are the same on every run (for ids that must not move)."""
+    rng = random.Random(seed)
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+def in_response(body: Any) -> dict[str, Any]:
+    """An interaction whose response body is ``body``."""
+    return {"seq": 1, "response": {"status": 200, "headers": {}, "body": body}}
+
+
+def in_request(body: Any) -> dict[str, Any]:
+    """An interaction whose request is ``body``."""
+    return {"seq": 1, "request": body}
+
+
+def scan_lines(interaction: dict[str, Any]) -> list[str]:
+    """The guard's findings on ``interaction``, as the lines a report prints."""
+    return [str(finding) for finding in SecretGuard().scan(interaction)]
+
+
+def tool_call(arguments: dict[str, Any]) -> dict[str, Any]:
+    """A chat answer that calls one tool with ``arguments`` (as JSON text)."""
+    function = {"name": "f", "arguments": json.dumps(arguments)}
+    call = {"id": "call_" + seeded(24), "function": function}
+    return {"choices": [{"message": {"role": "assistant", "tool_calls": [call]}}]}
+
+
+def streamed_arguments(arguments: str, size: int = 7) -> dict[str, Any]:
+    """Tool-call arguments as an OpenAI stream sends them: a few characters per event."""
+    events = [
+        {
+            "data": {
+                "choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"arguments": a}}]}}]
+            }
+        }
+        for a in (arguments[i : i + size] for i in range(0, len(arguments), size))
+    ]
+    return {"seq": 1, "stream": events}
+
+
+def fullwidth(text: str) -> str:
+    """``text`` in fullwidth look-alike letters (U+FF01 to U+FF5E for ASCII ``!`` to ``~``)."""
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+def wrapped(data: bytes, width: int) -> str:
+    """``data`` in base64, wrapped at ``width`` columns as MIME and PEM write it."""
+    encoded = base64.b64encode(data).decode()
+    return "\n".join(encoded[i : i + width] for i in range(0, len(encoded), width))
+
+
+# Request bodies where a sibling field names the credential a value is.
+SIBLING_SHAPES: dict[str, Callable[[str], dict[str, Any]]] = {
+    "name-value": lambda v: {"env": [{"name": "AZURE_OPENAI_API_KEY", "value": v}]},
+    "key-value": lambda v: {"variables": [{"key": "OPENAI_API_KEY", "value": v}]},
+    "header-value": lambda v: {"headers": [{"header": "Ocp-Apim-Subscription-Key", "value": v}]},
+    "schema-default": lambda v: {
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": "call_api",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {"api_key": {"type": "string", "default": v}},
+                    },
+                },
+            }
+        ]
+    },
+}
+
+
+def schema_tool(default: str) -> dict[str, Any]:
+    """A weather tool whose schema gives ``api_key`` this ``default``."""
+    properties = {"api_key": {"type": "string", "default": default}, "city": {"type": "string"}}
+    parameters = {"type": "object", "properties": properties}
+    return {"type": "function", "function": {"name": "weather", "parameters": parameters}}
+
+
+# ------------------------------------------------------------------ attacks end to end
+
+
+# Each attack: (the text the test sends, the values that must never be printed).
+Attack = Callable[[pytest.MonkeyPatch], tuple[str, list[str]]]
+
+
+def zero_width(_: pytest.MonkeyPatch) -> tuple[str, list[str]]:
+    key = openai_key()
+    return f"my key is {chr(0x200B).join(key)}", [key]
+
+
+def look_alike(_: pytest.MonkeyPatch) -> tuple[str, list[str]]:
+    key = openai_key()
+    return f"my key is {fullwidth(key)}", [key, fullwidth(key)]
+
+
+def azure_assignment(_: pytest.MonkeyPatch) -> tuple[str, list[str]]:
+    key = secrets.token_hex(16)
+    return f"Why does this fail?\nexport AZURE_OPENAI_KEY={key}\n", [key]
+
+
+def environment_value(monkeypatch: pytest.MonkeyPatch) -> tuple[str, list[str]]:
+    value = f"{rand(6, string.ascii_lowercase)}.{rand(24)}"
+    monkeypatch.setenv("BILLING_SERVICE_TOKEN", value)
+    return f"The billing token is {value}", [value]
+
+
+ATTACKS = [
+    pytest.param(zero_width, id="zero-width"),
+    pytest.param(look_alike, id="look-alike"),
+    pytest.param(azure_assignment, id="azure-assignment"),
+    pytest.param(environment_value, id="environment-value"),
+]
 
 
 # A user's test whose prompt is whatever ``ATTACK_TEXT`` holds: run it with pytester to see what

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
+
+# The ``inner`` fixture: run pytest on the pytester folder with these extra arguments.
+InnerRun = Callable[..., pytest.RunResult]
 
 PLUGIN_INI = """
 [pytest]

@@ -12,8 +12,7 @@ import pytest
 import yaml
 
 from cassettes_core import CassetteError, CassetteProvider, FakeProvider, LLMResponse, load_cassette
-from cassettes_core.store._file import CassetteFile
-from cassettes_core.store._tail import own_layout
+from cassettes_core.store import CassetteFile, own_layout
 from tests.helpers.factories import chat_request, interaction, stream_events
 
 QUESTIONS = ["first question", "second question\nwith two lines", "third " + "long " * 40]
@@ -228,3 +227,17 @@ def test_appends_to_randomly_formatted_cassettes_keep_every_interaction(tmp_path
         checked += 1
     assert checked > 600  # most edits keep the file valid, or this proves little
     assert carried_as_text > 200  # the text-carrying path was exercised, not only rewrites
+
+
+def test_append_to_a_file_with_interactions_first_stays_loadable(tmp_path: Path) -> None:
+    """A valid file whose `interactions:` is not the last key survives an append."""
+    path = tmp_path / "c.yaml"
+    CassetteFile(path).append([interaction(1)])
+    document = yaml.safe_load(path.read_text())
+    reordered = {"interactions": document["interactions"], "version": 1}
+    reordered["manifest"] = document["manifest"]
+    path.write_text(yaml.safe_dump(reordered, sort_keys=False))
+    CassetteFile(path).append([interaction(2, "b")])
+    loaded = load_cassette(path)
+    assert loaded is not None
+    assert [i.seq for i in loaded.interactions] == [1, 2]

@@ -16,7 +16,7 @@ import yaml
 from cassettes_core.testing.emulator import Emulator
 
 if TYPE_CHECKING:
-    from tests.integration.conftest import InnerRun
+    from tests.helpers.inner import InnerRun
 
 # Loaded once here: in-process runs drop what they import, and these are slow to import.
 _PRELOADED = (

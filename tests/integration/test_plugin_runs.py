@@ -11,7 +11,7 @@ import pytest
 from cassettes_core.testing.emulator import Emulator
 
 if TYPE_CHECKING:
-    from tests.integration.conftest import InnerRun
+    from tests.helpers.inner import InnerRun
 
 for _module in ("openai", "cassettes_core.secrets._guard", "pytest_plugin._live"):
     importlib.import_module(_module)  # loaded once here: in-process runs drop what they import

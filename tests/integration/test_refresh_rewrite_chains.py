@@ -26,7 +26,7 @@ from tests.integration.test_refresh_rewrite_replays import (
 )
 
 if TYPE_CHECKING:
-    from tests.integration.conftest import InnerRun
+    from tests.helpers.inner import InnerRun
 
 for _module in (
     "anthropic",

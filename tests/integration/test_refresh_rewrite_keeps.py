@@ -26,7 +26,7 @@ from tests.integration.test_refresh_emulator import chat_body as _body
 from tests.integration.test_refresh_emulator import record_cassette as _record_direct
 
 if TYPE_CHECKING:
-    from tests.integration.conftest import InnerRun
+    from tests.helpers.inner import InnerRun
 
 for _module in ("openai", "httpx2"):
     importlib.import_module(_module)

@@ -32,7 +32,7 @@ from tests.integration.test_refresh_emulator import chat_body
 from tests.integration.test_refresh_emulator import record_cassette as _record_direct
 
 if TYPE_CHECKING:
-    from tests.integration.conftest import InnerRun
+    from tests.helpers.inner import InnerRun
 
 # In-process runs drop what they import; loading these once keeps each inner run fast.
 for _module in (

@@ -88,7 +88,10 @@ def test_before_record_hook_scrubs_a_secret(tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
 
     def scrub(item: dict[str, object]) -> dict[str, object]:
-        return yaml.safe_load(yaml.safe_dump(item).replace(key, "<redacted>"))
+        scrubbed: dict[str, object] = yaml.safe_load(
+            yaml.safe_dump(item).replace(key, "<redacted>")
+        )
+        return scrubbed
 
     CassetteProvider(
         FakeProvider([_leaky(key)]), path, mode="record", before_record=scrub

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from cassettes_core import load_cassette
-from cassettes_core.store._file import CassetteFile
+from cassettes_core.store import CassetteFile
 from tests.helpers.factories import interaction
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,7 +29,7 @@ if limit:
     resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
 from cassettes_core import CassetteError
-from cassettes_core.store._file import CassetteFile
+from cassettes_core.store import CassetteFile
 from tests.helpers.factories import interaction
 
 path = Path(sys.argv[1])

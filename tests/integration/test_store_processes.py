@@ -1,4 +1,5 @@
-"""Separate processes writing one cassette, whatever their TMPDIR and mode, lose nothing."""
+"""Separate processes writing one cassette lose nothing: eight appending at once, record runs
+across processes and forks, whatever their TMPDIR and mode, a lock holder or an appender killed."""
 
 from __future__ import annotations
 
@@ -12,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from cassettes_core import load_cassette
-from cassettes_core.store._file import CassetteFile
-from cassettes_core.store._lock import lock_path_of
+from cassettes_core.store import CassetteFile, lock_for
 from tests.helpers.factories import interaction
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,8 +129,8 @@ def test_record_twice_in_one_process_starts_over(tmp_path: Path) -> None:
 
 HOLDER = """
 import sys, time
-from cassettes_core.store._lock import CassetteLock
-lock = CassetteLock(sys.argv[1])
+from cassettes_core.store import lock_for
+lock = lock_for(sys.argv[1])
 lock.acquire()
 print("locked", flush=True)
 time.sleep(600)
@@ -147,7 +147,7 @@ def test_a_writer_killed_while_holding_the_lock_does_not_block_the_next(tmp_path
     assert child.stdout is not None
     try:
         assert child.stdout.readline().strip() == "locked"
-        assert lock_path_of(path).exists()
+        assert lock_for(path).lock_file.exists()
         os.kill(child.pid, signal.SIGKILL)
     finally:
         child.wait(timeout=30)
@@ -156,7 +156,7 @@ def test_a_writer_killed_while_holding_the_lock_does_not_block_the_next(tmp_path
     CassetteFile(path).append([interaction(2, "b")])
     assert time.monotonic() - started < 60  # far below the 120 s lock timeout
     assert _asked(path) == ["What is the capital of France?", "b"]
-    assert not lock_path_of(path).exists()
+    assert not lock_for(path).lock_file.exists()
 
 
 RELEASE = "time.sleep(1.0); open(sys.argv[2], 'w').close(); lock.release()"
@@ -187,7 +187,7 @@ def test_a_held_lock_is_waited_for_then_taken(tmp_path: Path) -> None:
 APPEND_LOOP = """
 import sys
 from pathlib import Path
-from cassettes_core.store._file import CassetteFile
+from cassettes_core.store import CassetteFile
 from tests.helpers.factories import interaction
 file = CassetteFile(Path(sys.argv[1]))
 n = 0
@@ -261,3 +261,35 @@ def test_forked_workers_recording_one_cassette_keep_everything(tmp_path: Path) -
     )
     assert done.returncode == 0, done.stderr
     assert _asked(path) == _expected(3, 10)
+
+
+APPENDER = """
+import sys
+from cassettes_core import CassetteProvider, FakeProvider, LLMResponse
+from tests.helpers.factories import chat_request
+
+path, worker = sys.argv[1], sys.argv[2]
+fake = FakeProvider(lambda request: LLMResponse({"echo": request.fields["messages"][0]["content"]}))
+provider = CassetteProvider(fake, path, mode="append")
+for n in range(25):
+    provider.complete(chat_request(f"worker {worker} question {n}"))
+"""
+
+
+@pytest.mark.slow
+def test_eight_processes_append_two_hundred_interactions(tmp_path: Path) -> None:
+    """8 x 25 concurrent appends give 200 interactions with unique seqs in a loadable file."""
+    path = tmp_path / "shared.yaml"
+    workers = [
+        subprocess.Popen([sys.executable, "-c", APPENDER, str(path), str(n)], cwd=ROOT)
+        for n in range(8)
+    ]
+    for worker in workers:
+        assert worker.wait(timeout=240) == 0
+    loaded = load_cassette(path)
+    assert loaded is not None
+    assert len(loaded) == 200
+    assert sorted(i.seq for i in loaded.interactions) == list(range(1, 201))
+    asked = {i.request.fields["messages"][0]["content"] for i in loaded.interactions}
+    assert asked == {f"worker {w} question {n}" for w in range(8) for n in range(25)}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["shared.yaml"]

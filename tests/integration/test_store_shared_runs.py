@@ -8,7 +8,6 @@ import os
 import stat
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -38,14 +37,6 @@ def test_many(n):
 """
 
 QUIET = ("-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest")
-
-
-@pytest.fixture
-def live(monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
-    with Emulator() as emu:
-        monkeypatch.setenv("OPENAI_BASE_URL", emu.openai_base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", emu.api_key)
-        yield emu
 
 
 def _project(root: Path) -> Path:

@@ -41,7 +41,7 @@ def write_cassette(path: Path, *contents: str) -> Path:
         for seq, text in enumerate(contents, start=1)
     ]
     document = {"version": 1, "manifest": {"library": "provider-cassettes 0.1.0"}}
-    document["interactions"] = interactions  # type: ignore[assignment]
+    document["interactions"] = interactions
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
     return path

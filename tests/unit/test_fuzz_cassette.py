@@ -16,8 +16,7 @@ from cassettes_core import (
     Interaction,
     load_cassette,
 )
-from cassettes_core.store._file import render
-from cassettes_core.store._manifest import Manifest
+from cassettes_core.store import Manifest, render
 from tests.helpers.factories import interaction, stream_events
 
 _STREAMED = interaction(3, "streamed")

@@ -31,8 +31,7 @@ from cassettes_core import (
     RecordedError,
 )
 from cassettes_core.cli import main
-from cassettes_core.store._file import render
-from cassettes_core.store._manifest import Manifest
+from cassettes_core.store import Manifest, render
 from tests.helpers.factories import chat_request, interaction, stream_events
 
 TEXT_CASES = 3000

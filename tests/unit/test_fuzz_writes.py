@@ -23,7 +23,7 @@ import pytest
 from cassette_refresh.cli import main as refresh_main
 from cassettes_core import CassetteError, CassetteFormatError, load_cassette
 from cassettes_core.cli import main as cassettes_main
-from cassettes_core.store._file import CassetteFile
+from cassettes_core.store import CassetteFile
 from tests.helpers.factories import interaction
 from tests.unit.test_fuzz_corpus import LAYOUTS, TOKENS, _structure_mutation, _text_mutation
 

@@ -8,7 +8,7 @@ import pytest
 
 from cassettes_core import CassetteFormatError, load_cassette
 from cassettes_core.cli import main
-from cassettes_core.store._file import CassetteFile
+from cassettes_core.store import CassetteFile
 from tests.helpers.factories import interaction
 
 

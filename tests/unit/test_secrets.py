@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import pickle
 import random
 import string
@@ -11,16 +12,28 @@ from typing import Any
 
 import pytest
 
-from cassettes_core._errors import CassetteError, UnsafeCassetteError
-from cassettes_core.secrets._guard import (
+from cassettes_core import CassetteError, UnsafeCassetteError
+from cassettes_core.secrets import (
     SENSITIVE_HEADERS,
     SecretFinding,
     SecretGuard,
     UnsafeInteractionDroppedWarning,
     is_sensitive_header,
+    looks_like_credential,
+    mask,
     strip_sensitive_headers,
 )
-from cassettes_core.secrets._shapes import looks_like_credential, mask
+from tests.helpers.fake_secrets import (
+    assert_masked,
+    in_response,
+    rand,
+    reply,
+    scan,
+    seeded,
+    text_in_response,
+    tool_arguments,
+)
+from tests.helpers.fake_secrets import openai_key as random_openai_key
 
 ALNUM = string.ascii_letters + string.digits
 
@@ -367,3 +380,37 @@ def test_filter_never_raises_and_drops_what_it_cannot_scan() -> None:
     with pytest.warns(UnsafeInteractionDroppedWarning, match="could not be scanned"):
         kept = SecretGuard().filter([_Broken(), interaction()], path=None)
     assert kept == [interaction()]
+
+
+def test_the_interaction_is_never_changed_by_a_scan() -> None:
+    """Scanning reads; the stored bytes (raw JSON, zero-width characters) stay as they were."""
+    interaction = tool_arguments('{"a": "' + "\u200b".join(random_openai_key()) + '", "a": 1}')
+    before = copy.deepcopy(interaction)
+    assert scan(interaction)
+    assert interaction == before
+
+
+def test_a_name_that_is_a_key_is_masked_in_the_finding() -> None:
+    """A crafted assignment whose name is itself a key does not print it in the kind."""
+    key = f"sk-proj-{rand(30)}_key"
+    findings = scan(text_in_response(f"{key}={rand(32)}"))
+    assert findings
+    assert_masked(findings, key)
+
+
+def test_a_text_of_many_keys_is_refused_with_a_bounded_report() -> None:
+    """Thousands of distinct keys in one string: refused, the report capped per string, each
+    value masked (and no comparison of every finding with every other)."""
+    keys = [random_openai_key() for _ in range(300)]
+    findings = scan(reply(" ".join(keys)))
+    assert 1 <= len(findings) <= 64
+    assert {f.kind for f in findings} == {"OpenAI project API key"}
+    assert_masked(findings, *keys)
+
+
+@pytest.mark.parametrize("container", [set, frozenset, tuple, list])
+def test_sets_and_tuples_are_scanned(container: Any) -> None:
+    """A key inside a set, a frozenset or a tuple is found (with a stable index in the path)."""
+    key = "sk-proj-" + seeded(60)
+    [finding] = SecretGuard().scan(in_response({"x": container([key])}))
+    assert finding.path == "response.body.x[0]"

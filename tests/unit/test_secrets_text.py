@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cassettes_core.secrets._shapes import mask
+from cassettes_core.secrets import mask
 from cassettes_core.secrets._text import find_assignments, redact
 
 ALNUM = string.ascii_letters + string.digits

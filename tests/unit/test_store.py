@@ -8,8 +8,7 @@ import pytest
 import yaml
 
 from cassettes_core import CassetteFormatError, Interaction, load_cassette
-from cassettes_core.store._file import CassetteFile, atomic_write, read_document, render
-from cassettes_core.store._manifest import Manifest
+from cassettes_core.store import CassetteFile, Manifest, atomic_write, read_document, render
 from tests.helpers.factories import interaction
 
 

@@ -13,9 +13,7 @@ import pytest
 
 from cassettes_core import CassetteFormatError, load_cassette
 from cassettes_core.cli import main
-from cassettes_core.store._file import render
-from cassettes_core.store._manifest import Manifest
-from cassettes_core.store._yaml import MAX_INT_DIGITS
+from cassettes_core.store import MAX_INT_DIGITS, Manifest, render
 from tests.helpers.factories import interaction
 
 GOOD = render(Manifest.current(), [interaction(1), interaction(2, "second")])

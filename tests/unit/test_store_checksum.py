@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from cassette_refresh._rewrite import edit_refusal
+from cassette_refresh import edit_refusal
 from cassettes_core import CassetteFormatError, load_cassette
-from cassettes_core.store._file import CHECK_KEY, CassetteFile, read_snapshot, read_text
+from cassettes_core.store import CHECK_KEY, CassetteFile, read_snapshot, read_text
 from tests.helpers.factories import interaction
 
 

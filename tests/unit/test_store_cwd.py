@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cassettes_core import CassetteProvider, FakeProvider, LLMResponse, load_cassette
-from cassettes_core.store._file import CassetteFile
+from cassettes_core.store import CassetteFile
 from tests.helpers.factories import chat_request, interaction
 
 

@@ -18,7 +18,8 @@ from cassettes_core import (
     StreamEvent,
     load_cassette,
 )
-from cassettes_core.store._yaml import MAX_DEPTH, depth_of, load
+from cassettes_core.store import MAX_DEPTH, depth_of
+from cassettes_core.store import load_yaml as load
 from tests.helpers.factories import chat_request
 
 # Levels above an answer's body in the file: the document, interactions, the item, and

@@ -19,7 +19,7 @@ from cassettes_core import (
     load_cassette,
 )
 from cassettes_core.cli import main
-from cassettes_core.store._file import CassetteFile
+from cassettes_core.store import CassetteFile
 from tests.helpers.factories import interaction
 
 

@@ -17,8 +17,7 @@ from cassettes_core import (
     LLMResponse,
     load_cassette,
 )
-from cassettes_core.store._file import CassetteFile
-from cassettes_core.store._lock import lock_path_of
+from cassettes_core.store import CassetteFile, lock_for
 from tests.helpers.factories import chat_request, interaction
 
 
@@ -38,7 +37,7 @@ def test_a_name_up_to_the_file_name_limit_records_and_replays(tmp_path: Path, le
     assert loaded is not None
     assert len(loaded) == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]  # lock and temporary gone
-    assert len(lock_path_of(path).name) <= 255
+    assert len(lock_for(path).lock_file.name) <= 255
 
 
 def test_multibyte_names_count_in_bytes(tmp_path: Path) -> None:
@@ -53,7 +52,7 @@ def test_multibyte_names_count_in_bytes(tmp_path: Path) -> None:
 def test_two_long_names_sharing_a_prefix_get_separate_locks(tmp_path: Path) -> None:
     a = tmp_path / ("p" * 240 + "-a.yaml")
     b = tmp_path / ("p" * 240 + "-b.yaml")
-    assert lock_path_of(a) != lock_path_of(b)
+    assert lock_for(a).lock_file != lock_for(b).lock_file
 
 
 def test_a_name_past_the_limit_is_refused_before_the_live_call(tmp_path: Path) -> None:

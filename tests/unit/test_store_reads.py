@@ -10,9 +10,8 @@ import pytest
 
 from cassettes_core import CassetteFormatError, Interaction, load_cassette
 from cassettes_core.cli import main
-from cassettes_core.store._file import render
-from cassettes_core.store._manifest import Manifest
-from cassettes_core.store._yaml import MAX_DEPTH
+from cassettes_core.digest import request_digest
+from cassettes_core.store import MAX_DEPTH, CassetteFile, Manifest, load_yaml, render
 from tests.helpers.factories import interaction, stream_events
 
 _STREAMED = interaction(2, "streamed")
@@ -224,12 +223,8 @@ def test_nesting_up_to_the_limit_loads(tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
     # The request's content sits 5 levels down (interactions, item, request, messages, message).
     text = _nested_block(MAX_DEPTH - 6)
-    from cassettes_core.store._yaml import load
-
-    document = load(text)
+    document = load_yaml(text)
     request = document["interactions"][1]["request"]
-    from cassettes_core.digest import request_digest
-
     digest = request_digest("openai.chat", {k: v for k, v in request.items() if k != "params"})
     path.write_text(text.replace(_STREAMED.digest, digest), encoding="utf-8")
     loaded = load_cassette(path)
@@ -261,3 +256,43 @@ def test_a_cassette_with_an_alias_is_still_an_error_under_a_folder(
     )
     assert main(["scan", str(tmp_path)]) == 2
     assert "alias" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        pytest.param("body:\n", "body: !!binary aGVsbG8=\n  x:\n", id="binary"),
+        pytest.param("duration_ms: 12", "duration_ms: .inf", id="infinity"),
+        pytest.param("duration_ms: 12", "duration_ms: .nan", id="nan"),
+    ],
+)
+def test_non_json_yaml_is_a_format_error(tmp_path: Path, edit: str, message: str) -> None:
+    """Binary data, NaN and Infinity are refused with a CassetteFormatError."""
+    path = tmp_path / "c.yaml"
+    CassetteFile(path).append([interaction(1)])
+    path.write_text(path.read_text().replace(edit, message, 1))
+    with pytest.raises(CassetteFormatError):
+        load_cassette(path)
+
+
+def test_an_alias_bomb_is_refused_at_once(tmp_path: Path) -> None:
+    """Nested aliases ("billion laughs") are refused before anything expands them."""
+    lines = ["version: 1", "a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 9)}]" for n in range(1, 10)]
+    lines.append("interactions: *a9")
+    path = tmp_path / "bomb.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(CassetteFormatError, match="aliases"):
+        load_cassette(path)
+
+
+def test_an_unquoted_date_stays_text(tmp_path: Path) -> None:
+    """A hand-written date in a body loads as the string it looks like."""
+    path = tmp_path / "c.yaml"
+    CassetteFile(path).append([interaction(1)])
+    path.write_text(path.read_text().replace("content: answer 1", "content: 2024-01-01"))
+    loaded = load_cassette(path)
+    assert loaded is not None
+    response = loaded.interactions[0].response
+    assert response is not None
+    assert response.body["choices"][0]["message"]["content"] == "2024-01-01"

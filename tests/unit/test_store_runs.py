@@ -9,8 +9,14 @@ import pytest
 import yaml
 
 from cassettes_core import load_cassette
-from cassettes_core.store._file import CassetteFile
-from cassettes_core.store._runs import PROCESS_STARTED, PROCESS_TOKEN, RecordRun, RunMark, run_began
+from cassettes_core.store import (
+    PROCESS_STARTED,
+    PROCESS_TOKEN,
+    CassetteFile,
+    RecordRun,
+    RunMark,
+    run_began,
+)
 from tests.helpers.factories import interaction
 
 OLD = RunMark("old-run", "another-process", PROCESS_STARTED - 3600)
@@ -107,3 +113,19 @@ def test_an_xdist_worker_joins_a_run_that_began_after_its_controller(
     assert RecordRun.begin("the-xdist-run", seen=plain, seen_last_seq=3).joins(plain)
     monkeypatch.delenv("PYTEST_XDIST_TESTRUNUID")
     assert run_began("the-xdist-run") == PROCESS_STARTED
+
+
+def test_record_rewrites_once_per_run_across_writers(tmp_path: Path) -> None:
+    """Writers sharing a run id rewrite the file once; a new run starts it over."""
+    path = tmp_path / "c.yaml"
+    CassetteFile(path).append([interaction(1, "old")])
+    CassetteFile(path).append([interaction(1, "a")], rewrite=True, run="run-1")
+    CassetteFile(path).append([interaction(1, "b")], rewrite=True, run="run-1")
+    loaded = load_cassette(path)
+    assert loaded is not None
+    asked = [i.request.fields["messages"][0]["content"] for i in loaded.interactions]
+    assert asked == ["a", "b"]
+    CassetteFile(path).append([interaction(1, "c")], rewrite=True, run="run-2")
+    again = load_cassette(path)
+    assert again is not None
+    assert [i.request.fields["messages"][0]["content"] for i in again.interactions] == ["c"]

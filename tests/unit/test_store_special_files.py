@@ -24,9 +24,7 @@ from cassettes_core import (
     load_cassette,
 )
 from cassettes_core.cli import main
-from cassettes_core.store._atomic import atomic_write
-from cassettes_core.store._file import CassetteFile
-from cassettes_core.store._rehash import rehash
+from cassettes_core.store import CassetteFile, atomic_write, rehash
 from tests.helpers.factories import chat_request, interaction
 
 

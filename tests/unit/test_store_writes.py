@@ -13,17 +13,17 @@ from pathlib import Path
 import pytest
 
 from cassettes_core import (
+    CassetteFormatError,
     CassetteProvider,
+    CassetteVersionWarning,
     ConfigError,
     FakeProvider,
     Interaction,
     LLMResponse,
     load_cassette,
 )
-from cassettes_core._model import LLMResponse as Response
-from cassettes_core.store._file import CassetteFile
-from cassettes_core.store._lock import lock_path_of
-from cassettes_core.store._rehash import rehash
+from cassettes_core import LLMResponse as Response
+from cassettes_core.store import CassetteFile, lock_for, rehash
 from tests.helpers.factories import chat_request, interaction
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,7 +72,7 @@ def test_append_through_a_symlink_writes_the_target(
 def test_every_mode_writes_through_a_symlink(tmp_path: Path) -> None:
     """record, append and rehash all write the target, and share the target's lock."""
     link, target = _linked(tmp_path)
-    assert lock_path_of(link) == lock_path_of(target) == target.parent / ".c.yaml.lock"
+    assert lock_for(link).lock_file == lock_for(target).lock_file == target.parent / ".c.yaml.lock"
     live = FakeProvider(lambda r: LLMResponse({"ok": 1}))
     CassetteProvider(live, link, mode="record").complete(chat_request("recorded"))
     assert link.is_symlink()
@@ -118,7 +118,7 @@ NEW_FILE = """
 import os, stat, sys
 from pathlib import Path
 os.umask(int(sys.argv[2], 8))
-from cassettes_core.store._file import CassetteFile
+from cassettes_core.store import CassetteFile, lock_for
 from tests.helpers.factories import interaction
 CassetteFile(Path(sys.argv[1])).append([interaction()])
 print(oct(stat.S_IMODE(os.stat(sys.argv[1]).st_mode)))
@@ -227,7 +227,6 @@ def test_record_over_a_file_that_does_not_load_starts_it_over(tmp_path: Path) ->
 
 def test_append_to_a_file_that_does_not_load_is_refused_untouched(tmp_path: Path) -> None:
     """`append` never writes over a file it cannot read: the error names it, the bytes stay."""
-    from cassettes_core import CassetteFormatError
 
     path = tmp_path / "c.yaml"
     path.write_text("version: 1\ninteractions:\n- seq: 1\n  seq: 2\n", encoding="utf-8")
@@ -277,7 +276,7 @@ def test_a_symlinked_folder_shares_one_lock_and_file(tmp_path: Path) -> None:
     real.mkdir()
     (tmp_path / "alias").symlink_to(real, target_is_directory=True)
     one, other = real / "c.yaml", tmp_path / "alias" / "c.yaml"
-    assert lock_path_of(one) == lock_path_of(other)
+    assert lock_for(one).lock_file == lock_for(other).lock_file
     CassetteFile(one).append([interaction(1, "a")])
     CassetteFile(other).append([interaction(1, "b")])
     assert _contents(one) == ["a", "b"]
@@ -294,3 +293,14 @@ def test_append_that_only_replays_a_read_only_cassette_is_fine(tmp_path: Path) -
     assert appending.complete(chat_request("recorded")).body == {"ok": 1}
     with pytest.raises(ConfigError, match="read-only"):
         appending.complete(chat_request("a new question"))
+
+
+def test_append_keeps_the_versions_that_recorded_old_interactions(tmp_path: Path) -> None:
+    """After an append, replay still reports the drift of the older recordings."""
+    path = tmp_path / "c.yaml"
+    CassetteFile(path).append([interaction(1)])
+    path.write_text(path.read_text().replace("openai: ", "openai: 0.0.1-was-"))
+    CassetteFile(path).append([interaction(2, "b")])
+    with pytest.warns(CassetteVersionWarning, match="openai: 0.0.1-was-"):
+        # (inside pytest drift goes to the summary unless a warning is asked for)
+        CassetteProvider(FakeProvider([]), path, mode="replay", on_version_drift="warn")

@@ -1,0 +1,117 @@
+"""A miss message quotes what changed; a key in it is masked wherever it sits: in a changed prompt
+in any disguise, as a schema property's name, in an auth position, in an added mapping, in
+tool-call arguments.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cassettes_core import CassetteMissError, CassetteProvider, FakeProvider, LLMRequest
+from tests.helpers.factories import answer, chat_request
+from tests.helpers.fake_secrets import (
+    ATTACKS,
+    Attack,
+    assert_never_printed,
+    openai_key,
+    rand,
+    schema_tool,
+)
+
+
+def _miss_message(
+    tmp_path: Path, recorded: LLMRequest, requested: LLMRequest, allow: tuple[str, ...] = ()
+) -> str:
+    path = tmp_path / "miss.yaml"
+    recorder = CassetteProvider(
+        FakeProvider([answer()]), path, mode="record", allow_secrets=list(allow)
+    )
+    recorder.complete(recorded)
+    with pytest.raises(CassetteMissError) as caught:
+        CassetteProvider(FakeProvider([]), path, mode="replay").complete(requested)
+    return str(caught.value)
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_a_miss_message_never_prints_a_hidden_secret(
+    attack: Attack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The miss diff quotes the changed prompt: the hidden key is masked in it, in any form."""
+    text, values = attack(monkeypatch)
+    message = _miss_message(tmp_path, chat_request("Tell me a joke."), chat_request(text))
+    assert "messages[0].content" in message
+    assert_never_printed(message, values)
+
+
+def test_a_miss_message_masks_a_key_used_as_a_schema_property(tmp_path: Path) -> None:
+    """A key spelled as a mapping key (a tool parameter's name) is masked in the diff path."""
+    key = openai_key()
+
+    def with_property(kind: str) -> LLMRequest:
+        parameters = {"type": "object", "properties": {key: {"type": kind}}}
+        tool = {"type": "function", "function": {"name": "f", "parameters": parameters}}
+        return chat_request("Call f.", tools=[tool])
+
+    # Recorded with the key allowed, so that the diff's path runs through it.
+    message = _miss_message(tmp_path, with_property("string"), with_property("integer"), (key,))
+    assert "'string' → 'integer'" in message
+    assert_never_printed(message, [key])
+
+
+def _with_arguments(arguments: dict[str, Any]) -> LLMRequest:
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "login", "arguments": json.dumps(arguments)},
+    }
+    messages = [
+        {"role": "user", "content": "Log in."},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+    ]
+    return chat_request("unused", messages=messages)
+
+
+def test_a_miss_message_masks_a_key_in_an_auth_position(tmp_path: Path) -> None:
+    """A prefix-less key changed under a schema's ``api_key.default``: the diff's path says
+    what the value is, so the value is masked whole."""
+    value = secrets.token_hex(16)
+    message = _miss_message(
+        tmp_path,
+        chat_request("Weather?", tools=[schema_tool("none")]),
+        chat_request("Weather?", tools=[schema_tool(value)]),
+    )
+    assert "properties.api_key.default" in message
+    assert_never_printed(message, [value])
+
+
+def test_a_miss_message_masks_a_key_in_an_added_mapping(tmp_path: Path) -> None:
+    value = secrets.token_hex(16)
+    tool = schema_tool(value)
+    bare = {
+        "type": "function",
+        "function": {"name": "weather", "parameters": {"type": "object", "properties": {}}},
+    }
+    message = _miss_message(
+        tmp_path, chat_request("Weather?", tools=[bare]), chat_request("Weather?", tools=[tool])
+    )
+    assert "'default': '" in message  # the mapping is shown, its key masked
+    assert value[:8] not in message  # (the cut at 60 characters would hide the rest anyway)
+    assert_never_printed(message, [value])
+
+
+def test_a_miss_message_masks_a_password_in_tool_arguments(tmp_path: Path) -> None:
+    """Passwords in code are left to detect-secrets when recording; a miss diff, which never
+    loads it, masks every assigned password (masking an example costs nothing)."""
+    password = rand(6) + "&" + rand(9)
+    message = _miss_message(
+        tmp_path,
+        _with_arguments({"user": "ana", "password": "old"}),
+        _with_arguments({"user": "ana", "password": password}),
+    )
+    assert "function.arguments" in message
+    assert_never_printed(message, [password])

@@ -1,0 +1,271 @@
+"""A key in another written form is refused: behind a repeated JSON key, percent-encoded, escaped,
+in base64 on one line or wrapped over many; honest encoded data and markup pass.
+
+Every secret is a fake generated at run time; every refusal checks that no report prints the
+value whole, in the stored form or in the normal form.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import secrets
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from tests.helpers.fake_secrets import (
+    B64,
+    assert_masked,
+    openai_key,
+    rand,
+    reply,
+    request_body,
+    scan,
+    text_in_response,
+    tool_arguments,
+    wrapped,
+)
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        pytest.param('{{"cmd": "export KEY={key}", "cmd": "ls"}}', id="first-of-two"),
+        pytest.param('{{"cmd": "ls", "cmd": "echo {key}", "cmd": "pwd"}}', id="middle-of-three"),
+        pytest.param('{{"a": {{"x": "{key}", "x": 1}}}}', id="nested"),
+        pytest.param('[{{"x": "{key}", "x": ""}}, {{"x": 2}}]', id="in-a-list"),
+        pytest.param('{{"env": {{"OPENAI": "{key}"}}, "env": {{}}}}', id="object-replaced"),
+    ],
+)
+def test_a_key_a_repeated_json_key_hides_is_refused(template: str) -> None:
+    """json.loads keeps the last of repeated keys; the stored raw string keeps all of them."""
+    key = openai_key()
+    arguments = template.format(key=key)
+    assert key not in json.dumps(json.loads(arguments))  # what a plain parse would have scanned
+    findings = scan(tool_arguments(arguments))
+    assert findings
+    assert all(
+        f.path.startswith("request.messages[0].tool_calls[0].function.arguments") for f in findings
+    )
+    assert any("OpenAI" in f.kind for f in findings)
+    assert_masked(findings, key)
+
+
+def test_repeated_json_keys_in_a_response_and_a_query_are_refused() -> None:
+    """The same trick in a response body's JSON string and in a JSON query parameter."""
+    key = openai_key()
+    body = text_in_response(f'{{"note": "{key}", "note": "fine"}}')
+    assert scan(body)
+    endpoint = {
+        "seq": 1,
+        "endpoint": "/v1/x?filter=" + f'{{"q":"{key}","q":""}}'.replace('"', "%22"),
+    }
+    assert scan(endpoint)
+
+
+def test_a_credential_field_a_repeated_key_hides_is_refused() -> None:
+    """A prefix-less key in an auth field, shadowed by a second field of the same name."""
+    secret = rand(32)
+    findings = scan(tool_arguments(f'{{"api_key": "{secret}", "api_key": "none"}}'))
+    # Which detector names it depends on the random value (one without digits is found by
+    # entropy or keyword); that the shadowed field is refused does not.
+    assert any(f.path.endswith("arguments(json).api_key") for f in findings)
+    assert_masked(findings, secret)
+
+
+def test_a_key_in_a_percent_encoded_path_is_refused() -> None:
+    """``%2D`` for ``-`` hides an sk- key from the stored path; the decoded path shows it."""
+    key = openai_key()
+    findings = scan({"seq": 1, "endpoint": "/v1/files/" + key.replace("-", "%2D")})
+    assert [f.path for f in findings] == ["endpoint"]
+    assert_masked(findings, key)
+
+
+def test_a_plus_in_a_query_value_does_not_hide_a_key() -> None:
+    """A query decodes ``+`` to a space; the raw query still holds the whole key."""
+    value = rand(40, B64) + "+" + rand(45, B64) + "=="
+    findings = scan({"seq": 1, "endpoint": f"/v1/x?conn=AccountKey={value};EndpointSuffix=x"})
+    assert findings
+    assert_masked(findings, value)
+
+
+@pytest.mark.parametrize(
+    "encode",
+    [
+        lambda c: f"\\u{ord(c):04x}",
+        lambda c: f"\\x{ord(c):02x}",
+        lambda c: f"&#{ord(c)};",
+        lambda c: f"&#x{ord(c):x};",
+    ],
+    ids=["backslash-u", "backslash-x", "html-decimal", "html-hex"],
+)
+def test_a_key_written_in_escapes_is_refused(encode: Any) -> None:
+    """Its first characters as escapes, in text that is not JSON (so nothing decodes them)."""
+    key = openai_key()
+    escaped = "".join(encode(c) for c in key[:4]) + key[4:]
+    findings = scan(text_in_response(f"key: {escaped} (escaped)"))
+    assert findings
+    assert_masked(findings, key)
+
+
+@pytest.mark.parametrize(
+    "encode",
+    [base64.b64encode, base64.urlsafe_b64encode, lambda raw: base64.b64encode(raw).rstrip(b"=")],
+    ids=["standard", "urlsafe", "unpadded"],
+)
+def test_a_key_written_in_base64_is_refused(encode: Any) -> None:
+    """``c2stcHJvai0…`` decodes to ``sk-proj-…``: the stored run is refused and masked."""
+    key = f"sk-proj-{rand(30)}"
+    encoded = encode(key.encode()).decode()
+    findings = scan(text_in_response(f"decode this: {encoded}"))
+    assert any("(base64-encoded)" in f.kind for f in findings)
+    assert_masked(findings, key, encoded)
+
+
+def test_base64_of_ordinary_text_and_binary_passes() -> None:
+    """Encoded prose (no key in it) and encoded binary are not keys."""
+    prose = base64.b64encode(b"the model returns a list of tokens").decode()
+    binary = base64.b64encode(bytes(range(40))).decode()
+    assert scan(text_in_response(f"a {prose} b {binary} c")) == []
+
+
+@pytest.mark.parametrize(
+    "escape",
+    [
+        pytest.param(lambda key: key.replace("/", "\\/"), id="json-escaped-slash"),
+        pytest.param(lambda key: key.replace("/", "&#x2F;").replace("+", "&#43;"), id="numeric"),
+    ],
+)
+def test_an_escaped_base64_credential_is_refused(escape: Callable[[str], str]) -> None:
+    """A PHP-style JSON encoder writes ``\\/``; an HTML page writes entities."""
+    value = base64.b64encode(secrets.token_bytes(30)).decode()
+    while "/" not in value:
+        value = base64.b64encode(secrets.token_bytes(30)).decode()
+    text = f"AZURE_STORAGE_KEY={escape(value)}"
+    findings = scan(reply(text))
+    assert findings, text
+    assert_masked(findings, value)
+
+
+def test_escaped_prose_and_markup_pass() -> None:
+    text = 'Tom &amp; Jerry said \\"hi\\" at 3 &lt; 4 &gt; 2; path C:\\\\Users\\\\ana\\/docs'
+    assert scan(reply(text)) == []
+
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda: wrapped(PNG + secrets.token_bytes(3000), 76), id="mime-png"),
+        pytest.param(
+            lambda: (
+                "$ base64 photo.jpg\n" + wrapped(b"\xff\xd8\xff" + secrets.token_bytes(2000), 76)
+            ),
+            id="base64-cli-jpeg",
+        ),
+        pytest.param(
+            lambda: (
+                "Content-Transfer-Encoding: base64\r\n\r\n"
+                + wrapped(b"%PDF-1.7\n" + secrets.token_bytes(2000), 76).replace("\n", "\r\n")
+            ),
+            id="mime-pdf-crlf",
+        ),
+        pytest.param(
+            lambda: (
+                "-----BEGIN CERTIFICATE-----\n"
+                + wrapped(b"\x30\x82\x03\x10" + secrets.token_bytes(780), 64)
+                + "\n-----END CERTIFICATE-----"
+            ),
+            id="certificate",
+        ),
+        pytest.param(
+            lambda: (
+                "-----BEGIN PUBLIC KEY-----\n"
+                + wrapped(b"\x30\x82\x01\x22" + secrets.token_bytes(290), 64)
+                + "\n-----END PUBLIC KEY-----"
+            ),
+            id="public-key",
+        ),
+        pytest.param(
+            lambda: "    " + wrapped(PNG + secrets.token_bytes(900), 60).replace("\n", "\n    "),
+            id="indented",
+        ),
+        pytest.param(
+            lambda: "\n\n".join(
+                f"# Issuer: CN=Example Root CA {n}\n-----BEGIN CERTIFICATE-----\n"
+                + wrapped(b"\x30\x82\x05\x10" + secrets.token_bytes(1000 + 7 * n), 64)
+                + "\n-----END CERTIFICATE-----"
+                for n in range(6)
+            ),
+            id="ca-bundle-short-last-lines",
+        ),
+    ],
+)
+def test_wrapped_public_or_binary_base64_passes(make: Callable[[], str]) -> None:
+    """A long token written over many lines is one token, as it is on one line."""
+    text = make()
+    assert scan(reply(f"Here it is:\n{text}\nDone.")) == []
+    assert scan(request_body({"messages": [{"role": "tool", "content": text}]})) == []
+
+
+@pytest.mark.parametrize(
+    ("make", "kind"),
+    [
+        pytest.param(
+            lambda: wrapped(b"\x30\x82\x04\xa4\x02\x01\x00" + secrets.token_bytes(1200), 64),
+            "Base64 High Entropy String",
+            id="der-private-key-without-headers",
+        ),
+        pytest.param(
+            lambda: wrapped(b"openssh-key-v1\x00" + secrets.token_bytes(1000), 70),
+            "Base64 High Entropy String",
+            id="openssh-key-body",
+        ),
+        pytest.param(
+            lambda: (
+                "-----BEGIN PRIVATE KEY-----\n"
+                + wrapped(b"\x30\x82\x04\xbd" + secrets.token_bytes(1200), 64)
+                + "\n-----END PRIVATE KEY-----"
+            ),
+            "private key (PEM)",
+            id="private-pem",
+        ),
+        pytest.param(
+            lambda: (
+                "-----BEGIN ENCRYPTED PRIVATE KEY-----\n"
+                + wrapped(secrets.token_bytes(1200), 64)
+                + "\n-----END ENCRYPTED PRIVATE KEY-----"
+            ),
+            "private key (PEM)",
+            id="encrypted-pem",
+        ),
+    ],
+)
+def test_wrapped_key_material_is_still_refused(make: Callable[[], str], kind: str) -> None:
+    text = make()
+    findings = scan(reply(text))
+    assert kind in {f.kind for f in findings}
+    for line in text.splitlines()[1:-1]:
+        assert_masked(findings, line)
+
+
+def test_a_short_wrapped_secret_is_still_refused() -> None:
+    """A 64-byte HMAC secret wrapped at 64: two lines, shorter than any blob."""
+    secret = base64.b64encode(secrets.token_bytes(64)).decode()
+    text = "signing secret:\n" + secret[:64] + "\n" + secret[64:]
+    findings = scan(reply(text))
+    assert findings
+    assert_masked(findings, secret[:64])
+
+
+def test_a_wrapped_base64_config_file_is_still_read() -> None:
+    """A key inside a base64-encoded text file wrapped at 76 is not taken for binary data."""
+    key = openai_key()
+    config = f"# service config\nOPENAI_API_KEY={key}\nREGION=eu-west-1\n" * 3
+    findings = scan(reply(wrapped(config.encode(), 76)))
+    assert findings
+    assert_masked(findings, key)

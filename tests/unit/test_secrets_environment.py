@@ -1,0 +1,223 @@
+"""The process's own credentials are refused wherever and however they are written (another case,
+another encoding, one line of many); the environment's other values pass.
+
+Every secret is a fake generated at run time; every refusal checks that no report prints the
+value whole, in the stored form or in the normal form.
+"""
+
+from __future__ import annotations
+
+import base64
+import secrets
+import string
+from collections.abc import Callable
+
+import pytest
+
+from cassettes_core.secrets import SecretGuard, redact
+from tests.helpers.fake_secrets import (
+    B64,
+    assert_masked,
+    fullwidth,
+    openai_key,
+    rand,
+    reply,
+    scan,
+    text_in_response,
+)
+
+
+@pytest.fixture
+def billing_token(monkeypatch: pytest.MonkeyPatch) -> str:
+    """A credential-like variable of this process, with a fresh value of no known format."""
+    value = rand(8, string.ascii_lowercase) + "." + rand(20)
+    monkeypatch.setenv("BILLING_SERVICE_TOKEN", value)
+    return value
+
+
+def test_an_environment_credential_is_refused_anywhere(billing_token: str) -> None:
+    """In prose, a header, a long key, a query (percent-encoded) and a stream split."""
+    places = [
+        text_in_response(f"it said {billing_token}!"),
+        {"seq": 1, "response": {"headers": {"x-echo": billing_token}}},
+        {"seq": 1, "response": {"body": {billing_token: True}}},
+        {"seq": 1, "endpoint": "/v1/x?t=" + billing_token.replace(".", "%2E")},
+        {
+            "seq": 1,
+            "stream": [
+                {"data": {"delta": piece}}
+                for piece in ("a ", billing_token[:9], billing_token[9:], " z")
+            ],
+        },
+    ]
+    for interaction in places:
+        findings = scan(interaction)
+        assert any("BILLING_SERVICE_TOKEN" in f.kind for f in findings), interaction
+        assert_masked(findings, billing_token)
+
+
+def test_an_environment_credential_is_refused_in_disguise(billing_token: str) -> None:
+    """Laced with zero-width characters or in fullwidth letters, it is still refused."""
+    for disguised in ("\u200b".join(billing_token), fullwidth(billing_token)):
+        findings = scan(text_in_response(disguised))
+        assert any("BILLING_SERVICE_TOKEN" in f.kind for f in findings)
+        assert_masked(findings, billing_token, disguised)
+
+
+def test_the_environment_is_read_at_scan_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A guard made before the variable was set still refuses its value."""
+    guard = SecretGuard()
+    value = rand(24)
+    interaction = text_in_response(f"value {value}")
+    assert not any("environment" in f.kind for f in guard.scan(interaction))
+    monkeypatch.setenv("PAYMENTS_PRIVATE_KEY", value)
+    assert any("PAYMENTS_PRIVATE_KEY" in f.kind for f in guard.scan(interaction))
+    assert SecretGuard(allow=[value]).scan(interaction) == []
+
+
+@pytest.mark.parametrize("name", ["DB_PASSWORD", "VAULT_PASSPHRASE", "SMTP_PASSWD", "ADMIN_PWD"])
+def test_an_environment_password_of_plain_words_is_refused(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A passphrase is words (``correct-horse-battery-staple``): under a password's name it
+    counts, though the same words under ``AUTH_MODE`` are a setting (below)."""
+    words = [rand(5, string.ascii_lowercase) for _ in range(4)]
+    value = "-".join(words)
+    monkeypatch.setenv(name, value)
+    for text in (f"connected with {value} as the password", value.upper()):
+        findings = scan(text_in_response(text))
+        assert any(name in f.kind for f in findings), text
+        assert_masked(findings, value)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("SSH_AUTH_SOCK", "/tmp/ssh-XXXXabc123/agent.4242"),
+        ("GOOGLE_APPLICATION_CREDENTIALS", "/home/ci/creds/service-account.json"),
+        ("AUTH_ENABLED", "true"),
+        ("TOKEN_TTL_SECONDS", "86400000000000"),
+        ("AUTH_MODE", "oauth-client-credentials"),
+        ("OPENAI_API_KEY", "test-key"),
+        ("AUTH_SERVER", "https://auth.example.com/realms/main"),
+        ("AWS_ACCESS_KEY_ID_EXAMPLE_PUBLIC_KEY", "AAAAPUBLICKEYMATERIAL"),
+    ],
+)
+def test_environment_values_that_are_not_secrets_pass(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str
+) -> None:
+    """Paths, booleans, numbers, identifiers, short test keys, URLs, public keys: not refused."""
+    monkeypatch.setenv(name, value)
+    assert scan(text_in_response(f"config: {value} in use")) == []
+
+
+def test_redaction_masks_disguised_and_environment_values(billing_token: str) -> None:
+    """A miss message quoting a request through repr never prints a disguised key."""
+    key = openai_key()
+    laced = "\u200b".join(key)
+    for text in (
+        repr(laced),
+        laced,
+        repr(fullwidth(key)),
+        f"echo {billing_token}",
+        repr({"t": billing_token}),
+    ):
+        shown = redact(text)
+        for form in (key, laced, billing_token, fullwidth(key)):
+            assert form not in shown
+            assert form[len(form) // 3 : 2 * len(form) // 3] not in shown
+    assert redact("nothing secret here") == "nothing secret here"
+
+
+def test_the_lines_of_a_multi_line_environment_credential_are_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A key file held in a variable: each long line of it is refused on its own."""
+    lines = [rand(64, B64) for _ in range(3)]
+    monkeypatch.setenv("SERVICE_PRIVATE_KEY", "-----BEGIN KEY-----\n" + "\n".join(lines) + "\n")
+    findings = scan(text_in_response(f"line two is {lines[1]}."))
+    assert any("SERVICE_PRIVATE_KEY" in f.kind for f in findings)
+    assert_masked(findings, lines[1])
+
+
+def test_an_environment_credential_in_base64_is_refused(billing_token: str) -> None:
+    """The process's own credential, base64-encoded (a Kubernetes secret pasted in)."""
+    encoded = base64.b64encode(billing_token.encode()).decode()
+    findings = scan(text_in_response(f"the blob is {encoded} as given"))
+    assert any("BILLING_SERVICE_TOKEN" in f.kind for f in findings)
+
+
+def test_a_credential_that_starts_with_a_slash_is_not_taken_for_a_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Base64 bodies start with ``/`` one time in 64: such a value is still refused."""
+    line = "/" + rand(20, "ABCDEFGH") + "/" + rand(20, "abcdefgh") + "7Q" + rand(20, B64)
+    monkeypatch.setenv("SERVICE_PRIVATE_KEY", "-----BEGIN KEY-----\n" + line + "\n")
+    monkeypatch.setenv("SIGNING_KEY", line)
+    findings = scan(text_in_response(f"line two is {line}."))
+    kinds = {f.kind for f in findings}
+    assert any("SERVICE_PRIVATE_KEY" in kind or "SIGNING_KEY" in kind for kind in kinds)
+    assert_masked(findings, line)
+
+
+def test_a_credential_variable_that_holds_a_path_is_not_a_secret(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``SSH_PRIVATE_KEY=/home/ci/.ssh/id_ed25519`` names a file: quoting it is harmless."""
+    monkeypatch.setenv("SSH_PRIVATE_KEY", "/home/ci/.ssh/id_ed25519")
+    findings = scan(text_in_response("the key file is /home/ci/.ssh/id_ed25519 on the runner"))
+    assert not any("SSH_PRIVATE_KEY" in f.kind for f in findings)
+
+
+@pytest.mark.parametrize(
+    "disguise",
+    [
+        pytest.param(str.upper, id="upper"),
+        pytest.param(str.lower, id="lower"),
+        pytest.param(str.swapcase, id="swapped"),
+        pytest.param(
+            lambda v: "".join(f"%{ord(c):02x}" if not c.isalnum() else c for c in v),
+            id="lower-case-percent-encoding",
+        ),
+    ],
+)
+def test_an_environment_credential_in_another_case_is_refused(
+    disguise: Callable[[str], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tool that upper-cases a hex token, a client that percent-encodes in lower case."""
+    value = f"{secrets.token_hex(12)}/{rand(8)}+{rand(6)}"
+    monkeypatch.setenv("BILLING_SERVICE_TOKEN", value)
+    shown = disguise(value)
+    for interaction in (
+        reply(f"The token was {shown}."),
+        {"seq": 1, "endpoint": f"/v1/files?t={shown}", "request": {}},
+        {"seq": 1, "response": {"status": 200, "headers": {"x-debug": shown}, "body": {}}},
+    ):
+        findings = scan(interaction)
+        kinds = {f.kind for f in findings}  # (a query is read raw and decoded)
+        assert "value of the environment variable BILLING_SERVICE_TOKEN" in kinds, interaction
+        assert_masked(findings, value, shown)
+    assert shown not in redact(f"token {shown}")
+
+
+def test_an_allowed_environment_credential_passes_in_any_case(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    value = f"{secrets.token_hex(12)}{rand(8)}"
+    monkeypatch.setenv("BILLING_SERVICE_TOKEN", value)
+    assert SecretGuard(allow=[value]).scan(reply(f"token {value.upper()}")) == []
+
+
+def test_an_html_escaped_environment_credential_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    value = f'{rand(10)}&{rand(10)}"{rand(6)}'
+    monkeypatch.setenv("SHOP_API_SECRET", value)
+    escaped = value.replace("&", "&amp;").replace('"', "&quot;")
+    for text in (f"<td>{escaped}</td>", f"<input value=&quot;{escaped}&quot;>"):
+        findings = scan(reply(text))
+        assert [f.kind for f in findings] == [
+            "value of the environment variable SHOP_API_SECRET"
+            " (hidden by look-alike, invisible or escaped characters)"
+        ], text
+        assert_masked(findings, value, escaped)

@@ -1,0 +1,312 @@
+"""A credential named by its field, by a sibling field or by an assignment is refused, whatever its
+shape; a name beside a harmless value passes.
+
+Every secret is a fake generated at run time; every refusal checks that no report prints the
+value whole, in the stored form or in the normal form.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import secrets
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from cassettes_core.secrets import redact
+from tests.helpers.fake_secrets import (
+    ALNUM,
+    B64,
+    SIBLING_SHAPES,
+    URLSAFE,
+    assert_masked,
+    hex32,
+    in_response,
+    rand,
+    reply,
+    request_body,
+    scan,
+    scan_lines,
+    seeded,
+    text_in_response,
+    tool_arguments,
+    tool_call,
+)
+
+
+def _assignments() -> list[Any]:
+    def b64() -> str:
+        return rand(86, B64) + "=="
+
+    cases = {
+        "dotenv-azure-hex": lambda: f"AZURE_OPENAI_API_KEY={hex32()}",
+        "dotenv-quoted": lambda: f'AZURE_OPENAI_KEY="{hex32()}"',
+        "export-hex": lambda: f"export AZURE_OPENAI_KEY={hex32()}",
+        "export-speech": lambda: f"export SPEECH_KEY={hex32()}\nexport SPEECH_REGION=westeurope",
+        "yaml-hex": lambda: (
+            f"azure:\n  endpoint: https://x.openai.azure.com\n  api_key: {hex32()}\n"
+        ),
+        "yaml-base64": lambda: f"storage:\n  account_key: {b64()}\n",
+        "python-environ": lambda: f'os.environ["AZURE_OPENAI_KEY"] = "{hex32()}"',
+        "python-environ-single": lambda: f"os.environ['COHERE_TOKEN'] = '{rand(40)}'",
+        "azure-key-credential": lambda: (
+            f'client = ChatCompletionsClient(ep, AzureKeyCredential("{hex32()}"))'
+        ),
+        "json-config": lambda: f'{{"azure": {{"subscriptionKey": "{hex32()}"}}}}',
+        "azure-cli-keys-list": lambda: f'{{"key1": "{hex32()}", "key2": "{hex32()}"}}',
+        "azure-storage-keys": lambda: f'"primaryKey": "{b64()}", "secondaryKey": "{b64()}"',
+        "cosmos-master-key": lambda: f"primaryMasterKey: {b64()}",
+        "connection-string-account-key": lambda: (
+            f"DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={b64()};EndpointSuffix=core.windows.net"
+        ),
+        "connection-string-shared-access": lambda: (
+            "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=root;"
+            f"SharedAccessKey={rand(43, B64)}="
+        ),
+        "connection-string-password": lambda: (
+            f"Server=db;Database=app;User Id=svc;Password={rand(14)}7!;"
+        ),
+        "dotenv-password": lambda: f"POSTGRES_PASSWORD={rand(10)}9x",
+        "postgres-url": lambda: f"postgres://svc:{rand(16)}@db.internal:5432/app",
+        "cli-flag-spaced": lambda: f"az openai deploy --api-key {hex32()} --name x",
+        "windows-setx": lambda: f"setx AZURE_OPENAI_KEY {hex32()}",
+        "dockerfile-env": lambda: f"FROM python:3.12\nENV AZURE_OPENAI_KEY {hex32()}\n",
+        "r-assignment": lambda: f"azure_openai_key <- '{hex32()}'",
+        "xml-app-config": lambda: f'<add key="AzureOpenAIKey" value="{hex32()}" />',
+        "xml-element": lambda: f"<AzureOpenAIKey>{hex32()}</AzureOpenAIKey>",
+    }
+    return [pytest.param(make, id=name) for name, make in cases.items()]
+
+
+@pytest.mark.parametrize("make", _assignments())
+def test_a_credential_assigned_in_text_is_refused(make: Any) -> None:
+    """.env, export, YAML, Python, a credential call, JSON config, connection strings."""
+    text = make()
+    for interaction in (text_in_response(text), tool_arguments(json.dumps({"file": text}))):
+        findings = scan(interaction)
+        assert findings, text.split("=")[0]
+        previews = " ".join(f.preview for f in findings)
+        assert "…" in previews
+    secret_parts = [
+        part for part in text.replace(";", " ").replace('"', " ").split() if len(part) > 24
+    ]
+    assert_masked(scan(text_in_response(text)), *secret_parts)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "cache_key = 5d41402abc4b2a76b9719d911017c592",
+        "sort_key: 0d5b7c9e3f1a2b4c6d8e0f1a2b3c4d5e",
+        "public_key = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG9kZXhhbXBsZQ user@host'",
+        "partition_key: tenant-eu-west-1",
+        "idempotency_key = 3f2b9d4e-8c1a-4b7e-9f0d-2a6c5e8b1d3f",
+        "AZURE_OPENAI_KEY=${AZURE_OPENAI_KEY}",
+        "export OPENAI_API_KEY=<your key here>",
+        "Password=changeme;",
+        "DB_PASSWORD=postgres",
+        'cred = AzureKeyCredential(os.environ["AZURE_KEY"])',
+        "The key was rotated; set AZURE_OPENAI_KEY in the portal and restart.",
+        "--api-key YOUR_API_KEY_HERE --api-key $OPENAI_API_KEY",
+        "the api key 5d41402abc4b2a76b9719d911017c592 of the cache",
+        "<cache_key>5d41402abc4b2a76b9719d911017c592</cache_key>",
+        '<add key="CacheSize" value="5d41402abc4b2a76b9719d911017c592" />',
+        "--api-key-file /etc/secrets/openai.key",
+    ],
+)
+def test_harmless_assignments_pass(text: str) -> None:
+    """Cache, sort and public keys, placeholders, example passwords, references, prose."""
+    assert scan(text_in_response(text)) == []
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "azure_openai_key",
+        "AZURE_OPENAI_KEY",
+        "azureOpenAIKey",
+        "openaiKey",
+        "DeployToken",
+        "LLMSecret",
+        "service_credential",
+    ],
+)
+@pytest.mark.parametrize("value", [hex32, lambda: rand(86, B64) + "=="], ids=["hex", "base64"])
+def test_a_credential_named_field_of_a_body_is_refused(name: str, value: Any) -> None:
+    """A body's field is named as a variable is in text: a structured `{"azureOpenAIKey": …}`
+    (a user Provider's metadata, an SDK's extra_body) counts as its JSON text does."""
+    key = value()
+    for interaction in (
+        {"seq": 1, "request": {"model": "gpt-4o", "metadata": {name: key}}},
+        {"seq": 1, "response": {"status": 200, "body": {"config": {name: key}}}},
+        text_in_response(json.dumps({name: key})),
+        tool_arguments(json.dumps({"settings": {name: key}})),
+    ):
+        findings = scan(interaction)
+        assert findings, (name, interaction)
+        assert_masked(findings, key)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "cache_key",
+        "promptCacheKey",
+        "next_page_token",
+        "continuation_token",
+        "sort_key",
+        "public_key",
+        "idempotencyKey",
+        "max_tokens",
+        "item_key",
+    ],
+)
+def test_fields_named_like_other_keys_pass(name: str) -> None:
+    """Cache, page, sort, public and idempotency keys hold hex digests that open nothing (a
+    32-hex value is refused in a credential-named field: the one next to it must pass)."""
+    value = hex32()
+    assert scan({"seq": 1, "request": {"model": "gpt-4o", "metadata": {"azure_key": value}}})
+    interaction = {"seq": 1, "request": {"model": "gpt-4o", "metadata": {name: value}}}
+    assert scan(interaction) == [], (name, value)
+
+
+def _b64() -> str:
+    return base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+TEXT_PAIRS: dict[str, str] = {
+    "putenv": 'os.putenv("AZURE_OPENAI_API_KEY", "{v}")',
+    "setdefault": 'os.environ.setdefault("AZURE_OPENAI_KEY", "{v}")',
+    "monkeypatch": "monkeypatch.setenv('AZURE_OPENAI_API_KEY', '{v}')",
+    "go-setenv": 'os.Setenv("MISTRAL_API_KEY", "{v}")',
+    "getenv-default": 'key = os.getenv("AZURE_OPENAI_API_KEY", "{v}")',
+    "header-tuple": 'headers = [("api-key", "{v}")]',
+    "json-name-value": '{{"name": "AZURE_OPENAI_API_KEY", "value": "{v}"}}',
+    "json-name-value-indented": '{{\n  "name": "AZURE_OPENAI_API_KEY",\n  "value": "{v}"\n}}',
+    "k8s-env": "env:\n  - name: AZURE_OPENAI_API_KEY\n    value: {v}\n",
+    "k8s-env-quoted": 'env:\n- name: "COHERE_API_KEY"\n  value: "{v}"\n',
+    "toml-inline": '{{ name = "AZURE_OPENAI_KEY", value = "{v}" }}',
+    "markdown-table": "| variable | value |\n|---|---|\n| AZURE_OPENAI_API_KEY | {v} |\n",
+}
+
+
+@pytest.mark.parametrize("make", [hex32, _b64], ids=["hex", "base64"])
+@pytest.mark.parametrize("template", list(TEXT_PAIRS.values()), ids=list(TEXT_PAIRS))
+def test_a_credential_beside_its_name_in_text_is_refused(
+    template: str, make: Callable[[], str]
+) -> None:
+    value = make()
+    text = template.format(v=value)
+    findings = scan(reply(f"Here is the config:\n{text}"))
+    assert findings, text
+    assert any("credential" in f.kind for f in findings)
+    assert_masked(findings, value)
+    assert value not in redact(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'key = os.getenv("AZURE_OPENAI_API_KEY", "")',
+        'os.environ.setdefault("OPENAI_API_KEY", "YOUR_API_KEY")',
+        'for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):',
+        '{"name": "AZURE_OPENAI_API_KEY", "value": "${AZURE_OPENAI_API_KEY}"}',
+        "env:\n  - name: OPENAI_API_KEY\n    valueFrom:\n      secretKeyRef: {name: openai}",
+        json.dumps({"name": "cache_key", "value": secrets.token_hex(16)}),
+        json.dumps({"name": "city", "value": secrets.token_hex(16)}),
+        "| api_key | your key from the dashboard |",
+        f'("sort_key", "{secrets.token_hex(16)}")',
+        '_SIGNED = ("authorization", "x-amz-content-sha256", "x-amz-date", "x-amz-security-token")',
+        'headers = ("api-key", "content-type-options-nosniff")',
+        '{"name": "OPENAI_API_KEY", "value": "sk-proj-..."}',
+    ],
+    ids=lambda text: str(len(text)) + "-" + text[:12],
+)
+def test_names_beside_harmless_values_pass(text: str) -> None:
+    assert scan(reply(text)) == []
+
+
+@pytest.mark.parametrize("make", [hex32, _b64], ids=["hex", "base64"])
+@pytest.mark.parametrize("shape", list(SIBLING_SHAPES.values()), ids=list(SIBLING_SHAPES))
+def test_a_credential_named_by_its_sibling_is_refused(
+    shape: Callable[[str], dict[str, Any]], make: Callable[[], str]
+) -> None:
+    """In a request body, and in tool-call arguments (a JSON string, parsed and read raw)."""
+    value = make()
+    findings = scan(request_body(shape(value)))
+    assert [f.path.rsplit(".", 1)[-1] for f in findings] in (["value"], ["default"])
+    assert_masked(findings, value)
+    function = {"name": "deploy", "arguments": json.dumps(shape(value))}
+    call = {"id": "call_1", "type": "function", "function": function}
+    message = {"role": "assistant", "content": None, "tool_calls": [call]}
+    findings = scan(request_body({"messages": [message]}))
+    assert findings
+    assert_masked(findings, value)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"env": [{"name": "OPENAI_API_KEY", "value": "${{ secrets.OPENAI_API_KEY }}"}]},
+        {"env": [{"name": "LOG_LEVEL", "value": secrets.token_hex(16)}]},
+        {"env": [{"name": "OPENAI_API_KEY", "valueFrom": {"secretKeyRef": {"key": "k"}}}]},
+        {"headers": [{"name": "x-request-id", "value": secrets.token_hex(16)}]},
+        {"properties": {"city": {"type": "string", "default": secrets.token_hex(16)}}},
+        {"properties": {"api_key": {"type": "string", "default": "YOUR_API_KEY"}}},
+        {"properties": {"api_key": {"type": "string", "example": "sk-..."}}},
+    ],
+)
+def test_harmless_pairs_pass(body: dict[str, Any]) -> None:
+    assert scan(request_body(body)) == []
+
+
+def test_a_random_key_without_a_digit_is_still_a_credential() -> None:
+    """Random keys lack a digit now and then (a 32-character one 0.4 % of the time): beside
+    its name, a digit-free key of random case is refused all the same."""
+    value = "".join(
+        rand(1, "ABCDEFGHJKLMNPQRSTUVWXYZ") + rand(1, "abcdefghjkmnpqrstuvwxyz") for _ in range(16)
+    )
+    text = f'{{"name": "AZURE_OPENAI_API_KEY", "value": "{value}"}}'
+    findings = scan(reply(f"Here is the config:\n{text}"))
+    assert any("credential" in f.kind for f in findings)
+    assert_masked(findings, value)
+
+
+def test_a_camel_case_name_beside_a_key_name_is_not_a_credential() -> None:
+    """Words in camelCase (a quarter upper case at most) are an identifier, not a key."""
+    text = '{"name": "AZURE_OPENAI_API_KEY", "value": "readFromTheVaultWhenTheServiceStarts"}'
+    assert scan(reply(f"Here is the config:\n{text}")) == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param({"password": "Sunsh1ne$2024!"}, id="dollar-in-password-field"),
+        pytest.param({"password": "wherearemykeys42"}, id="here-in-password-field"),
+        pytest.param({"db_password": "Yourmom1987!"}, id="your-in-password-field"),
+        pytest.param(
+            {"content": "DATABASE_URL=postgres://app:Pa$$w0rd2024@db.internal:5432/prod"},
+            id="dollar-in-url-password",
+        ),
+        pytest.param({"dsn": "mysql://svc:k8{Xq2!pL9z@10.0.0.5/app"}, id="brace-in-url-password"),
+        pytest.param(
+            {"content": f"aws_secret_access_key = {seeded(40, ALNUM + '/+')}"},
+            id="aws-secret-in-text",
+        ),
+        pytest.param({"content": f"api_key: {seeded(32)}\nmodel: x"}, id="api-key-in-yaml-text"),
+        pytest.param({"content": f'{{"api_key": "{seeded(32)}"}}'}, id="api-key-in-json-text"),
+    ],
+)
+def test_template_characters_in_passwords_and_assigned_keys_are_refused(
+    body: dict[str, Any],
+) -> None:
+    """Real passwords holding "$", "{", "here" or "your", and keys assigned in text."""
+    assert scan_lines(in_response(body))
+
+
+@pytest.mark.parametrize("name", ["access_token", "refresh_token", "id_token", "api_token"])
+def test_credential_tokens_in_tool_arguments_are_still_refused(name: str) -> None:
+    """Pagination tokens pass; the tokens that open an account do not."""
+    assert scan_lines(in_response(tool_call({name: seeded(44, URLSAFE, seed=3)})))

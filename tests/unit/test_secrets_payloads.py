@@ -1,0 +1,231 @@
+"""What an LLM payload holds passes: ids, hashes, sequences, small inline media, page cursors,
+public integrity hashes, certificate lines, alphabets in code; a real key beside them does not.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import secrets
+from typing import Any
+
+import pytest
+
+from tests.helpers.fake_secrets import (
+    ALNUM,
+    URLSAFE,
+    assert_masked,
+    in_request,
+    in_response,
+    openai_key,
+    rand,
+    reply,
+    request_body,
+    scan,
+    scan_lines,
+    seeded,
+    text_in_response,
+    tool_arguments,
+    tool_call,
+    wrapped,
+)
+
+
+def _dna(n: int) -> str:
+    rng = random.Random(n)
+    return "".join(rng.choice("ACGT") for _ in range(n))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param(_dna(4000), id="dna-long"),
+        pytest.param("primer ACCAGTGTACGTACGTACGT anneals at 60C", id="dna-20-mer"),
+        pytest.param("ACCAGTGTACGTACGTACGT", id="dna-alone"),
+        pytest.param("5'-ACCAUGGCUAGCUAGCUAGC-3'", id="rna"),
+        pytest.param("MKTAYIAKQRQISFVKSHFSRQACCAKLMNPQRSTVWYACDEFGHIKLMNPQRSTVWY", id="protein"),
+        pytest.param("peptide AKIAQRSTVWYACDEFGHIK binds", id="protein-20-mer"),
+        pytest.param(f"sha256: {secrets.token_hex(32)}", id="sha256"),
+        pytest.param(f"commit {secrets.token_hex(20)}", id="git-sha"),
+    ],
+)
+def test_sequences_and_hashes_are_not_keys(text: str) -> None:
+    """A DNA, RNA or protein sequence is not an AWS key id; hashes are not secrets."""
+    assert scan(text_in_response(text)) == []
+    assert scan(tool_arguments(json.dumps({"sequence": text}))) == []
+
+
+def _integrity(bits: int) -> str:
+    return f"sha{bits}-" + base64.b64encode(secrets.token_bytes(bits // 8)).decode()
+
+
+@pytest.mark.parametrize("bits", [256, 384, 512])
+def test_subresource_integrity_hashes_pass(bits: int) -> None:
+    """A CDN script tag and a lock file quote the digest of a public file."""
+    tag = f'<script src="https://cdn.example/x.js" integrity="{_integrity(bits)}"></script>'
+    lock = json.dumps({"node_modules/x": {"version": "1.0.0", "integrity": _integrity(bits)}})
+    assert scan(reply(tag)) == []
+    assert scan(reply(lock)) == []
+    assert scan(request_body({"messages": [{"role": "tool", "content": lock}]})) == []
+
+
+def test_a_key_beside_an_integrity_hash_is_still_refused() -> None:
+    key = openai_key()
+    text = f'<script integrity="{_integrity(384)}"></script> const key = "{key}";'
+    findings = scan(reply(text))
+    assert [f.kind for f in findings] == ["OpenAI project API key"]
+    assert_masked(findings, key)
+
+
+def test_a_certificate_line_that_reads_like_an_artifactory_token_passes() -> None:
+    """One certificate line in some thousands starts ``AP[0-9A-F]`` and holds no ``+`` or
+    ``/``: Artifactory's pattern matches it, yet it is a piece of one public token."""
+    lines = wrapped(b"\x30\x82\x03\x10" + secrets.token_bytes(780), 64).split("\n")
+    lines[3] = "APE" + rand(61)
+    text = "-----BEGIN CERTIFICATE-----\n" + "\n".join(lines) + "\n-----END CERTIFICATE-----"
+    assert scan(reply(f"Here it is:\n{text}\nDone.")) == []
+
+
+PNG_1X1 = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5E"
+    "rkJggg=="
+)
+
+
+def _image_source(data: str) -> dict[str, Any]:
+    source = {"type": "base64", "media_type": "image/png", "data": data}
+    return {"messages": [{"role": "user", "content": [{"type": "image", "source": source}]}]}
+
+
+def _image_url(data: str) -> dict[str, Any]:
+    url = {"url": f"data:image/png;base64,{data}"}
+    return {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": url}]}]}
+
+
+SMALL_B64 = base64.b64encode(random.Random(9).randbytes(150)).decode()
+
+
+@pytest.mark.parametrize(
+    "interaction",
+    [
+        pytest.param(
+            in_response({"content": "A PEM file starts with -----BEGIN PRIVATE KEY-----."}),
+            id="pem-header-in-prose",
+        ),
+        pytest.param(
+            in_response(
+                {
+                    "content": "def is_key(t):\n"
+                    '    return t.startswith("-----BEGIN RSA PRIVATE KEY-----")'
+                }
+            ),
+            id="pem-header-in-code",
+        ),
+        pytest.param(
+            in_response(
+                {
+                    "content": "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC...\n"
+                    "-----END PRIVATE KEY-----"
+                }
+            ),
+            id="pem-example-cut-short",
+        ),
+        pytest.param(
+            in_response({"content": 'if line.startswith("PuTTY-User-Key-File-2"):\n    parse()'}),
+            id="putty-header-in-code",
+        ),
+        pytest.param(in_request(_image_source(PNG_1X1)), id="tiny-png-source-data"),
+        pytest.param(in_request(_image_source(SMALL_B64)), id="small-image-source-data"),
+        pytest.param(in_request(_image_url(SMALL_B64)), id="small-image-data-url"),
+        pytest.param(
+            in_request(
+                {
+                    "contents": [
+                        {"parts": [{"inline_data": {"mime_type": "image/png", "data": SMALL_B64}}]}
+                    ]
+                }
+            ),
+            id="gemini-inline-data",
+        ),
+        pytest.param(
+            in_response(tool_call({"page_token": seeded(44, URLSAFE), "cursor": seeded(40)})),
+            id="pagination-tool-arguments",
+        ),
+        pytest.param(
+            in_response(
+                tool_call(
+                    {
+                        "next_page_token": seeded(40),
+                        "request_token": seeded(40),
+                        "continuation_token": seeded(48, URLSAFE),
+                    }
+                )
+            ),
+            id="more-pagination-tool-arguments",
+        ),
+        pytest.param(
+            in_response({"data": [], "next_page_token": seeded(40)}), id="next-page-token"
+        ),
+        pytest.param(in_response({"api_key": "Set in dashboard"}), id="prose-in-api-key"),
+        pytest.param(in_response({"secret": "see vault"}), id="prose-in-secret"),
+        pytest.param(
+            in_response({"secret": "The secret ingredient is love and butter"}), id="recipe"
+        ),
+        pytest.param(
+            in_response(
+                {
+                    "url": "https://b.s3.amazonaws.com/a.png?X-Amz-Credential=AKIAIOSFODNN7EXAMPLE"
+                    "%2F20240101%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Expires=3600"
+                }
+            ),
+            id="aws-example-key-id",
+        ),
+        pytest.param(
+            in_response(
+                {
+                    "content": "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\n"
+                    'aws_secret_access_key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"'
+                }
+            ),
+            id="aws-example-credentials-file",
+        ),
+        pytest.param(
+            {
+                "seq": 1,
+                "response": {
+                    "status": 200,
+                    "headers": {"x-guploader-uploadid": "ABgVH8" + seeded(90, URLSAFE)},
+                    "body": {},
+                },
+            },
+            id="x-guploader-uploadid",
+        ),
+    ],
+)
+def test_pem_headers_images_cursors_and_public_examples_pass(interaction: dict[str, Any]) -> None:
+    """PEM headers without a key, small inline images, page cursors, prose, public examples."""
+    assert scan_lines(interaction) == []
+
+
+def test_a_real_pem_key_is_still_refused() -> None:
+    """A PEM block with a body is a key, also with escaped line breaks inside JSON text."""
+    body = "\\n".join(seeded(64, ALNUM + "+/", seed=i) for i in range(5))
+    pem = f"-----BEGIN RSA PRIVATE KEY-----\\n{body}\\n-----END RSA PRIVATE KEY-----"
+    [finding] = scan_lines(in_response({"content": f'{{"key": "{pem}"}}x'}))
+    assert "private key (PEM)" in finding
+
+
+def test_an_image_field_does_not_hide_a_key() -> None:
+    """Inline data is opaque to entropy, not to our key formats."""
+    key = "sk-proj-" + seeded(60)
+    assert scan_lines(in_request(_image_source(f"{key}")))
+
+
+def test_an_alphabet_in_code_is_not_a_secret() -> None:
+    """Base32 and base64 alphabets written out in code have entropy, not secrecy."""
+    code = (
+        "_b32alphabet = b'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567'\n"
+        "B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'"
+    )
+    assert scan_lines(in_response({"content": code})) == []
