@@ -15,11 +15,11 @@ from pathlib import Path
 
 MAX_LINES = 400
 LIBRARY = ("cassettes_core", "pytest_plugin", "cassette_refresh")
-CATALOG = "cassettes_core/catalog.py"
+CATALOG = "cassettes_core/catalog/"  # the package: its entries and its provider domains
 TESTING = "cassettes_core.testing"
 SECRETS = "cassettes_core.secrets"
 
-# Provider API domains (every subdomain counts), from the isolation guard's host catalog.
+# Provider API domains (every subdomain counts), as the catalog's ``_domains`` lists them.
 PROVIDER_DOMAINS = (
     "openai.com", "openai.azure.com", "openai.azure.us", "openai.azure.cn",
     "cognitiveservices.azure.com", "cognitiveservices.azure.us", "cognitiveservices.azure.cn",
@@ -202,7 +202,7 @@ def check_provider_literals(source: Source) -> Iterator[Finding]:
     String constants are checked (f-string parts included); docstrings and comments are prose
     and may mention them.
     """
-    if source.path == CATALOG:
+    if source.path.startswith(CATALOG):
         return
     prose = _docstrings(source.tree)
     strings = sorted(

@@ -268,7 +268,7 @@ def test_the_session_restores_every_function_when_it_ends(
     import socket
 
     import aiohttp
-    import grpc  # type: ignore[import-untyped]  # grpcio ships no type hints
+    import grpc
     from urllib3.connectionpool import HTTPConnectionPool
 
     def seams() -> list[object]:

@@ -119,7 +119,7 @@ def test_literal_rule_sees_hosts_and_paths_in_code_not_prose(tmp_path: Path) -> 
     sources = _tree(
         tmp_path,
         {
-            "cassettes_core/catalog.py": 'HOST = "api.openai.com"\n',
+            "cassettes_core/catalog/_endpoints.py": 'HOST = "api.openai.com"\n',
             "cassettes_core/user.py": '''\
                 """Talks to api.anthropic.com at /v1/messages (prose is fine)."""
 

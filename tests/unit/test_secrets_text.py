@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cassettes_core.secrets import mask
-from cassettes_core.secrets._text import find_assignments, redact
+from cassettes_core.secrets import find_assignments, mask, redact
 
 ALNUM = string.ascii_letters + string.digits
 ROOT = Path(__file__).resolve().parents[2]
@@ -110,7 +109,7 @@ def test_redact_does_not_load_detect_secrets() -> None:
     """The miss message may redact in a replaying process: detect-secrets stays unloaded."""
     code = (
         "import sys, cassettes_core\n"
-        "from cassettes_core.secrets._text import redact\n"
+        "from cassettes_core.secrets import redact\n"
         f"assert {OPENAI!r} not in redact('key ' + {OPENAI!r})\n"
         "print(sorted(m for m in sys.modules if 'detect_secrets' in m))\n"
     )
