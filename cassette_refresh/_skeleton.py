@@ -112,10 +112,6 @@ class Answer:
     events: tuple[tuple[str | None, Any], ...] | None = None
     origin: str = ""
 
-    @property
-    def is_stream(self) -> bool:
-        return self.events is not None
-
 
 @dataclass(frozen=True)
 class FieldStats:

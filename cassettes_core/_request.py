@@ -108,10 +108,6 @@ class LLMRequest:
         """The blake3 digest over provider and semantic fields (see ``_digest``)."""
         return request_digest(self.provider, self.fields)
 
-    def rematched(self, policy: MatchPolicy) -> LLMRequest:
-        """The same request split under another policy."""
-        return LLMRequest.from_body(self.provider, self.body(), policy=policy)
-
     def to_record(self) -> dict[str, Any]:
         """The cassette form: semantic fields at the top, tuning under ``params``."""
         record = dict(self.fields)

@@ -77,10 +77,6 @@ def restore() -> None:
     release_clients()
 
 
-def is_installed() -> bool:
-    return bool(_saved)
-
-
 def _replace(owner: Any, name: str, make: Callable[[Any], Any]) -> None:
     own = owner.__dict__.get(name, _MISSING) if isinstance(owner, type) else getattr(owner, name)
     current = getattr(owner, name)
