@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pytest_plugin._keys import STATE_KEY, current_session, state_of
+from pytest_plugin._state import current_session, state_if_any, state_of
 
 
 @pytest.hookimpl(wrapper=True)
@@ -52,7 +52,7 @@ def pytest_fixture_post_finalizer(
 ) -> None:
     if fixturedef.scope == "function":
         return
-    state = request.config.stash.get(STATE_KEY, None)
+    state = state_if_any(request.config)
     session = state.paused.pop(id(fixturedef), None) if state is not None else None
     if session is not None:
         session.resume()

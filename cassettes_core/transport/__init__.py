@@ -29,19 +29,13 @@ from cassettes_core.transport._intercept import (
 from cassettes_core.transport._routes import Route, match_route
 from cassettes_core.transport._settle import AbandonedStreamWarning, settle
 from cassettes_core.transport._sse import SSEParser
-from cassettes_core.transport._tracking import (
-    Traffic,
-    forget_provider_hosts,
-    provider_hosts_seen,
-    traffic_of,
-)
+from cassettes_core.transport._tracking import forget_provider_hosts, provider_hosts_seen
 
 __all__ = [
     "AbandonedStreamWarning",
     "Interception",
     "Route",
     "SSEParser",
-    "Traffic",
     "forget_provider_hosts",
     "hold_clients",
     "intercept",
@@ -52,5 +46,4 @@ __all__ = [
     "release_clients",
     "request_hint",
     "settle",
-    "traffic_of",
 ]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from cassettes_core import ConfigError, MatchPolicy
-from pytest_plugin._spec import Settings, build_spec, marker_options
+from pytest_plugin._config import Settings, build_spec, marker_options
 
 SETTINGS = Settings(
     rootdir=Path("/repo"),

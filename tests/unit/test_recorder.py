@@ -159,10 +159,11 @@ def test_replay_without_a_cassette_is_a_miss(tmp_path: Path) -> None:
 
 
 def test_auto_records_when_absent_and_replays_when_present(tmp_path: Path) -> None:
-    """auto is record without a file and replay with one."""
+    """auto records without a file (what is missing: append, the one meaning of auto that the
+    plugin shares) and replays with one."""
     path = tmp_path / "c.yaml"
     first = CassetteProvider(FakeProvider([answer("x")]), path)
-    assert first.mode.value == "record"
+    assert first.mode.value == "append"
     first.complete(chat_request())
     second = CassetteProvider(FakeProvider([]), path)
     assert second.mode.value == "replay"
