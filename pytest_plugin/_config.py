@@ -40,7 +40,7 @@ import os
 import re
 import shlex
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -138,6 +138,11 @@ class CassetteSpec:
     target: str
     recorder_options: RecorderOptions = field(default_factory=_no_options)
     block_unmatched: bool | None = None
+
+    def for_fixture(self, target: str) -> CassetteSpec:
+        """This spec for a fixture's own cassette: re-recorded by running ``target`` (the
+        module, class or folder that owns its scope); never strict (strict is the tests')."""
+        return replace(self, target=target, strict=False)
 
     def command(self, mode: str) -> str:
         """The pytest command that runs this test again in ``mode``."""

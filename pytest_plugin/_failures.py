@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from pytest_plugin._live import CassetteSession
     from pytest_plugin._state import PluginState
 
-_LEAVE_ALONE = (KeyboardInterrupt, SystemExit, pytest.exit.Exception)
+LEAVE_ALONE = (KeyboardInterrupt, SystemExit, pytest.exit.Exception)
 
 
 def phase_failure(
@@ -58,7 +58,7 @@ def phase_failure(
 ) -> pytest.ExceptionInfo[BaseException] | None:
     """The failure to report for this phase instead of its own outcome, if any."""
     raised = call.excinfo.value if call.excinfo is not None else None
-    if isinstance(raised, _LEAVE_ALONE):
+    if isinstance(raised, LEAVE_ALONE):
         return None
     problems = Problems(session.take("missed"), session.take("blocked"), session.take("refused"))
     if problems.every:

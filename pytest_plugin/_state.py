@@ -41,8 +41,10 @@ class PluginState:
         self._existed: dict[Path, bool] = {}
         # Sessions opened and not yet closed; an interrupted run closes them at the end.
         self.open: list[CassetteSession] = []
-        # Fixtures of a wider scope tearing down now, and the session each one paused.
-        self.paused: dict[int, CassetteSession] = {}
+        # Fixtures' own cassettes in force (``cassette_for``), by the fixture's name.
+        self.fixtures: list[tuple[str, CassetteSession]] = []
+        # Fixtures of a wider scope tearing down now, and the sessions each one paused.
+        self.paused: dict[int, list[CassetteSession]] = {}
 
     def path_of(self, item: pytest.Item, marker: str) -> tuple[Path, bool]:
         """The cassette file of a marked test, and whether its name makes it module-wide."""
