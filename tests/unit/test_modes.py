@@ -113,7 +113,7 @@ def test_the_plugin_offers_exactly_the_core_modes() -> None:
     else) are exactly the core's modes."""
     from pytest_plugin import plugin
 
-    assert plugin.MODES == tuple(m.value for m in Mode)
+    assert tuple(m.value for m in Mode) == plugin.MODES
 
 
 @pytest.mark.parametrize(
@@ -140,15 +140,8 @@ def test_one_table_says_what_each_mode_does() -> None:
     assert [m for m, t in MODES.items() if t.rewrites] == [Mode.RECORD]
 
 
-def test_the_recorder_reads_the_same_rule(
-    tmp_path: object, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_recorder_reads_the_same_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A Recorder's own mode argument follows the same precedence and the same auto."""
-    from pathlib import Path
-
-    from cassettes_core import Recorder
-
-    assert isinstance(tmp_path, Path)
     monkeypatch.setenv("CI", "true")
     assert Recorder(tmp_path / "new.yaml", mode="auto").mode is Mode.REPLAY
     monkeypatch.delenv("CI")
