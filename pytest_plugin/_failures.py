@@ -180,6 +180,20 @@ def unused_failure(session: CassetteSession, unused: Sequence[Interaction]) -> s
 STRICT_ID = "cassette-strict"
 
 
+def judge_run(session: pytest.Session, state: PluginState) -> None:
+    """Judge strict shared cassettes over the run; each failure is an error of its own (in the
+    short summary and the count), and the run exits 1."""
+    config = session.config
+    state.verdict = judge(config, state.users, state.tally.records, state.tally.strict_failures())
+    base = str(config.invocation_params.dir)
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    for item in state.verdict.failed:
+        if reporter is not None:
+            reporter.stats.setdefault("error", []).append(failure_report(item, base))
+    if state.verdict.failed and session.exitstatus in (0, pytest.ExitCode.NO_TESTS_COLLECTED):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def judge(
     config: pytest.Config, users: Users, records: Sequence[CassetteRecord], unused: list[Unused]
 ) -> Verdict:

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from cassettes_core import (
     Cassette,
     CassetteError,
@@ -23,7 +25,8 @@ from cassettes_core import (
 )
 from cassettes_core.events import Cursor
 from pytest_plugin._config import CassetteSpec
-from pytest_plugin._summary import CassetteRecord
+from pytest_plugin._state import REPORT_LINE_KEY, SESSION_KEY, state_of
+from pytest_plugin._summary import CassetteRecord, shown
 from pytest_plugin._usage import usage_of
 
 if TYPE_CHECKING:
@@ -258,3 +261,31 @@ def close_session(session: CassetteSession) -> CassetteRecord:
     """Turn interception off and return what the test did."""
     session.stop()
     return session.result()
+
+
+def open_for_test(
+    item: pytest.Item, request: pytest.FixtureRequest, marker: str
+) -> CassetteSession:
+    """Open the cassette of test ``item`` (its markers over ``cassette_config``), or fail its
+    setup with the error's class and the cassette file (never a bare "cassette:")."""
+    from pytest_plugin._config import build_spec
+    from pytest_plugin._failures import error_failure, path_of_item
+
+    state = state_of(item.config)
+    try:
+        spec = build_spec(
+            settings=state.settings,
+            nodeid=item.nodeid,
+            test_file=item.path,
+            marks=item.iter_markers(marker),
+            defaults=request.getfixturevalue("cassette_config"),
+        )
+        session = open_session(spec, existed=state.existed(spec.path), run_id=state.run_id)
+    except CassetteError as exc:
+        text = error_failure(exc, path_of_item(state, item, marker))
+        raise pytest.fail.Exception(text, pytrace=False) from None
+    item.stash[SESSION_KEY] = session
+    state.open.append(session)
+    where = shown(str(spec.path), str(state.settings.invocation_dir))
+    item.stash[REPORT_LINE_KEY] = f"{where} (mode {session.mode}, from {session.mode_source})"
+    return session

@@ -173,31 +173,9 @@ def _marked(item: pytest.Item) -> bool:
 
 
 def _open(item: pytest.Item, request: pytest.FixtureRequest) -> CassetteSession:
-    from cassettes_core import CassetteError
-    from pytest_plugin._config import build_spec
-    from pytest_plugin._live import open_session
-    from pytest_plugin._summary import shown
+    from pytest_plugin._live import open_for_test
 
-    state = state_of(item.config)
-    try:
-        spec = build_spec(
-            settings=state.settings,
-            nodeid=item.nodeid,
-            test_file=item.path,
-            marks=item.iter_markers(MARKER),
-            defaults=request.getfixturevalue("cassette_config"),
-        )
-        session = open_session(spec, existed=state.existed(spec.path), run_id=state.run_id)
-    except CassetteError as exc:  # the error's class and the cassette file, never "cassette:"
-        from pytest_plugin._failures import error_failure, path_of_item
-
-        text = error_failure(exc, path_of_item(state, item, MARKER))
-        raise pytest.fail.Exception(text, pytrace=False) from None
-    item.stash[SESSION_KEY] = session
-    state.open.append(session)
-    where = shown(str(spec.path), str(state.settings.invocation_dir))
-    item.stash[REPORT_LINE_KEY] = f"{where} (mode {session.mode}, from {session.mode_source})"
-    return session
+    return open_for_test(item, request, MARKER)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -331,18 +309,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
         workeroutput[_drift.WORKER_OUTPUT] = _drift.to_json(config)
         return
-    if state is None or not state.tally.records:
-        return
-    from pytest_plugin._failures import failure_report, judge
+    if state is not None and state.tally.records:
+        from pytest_plugin._failures import judge_run
 
-    state.verdict = judge(config, state.users, state.tally.records, state.tally.strict_failures())
-    base = str(config.invocation_params.dir)
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    for item in state.verdict.failed:  # an error of its own: in the short summary and the count
-        if reporter is not None:
-            reporter.stats.setdefault("error", []).append(failure_report(item, base))
-    if state.verdict.failed and session.exitstatus in (0, pytest.ExitCode.NO_TESTS_COLLECTED):
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        judge_run(session, state)
 
 
 @pytest.hookimpl(optionalhook=True)

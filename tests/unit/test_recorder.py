@@ -223,7 +223,9 @@ def test_streams_record_and_replay_event_by_event(tmp_path: Path) -> None:
 def test_a_stream_that_fails_part_way_replays_the_failure(tmp_path: Path) -> None:
     """Events before a mid-stream failure replay, then the same failure is raised."""
     path = tmp_path / "c.yaml"
-    script = [[StreamEvent({"delta": "Pa"}), ProviderError("connection", "reset")]]
+    script: list[list[StreamEvent | ProviderError]] = [
+        [StreamEvent({"delta": "Pa"}), ProviderError("connection", "reset")]
+    ]
     with pytest.raises(ProviderError):
         list(CassetteProvider(FakeProvider(script), path, mode="record").stream(chat_request()))
     replay = CassetteProvider(FakeProvider([]), path, mode="replay").stream(chat_request())
