@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypedDict
 
 from cassettes_core._errors import ConfigError
-from cassettes_core._record_errors import RecordErrors, parse_record_errors
+from cassettes_core._record_errors import RECORD_ERRORS, RecordErrors, parse_record_errors
 from cassettes_core._request import MatchPolicy
 
 BeforeRecord = Callable[[dict[str, Any]], dict[str, Any] | None]
@@ -21,6 +21,7 @@ RerecordHint = Callable[[str], str]
 
 __all__ = [
     "RECORDER_OPTIONS",
+    "RECORD_ERRORS",
     "BeforeRecord",
     "RecordErrors",
     "RecorderOptions",

@@ -62,7 +62,8 @@ MARKER_KEYWORDS = (
     "record_errors",
 )
 CONFIG_KEYS = MARKER_KEYWORDS[1:]  # a directory's defaults name no file
-# The record_errors choices (cassettes_core.options.RecordErrors; a test checks).
+# The record_errors choices (cassettes_core.options.RECORD_ERRORS; a test checks), spelled
+# out so that checking the ini option loads nothing of the core.
 RECORD_ERRORS = ("useful", "all")
 MARKER = "@pytest.mark.cassette"
 CONFIG = "cassette_config"
