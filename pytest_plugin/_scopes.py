@@ -150,13 +150,11 @@ def pytest_fixture_setup(
     whose own cassette met a problem in its setup fails it, even when its code caught it."""
     wide = fixturedef.scope != "function"
     paused = _in_force(request.config, but=None) if wide else []
-    for session in paused:
-        session.pause()
+    _pause(paused)
     try:
         result = yield
     finally:
-        for session in reversed(paused):
-            session.resume()
+        _resume(paused)
     state = state_if_any(request.config)
     for owner, session in state.fixtures if state is not None else ():
         if owner == fixturedef.argname:
@@ -169,7 +167,8 @@ def pytest_fixture_setup(
 
 
 def _in_force(config: pytest.Config, *, but: str | None) -> list[CassetteSession]:
-    """The running test's cassette and the fixtures' own, except fixture ``but``'s."""
+    """The fixtures' own cassettes in force, except fixture ``but``'s, then the running test's
+    (outermost first, as they were put in force)."""
     state = state_if_any(config)
     if state is None:
         return []
@@ -180,8 +179,7 @@ def _in_force(config: pytest.Config, *, but: str | None) -> list[CassetteSession
 
 def _pause_for_teardown(config: pytest.Config, fixturedef: pytest.FixtureDef[Any]) -> None:
     paused = _in_force(config, but=fixturedef.argname)
-    for session in paused:
-        session.pause()
+    _pause(paused)
     if paused:
         state_of(config).paused[id(fixturedef)] = paused
 
@@ -192,6 +190,14 @@ def pytest_fixture_post_finalizer(
     if fixturedef.scope == "function":
         return
     state = state_if_any(request.config)
-    paused = state.paused.pop(id(fixturedef), []) if state is not None else []
-    for session in reversed(paused):
+    _resume(state.paused.pop(id(fixturedef), []) if state is not None else [])
+
+
+def _pause(sessions: list[CassetteSession]) -> None:
+    for session in reversed(sessions):  # innermost (the test's) first
+        session.pause()
+
+
+def _resume(sessions: list[CassetteSession]) -> None:
+    for session in sessions:  # outermost first: the test's is innermost again
         session.resume()

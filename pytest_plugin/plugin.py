@@ -4,16 +4,16 @@ Thin on purpose: hooks and the fixtures here, the work in the ``_``-modules besi
 the core. Nothing heavy is imported until a test uses a cassette, so sessions that never do
 pay nothing.
 
-A test marked ``@pytest.mark.cassette`` has its cassette open from the setup of its first
-function-scoped fixture (an autouse fixture of this plugin, set up before the test's others)
-to the end of its teardown: every httpx/httpx2 request goes through it
-(``cassettes_core.transport.intercept``). The ``cassette`` fixture alone opens it from the
-fixture's own setup on. ``cassette_config`` (override it in a ``conftest.py``) gives a
-directory's defaults; markers override it, the command line overrides both. Fixtures of a
-wider scope (class, module, package, session) are not the test's: interception is paused
-while they set up and tear down, so they never record into whichever test happens to set them
-up first (``cassette_for`` gives one a cassette of its own). Live streams the test left open
-are read to their end and recorded when its teardown starts.
+A test marked ``@pytest.mark.cassette`` has its cassette open from the start of its setup
+(a fixture of this plugin put first in its fixtures) to the end of its teardown: every
+httpx/httpx2 request goes through it (``cassettes_core.transport.intercept``). The
+``cassette`` fixture alone opens it from the fixture's own setup on. ``cassette_config``
+(override it in a ``conftest.py``) gives a directory's defaults; markers override it, the
+command line overrides both. Fixtures of a wider scope (class, module, package, session) are
+not the test's: interception is paused while they set up and tear down, so they never record
+into whichever test happens to set them up first (``cassette_for`` gives one a cassette of
+its own). Live streams the test left open are read to their end and recorded when its
+teardown starts.
 """
 
 from __future__ import annotations
@@ -182,6 +182,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     wanted = [item for item in session.items if _marked(item)]
     if wanted:
         state_of(session.config).note_collected(wanted, MARKER)
+    for item in wanted:  # its cassette opens first, before any fixture (see _open_marked)
+        names = getattr(item, "fixturenames", None)
+        if isinstance(names, list) and _OPENER not in names:
+            names.insert(0, _OPENER)
 
 
 def pytest_deselected(items: list[pytest.Item]) -> None:
@@ -191,13 +195,17 @@ def pytest_deselected(items: list[pytest.Item]) -> None:
         state_of(wanted[0].config).note_deselected(wanted, MARKER)
 
 
-@pytest.fixture(autouse=True)
-def _cassette_marker(request: pytest.FixtureRequest) -> None:
-    """Open a marked test's cassette before its other function-scoped fixtures.
+_OPENER = "_cassette_opener"
 
-    An autouse fixture of the plugin is set up first among the test's own (wider fixtures are
-    not the test's: see ``_scopes``), and it can read ``cassette_config``. Raising here (a bad
-    option, a corrupt file) fails the setup.
+
+@pytest.fixture(name=_OPENER)
+def _open_marked(request: pytest.FixtureRequest) -> None:
+    """Open a marked test's cassette before any of its fixtures is set up.
+
+    Put first in the fixtures of each marked test at the end of collection (unmarked tests
+    pay nothing), so wider fixtures set up after it (and are paused, see ``_scopes``); as a
+    fixture it can read ``cassette_config``. Raising here (a bad option, a corrupt file)
+    fails the setup.
     """
     item = request.node
     if isinstance(item, pytest.Item) and _marked(item) and SESSION_KEY not in item.stash:
