@@ -30,6 +30,7 @@ from pytest_plugin._summary import CassetteRecord, shown
 from pytest_plugin._usage import usage_of
 
 if TYPE_CHECKING:
+    from cassettes_core.events import EventKind
     from cassettes_core.transport import Interception
     from cassettes_core.transport import httpx as httpx_adapter
     from cassettes_core.transport import httpx2 as httpx2_adapter
@@ -199,9 +200,9 @@ class CassetteSession:
             interception.resume()  # balanced, so that the exit below leaves nothing behind
         interception.__exit__(None, None, None)
 
-    def take(self, kind: str) -> list[CassetteError]:
+    def take(self, kind: EventKind) -> list[CassetteError]:
         """The errors of ``kind`` (missed, blocked, refused) not yet reported."""
-        taken = self._taken.take(kind)  # type: ignore[arg-type]
+        taken = self._taken.take(kind)
         return [event.error for event in taken if event.error is not None]
 
     def strict_unused(self) -> list[Interaction]:
