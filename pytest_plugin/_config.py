@@ -262,15 +262,16 @@ def build_spec(
         nodeid=nodeid,
         name=name,
     )
+    # A marker's keyword given as None leaves the directory's default in force.
+    merged = {**configured, **{key: value for key, value in options.items() if value is not None}}
     source = MARKER if options.get("mode") is not None else CONFIG
     mode = resolve(
         cli=settings.cli_mode,
-        marker=options.get("mode", configured.get("mode")),
+        marker=merged.get("mode"),
         env=environ,
         marker_label=f"{source}(mode={{!r}})",
         marker_source="marker" if source == MARKER else CONFIG,
     )
-    merged = {**configured, **options}
     own_strict = merged.get("strict")
     strict = settings.strict or (settings.ini_strict if own_strict is None else own_strict)
     return CassetteSpec(
