@@ -43,8 +43,6 @@ EventKind = Literal[
     "drained",
     "dropped",
 ]
-# The kinds whose event carries an error that fails the test phase it happened in.
-PROBLEMS: tuple[EventKind, ...] = ("missed", "blocked", "refused")
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,6 @@ BeforeRecord = Callable[[dict[str, Any]], dict[str, Any] | None]
 RerecordHint = Callable[[str], str]
 
 __all__ = [
-    "RECORDER_OPTIONS",
     "RECORD_ERRORS",
     "BeforeRecord",
     "RecordErrors",
@@ -41,7 +40,6 @@ class RecorderOptions(TypedDict, total=False):
     record_errors: RecordErrors  # "useful" (default) or "all"
 
 
-RECORDER_OPTIONS: tuple[str, ...] = tuple(RecorderOptions.__annotations__)
 _BOOLS = ("repeat_last",)
 
 
