@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # for the annotation only: the report renders itself (no import cycle)
     from cassettes_core.diff import MissReport
 
 ErrorKind = Literal["http_status", "timeout", "connection"]
@@ -158,9 +158,7 @@ class CassetteMissError(CassetteError):
         return self.report.cassette_path
 
     def __str__(self) -> str:
-        from cassettes_core.diff import render_miss
-
-        return render_miss(self.report)
+        return self.report.render()
 
 
 class UnsafeCassetteError(CassetteError):

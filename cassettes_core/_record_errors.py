@@ -46,9 +46,18 @@ _REACHED = ("ReadError", "WriteError", "RemoteProtocolError", "LocalProtocolErro
 class UnrecordedFailureError(ProviderError):
     """The live provider refused the call or could not be reached; nothing was recorded."""
 
-    def __init__(self, failure: RecordedError, *, provider: str, path: Path) -> None:
-        self.path = path  # before the base class renders the message
-        self.hidden: tuple[str, ...] = ()
+    def __init__(
+        self,
+        failure: RecordedError,
+        *,
+        provider: str,
+        path: Path,
+        hidden: Sequence[str] = (),
+    ) -> None:
+        # Before the base class renders the message. `hidden`: the credentials the request
+        # carried, masked wherever the message quotes them (a provider may echo its key).
+        self.path = path
+        self.hidden: tuple[str, ...] = tuple(v for v in hidden if len(v) >= 8)
         super().__init__(
             failure.kind,
             failure.message,
@@ -60,12 +69,6 @@ class UnrecordedFailureError(ProviderError):
 
     def __str__(self) -> str:
         return render_refusal(self)
-
-    def hide(self, values: Sequence[str]) -> None:
-        """Mask ``values`` (the credentials the request carried) wherever the message quotes
-        them: a provider may echo the key it was given."""
-        self.hidden = tuple(v for v in values if len(v) >= 8)
-        self.args = (str(self),)
 
 
 def parse_record_errors(value: object, *, source: str = "record_errors") -> RecordErrors:

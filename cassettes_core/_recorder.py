@@ -12,11 +12,12 @@ import copy
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from cassettes_core._errors import (
+    CassetteError,
     CassetteFormatError,
     CassetteMissError,
     ConfigError,
@@ -30,15 +31,16 @@ from cassettes_core._record_errors import (
     refused,
 )
 from cassettes_core._request import DEFAULT_POLICY, LLMRequest, MatchPolicy
-from cassettes_core.diff import MissReason, MissReport, closest_recording
+from cassettes_core.diff import miss_report
 from cassettes_core.digest import normalise
-from cassettes_core.modes import Mode, resolve_mode
+from cassettes_core.events import CallEvent, CallLog, RecorderStats
+from cassettes_core.modes import MODES, Mode, resolve
+from cassettes_core.options import BeforeRecord, RerecordHint
 from cassettes_core.store import (
     MAX_DEPTH,
     Cassette,
     CassetteFile,
     DriftPolicy,
-    Lookup,
     RecordRun,
     VersionDrift,
     WriteGuard,
@@ -51,23 +53,12 @@ from cassettes_core.store import (
     parse_interaction,
 )
 
-BeforeRecord = Callable[[dict[str, Any]], dict[str, Any] | None]
-# The re-record line of a miss, given the mode it should name ("record" or "append").
-RerecordHint = Callable[[str], str]
+__all__ = ["BeforeRecord", "RaiseAs", "Recorder", "RecorderStats", "RerecordHint"]
 
-
-@dataclass
-class RecorderStats:
-    """What a recorder did; the pytest summary adds these up."""
-
-    replayed: int = 0
-    recorded: int = 0
-    missed: int = 0
-    live: int = 0
-    misses: list[CassetteMissError] = field(default_factory=list)
-    unrecorded: int = 0  # live failures the record_errors policy kept out of the cassette
-    # … of which those not yet reported (the pytest plugin takes them to fail the test).
-    refused: list[UnrecordedFailureError] = field(default_factory=list)
+# The class a caller needs our errors raised in (the anthropic SDK's, see
+# ``transport._visible``): applied when an error is built, so the one logged is the one raised.
+RaiseAs = Callable[[CassetteError], CassetteError]
+_E = TypeVar("_E", bound=CassetteError)
 
 
 @dataclass(frozen=True)
@@ -79,13 +70,17 @@ class _Outcome:
     stream: Sequence[StreamEvent] | None
     error: ProviderError | RecordedError | None
     duration_ms: int
+    credentials: tuple[str, ...] = ()
+    raise_as: RaiseAs | None = None
 
 
 class Recorder:
     """One cassette file used in one mode.
 
-    ``mode`` is the explicit choice (``None`` resolves from the environment); ``auto`` becomes
-    ``replay`` when the file exists and ``record`` when it does not.
+    ``mode`` is the explicit choice (``None`` resolves from the environment, see
+    :mod:`cassettes_core.modes`); ``auto`` becomes ``replay`` when the file exists and
+    ``append`` (recording what is missing) when it does not. What happened to each call is
+    in :attr:`log`; :attr:`stats` counts it.
     """
 
     def __init__(
@@ -109,22 +104,20 @@ class Recorder:
         check_drift_policy(on_version_drift)
         self.best_effort = best_effort
         self.run_id = run_id
-        self.requested_mode = resolve_mode(mode)
+        choice = resolve(marker=mode)
+        self.requested_mode = choice.mode
         self.policy = policy
         self.before_record = before_record
         self.rerecord_hint = rerecord_hint
-        self.stats = RecorderStats()
+        self.log = CallLog()
         self._allow = tuple(allow_secrets)
         self._guard = guard
         self._lock = threading.Lock()
         self._first_write = True
         loaded = None
-        if self.requested_mode in (Mode.AUTO, Mode.REPLAY, Mode.APPEND):
+        if self.requested_mode is Mode.AUTO or MODES[self.requested_mode].loads:
             loaded = load_cassette(self.path, policy=policy, repeat_last=repeat_last)
-        if self.requested_mode is Mode.AUTO:
-            self.mode = Mode.REPLAY if loaded is not None else Mode.RECORD
-        else:
-            self.mode = self.requested_mode
+        self.mode = choice.on_file(loaded is not None)
         if self.records:
             check_writable(self.path)  # before a live call is paid for
         # Versions that differ from the ones that recorded the file (the plugin's summary).
@@ -138,87 +131,65 @@ class Recorder:
         # `record` starts the file over once per run, keeping what other writers record
         # meanwhile; what the file holds now is what this run replaces.
         self._run: RecordRun | None = (
-            self._file.begin_record(run_id) if self.requested_mode is Mode.RECORD else None
+            self._file.begin_record(run_id) if MODES[self.mode].rewrites else None
         )
+
+    @property
+    def stats(self) -> RecorderStats:
+        """What this recorder did so far, counted from :attr:`log`."""
+        return RecorderStats.of(self.log)
 
     # -- deciding ---------------------------------------------------------------------------
 
     @property
     def records(self) -> bool:
-        return self.mode in (Mode.RECORD, Mode.APPEND)
+        return MODES[self.mode].writes
 
     def normalise(self, request: LLMRequest) -> LLMRequest:
         """The request with its semantic fields chosen by this recorder's policy."""
         return self.policy.split(request)
 
-    def find(self, request: LLMRequest, *, stream: bool | None = None) -> Interaction | None:
+    def find(
+        self, request: LLMRequest, *, stream: bool | None = None, raise_as: RaiseAs | None = None
+    ) -> Interaction | None:
         """The interaction to replay, ``None`` to go live; raises on a miss in replay.
 
         ``request`` must already be normalised; ``stream`` says which shape of answer the
-        caller can take (``None``: either).
+        caller can take (``None``: either); ``raise_as`` gives the miss its final class.
         """
-        if self.mode in (Mode.RECORD, Mode.PASSTHROUGH):
-            if self.mode is Mode.RECORD:
-                _refuse_unstorable(request, self._file.path)
-            self._count("live")
+        traits = MODES[self.mode]
+        if not traits.replays:
+            self._go_live(request)
             return None
         digest = request.digest()
         found = self.cassette.lookup(digest, stream=stream)
         if found.interaction is not None:
-            self._count("replayed")
+            self.log.add(
+                CallEvent(
+                    "replayed", request.provider, digest=digest, interaction=found.interaction
+                )
+            )
             return found.interaction
-        if self.mode is Mode.APPEND:
-            _refuse_unstorable(request, self._file.path)
-            self._count("live")
+        if traits.goes_live:
+            self._go_live(request)
             return None
-        error = CassetteMissError(self._miss_report(request, digest, found, stream))
-        with self._lock:
-            self.stats.missed += 1
-            self.stats.misses.append(error)
+        report = miss_report(
+            request,
+            digest,
+            found,
+            stream=stream,
+            cassette=self.cassette,
+            mode=self.mode.value,
+            rerecord=self._rerecord_hint,
+        )
+        error = _final(CassetteMissError(report), raise_as)
+        self.log.add(CallEvent("missed", request.provider, digest=digest, error=error))
         raise error
 
-    def _count(self, what: str) -> None:
-        with self._lock:  # requests may come from many threads at once
-            setattr(self.stats, what, getattr(self.stats, what) + 1)
-
-    def _miss_report(
-        self, request: LLMRequest, digest: str, found: Lookup, stream: bool | None
-    ) -> MissReport:
-        exists = self.path.exists() or len(self.cassette) > 0
-        recorded, asked = found.recorded, found.asked
-        reason: MissReason
-        if not exists:
-            reason = "no_cassette"
-        elif recorded:
-            reason = "exhausted"
-        elif found.other_shape:
-            reason = "shape_stream" if stream else "shape_complete"
-        else:
-            reason = "no_match"
-        closest = (
-            closest_recording(request, self.cassette.interactions) if reason == "no_match" else None
-        )
-        # A changed request needs `record` (its stale recording must go); a new one `append`.
-        # A changed request leaves a recording of its provider unplayed (the one it replaced,
-        # whichever recording it looks most like), while a new one (an added call) comes
-        # after every recording of its provider was played.
-        changed = reason in ("shape_stream", "shape_complete") or (
-            closest is not None
-            and any(i.provider == request.provider for i in self.cassette.unused())
-        )
-        hint = self._rerecord_hint("record" if changed else "append")
-        return MissReport(
-            cassette_path=self.path,
-            mode=self.mode.value,
-            request=request,
-            digest=digest,
-            reason=reason,
-            recorded=recorded,
-            asked=asked,
-            interactions=len(self.cassette),
-            closest=closest,
-            rerecord=hint,
-        )
+    def _go_live(self, request: LLMRequest) -> None:
+        if self.records:
+            _refuse_unstorable(request, self._file.path)
+        self.log.add(CallEvent("live", request.provider))
 
     def _rerecord_hint(self, mode: str) -> str:
         given = self.rerecord_hint
@@ -248,16 +219,22 @@ class Recorder:
         stream: Sequence[StreamEvent] | None = None,
         error: ProviderError | RecordedError | None = None,
         duration_ms: int = 0,
+        credentials: Sequence[str] = (),
+        raise_as: RaiseAs | None = None,
     ) -> Interaction | None:
         """Write one live outcome to the cassette (in record/append modes; else a no-op).
 
         Raises :class:`UnsafeCassetteError` (nothing written) if the secret guard refuses it;
         with ``best_effort`` the interaction is dropped with a warning instead, and recording
         never raises into the caller. Auth, cookie and organisation headers are stripped.
+        ``credentials`` (the keys the request carried) are masked wherever a refusal's
+        message would quote them; ``raise_as`` gives a refusal its final class.
         """
         if not self.records:
             return None
-        outcome = _Outcome(endpoint, response, stream, error, duration_ms)
+        outcome = _Outcome(
+            endpoint, response, stream, error, duration_ms, tuple(credentials), raise_as
+        )
         if not self.best_effort:
             return self._record(request, outcome)
         try:
@@ -279,17 +256,14 @@ class Recorder:
         if not refused(self.record_errors, failure, outcome.stream):
             return
         assert failure is not None
-        refusal = UnrecordedFailureError(failure, provider=request.provider, path=self.path)
-        with self._lock:
-            self.stats.unrecorded += 1
-            self.stats.refused.append(refusal)
+        refusal = _final(
+            UnrecordedFailureError(
+                failure, provider=request.provider, path=self.path, hidden=outcome.credentials
+            ),
+            outcome.raise_as,
+        )
+        self.log.add(CallEvent("refused", request.provider, digest=request.digest(), error=refusal))
         raise refusal
-
-    def take_refused(self) -> list[UnrecordedFailureError]:
-        """The refusals not taken yet (each is reported once)."""
-        with self._lock:
-            taken, self.stats.refused = self.stats.refused, []
-        return taken
 
     def _record(self, request: LLMRequest, outcome: _Outcome) -> Interaction | None:
         from cassettes_core.secrets import strip_sensitive_headers
@@ -326,7 +300,11 @@ class Recorder:
             written = self._writer().append([interaction], rewrite=rewrite, run=self._run)
             self._first_write = False
             self.cassette.add(written[0])
-            self.stats.recorded += 1
+        self.log.add(
+            CallEvent(
+                "recorded", request.provider, digest=written[0].digest, interaction=written[0]
+            )
+        )
         return written[0]
 
     def _apply_hook(self, interaction: Interaction) -> Interaction | None:
@@ -367,6 +345,12 @@ class Recorder:
 
         guard: WriteGuard = SecretGuard(allow=self._allow)
         return guard
+
+
+def _final(error: _E, raise_as: RaiseAs | None) -> _E:
+    shown = raise_as(error) if raise_as is not None else error
+    assert isinstance(shown, type(error))  # the same error, in a subclass the caller lets through
+    return shown
 
 
 # A request sits 3 levels down in the file: the document, `interactions`, the interaction.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncGenerator, Generator, Iterable, Iterator
 from pathlib import Path
 
 from cassettes_core._errors import ConfigError, ProviderError
@@ -102,7 +102,7 @@ class CassetteProvider:
     # Only a whole stream (or one that failed as a provider) is recorded; a caller that stops
     # early makes us read the rest, so that replay is whole too.
 
-    def stream(self, request: LLMRequest) -> Iterator[StreamEvent]:
+    def stream(self, request: LLMRequest) -> Generator[StreamEvent]:
         request = self.recorder.normalise(request)
         recorded = self.recorder.find(request, stream=True)
         if recorded is not None:
@@ -124,7 +124,7 @@ class CassetteProvider:
             raise
         take.done_streaming()
 
-    async def astream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
+    async def astream(self, request: LLMRequest) -> AsyncGenerator[StreamEvent]:
         request = self.recorder.normalise(request)
         recorded = self.recorder.find(request, stream=True)
         if recorded is not None:

@@ -8,13 +8,16 @@ field-equality score, and only the few best go through deepdiff. Rendering happe
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from cassettes_core._model import Interaction
 from cassettes_core._request import LLMRequest
+
+if TYPE_CHECKING:
+    from cassettes_core.store import Cassette, Lookup
 
 DiffKind = Literal["changed", "added", "removed", "type_changed"]
 MissReason = Literal["no_match", "exhausted", "no_cassette", "shape_stream", "shape_complete"]
@@ -73,6 +76,55 @@ class MissReport:
     @property
     def diffs(self) -> tuple[FieldDiff, ...]:
         return self.closest.diffs if self.closest else ()
+
+    def render(self) -> str:
+        """The message of the miss (what ``str(CassetteMissError)`` shows)."""
+        return render_miss(self)
+
+
+def miss_report(
+    request: LLMRequest,
+    digest: str,
+    found: Lookup,
+    *,
+    stream: bool | None,
+    cassette: Cassette,
+    mode: str,
+    rerecord: Callable[[str], str],
+) -> MissReport:
+    """Why ``request`` missed in ``cassette``, its closest recording, and the re-record line
+    (``rerecord`` given ``"record"`` for a changed request, ``"append"`` for a new one)."""
+    exists = cassette.path.exists() or len(cassette) > 0
+    recorded, asked = found.recorded, found.asked
+    reason: MissReason
+    if not exists:
+        reason = "no_cassette"
+    elif recorded:
+        reason = "exhausted"
+    elif found.other_shape:
+        reason = "shape_stream" if stream else "shape_complete"
+    else:
+        reason = "no_match"
+    closest = closest_recording(request, cassette.interactions) if reason == "no_match" else None
+    # A changed request needs `record` (its stale recording must go); a new one `append`.
+    # A changed request leaves a recording of its provider unplayed (the one it replaced,
+    # whichever recording it looks most like), while a new one (an added call) comes
+    # after every recording of its provider was played.
+    changed = reason in ("shape_stream", "shape_complete") or (
+        closest is not None and any(i.provider == request.provider for i in cassette.unused())
+    )
+    return MissReport(
+        cassette_path=cassette.path,
+        mode=mode,
+        request=request,
+        digest=digest,
+        reason=reason,
+        recorded=recorded,
+        asked=asked,
+        interactions=len(cassette),
+        closest=closest,
+        rerecord=rerecord("record" if changed else "append"),
+    )
 
 
 def closest_recording(request: LLMRequest, recorded: Sequence[Interaction]) -> Candidate | None:

@@ -1,20 +1,31 @@
-"""Modes and how one is chosen.
+"""The modes, what each one does, and the one rule that chooses the mode in force.
 
-Resolution: an explicit choice (command line, marker or code argument, decided by the caller)
-> ``CASSETTE_MODE`` > ``CI`` set ⇒ ``replay`` > ``auto``. ``auto`` replays when the cassette
-exists and records when it does not.
+Precedence, first that is set wins (DESIGN §3)::
+
+    command line > marker or code argument > CASSETTE_MODE > CI set ⇒ replay > auto
+
+``auto`` means one thing everywhere: replay when the cassette exists, else record what is
+missing (as ``append`` does, so that several tests sharing a new cassette all add to it).
+Under ``CI`` nothing records unless a recording mode is named: ``auto`` there, from any
+source, is ``replay``, so a missing cassette on CI is a loud miss, never a silent live call.
+The recorder, the pytest plugin and the CLI all read :func:`resolve` and :data:`MODES`.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import StrEnum
+from types import MappingProxyType
+from typing import Literal
 
 from cassettes_core._errors import ConfigError
 
 MODE_ENV = "CASSETTE_MODE"
 _FALSE = frozenset({"", "0", "false", "no", "off"})
+
+Source = Literal["--cassette-mode", "marker", "CASSETTE_MODE", "CI", "default"]
 
 
 class Mode(StrEnum):
@@ -25,7 +36,54 @@ class Mode(StrEnum):
     PASSTHROUGH = "passthrough"
 
 
+@dataclass(frozen=True)
+class ModeTraits:
+    """What a concrete mode does with a request and with the file."""
+
+    loads: bool  # the recordings on disk are read
+    replays: bool  # a request with a recording is answered from it
+    goes_live: bool  # a request without one reaches the live provider (else: a miss)
+    writes: bool  # live outcomes are written to the file
+    rewrites: bool  # the file starts over (once per test run)
+
+
+MODES: Mapping[Mode, ModeTraits] = MappingProxyType(
+    {
+        Mode.REPLAY: ModeTraits(
+            loads=True, replays=True, goes_live=False, writes=False, rewrites=False
+        ),
+        Mode.RECORD: ModeTraits(
+            loads=False, replays=False, goes_live=True, writes=True, rewrites=True
+        ),
+        Mode.APPEND: ModeTraits(
+            loads=True, replays=True, goes_live=True, writes=True, rewrites=False
+        ),
+        Mode.PASSTHROUGH: ModeTraits(
+            loads=False, replays=False, goes_live=True, writes=False, rewrites=False
+        ),
+    }
+)
+
+
+@dataclass(frozen=True)
+class ModeChoice:
+    """The requested mode (``auto`` not yet applied to a file) and where it came from."""
+
+    mode: Mode
+    source: str
+
+    def describe(self) -> str:
+        return f"{self.mode.value} (from {self.source})"
+
+    def on_file(self, exists: bool) -> Mode:
+        """The concrete mode for a cassette that ``exists`` (or not): what ``auto`` means."""
+        if self.mode is not Mode.AUTO:
+            return self.mode
+        return Mode.REPLAY if exists else Mode.APPEND
+
+
 def parse_mode(value: str | Mode, *, source: str = "mode") -> Mode:
+    """``value`` as a :class:`Mode`; a :class:`ConfigError` naming ``source`` and the choices."""
     try:
         return Mode(str(value).strip().lower())
     except ValueError:
@@ -35,20 +93,49 @@ def parse_mode(value: str | Mode, *, source: str = "mode") -> Mode:
         ) from None
 
 
-def is_ci(environ: Mapping[str, str]) -> bool:
-    return environ.get("CI", "").strip().lower() not in _FALSE
-
-
-def resolve_mode(
-    explicit: str | Mode | None = None, *, environ: Mapping[str, str] | None = None
-) -> Mode:
-    """The mode in force: explicit > ``CASSETTE_MODE`` > ``CI`` ⇒ replay > auto."""
+def is_ci(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether ``CI`` is set (to anything but empty, ``0``, ``false``, ``no``, ``off``)."""
     env = os.environ if environ is None else environ
-    if explicit is not None:
-        return parse_mode(explicit)
-    from_env = env.get(MODE_ENV, "").strip()
-    if from_env:
-        return parse_mode(from_env, source=MODE_ENV)
-    if is_ci(env):
-        return Mode.REPLAY
-    return Mode.AUTO
+    return env.get("CI", "").strip().lower() not in _FALSE
+
+
+def resolve(
+    *,
+    cli: str | Mode | None = None,
+    marker: str | Mode | None = None,
+    env: Mapping[str, str] | None = None,
+    marker_label: str = "mode={!r}",
+    marker_source: str = "marker",
+) -> ModeChoice:
+    """The mode in force and its source, by the precedence of the module doc.
+
+    ``marker`` is the marker's or the code's own argument; ``marker_label`` names it in the
+    error for a bad value, a template for the value (``"@pytest.mark.cassette(mode={!r})"``),
+    and ``marker_source`` in the choice. Raises :class:`ConfigError` on an unknown mode name.
+    """
+    environ = os.environ if env is None else env
+    from_env = environ.get(MODE_ENV, "").strip()
+    choice: ModeChoice
+    if cli:
+        choice = ModeChoice(parse_mode(cli, source="--cassette-mode"), "--cassette-mode")
+    elif marker is not None:
+        choice = ModeChoice(_parse_argument(marker, marker_label), marker_source)
+    elif from_env:
+        choice = ModeChoice(parse_mode(from_env, source=MODE_ENV), MODE_ENV)
+    elif is_ci(environ):
+        return ModeChoice(Mode.REPLAY, "CI")
+    else:
+        choice = ModeChoice(Mode.AUTO, "default")
+    if choice.mode is Mode.AUTO and is_ci(environ):
+        # CI never records unless told to: auto would record a missing cassette.
+        return ModeChoice(Mode.REPLAY, f"{choice.source}; auto is replay when CI is set")
+    return choice
+
+
+def _parse_argument(value: str | Mode, label: str) -> Mode:
+    try:
+        return Mode(str(value).strip().lower())
+    except ValueError:
+        choices = ", ".join(m.value for m in Mode)
+        shown = label.format(value)
+        raise ConfigError(f"{shown} is not a cassette mode; use one of {choices}") from None

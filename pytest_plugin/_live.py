@@ -1,51 +1,39 @@
-"""The cassette of one running test: the recorder, global interception, and what it did.
+"""The cassette of one running test (or fixture): its recorder, interception, and results.
 
-This is the value of the ``cassette`` fixture. It is imported (with the core, httpx and YAML)
-only when a test uses a cassette.
+``CassetteSession`` is the value of the ``cassette`` fixture. It reads what happened from the
+recorder's event log (``recorder.log``), the one record of each call: the summary's counts,
+the tokens replay saved, and the problems that fail a test phase all come from there. Imported
+(with the core, httpx and YAML) only when a test uses a cassette.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from cassettes_core import (
     Cassette,
+    CassetteError,
     CassetteMissError,
-    ConfigError,
     Interaction,
-    LLMRequest,
     Mode,
     Recorder,
     RecorderStats,
 )
-from pytest_plugin._mode import plan
-from pytest_plugin._spec import CassetteSpec
-from pytest_plugin._tally import CassetteRecord
+from cassettes_core.events import Cursor
+from pytest_plugin._config import CassetteSpec
+from pytest_plugin._state import REPORT_LINE_KEY, SESSION_KEY, state_of
+from pytest_plugin._summary import CassetteRecord, shown
 from pytest_plugin._usage import usage_of
 
 if TYPE_CHECKING:
-    from cassettes_core.transport import Interception, Traffic
+    from cassettes_core.events import EventKind
+    from cassettes_core.transport import Interception
     from cassettes_core.transport import httpx as httpx_adapter
     from cassettes_core.transport import httpx2 as httpx2_adapter
-
-
-class _PluginRecorder(Recorder):
-    """A :class:`Recorder` that also keeps what it replayed, for the tokens-saved line."""
-
-    def __init__(self, path: Path, **options: Any) -> None:
-        super().__init__(path, **options)
-        self.replays: list[Interaction] = []
-        self._replays_lock = threading.Lock()
-
-    def find(self, request: LLMRequest, *, stream: bool | None = None) -> Interaction | None:
-        found = super().find(request, stream=stream)
-        if found is not None:
-            with self._replays_lock:
-                self.replays.append(found)
-        return found
 
 
 class CassetteSession:
@@ -64,16 +52,18 @@ class CassetteSession:
 
     def __init__(self, spec: CassetteSpec, *, existed: bool, run_id: str | None = None) -> None:
         self.spec = spec
-        recorder_mode, self._shown_mode = plan(spec.mode.mode, existed=existed)
-        self.recorder = _PluginRecorder(
+        # `auto` decides on the file as the session first saw it (at collection): several
+        # tests sharing a new cassette then all record into it, none replays another's miss.
+        mode = spec.mode.on_file(existed)
+        self._shown_mode = "record" if spec.mode.mode is Mode.AUTO and not existed else mode.value
+        self.recorder = Recorder(
             spec.path,
-            mode=recorder_mode,
+            mode=mode,
             rerecord_hint=spec.rerecord_hint,
             run_id=run_id,  # one per test run, shared by xdist workers: `record` rewrites once
             **spec.recorder_options,
         )
-        self._shown_misses = 0
-        self._shown_blocked = 0
+        self._taken = Cursor(self.recorder.log)  # problems reported so far, each once
         self._accepted = 0
         self._interception: Interception | None = None
         self._paused = 0
@@ -116,15 +106,15 @@ class CassetteSession:
 
     @property
     def replayed(self) -> int:
-        return self.recorder.stats.replayed
+        return self.recorder.log.count("replayed")
 
     @property
     def recorded(self) -> int:
-        return self.recorder.stats.recorded
+        return self.recorder.log.count("recorded")
 
     @property
     def missed(self) -> int:
-        return self.recorder.stats.missed
+        return self.recorder.log.count("missed")
 
     @property
     def misses(self) -> list[CassetteMissError]:
@@ -135,9 +125,9 @@ class CassetteSession:
 
         Every other miss fails the test, even when the code under test caught it.
         """
-        accepted = self.take_misses()
+        accepted = self.take("missed")
         self._accepted += len(accepted)
-        return accepted
+        return [miss for miss in accepted if isinstance(miss, CassetteMissError)]
 
     # -- ready transports, for code that takes one ----------------------------------------
 
@@ -210,24 +200,10 @@ class CassetteSession:
             interception.resume()  # balanced, so that the exit below leaves nothing behind
         interception.__exit__(None, None, None)
 
-    def take_misses(self) -> list[CassetteMissError]:
-        """Misses not yet reported (each is reported once, in the phase it happened in)."""
-        misses = self.recorder.stats.misses
-        new = list(misses[self._shown_misses :])
-        self._shown_misses = len(misses)
-        return new
-
-    def take_blocked(self) -> list[ConfigError]:
-        """Requests blocked since the last call (they fail the phase, even when caught)."""
-        blocked = self._traffic().blocked
-        new = list(blocked[self._shown_blocked :])
-        self._shown_blocked = len(blocked)
-        return new
-
-    def _traffic(self) -> Traffic:
-        from cassettes_core.transport import traffic_of
-
-        return traffic_of(self.recorder)
+    def take(self, kind: EventKind) -> list[CassetteError]:
+        """The errors of ``kind`` (missed, blocked, refused) not yet reported."""
+        taken = self._taken.take(kind)
+        return [event.error for event in taken if event.error is not None]
 
     def strict_unused(self) -> list[Interaction]:
         """Unused interactions that fail this test: strict, own cassette, replay."""
@@ -236,17 +212,19 @@ class CassetteSession:
         return self.unused()
 
     def result(self) -> CassetteRecord:
+        """What this test did, from the recorder's log."""
+        log = self.recorder.log
         saved: dict[str, list[int]] = {}
-        for interaction in self.recorder.replays:
-            usage = usage_of(interaction)
+        for event in log.events("replayed"):
+            if event.interaction is None:
+                continue
+            usage = usage_of(event.interaction)
             slot = saved.setdefault(usage.model, [0, 0])
             slot[0] += usage.input_tokens
             slot[1] += usage.output_tokens
         cassette = self.recorder.cassette
         unused = {i.seq for i in cassette.unused()}
         seqs = [i.seq for i in cassette.interactions]
-        stats = self.recorder.stats
-        traffic = self._traffic()
         return CassetteRecord(
             nodeid=self.spec.nodeid,
             path=str(self.path),
@@ -254,19 +232,19 @@ class CassetteSession:
             source=self.mode_source,
             shared=self.spec.shared,
             strict=self.spec.strict,
-            replayed=stats.replayed,
-            recorded=stats.recorded,
-            missed=stats.missed - self._accepted,
-            live=stats.live,
+            replayed=log.count("replayed"),
+            recorded=log.count("recorded"),
+            missed=log.count("missed") - self._accepted,
+            live=log.count("live"),
             seqs=seqs,
             played=[s for s in seqs if s not in unused],
             saved=saved,
             skipped=self.skipped,
-            went_live=list(traffic.went_live),
-            blocked=len(traffic.blocked),
-            drained=traffic.drained,
-            dropped=traffic.dropped,
-            unrecorded=stats.unrecorded,
+            went_live=[e.what or "" for e in log.events("went_live")],
+            blocked=log.count("blocked"),
+            drained=log.count("drained"),
+            dropped=log.count("dropped"),
+            unrecorded=log.count("refused"),
         )
 
 
@@ -284,3 +262,31 @@ def close_session(session: CassetteSession) -> CassetteRecord:
     """Turn interception off and return what the test did."""
     session.stop()
     return session.result()
+
+
+def open_for_test(
+    item: pytest.Item, request: pytest.FixtureRequest, marker: str
+) -> CassetteSession:
+    """Open the cassette of test ``item`` (its markers over ``cassette_config``), or fail its
+    setup with the error's class and the cassette file (never a bare "cassette:")."""
+    from pytest_plugin._config import build_spec
+    from pytest_plugin._failures import error_failure, path_of_item
+
+    state = state_of(item.config)
+    try:
+        spec = build_spec(
+            settings=state.settings,
+            nodeid=item.nodeid,
+            test_file=item.path,
+            marks=item.iter_markers(marker),
+            defaults=request.getfixturevalue("cassette_config"),
+        )
+        session = open_session(spec, existed=state.existed(spec.path), run_id=state.run_id)
+    except CassetteError as exc:
+        text = error_failure(exc, path_of_item(state, item, marker))
+        raise pytest.fail.Exception(text, pytrace=False) from None
+    item.stash[SESSION_KEY] = session
+    state.open.append(session)
+    where = shown(str(spec.path), str(state.settings.invocation_dir))
+    item.stash[REPORT_LINE_KEY] = f"{where} (mode {session.mode}, from {session.mode_source})"
+    return session

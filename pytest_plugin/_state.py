@@ -1,4 +1,8 @@
-"""The plugin's per-session state (kept in ``config.stash``, never in module globals)."""
+"""The plugin's per-session state, kept in ``config.stash`` (never in module globals).
+
+Light on purpose: the plugin imports this module when it loads, so only pytest and the
+standard library come in here; the rest is imported when a test first uses a cassette.
+"""
 
 from __future__ import annotations
 
@@ -9,24 +13,27 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_plugin._naming import cassette_path, marker_name
-from pytest_plugin._spec import Settings, read_settings
-from pytest_plugin._strict import Users, Verdict
-from pytest_plugin._tally import Tally
-
 if TYPE_CHECKING:
+    from pytest_plugin._config import Settings
     from pytest_plugin._live import CassetteSession
+    from pytest_plugin._summary import Tally, Users, Verdict
+
+SESSION_KEY = pytest.StashKey["CassetteSession"]()
+REPORT_LINE_KEY = pytest.StashKey[str]()
 
 
 class PluginState:
-    """Settings read once, the results of every test that used a cassette, the tests that
-    use each cassette, and the test run's id."""
+    """Settings read once, the results of every cassette of the run, the tests that use each
+    cassette, and the test run's id."""
 
     def __init__(self, config: pytest.Config) -> None:
+        from pytest_plugin._config import read_settings
+        from pytest_plugin._summary import Tally, Users, Verdict
+
         self.settings: Settings = read_settings(config)
-        self.tally = Tally()
-        self.users = Users()
-        self.verdict = Verdict()  # strict on shared cassettes, judged at the end of the run
+        self.tally: Tally = Tally()
+        self.users: Users = Users()
+        self.verdict: Verdict = Verdict()  # strict on shared cassettes, judged at the end
         # One id per test run, the same in every xdist worker: a cassette in `record` is
         # rewritten once per run (by whichever process writes it first), never once per worker.
         workerinput: dict[str, Any] = getattr(config, "workerinput", {})
@@ -34,11 +41,15 @@ class PluginState:
         self._existed: dict[Path, bool] = {}
         # Sessions opened and not yet closed; an interrupted run closes them at the end.
         self.open: list[CassetteSession] = []
-        # Fixtures of a wider scope tearing down now, and the session each one paused.
-        self.paused: dict[int, CassetteSession] = {}
+        # Fixtures' own cassettes in force (``cassette_for``), by the fixture's name.
+        self.fixtures: list[tuple[str, CassetteSession]] = []
+        # Fixtures of a wider scope tearing down now, and the sessions each one paused.
+        self.paused: dict[int, list[CassetteSession]] = {}
 
     def path_of(self, item: pytest.Item, marker: str) -> tuple[Path, bool]:
         """The cassette file of a marked test, and whether its name makes it module-wide."""
+        from pytest_plugin._config import cassette_path, marker_name
+
         name = marker_name(item.iter_markers(marker))
         name = name if isinstance(name, str) and name.strip() else None
         settings = self.settings
@@ -80,3 +91,25 @@ class PluginState:
     def current(self) -> CassetteSession | None:
         """The cassette of the test running now, if it has one."""
         return self.open[-1] if self.open else None
+
+
+_STATE_KEY = pytest.StashKey[PluginState]()
+
+
+def state_of(config: pytest.Config) -> PluginState:
+    """This session's state (made on first use)."""
+    state = config.stash.get(_STATE_KEY, None)
+    if state is None:
+        state = config.stash[_STATE_KEY] = PluginState(config)
+    return state
+
+
+def state_if_any(config: pytest.Config) -> PluginState | None:
+    """This session's state, if a cassette has been used (never makes one)."""
+    return config.stash.get(_STATE_KEY, None)
+
+
+def current_session(config: pytest.Config) -> CassetteSession | None:
+    """The cassette of the test running now, if any."""
+    state = state_if_any(config)
+    return state.current() if state is not None else None

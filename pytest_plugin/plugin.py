@@ -1,15 +1,19 @@
 """pytest plugin for provider-cassettes: the ``cassette`` marker, fixture, options and summary.
 
-Thin on purpose: hooks and the fixture here, the work in the ``_``-modules beside it. Nothing
-heavy is imported until a test uses a cassette, so sessions that never do pay nothing.
+Thin on purpose: hooks and the fixtures here, the work in the ``_``-modules beside it and in
+the core. Nothing heavy is imported until a test uses a cassette, so sessions that never do
+pay nothing.
 
 A test marked ``@pytest.mark.cassette`` has its cassette open from the start of its setup
-(before any of its fixtures) to the end of its teardown: every httpx/httpx2 request goes
-through it (``cassettes_core.transport.intercept``). The ``cassette`` fixture alone opens it
-from the fixture's own setup on. Fixtures of a wider scope (class, module, package, session)
-are not the test's: interception is paused while they set up and tear down, so they never
-record into whichever test happens to set them up first. Live streams the test left open are
-read to their end and recorded when its teardown starts.
+(a fixture of this plugin put first in its fixtures) to the end of its teardown: every
+httpx/httpx2 request goes through it (``cassettes_core.transport.intercept``). The
+``cassette`` fixture alone opens it from the fixture's own setup on. ``cassette_config``
+(override it in a ``conftest.py``) gives a directory's defaults; markers override it, the
+command line overrides both. Fixtures of a wider scope (class, module, package, session) are
+not the test's: interception is paused while they set up and tear down, so they never record
+into whichever test happens to set them up first (``cassette_for`` gives one a cassette of
+its own). Live streams the test left open are read to their end and recorded when its
+teardown starts.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_plugin._keys import REPORT_LINE_KEY, SESSION_KEY, STATE_KEY, state_of
+from pytest_plugin._state import REPORT_LINE_KEY, SESSION_KEY, state_if_any, state_of
 
 if TYPE_CHECKING:
     from pytest_plugin._live import CassetteSession
@@ -27,8 +31,8 @@ if TYPE_CHECKING:
 MARKER = "cassette"
 _WORKER_OUTPUT = "provider_cassettes"
 _WORKER_USERS = "provider_cassettes_users"
-# The --cassette-mode choices; the same as ``_mode.MODES`` (a test checks), spelled out here so
-# that loading the plugin loads nothing else.
+# The --cassette-mode choices; the same as ``cassettes_core.Mode`` (a test checks), spelled out
+# here so that loading the plugin loads nothing else.
 MODES = ("auto", "replay", "record", "append", "passthrough")
 
 _MARKER_HELP = (
@@ -143,7 +147,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", _MARKER_HELP)
     config.pluginmanager.register(_scopes, "cassettes-scopes")
     from pytest_plugin import _drift
-    from pytest_plugin._spec import check_ini  # choice-valued ini options fail at once
+    from pytest_plugin._config import check_ini  # choice-valued ini options fail at once
 
     check_ini(config)
     _drift.start(config)  # every cassette loaded in this session reports drift to it
@@ -168,37 +172,20 @@ def _marked(item: pytest.Item) -> bool:
     return item.get_closest_marker(MARKER) is not None
 
 
-def _open(item: pytest.Item) -> CassetteSession:
-    from cassettes_core import CassetteError
-    from pytest_plugin._live import open_session
-    from pytest_plugin._spec import build_spec
-    from pytest_plugin._tally import shown
+def _open(item: pytest.Item, request: pytest.FixtureRequest) -> CassetteSession:
+    from pytest_plugin._live import open_for_test
 
-    state = state_of(item.config)
-    try:
-        spec = build_spec(
-            settings=state.settings,
-            nodeid=item.nodeid,
-            test_file=item.path,
-            marks=item.iter_markers(MARKER),
-        )
-        session = open_session(spec, existed=state.existed(spec.path), run_id=state.run_id)
-    except CassetteError as exc:  # the error's class and the cassette file, never "cassette:"
-        from pytest_plugin._report import error_failure, path_of_item
-
-        text = error_failure(exc, path_of_item(state, item, MARKER))
-        raise pytest.fail.Exception(text, pytrace=False) from None
-    item.stash[SESSION_KEY] = session
-    state.open.append(session)
-    where = shown(str(spec.path), str(state.settings.invocation_dir))
-    item.stash[REPORT_LINE_KEY] = f"{where} (mode {session.mode}, from {session.mode_source})"
-    return session
+    return open_for_test(item, request, MARKER)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     wanted = [item for item in session.items if _marked(item)]
     if wanted:
         state_of(session.config).note_collected(wanted, MARKER)
+    for item in wanted:  # its cassette opens first, before any fixture (see _open_marked)
+        names = getattr(item, "fixturenames", None)
+        if isinstance(names, list) and _OPENER not in names:
+            names.insert(0, _OPENER)
 
 
 def pytest_deselected(items: list[pytest.Item]) -> None:
@@ -208,15 +195,33 @@ def pytest_deselected(items: list[pytest.Item]) -> None:
         state_of(wanted[0].config).note_deselected(wanted, MARKER)
 
 
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    """Open the cassette before any fixture of the test is set up.
+_OPENER = "_cassette_opener"
 
-    A plain implementation: it runs after the skip/xfail checks and the other plugins'
-    wrappers, and before pytest's own implementation, which sets up the fixtures. Raising
-    here (a bad option, a corrupt file) fails the setup the way a skip would skip it.
+
+@pytest.fixture(name=_OPENER)
+def _open_marked(request: pytest.FixtureRequest) -> None:
+    """Open a marked test's cassette before any of its fixtures is set up.
+
+    Put first in the fixtures of each marked test at the end of collection (unmarked tests
+    pay nothing), so wider fixtures set up after it (and are paused, see ``_scopes``); as a
+    fixture it can read ``cassette_config``. Raising here (a bad option, a corrupt file)
+    fails the setup.
     """
-    if _marked(item) and SESSION_KEY not in item.stash:
-        _open(item)
+    item = request.node
+    if isinstance(item, pytest.Item) and _marked(item) and SESSION_KEY not in item.stash:
+        _open(item, request)
+
+
+@pytest.fixture(scope="module")
+def cassette_config() -> dict[str, object]:
+    """Cassette defaults for the tests (and ``cassette_for`` fixtures) of a directory.
+
+    Override it in a ``conftest.py`` and return a dict of the marker's options but ``name``:
+    ``mode``, ``strict``, ``repeat_last``, ``policy``, ``before_record``, ``allow_secrets``,
+    ``block_unmatched``, ``record_errors``. Markers override it, the command line overrides
+    both; an unknown key is a ``ConfigError`` naming the valid ones.
+    """
+    return {}
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -252,7 +257,7 @@ def pytest_runtest_makereport(
     session = item.stash.get(SESSION_KEY, None)
     failure = None
     if session is not None:
-        from pytest_plugin._report import phase_failure
+        from pytest_plugin._failures import phase_failure
 
         failure = phase_failure(session, call)
         if failure is not None:
@@ -263,7 +268,7 @@ def pytest_runtest_makereport(
     if session is not None:
         session.skipped = session.skipped or report.skipped
     if failure is not None:
-        from pytest_plugin._report import first_line
+        from pytest_plugin._failures import first_line
 
         first_line(report)
     line = item.stash.get(REPORT_LINE_KEY, None)
@@ -291,7 +296,7 @@ def cassette(request: pytest.FixtureRequest) -> CassetteSession:
     assert isinstance(item, pytest.Item)  # function scope: the node is the test
     session = item.stash.get(SESSION_KEY, None)
     if session is None:
-        session = _open(item)
+        session = _open(item, request)
     return session
 
 
@@ -300,7 +305,7 @@ def cassette(request: pytest.FixtureRequest) -> CassetteSession:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
-    state = config.stash.get(STATE_KEY, None)
+    state = state_if_any(config)
     while state is not None and state.open:  # interrupted mid-test: interception must end
         state.open.pop().stop()
     workeroutput: dict[str, Any] | None = getattr(config, "workeroutput", None)
@@ -312,18 +317,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
         workeroutput[_drift.WORKER_OUTPUT] = _drift.to_json(config)
         return
-    if state is None or not state.tally.records:
-        return
-    from pytest_plugin._strict import failure_report, judge
+    if state is not None and state.tally.records:
+        from pytest_plugin._failures import judge_run
 
-    state.verdict = judge(config, state.users, state.tally.records, state.tally.strict_failures())
-    base = str(config.invocation_params.dir)
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    for item in state.verdict.failed:  # an error of its own: in the short summary and the count
-        if reporter is not None:
-            reporter.stats.setdefault("error", []).append(failure_report(item, base))
-    if state.verdict.failed and session.exitstatus in (0, pytest.ExitCode.NO_TESTS_COLLECTED):
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        judge_run(session, state)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -335,7 +332,7 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
     _drift.merge(node.config, output.get(_drift.WORKER_OUTPUT))
     text = output.get(_WORKER_OUTPUT)
     if text:
-        from pytest_plugin._tally import Tally
+        from pytest_plugin._summary import Tally
 
         state = state_of(node.config)
         state.tally.extend(Tally.records_from_json(text))
@@ -350,21 +347,21 @@ def pytest_terminal_summary(
     from pytest_plugin._drift import summary_lines
 
     drift = summary_lines(config, verbose=config.get_verbosity() > 0)
-    state = config.stash.get(STATE_KEY, None)
+    state = state_if_any(config)
     if state is None or not state.tally.records:
         if drift:  # only tests' own Recorders loaded cassettes
             terminalreporter.write_sep("=", "provider-cassettes")
             for line in drift:
                 terminalreporter.write_line(line)
         return
-    from pytest_plugin._mode import on_ci
+    from cassettes_core.modes import is_ci
     from pytest_plugin._prices import PriceTable
 
     prices = PriceTable.with_overrides(config.getini("cassette_prices"))
     terminalreporter.write_sep("=", "provider-cassettes")
     base = str(config.invocation_params.dir)
     verbose = config.get_verbosity() > 0
-    for line in state.tally.render(prices, base=base, verbose=verbose, ci=on_ci()):
+    for line in state.tally.render(prices, base=base, verbose=verbose, ci=is_ci()):
         terminalreporter.write_line(line)
     for line in drift:
         terminalreporter.write_line(line)

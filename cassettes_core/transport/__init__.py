@@ -45,12 +45,7 @@ from cassettes_core.transport._sse import (
     is_event_stream,
     parse_stream,
 )
-from cassettes_core.transport._tracking import (
-    Traffic,
-    forget_provider_hosts,
-    provider_hosts_seen,
-    traffic_of,
-)
+from cassettes_core.transport._tracking import forget_provider_hosts, provider_hosts_seen
 from cassettes_core.transport._wire import failure_kind
 
 __all__ = [
@@ -58,7 +53,6 @@ __all__ = [
     "Interception",
     "Route",
     "SSEParser",
-    "Traffic",
     "active_interception",
     "charset_of",
     "decode_data",
@@ -84,5 +78,4 @@ __all__ = [
     "served_answer",
     "settle",
     "stored_body",
-    "traffic_of",
 ]

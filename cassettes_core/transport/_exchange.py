@@ -8,6 +8,7 @@ transports only move bytes between these and the network.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import AsyncGenerator, Generator, Iterator, Mapping
@@ -16,7 +17,6 @@ from typing import Any
 from cassettes_core import catalog
 from cassettes_core._errors import (
     CassetteError,
-    CassetteMissError,
     ConfigError,
     UnrecordableAnswerError,
 )
@@ -26,7 +26,6 @@ from cassettes_core._model import (
     RecordedError,
     StreamEvent,
 )
-from cassettes_core._record_errors import UnrecordedFailureError
 from cassettes_core._recorder import Recorder
 from cassettes_core._request import LLMRequest
 from cassettes_core.transport._bodies import served_answer, stored_body
@@ -113,11 +112,11 @@ class Call:
                 self.request,
                 endpoint=self.route.endpoint,
                 duration_ms=duration_ms,
+                credentials=credentials_in(self.headers or {}),
+                raise_as=self.visible,
                 **outcome,
             )
         except CassetteError as exc:  # UnsafeCassetteError: the user must see it, not a retry
-            if isinstance(exc, UnrecordedFailureError):
-                exc.hide(credentials_in(self.headers or {}))
             raise self.visible(exc) from None
 
 
@@ -189,11 +188,12 @@ def open_call(recorder: Recorder, route: Route, headers: Mapping[str, str], cont
     # Split once, under the recorder's policy (what `recorder.normalise` would do again).
     request = LLMRequest.from_body(route.provider, body, policy=recorder.policy)
     wants_stream = body.get("stream") is True
-    try:
-        # Only a recording of the shape asked for answers: a stream for `stream: true`.
-        found = recorder.find(request, stream=wants_stream)
-    except CassetteMissError as exc:
-        raise visible(exc, anthropic_caller=anthropic_caller) from None
+    # Only a recording of the shape asked for answers: a stream for `stream: true`.
+    found = recorder.find(
+        request,
+        stream=wants_stream,
+        raise_as=functools.partial(visible, anthropic_caller=anthropic_caller),
+    )
     return Call(
         recorder,
         route,

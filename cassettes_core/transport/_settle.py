@@ -1,6 +1,6 @@
 """Live streams the caller left open: settled at a known point, never by the garbage collector.
 
-A live stream being recorded is registered with its recorder (``_tracking``) until it ends or
+A live stream being recorded is registered with its recorder's log until it ends or
 the caller closes it. Closing reads what is left, so the recording is whole. A stream that is
 neither read to its end nor closed is *settled* when its owner is done with the recorder: the
 pytest plugin at the end of each test, ``intercept()`` when its block exits, and, for
@@ -21,13 +21,14 @@ import sys
 import threading
 import time
 import warnings
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
 from cassettes_core._errors import CassetteError
 from cassettes_core._recorder import Recorder
+from cassettes_core.events import CallEvent, CallLog
 from cassettes_core.transport._exchange import StreamTap
-from cassettes_core.transport._tracking import every_traffic, traffic_of
 
 DEFAULT_DRAIN_S = 30.0
 
@@ -46,10 +47,9 @@ class LiveTap:
         self.response = response
         self.bound = read_timeout(request)
         self.draining = False  # the caller has stopped reading: a failure now is not its own
-        self._traffic = traffic_of(recorder)
-        with self._traffic.lock:
-            self._traffic.streams.append(self)
-        _arm_exit_handler()
+        self._log = recorder.log
+        self._log.stream_opened(self)
+        _arm_exit_handler(self._log)
 
     def settle(self) -> None:  # pragma: no cover - both subclasses implement it
         raise NotImplementedError
@@ -98,16 +98,14 @@ class LiveTap:
 
     def ended(self) -> None:
         """No longer open (ended, closed, settled or dropped); idempotent."""
-        with self._traffic.lock:
-            if self in self._traffic.streams:
-                self._traffic.streams.remove(self)
+        self._log.stream_ended(self)
 
     def drained(self, *, counted: bool) -> None:
         """Reading what was left is over: record nothing if it did not reach the end."""
         if not self.tap.done:
             self.drop(RuntimeError("it was closed before its end"))
         elif counted and not self.tap.abandoned:
-            self._traffic.count("drained")
+            self._log.add(CallEvent("drained", self.tap.provider))
 
     def drop(self, reason: BaseException) -> None:
         """Give up on the stream: nothing is recorded, and a warning says why."""
@@ -115,7 +113,7 @@ class LiveTap:
             return
         self.tap.abandon()
         self.ended()
-        self._traffic.count("dropped")
+        self._log.add(CallEvent("dropped", self.tap.provider))
         warnings.warn(
             f"a live {self.tap.provider} stream was left open and could not be read to its "
             f"end ({type(reason).__name__}: {reason}), so it was not recorded in "
@@ -135,13 +133,13 @@ def read_timeout(request: Any) -> float:
 
 def settle(recorder: Recorder) -> None:
     """Settle every live stream of ``recorder`` still open (see the module doc)."""
-    for stream in traffic_of(recorder).open_streams():
+    for stream in recorder.log.open_streams():
         stream.settle()
 
 
 async def asettle(recorder: Recorder) -> None:
     """:func:`settle` from async code: streams of the running loop are read on it."""
-    for stream in traffic_of(recorder).open_streams():
+    for stream in recorder.log.open_streams():
         settle_async = getattr(stream, "asettle", None)
         if settle_async is not None:
             await settle_async()
@@ -150,20 +148,28 @@ async def asettle(recorder: Recorder) -> None:
 
 
 _EXIT_HANDLER = threading.Lock()
+# The logs that have had a live stream, for the exit handler only (it must find streams their
+# owner never settled); weak, so a recorder that is gone is not kept alive by it.
+_WITH_STREAMS: weakref.WeakSet[CallLog] = weakref.WeakSet()
+
+
 _ARMED: list[bool] = []  # one entry once the exit handler is registered
 
 
-def _arm_exit_handler() -> None:
+def _arm_exit_handler(log: CallLog) -> None:
     with _EXIT_HANDLER:
         if not _ARMED:
             atexit.register(_settle_everything)
             _ARMED.append(True)
+        _WITH_STREAMS.add(log)
 
 
 def _settle_everything() -> None:
     """Before the interpreter shuts down: settle what recorders used on their own left open."""
-    for traffic in every_traffic():
-        for stream in traffic.open_streams():
+    with _EXIT_HANDLER:
+        logs = list(_WITH_STREAMS)
+    for log in logs:
+        for stream in log.open_streams():
             try:
                 stream.settle()
             except CassetteError as exc:  # e.g. the secret guard refused it: say so, go on

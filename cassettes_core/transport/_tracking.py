@@ -14,23 +14,22 @@ recorder has seen. The rule, ``block_unmatched``:
 - ``True``: every request that is not a provider call raises, in every mode;
 - ``False``: nothing is blocked.
 
-In every mode, such requests to a provider host that do go live are counted per recorder
-(``went_live``), so the pytest summary can name them.
-
-**Live streams still open.** Each live stream being recorded is registered here until it ends
-or is closed, so that the end of a test or of an ``intercept`` block can settle it (see
-``_settle``) instead of leaving its recording to the garbage collector.
+In every mode, such requests to a provider host that do go live are ``went_live`` events of
+the recorder's log (blocked ones ``blocked`` events), so the pytest summary can name them.
+What this module knows of a recorder's calls lives on the recorder (``recorder.log``); the
+only state of its own is the set of provider hosts seen in this session, which outlives the
+recorders.
 """
 
 from __future__ import annotations
 
 import threading
-import weakref
-from typing import Any, Protocol
+from typing import Any
 
 from cassettes_core import catalog
 from cassettes_core._errors import ConfigError
 from cassettes_core._recorder import Recorder
+from cassettes_core.events import CallEvent
 from cassettes_core.isolation import canonical_host, catalog_provider, endpoint_hosts, url_host_port
 from cassettes_core.modes import Mode
 from cassettes_core.transport._guarded import request_hint
@@ -40,51 +39,7 @@ from cassettes_core.transport._visible import sent_by_anthropic, visible
 _DEFAULT_PORTS = {"https": 443, "http": 80}
 
 
-class OpenStream(Protocol):
-    """A live stream still being recorded (``_settle.LiveTap``)."""
-
-    def settle(self) -> None: ...
-
-
-class Traffic:
-    """One recorder's provider hosts, unrecognised requests and open live streams."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.hosts: set[str] = set()
-        self.went_live: list[str] = []  # "GET /models", in the order they went out
-        self.blocked: list[ConfigError] = []
-        self.streams: list[OpenStream] = []
-        self.drained = 0  # open at the end, read to the end and recorded whole
-        self.dropped = 0  # open at the end, could not be read to the end: not recorded
-
-    def count(self, what: str) -> None:
-        with self.lock:
-            setattr(self, what, getattr(self, what) + 1)
-
-    def open_streams(self) -> list[OpenStream]:
-        with self.lock:
-            return list(self.streams)
-
-
-_TRAFFIC: weakref.WeakKeyDictionary[Recorder, Traffic] = weakref.WeakKeyDictionary()
-_TRAFFIC_LOCK = threading.Lock()
-
-
-def traffic_of(recorder: Recorder) -> Traffic:
-    """The traffic record of ``recorder`` (made on first use)."""
-    with _TRAFFIC_LOCK:
-        found = _TRAFFIC.get(recorder)
-        if found is None:
-            found = _TRAFFIC[recorder] = Traffic()
-        return found
-
-
-def every_traffic() -> list[Traffic]:
-    with _TRAFFIC_LOCK:
-        return list(_TRAFFIC.values())
-
-
+_HOSTS_LOCK = threading.Lock()
 # Every "scheme://host:port" a cassette saw a provider call to, kept after its recorder is gone:
 # a later test's plain request there is still one to a provider (the session guard reads it).
 _PROVIDER_HOSTS: set[str] = set()
@@ -93,13 +48,13 @@ _PROVIDER_HOSTS: set[str] = set()
 def provider_hosts_seen() -> set[str]:
     """The ``scheme://host:port`` of every provider call a cassette has seen since
     :func:`forget_provider_hosts`."""
-    with _TRAFFIC_LOCK:
+    with _HOSTS_LOCK:
         return set(_PROVIDER_HOSTS)
 
 
 def forget_provider_hosts() -> None:
     """Start a new session's record (an in-process pytest run must not inherit another's)."""
-    with _TRAFFIC_LOCK:
+    with _HOSTS_LOCK:
         _PROVIDER_HOSTS.clear()
 
 
@@ -107,26 +62,27 @@ def route_request(recorder: Recorder, request: Any, block_unmatched: bool | None
     """The provider call ``request`` is, or ``None`` to pass it on; raises when it is blocked."""
     url = request.url
     route = match_route(request.method, str(url))
-    traffic = traffic_of(recorder)
+    log = recorder.log
     if route is not None:
         key = _host_key(url.scheme, url.host, url.port)
-        with traffic.lock:
-            traffic.hosts.add(key)
+        log.saw_host(key)
         if key not in _PROVIDER_HOSTS:  # a set lookup: no lock on the replay path
-            with _TRAFFIC_LOCK:
+            with _HOSTS_LOCK:
                 _PROVIDER_HOSTS.add(key)
         return route
-    why = _provider_host(traffic, request)
+    why = _provider_host(recorder, request)
+    what = f"{request.method} {url.path}"
     if block_unmatched or (
         block_unmatched is None and why is not None and recorder.mode is Mode.REPLAY
     ):
-        error = blocked(request, why)
-        with traffic.lock:
-            traffic.blocked.append(error)
-        raise visible(error, anthropic_caller=sent_by_anthropic(None, request.headers))
+        # Logged in the class it is raised in: the plugin knows it by identity.
+        error = visible(
+            blocked(request, why), anthropic_caller=sent_by_anthropic(None, request.headers)
+        )
+        log.add(CallEvent("blocked", what=what, error=error))
+        raise error
     if why is not None:
-        with traffic.lock:
-            traffic.went_live.append(f"{request.method} {url.path}")
+        log.add(CallEvent("went_live", what=what))
     return None
 
 
@@ -151,7 +107,7 @@ def blocked(request: Any, why: str | None) -> ConfigError:
     )
 
 
-def _provider_host(traffic: Traffic, request: Any) -> str | None:
+def _provider_host(recorder: Recorder, request: Any) -> str | None:
     """Why ``request`` goes to a provider host, or ``None`` when it does not."""
     url = request.url
     raw = (url.host or "").lower()
@@ -164,8 +120,7 @@ def _provider_host(traffic: Traffic, request: Any) -> str | None:
     variable = endpoint_hosts().get((host, port))
     if variable is not None:
         return f"{key} is the provider's {variable}"
-    with traffic.lock:
-        seen = {url_host_port(f"http://{known}") for known in traffic.hosts}
+    seen = {url_host_port(f"http://{known}") for known in recorder.log.hosts()}
     if (host, port) in seen:
         return f"{key} is where this cassette's provider calls go"
     return request_hint(request.method, str(url), request.headers)

@@ -143,10 +143,10 @@ def test_a_bad_value_is_a_usage_error_or_a_config_error(
 
 def test_the_plugin_spells_the_same_choices_as_the_core() -> None:
     """The plugin checks ini values without loading the core: its lists must not drift."""
-    from cassettes_core._record_errors import RECORD_ERRORS
+    from cassettes_core.options import RECORD_ERRORS
     from cassettes_core.store._manifest import _SESSION_POLICY
+    from pytest_plugin._config import RECORD_ERRORS as PLUGIN_RECORD_ERRORS
     from pytest_plugin._drift import DRIFT_CHOICES
-    from pytest_plugin._spec import RECORD_ERRORS as PLUGIN_RECORD_ERRORS
 
     assert PLUGIN_RECORD_ERRORS == RECORD_ERRORS
     assert set(DRIFT_CHOICES) == set(_SESSION_POLICY)

@@ -28,7 +28,7 @@ from cassettes_core import (
 from cassettes_core.testing.emulator import Emulator
 from cassettes_core.transport.httpx2 import AsyncCassetteTransport, CassetteTransport
 
-MESSAGES = [{"role": "user", "content": "Capital of France?"}]
+MESSAGES: Any = [{"role": "user", "content": "Capital of France?"}]  # as the SDKs take it
 
 
 def _wrong_key() -> str:
@@ -120,7 +120,7 @@ def test_anthropic_auth_failures_are_not_recorded_and_not_retried(
             model="claude-3-5-haiku-latest", max_tokens=20, messages=MESSAGES, stream=stream
         )
         if stream:
-            list(answer_)  # type: ignore[call-overload]
+            list(answer_)
 
     with (
         _anthropic(emu.anthropic_base_url, emu.api_key, recorder) as client,

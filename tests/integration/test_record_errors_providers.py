@@ -25,7 +25,7 @@ from cassettes_core.providers.http import HTTPProvider
 from cassettes_core.testing.emulator import Emulator
 from tests.helpers.factories import answer, chat_request
 
-MESSAGES = [{"role": "user", "content": "Capital of France?"}]
+MESSAGES: Any = [{"role": "user", "content": "Capital of France?"}]  # as the SDKs take it
 
 
 def _wrong_key() -> str:
@@ -139,7 +139,9 @@ def test_a_users_provider_follows_the_same_policy(
 def test_a_stream_that_broke_part_way_is_recorded(tmp_path: Path) -> None:
     """Events, then a connection failure: the provider answered, so the stream is kept."""
     path = tmp_path / "c.yaml"
-    script = [[StreamEvent({"delta": "Pa"}), ProviderError("connection", "reset")]]
+    script: list[list[StreamEvent | ProviderError]] = [
+        [StreamEvent({"delta": "Pa"}), ProviderError("connection", "reset")]
+    ]
     provider = CassetteProvider(FakeProvider(script, name="openai.chat"), path, mode="record")
     with pytest.raises(ProviderError) as caught:
         list(provider.stream(chat_request()))

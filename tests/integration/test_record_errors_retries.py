@@ -18,7 +18,7 @@ from cassettes_core import Recorder, load_cassette
 from cassettes_core.testing.emulator import Emulator
 from cassettes_core.transport.httpx2 import AsyncCassetteTransport, CassetteTransport
 
-MESSAGES = [{"role": "user", "content": "Capital of France?"}]
+MESSAGES: Any = [{"role": "user", "content": "Capital of France?"}]  # as the SDKs take it
 
 
 def _openai_sync(emu: Emulator, recorder: Recorder, stream: bool) -> Any:
@@ -29,7 +29,7 @@ def _openai_sync(emu: Emulator, recorder: Recorder, stream: bool) -> Any:
         answer = client.chat.completions.create(
             model="gpt-4o-mini", messages=MESSAGES, stream=stream
         )
-        chunks = list(answer) if stream else [answer]  # type: ignore[arg-type]
+        chunks: list[Any] = list(answer) if stream else [answer]
         return [c.model_dump(warnings=False) for c in chunks]
 
 

@@ -24,7 +24,7 @@ from cassettes_core import Recorder, UnrecordedFailureError, load_cassette
 from cassettes_core.testing.emulator import Emulator
 from cassettes_core.transport.httpx2 import CassetteTransport
 
-MESSAGES = [{"role": "user", "content": "Capital of France?"}]
+MESSAGES: Any = [{"role": "user", "content": "Capital of France?"}]  # as the SDKs take it
 QUOTA = {
     "error": {
         "message": "You exceeded your current quota, please check your plan and billing details.",
@@ -42,7 +42,7 @@ def _openai(base_url: str, key: str, recorder: Recorder) -> openai.OpenAI:
 
 def _ask_openai(client: openai.OpenAI, *, stream: bool = False, model: str = "gpt-4o") -> Any:
     answer = client.chat.completions.create(model=model, messages=MESSAGES, stream=stream)
-    return list(answer) if stream else answer  # type: ignore[call-overload]
+    return list(answer) if stream else answer
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["complete", "stream"])
@@ -133,7 +133,7 @@ def test_anthropic_not_found_is_not_recorded(emu: Emulator, tmp_path: Path, stre
             model="claude-3-5-haiku-latest", max_tokens=20, messages=MESSAGES, stream=stream
         )
         if stream:
-            list(answer)  # type: ignore[call-overload]
+            list(answer)
 
     with (
         anthropic.Anthropic(

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from cassettes_core import ConfigError, MatchPolicy
-from pytest_plugin._spec import Settings, build_spec, marker_options
+from pytest_plugin._config import Settings, build_spec, marker_options
 
 SETTINGS = Settings(
     rootdir=Path("/repo"),
@@ -97,3 +97,33 @@ def test_cli_strict_beats_marker_and_ini_is_the_default() -> None:
     assert strict(ini, pytest.mark.cassette(strict=False)) is False
     assert strict(cli, pytest.mark.cassette(strict=False)) is True
     assert strict(SETTINGS, pytest.mark.cassette) is False
+
+
+def test_the_directory_defaults_sit_under_the_marker() -> None:
+    """cassette_config fills what the marker leaves unset (None included); the marker wins."""
+
+    def spec(*decorators: pytest.MarkDecorator) -> tuple[str, str, bool, bool]:
+        built = build_spec(
+            settings=SETTINGS,
+            nodeid="tests/test_agent.py::test_x",
+            test_file=TEST_FILE,
+            marks=_marks(*decorators),
+            environ={},
+            defaults={"mode": "record", "strict": True, "repeat_last": True},
+        )
+        repeat = bool(built.recorder_options.get("repeat_last"))
+        return (built.mode.mode, built.mode.source, built.strict, repeat)
+
+    assert spec(pytest.mark.cassette) == ("record", "cassette_config", True, True)
+    assert spec(pytest.mark.cassette(mode=None, strict=None)) == (
+        "record",
+        "cassette_config",
+        True,
+        True,
+    )
+    assert spec(pytest.mark.cassette(mode="append", strict=False)) == (
+        "append",
+        "marker",
+        False,
+        True,
+    )

@@ -159,10 +159,11 @@ def test_replay_without_a_cassette_is_a_miss(tmp_path: Path) -> None:
 
 
 def test_auto_records_when_absent_and_replays_when_present(tmp_path: Path) -> None:
-    """auto is record without a file and replay with one."""
+    """auto records without a file (what is missing: append, the one meaning of auto that the
+    plugin shares) and replays with one."""
     path = tmp_path / "c.yaml"
     first = CassetteProvider(FakeProvider([answer("x")]), path)
-    assert first.mode.value == "record"
+    assert first.mode.value == "append"
     first.complete(chat_request())
     second = CassetteProvider(FakeProvider([]), path)
     assert second.mode.value == "replay"
@@ -222,7 +223,9 @@ def test_streams_record_and_replay_event_by_event(tmp_path: Path) -> None:
 def test_a_stream_that_fails_part_way_replays_the_failure(tmp_path: Path) -> None:
     """Events before a mid-stream failure replay, then the same failure is raised."""
     path = tmp_path / "c.yaml"
-    script = [[StreamEvent({"delta": "Pa"}), ProviderError("connection", "reset")]]
+    script: list[list[StreamEvent | ProviderError]] = [
+        [StreamEvent({"delta": "Pa"}), ProviderError("connection", "reset")]
+    ]
     with pytest.raises(ProviderError):
         list(CassetteProvider(FakeProvider(script), path, mode="record").stream(chat_request()))
     replay = CassetteProvider(FakeProvider([]), path, mode="replay").stream(chat_request())

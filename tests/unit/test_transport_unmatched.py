@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from cassettes_core import ConfigError, Recorder
-from cassettes_core.transport import intercept, traffic_of
+from cassettes_core.transport import intercept
 
 LIBS = [pytest.param("httpx", id="httpx"), pytest.param("httpx2", id="httpx2")]
 BODY = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hi"}]}
@@ -64,7 +64,7 @@ def test_replay_blocks_other_calls_to_a_known_provider_host(
     assert f"blocked {method} {url} in replay" in message
     assert "block_unmatched=False" in message
     assert "passthrough" in message
-    assert traffic_of(recorder).blocked == [raised.value]
+    assert recorder.log.errors("blocked") == [raised.value]
 
 
 def test_replay_blocks_the_host_of_a_recognised_call_and_its_base_url(
@@ -83,7 +83,7 @@ def test_replay_blocks_the_host_of_a_recognised_call_and_its_base_url(
         with pytest.raises(ConfigError, match=r"localhost:7000 is the provider's ANTHROPIC_BASE"):
             client.post("http://localhost:7000/v1/messages/count_tokens", json={})
     assert calls == ["GET http://127.0.0.1:9999/health"]
-    assert traffic_of(recorder).went_live == []
+    assert recorder.log.events("went_live") == []
 
 
 @pytest.mark.parametrize(
@@ -106,7 +106,7 @@ def test_unrecognised_calls_that_go_live_are_counted(
         client.get("https://api.openai.com/v1/models?limit=2")
         client.get("https://example.test/elsewhere")  # not a provider host: not counted
     assert len(calls) == 2
-    assert traffic_of(recorder).went_live == ["GET /v1/models"]
+    assert [e.what for e in recorder.log.events("went_live")] == ["GET /v1/models"]
 
 
 def test_block_unmatched_true_blocks_every_host_in_every_mode(http: Any, tmp_path: Path) -> None:

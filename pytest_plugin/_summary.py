@@ -1,6 +1,7 @@
 """The session's cassette results as data, merged across xdist workers, rendered at the end.
 
-Each test that used a cassette leaves one :class:`CassetteRecord`. Unused interactions are
+Each test that used a cassette (and each fixture with a cassette of its own) leaves one
+:class:`CassetteRecord`, made from its recorder's event log. Unused interactions are
 computed per cassette file over every test of the run that used it (a shared cassette is
 played by several tests), so they are known only once all those tests have run.
 """
@@ -12,6 +13,8 @@ import math
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
+from types import SimpleNamespace
+from typing import Any
 
 from pytest_plugin._prices import PriceTable
 
@@ -263,3 +266,79 @@ def _recorded_on_ci(records: Sequence[CassetteRecord]) -> list[str]:
         f"chose mode={first.mode!r} (first: {first.nodeid}); a marker's mode overrides CI, so "
         "remove it once the cassette is committed"
     ]
+
+
+class FailureText:
+    """A failure text whose short-summary line is its first line (``reprcrash.message``)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.reprcrash = SimpleNamespace(message=text.split("\n", 1)[0])
+
+    def toterminal(self, out: Any) -> None:
+        for line in self.text.split("\n"):
+            out.line(line)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+# -- strict on shared cassettes: who uses each one, and the verdict ----------------------------
+
+
+@dataclass
+class Users:
+    """The collected tests of each cassette file, and which files lost tests to deselection."""
+
+    tests: dict[str, set[str]] = field(default_factory=dict)
+    wide: set[str] = field(default_factory=set)
+    partial: set[str] = field(default_factory=set)
+
+    def collected(self, path: str, nodeid: str, *, wide: bool) -> None:
+        self.tests.setdefault(path, set()).add(nodeid)
+        if wide:
+            self.wide.add(path)
+
+    def deselected(self, path: str) -> None:
+        self.partial.add(path)
+
+    # -- xdist: every worker collects; the controller merges --------------------------------
+
+    def to_json(self) -> str:
+        tests = {path: sorted(ids) for path, ids in self.tests.items()}
+        return json.dumps(
+            {"tests": tests, "wide": sorted(self.wide), "partial": sorted(self.partial)}
+        )
+
+    def merge_json(self, text: str) -> None:
+        data = json.loads(text)
+        for path, ids in data["tests"].items():
+            self.tests.setdefault(path, set()).update(ids)
+        self.wide.update(data["wide"])
+        self.partial.update(data["partial"])
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Strict shared cassettes with unused interactions: those that fail, those let off."""
+
+    failed: tuple[Unused, ...] = ()
+    waived: tuple[tuple[Unused, str], ...] = ()
+
+    def lines(self, base: str | None) -> list[str]:
+        out = [
+            f"--cassette-strict FAILED {shown(u.path, base)}: {seqs_of(u)} played by none of the "
+            f"{len(u.tests)} tests that use it (the run exits 1)"
+            for u in self.failed
+        ]
+        out.extend(
+            f"--cassette-strict not applied to {shown(u.path, base)} in this run: {why}"
+            for u, why in self.waived
+        )
+        return out
+
+
+def seqs_of(item: Unused) -> str:
+    label = "seq" if len(item.seqs) == 1 else "seqs"
+    verb = "was" if len(item.seqs) == 1 else "were"
+    return f"{label} {', '.join(str(s) for s in item.seqs)} {verb} recorded but"

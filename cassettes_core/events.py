@@ -1,0 +1,175 @@
+"""The one record of what happened to each call a recorder saw: its event log.
+
+Every request that reaches a :class:`~cassettes_core.Recorder` (through a transport, the
+global interception or :class:`~cassettes_core.CassetteProvider`) leaves one event::
+
+    replayed   answered from the cassette
+    recorded   went live and was written
+    live       sent to the live provider (record, append and passthrough)
+    missed     replay had no recording for it (``error``: the CassetteMissError)
+    refused    a live failure the record_errors policy kept out (``error``: the
+               UnrecordedFailureError)
+    blocked    not a provider call, to a provider host, and not allowed out (``error``)
+    went_live  not a provider call, to a provider host, and let through unrecorded
+    drained    a live stream left open, read to its end at the end and recorded
+    dropped    a live stream left open that could not be: not recorded
+
+The log is the only place these facts live: ``Recorder.stats``, the pytest summary,
+``--cassette-strict`` and the failure of a test phase are all views of it. It also holds what
+the transport must know of this recorder's calls while they run: the provider hosts they went
+to, and the live streams still open.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from cassettes_core._errors import CassetteError, CassetteMissError
+
+if TYPE_CHECKING:
+    from cassettes_core._model import Interaction
+
+EventKind = Literal[
+    "replayed",
+    "recorded",
+    "live",
+    "missed",
+    "refused",
+    "blocked",
+    "went_live",
+    "drained",
+    "dropped",
+]
+
+
+@dataclass(frozen=True)
+class CallEvent:
+    """One thing that happened to one call.
+
+    ``interaction`` is the recording replayed or written (its seq, digest, provider, endpoint
+    and the usage its answer reports); ``what`` names a call that has none
+    (``"GET /v1/models"``); ``error`` is the error the call raised.
+    """
+
+    kind: EventKind
+    provider: str | None = None
+    digest: str | None = None
+    interaction: Interaction | None = None
+    what: str | None = None
+    error: CassetteError | None = None
+
+    @property
+    def seq(self) -> int | None:
+        return self.interaction.seq if self.interaction is not None else None
+
+    @property
+    def endpoint(self) -> str | None:
+        return self.interaction.endpoint if self.interaction is not None else self.what
+
+
+class OpenStream(Protocol):
+    """A live stream still being recorded (the transport's ``LiveTap``)."""
+
+    def settle(self) -> None: ...
+
+
+class CallLog:
+    """A recorder's events, in the order they happened; safe to add to from many threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._events: list[CallEvent] = []
+        self._hosts: set[str] = set()
+        self._streams: list[OpenStream] = []
+
+    def add(self, event: CallEvent) -> None:
+        with self._lock:
+            self._events.append(event)
+
+    def events(self, *kinds: EventKind) -> list[CallEvent]:
+        """The events of ``kinds`` (all when none is given), oldest first."""
+        with self._lock:
+            every = list(self._events)
+        return [e for e in every if e.kind in kinds] if kinds else every
+
+    def count(self, kind: EventKind) -> int:
+        with self._lock:
+            return sum(1 for e in self._events if e.kind == kind)
+
+    def errors(self, kind: EventKind) -> list[CassetteError]:
+        return [e.error for e in self.events(kind) if e.error is not None]
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._events)
+
+    # -- what the transport keeps while calls run ------------------------------------------
+
+    def saw_host(self, key: str) -> None:
+        """A provider call went to ``key`` (``host:port``)."""
+        with self._lock:
+            self._hosts.add(key)
+
+    def hosts(self) -> set[str]:
+        with self._lock:
+            return set(self._hosts)
+
+    def stream_opened(self, stream: OpenStream) -> None:
+        with self._lock:
+            self._streams.append(stream)
+
+    def stream_ended(self, stream: OpenStream) -> None:
+        """``stream`` is no longer open; idempotent."""
+        with self._lock:
+            if stream in self._streams:
+                self._streams.remove(stream)
+
+    def open_streams(self) -> Sequence[OpenStream]:
+        with self._lock:
+            return list(self._streams)
+
+
+class Cursor:
+    """Which events of each kind a reader has taken, so each is reported once."""
+
+    def __init__(self, log: CallLog) -> None:
+        self._log = log
+        self._taken: dict[EventKind, int] = {}
+
+    def take(self, kind: EventKind) -> list[CallEvent]:
+        """The events of ``kind`` added since the last take."""
+        found = self._log.events(kind)
+        start = self._taken.get(kind, 0)
+        self._taken[kind] = len(found)
+        return found[start:]
+
+
+@dataclass(frozen=True)
+class RecorderStats:
+    """What a recorder did so far, counted from its log (``Recorder.stats``)."""
+
+    replayed: int = 0
+    recorded: int = 0
+    missed: int = 0
+    live: int = 0
+    misses: tuple[CassetteMissError, ...] = ()
+    unrecorded: int = 0  # live failures the record_errors policy kept out of the cassette
+
+    @classmethod
+    def of(cls, log: CallLog) -> RecorderStats:
+        events = log.events()
+
+        def count(kind: EventKind) -> int:
+            return sum(1 for e in events if e.kind == kind)
+
+        return cls(
+            replayed=count("replayed"),
+            recorded=count("recorded"),
+            missed=count("missed"),
+            live=count("live"),
+            misses=tuple(e.error for e in events if isinstance(e.error, CassetteMissError)),
+            unrecorded=count("refused"),
+        )

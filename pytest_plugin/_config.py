@@ -1,0 +1,379 @@
+"""One cassette's request: where its file is, and its options from the command line, the
+markers, ``cassette_config`` and the ini file.
+
+Imported only once a test uses a cassette. Precedence, per option: the command line >
+the closest marker (a function's over a class's or a module's ``pytestmark``) > the
+``cassette_config`` fixture (a directory's defaults, from its ``conftest.py``) > the ini file
+(and, for the mode, ``CASSETTE_MODE`` > ``CI`` ⇒ replay > auto; see ``cassettes_core.modes``).
+Marker keywords, and the keys of ``cassette_config`` (all but ``name``):
+
+===================  =======================================================================
+``name`` / arg       cassette name (see below for the path rules)
+``mode``             ``auto``/``replay``/``record``/``append``/``passthrough``
+``strict``           unused interactions fail the test (replay only)
+``repeat_last``      the last recording answers any further identical request
+``policy``           a ``cassettes_core.MatchPolicy`` widening or narrowing the matched fields
+``before_record``    a hook that scrubs each interaction before it is written
+``allow_secrets``    values the secret guard must let through
+``block_unmatched``  requests that are not provider calls: ``None`` (default) blocks, in replay,
+                     those to a provider host; ``True`` blocks all; ``False`` none
+``record_errors``    ``"useful"`` (default: auth failures, 404s, an account out of credit and an
+                     unreachable provider are not recorded, the test fails) or ``"all"``; over
+                     the ``cassette_record_errors`` ini option
+===================  =======================================================================
+
+Where the file is: ``<cassette dir>/<test module path, relative to rootdir, without .py>/<test>
+.yaml``, where ``<test>`` is the function name, ``Class.func`` inside a class, with the
+parametrisation id kept in brackets. Names are made filesystem-safe (letters, digits and
+``_ . , + = @ [ ] -``); a name that had to be changed, or is longer than :data:`MAX_NAME`, gets
+a short hash of the original so that two different tests never share a file by accident. A
+marker name is the caller's choice and is not rewritten: ``cassette("shared")`` is
+module-relative (``<dir>/<module path>/shared.yaml``); a name with a ``/`` or ending in
+``.yaml``/``.yml`` is relative to the cassette dir (``cassette("common/hello")`` is
+``<dir>/common/hello.yaml``); an absolute path is used as it is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shlex
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from cassettes_core.modes import ModeChoice
+    from cassettes_core.options import RecorderOptions
+
+MARKER_KEYWORDS = (
+    "name",
+    "mode",
+    "strict",
+    "repeat_last",
+    "policy",
+    "before_record",
+    "allow_secrets",
+    "block_unmatched",
+    "record_errors",
+)
+CONFIG_KEYS = MARKER_KEYWORDS[1:]  # a directory's defaults name no file
+# The record_errors choices (cassettes_core.options.RECORD_ERRORS; a test checks), spelled
+# out so that checking the ini option loads nothing of the core.
+RECORD_ERRORS = ("useful", "all")
+MARKER = "@pytest.mark.cassette"
+CONFIG = "cassette_config"
+
+_PLUGIN_BOOLS = ("strict", "block_unmatched")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The session-wide options, read once."""
+
+    rootdir: Path
+    invocation_dir: Path
+    cassette_dir: Path
+    cli_mode: str | None
+    strict: bool
+    ini_strict: bool
+    record_errors: str = "useful"
+
+
+def check_ini(config: pytest.Config) -> None:
+    """Fail the run at once (a usage error) on a bad value of our choice-valued ini options."""
+    # Checked here without loading the core (a session without cassettes never loads it).
+    record_errors = _ini(config, "cassette_record_errors")
+    if record_errors and record_errors.lower() not in RECORD_ERRORS:
+        raise pytest.UsageError(
+            f"cassette_record_errors = {record_errors!r}: choose {' or '.join(RECORD_ERRORS)} "
+            "(useful, the default, does not record auth failures, 404s, an account out of "
+            "credit or an unreachable provider; "
+            "all records every failure)"
+        )
+
+
+def _ini(config: pytest.Config, name: str) -> str:
+    return str(config.getini(name) or "").strip()
+
+
+def read_settings(config: pytest.Config) -> Settings:
+    rootdir = config.rootpath
+    invocation_dir = config.invocation_params.dir
+    cli_dir = config.getoption("cassette_dir")
+    ini_dir = str(config.getini("cassette_dir") or "").strip()
+    if cli_dir:
+        cassette_dir = invocation_dir / Path(cli_dir)
+    elif ini_dir:
+        cassette_dir = rootdir / Path(ini_dir)
+    else:
+        cassette_dir = rootdir / "cassettes"
+    return Settings(
+        rootdir=rootdir,
+        invocation_dir=invocation_dir,
+        cassette_dir=cassette_dir,
+        cli_mode=config.getoption("cassette_mode"),
+        strict=bool(config.getoption("cassette_strict")),
+        ini_strict=bool(config.getini("cassette_strict")),
+        record_errors=_ini(config, "cassette_record_errors").lower() or "useful",
+    )
+
+
+def _no_options() -> RecorderOptions:
+    return {}
+
+
+@dataclass(frozen=True)
+class CassetteSpec:
+    """Everything needed to open one test's cassette."""
+
+    nodeid: str
+    path: Path
+    shared: bool
+    mode: ModeChoice
+    strict: bool
+    target: str
+    recorder_options: RecorderOptions = field(default_factory=_no_options)
+    block_unmatched: bool | None = None
+
+    def for_fixture(self, target: str) -> CassetteSpec:
+        """This spec for a fixture's own cassette: re-recorded by running ``target`` (the
+        module, class or folder that owns its scope); never strict (strict is the tests')."""
+        return replace(self, target=target, strict=False)
+
+    def command(self, mode: str) -> str:
+        """The pytest command that runs this test again in ``mode``."""
+        return f"pytest {self.target} --cassette-mode={mode}"
+
+    def rerecord_hint(self, mode: str) -> str:
+        """The re-record line of a miss: ``record`` for a changed request, ``append`` for a
+        new one (the recorder decides which)."""
+        if mode == "record":
+            why = (
+                "the request changed: record rewrites the cassette with the new answer; "
+                "append would keep the stale recording beside it, unused, which "
+                "--cassette-strict rejects"
+            )
+            if self.shared:
+                why += "; the cassette is shared: run every test that uses it"
+        else:
+            why = (
+                "a new request: append records only what is missing and keeps every "
+                "recording; record would rewrite the cassette"
+            )
+        return f"{self.command(mode)}   ({why})"
+
+
+def marker_options(marks: Iterable[pytest.Mark]) -> dict[str, Any]:
+    """Merge ``cassette`` markers, closest first; raises ``ConfigError`` on bad keywords."""
+    from cassettes_core import ConfigError
+
+    marks = list(marks)
+    merged: dict[str, Any] = {}
+    for mark in marks:
+        if len(mark.args) > 1:
+            raise ConfigError(
+                f"{MARKER} takes at most one positional argument (the name), got {len(mark.args)}"
+            )
+        unknown = sorted(set(mark.kwargs) - set(MARKER_KEYWORDS))
+        if unknown:
+            raise ConfigError(
+                f"{MARKER} got unknown keyword {', '.join(unknown)}; "
+                f"it takes {', '.join(MARKER_KEYWORDS)}"
+            )
+        for key, value in mark.kwargs.items():
+            if key != "name":
+                merged.setdefault(key, value)
+    name = marker_name(marks)
+    if name is not None:
+        merged["name"] = name
+    checked_options(merged, MARKER)
+    return merged
+
+
+def config_options(value: object) -> dict[str, Any]:
+    """The dict the ``cassette_config`` fixture returned, checked (``None`` values dropped)."""
+    from cassettes_core import ConfigError
+
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigError(
+            f"the {CONFIG} fixture must return a dict of cassette defaults, "
+            f"not {type(value).__name__}"
+        )
+    unknown = sorted(str(key) for key in value if key not in CONFIG_KEYS)
+    if unknown:
+        keys = "key" if len(unknown) == 1 else "keys"
+        raise ConfigError(
+            f"{CONFIG} returned unknown {keys} {', '.join(repr(k) for k in unknown)}; "
+            f"the keys it may set are {', '.join(CONFIG_KEYS)}"
+        )
+    options = {str(key): item for key, item in value.items() if item is not None}
+    checked_options(options, CONFIG)
+    return options
+
+
+def checked_options(options: Mapping[str, Any], source: str) -> RecorderOptions:
+    """Check each value (``source`` names where it came from); the recorder's options."""
+    from cassettes_core import ConfigError
+    from cassettes_core.options import check_options
+
+    def bad(key: str, wanted: str) -> ConfigError:
+        return ConfigError(f"{source}({key}={options[key]!r}): {key} must be {wanted}")
+
+    name = options.get("name")
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise bad("name", "a non-empty string")
+    if options.get("mode") is not None and not isinstance(options["mode"], str):
+        raise bad("mode", "a mode name string")
+    for key in _PLUGIN_BOOLS:
+        if options.get(key) is not None and not isinstance(options[key], bool):
+            raise bad(key, "True or False")
+    return check_options(options, source=source)
+
+
+def build_spec(
+    *,
+    settings: Settings,
+    nodeid: str,
+    test_file: Path,
+    marks: Iterable[pytest.Mark],
+    environ: Mapping[str, str] | None = None,
+    defaults: object = None,
+) -> CassetteSpec:
+    """The cassette request of one test: path, mode (with its source), strictness, options.
+
+    ``defaults``: what the ``cassette_config`` fixture returned (the markers override it).
+    """
+    from cassettes_core.modes import resolve
+
+    options = marker_options(marks)
+    configured = config_options(defaults)
+    name = options.get("name")
+    path = cassette_path(
+        cassette_dir=settings.cassette_dir,
+        rootdir=settings.rootdir,
+        test_file=test_file,
+        nodeid=nodeid,
+        name=name,
+    )
+    # A marker's keyword given as None leaves the directory's default in force.
+    merged = {**configured, **{key: value for key, value in options.items() if value is not None}}
+    source = MARKER if options.get("mode") is not None else CONFIG
+    mode = resolve(
+        cli=settings.cli_mode,
+        marker=merged.get("mode"),
+        env=environ,
+        marker_label=f"{source}(mode={{!r}})",
+        marker_source="marker" if source == MARKER else CONFIG,
+    )
+    own_strict = merged.get("strict")
+    strict = settings.strict or (settings.ini_strict if own_strict is None else own_strict)
+    return CassetteSpec(
+        nodeid=nodeid,
+        path=path,
+        shared=name is not None,
+        mode=mode,
+        strict=strict,
+        target=rerecord_target(settings, nodeid, test_file),
+        recorder_options=recorder_options(checked_options(merged, MARKER), settings),
+        block_unmatched=merged.get("block_unmatched"),
+    )
+
+
+def recorder_options(checked: RecorderOptions, settings: Settings) -> RecorderOptions:
+    """The options the recorder is made with: the checked ones over the ini's."""
+    options: RecorderOptions = {"repeat_last": bool(checked.get("repeat_last"))}
+    record_errors = checked.get("record_errors") or settings.record_errors
+    if record_errors != "useful":
+        options["record_errors"] = "all"
+    for key in ("policy", "before_record"):
+        if key in checked:
+            options[key] = checked[key]
+    if checked.get("allow_secrets"):
+        options["allow_secrets"] = checked["allow_secrets"]
+    return options
+
+
+# -- where the file is (pure functions of a node id) --------------------------------------------
+
+MAX_NAME = 100
+HASH_LEN = 8
+SUFFIX = ".yaml"
+_SUFFIXES = (".yaml", ".yml")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.,+=@\[\]-]+")
+
+
+def short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_LEN]
+
+
+def safe_name(name: str) -> str:
+    """``name`` as a file-name stem any filesystem accepts, unique to ``name``."""
+    cleaned = _UNSAFE.sub("_", name).lstrip(".") or "_"
+    changed = cleaned != name
+    if not changed and len(cleaned) <= MAX_NAME:
+        return cleaned
+    keep = MAX_NAME - HASH_LEN - 1
+    return f"{cleaned[:keep]}-{short_hash(name)}"
+
+
+def node_name(nodeid: str) -> str:
+    """The test part of a node id: ``test_f``, ``Class.test_f``, ``test_f[id]``."""
+    base, bracket, params = nodeid.partition("[")  # an id may itself contain "::"
+    parts = base.split("::")[1:]
+    return (".".join(parts) if parts else base) + bracket + params
+
+
+def module_dir(test_file: Path, rootdir: Path) -> PurePosixPath:
+    """The test module's path relative to ``rootdir``, without its ``.py`` suffix."""
+    try:
+        relative = test_file.resolve().relative_to(rootdir.resolve())
+    except ValueError:  # a test file outside the rootdir: keep only its own name
+        relative = Path(test_file.name)
+    stem = relative.with_suffix("") if relative.suffix == ".py" else relative
+    return PurePosixPath(*(safe_name(part) for part in stem.parts))
+
+
+def marker_name(marks: Iterable[Any]) -> Any:
+    """The name given by the closest ``cassette`` marker that gives one (unchecked), or None."""
+    for mark in marks:
+        name = mark.args[0] if mark.args else mark.kwargs.get("name")
+        if name is not None:
+            return name
+    return None
+
+
+def cassette_path(
+    *,
+    cassette_dir: Path,
+    rootdir: Path,
+    test_file: Path,
+    nodeid: str,
+    name: str | None = None,
+) -> Path:
+    """The cassette file of one test (see the module docstring for the rules)."""
+    if name is not None:
+        chosen = Path(name)
+        if chosen.is_absolute():
+            return chosen
+        if "/" in name or name.endswith(_SUFFIXES):
+            return cassette_dir / (name if name.endswith(_SUFFIXES) else name + SUFFIX)
+        return cassette_dir / module_dir(test_file, rootdir) / (name + SUFFIX)
+    stem = safe_name(node_name(nodeid))
+    return cassette_dir / module_dir(test_file, rootdir) / (stem + SUFFIX)
+
+
+def rerecord_target(settings: Settings, nodeid: str, test_file: Path) -> str:
+    """This test's node id, runnable from where pytest was started, shell-quoted."""
+    _, sep, rest = nodeid.partition("::")
+    try:
+        where = os.path.relpath(test_file, settings.invocation_dir)
+    except ValueError:  # another drive on Windows
+        where = str(test_file)
+    return shlex.quote(f"{where}{sep}{rest}" if sep else where)

@@ -1,0 +1,239 @@
+"""``cassette_for(request)``: a fixture of any scope gets a cassette of its own, named and
+placed like a test's, resolved like the marker's, failing the fixture on a miss.
+
+Inner runs are in-process pytest runs of user test files, against the loopback emulator.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+import yaml
+
+from cassettes_core.testing.emulator import Emulator
+
+if TYPE_CHECKING:
+    from tests.helpers.inner import InnerRun
+
+for _module in ("openai", "httpx2", "cassettes_core.secrets", "pytest_plugin._live"):
+    importlib.import_module(_module)
+
+ASK = """
+import openai
+import pytest
+
+from pytest_plugin import cassette_for
+
+
+def ask(prompt):
+    with openai.OpenAI(max_retries=0) as client:
+        client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": prompt}]
+        )
+"""
+
+
+def prompts(path: Path) -> list[str]:
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return [i["request"]["messages"][0]["content"] for i in document["interactions"]]
+
+
+SCOPES = """
+@pytest.fixture(scope="module")
+def agent(request):
+    with cassette_for(request) as cassette:
+        ask("module setup")
+        yield cassette
+        ask("module teardown")
+
+
+class TestGroup:
+    @pytest.fixture(scope="class")
+    def helper(self, request):
+        with cassette_for(request, "group-helper"):
+            ask("class setup")
+            yield
+
+
+    @pytest.mark.cassette
+    def test_one(self, agent, helper):
+        ask("one")
+
+
+@pytest.mark.cassette
+def test_two(agent):
+    assert agent.mode in ("record", "replay")
+    ask("two")
+"""
+
+
+def test_each_scope_records_its_own_cassette_and_replays_it(
+    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
+) -> None:
+    """Module and class fixtures record into files of their own beside the tests' (setup and
+    teardown alike); replay then makes no live call at all."""
+    pytester.makepyfile(test_scopes=ASK + SCOPES)
+    inner().assert_outcomes(passed=2)
+    folder = pytester.path / "cassettes" / "test_scopes"
+    assert prompts(folder / "agent.yaml") == ["module setup", "module teardown"]
+    assert prompts(folder / "group-helper.yaml") == ["class setup"]
+    assert prompts(folder / "TestGroup.test_one.yaml") == ["one"]
+    assert prompts(folder / "test_two.yaml") == ["two"]
+    assert provider.hits == 5
+    result = inner("--cassette-mode=replay")
+    result.assert_outcomes(passed=2)
+    assert provider.hits == 5
+    result.stdout.fnmatch_lines(["*4 cassettes used by 4 tests: 5 interactions replayed*"])
+
+
+SESSION = """
+import pytest
+
+from pytest_plugin import cassette_for
+from test_session import ask
+
+
+@pytest.fixture(scope="session")
+def warm(request):
+    with cassette_for(request):
+        ask("session")
+        yield
+"""
+
+
+def test_a_session_fixture_s_cassette_sits_at_the_top_of_the_cassette_dir(
+    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
+) -> None:
+    """The scope's owner is the root folder: ``<cassette dir>/<fixture>.yaml``."""
+    pytester.makepyfile(test_session=ASK + "\n\ndef test_it(warm):\n    pass\n")
+    pytester.makeconftest(SESSION)
+    inner().assert_outcomes(passed=1)
+    assert prompts(pytester.path / "cassettes" / "warm.yaml") == ["session"]
+
+
+MISS = """
+@pytest.fixture(scope="module")
+def agent(request):
+    with cassette_for(request):
+        try:
+            ask(PROMPT)
+        except Exception:
+            pass  # the code under test swallows it: the fixture fails anyway
+        yield
+
+
+def test_it(agent):
+    pass
+"""
+
+
+def test_a_miss_in_a_fixture_fails_its_setup_with_the_rerecord_line(
+    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
+) -> None:
+    """In replay a changed request misses; the setup error says how to re-record the module."""
+    pytester.makepyfile(test_miss=ASK + "PROMPT = 'before'\n" + MISS)
+    inner().assert_outcomes(passed=1)
+    pytester.makepyfile(test_miss=ASK + "PROMPT = 'after'\n" + MISS)
+    result = inner("--cassette-mode=replay")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR at setup of test_it*",
+            "CassetteMissError: no recording matches*",
+            "*cassette:*test_miss/agent.yaml (mode replay*",
+            "*pytest test_miss.py --cassette-mode=record*",
+            "*the code under test caught the miss; the plugin fails the test anyway*",
+        ]
+    )
+    assert provider.hits == 1
+
+
+CONFIGURED = """
+@pytest.fixture(scope="module")
+def cassette_config():
+    return {"mode": "passthrough"}
+
+
+@pytest.fixture(scope="module")
+def agent(request):
+    with cassette_for(request) as cassette:
+        ask("setup")
+        yield cassette
+
+
+@pytest.fixture(scope="module")
+def recorded(request):
+    with cassette_for(request, mode="record") as cassette:
+        ask("setup")
+        yield cassette
+
+
+def test_it(agent, recorded):
+    assert (agent.mode, agent.mode_source) == ("passthrough", "cassette_config")
+    assert (recorded.mode, recorded.mode_source) == ("record", "marker")
+"""
+
+
+def test_the_mode_is_resolved_like_the_marker_s(
+    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
+) -> None:
+    """cassette_config < the helper's arguments < the command line."""
+    pytester.makepyfile(test_conf=ASK + CONFIGURED)
+    inner().assert_outcomes(passed=1)
+    folder = pytester.path / "cassettes" / "test_conf"
+    assert not (folder / "agent.yaml").exists()
+    assert prompts(folder / "recorded.yaml") == ["setup"]
+    inner("--cassette-mode=passthrough").assert_outcomes(failed=1)  # the asserts see it
+    assert prompts(folder / "recorded.yaml") == ["setup"]  # passthrough wrote nothing
+
+
+PAUSED = """
+@pytest.fixture(scope="module")
+def first(request):
+    with cassette_for(request):
+        ask("first")
+        yield
+
+
+@pytest.fixture(scope="module")
+def second(request):
+    ask("second, cassette-less")  # while `first`'s cassette is open: not recorded into it
+    yield
+
+
+def test_a(first):
+    ask("between")  # an unmarked test: the fixture's cassette is still open around it
+
+
+def test_b(first, second):
+    pass
+"""
+
+
+def test_other_wide_fixtures_never_record_into_a_fixture_s_cassette(
+    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
+) -> None:
+    """While another wide fixture sets up, a fixture's own cassette is paused like a test's."""
+    pytester.makepyfile(test_paused=ASK + PAUSED)
+    inner().assert_outcomes(passed=2)
+    assert prompts(pytester.path / "cassettes" / "test_paused" / "first.yaml") == [
+        "first",
+        "between",
+    ]
+    assert provider.hits == 3
+
+
+def test_a_test_s_request_is_refused(
+    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
+) -> None:
+    """cassette_for is for fixtures; a test is told to use the marker."""
+    pytester.makepyfile(
+        test_refused=ASK + "\n\ndef test_it(request):\n    with cassette_for(request):\n"
+        "        pass\n"
+    )
+    result = inner()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*cassette_for(request) takes the request of a fixture*"])

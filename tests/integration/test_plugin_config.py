@@ -1,0 +1,192 @@
+"""The ``cassette_config`` fixture: a directory's cassette defaults from its ``conftest.py``,
+overridden by markers, both overridden by the command line; unknown keys fail clearly.
+
+Inner runs are in-process pytest runs of user test files, against the loopback emulator.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+import yaml
+
+from cassettes_core.testing.emulator import Emulator
+
+if TYPE_CHECKING:
+    from tests.helpers.inner import InnerRun
+
+for _module in ("openai", "httpx2", "cassettes_core.secrets", "pytest_plugin"):
+    importlib.import_module(_module)
+
+ASK = """
+import openai
+import pytest
+
+
+def ask(prompt):
+    with openai.OpenAI(max_retries=0) as client:
+        client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": prompt}]
+        )
+"""
+
+
+def prompts(path: Path) -> list[str]:
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return [i["request"]["messages"][0]["content"] for i in document["interactions"]]
+
+
+DROPPING = """
+import pytest
+
+
+def drop_secrets(interaction):
+    if interaction["request"]["messages"][0]["content"] == "private":
+        return None  # never written
+    return interaction
+
+
+@pytest.fixture(scope="module")
+def cassette_config():
+    return {"before_record": drop_secrets, "mode": "record"}
+"""
+
+
+def test_a_conftest_sets_the_defaults_of_its_directory(
+    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
+) -> None:
+    """The hook and the mode of ``sub/conftest.py`` apply to the tests under ``sub/`` only."""
+    sub = pytester.mkpydir("sub")
+    (sub / "conftest.py").write_text(DROPPING)
+    (sub / "test_in.py").write_text(
+        ASK + "\n@pytest.mark.cassette\ndef test_in():\n    ask('public')\n    ask('private')\n"
+    )
+    pytester.makepyfile(
+        test_out=ASK + "\n@pytest.mark.cassette\ndef test_out():\n    ask('private')\n"
+    )
+    inner().assert_outcomes(passed=2)
+    assert prompts(pytester.path / "cassettes/sub/test_in/test_in.yaml") == ["public"]
+    assert prompts(pytester.path / "cassettes/test_out/test_out.yaml") == ["private"]
+    # `record` from the config: a second run goes live again (auto would replay).
+    before = provider.hits
+    inner().assert_outcomes(passed=2)
+    assert provider.hits == before + 2  # the two calls of test_in: the other replayed
+
+
+PRECEDENCE = """
+@pytest.fixture(scope="module")
+def cassette_config():
+    return {"mode": "passthrough"}
+
+
+@pytest.mark.cassette
+def test_config(cassette):
+    ask("config")
+    assert (cassette.mode, cassette.mode_source) == ("passthrough", "cassette_config")
+
+
+@pytest.mark.cassette(mode="record")
+def test_marker(cassette):
+    ask("marker")
+    assert (cassette.mode, cassette.mode_source) == ("record", "marker")
+"""
+
+
+def test_markers_override_the_config_and_the_command_line_overrides_both(
+    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
+) -> None:
+    """Config: passthrough (nothing written); the marker's record writes; then
+    ``--cassette-mode=replay`` replays the marker's and misses the config's."""
+    pytester.makepyfile(test_modes=ASK + PRECEDENCE)
+    inner().assert_outcomes(passed=2)
+    folder = pytester.path / "cassettes" / "test_modes"
+    assert not (folder / "test_config.yaml").exists()
+    assert prompts(folder / "test_marker.yaml") == ["marker"]
+    before = provider.hits
+    result = inner("--cassette-mode=replay")
+    result.assert_outcomes(failed=2)  # the mode asserts fail; test_config also misses
+    result.stdout.fnmatch_lines(["*CassetteMissError*test_config.yaml*"])
+    assert provider.hits == before  # replay: nothing reached the provider
+
+
+POLICY = """
+from cassettes_core import MatchPolicy
+
+
+@pytest.fixture(scope="module")
+def cassette_config():
+    return {"policy": MatchPolicy(narrow={"openai.chat": ["messages"]}), "strict": True}
+
+
+@pytest.mark.cassette
+def test_it():
+    ask(PROMPT)
+"""
+
+
+def test_the_config_s_policy_decides_what_is_matched(
+    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
+) -> None:
+    """With the messages narrowed out of the match, a changed prompt still replays."""
+    pytester.makepyfile(test_policy=ASK + "PROMPT = 'first'\n" + POLICY)
+    inner().assert_outcomes(passed=1)
+    pytester.makepyfile(test_policy=ASK + "PROMPT = 'second'\n" + POLICY)
+    before = provider.hits
+    inner("--cassette-mode=replay").assert_outcomes(passed=1)
+    assert provider.hits == before
+
+
+@pytest.mark.parametrize(
+    ("returned", "message"),
+    [
+        pytest.param(
+            "{'mdoe': 'replay'}",
+            "cassette_config returned unknown key 'mdoe'; the keys it may set are mode, strict,",
+            id="typo",
+        ),
+        pytest.param(
+            "{'name': 'shared'}",
+            "cassette_config returned unknown key 'name'; the keys it may set are mode,",
+            id="name-is-the-marker-s",
+        ),
+        pytest.param(
+            "{'strict': 'yes'}",
+            "cassette_config(strict='yes'): strict must be True or False",
+            id="bool",
+        ),
+        pytest.param(
+            "{'record_errors': 'some'}",
+            "cassette_config(record_errors)='some' is not a recording policy*",
+            id="record-errors",
+        ),
+        pytest.param("['replay']", "the cassette_config fixture must return a dict*", id="list"),
+    ],
+)
+def test_a_bad_config_is_a_config_error_that_names_the_key(
+    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun, returned: str, message: str
+) -> None:
+    """The test fails at setup with our ConfigError, naming the key and the valid ones."""
+    pytester.makeconftest(
+        f"import pytest\n\n@pytest.fixture(scope='module')\ndef cassette_config():\n"
+        f"    return {returned}\n"
+    )
+    pytester.makepyfile(test_bad=ASK + "\n@pytest.mark.cassette\ndef test_it():\n    ask('x')\n")
+    result = inner()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([f"*ConfigError: {message}*"])
+    assert provider.hits == 0
+
+
+def test_unmarked_tests_never_read_the_config(
+    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
+) -> None:
+    """A bad config fails only the tests that use a cassette."""
+    pytester.makeconftest(
+        "import pytest\n\n@pytest.fixture(scope='module')\ndef cassette_config():\n"
+        "    return {'colour': 'red'}\n"
+    )
+    pytester.makepyfile(test_plain="def test_plain():\n    assert True\n")
+    inner().assert_outcomes(passed=1)
