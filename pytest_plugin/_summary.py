@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from pytest_plugin._prices import PriceTable
+from cassettes_core.prices import PriceTable
 
 MAX_LISTED = 10
 

@@ -154,7 +154,7 @@ def pytest_configure(config: pytest.Config) -> None:
     _isolation.start(config)  # unless armed already (a run that loads no initial conftests)
     lines = config.getini("cassette_prices")
     if lines:  # checked up front so a typo fails at once, not in the summary
-        from pytest_plugin._prices import PriceLineError, parse_price_lines
+        from cassettes_core.prices import PriceLineError, parse_price_lines
 
         try:
             parse_price_lines(lines)
@@ -355,7 +355,7 @@ def pytest_terminal_summary(
                 terminalreporter.write_line(line)
         return
     from cassettes_core.modes import is_ci
-    from pytest_plugin._prices import PriceTable
+    from cassettes_core.prices import PriceTable
 
     prices = PriceTable.with_overrides(config.getini("cassette_prices"))
     terminalreporter.write_sep("=", "provider-cassettes")

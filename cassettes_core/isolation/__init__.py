@@ -24,7 +24,7 @@ from cassettes_core.isolation._hosts import (
     url_host_port,
 )
 from cassettes_core.isolation._linger import linger, threads_now
-from cassettes_core.isolation._seams import grpc_target
+from cassettes_core.isolation._seams import grpc_target, register_seam
 
 __all__ = [
     "LOOPBACK",
@@ -42,6 +42,7 @@ __all__ = [
     "is_endpoint_variable",
     "linger",
     "provider_reason",
+    "register_seam",
     "threads_now",
     "url_host_port",
 ]

@@ -29,7 +29,9 @@ import functools
 import socket
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
+from cassettes_core import catalog
 from cassettes_core.isolation._guard import check, deferred_refusal
 from cassettes_core.isolation._on_import import PatchOnImport, unwatch, watch
 
@@ -37,12 +39,29 @@ _MISSING = object()
 # (owner, attribute, what its own __dict__ held before: the function, or _MISSING)
 _saved: list[tuple[Any, str, Any]] = []
 _watcher: PatchOnImport | None = None
+# Seams other packages own, as (hold, release) pairs: the httpx/httpx2 one lives in
+# ``cassettes_core.transport``, which registers it on import (the package is always imported
+# with ``cassettes_core``), so the guard never imports the transport that imports the guard.
+_held_elsewhere: list[tuple[Callable[[], None], Callable[[], None]]] = []
+_live_elsewhere: list[Callable[[], bool]] = []
+
+
+def register_seam(
+    hold: Callable[[], None], release: Callable[[], None], live_allowed: Callable[[], bool]
+) -> None:
+    """Have ``hold`` run whenever the seams are installed and ``release`` when restored (at
+    once, if they are installed now); ``live_allowed`` says whether the package's own
+    interception lets a connection go live right now."""
+    if (hold, release) in _held_elsewhere:
+        return
+    _held_elsewhere.append((hold, release))
+    _live_elsewhere.append(live_allowed)
+    if _watcher is not None:
+        hold()
 
 
 def install() -> None:
     """Patch every installed client's seam (called under the guard stack's lock)."""
-    from cassettes_core.transport import hold_clients
-
     global _watcher  # noqa: PLW0603 -- one finder while the seams are installed
     try:
         _patch_socket()
@@ -55,7 +74,8 @@ def install() -> None:
                 "grpc.aio": _patch_grpc,
             }
         )
-        hold_clients()
+        for hold, _ in _held_elsewhere:
+            hold()
     except BaseException:
         restore()
         raise
@@ -63,8 +83,6 @@ def install() -> None:
 
 def restore() -> None:
     """Put back every original, the very same objects, last patched first."""
-    from cassettes_core.transport import release_clients
-
     global _watcher  # noqa: PLW0603
     unwatch(_watcher)
     _watcher = None
@@ -74,7 +92,8 @@ def restore() -> None:
             delattr(owner, name)
         else:
             setattr(owner, name, original)
-    release_clients()
+    for _, release in reversed(_held_elsewhere):
+        release()
 
 
 def _replace(owner: Any, name: str, make: Callable[[Any], Any]) -> None:
@@ -89,7 +108,6 @@ def _target(url: str, host: Any, port: Any) -> tuple[Any, Any]:
     the proxy itself is only the way there."""
     if "://" not in url[:16]:
         return host, port
-    from urllib.parse import urlsplit
 
     try:
         parts = urlsplit(url)
@@ -100,10 +118,11 @@ def _target(url: str, host: Any, port: Any) -> tuple[Any, Any]:
 
 def _call_hint(method: str, url: str) -> str | None:
     """What the request line shows: a catalog endpoint's path is a provider call on any host
-    (the httpx seam knows it the same way)."""
-    from cassettes_core.transport import request_hint
-
-    return request_hint(method, url if "://" in url[:16] else f"http://h{url}", {})
+    (the httpx seam knows it the same way, ``transport.request_hint``)."""
+    path = urlsplit(url if "://" in url[:16] else f"http://h{url}").path.rstrip("/")
+    if catalog.current().match(method, path) is None:
+        return None
+    return f"{method.upper()} …{path} is a provider call"
 
 
 def _refuse(error: Exception | None) -> None:
@@ -115,9 +134,8 @@ def _refuse(error: Exception | None) -> None:
 
 
 def _live_allowed() -> bool:
-    from cassettes_core.transport import live_allowed
-
-    return live_allowed()
+    # An active cassette interception that may go live (record, or block_unmatched=False).
+    return any(allowed() for allowed in _live_elsewhere)
 
 
 def _patch_socket() -> None:

@@ -29,6 +29,8 @@ from cassettes_core.store._manifest import (
     VersionDrift,
     check_drift_policy,
     drift_on_load,
+    installed_sdks,
+    version_drift,
 )
 from cassettes_core.store._parse import parse_interaction
 from cassettes_core.store._read import (
@@ -79,6 +81,7 @@ __all__ = [
     "drift_on_load",
     "dump_yaml",
     "first_comment_line",
+    "installed_sdks",
     "load_cassette",
     "load_plain_yaml",
     "load_yaml",
@@ -93,4 +96,5 @@ __all__ = [
     "render",
     "require_regular_file",
     "run_began",
+    "version_drift",
 ]

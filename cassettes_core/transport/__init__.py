@@ -22,6 +22,7 @@ built-in providers share, and the SSE codec (:class:`SSEParser`, :func:`parse_st
 
 from __future__ import annotations
 
+from cassettes_core.isolation import register_seam
 from cassettes_core.transport._bodies import charset_of, encoded_body, served_answer, stored_body
 from cassettes_core.transport._guarded import request_hint
 from cassettes_core.transport._headers import kept_headers, recorded_delay, replay_headers
@@ -47,6 +48,9 @@ from cassettes_core.transport._sse import (
 )
 from cassettes_core.transport._tracking import forget_provider_hosts, provider_hosts_seen
 from cassettes_core.transport._wire import failure_kind
+
+# The isolation guard checks httpx/httpx2 clients through this package's client seam.
+register_seam(hold_clients, release_clients, live_allowed)
 
 __all__ = [
     "AbandonedStreamWarning",

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cassettes_core.store import Manifest, VersionDrift
-from cassettes_core.store._manifest import installed_sdks, version_drift
+from cassettes_core.store import Manifest, VersionDrift, installed_sdks, version_drift
 from cassettes_core.testing.emulator import Emulator
 from tests.helpers.inner import PLUGIN_INI
 from tests.helpers.inner import run_inner as run

@@ -183,7 +183,7 @@ TOKENS = [
 ]
 
 
-def _text_mutation(rng: random.Random, text: str) -> str:
+def text_mutation(rng: random.Random, text: str) -> str:
     lines = text.split("\n")
     kind = rng.randrange(9)
     at = rng.randrange(len(text) + 1)
@@ -270,7 +270,7 @@ def _nodes(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
 PATHS = list(_nodes(DOCUMENT))[1:]
 
 
-def _structure_mutation(rng: random.Random) -> str:
+def structure_mutation(rng: random.Random) -> str:
     document = json.loads(json.dumps(DOCUMENT))
     for _ in range(rng.randrange(1, 4)):
         path = rng.choice(PATHS)
@@ -319,14 +319,14 @@ def _cases() -> Iterator[tuple[str, bytes]]:
     for n in range(TEXT_CASES):
         text = LAYOUTS[n % len(LAYOUTS)]
         for _ in range(text_rng.randrange(1, 4)):
-            text = _text_mutation(text_rng, text)
+            text = text_mutation(text_rng, text)
         yield f"text-{n}", text.encode("utf-8", "surrogatepass")
     byte_rng = random.Random(7)
     for n in range(BYTE_CASES):
         yield f"bytes-{n}", _byte_mutation(byte_rng, LAYOUTS[n % 2].encode("utf-8"))
     structure_rng = random.Random(42)
     for n in range(STRUCTURE_CASES):
-        yield f"structure-{n}", _structure_mutation(structure_rng).encode("utf-8")
+        yield f"structure-{n}", structure_mutation(structure_rng).encode("utf-8")
 
 
 def _scan_batch(folder: Path, names: list[str], failures: list[str]) -> None:

@@ -25,7 +25,7 @@ from cassettes_core import CassetteError, CassetteFormatError, load_cassette
 from cassettes_core.cli import main as cassettes_main
 from cassettes_core.store import CassetteFile
 from tests.helpers.factories import interaction
-from tests.unit.test_fuzz_corpus import LAYOUTS, TOKENS, _structure_mutation, _text_mutation
+from tests.unit.test_fuzz_corpus import LAYOUTS, TOKENS, structure_mutation, text_mutation
 
 CASES = 2400
 # Values that read as something else than they look, or cannot be written back.
@@ -63,7 +63,7 @@ def _mutate(rng: random.Random, text: str) -> str:
             at = rng.randrange(len(text) + 1)
             text = text[:at] + rng.choice(ALL_TOKENS) + text[at:]
         else:
-            text = _text_mutation(rng, text)
+            text = text_mutation(rng, text)
     if rng.random() < 0.1:
         text = text.replace("\n", "\r\n")
     if rng.random() < 0.1:
@@ -75,7 +75,7 @@ def _cases() -> Iterator[tuple[str, bytes]]:
     rng = random.Random(20261202)
     for n in range(CASES):
         layout = LAYOUTS[n % len(LAYOUTS)]
-        text = _structure_mutation(rng) if n % 4 == 3 else _mutate(rng, layout)
+        text = structure_mutation(rng) if n % 4 == 3 else _mutate(rng, layout)
         yield f"case-{n}", text.encode("utf-8", "surrogatepass")
 
 
