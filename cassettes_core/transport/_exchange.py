@@ -12,6 +12,7 @@ import json
 import time
 from collections.abc import AsyncGenerator, Generator, Iterator, Mapping
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from cassettes_core import catalog
 from cassettes_core._errors import (
@@ -218,13 +219,22 @@ _REDIRECTS_TO_GET = frozenset({301, 302, 303})
 
 
 def _redirect_refusal(route: Route, status: int, location: str | None) -> CassetteError:
+    target = _shown(location) if location else "no location"
     return UnrecordableAnswerError(
         f"the live {route.provider} call to {route.endpoint} was redirected (HTTP {status} to "
-        f"{location or 'no location'}): the client re-sends it as a GET, which a cassette "
+        f"{target}): the client re-sends it as a GET, which a cassette "
         "cannot hold, so no recording of it could replay. Nothing was written.\n"
         "TIP: point the base URL (OPENAI_BASE_URL / ANTHROPIC_BASE_URL) at the redirect's "
         "target (often https:// instead of http://) and run the test again."
     )
+
+
+def _shown(url: str) -> str:
+    """``url`` without userinfo (``user:password@``), as a message may print it."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 def credentials_in(headers: Mapping[str, str]) -> tuple[str, ...]:
