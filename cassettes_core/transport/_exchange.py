@@ -187,7 +187,6 @@ def open_call(recorder: Recorder, route: Route, headers: Mapping[str, str], cont
             "TIP: send provider calls with a JSON body (the official SDKs do)."
         )
         raise visible(error, anthropic_caller=anthropic_caller)
-    wants_stream = body.get("stream") is True
     if route.model is not None:
         # A model named in the path (Gemini's `/models/{model}:generateContent`) is the model
         # that answers, so it is part of the request's identity: it is the request's `model`
@@ -197,6 +196,7 @@ def open_call(recorder: Recorder, route: Route, headers: Mapping[str, str], cont
         body = {**body, "model": route.model}
     # Split once, under the recorder's policy (what `recorder.normalise` would do again).
     request = LLMRequest.from_body(route.provider, body, policy=recorder.policy)
+    wants_stream = body.get("stream") is True
     try:
         # Only a recording of the shape asked for answers: a stream for `stream: true`.
         found = recorder.find(request, stream=wants_stream)
