@@ -5,8 +5,14 @@ Where an endpoint reports usage is a fact of the provider catalog (each endpoint
 counts prompt-cache reads and writes apart from ``input_tokens``), where the usage object sits
 in a complete answer, and which stream events carry it (a chat chunk's ``usage``, the
 responses ``response.completed`` event's ``response.usage``, Anthropic's ``message_start`` and
-``message_delta``). A provider the catalog does not know is read with every endpoint's fields,
-the first that finds tokens winning.
+``message_delta``).
+
+Where those fields find no tokens (a proxy that answers ``openai.chat`` in the responses
+shape, a provider the catalog does not know), usage is read by its shape, as before the
+catalog: ``input_tokens``/``output_tokens`` (plus Anthropic's prompt-cache counters) when the
+usage object has them, else ``prompt_tokens``/``completion_tokens``; only then, for a provider
+the catalog does not know, by every registered endpoint's fields, the first that finds tokens
+winning.
 
 Interactions without usage (errors, streams recorded without it) count as zero tokens. The
 pytest plugin's summary ("replay saved … tokens") counts with :func:`usage_of`.
@@ -43,18 +49,28 @@ class Usage:
 def usage_of(interaction: Interaction) -> Usage:
     """The tokens ``interaction`` used, read where its endpoint's catalog entry says."""
     model = interaction.request.model or "unknown model"
+    if interaction.response is None and interaction.stream is None:
+        return Usage(model)
     endpoint = catalog.current().get(interaction.provider)
-    candidates = [endpoint.usage] if endpoint is not None else _every_token_fields()
-    for fields in candidates:
-        if interaction.response is not None:
-            found = _from_usage(_at(interaction.response.body, fields.answer), fields)
-        elif interaction.stream is not None:
-            found = _from_stream((event.data for event in interaction.stream), fields)
-        else:
-            return Usage(model)
+    if endpoint is not None:
+        found = _with_fields(interaction, endpoint.usage)
+        if found != (0, 0):
+            return Usage(model, *found)
+    found = _by_shape(interaction)
+    if found != (0, 0) or endpoint is not None:
+        return Usage(model, *found)
+    for fields in _every_token_fields():
+        found = _with_fields(interaction, fields)
         if found != (0, 0):
             return Usage(model, *found)
     return Usage(model)
+
+
+def _with_fields(interaction: Interaction, fields: TokenFields) -> tuple[int, int]:
+    if interaction.response is not None:
+        return _from_usage(_at(interaction.response.body, fields.answer), fields)
+    assert interaction.stream is not None
+    return _from_stream((event.data for event in interaction.stream), fields)
 
 
 def _every_token_fields() -> list[TokenFields]:
@@ -90,4 +106,45 @@ def _from_stream(events: Iterable[Any], fields: TokenFields) -> tuple[int, int]:
                 found_in, found_out = _from_usage(_at(data, path), fields)
                 input_tokens = max(input_tokens, found_in)
                 output_tokens = max(output_tokens, found_out)
+    return (input_tokens, output_tokens)
+
+
+# -- by shape: the reading from before the catalog, kept as the fallback -------------------
+
+_ANTHROPIC_CACHE = ("cache_read_input_tokens", "cache_creation_input_tokens")
+
+
+def _by_shape(interaction: Interaction) -> tuple[int, int]:
+    if interaction.response is not None:
+        return _shaped_usage(_at(interaction.response.body, "usage"))
+    assert interaction.stream is not None
+    return _shaped_stream(event.data for event in interaction.stream)
+
+
+def _shaped_usage(usage: Any) -> tuple[int, int]:
+    if not isinstance(usage, Mapping):
+        return (0, 0)
+    if "input_tokens" in usage or "output_tokens" in usage:
+        # Anthropic counts prompt-cache reads and writes apart from `input_tokens`; OpenAI's
+        # cached tokens are already inside its input count (`*_tokens_details`).
+        cached = sum(_int(usage.get(key)) for key in _ANTHROPIC_CACHE)
+        return (_int(usage.get("input_tokens")) + cached, _int(usage.get("output_tokens")))
+    return (_int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")))
+
+
+def _shaped_stream(events: Iterable[Any]) -> tuple[int, int]:
+    input_tokens = output_tokens = 0
+    for data in events:
+        kind = _at(data, "type")
+        if kind == "message_start":  # Anthropic: input here, output grows in message_delta
+            found = _shaped_usage(_at(data, "message.usage"))
+            input_tokens, output_tokens = found[0], max(output_tokens, found[1])
+        elif kind == "message_delta":
+            delta_in, delta_out = _shaped_usage(_at(data, "usage"))
+            input_tokens = max(input_tokens, delta_in)
+            output_tokens = max(output_tokens, delta_out)
+        elif kind == "response.completed":  # OpenAI responses
+            input_tokens, output_tokens = _shaped_usage(_at(data, "response.usage"))
+        elif _at(data, "usage") is not None:  # OpenAI chat: the last chunk
+            input_tokens, output_tokens = _shaped_usage(_at(data, "usage"))
     return (input_tokens, output_tokens)

@@ -6,8 +6,9 @@ lives and how its key travels come from its catalog entry (``cassettes_core.cata
 base URL from the entry's variable (``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``) or its default,
 the key from its variable (``OPENAI_API_KEY`` as a bearer token, ``ANTHROPIC_API_KEY`` as
 ``x-api-key``), read when a call is made, never at construction, so a replaying test needs no
-key at all. Answers are decoded by the same body codec as the cassette transport's, and
-transport failures classified by the same rule.
+key at all. Answers are decoded by the same body codec as the cassette transport's (see
+:func:`_decoded` for the one rule the provider adds), and transport failures classified by the
+same rule. A URL in a message never shows the base URL's userinfo (a proxy's password).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import os
 from collections.abc import AsyncIterator, Iterator, Mapping
 from types import ModuleType
 from typing import Any, NoReturn
+from urllib.parse import urlsplit, urlunsplit
 
 from cassettes_core import catalog
 from cassettes_core._errors import ConfigError, ErrorKind, ProviderError
@@ -226,19 +228,23 @@ class HTTPProvider:
         # The class name leads, as the transport records it: it tells the record_errors policy
         # a provider that was never reached (ConnectError, ConnectTimeout) from a broken answer.
         name = type(exc).__name__
-        detail = str(exc) or name
+        url = self.url()
+        shown = _shown(url)
+        detail = (str(exc) or name).replace(url, shown)
+        userinfo = urlsplit(url).netloc.rpartition("@")[0]
+        if userinfo:  # the exception may quote the credentials without the rest of the URL
+            detail = detail.replace(userinfo, "***")
         if kind == "timeout":
-            message = f"{name}: no answer from {self.url()} within {self._timeout:g} s ({detail})"
+            message = f"{name}: no answer from {shown} within {self._timeout:g} s ({detail})"
         else:
-            message = f"{name}: no connection to {self.url()} ({detail})"
+            message = f"{name}: no connection to {shown} ({detail})"
         return ProviderError(kind, message, provider=self._name)
 
     # -- answers ----------------------------------------------------------------------------
 
     def _answer(self, status: int, headers: Mapping[str, str], content: bytes) -> LLMResponse:
         kept = kept_headers(headers.items())
-        where = f" from {self._name} ({self.url()})"
-        body = stored_body(content, kept.get("content-type"), where=where, lossy=status >= 400)
+        body = _decoded(content, kept.get("content-type"))
         if status >= 400:
             key = self._api_key or os.environ.get(self._route.key_env) or ""
             raise ProviderError(
@@ -249,6 +255,32 @@ class HTTPProvider:
                 headers=kept,
             )
         return LLMResponse(body=body, status=status, headers=kept)
+
+
+def _decoded(content: bytes, content_type: str | None) -> Any:
+    """An answer's body as the provider returns it: the shared codec's text, read as JSON.
+
+    The provider only hands the body to its caller (a cassette stores what it returns, and
+    replays that same value), so on top of :func:`stored_body` it keeps the reading it always
+    had: any JSON value is parsed (a scalar ``42`` or ``"hi"``, ``NaN``), an empty body is
+    ``""``, and bytes that are not text in their charset are decoded with replacement
+    characters, never refused (the transport refuses those because it must replay the bytes).
+    """
+    if not content:
+        return ""
+    body = stored_body(content, content_type, lossy=True)
+    if isinstance(body, str):
+        with contextlib.suppress(ValueError):
+            return json.loads(body)
+    return body
+
+
+def _shown(url: str) -> str:
+    """``url`` as a message may print it: without userinfo (``user:password@``)."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 @functools.cache

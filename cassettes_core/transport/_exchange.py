@@ -13,6 +13,7 @@ import json
 import time
 from collections.abc import AsyncGenerator, Generator, Iterator, Mapping
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from cassettes_core import catalog
 from cassettes_core._errors import (
@@ -185,6 +186,13 @@ def open_call(recorder: Recorder, route: Route, headers: Mapping[str, str], cont
             "TIP: send provider calls with a JSON body (the official SDKs do)."
         )
         raise visible(error, anthropic_caller=anthropic_caller)
+    if route.model is not None:
+        # A model named in the path (Gemini's `/models/{model}:generateContent`) is the model
+        # that answers, so it is part of the request's identity: it is the request's `model`
+        # (digested, stored). The path wins over a `model` the body also carries, since the
+        # server routes by the path and ignores the body's; only this identity changes, the
+        # bytes sent live are the caller's.
+        body = {**body, "model": route.model}
     # Split once, under the recorder's policy (what `recorder.normalise` would do again).
     request = LLMRequest.from_body(route.provider, body, policy=recorder.policy)
     wants_stream = body.get("stream") is True
@@ -211,13 +219,22 @@ _REDIRECTS_TO_GET = frozenset({301, 302, 303})
 
 
 def _redirect_refusal(route: Route, status: int, location: str | None) -> CassetteError:
+    target = _shown(location) if location else "no location"
     return UnrecordableAnswerError(
         f"the live {route.provider} call to {route.endpoint} was redirected (HTTP {status} to "
-        f"{location or 'no location'}): the client re-sends it as a GET, which a cassette "
+        f"{target}): the client re-sends it as a GET, which a cassette "
         "cannot hold, so no recording of it could replay. Nothing was written.\n"
         "TIP: point the base URL (OPENAI_BASE_URL / ANTHROPIC_BASE_URL) at the redirect's "
         "target (often https:// instead of http://) and run the test again."
     )
+
+
+def _shown(url: str) -> str:
+    """``url`` without userinfo (``user:password@``), as a message may print it."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 def credentials_in(headers: Mapping[str, str]) -> tuple[str, ...]:
