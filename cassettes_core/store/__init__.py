@@ -23,6 +23,7 @@ from cassettes_core.store._atomic import atomic_write
 from cassettes_core.store._cassette import Cassette, Lookup
 from cassettes_core.store._file import CassetteFile, WriteGuard, lock_for
 from cassettes_core.store._manifest import (
+    SESSION_DRIFT_POLICIES,
     CassetteVersionWarning,
     DriftPolicy,
     Manifest,
@@ -61,6 +62,7 @@ __all__ = [
     "MAX_INT_DIGITS",
     "PROCESS_STARTED",
     "PROCESS_TOKEN",
+    "SESSION_DRIFT_POLICIES",
     "Cassette",
     "CassetteFile",
     "CassetteVersionWarning",

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 from cassettes_core._errors import CassetteFormatError, ConfigError, VersionDriftError
@@ -192,7 +193,7 @@ def drift_on_load(
     if session is not None:
         session.report(path, drift)
     chosen = policy or (
-        _SESSION_POLICY.get(session.policy) if session is not None else _environment_policy()
+        SESSION_DRIFT_POLICIES.get(session.policy) if session is not None else _environment_policy()
     )
     if chosen == "error":
         raise VersionDriftError(path, drift)
@@ -201,8 +202,11 @@ def drift_on_load(
     return drift
 
 
-# The pytest plugin's ini choices, as recorder policies: its summary lists drift either way.
-_SESSION_POLICY: dict[str, DriftPolicy] = {"summary": "ignore", "warn": "warn", "error": "error"}
+#: The pytest plugin's ``cassette_version_drift`` choices, as recorder policies (its summary
+#: lists drift either way).
+SESSION_DRIFT_POLICIES: Mapping[str, DriftPolicy] = MappingProxyType(
+    {"summary": "ignore", "warn": "warn", "error": "error"}
+)
 
 
 def _environment_policy() -> DriftPolicy:

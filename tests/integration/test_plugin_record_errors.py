@@ -8,6 +8,8 @@ import secrets
 
 import pytest
 
+from cassettes_core.options import RECORD_ERRORS
+from cassettes_core.store import SESSION_DRIFT_POLICIES
 from cassettes_core.testing.emulator import Emulator
 from tests.helpers.inner import PLUGIN_INI
 from tests.helpers.inner import run_inner as run
@@ -141,15 +143,28 @@ def test_a_bad_value_is_a_usage_error_or_a_config_error(
     result.stdout.fnmatch_lines(["ConfigError: @pytest.mark.cassette(record_errors)='some' *"])
 
 
-def test_the_plugin_spells_the_same_choices_as_the_core() -> None:
-    """The plugin checks ini values without loading the core: its lists must not drift."""
-    from cassettes_core.options import RECORD_ERRORS
-    from cassettes_core.store._manifest import _SESSION_POLICY
-    from pytest_plugin._config import RECORD_ERRORS as PLUGIN_RECORD_ERRORS
-    from pytest_plugin._drift import DRIFT_CHOICES
-
-    assert PLUGIN_RECORD_ERRORS == RECORD_ERRORS
-    assert set(DRIFT_CHOICES) == set(_SESSION_POLICY)
+@pytest.mark.parametrize(
+    ("option", "choices", "joined"),
+    [
+        pytest.param("cassette_record_errors", RECORD_ERRORS, " or ", id="record_errors"),
+        pytest.param(
+            "cassette_version_drift", tuple(SESSION_DRIFT_POLICIES), ", ", id="version_drift"
+        ),
+    ],
+)
+def test_the_plugin_spells_the_same_choices_as_the_core(
+    pytester: pytest.Pytester, option: str, choices: tuple[str, ...], joined: str
+) -> None:
+    """The plugin checks ini values without loading the core: it accepts every choice the core
+    knows, and its refusal names exactly those."""
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    for choice in choices:
+        pytester.makeini(PLUGIN_INI + f"{option} = {choice}\n")
+        run(pytester).assert_outcomes(passed=1)
+    pytester.makeini(PLUGIN_INI + f"{option} = loud\n")
+    result = run(pytester)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{option} = 'loud': choose {joined.join(choices)}*"])
 
 
 TWO_ASKS = ASK + "\n        " + ASK.replace('"hi"', '"and then?"')
