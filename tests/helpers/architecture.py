@@ -1,4 +1,5 @@
-"""The architecture as checkable rules: a source walk with ``ast``, no imports of the code.
+"""The architecture as checkable rules: a source walk with ``ast``, no imports of the code
+it checks (only the catalog's provider hosts, so the host rule cannot drift from them).
 
 Each rule takes a :class:`Source` (one parsed file and where it sits) and yields
 :class:`Finding` s that name the file, the line and the fix. ``tests/unit/test_architecture.py``
@@ -13,38 +14,21 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from cassettes_core import catalog
+
 MAX_LINES = 400
 LIBRARY = ("cassettes_core", "pytest_plugin", "cassette_refresh")
 CATALOG = "cassettes_core/catalog/"  # the package: its entries and its provider domains
 TESTING = "cassettes_core.testing"
 SECRETS = "cassettes_core.secrets"
 
-# Provider API domains (every subdomain counts), as the catalog's ``_domains`` lists them.
-PROVIDER_DOMAINS = (
-    "openai.com", "openai.azure.com", "openai.azure.us", "openai.azure.cn",
-    "cognitiveservices.azure.com", "cognitiveservices.azure.us", "cognitiveservices.azure.cn",
-    "api.cognitive.microsoft.com", "services.ai.azure.com", "models.ai.azure.com",
-    "inference.ai.azure.com", "inference.ml.azure.com", "anthropic.com", "claude.ai",
-    "generativelanguage.googleapis.com", "aiplatform.googleapis.com", "amazonaws.com",
-    "api.aws", "groq.com", "mistral.ai", "together.xyz", "together.ai", "openrouter.ai",
-    "deepseek.com", "x.ai", "fireworks.ai", "cohere.com", "cohere.ai", "perplexity.ai",
-    "cerebras.ai", "ai21.com", "voyageai.com", "api-inference.huggingface.co",
-    "router.huggingface.co", "endpoints.huggingface.cloud", "replicate.com", "api.nvidia.com",
-    "sambanova.ai", "deepinfra.com", "novita.ai", "hyperbolic.xyz", "lambda.ai",
-    "lambdalabs.com", "moonshot.cn", "moonshot.ai", "dashscope.aliyuncs.com",
-    "dashscope-intl.aliyuncs.com", "bigmodel.cn", "minimax.chat", "minimaxi.com", "01.ai",
-    "llama.com", "jina.ai", "mixedbread.ai", "nomic.ai", "aleph-alpha.com", "reka.ai",
-    "upstage.ai", "writer.com", "friendli.ai", "featherless.ai", "nebius.ai", "nebius.com",
-    "baseten.co", "runpod.ai", "stability.ai", "elevenlabs.io", "assemblyai.com",
-    "deepgram.com", "predibase.com", "gateway.ai.cloudflare.com", "portkey.ai", "helicone.ai",
-    "ai-gateway.vercel.sh", "ollama.com", "models.github.ai", "z.ai",
-)  # fmt: skip
-_HOST = re.compile(
-    r"(?<![a-z0-9-])(?:[a-z0-9-]+\.)*(?:"
-    + "|".join(re.escape(domain) for domain in sorted(PROVIDER_DOMAINS, key=len, reverse=True))
-    + r")(?![a-z0-9-])",
-    re.IGNORECASE,
+# The hosts the literal rule looks for, read from the catalog so they cannot drift from it:
+# its provider domains (every subdomain counts), its endpoints' hosts, and its host patterns.
+PROVIDER_DOMAINS = frozenset(
+    [domain for domain, _ in catalog.PROVIDER_DOMAINS] + list(catalog.DEFAULT_CATALOG.hosts())
 )
+PROVIDER_PATTERNS = tuple(pattern for pattern, _ in catalog.PROVIDER_PATTERNS)
+_CANDIDATE = re.compile(r"[a-z0-9-]+(?:\.[a-z0-9-]+)+", re.IGNORECASE)
 # Endpoint paths, and the path tails a route table matches on (``/chat/completions`` after a
 # base URL's ``/v1``); ``:generateContent`` and friends are Gemini's model-method suffixes.
 _ENDPOINT = re.compile(
@@ -124,29 +108,107 @@ def imported(source: Source) -> Iterator[tuple[int, str]]:
     """Every module or name ``source`` imports, as a dotted path, with its line.
 
     Covers ``import a._b``, ``from a import _b``, ``from a._b import c``, relative imports,
-    imports inside functions, and ``importlib.import_module("a._b")`` / ``__import__``.
+    imports inside functions, ``importlib.import_module`` / ``__import__`` (constant, folded
+    or f-string names, ``package=`` and ``fromlist=``), and attribute access through an import
+    (``import a as m; m._b.c`` reaches ``a._b``).
     """
     found: list[tuple[int, str]] = []
+    bound: dict[str, str] = {}  # a name an import statement binds → the dotted path it names
     for node in ast.walk(source.tree):
         if isinstance(node, ast.Import):
             found.extend((node.lineno, alias.name) for alias in node.names)
+            for alias in node.names:
+                name = alias.asname or alias.name.split(".", 1)[0]
+                bound[name] = alias.name if alias.asname else name
         elif isinstance(node, ast.ImportFrom):
             module = _absolute(source, node.module, node.level)
             found.append((node.lineno, module))
             found.extend((node.lineno, f"{module}.{a.name}") for a in node.names if a.name != "*")
+            bound.update((a.asname or a.name, f"{module}.{a.name}") for a in node.names)
         elif isinstance(node, ast.Call) and _is_dynamic_import(node.func):
-            argument = node.args[0] if node.args else None
-            if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
-                text = argument.value
-                level = len(text) - len(text.lstrip("."))
-                found.append((node.lineno, _absolute(source, text[level:] or None, level)))
-    yield from sorted(found)
+            found.extend((node.lineno, module) for module in _dynamic_import(source, node))
+    found.extend(_reached(source.tree, bound))
+    yield from sorted(set(found))
+
+
+def _reached(tree: ast.Module, bound: Mapping[str, str]) -> Iterator[tuple[int, str]]:
+    """``m._b`` where ``m`` is bound by an import: the private part reached through it."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute) or not is_private(node.attr):
+            continue
+        names, value = [node.attr], node.value
+        while isinstance(value, ast.Attribute):
+            names.append(value.attr)
+            value = value.value
+        if isinstance(value, ast.Name) and value.id in bound:
+            yield node.lineno, ".".join([bound[value.id], *reversed(names)])
+
+
+def _argument(node: ast.Call, position: int, keyword: str) -> ast.expr | None:
+    if len(node.args) > position:
+        return node.args[position]
+    return next((k.value for k in node.keywords if k.arg == keyword), None)
+
+
+def _dynamic_import(source: Source, node: ast.Call) -> list[str]:
+    """The modules an ``import_module(...)`` or ``__import__(...)`` call names, when readable."""
+    name = fold(_argument(node, 0, "name"))
+    if not name:
+        return []
+    if _UNKNOWN in name:  # ``f"a.b._{n}"``: the constant prefix is all that is known
+        prefix = name.split(_UNKNOWN, 1)[0]
+        head, _, partial = prefix.rpartition(".")
+        name = f"{prefix}*" if is_private(partial) else head
+    level = len(name) - len(name.lstrip("."))
+    rest = name[level:] or None
+    if _callee(node.func) == "__import__":
+        level_node = _argument(node, 4, "level")
+        if isinstance(level_node, ast.Constant) and isinstance(level_node.value, int):
+            level = level_node.value
+        module = _absolute(source, rest, level)
+        fromlist = _argument(node, 3, "fromlist")
+        names = fromlist.elts if isinstance(fromlist, ast.List | ast.Tuple) else []
+        wanted = [n for n in map(fold, names) if n and n != "*" and _UNKNOWN not in n]
+        return [module, *(f"{module}.{n}" for n in wanted)]
+    package = fold(_argument(node, 1, "package"))
+    if level and package and _UNKNOWN not in package:
+        base = package.split(".")
+        base = base[: len(base) - (level - 1)] if level > 1 else base
+        return [".".join([*base, rest] if rest else base)]
+    return [_absolute(source, rest, level)]
+
+
+def _callee(func: ast.expr) -> str:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
 
 
 def _is_dynamic_import(func: ast.expr) -> bool:
-    if isinstance(func, ast.Attribute):
-        return func.attr == "import_module"
-    return isinstance(func, ast.Name) and func.id in {"import_module", "__import__"}
+    return _callee(func) in {"import_module", "__import__"}
+
+
+_UNKNOWN = "\x00"  # a part of a folded string that is not a constant
+
+
+def fold(node: ast.expr | None) -> str | None:
+    """The text a string expression builds from constants: ``"a" + "b"``, ``".".join(("a",
+    "b"))``, bytes, and f-strings (their values as :data:`_UNKNOWN`); None if not a string."""
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, bytes):
+            return node.value.decode("latin-1")
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.JoinedStr):
+        return "".join(fold(value) or _UNKNOWN for value in node.values)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = fold(node.left), fold(node.right)
+        return None if left is None and right is None else (left or _UNKNOWN) + (right or _UNKNOWN)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and len(node.args) == 1:
+        separator, (items,) = fold(node.func.value), node.args
+        if node.func.attr == "join" and separator is not None and hasattr(items, "elts"):
+            parts = [fold(item) for item in items.elts]
+            return separator.join(p or _UNKNOWN for p in parts)
+    return None
 
 
 def _first_party(module: str, roots: tuple[str, ...]) -> bool:
@@ -196,31 +258,54 @@ def _docstrings(tree: ast.Module) -> set[int]:
     return found
 
 
+def provider_host(text: str) -> str | None:
+    """The first provider host written in ``text`` (any case), by the catalog's domains and
+    patterns; a host is read up to any label boundary (``api.openai.com.example`` names one)."""
+    for candidate in _CANDIDATE.findall(text):
+        labels = candidate.lower().split(".")
+        for end in range(len(labels), 1, -1):
+            host = ".".join(labels[:end])
+            if any(".".join(labels[start:end]) in PROVIDER_DOMAINS for start in range(end)):
+                return host
+            if any(pattern.search(host) for pattern in PROVIDER_PATTERNS):
+                return host
+    return None
+
+
 def check_provider_literals(source: Source) -> Iterator[Finding]:
     """(c) Provider hosts and endpoint paths are written in the catalog only.
 
-    String constants are checked (f-string parts included); docstrings and comments are prose
-    and may mention them.
+    Every string the code builds from constants is checked: str and bytes constants, f-string
+    parts, ``+`` and ``.join`` of constants, regex spellings (``api\\.openai\\.com``).
+    Docstrings and comments are prose and may mention them.
     """
     if source.path.startswith(CATALOG):
         return
     prose = _docstrings(source.tree)
     strings = sorted(
-        (node.lineno, node.col_offset, node.value)
+        (node.lineno, node.col_offset, text.replace("\\", ""))
         for node in ast.walk(source.tree)
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose
+        if id(node) not in prose
+        and isinstance(node, ast.Constant | ast.JoinedStr | ast.BinOp | ast.Call)
+        and (text := fold(node)) is not None
     )
+    seen: set[tuple[int, str]] = set()
     for line, _, text in strings:
-        for pattern, what in ((_HOST, "provider host"), (_ENDPOINT, "endpoint path")):
-            match = pattern.search(text)
-            if match:
-                yield Finding(
-                    source.path,
-                    line,
-                    "catalog-literal",
-                    f"{what} {match.group()!r} outside the catalog; read it from "
-                    f"`cassettes_core.catalog` (or add an entry there)",
-                )
+        path = _ENDPOINT.search(text)
+        for what, found in (
+            ("provider host", provider_host(text)),
+            ("endpoint path", path.group() if path else None),
+        ):
+            if found is None or (line, what) in seen:
+                continue
+            seen.add((line, what))
+            yield Finding(
+                source.path,
+                line,
+                "catalog-literal",
+                f"{what} {found!r} outside the catalog; read it from "
+                f"`cassettes_core.catalog` (or add an entry there)",
+            )
 
 
 def _first_per_line(imports: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from cassettes_core import catalog
 from cassettes_core.isolation import catalog_provider
 from tests.helpers import architecture as arch
 from tests.helpers.architecture import Finding, Source
@@ -79,6 +80,41 @@ def test_private_import_rule_sees_every_spelling(tmp_path: Path) -> None:
     found = _run(_private_imports, sources)
     # The ancestor's and one's own insides are allowed (pkg/sub uses pkg._own, pkg.sub._helper).
     assert found == [("pkg/other/user.py", line) for line in (1, 2, 3, 4, 5, 11, 13, 14)]
+
+
+def test_private_import_rule_reads_computed_names_and_attribute_access(tmp_path: Path) -> None:
+    """f-string, ``package=``, ``fromlist=`` and folded import names, and a private module
+    reached by attribute through a public import, are imports of another's insides."""
+    sources = _tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/sub/__init__.py": "",
+            "pkg/other/user.py": """\
+                import importlib
+
+                import pkg.sub
+                import pkg.sub as s
+
+                importlib.import_module(f"pkg.sub._{'inner'}")
+                importlib.import_module("._inner", package="pkg.sub")
+                __import__("pkg.sub", fromlist=["_inner"])
+                importlib.import_module("pk" + "g.sub._inner")
+                s._inner.thing()
+                pkg.sub._inner.thing()
+                importlib.import_module(f"pkg.sub.{'public'}")
+                importlib.import_module(".public", package="pkg.sub")
+                __import__("pkg.sub", fromlist=["public", "__doc__"])
+                s.public.thing(), s.__name__, pkg.sub.public
+                """,
+        },
+    )
+    assert _run(_private_imports, sources) == [("pkg/other/user.py", n) for n in range(6, 12)]
+    (secrets,) = _tree(
+        tmp_path / "repo",
+        {"cassettes_core/user.py": 'import cassettes_core.secrets as s\ns._scan.find("")\n'},
+    )
+    assert _run(arch.check_secrets_insides, [secrets]) == [("cassettes_core/user.py", 2)]
 
 
 def test_private_import_rule_names_the_surface(tmp_path: Path) -> None:
@@ -148,6 +184,33 @@ def test_literal_rule_sees_hosts_and_paths_in_code_not_prose(tmp_path: Path) -> 
     assert found == [("cassettes_core/user.py", line) for line in (3, 4, 5, 6, 7, 8, 9, 14)]
 
 
+def test_literal_rule_sees_built_escaped_and_pattern_hosts(tmp_path: Path) -> None:
+    """Bytes, ``+`` and ``.join`` of constants, regex spellings, and the catalog's pattern hosts
+    (regional and mTLS Vertex, ``rep`` endpoints) are provider hosts too."""
+    sources = _tree(
+        tmp_path,
+        {
+            "cassettes_core/user.py": """\
+                HOST = b"api.anthropic.com"
+                JOINED = "api.openai" + ".com"
+                DOTTED = ".".join(("api", "openai", "com"))
+                ESCAPED = r"^api\\.openai\\.com$"
+                VERTEX = "https://us-east5-aiplatform.googleapis.com/v1"
+                MTLS = "aiplatform.mtls.googleapis.com"
+                REP = "aiplatform.us-central1.rep.googleapis.com"
+                PATH = b"/v1/messages"
+                PARTS = "/v1/chat/" + "completions"
+                """,
+            "cassettes_core/clean.py": """\
+                NEAR = "us-east5-aiplatform.googleapis.community"
+                SPLIT = "api.openai" + f"{1}" + ".com"
+                """,
+        },
+    )
+    found = _run(arch.check_provider_literals, sources)
+    assert found == [("cassettes_core/user.py", line) for line in range(1, 10)]
+
+
 def test_testing_rule(tmp_path: Path) -> None:
     """The library may not import the test-only package; the package itself may."""
     sources = _tree(
@@ -185,15 +248,32 @@ def test_secrets_rule(tmp_path: Path) -> None:
     assert found == [("cassettes_core/user.py", 2), ("cassettes_core/user.py", 3)]
 
 
+# One host per catalog host pattern (a new pattern without one here fails below).
+PATTERN_HOSTS = (
+    "us-east5-aiplatform.googleapis.com",
+    "us-east5-aiplatform.mtls.googleapis.com",
+    "aiplatform.us-central1.rep.googleapis.com",
+    "bedrock-runtime.us-east-1.amazonaws.com",
+    "bedrock-runtime-fips.us-gov-west-1.amazonaws.com",
+    "bedrock-runtime.cn-north-1.amazonaws.com.cn",
+    "bedrock-runtime.us-east-1.api.aws",
+    "runtime.sagemaker.eu-west-1.amazonaws.com",
+)
+
+
 def test_checked_hosts_are_the_catalogs() -> None:
-    """Every domain the literal rule looks for is a provider host the isolation guard knows."""
-    unknown = [
-        domain
-        for domain in arch.PROVIDER_DOMAINS
-        if catalog_provider(f"bedrock-runtime.us-east-1.{domain}" if "aws" in domain else domain)
-        is None
-    ]
-    assert unknown == []
+    """Both directions: every host the catalog knows (domain, endpoint host, pattern) is one
+    the literal rule flags, and every domain the rule looks for is one the guard knows."""
+    assert [pattern.pattern for pattern, _ in catalog.PROVIDER_PATTERNS] == [
+        pattern.pattern
+        for pattern, _ in catalog.PROVIDER_PATTERNS
+        if any(pattern.search(host) for host in PATTERN_HOSTS)
+    ], "add a host the new pattern matches to PATTERN_HOSTS"
+    known = [domain for domain, _ in catalog.PROVIDER_DOMAINS]
+    known += [*catalog.DEFAULT_CATALOG.hosts(), *PATTERN_HOSTS]
+    assert [host for host in known if arch.provider_host(f"https://{host}/") != host] == []
+    assert [host for host in PATTERN_HOSTS if catalog_provider(host) is None] == []
+    assert [domain for domain in arch.PROVIDER_DOMAINS if catalog_provider(domain) is None] == []
 
 
 # -- the repository ----------------------------------------------------------------------------
