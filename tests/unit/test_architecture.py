@@ -18,6 +18,7 @@ import pytest
 from cassettes_core import catalog
 from cassettes_core.isolation import catalog_provider
 from tests.helpers import architecture as arch
+from tests.helpers import import_cycles
 from tests.helpers.architecture import Finding, Source
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -342,9 +343,9 @@ def test_cycle_rule_sees_lazy_loops_and_ignores_type_checking(tmp_path: Path) ->
                 """,
         },
     )
-    graph = arch.import_graph(sources)
-    assert arch.cycles(graph) == [["pkg.b", "pkg.c"]]
-    assert arch.cycle_finding(["pkg.b", "pkg.c"], graph).startswith(
+    graph = import_cycles.import_graph(sources)
+    assert import_cycles.cycles(graph) == [["pkg.b", "pkg.c"]]
+    assert import_cycles.cycle_finding(["pkg.b", "pkg.c"], graph).startswith(
         "import cycle pkg.b <-> pkg.c (pkg.b:8 imports pkg.c; pkg.c:5 imports pkg.b)"
     )
 
@@ -364,8 +365,10 @@ KNOWN_CYCLES = [
 
 
 def test_no_new_import_cycles(library: list[Source]) -> None:
-    graph = arch.import_graph(library)
-    found = arch.cycles(graph)
-    new = [arch.cycle_finding(group, graph) for group in found if group not in KNOWN_CYCLES]
+    graph = import_cycles.import_graph(library)
+    found = import_cycles.cycles(graph)
+    new = [
+        import_cycles.cycle_finding(group, graph) for group in found if group not in KNOWN_CYCLES
+    ]
     assert not new, "\n".join(new)
     assert [group for group in KNOWN_CYCLES if group not in found] == [], "cut: drop it above"
