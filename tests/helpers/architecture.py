@@ -132,7 +132,8 @@ def imported(source: Source) -> Iterator[tuple[int, str]]:
 
 
 def _reached(tree: ast.Module, bound: Mapping[str, str]) -> Iterator[tuple[int, str]]:
-    """``m._b`` where ``m`` is bound by an import: the private part reached through it."""
+    """``m._b`` where ``m`` is bound by an import: the private module reached through it (a
+    path through a ``CapWords`` name is an object's attribute, not a module)."""
     for node in ast.walk(tree):
         if not isinstance(node, ast.Attribute) or not is_private(node.attr):
             continue
@@ -141,7 +142,9 @@ def _reached(tree: ast.Module, bound: Mapping[str, str]) -> Iterator[tuple[int, 
             names.append(value.attr)
             value = value.value
         if isinstance(value, ast.Name) and value.id in bound:
-            yield node.lineno, ".".join([bound[value.id], *reversed(names)])
+            path = [*bound[value.id].split("."), *reversed(names)]
+            if not any(part[:1].isupper() for part in path):  # ``Class._x`` is not a module
+                yield node.lineno, ".".join(path)
 
 
 def _argument(node: ast.Call, position: int, keyword: str) -> ast.expr | None:

@@ -89,15 +89,32 @@ def test_private_import_rule_reads_computed_names_and_attribute_access(tmp_path:
                 importlib.import_module(".public", package="pkg.sub")
                 __import__("pkg.sub", fromlist=["public", "__doc__"])
                 s.public.thing(), s.__name__, pkg.sub.public
+                from pkg import sub
+                from pkg.sub import Thing
+
+                sub._inner.thing(), Thing._attribute
                 """,
         },
     )
-    assert _run(_private_imports, sources) == [("pkg/other/user.py", n) for n in range(6, 12)]
+    found = _run(_private_imports, sources)
+    assert found == [("pkg/other/user.py", n) for n in (6, 7, 8, 9, 10, 11, 19)]
     (secrets,) = _tree(
         tmp_path / "repo",
-        {"cassettes_core/user.py": 'import cassettes_core.secrets as s\ns._scan.find("")\n'},
+        {
+            "cassettes_core/user.py": """\
+                import importlib
+
+                import cassettes_core.secrets as s
+
+                s._scan.find("")
+                importlib.import_module(f"cassettes_core.secrets._{s}")
+                __import__("cassettes_core.secrets", fromlist=["_scan"])
+                """
+        },
     )
-    assert _run(arch.check_secrets_insides, [secrets]) == [("cassettes_core/user.py", 2)]
+    assert _run(arch.check_secrets_insides, [secrets]) == [
+        ("cassettes_core/user.py", line) for line in (5, 6, 7)
+    ]
 
 
 def test_private_import_rule_names_the_surface(tmp_path: Path) -> None:
