@@ -9,6 +9,7 @@ runs them over the repository and proves each one on a crafted tree.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -112,10 +113,18 @@ def imported(source: Source) -> Iterator[tuple[int, str]]:
     or f-string names, ``package=`` and ``fromlist=``), and attribute access through an import
     (``import a as m; m._b.c`` reaches ``a._b``).
     """
+    yield from _imports(source)  # three rules ask for each file's imports
+
+
+@functools.cache
+def _imports(source: Source) -> tuple[tuple[int, str], ...]:
     found: list[tuple[int, str]] = []
     bound: dict[str, str] = {}  # a name an import statement binds → the dotted path it names
+    reached: list[ast.Attribute] = []  # ``m._b``: read once every binding is known
     for node in ast.walk(source.tree):
-        if isinstance(node, ast.Import):
+        if isinstance(node, ast.Attribute) and is_private(node.attr):
+            reached.append(node)
+        elif isinstance(node, ast.Import):
             found.extend((node.lineno, alias.name) for alias in node.names)
             for alias in node.names:
                 name = alias.asname or alias.name.split(".", 1)[0]
@@ -127,16 +136,14 @@ def imported(source: Source) -> Iterator[tuple[int, str]]:
             bound.update((a.asname or a.name, f"{module}.{a.name}") for a in node.names)
         elif isinstance(node, ast.Call) and _is_dynamic_import(node.func):
             found.extend((node.lineno, module) for module in _dynamic_import(source, node))
-    found.extend(_reached(source.tree, bound))
-    yield from sorted(set(found))
+    found.extend(_reached(reached, bound))
+    return tuple(sorted(set(found)))
 
 
-def _reached(tree: ast.Module, bound: Mapping[str, str]) -> Iterator[tuple[int, str]]:
+def _reached(nodes: Iterable[ast.Attribute], bound: Mapping[str, str]) -> Iterator[tuple[int, str]]:
     """``m._b`` where ``m`` is bound by an import: the private module reached through it (a
     path through a ``CapWords`` name is an object's attribute, not a module)."""
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Attribute) or not is_private(node.attr):
-            continue
+    for node in nodes:
         names, value = [node.attr], node.value
         while isinstance(value, ast.Attribute):
             names.append(value.attr)
