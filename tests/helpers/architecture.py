@@ -209,16 +209,22 @@ def fold(node: ast.expr | None) -> str | None:
             return node.value.decode("latin-1")
         return node.value if isinstance(node.value, str) else None
     if isinstance(node, ast.JoinedStr):
-        return "".join(fold(value) or _UNKNOWN for value in node.values)
+        return "".join(map(_known, node.values))
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         left, right = fold(node.left), fold(node.right)
-        return None if left is None and right is None else (left or _UNKNOWN) + (right or _UNKNOWN)
+        if left is None and right is None:
+            return None
+        return (_UNKNOWN if left is None else left) + (_UNKNOWN if right is None else right)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and len(node.args) == 1:
         separator, (items,) = fold(node.func.value), node.args
         if node.func.attr == "join" and separator is not None and hasattr(items, "elts"):
-            parts = [fold(item) for item in items.elts]
-            return separator.join(p or _UNKNOWN for p in parts)
+            return separator.join(map(_known, items.elts))
     return None
+
+
+def _known(node: ast.expr) -> str:
+    text = fold(node)
+    return _UNKNOWN if text is None else text
 
 
 def _first_party(module: str, roots: tuple[str, ...]) -> bool:
