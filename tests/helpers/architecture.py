@@ -1,4 +1,5 @@
-"""The architecture as checkable rules: a source walk with ``ast``, no imports of the code.
+"""The architecture as checkable rules: a source walk with ``ast``, no imports of the code
+it checks (only the catalog's provider hosts, so the host rule cannot drift from them).
 
 Each rule takes a :class:`Source` (one parsed file and where it sits) and yields
 :class:`Finding` s that name the file, the line and the fix. ``tests/unit/test_architecture.py``
@@ -8,10 +9,13 @@ runs them over the repository and proves each one on a crafted tree.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from cassettes_core import catalog
 
 MAX_LINES = 400
 LIBRARY = ("cassettes_core", "pytest_plugin", "cassette_refresh")
@@ -19,32 +23,13 @@ CATALOG = "cassettes_core/catalog/"  # the package: its entries and its provider
 TESTING = "cassettes_core.testing"
 SECRETS = "cassettes_core.secrets"
 
-# Provider API domains (every subdomain counts), as the catalog's ``_domains`` lists them.
-PROVIDER_DOMAINS = (
-    "openai.com", "openai.azure.com", "openai.azure.us", "openai.azure.cn",
-    "cognitiveservices.azure.com", "cognitiveservices.azure.us", "cognitiveservices.azure.cn",
-    "api.cognitive.microsoft.com", "services.ai.azure.com", "models.ai.azure.com",
-    "inference.ai.azure.com", "inference.ml.azure.com", "anthropic.com", "claude.ai",
-    "generativelanguage.googleapis.com", "aiplatform.googleapis.com", "amazonaws.com",
-    "api.aws", "groq.com", "mistral.ai", "together.xyz", "together.ai", "openrouter.ai",
-    "deepseek.com", "x.ai", "fireworks.ai", "cohere.com", "cohere.ai", "perplexity.ai",
-    "cerebras.ai", "ai21.com", "voyageai.com", "api-inference.huggingface.co",
-    "router.huggingface.co", "endpoints.huggingface.cloud", "replicate.com", "api.nvidia.com",
-    "sambanova.ai", "deepinfra.com", "novita.ai", "hyperbolic.xyz", "lambda.ai",
-    "lambdalabs.com", "moonshot.cn", "moonshot.ai", "dashscope.aliyuncs.com",
-    "dashscope-intl.aliyuncs.com", "bigmodel.cn", "minimax.chat", "minimaxi.com", "01.ai",
-    "llama.com", "jina.ai", "mixedbread.ai", "nomic.ai", "aleph-alpha.com", "reka.ai",
-    "upstage.ai", "writer.com", "friendli.ai", "featherless.ai", "nebius.ai", "nebius.com",
-    "baseten.co", "runpod.ai", "stability.ai", "elevenlabs.io", "assemblyai.com",
-    "deepgram.com", "predibase.com", "gateway.ai.cloudflare.com", "portkey.ai", "helicone.ai",
-    "ai-gateway.vercel.sh", "ollama.com", "models.github.ai", "z.ai",
-)  # fmt: skip
-_HOST = re.compile(
-    r"(?<![a-z0-9-])(?:[a-z0-9-]+\.)*(?:"
-    + "|".join(re.escape(domain) for domain in sorted(PROVIDER_DOMAINS, key=len, reverse=True))
-    + r")(?![a-z0-9-])",
-    re.IGNORECASE,
+# The hosts the literal rule looks for, read from the catalog so they cannot drift from it:
+# its provider domains (every subdomain counts), its endpoints' hosts, and its host patterns.
+PROVIDER_DOMAINS = frozenset(
+    [domain for domain, _ in catalog.PROVIDER_DOMAINS] + list(catalog.DEFAULT_CATALOG.hosts())
 )
+PROVIDER_PATTERNS = tuple(pattern for pattern, _ in catalog.PROVIDER_PATTERNS)
+_CANDIDATE = re.compile(r"[a-z0-9-]+(?:\.[a-z0-9-]+)+", re.IGNORECASE)
 # Endpoint paths, and the path tails a route table matches on (``/chat/completions`` after a
 # base URL's ``/v1``); ``:generateContent`` and friends are Gemini's model-method suffixes.
 _ENDPOINT = re.compile(
@@ -124,29 +109,122 @@ def imported(source: Source) -> Iterator[tuple[int, str]]:
     """Every module or name ``source`` imports, as a dotted path, with its line.
 
     Covers ``import a._b``, ``from a import _b``, ``from a._b import c``, relative imports,
-    imports inside functions, and ``importlib.import_module("a._b")`` / ``__import__``.
+    imports inside functions, ``importlib.import_module`` / ``__import__`` (constant, folded
+    or f-string names, ``package=`` and ``fromlist=``), and attribute access through an import
+    (``import a as m; m._b.c`` reaches ``a._b``).
     """
+    yield from _imports(source)  # three rules ask for each file's imports
+
+
+@functools.cache
+def _imports(source: Source) -> tuple[tuple[int, str], ...]:
     found: list[tuple[int, str]] = []
+    bound: dict[str, str] = {}  # a name an import statement binds → the dotted path it names
+    reached: list[ast.Attribute] = []  # ``m._b``: read once every binding is known
     for node in ast.walk(source.tree):
-        if isinstance(node, ast.Import):
+        if isinstance(node, ast.Attribute) and is_private(node.attr):
+            reached.append(node)
+        elif isinstance(node, ast.Import):
             found.extend((node.lineno, alias.name) for alias in node.names)
+            for alias in node.names:
+                name = alias.asname or alias.name.split(".", 1)[0]
+                bound[name] = alias.name if alias.asname else name
         elif isinstance(node, ast.ImportFrom):
             module = _absolute(source, node.module, node.level)
             found.append((node.lineno, module))
             found.extend((node.lineno, f"{module}.{a.name}") for a in node.names if a.name != "*")
+            bound.update((a.asname or a.name, f"{module}.{a.name}") for a in node.names)
         elif isinstance(node, ast.Call) and _is_dynamic_import(node.func):
-            argument = node.args[0] if node.args else None
-            if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
-                text = argument.value
-                level = len(text) - len(text.lstrip("."))
-                found.append((node.lineno, _absolute(source, text[level:] or None, level)))
-    yield from sorted(found)
+            found.extend((node.lineno, module) for module in _dynamic_import(source, node))
+    found.extend(_reached(reached, bound))
+    return tuple(sorted(set(found)))
+
+
+def _reached(nodes: Iterable[ast.Attribute], bound: Mapping[str, str]) -> Iterator[tuple[int, str]]:
+    """``m._b`` where ``m`` is bound by an import: the private module reached through it (a
+    path through a ``CapWords`` name is an object's attribute, not a module)."""
+    for node in nodes:
+        names, value = [node.attr], node.value
+        while isinstance(value, ast.Attribute):
+            names.append(value.attr)
+            value = value.value
+        if isinstance(value, ast.Name) and value.id in bound:
+            path = [*bound[value.id].split("."), *reversed(names)]
+            if not any(part[:1].isupper() for part in path):  # ``Class._x`` is not a module
+                yield node.lineno, ".".join(path)
+
+
+def _argument(node: ast.Call, position: int, keyword: str) -> ast.expr | None:
+    if len(node.args) > position:
+        return node.args[position]
+    return next((k.value for k in node.keywords if k.arg == keyword), None)
+
+
+def _dynamic_import(source: Source, node: ast.Call) -> list[str]:
+    """The modules an ``import_module(...)`` or ``__import__(...)`` call names, when readable."""
+    name = fold(_argument(node, 0, "name"))
+    if not name:
+        return []
+    if _UNKNOWN in name:  # ``f"a.b._{n}"``: the constant prefix is all that is known
+        prefix = name.split(_UNKNOWN, 1)[0]
+        head, _, partial = prefix.rpartition(".")
+        name = f"{prefix}*" if is_private(partial) else head
+    level = len(name) - len(name.lstrip("."))
+    rest = name[level:] or None
+    if _callee(node.func) == "__import__":
+        level_node = _argument(node, 4, "level")
+        if isinstance(level_node, ast.Constant) and isinstance(level_node.value, int):
+            level = level_node.value
+        module = _absolute(source, rest, level)
+        fromlist = _argument(node, 3, "fromlist")
+        names = fromlist.elts if isinstance(fromlist, ast.List | ast.Tuple) else []
+        wanted = [n for n in map(fold, names) if n and n != "*" and _UNKNOWN not in n]
+        return [module, *(f"{module}.{n}" for n in wanted)]
+    package = fold(_argument(node, 1, "package"))
+    if level and package and _UNKNOWN not in package:
+        base = package.split(".")
+        base = base[: len(base) - (level - 1)] if level > 1 else base
+        return [".".join([*base, rest] if rest else base)]
+    return [_absolute(source, rest, level)]
+
+
+def _callee(func: ast.expr) -> str:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
 
 
 def _is_dynamic_import(func: ast.expr) -> bool:
-    if isinstance(func, ast.Attribute):
-        return func.attr == "import_module"
-    return isinstance(func, ast.Name) and func.id in {"import_module", "__import__"}
+    return _callee(func) in {"import_module", "__import__"}
+
+
+_UNKNOWN = "\x00"  # a part of a folded string that is not a constant
+
+
+def fold(node: ast.expr | None) -> str | None:
+    """The text a string expression builds from constants: ``"a" + "b"``, ``".".join(("a",
+    "b"))``, bytes, and f-strings (their values as :data:`_UNKNOWN`); None if not a string."""
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, bytes):
+            return node.value.decode("latin-1")
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.JoinedStr):
+        return "".join(map(_known, node.values))
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = fold(node.left), fold(node.right)
+        if left is None and right is None:
+            return None
+        return (_UNKNOWN if left is None else left) + (_UNKNOWN if right is None else right)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and len(node.args) == 1:
+        separator, (items,) = fold(node.func.value), node.args
+        if node.func.attr == "join" and separator is not None and hasattr(items, "elts"):
+            return separator.join(map(_known, items.elts))
+    return None
+
+
+def _known(node: ast.expr) -> str:
+    text = fold(node)
+    return _UNKNOWN if text is None else text
 
 
 def _first_party(module: str, roots: tuple[str, ...]) -> bool:
@@ -196,31 +274,54 @@ def _docstrings(tree: ast.Module) -> set[int]:
     return found
 
 
+def provider_host(text: str) -> str | None:
+    """The first provider host written in ``text`` (any case), by the catalog's domains and
+    patterns; a host is read up to any label boundary (``api.openai.com.example`` names one)."""
+    for candidate in _CANDIDATE.findall(text):
+        labels = candidate.lower().split(".")
+        for end in range(len(labels), 1, -1):
+            host = ".".join(labels[:end])
+            if any(".".join(labels[start:end]) in PROVIDER_DOMAINS for start in range(end)):
+                return host
+            if any(pattern.search(host) for pattern in PROVIDER_PATTERNS):
+                return host
+    return None
+
+
 def check_provider_literals(source: Source) -> Iterator[Finding]:
     """(c) Provider hosts and endpoint paths are written in the catalog only.
 
-    String constants are checked (f-string parts included); docstrings and comments are prose
-    and may mention them.
+    Every string the code builds from constants is checked: str and bytes constants, f-string
+    parts, ``+`` and ``.join`` of constants, regex spellings (``api\\.openai\\.com``).
+    Docstrings and comments are prose and may mention them.
     """
     if source.path.startswith(CATALOG):
         return
     prose = _docstrings(source.tree)
     strings = sorted(
-        (node.lineno, node.col_offset, node.value)
+        (node.lineno, node.col_offset, text.replace("\\", ""))
         for node in ast.walk(source.tree)
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose
+        if id(node) not in prose
+        and isinstance(node, ast.Constant | ast.JoinedStr | ast.BinOp | ast.Call)
+        and (text := fold(node)) is not None
     )
+    seen: set[tuple[int, str]] = set()
     for line, _, text in strings:
-        for pattern, what in ((_HOST, "provider host"), (_ENDPOINT, "endpoint path")):
-            match = pattern.search(text)
-            if match:
-                yield Finding(
-                    source.path,
-                    line,
-                    "catalog-literal",
-                    f"{what} {match.group()!r} outside the catalog; read it from "
-                    f"`cassettes_core.catalog` (or add an entry there)",
-                )
+        path = _ENDPOINT.search(text)
+        for what, found in (
+            ("provider host", provider_host(text)),
+            ("endpoint path", path.group() if path else None),
+        ):
+            if found is None or (line, what) in seen:
+                continue
+            seen.add((line, what))
+            yield Finding(
+                source.path,
+                line,
+                "catalog-literal",
+                f"{what} {found!r} outside the catalog; read it from "
+                f"`cassettes_core.catalog` (or add an entry there)",
+            )
 
 
 def _first_per_line(imports: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
@@ -269,89 +370,3 @@ def check_library(source: Source, roots: tuple[str, ...]) -> list[Finding]:
         *check_testing_import(source),
         *check_secrets_insides(source),
     ]
-
-
-def module_name(source: Source) -> str:
-    name = source.path.removesuffix(".py").replace("/", ".")
-    return name.removesuffix(".__init__")
-
-
-def _type_checking_only(tree: ast.Module) -> set[int]:
-    """The ``id`` of every node under ``if TYPE_CHECKING:`` (never run, so no cycle)."""
-    hidden: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            hidden.update(id(child) for child in ast.walk(node))
-    return hidden
-
-
-def import_graph(sources: Iterable[Source]) -> dict[str, dict[str, int]]:
-    """``module → {module it imports: line}``, lazy imports included, over ``sources`` only.
-
-    ``from package import submodule`` is an edge to the submodule alone: the package is
-    already being imported when one of its modules runs.
-    """
-    by_name = {module_name(source): source for source in sources}
-    graph: dict[str, dict[str, int]] = {}
-    for name, source in by_name.items():
-        hidden = _type_checking_only(source.tree)
-        edges: dict[str, int] = {}
-        for node in ast.walk(source.tree):
-            if id(node) in hidden or not isinstance(node, ast.Import | ast.ImportFrom | ast.Call):
-                continue
-            one = Source(source.path, source.package, ast.Module(body=[], type_ignores=[]), 0)
-            one.tree.body.append(ast.Expr(node) if isinstance(node, ast.Call) else node)
-            found = [module for _, module in imported(one)]
-            for module in found:
-                if any(other.startswith(module + ".") and other in by_name for other in found):
-                    continue  # `from package import submodule`
-                while module and module not in by_name:
-                    module = module.rpartition(".")[0]
-                if module and module != name:
-                    edges.setdefault(module, node.lineno)
-        graph[name] = edges
-    return graph
-
-
-def cycles(graph: Mapping[str, Mapping[str, int]]) -> list[list[str]]:
-    """The groups of modules that import each other, directly or around a loop (sorted)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    found: list[list[str]] = []
-
-    def visit(module: str) -> None:  # Tarjan's strongly connected components
-        index[module] = low[module] = len(index)
-        stack.append(module)
-        for target in graph.get(module, {}):
-            if target not in index:
-                visit(target)
-                low[module] = min(low[module], low[target])
-            elif target in stack:
-                low[module] = min(low[module], index[target])
-        if low[module] == index[module]:
-            group: list[str] = []
-            while not group or group[-1] != module:
-                group.append(stack.pop())
-            if len(group) > 1:
-                found.append(sorted(group))
-
-    for module in sorted(graph):
-        if module not in index:
-            visit(module)
-    return sorted(found)
-
-
-def cycle_finding(group: list[str], graph: Mapping[str, Mapping[str, int]]) -> str:
-    """One cycle, with the imports that close it, for a person to cut."""
-    members = set(group)
-    edges = [
-        f"{source}:{line} imports {target}"
-        for source in group
-        for target, line in sorted(graph[source].items())
-        if target in members
-    ]
-    return (
-        f"import cycle {' <-> '.join(group)} ({'; '.join(edges)}); move what both sides need "
-        "into a module both import, rather than importing lazily to dodge the loop"
-    )
