@@ -24,9 +24,6 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    # The detectors one claim at a time, for tools and the guard's own white-box tests.
-    from cassettes_core.secrets._batch import Batch
-    from cassettes_core.secrets._detectors import find_formats, iter_kinds
     from cassettes_core.secrets._guard import (
         SecretFinding,
         SecretGuard,
@@ -37,19 +34,10 @@ if TYPE_CHECKING:
         is_sensitive_header,
         strip_sensitive_headers,
     )
-    from cassettes_core.secrets._normal import needs_normalising, normalise, normalise_mapped
-    from cassettes_core.secrets._plugins import EXCLUDED_PLUGINS, gated_plugins, plugin_scanner
+    from cassettes_core.secrets._normal import normalise
     from cassettes_core.secrets._scan import run_scan
-    from cassettes_core.secrets._shapes import (
-        is_alphabet,
-        is_documented_example,
-        is_example_password,
-        is_placeholder,
-        is_prose,
-        looks_like_credential,
-        mask,
-    )
-    from cassettes_core.secrets._text import find_assignments, redact
+    from cassettes_core.secrets._shapes import looks_like_credential, mask
+    from cassettes_core.secrets._text import redact
 
 _HOMES = {
     "SENSITIVE_HEADERS": "_headers",
@@ -63,21 +51,6 @@ _HOMES = {
     "mask": "_shapes",
     "normalise": "_normal",
     "redact": "_text",
-    # The detectors one claim at a time (see above).
-    "Batch": "_batch",
-    "find_formats": "_detectors",
-    "iter_kinds": "_detectors",
-    "EXCLUDED_PLUGINS": "_plugins",
-    "gated_plugins": "_plugins",
-    "plugin_scanner": "_plugins",
-    "is_alphabet": "_shapes",
-    "is_documented_example": "_shapes",
-    "is_example_password": "_shapes",
-    "is_placeholder": "_shapes",
-    "is_prose": "_shapes",
-    "find_assignments": "_text",
-    "needs_normalising": "_normal",
-    "normalise_mapped": "_normal",
 }
 
 
@@ -89,28 +62,14 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
-    "EXCLUDED_PLUGINS",
     "SENSITIVE_HEADERS",
-    "Batch",
     "SecretFinding",
     "SecretGuard",
     "UnsafeInteractionDroppedWarning",
-    "find_assignments",
-    "find_formats",
-    "gated_plugins",
-    "is_alphabet",
-    "is_documented_example",
-    "is_example_password",
-    "is_placeholder",
-    "is_prose",
     "is_sensitive_header",
-    "iter_kinds",
     "looks_like_credential",
     "mask",
-    "needs_normalising",
     "normalise",
-    "normalise_mapped",
-    "plugin_scanner",
     "redact",
     "run_scan",
     "strip_sensitive_headers",

@@ -40,6 +40,8 @@ def import_graph(sources: Iterable[Source]) -> dict[str, dict[str, int]]:
             one.tree.body.append(ast.Expr(node) if isinstance(node, ast.Call) else node)
             found = [module for _, module in imported(one)]
             for module in found:
+                if "*" in module:
+                    continue  # `import_module(f"pkg.{name}")`: which submodule is not known
                 if any(other.startswith(module + ".") and other in by_name for other in found):
                     continue  # `from package import submodule`
                 while module and module not in by_name:

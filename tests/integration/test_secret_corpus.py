@@ -23,14 +23,10 @@ from urllib.parse import quote
 
 import pytest
 
-from cassettes_core.secrets import (
-    Batch,
-    SecretGuard,
-    find_formats,
-    gated_plugins,
-    iter_kinds,
-    plugin_scanner,
-)
+from cassettes_core.secrets import SecretGuard
+from cassettes_core.secrets._batch import Batch
+from cassettes_core.secrets._detectors import find_formats, iter_kinds
+from cassettes_core.secrets._plugins import gated_plugins, plugin_scanner
 
 ALNUM = string.ascii_letters + string.digits
 LOWER_DIGITS = string.ascii_lowercase + string.digits
@@ -874,7 +870,7 @@ def test_every_detect_secrets_plugin_is_gated_or_left_out_on_purpose() -> None:
     """An upgrade of detect-secrets that adds a plugin fails here until it gets a gate."""
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
-    from cassettes_core.secrets import EXCLUDED_PLUGINS
+    from cassettes_core.secrets._plugins import EXCLUDED_PLUGINS
 
     shipped = {cls.__name__ for cls in get_mapping_from_secret_type_to_class().values()}
     assert shipped <= set(gated_plugins()) | EXCLUDED_PLUGINS

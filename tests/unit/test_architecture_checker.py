@@ -9,6 +9,8 @@ import textwrap
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import architecture as arch
 from tests.helpers import import_cycles
 from tests.helpers.architecture import Finding, Source
@@ -281,3 +283,29 @@ def test_cycle_rule_sees_lazy_loops_and_ignores_type_checking(tmp_path: Path) ->
     assert import_cycles.cycle_finding(["pkg.b", "pkg.c"], graph).startswith(
         "import cycle pkg.b <-> pkg.c (pkg.b:8 imports pkg.c; pkg.c:5 imports pkg.b)"
     )
+
+
+def test_a_white_box_test_reaches_only_the_package_it_tests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A listed white-box test may import its own package's insides, never another's."""
+    monkeypatch.setitem(arch.WHITE_BOX, "tests/test_pkg_names.py", "pkg.one")
+    sources = _tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/one/__init__.py": "",
+            "pkg/one/_names.py": "",
+            "pkg/two/__init__.py": "",
+            "pkg/two/_store.py": "",
+            "tests/__init__.py": "",
+            "tests/test_pkg_names.py": (
+                "from pkg.one._names import name\nfrom pkg.two._store import store\n"
+            ),
+            "tests/test_other.py": "from pkg.one._names import name\n",
+        },
+    )
+    found = _run(_private_imports, sources)
+    assert ("tests/test_pkg_names.py", 2) in found
+    assert ("tests/test_pkg_names.py", 1) not in found
+    assert ("tests/test_other.py", 1) in found

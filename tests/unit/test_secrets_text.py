@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from cassettes_core.secrets import find_assignments, mask, redact
+from cassettes_core.secrets import mask, redact
+from cassettes_core.secrets._text import find_assignments
 
 ALNUM = string.ascii_letters + string.digits
 ROOT = Path(__file__).resolve().parents[2]

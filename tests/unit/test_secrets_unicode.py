@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from cassettes_core.secrets import needs_normalising, normalise, normalise_mapped, redact
+from cassettes_core.secrets import normalise, redact
+from cassettes_core.secrets._normal import needs_normalising, normalise_mapped
 from tests.helpers.fake_secrets import (
     assert_masked,
     fullwidth,
