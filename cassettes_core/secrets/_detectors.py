@@ -26,6 +26,7 @@ from cassettes_core.secrets._shapes import (
     is_example_password,
     is_sequence_fragment,
     looks_like_credential,
+    randomly_cased,
 )
 
 # A key never starts right after one of these: the prefix would sit inside a longer token
@@ -98,9 +99,10 @@ _RANDOM_STRETCH = re.compile(r"[A-Za-z0-9_]{16,}")
 
 
 def _sk_kind(value: str) -> str | None:
-    # None for an sk- word that is not a key (no random stretch of letters and digits).
+    # None for an sk- word that is not a key: no random stretch, of letters and digits or of
+    # letters in random case (a 30-letter random key has no digit one time in a few hundred).
     if not any(
-        any(c.isdigit() for c in part) and any(c.isalpha() for c in part)
+        (any(c.isdigit() for c in part) and any(c.isalpha() for c in part)) or randomly_cased(part)
         for part in _RANDOM_STRETCH.findall(value, 3)
     ):
         return None

@@ -163,7 +163,7 @@ def looks_like_credential(value: str, *, password: bool = False, strict: bool = 
         return True
     # A random key has no digit one time in a few hundred (a 32-character Mistral key: 0.4 %);
     # letters that are about half upper case are random too, where camelCase words are not.
-    has_digit = any(c.isdigit() for c in text) or _randomly_cased(text)
+    has_digit = any(c.isdigit() for c in text) or randomly_cased(text)
     if strict:
         return (
             len(text) >= 20
@@ -174,7 +174,9 @@ def looks_like_credential(value: str, *, password: bool = False, strict: bool = 
     return has_digit and any(c.isalpha() for c in text)
 
 
-def _randomly_cased(text: str) -> bool:
+def randomly_cased(text: str) -> bool:
+    """Twenty-four letters or more, about half of them upper case: random, where camelCase
+    words are not."""
     letters = [c for c in text if c.isalpha()]
     if len(letters) < 24:
         return False

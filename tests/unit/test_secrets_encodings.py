@@ -124,6 +124,37 @@ def test_a_key_written_in_base64_is_refused(encode: Any) -> None:
     assert_masked(findings, key, encoded)
 
 
+def _letters_only(n: int) -> str:
+    # A random key with no digit at all: one random key in a few hundred looks like this.
+    pick = secrets.SystemRandom()
+    while True:
+        letters = "".join(pick.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+                          for _ in range(n))  # fmt: skip
+        if 0.35 <= sum(c.isupper() for c in letters) / n <= 0.65:
+            return letters
+
+
+@pytest.mark.parametrize(
+    "encode",
+    [pytest.param(lambda key: key, id="plain"), pytest.param(
+        lambda key: base64.urlsafe_b64encode(key.encode()).decode(), id="base64")],
+)  # fmt: skip
+def test_a_prefixed_key_without_a_digit_is_refused(encode: Callable[[str], str]) -> None:
+    """``sk-proj-`` and thirty letters of random case, no digit: still a key, written plainly
+    or in base64 (the random test above missed one run in three hundred)."""
+    key = f"sk-proj-{_letters_only(30)}"
+    stored = encode(key)
+    findings = scan(text_in_response(f"use {stored}"))
+    assert findings, key
+    assert_masked(findings, key, stored)
+
+
+def test_an_sk_word_in_camel_case_is_not_a_key() -> None:
+    """Words that merely start with ``sk-`` (camelCase, hyphenated) are prose."""
+    for word in ("sk-learnCompatibleApiWrapperForModels", "sk-learn-compatible-api-wrapper"):
+        assert scan(text_in_response(f"install {word} first")) == []
+
+
 def test_base64_of_ordinary_text_and_binary_passes() -> None:
     """Encoded prose (no key in it) and encoded binary are not keys."""
     prose = base64.b64encode(b"the model returns a list of tokens").decode()
