@@ -16,9 +16,9 @@ Stream events come in three kinds:
 - *content* events are about one output item or content block (text deltas, content parts,
   tool-call argument deltas): whether they occur depends on what the model produced. They are
   recognised by their payload, which addresses an item (``index``, ``output_index``,
-  ``content_index``, ``item_id``), or by name (:data:`BEHAVIOUR_EVENTS`);
-- *keep-alive* events (:data:`KEEPALIVE_EVENTS`, Anthropic's ``ping``) come in any number,
-  including none, and are never compared.
+  ``content_index``, ``item_id``), or by name (the endpoints' ``content_events``);
+- *keep-alive* events (the endpoints' ``keepalive_events``, Anthropic's ``ping``) come in any
+  number, including none, and are never compared.
 """
 
 from __future__ import annotations
