@@ -7,15 +7,25 @@ key and known values, and its stream paths all count, and stop counting once it 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from cassette_refresh import KNOWN_VALUES, Answer, answer_path, compare, shape_of
-from cassette_refresh._finding import Rules
-from cassette_refresh._reissue import stream_failure
-from cassette_refresh._skeleton import STREAM
-from cassettes_core import catalog
+from cassette_refresh import (
+    KNOWN_VALUES,
+    Answer,
+    LiveCall,
+    ProviderReissuer,
+    Rules,
+    StreamFailedError,
+    answer_path,
+    compare,
+    shape_of,
+)
+from cassettes_core import LLMRequest, LLMResponse, StreamEvent, catalog
+
+STREAM = "stream"
 
 ZED = catalog.Endpoint(
     name="zed.chat",
@@ -53,14 +63,43 @@ def stream(*events: tuple[str, object]) -> Answer:
     return Answer("zed.chat", "/v1/talk", events=tuple(events))
 
 
+class FailingZed:
+    """A provider object whose live stream reports ``zed.failed`` part-way."""
+
+    name = "zed.chat"
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        raise NotImplementedError
+
+    def stream(self, request: LLMRequest) -> Iterator[StreamEvent]:
+        raise NotImplementedError
+
+    async def acomplete(self, request: LLMRequest) -> LLMResponse:
+        raise NotImplementedError
+
+    async def astream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
+        yield StreamEvent({"text": "h"}, event="zed.delta")
+        yield StreamEvent({"message": "overloaded"}, event="zed.failed")
+
+
+def reissue_stream() -> object:
+    reissuer = ProviderReissuer({"zed.chat": FailingZed()}, retries=0)
+    call = LiveCall("zed.chat", "/v1/talk", {"model": "z", "prompt": "hi"}, stream=True)
+    try:
+        return asyncio.run(reissuer.reissue(call))
+    except StreamFailedError as failed:
+        return failed
+
+
 def test_a_registered_failure_event_fails_the_stream_and_stops_once_unregistered() -> None:
-    events = [("zed.failed", {"message": "overloaded"})]
     catalog.register(ZED)
     try:
-        assert stream_failure(events) == ("zed.failed", {"message": "overloaded"})
+        failed = reissue_stream()
     finally:
         catalog.unregister(ZED.name)
-    assert stream_failure(events) is None
+    assert isinstance(failed, StreamFailedError)
+    assert failed.event == "zed.failed"
+    assert not isinstance(reissue_stream(), StreamFailedError)  # an answer like any other
 
 
 @pytest.mark.usefixtures("zed")
