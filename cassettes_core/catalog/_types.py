@@ -19,20 +19,29 @@ _V = TypeVar("_V")
 def suffix(pattern: str | re.Pattern[str]) -> re.Pattern[str]:
     """A path pattern that matches requests whose path *ends* in ``pattern`` (a regex).
 
-    A compiled pattern keeps its flags; one already ending in ``\\Z`` is taken as it is.
+    A compiled pattern keeps its flags (inline ones too: ``(?i)/v2/chat``); one already ending
+    in ``\\Z`` is taken as it is. A ConfigError when ``pattern`` is no regular expression.
     """
     text, flags = (
         (pattern.pattern, pattern.flags) if isinstance(pattern, re.Pattern) else (pattern, 0)
     )
     if text.endswith("\\Z") and not text.endswith("\\\\Z"):
-        return pattern if isinstance(pattern, re.Pattern) else re.compile(text)
+        return pattern if isinstance(pattern, re.Pattern) else _compile(text, flags)
+    inline = _GLOBAL_FLAGS.match(text)
+    head, body = (inline.group(), text[inline.end() :]) if inline else ("", text)
+    return _compile(f"{head}(?:{body})\\Z", flags)
+
+
+_GLOBAL_FLAGS = re.compile(r"\(\?[aiLmsux]+\)")
+
+
+def _compile(text: str, flags: int) -> re.Pattern[str]:
     try:
-        return re.compile(f"(?:{text})\\Z", flags)
+        return re.compile(text, flags)
     except re.error as error:
         raise ConfigError(
-            f"path pattern {text!r} is not a regular expression that can end a path ({error}); "
-            'write it as catalog.suffix(r"/v2/chat"), with any flags as arguments of '
-            "re.compile rather than inline"
+            f"path pattern {text!r} is not a regular expression ({error}); write one matching "
+            'the end of the request path, e.g. catalog.suffix(r"/v2/chat")'
         ) from None
 
 

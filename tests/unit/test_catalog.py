@@ -219,11 +219,22 @@ def test_a_path_given_as_a_string_or_a_bare_pattern_is_matched_at_the_end(path: 
     assert extended.match("POST", "/v2/chatter") is None
 
 
+@pytest.mark.parametrize(
+    "path", ["(?i)/v2/chat", re.compile("(?i)/v2/chat"), re.compile("/V2/CHAT", re.I)]
+)
+def test_a_pattern_s_flags_are_kept_when_it_is_anchored(path: object) -> None:
+    endpoint = acme(path=path)
+    assert endpoint.pattern.search("/x/V2/Chat")
+    assert not endpoint.pattern.search("/v2/chat/x")
+
+
 def test_a_path_that_is_no_pattern_is_a_config_error_saying_what_to_write() -> None:
     with pytest.raises(ConfigError, match=r"catalog\.suffix"):
         acme(path=42)
     with pytest.raises(ConfigError, match="not a regular expression"):
         acme(path="/v2/(chat")
+    with pytest.raises(ConfigError, match="not a regular expression"):
+        acme(path="/v2/(chat\\Z")
     with pytest.raises(ConfigError, match="give an HTTP method"):
         acme(method="")
     with pytest.raises(ConfigError, match=r"give a tuple of them, e\.g\. hosts=\('a\.test',\)"):
