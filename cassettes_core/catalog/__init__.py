@@ -33,7 +33,12 @@ A path pattern is a regular expression matched against the *end* of the request 
 string or a compiled pattern is anchored there as :func:`suffix` does), so any
 base URL works (a proxy's ``/openai/v1/chat/completions``, an Azure deployment's
 ``/openai/deployments/{name}/chat/completions``). A model carried in the path is a named group
-``model`` (``suffix(r"/models/(?P<model>[^/:]+):generateContent")``).
+``model`` (``suffix(r"/models/(?P<model>[^/:]+):generateContent")``). A pattern with
+alternatives (``/(?:v1|v2)/chat``) names the paths beyond its route in ``samples``:
+:func:`register` tries the route and the samples of each endpoint against every other one (it
+does not intersect the regular expressions themselves). Registering an entry equal to one
+already there does nothing, so a module that registers may be imported twice; ``cassette-refresh
+check --catalog MODULE`` imports such a module before it reads any cassette.
 """
 
 from __future__ import annotations
