@@ -92,6 +92,12 @@ class TokenFields:
     answer: str = "usage"
     stream: tuple[tuple[str, str], ...] = (("*", "usage"),)
 
+    def __post_init__(self) -> None:
+        for name in ("input", "output"):
+            value = getattr(self, name)
+            _set_field(self, name, (value,) if isinstance(value, str) else tuple(value))
+        _set_field(self, "stream", tuple(tuple(entry) for entry in self.stream))
+
 
 @dataclass(frozen=True)
 class Drift:

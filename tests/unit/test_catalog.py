@@ -243,11 +243,20 @@ def test_a_path_that_is_no_pattern_is_a_config_error_saying_what_to_write() -> N
 
 def test_an_endpoint_is_hashable_and_its_mappings_are_read_only() -> None:
     """Equal entries are equal and hash alike; headers and known values cannot be changed."""
-    endpoint = acme(drift=Drift(known_values={"status": {"ok"}}))  # type: ignore[dict-item]
+    known = {"status": {"ok"}}  # a set where a frozenset is asked for: frozen all the same
+    endpoint = acme(drift=Drift(known_values=known))  # type: ignore[arg-type]
     again = acme(drift=Drift(known_values={"status": frozenset({"ok"})}))
     assert endpoint == again
     assert hash(endpoint) == hash(again)
     assert {endpoint, again, *DEFAULT_CATALOG} == {endpoint, *DEFAULT_CATALOG}
+    listed = acme(
+        drift=Drift(known_values=known),  # type: ignore[arg-type]
+        usage=TokenFields(input=["prompt_tokens"]),  # type: ignore[arg-type]
+        semantic_fields={"model", "messages"},
+        key_headers=["authorization"],
+    )
+    assert listed == endpoint  # lists and sets, frozen
+    assert hash(listed) == hash(endpoint)
     with pytest.raises(TypeError):
         endpoint.headers["acme-version"] = "2"  # type: ignore[index]
     with pytest.raises(TypeError):
