@@ -33,7 +33,7 @@ from cassette_refresh._skeleton import (
     join,
     stream_root,
 )
-from cassette_refresh._vocabulary import BEHAVIOUR_EVENTS, ITEM_ADDRESS_KEYS
+from cassette_refresh._vocabulary import ITEM_ADDRESS_KEYS, vocabulary
 
 __all__ = ["DRIFT_CLASSES", "Finding", "Rules", "compare", "fingerprint"]
 
@@ -220,7 +220,7 @@ class _Comparison:
     def _content_event(self, kind: str) -> bool:
         """Whether events of ``kind`` are about one output item or block (text, a tool call)."""
         root = stream_root(kind)
-        return kind in BEHAVIOUR_EVENTS or any(
+        return kind in vocabulary().behaviour_events or any(
             self.rec.presence(root, key) for key in ITEM_ADDRESS_KEYS
         )
 

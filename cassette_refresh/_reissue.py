@@ -30,8 +30,6 @@ from cassettes_core.providers.http import HTTPProvider, http_module
 
 RETRY_STATUSES: frozenset[int | None] = frozenset({429, 500, 502, 503, 504, 529})
 RETRY_KINDS = frozenset({"timeout", "connection"})
-# Stream events that say the stream failed part-way (Anthropic's and the Responses API's).
-FAILED_EVENTS = catalog.current().drift().failure_events
 
 
 @dataclass(frozen=True)
@@ -87,9 +85,12 @@ def _error_of(data: Any) -> Any:
 
 def stream_failure(events: Iterable[tuple[str | None, Any]]) -> tuple[str, Any] | None:
     """The first event saying the stream failed, as (its type, the error), else ``None``."""
+    # Stream events that say the stream failed part-way, by the catalog in force now (the
+    # built-in ones: Anthropic's and the Responses API's; a registered endpoint's too).
+    failed = catalog.current().drift().failure_events
     for name, data in events:
         kind = data.get("type") if isinstance(data, Mapping) else None
-        if name in FAILED_EVENTS or kind in FAILED_EVENTS:
+        if name in failed or kind in failed:
             return str(name or kind), _error_of(data)
         if isinstance(data, Mapping) and isinstance(data.get("error"), Mapping):
             return str(name or "chunk"), data["error"]
@@ -264,7 +265,11 @@ def built_in_reissuer(
     for name in names:
         route = catalog.current().get(name)
         if route is None:
-            raise ConfigError(f"no built-in way to reach provider {name!r} live")
+            raise ConfigError(
+                f"no built-in way to reach provider {name!r} live: it is not in the catalog\n"
+                "TIP: if your project registers it (catalog.register), pass the module that "
+                "does: `cassette-refresh check --catalog MODULE ...`."
+            )
         key = env.get(route.key_env, "").strip()
         if not key:
             raise ConfigError(

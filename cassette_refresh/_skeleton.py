@@ -17,7 +17,10 @@ deltas): their keys are counted per ``type`` value (the *variant*), so that a ``
 Tool-call arguments are model content, whatever their form: a ``tool_use`` block's ``input``,
 any ``arguments`` (OpenAI ``function.arguments``, Responses ``function_call.arguments``) and
 ``partial_json`` are typed (``object``, ``string``) but never looked into. Keep-alive events
-(:data:`KEEPALIVE_EVENTS`) are left out of stream skeletons altogether.
+(:func:`current_keepalive_events`) are left out of stream skeletons altogether.
+
+The vocabulary (enum keys, keep-alive events) is the catalog's in force when a builder is made
+(:func:`cassettes_core.catalog.current`), so an endpoint registered after import counts too.
 """
 
 from __future__ import annotations
@@ -34,16 +37,29 @@ STREAM = "stream"
 EVENT_PATH = "stream[].event"
 CHUNK = "chunk"
 
-# Keys whose string values are vocabulary, not content: compared by value (the catalog's).
-DEFAULT_ENUM_KEYS: frozenset[str] = catalog.current().drift().enum_keys
+# Keys whose string values are vocabulary, not content: compared by value. This constant is
+# the built-in endpoints'; :func:`current_enum_keys` is the catalog's in force (registered too).
+DEFAULT_ENUM_KEYS: frozenset[str] = catalog.DEFAULT_CATALOG.drift().enum_keys
 
 # Keys whose value is model-written content (tool-call arguments): typed, never walked.
 OPAQUE_KEYS: frozenset[str] = frozenset({"arguments", "partial_json"})
 # Keys that are opaque in union members whose ``type`` ends with this (``tool_use``,
 # ``server_tool_use``, ``mcp_tool_use``).
 OPAQUE_IN_TOOL_USE: frozenset[str] = frozenset({"input"})
-# Stream heartbeats: any number of them, including none, is normal.
-KEEPALIVE_EVENTS: frozenset[str] = catalog.current().drift().keepalive_events
+# Stream heartbeats: any number of them, including none, is normal (the built-in endpoints';
+# :func:`current_keepalive_events` is the catalog's in force).
+KEEPALIVE_EVENTS: frozenset[str] = catalog.DEFAULT_CATALOG.drift().keepalive_events
+
+
+def current_enum_keys() -> frozenset[str]:
+    """Keys whose string values are vocabulary, by every endpoint of the catalog in force."""
+    return catalog.current().drift().enum_keys
+
+
+def current_keepalive_events() -> frozenset[str]:
+    """Stream heartbeat events, by every endpoint of the catalog in force."""
+    return catalog.current().drift().keepalive_events
+
 
 #: (container path, variant) — a place where objects were seen.
 Node = tuple[str, str | None]
@@ -168,10 +184,11 @@ class Shape:
 
 
 class ShapeBuilder:
-    """Accumulates answers into a :class:`Shape`."""
+    """Accumulates answers into a :class:`Shape` (``enum_keys`` None: :func:`current_enum_keys`)."""
 
-    def __init__(self, *, enum_keys: Iterable[str] = DEFAULT_ENUM_KEYS) -> None:
-        self.enum_keys = frozenset(enum_keys)
+    def __init__(self, *, enum_keys: Iterable[str] | None = None) -> None:
+        self.enum_keys = frozenset(current_enum_keys() if enum_keys is None else enum_keys)
+        self._keepalive = current_keepalive_events()
         self._answers = 0
         self._nodes: Counter[Node] = Counter()
         self._present: Counter[FieldId] = Counter()
@@ -193,7 +210,7 @@ class ShapeBuilder:
         seen: set[str] = set()
         for name, data in answer.events:
             kind = event_type(name, data)
-            if kind is None or kind in KEEPALIVE_EVENTS:
+            if kind is None or kind in self._keepalive:
                 continue
             if kind not in seen:
                 seen.add(kind)
@@ -246,7 +263,7 @@ class ShapeBuilder:
 
 
 def shape_of(
-    answers: Sequence[Answer] | Iterable[Answer], *, enum_keys: Iterable[str] = DEFAULT_ENUM_KEYS
+    answers: Sequence[Answer] | Iterable[Answer], *, enum_keys: Iterable[str] | None = None
 ) -> Shape:
     """The aggregate skeleton of ``answers``."""
     return ShapeBuilder(enum_keys=enum_keys).add_all(answers).build()

@@ -2,7 +2,7 @@
 
 ::
 
-    cassette-refresh check PATH... [--json | --markdown] [--output FILE]
+    cassette-refresh check PATH... [--catalog MODULE]... [--json | --markdown] [--output FILE]
                                    [--concurrency N] [--timeout S] [--retries N]
                                    [--enum-key KEY]... [--optional-path PATH]... [--strict-nulls]
                                    [--write [--force-write] [--allow-secret VALUE]...]
@@ -14,6 +14,11 @@ line on stderr. ``--write`` rewrites only the cassettes with structural drift (a
 ``--force-write``); a cassette it must leave as it was (a conversation chain, hand edits, a
 secret) is a refused write. With ``--json`` (or ``--markdown``) a report is printed even then,
 with its ``error``; what was done before a failure (issues filed, files re-recorded) is in it.
+
+``--catalog MODULE`` (repeatable) imports ``MODULE`` before anything else, for the endpoints it
+adds with :func:`cassettes_core.catalog.register`: their calls are re-issued and their drift
+vocabulary read like the built-in ones'. ``MODULE`` is a dotted module name, importable from the
+current folder (``--catalog tests.endpoints``), or a ``.py`` file (``--catalog endpoints.py``).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from pathlib import Path
 
 from cassette_refresh import _discover
 from cassette_refresh._cassettes import default_guard, write_all
+from cassette_refresh._catalogs import load_catalogs
 from cassette_refresh._check import CheckRun, providers_needed, run_check
 from cassette_refresh._cli_output import Output, emit, progress_line
 from cassette_refresh._finding import Rules
@@ -43,8 +49,8 @@ from cassette_refresh._result import (
     Unwritten,
 )
 from cassette_refresh._rewrite import RewriteRefusedError
-from cassette_refresh._skeleton import DEFAULT_ENUM_KEYS
-from cassette_refresh._vocabulary import BEHAVIOUR_PATHS
+from cassette_refresh._skeleton import current_enum_keys
+from cassette_refresh._vocabulary import vocabulary
 from cassettes_core import CassetteError, ConfigError, UnsafeCassetteError
 from cassettes_core.console import run_console
 from cassettes_core.store import WriteGuard
@@ -64,6 +70,14 @@ def _parser() -> argparse.ArgumentParser:
         description="Exit 0: no drift; 1: drift; 2: could not check.",
     )
     check.add_argument("paths", nargs="+", metavar="PATH", help="cassette files or folders")
+    check.add_argument(
+        "--catalog",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import MODULE (a dotted name, or a .py file) first, for the endpoints it adds "
+        "with cassettes_core.catalog.register (repeatable)",
+    )
     fmt = check.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="a JSON report (cassette-refresh/1)")
     fmt.add_argument("--markdown", action="store_true", help="a Markdown report")
@@ -139,10 +153,13 @@ def _positive_int(text: str) -> int:
 
 
 def _rules(args: argparse.Namespace) -> Rules:
+    """The rules, with the vocabulary of the catalog in force (``--catalog`` entries too)."""
+    words = vocabulary()
     return Rules(
-        enum_keys=DEFAULT_ENUM_KEYS | frozenset(args.enum_key),
+        enum_keys=current_enum_keys() | frozenset(args.enum_key),
         strict_nulls=args.strict_nulls,
-        optional_paths=BEHAVIOUR_PATHS | frozenset(args.optional_path),
+        optional_paths=words.behaviour_paths | frozenset(args.optional_path),
+        known_values=dict(words.known_values),
     )
 
 
@@ -179,6 +196,7 @@ def _check(args: argparse.Namespace, env: Mapping[str, str], output: Output) -> 
             "--force-write only makes sense with --write\n"
             "TIP: run `cassette-refresh check PATH --write --force-write`."
         )
+    load_catalogs(args.catalog)
     rules = _rules(args)
     _check_output(args.output)
     loaded = _discover.load(_discover.find(args.paths))

@@ -29,15 +29,23 @@ endpoint for the process with :func:`register` (and takes it back with :func:`un
         )
     )
 
-A path pattern is a regular expression matched against the *end* of the request path, so any
+A path pattern is a regular expression matched against the *end* of the request path (a plain
+string or a compiled pattern is anchored there as :func:`suffix` does), so any
 base URL works (a proxy's ``/openai/v1/chat/completions``, an Azure deployment's
 ``/openai/deployments/{name}/chat/completions``). A model carried in the path is a named group
-``model`` (``suffix(r"/models/(?P<model>[^/:]+):generateContent")``).
+``model`` (``suffix(r"/models/(?P<model>[^/:]+):generateContent")``). A pattern with
+alternatives (``/(?:v1|v2)/chat``) names the paths beyond its route in ``samples``:
+:func:`register` tries the route and the samples of each endpoint against every other one (it
+does not intersect the regular expressions themselves). Registering an entry equal to one
+already there does nothing, so a module that registers may be imported twice; ``cassette-refresh
+check --catalog MODULE`` imports such a module before it reads any cassette.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
+from typing import NoReturn
 
 from cassettes_core._errors import ConfigError
 from cassettes_core.catalog._domains import OTHER_KEY_HEADERS, PROVIDER_DOMAINS, PROVIDER_PATTERNS
@@ -47,6 +55,7 @@ from cassettes_core.catalog._types import (
     Drift,
     Endpoint,
     EndpointMatch,
+    FrozenMap,
     StreamFraming,
     TokenFields,
     suffix,
@@ -62,6 +71,7 @@ __all__ = [
     "Drift",
     "Endpoint",
     "EndpointMatch",
+    "FrozenMap",
     "StreamFraming",
     "TokenFields",
     "credential_headers",
@@ -76,7 +86,9 @@ DEFAULT_CATALOG = Catalog(BUILT_IN)
 _active = DEFAULT_CATALOG
 
 # What each built-in provider's answer depends on. Anything else in the body is tuning.
-DEFAULT_SEMANTIC_FIELDS: Mapping[str, frozenset[str]] = DEFAULT_CATALOG.semantic_fields()
+DEFAULT_SEMANTIC_FIELDS: Mapping[str, frozenset[str]] = MappingProxyType(
+    DEFAULT_CATALOG.semantic_fields()
+)
 
 # For user-written providers: the common names of "what was asked".
 GENERIC_SEMANTIC_FIELDS = fields(
@@ -96,22 +108,54 @@ def credential_headers() -> tuple[str, ...]:
 
 
 def register(*endpoints: Endpoint) -> None:
-    """Add ``endpoints`` to the catalog for this process (a :class:`ConfigError` when one's
-    name is taken, or when one request could match two endpoints)."""
+    """Add ``endpoints`` to the catalog for this process.
+
+    Registering an endpoint equal to one already there does nothing. A :class:`ConfigError`
+    says when a *different* endpoint has one's name, or when one request could match two
+    endpoints as far as their paths show: each endpoint's route and ``samples`` are tried
+    against every other endpoint of the same method. That is not a full comparison of two
+    regular expressions: patterns with alternatives (``/a/(?:x|y)``) are only checked for the
+    alternatives their route and samples name, so declare a sample for each.
+    """
     global _active  # noqa: PLW0603 -- the one process-wide catalog, replaced whole
-    extended = _active.with_endpoints(*endpoints)
+    new: dict[str, Endpoint] = {}
     for endpoint in endpoints:
-        others = extended.without(endpoint.name)
-        claimed = others.match(endpoint.method, endpoint.route)
-        claimed_by_it = [o for o in others if Catalog([endpoint]).match(o.method, o.route)]
-        if claimed is not None or claimed_by_it:
-            other = claimed.endpoint if claimed is not None else claimed_by_it[0]
+        if not isinstance(endpoint, Endpoint):
             raise ConfigError(
-                f"endpoint {endpoint.name!r} and {other.name!r} would both match one request "
-                f"(its route {endpoint.route} or theirs, {other.route}); give it a path pattern "
-                "of its own"
+                f"catalog.register takes Endpoint entries, not {endpoint!r}; write "
+                "catalog.register(catalog.Endpoint(name=..., ...))"
             )
+        known = new.get(endpoint.name) or _active.get(endpoint.name)
+        if known == endpoint:
+            continue  # the same entry again (a module imported twice): nothing to add
+        if known is not None:
+            raise ConfigError(
+                f"the provider catalog already has a different endpoint {endpoint.name!r}; "
+                "give yours a name of its own (or catalog.unregister the other first)"
+            )
+        new[endpoint.name] = endpoint
+    if not new:
+        return
+    extended = _active.with_endpoints(*new.values())
+    for endpoint in new.values():
+        others = extended.without(endpoint.name)
+        alone = Catalog([endpoint])
+        for path in endpoint.paths():
+            hit = others.match(endpoint.method, path)
+            if hit is not None:
+                _overlap(endpoint, hit.endpoint, path)
+        for other in others:
+            for path in other.paths():
+                if alone.match(other.method, path) is not None:
+                    _overlap(endpoint, other, path)
     _active = extended
+
+
+def _overlap(endpoint: Endpoint, other: Endpoint, path: str) -> NoReturn:
+    raise ConfigError(
+        f"endpoint {endpoint.name!r} and {other.name!r} would both match one request "
+        f"({endpoint.method} {path}); give {endpoint.name!r} a path pattern of its own"
+    )
 
 
 def unregister(*names: str) -> None:

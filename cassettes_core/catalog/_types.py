@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from cassettes_core._errors import ConfigError
@@ -13,9 +13,67 @@ from cassettes_core._errors import ConfigError
 StreamFraming = Literal["sse", "ndjson", "aws-eventstream"]
 
 
-def suffix(pattern: str) -> re.Pattern[str]:
-    """A path pattern that matches requests whose path *ends* in ``pattern`` (a regex)."""
-    return re.compile(f"(?:{pattern})\\Z")
+_V = TypeVar("_V")
+
+
+def suffix(pattern: str | re.Pattern[str]) -> re.Pattern[str]:
+    """A path pattern that matches requests whose path *ends* in ``pattern`` (a regex).
+
+    A compiled pattern keeps its flags (inline ones too: ``(?i)/v2/chat``); one already ending
+    in ``\\Z`` is taken as it is. A ConfigError when ``pattern`` is no regular expression.
+    """
+    text, flags = (
+        (pattern.pattern, pattern.flags) if isinstance(pattern, re.Pattern) else (pattern, 0)
+    )
+    if text.endswith("\\Z") and not text.endswith("\\\\Z"):
+        return pattern if isinstance(pattern, re.Pattern) else _compile(text, flags)
+    inline = _GLOBAL_FLAGS.match(text)
+    head, body = (inline.group(), text[inline.end() :]) if inline else ("", text)
+    return _compile(f"{head}(?:{body})\\Z", flags)
+
+
+_GLOBAL_FLAGS = re.compile(r"\(\?[aiLmsux]+\)")
+
+
+def _compile(text: str, flags: int) -> re.Pattern[str]:
+    try:
+        return re.compile(text, flags)
+    except re.error as error:
+        raise ConfigError(
+            f"path pattern {text!r} is not a regular expression ({error}); write one matching "
+            'the end of the request path, e.g. catalog.suffix(r"/v2/chat")'
+        ) from None
+
+
+class FrozenMap(Mapping[str, _V]):
+    """A read-only, hashable mapping (an :class:`Endpoint`'s headers, a drift's known values)."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: Mapping[str, _V] | Iterable[tuple[str, _V]] = ()) -> None:
+        self._items: dict[str, _V] = dict(items)
+
+    def __getitem__(self, key: str) -> _V:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self._items.items()))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mapping) and dict(self._items) == dict(other)
+
+    def __repr__(self) -> str:
+        return f"FrozenMap({self._items!r})"
+
+
+def _set_field(instance: Any, name: str, value: Any) -> None:
+    object.__setattr__(instance, name, value)  # a frozen dataclass normalising its own input
 
 
 @dataclass(frozen=True)
@@ -33,6 +91,12 @@ class TokenFields:
     output: tuple[str, ...] = ()
     answer: str = "usage"
     stream: tuple[tuple[str, str], ...] = (("*", "usage"),)
+
+    def __post_init__(self) -> None:
+        for name in ("input", "output"):
+            value = getattr(self, name)
+            _set_field(self, name, (value,) if isinstance(value, str) else tuple(value))
+        _set_field(self, "stream", tuple(tuple(entry) for entry in self.stream))
 
 
 @dataclass(frozen=True)
@@ -57,6 +121,20 @@ class Drift:
     keepalive_events: frozenset[str] = frozenset()
     failure_events: frozenset[str] = frozenset()
     stream_paths: tuple[tuple[str, str | None, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        known = FrozenMap({key: frozenset(values) for key, values in self.known_values.items()})
+        _set_field(self, "known_values", known)
+        for name in (
+            "enum_keys",
+            "behaviour_paths",
+            "lifecycle_events",
+            "content_events",
+            "keepalive_events",
+            "failure_events",
+        ):
+            _set_field(self, name, frozenset(getattr(self, name)))
+        _set_field(self, "stream_paths", tuple(tuple(entry) for entry in self.stream_paths))
 
     def merged(self, other: Drift) -> Drift:
         """Both vocabularies in one (every set the union of the two)."""
@@ -83,23 +161,30 @@ class Endpoint:
       it (``openai``).
     - ``base_url`` + ``send_path``: where the built-in provider sends (``base_env`` overrides
       the base); ``hosts``: the API hosts (the base URL's host when not given).
-    - ``method`` and ``path``: how the transport recognises a call (see :func:`suffix`);
-      ``route``: the canonical path, as the emulator serves it and as a cassette that stored
-      no endpoint is taken to have.
+    - ``method`` and ``path``: how the transport recognises a call. ``path`` is a regular
+      expression (a string or a compiled pattern) matched against the *end* of the request
+      path: it is anchored there as :func:`suffix` does, whichever form it is given in.
+      ``method`` is read in capitals (``"post"`` is ``POST``). ``route``: the canonical path,
+      as the emulator serves it and as a cassette that stored no endpoint is taken to have.
+      ``samples``: more paths the pattern matches (its alternatives: ``/v1/x`` and ``/v2/x``
+      for ``/(?:v1|v2)/x``), which :func:`~cassettes_core.catalog.register` tests against
+      every other endpoint besides the route.
     - ``key_env`` and ``key_header`` (with ``key_prefix``, e.g. ``"Bearer "``): how the key is
       sent; ``key_headers`` / ``key_query``: everywhere a credential may travel, never stored
-      nor digested; ``headers``: fixed headers the built-in provider adds.
+      nor digested; ``headers``: fixed headers the built-in provider adds (kept read-only).
     - ``semantic_fields``: the body fields that make the digest; ``stream``: the framing;
       ``usage``: the token fields; ``drift``: the drift vocabulary.
     - ``sdk``: the distribution of the provider's own SDK, whose version a cassette's manifest
       records (the family's name when not given).
+
+    An endpoint is immutable and hashable; two with the same fields are equal.
     """
 
     name: str
     family: str
     base_url: str
     send_path: str
-    path: re.Pattern[str]
+    path: re.Pattern[str] | str
     route: str
     base_env: str
     key_env: str
@@ -115,15 +200,47 @@ class Endpoint:
     stream: StreamFraming = "sse"
     drift: Drift = field(default_factory=Drift)
     sdk: str = ""
+    samples: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if not self.path.search(self.route.split("?", 1)[0]):
+        if not isinstance(self.path, (str, re.Pattern)):
             raise ConfigError(
-                f"endpoint {self.name!r}: its route {self.route} does not match its own path "
-                f"pattern {self.path.pattern!r}; the route is a path the pattern matches"
+                f"endpoint {self.name!r}: its path is {self.path!r}; give a regular expression "
+                'matching the end of the request path, e.g. path=catalog.suffix(r"/v2/chat")'
             )
-        if self.method != self.method.upper():
-            raise ConfigError(f"endpoint {self.name!r}: write the method in capitals")
+        _set_field(self, "path", suffix(self.path))
+        if not isinstance(self.method, str) or not self.method.isalpha():
+            raise ConfigError(
+                f"endpoint {self.name!r}: its method is {self.method!r}; give an HTTP method "
+                'such as "POST"'
+            )
+        _set_field(self, "method", self.method.upper())
+        for name in ("hosts", "key_headers", "key_query", "samples"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                raise ConfigError(
+                    f"endpoint {self.name!r}: {name} is one string; give a tuple of them, "
+                    f"e.g. {name}=({value!r},)"
+                )
+            _set_field(self, name, tuple(value))
+        _set_field(self, "semantic_fields", frozenset(self.semantic_fields))
+        _set_field(self, "headers", FrozenMap(self.headers))
+        for path in (self.route, *self.samples):
+            if not self.pattern.search(path.split("?", 1)[0].rstrip("/")):
+                what = "route" if path == self.route else "sample path"
+                raise ConfigError(
+                    f"endpoint {self.name!r}: its {what} {path} does not match its own path "
+                    f"pattern {self.pattern.pattern!r}; the {what} is a path the pattern matches"
+                )
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        """:attr:`path` compiled and anchored at the end of the path (as it is after init)."""
+        return self.path if isinstance(self.path, re.Pattern) else suffix(self.path)
+
+    def paths(self) -> tuple[str, ...]:
+        """The paths this endpoint is known to serve: its route and its samples."""
+        return tuple(dict.fromkeys(p.split("?", 1)[0] for p in (self.route, *self.samples)))
 
     def __repr__(self) -> str:
         return f"<Endpoint {self.name}: {self.method} …{self.route}>"
@@ -134,7 +251,7 @@ class Endpoint:
 
     def model_in(self, path: str) -> str | None:
         """The model the request path names (a ``model`` group of :attr:`path`), or None."""
-        found = self.path.search(path)
+        found = self.pattern.search(path)
         if found is None or "model" not in found.re.groupindex:
             return None
         return found.group("model")
@@ -158,6 +275,7 @@ class Catalog:
                 raise ConfigError(f"the provider catalog already has an endpoint {endpoint.name!r}")
             self._by_name[endpoint.name] = endpoint
         self._hosts = {host: e.family for e in self._by_name.values() for host in e.api_hosts()}
+        self._drift: Drift | None = None
 
     def __iter__(self) -> Iterator[Endpoint]:
         return iter(self._by_name.values())
@@ -187,7 +305,7 @@ class Catalog:
         path = path.rstrip("/")
         for endpoint in self:
             if endpoint.method == method:
-                found = endpoint.path.search(path)
+                found = endpoint.pattern.search(path)
                 if found is not None:
                     model = found.group("model") if "model" in found.re.groupindex else None
                     return EndpointMatch(endpoint, model)
@@ -210,10 +328,12 @@ class Catalog:
 
     def drift(self) -> Drift:
         """Every endpoint's drift vocabulary in one (what ``cassette-refresh`` reads)."""
-        merged = Drift()
-        for endpoint in self:
-            merged = merged.merged(endpoint.drift)
-        return merged
+        if self._drift is None:
+            merged = Drift()
+            for endpoint in self:
+                merged = merged.merged(endpoint.drift)
+            self._drift = merged
+        return self._drift
 
     def key_query_names(self) -> frozenset[str]:
         return frozenset(name.lower() for e in self for name in e.key_query)

@@ -3,7 +3,8 @@
 A host is a **provider host** when it is in the provider catalog (``cassettes_core.catalog``:
 its endpoints' hosts, and the real providers' API domains in their regional, Azure, Bedrock
 and Vertex forms), or when it is the host and port
-of an endpoint variable (``OPENAI_BASE_URL``, ``AZURE_OPENAI_ENDPOINT``, ``*_API_BASE``, …).
+of an endpoint variable (``OPENAI_BASE_URL``, ``AZURE_OPENAI_ENDPOINT``, ``*_API_BASE``, …,
+and every catalog endpoint's ``base_env``, a registered one's too, whatever its name).
 
 Hosts are compared in one canonical form, so that spelling cannot get past the list: lower
 case, trailing dots dropped, Unicode folded (NFKC, IDNA, so fullwidth letters and ``xn--``
@@ -26,7 +27,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from urllib.parse import unquote
 
-from cassettes_core.catalog import PROVIDER_DOMAINS, PROVIDER_PATTERNS, current
+from cassettes_core.catalog import PROVIDER_DOMAINS, PROVIDER_PATTERNS, Catalog, current
 
 LOOPBACK = "loopback"
 
@@ -143,11 +144,19 @@ def endpoint_hosts(environ: Mapping[str, str] | None = None) -> dict[tuple[str, 
 def is_endpoint_variable(name: str) -> bool:
     """Whether the variable ``name`` holds a model provider's endpoint (see above)."""
     upper = name.upper()
+    if upper in _base_variables(current()):
+        return True  # an endpoint's own variable, however it is named (ACME_ENDPOINT)
     if NOT_PROVIDER_VARIABLE.match(upper):
         return False
     if BASE_URL_VARIABLE.search(upper):
         return True
     return bool(MODEL_ENDPOINT_VARIABLE.search(upper) and MODEL_WORD.search(upper))
+
+
+@lru_cache(maxsize=8)
+def _base_variables(entries: Catalog) -> frozenset[str]:
+    """The catalog's endpoint variables (each endpoint's ``base_env``), upper case."""
+    return frozenset(e.base_env.upper() for e in entries if e.base_env)
 
 
 _DEFAULT_PORTS = {"https": 443, "http": 80, "grpcs": 443, "grpc": 80, "wss": 443, "ws": 80}

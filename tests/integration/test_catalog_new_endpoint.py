@@ -9,6 +9,7 @@ the isolation guard refuses its host in replay, and ``cassette-refresh`` re-issu
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib
 import json
 import threading
@@ -163,3 +164,39 @@ def test_without_the_entry_the_same_calls_are_not_provider_calls(
     result.stdout.fnmatch_lines(["*ConnectError*"])
     result.stdout.no_fnmatch_line("*LiveCallRefusedError*")
     assert not (pytester.path / "cassettes").exists()
+
+
+GUARDED_TEST = """
+import os
+
+import httpx2
+
+
+def test_its_variable_is_guarded():
+    httpx2.post(os.environ["ACME_ENDPOINT"] + "/status", json={})  # not a recorded kind of call
+"""
+
+
+def test_an_endpoint_s_own_variable_is_guarded_in_replay_whatever_its_name(
+    pytester: pytest.Pytester, acme: AcmeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``base_env="ACME_ENDPOINT"`` fits no naming convention the guard knows, yet the host it
+    points at is a provider's: in replay a call there is refused before connecting."""
+    other = dataclasses.replace(
+        ACME, name="acme.embed", path="/v2/embed", route="/v2/embed", base_env="ACME_ENDPOINT"
+    )
+    catalog.register(other)
+    try:
+        pytester.makeini(PLUGIN_INI)
+        pytester.makepyfile(test_guarded=GUARDED_TEST)
+        monkeypatch.setenv("ACME_ENDPOINT", acme.url)
+        monkeypatch.setenv("CI", "true")
+        result = run(pytester)
+    finally:
+        catalog.unregister(other.name)
+    result.assert_outcomes(failed=1)
+    port = acme.url.rsplit(":", 1)[1]
+    result.stdout.fnmatch_lines(
+        [f"LiveCallRefusedError: refused a live call to *:{port} (POST /status*"]
+    )
+    assert acme.hits == 0, "replay reached the endpoint ACME_ENDPOINT names"

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import httpx2
 import pytest
 
 from cassettes_core import ConfigError, LLMRequest, catalog
-from cassettes_core.catalog import DEFAULT_CATALOG, Catalog, Endpoint, TokenFields, suffix
+from cassettes_core.catalog import DEFAULT_CATALOG, Catalog, Drift, Endpoint, TokenFields, suffix
 from cassettes_core.isolation import canonical_host, catalog_provider
 from cassettes_core.providers.http import HTTPProvider
 from cassettes_core.testing.emulator import Emulator
@@ -141,8 +142,11 @@ def test_register_refuses_a_taken_name_or_a_route_two_endpoints_would_match() ->
     """Two entries may never claim one request: the second is refused, the catalog unchanged."""
     chat = DEFAULT_CATALOG.get("openai.chat")
     assert chat is not None
-    with pytest.raises(ConfigError, match=r"already has an endpoint 'openai\.chat'"):
-        catalog.register(chat)
+    catalog.register(chat)  # the same entry again: nothing to add
+    assert catalog.current() is DEFAULT_CATALOG
+    other = dataclasses.replace(chat, semantic_fields=frozenset({"model"}))
+    with pytest.raises(ConfigError, match=r"already has a different endpoint 'openai\.chat'"):
+        catalog.register(other)
     route = "/v9/chat/completions"  # its own, but openai.chat's pattern matches it too
     clash = dataclasses.replace(gemini_like(), name="shadow.chat", path=suffix(route), route=route)
     with pytest.raises(ConfigError, match=r"'shadow\.chat' and 'openai\.chat' would both match"):
@@ -179,3 +183,112 @@ def test_the_built_in_provider_refuses_a_stream_framing_it_cannot_read() -> None
             list(provider.stream(LLMRequest("ollama.chat", {"model": "m", "contents": []})))
     finally:
         catalog.unregister("ollama.chat")
+
+
+def acme(**changes: object) -> Endpoint:
+    """A made-up endpoint, written as a user following the docstring would."""
+    fields: dict[str, object] = {
+        "name": "acme.chat",
+        "family": "acme",
+        "base_url": "https://api.acme.example/v2",
+        "send_path": "/chat",
+        "path": r"/v2/chat",
+        "route": "/v2/chat",
+        "base_env": "ACME_BASE_URL",
+        "key_env": "ACME_API_KEY",
+        "semantic_fields": frozenset({"model", "messages"}),
+        "usage": TokenFields(input=("prompt_tokens",)),
+        "headers": {"acme-version": "1"},
+    }
+    fields.update(changes)
+    return Endpoint(**fields)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "path", [pytest.param(r"/v2/chat", id="str"), pytest.param(re.compile("/v2/chat"), id="re")]
+)
+def test_a_path_given_as_a_string_or_a_bare_pattern_is_matched_at_the_end(path: object) -> None:
+    """``path="/v2/chat"`` works, and neither form matches the route in the middle of a path."""
+    endpoint = acme(path=path, method="post")
+    assert endpoint.method == "POST"
+    extended = DEFAULT_CATALOG.with_endpoints(endpoint)
+    found = extended.match("POST", "/proxy/v2/chat")
+    assert found is not None
+    assert found.endpoint is endpoint
+    assert extended.match("POST", "/v2/chat/history") is None
+    assert extended.match("POST", "/v2/chatter") is None
+
+
+@pytest.mark.parametrize(
+    "path", ["(?i)/v2/chat", re.compile("(?i)/v2/chat"), re.compile("/V2/CHAT", re.I)]
+)
+def test_a_pattern_s_flags_are_kept_when_it_is_anchored(path: object) -> None:
+    endpoint = acme(path=path)
+    assert endpoint.pattern.search("/x/V2/Chat")
+    assert not endpoint.pattern.search("/v2/chat/x")
+
+
+def test_a_path_that_is_no_pattern_is_a_config_error_saying_what_to_write() -> None:
+    with pytest.raises(ConfigError, match=r"catalog\.suffix"):
+        acme(path=42)
+    with pytest.raises(ConfigError, match="not a regular expression"):
+        acme(path="/v2/(chat")
+    with pytest.raises(ConfigError, match="not a regular expression"):
+        acme(path="/v2/(chat\\Z")
+    with pytest.raises(ConfigError, match="give an HTTP method"):
+        acme(method="")
+    with pytest.raises(ConfigError, match=r"give a tuple of them, e\.g\. hosts=\('a\.test',\)"):
+        acme(hosts="a.test")
+
+
+def test_an_endpoint_is_hashable_and_its_mappings_are_read_only() -> None:
+    """Equal entries are equal and hash alike; headers and known values cannot be changed."""
+    known = {"status": {"ok"}}  # a set where a frozenset is asked for: frozen all the same
+    endpoint = acme(drift=Drift(known_values=known))  # type: ignore[arg-type]
+    again = acme(drift=Drift(known_values={"status": frozenset({"ok"})}))
+    assert endpoint == again
+    assert hash(endpoint) == hash(again)
+    assert {endpoint, again, *DEFAULT_CATALOG} == {endpoint, *DEFAULT_CATALOG}
+    listed = acme(
+        drift=Drift(known_values=known),  # type: ignore[arg-type]
+        usage=TokenFields(input=["prompt_tokens"]),  # type: ignore[arg-type]
+        semantic_fields={"model", "messages"},
+        key_headers=["authorization"],
+    )
+    assert listed == endpoint  # lists and sets, frozen
+    assert hash(listed) == hash(endpoint)
+    with pytest.raises(TypeError):
+        endpoint.headers["acme-version"] = "2"  # type: ignore[index]
+    with pytest.raises(TypeError):
+        endpoint.drift.known_values["status"] = frozenset()  # type: ignore[index]
+    with pytest.raises(TypeError):
+        catalog.DEFAULT_SEMANTIC_FIELDS["openai.chat"] = frozenset()  # type: ignore[index]
+
+
+def test_registering_the_same_entry_twice_is_nothing_and_a_different_one_is_refused() -> None:
+    catalog.register(acme())
+    try:
+        catalog.register(acme())  # a conftest imported twice, say
+        assert catalog.current().names().count("acme.chat") == 1
+        with pytest.raises(ConfigError, match=r"different endpoint 'acme\.chat'.*name of its own"):
+            catalog.register(acme(route="/x/v2/chat"))
+    finally:
+        catalog.unregister("acme.chat")
+    assert catalog.current() is DEFAULT_CATALOG
+
+
+def test_declared_samples_find_an_overlap_the_routes_alone_do_not() -> None:
+    """``/a/(?:x|y)`` and ``/(?:b|a)/y`` share ``/a/y``: a sample naming it gets it refused,
+    whichever of the two declares it and whichever comes first."""
+    first = acme(name="one", path="/a/(?:x|y)", route="/a/x", samples=("/a/y",))
+    second = acme(name="two", path="/(?:b|a)/y", route="/b/y")
+    for one, two in ((first, second), (second, first)):
+        catalog.register(one)
+        try:
+            with pytest.raises(ConfigError, match=r"would both match one request \(POST /a/y\)"):
+                catalog.register(two)
+        finally:
+            catalog.unregister(one.name)
+    with pytest.raises(ConfigError, match="its sample path /c/y does not match"):
+        acme(path="/a/(?:x|y)", route="/a/x", samples=("/c/y",))
+    assert catalog.current() is DEFAULT_CATALOG
