@@ -9,6 +9,7 @@ rewrite.
 
 from __future__ import annotations
 
+from cassette_refresh._cassettes import DEFAULT_ENDPOINTS, Recorded, rerecorded
 from cassette_refresh._chains import ChainLink, find_links
 from cassette_refresh._check import CheckRun, run_check
 from cassette_refresh._choice import another_choice, tools_called
@@ -25,6 +26,8 @@ from cassette_refresh._reissue import (
     Reissuer,
     StreamFailedError,
     built_in_reissuer,
+    retry_delay,
+    stream_failure,
 )
 from cassette_refresh._render import render_markdown, render_text
 from cassette_refresh._result import (
@@ -51,11 +54,21 @@ from cassette_refresh._rewrite import (
     rerecord_command,
     rerecord_step,
 )
-from cassette_refresh._skeleton import DEFAULT_ENUM_KEYS, Answer, Shape, ShapeBuilder, shape_of
+from cassette_refresh._skeleton import (
+    DEFAULT_ENUM_KEYS,
+    Answer,
+    Shape,
+    ShapeBuilder,
+    event_type,
+    shape_of,
+    skeleton,
+    type_name,
+)
 from cassette_refresh._vocabulary import BEHAVIOUR_PATHS, KNOWN_VALUES, answer_path
 
 __all__ = [
     "BEHAVIOUR_PATHS",
+    "DEFAULT_ENDPOINTS",
     "DEFAULT_ENUM_KEYS",
     "DRIFT_CLASSES",
     "KNOWN_VALUES",
@@ -80,6 +93,7 @@ __all__ = [
     "Output",
     "ProblemJSON",
     "ProviderReissuer",
+    "Recorded",
     "Reissuer",
     "ReportJSON",
     "RewriteRefusedError",
@@ -95,6 +109,7 @@ __all__ = [
     "built_in_reissuer",
     "compare",
     "edit_refusal",
+    "event_type",
     "find_cassettes",
     "find_links",
     "fingerprint",
@@ -103,9 +118,14 @@ __all__ = [
     "render_text",
     "rerecord_command",
     "rerecord_step",
+    "rerecorded",
+    "retry_delay",
     "run_check",
     "shape_of",
+    "skeleton",
+    "stream_failure",
     "to_json",
     "tools_called",
+    "type_name",
     "use_colour",
 ]

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from cassette_refresh import DEFAULT_ENDPOINTS as ENDPOINTS
 from cassette_refresh import LiveCall, built_in_reissuer
-from cassette_refresh._cassettes import DEFAULT_ENDPOINTS as ENDPOINTS
 from cassette_refresh.cli import main
 from cassettes_core import Interaction, LLMRequest, LLMResponse, StreamEvent
 from cassettes_core.store import Manifest, render

@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
-from cassette_refresh import LiveAnswer, built_in_reissuer
-from cassette_refresh._cassettes import Recorded, rerecorded
+from cassette_refresh import LiveAnswer, Recorded, built_in_reissuer, rerecorded
 from cassette_refresh.cli import main
 from cassettes_core.secrets import SecretGuard
 from cassettes_core.store import read_snapshot, render

@@ -13,10 +13,12 @@ from cassette_refresh import (
     Rules,
     answer_path,
     compare,
+    event_type,
     fingerprint,
     shape_of,
+    skeleton,
+    type_name,
 )
-from cassette_refresh._skeleton import event_type, skeleton, type_name
 
 
 def _bodies(*bodies: Any) -> list[Answer]:

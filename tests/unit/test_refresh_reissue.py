@@ -10,8 +10,14 @@ from email.utils import format_datetime
 
 import pytest
 
-from cassette_refresh import LiveCall, ProviderReissuer, StreamFailedError, built_in_reissuer
-from cassette_refresh._reissue import retry_delay, stream_failure
+from cassette_refresh import (
+    LiveCall,
+    ProviderReissuer,
+    StreamFailedError,
+    built_in_reissuer,
+    retry_delay,
+    stream_failure,
+)
 from cassettes_core import ConfigError, LLMResponse, ProviderError, StreamEvent
 from cassettes_core.providers.fake import FakeProvider
 from cassettes_core.providers.http import HTTPProvider
