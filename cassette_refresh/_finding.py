@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from cassette_refresh._skeleton import DEFAULT_ENUM_KEYS
-from cassette_refresh._vocabulary import BEHAVIOUR_PATHS, KNOWN_VALUES, answer_path
+from cassette_refresh._skeleton import current_enum_keys
+from cassette_refresh._vocabulary import KNOWN_VALUES, answer_path, vocabulary
 
 DriftClass = Literal["field_added", "field_removed", "type_changed", "enum_value_new"]
 Kind = Literal["field_added", "field_removed", "type_changed", "enum_value_new", "info"]
@@ -30,9 +30,11 @@ DRIFT_CLASSES: tuple[DriftClass, ...] = (
 class Rules:
     """What counts as drift. Keyword-only, all with defaults."""
 
-    enum_keys: frozenset[str] = DEFAULT_ENUM_KEYS
+    # Read from the catalog in force when the rules are made, so an endpoint registered after
+    # import brings its enum keys and behaviour paths (``catalog.register``).
+    enum_keys: frozenset[str] = field(default_factory=current_enum_keys)
     strict_nulls: bool = False
-    optional_paths: frozenset[str] = BEHAVIOUR_PATHS
+    optional_paths: frozenset[str] = field(default_factory=lambda: vocabulary().behaviour_paths)
     known_values: Mapping[str, frozenset[str]] = field(default_factory=lambda: dict(KNOWN_VALUES))
 
     def is_optional(self, path: str) -> bool:

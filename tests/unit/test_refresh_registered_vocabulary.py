@@ -130,3 +130,14 @@ def test_unregistered_none_of_it_counts() -> None:
     assert "zed_state" not in KNOWN_VALUES
     assert answer_path("stream[zed.done].result.zed_state") == "stream[zed.done].result.zed_state"
     assert shape_of([Answer("zed.chat", "/v1/talk", body={"zed_state": "ok"})]).enums == {}
+
+
+@pytest.mark.usefixtures("zed")
+def test_rules_made_after_registering_know_its_enum_keys() -> None:
+    """``Rules()`` (what ``run_check`` uses when given none) reads the catalog when made."""
+    assert "zed_state" in Rules().enum_keys
+
+
+def test_rules_made_before_registering_do_not() -> None:
+    """The default catalog alone has no ``zed_state``: the test above is not vacuous."""
+    assert "zed_state" not in Rules().enum_keys
