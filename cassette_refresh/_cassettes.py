@@ -108,14 +108,6 @@ def live_answer(recorded: Recorded, live: LiveAnswer) -> Answer:
     )
 
 
-def find_cassettes(paths: Iterable[Path | str]) -> list[Path]:
-    """The cassette files named or found under ``paths`` (see :mod:`cassette_refresh._discover`,
-    which reads them; kept here for callers of the earlier layout)."""
-    from cassette_refresh._discover import find  # here: _discover imports this module
-
-    return list(find(paths).files)
-
-
 def load_recorded(files: Sequence[Path]) -> list[Recorded]:
     """Every interaction of ``files``; CassetteFormatError on the first bad file."""
     recorded: list[Recorded] = []

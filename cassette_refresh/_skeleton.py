@@ -46,9 +46,6 @@ OPAQUE_KEYS: frozenset[str] = frozenset({"arguments", "partial_json"})
 # Keys that are opaque in union members whose ``type`` ends with this (``tool_use``,
 # ``server_tool_use``, ``mcp_tool_use``).
 OPAQUE_IN_TOOL_USE: frozenset[str] = frozenset({"input"})
-# Stream heartbeats: any number of them, including none, is normal (the built-in endpoints';
-# :func:`current_keepalive_events` is the catalog's in force).
-KEEPALIVE_EVENTS: frozenset[str] = catalog.DEFAULT_CATALOG.drift().keepalive_events
 
 
 def current_enum_keys() -> frozenset[str]:

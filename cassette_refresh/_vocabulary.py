@@ -99,9 +99,8 @@ class _KnownValues(Mapping[str, frozenset[str]]):
 
 
 _BUILT_IN = vocabulary_of(catalog.DEFAULT_CATALOG)
-# The built-in endpoints' behaviour paths and content events (``vocabulary()``: the current).
+# The built-in endpoints' behaviour paths (``vocabulary()``: the catalog's in force).
 BEHAVIOUR_PATHS: frozenset[str] = _BUILT_IN.behaviour_paths
-BEHAVIOUR_EVENTS: frozenset[str] = _BUILT_IN.behaviour_events
 # Long-documented values, of the catalog in force whenever it is read (a live mapping).
 KNOWN_VALUES: Mapping[str, frozenset[str]] = _KnownValues()
 _STREAM_PATH = re.compile(r"stream\[([^\]]+)\]\.(.+)")

@@ -18,14 +18,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Literal
 
 from cassettes_core._errors import ConfigError
 
 MODE_ENV = "CASSETTE_MODE"
 _FALSE = frozenset({"", "0", "false", "no", "off"})
-
-Source = Literal["--cassette-mode", "marker", "CASSETTE_MODE", "CI", "default"]
 
 
 class Mode(StrEnum):

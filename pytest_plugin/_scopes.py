@@ -44,6 +44,20 @@ if TYPE_CHECKING:
 _CONFIGURED_SCOPES = ("function", "class", "module")
 
 
+def _config_for(request: pytest.FixtureRequest) -> dict[str, object] | None:
+    """What ``cassette_config`` says for this fixture. A package or session fixture reads it
+    when the user's override is as wide as the fixture (a session-scoped one in the root
+    ``conftest.py``); pytest refuses a narrower one, and the fixture then has no defaults."""
+    if request.scope in _CONFIGURED_SCOPES:
+        config: dict[str, object] = request.getfixturevalue("cassette_config")
+        return config
+    try:
+        config = request.getfixturevalue("cassette_config")
+    except pytest.fail.Exception:  # ScopeMismatch: the override is narrower than this fixture
+        return None
+    return config
+
+
 @contextlib.contextmanager
 def cassette_for(
     request: pytest.FixtureRequest,
@@ -90,9 +104,7 @@ def cassette_for(
     node = request.node
     owner = node.nodeid.partition("[")[0] if isinstance(node, pytest.Item) else node.nodeid
     nodeid = f"{owner}::{fixture}"
-    defaults = (
-        request.getfixturevalue("cassette_config") if request.scope in _CONFIGURED_SCOPES else None
-    )
+    defaults = _config_for(request)
     try:
         spec = build_spec(
             settings=state.settings,

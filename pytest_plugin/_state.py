@@ -107,9 +107,3 @@ def state_of(config: pytest.Config) -> PluginState:
 def state_if_any(config: pytest.Config) -> PluginState | None:
     """This session's state, if a cassette has been used (never makes one)."""
     return config.stash.get(_STATE_KEY, None)
-
-
-def current_session(config: pytest.Config) -> CassetteSession | None:
-    """The cassette of the test running now, if any."""
-    state = state_if_any(config)
-    return state.current() if state is not None else None

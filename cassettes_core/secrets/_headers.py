@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from cassettes_core import catalog
+
 #: Header names (lower case) that are never stored. Credentials, cookies, and the organization
 #: and project ids that identify an account. :func:`is_sensitive_header` also treats as
 #: sensitive any header whose last word is ``key``, ``token``, ``secret``, ``auth``, … .
@@ -56,8 +58,8 @@ _WORDS = re.compile(r"[-_\s]+")
 def is_sensitive_header(name: str) -> bool:
     """Whether a header (any case) carries a credential or an account id and is never stored."""
     low = name.strip().lower()
-    if low in SENSITIVE_HEADERS:
-        return True
+    if low in SENSITIVE_HEADERS or low in catalog.credential_headers():
+        return True  # the catalog's: every header any endpoint's key may travel in
     if low in _NOT_SENSITIVE:
         return False
     return _WORDS.split(low)[-1] in _SENSITIVE_LAST_WORDS or "api-key" in low

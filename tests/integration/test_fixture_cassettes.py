@@ -114,6 +114,23 @@ def test_a_session_fixture_s_cassette_sits_at_the_top_of_the_cassette_dir(
     assert prompts(pytester.path / "cassettes" / "warm.yaml") == ["session"]
 
 
+def test_a_session_fixture_reads_a_session_wide_cassette_config(
+    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
+) -> None:
+    """A ``cassette_config`` overridden at session scope in the root conftest applies to a
+    session fixture's cassette too (here ``passthrough``: nothing is written); the default,
+    module-scoped one cannot reach a session fixture, which then runs on its own defaults."""
+    pytester.makepyfile(test_session=ASK + "\n\ndef test_it(warm):\n    pass\n")
+    pytester.makeconftest(
+        SESSION
+        + '\n\n@pytest.fixture(scope="session")\n'
+        + 'def cassette_config():\n    return {"mode": "passthrough"}\n'
+    )
+    inner().assert_outcomes(passed=1)
+    assert provider.hits == 1
+    assert not (pytester.path / "cassettes" / "warm.yaml").exists()
+
+
 MISS = """
 @pytest.fixture(scope="module")
 def agent(request):

@@ -292,3 +292,30 @@ def test_declared_samples_find_an_overlap_the_routes_alone_do_not() -> None:
     with pytest.raises(ConfigError, match="its sample path /c/y does not match"):
         acme(path="/a/(?:x|y)", route="/a/x", samples=("/c/y",))
     assert catalog.current() is DEFAULT_CATALOG
+
+
+def test_a_registered_endpoints_key_header_is_sensitive() -> None:
+    """Every header an endpoint's key travels in is never stored, registered ones included."""
+    from cassettes_core.secrets import is_sensitive_header
+
+    endpoint = catalog.Endpoint(
+        name="pass.chat",
+        family="pass",
+        base_url="https://api.pass-llm.test",
+        send_path="/v9/talk",
+        path="/v9/talk",
+        route="/v9/talk",
+        base_env="PASS_BASE_URL",
+        key_env="PASS_API_KEY",
+        key_header="x-pass-word",
+        key_headers=("x-pass-word",),
+        semantic_fields=frozenset({"model", "prompt"}),
+        usage=catalog.TokenFields(input=("in",)),
+    )
+    assert not is_sensitive_header("X-Pass-Word")
+    catalog.register(endpoint)
+    try:
+        assert is_sensitive_header("X-Pass-Word")
+    finally:
+        catalog.unregister(endpoint.name)
+    assert not is_sensitive_header("X-Pass-Word")
