@@ -161,10 +161,13 @@ def check(
     hint: str | None = None,
     cassette_live: bool = False,
     record: bool = True,
+    error_type: type[LiveCallRefusedError] = LiveCallRefusedError,
 ) -> LiveCallRefusedError | None:
     """The error to raise for a request about to connect to ``host:port``, or None to let it
     go. Records the refusal with the guard in force (``record=False``: the caller does, with
-    :func:`refuse`, if it comes to that). Nothing to check when none is armed."""
+    :func:`refuse`, if it comes to that). Nothing to check when none is armed. ``error_type``
+    is the class the caller will raise (a subclass the calling SDK lets through), so the
+    error is built once, in its final class."""
     guard = armed()
     if guard is None or host is None or not guard.applies():
         return None
@@ -175,7 +178,7 @@ def check(
     if verdict is None:
         return None
     reason, why = verdict
-    error = LiveCallRefusedError(
+    error = error_type(
         host=canonical if canonical != LOOPBACK else _shown_loopback(text),
         port=number,
         method=method.upper(),

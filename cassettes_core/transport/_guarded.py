@@ -16,7 +16,7 @@ from typing import Any
 
 from cassettes_core._errors import LiveCallRefusedError
 from cassettes_core.transport._routes import match_route
-from cassettes_core.transport._visible import sent_by_anthropic, visible
+from cassettes_core.transport._visible import sent_by_anthropic, visible, visible_type
 
 
 def request_hint(method: str, url: str, headers: Any) -> str | None:
@@ -44,6 +44,9 @@ def _verdict(request: Any, library: str) -> LiveCallRefusedError | None:
         path=url.path,
         hint=request_hint(request.method, str(url), request.headers),
         record=False,  # only if the transport really connects (see ``deferred``)
+        error_type=visible_type(
+            LiveCallRefusedError, anthropic_caller=sent_by_anthropic(None, request.headers)
+        ),
     )
 
 

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
+from typing import TypeVar, cast
 
 from cassettes_core import catalog
 from cassettes_core._errors import CassetteError
+
+E = TypeVar("E", bound=CassetteError)
 
 
 def sent_by_anthropic(provider: str | None, headers: Mapping[str, str]) -> bool:
@@ -38,6 +41,15 @@ def visible(error: CassetteError, *, anthropic_caller: bool) -> CassetteError:
     clone.__dict__.update(error.__dict__)
     clone.args = error.args
     return clone
+
+
+def visible_type(ours: type[E], *, anthropic_caller: bool) -> type[E]:
+    """The class to build one of our errors in, so that the SDK that sent the request lets it
+    through (see module doc): ``ours`` itself, or its mix with ``anthropic.AnthropicError``."""
+    base = _anthropic_error() if anthropic_caller else None
+    if base is None or issubclass(ours, base):
+        return ours
+    return cast("type[E]", _mixed(ours, base))
 
 
 def _anthropic_error() -> type[Exception] | None:
