@@ -16,9 +16,10 @@ itself stay covered. A wider fixture that calls a provider gets a cassette of it
             agent.close()                         # teardown calls: in the same cassette
 
 The file is named and placed like a test's, after the fixture: ``<cassette dir>/<path of the
-module, class, package or rootdir that owns the scope>/<Class.>fixture.yaml``; a ``name`` follows
-the marker's rules. The mode and options are resolved like the marker's (the command line >
-the arguments > ``cassette_config`` > ``CASSETTE_MODE`` > ``CI`` ⇒ replay > auto), ``auto``
+module, class or package that owns the scope, or of the conftest folder that defines a session
+fixture>/<Class.>fixture.yaml``; a ``name`` follows the marker's rules. The mode and options
+are resolved like the marker's (the command line > the arguments > ``cassette_config``, for
+function, class and module fixtures > ``CASSETTE_MODE`` > ``CI`` ⇒ replay > auto), ``auto``
 decided on the file as the session first saw it. A miss, a blocked request or an unrecorded
 live failure fails the fixture's setup or teardown, even when the code caught it.
 """
@@ -45,17 +46,31 @@ _CONFIGURED_SCOPES = ("function", "class", "module")
 
 
 def _config_for(request: pytest.FixtureRequest) -> dict[str, object] | None:
-    """What ``cassette_config`` says for this fixture. A package or session fixture reads it
-    when the user's override is as wide as the fixture (a session-scoped one in the root
-    ``conftest.py``); pytest refuses a narrower one, and the fixture then has no defaults."""
-    if request.scope in _CONFIGURED_SCOPES:
-        config: dict[str, object] = request.getfixturevalue("cassette_config")
-        return config
-    try:
-        config = request.getfixturevalue("cassette_config")
-    except pytest.fail.Exception:  # ScopeMismatch: the override is narrower than this fixture
+    """What ``cassette_config`` says for this fixture: a function, class or module fixture
+    reads the directory's defaults like a test. A package or session fixture is wider than any
+    one directory's defaults (which ``cassette_config`` pytest would pick would depend on the
+    test that happened to set it up first), so it takes its options as keywords only."""
+    if request.scope not in _CONFIGURED_SCOPES:
         return None
+    from cassettes_core import ConfigError
+
+    try:
+        config: dict[str, object] = request.getfixturevalue("cassette_config")
+    except pytest.fail.Exception as exc:  # ScopeMismatch: a narrower override than the fixture
+        raise ConfigError(
+            f"the {request.scope}-scoped fixture {request.fixturename!r} cannot read a "
+            f"narrower cassette_config ({str(exc).strip().splitlines()[0]}); make the "
+            "cassette_config override module-scoped, as the plugin's own is"
+        ) from None
     return config
+
+
+def _defined_under(request: pytest.FixtureRequest) -> str:
+    """The folder (node id) of the conftest that defines a session fixture, ``""`` at the
+    root: two same-named session fixtures in different folders get different cassettes."""
+    definition = getattr(request, "_fixturedef", None)  # pytest's FixtureDef (no public API)
+    baseid = getattr(definition, "baseid", "")
+    return baseid if isinstance(baseid, str) else ""
 
 
 @contextlib.contextmanager
@@ -103,17 +118,20 @@ def cassette_for(
     state = state_of(request.config)
     node = request.node
     owner = node.nodeid.partition("[")[0] if isinstance(node, pytest.Item) else node.nodeid
+    test_file = node.path
+    if request.scope == "session" and (folder := _defined_under(request)):
+        owner, test_file = folder, request.config.rootpath / folder
     nodeid = f"{owner}::{fixture}"
-    defaults = _config_for(request)
     try:
+        defaults = _config_for(request)
         spec = build_spec(
             settings=state.settings,
             nodeid=nodeid,
-            test_file=node.path,
+            test_file=test_file,
             marks=[mark],
             defaults=defaults,
         )
-        target = rerecord_target(state.settings, owner, node.path) if owner else shlex.quote(".")
+        target = rerecord_target(state.settings, owner, test_file) if owner else shlex.quote(".")
         spec = spec.for_fixture(target)
         session = open_session(spec, existed=state.existed(spec.path), run_id=state.run_id)
     except CassetteError as exc:

@@ -114,12 +114,12 @@ def test_a_session_fixture_s_cassette_sits_at_the_top_of_the_cassette_dir(
     assert prompts(pytester.path / "cassettes" / "warm.yaml") == ["session"]
 
 
-def test_a_session_fixture_reads_a_session_wide_cassette_config(
+def test_a_session_fixture_takes_keywords_not_a_directory_s_cassette_config(
     pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
 ) -> None:
-    """A ``cassette_config`` overridden at session scope in the root conftest applies to a
-    session fixture's cassette too (here ``passthrough``: nothing is written); the default,
-    module-scoped one cannot reach a session fixture, which then runs on its own defaults."""
+    """Which directory's ``cassette_config`` a session fixture would see depends on the test
+    that sets it up first, so it reads none, whatever the order: here a session-wide
+    ``passthrough`` default still leaves the session fixture recording its own cassette."""
     pytester.makepyfile(test_session=ASK + "\n\ndef test_it(warm):\n    pass\n")
     pytester.makeconftest(
         SESSION
@@ -127,8 +127,48 @@ def test_a_session_fixture_reads_a_session_wide_cassette_config(
         + 'def cassette_config():\n    return {"mode": "passthrough"}\n'
     )
     inner().assert_outcomes(passed=1)
-    assert provider.hits == 1
-    assert not (pytester.path / "cassettes" / "warm.yaml").exists()
+    assert prompts(pytester.path / "cassettes" / "warm.yaml") == ["session"]
+
+
+TWIN = """
+@pytest.fixture(scope="session")
+def twin(request):
+    with cassette_for(request):
+        ask("{where}")
+        yield
+"""
+
+
+def test_same_named_session_fixtures_in_two_folders_keep_two_cassettes(
+    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
+) -> None:
+    """``twin`` in ``a/conftest.py`` and in ``b/conftest.py``: each records under its folder,
+    so re-recording one folder never overwrites the other's."""
+    for where in ("a", "b"):
+        folder = pytester.mkdir(where)
+        (folder / "conftest.py").write_text(ASK + TWIN.format(where=where), encoding="utf-8")
+        (folder / f"test_{where}.py").write_text("def test_it(twin):\n    pass\n", "utf-8")
+    inner("--cassette-mode=record").assert_outcomes(passed=2)
+    assert prompts(pytester.path / "cassettes" / "a" / "twin.yaml") == ["a"]
+    assert prompts(pytester.path / "cassettes" / "b" / "twin.yaml") == ["b"]
+    inner("--cassette-mode=record", "b").assert_outcomes(passed=1)
+    inner("--cassette-mode=replay").assert_outcomes(passed=2)
+
+
+def test_a_module_fixture_under_a_function_scoped_cassette_config_is_told_why(
+    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
+) -> None:
+    """A narrower override than the fixture is our ConfigError saying what to change."""
+    pytester.makepyfile(
+        test_narrow=ASK
+        + "\n\n@pytest.fixture\ndef cassette_config():\n    return {}\n"
+        + '\n\n@pytest.fixture(scope="module")\ndef agent(request):\n'
+        + "    with cassette_for(request):\n        yield\n"
+        + "\n\ndef test_it(agent):\n    pass\n"
+    )
+    result = inner()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*cassette_config override module-scoped*"])
 
 
 MISS = """
