@@ -147,29 +147,55 @@ class Cursor:
         return found[start:]
 
 
-@dataclass(frozen=True)
 class RecorderStats:
-    """What a recorder did so far, counted from its log (``Recorder.stats``)."""
+    """What a recorder did so far (``Recorder.stats``): a live view of its log, never a second
+    record kept beside it, so a reference taken early reads the counts as they are now."""
 
-    replayed: int = 0
-    recorded: int = 0
-    missed: int = 0
-    live: int = 0
-    misses: tuple[CassetteMissError, ...] = ()
-    unrecorded: int = 0  # live failures the record_errors policy kept out of the cassette
+    __slots__ = ("_log",)
+
+    def __init__(self, log: CallLog) -> None:
+        self._log = log
 
     @classmethod
     def of(cls, log: CallLog) -> RecorderStats:
-        events = log.events()
+        return cls(log)
 
-        def count(kind: EventKind) -> int:
-            return sum(1 for e in events if e.kind == kind)
+    def _count(self, kind: EventKind) -> int:
+        return len(self._log.events(kind))
 
-        return cls(
-            replayed=count("replayed"),
-            recorded=count("recorded"),
-            missed=count("missed"),
-            live=count("live"),
-            misses=tuple(e.error for e in events if isinstance(e.error, CassetteMissError)),
-            unrecorded=count("refused"),
+    @property
+    def replayed(self) -> int:
+        return self._count("replayed")
+
+    @property
+    def recorded(self) -> int:
+        return self._count("recorded")
+
+    @property
+    def missed(self) -> int:
+        return self._count("missed")
+
+    @property
+    def live(self) -> int:
+        return self._count("live")
+
+    @property
+    def unrecorded(self) -> int:
+        """Live failures the ``record_errors`` policy kept out of the cassette."""
+        return self._count("refused")
+
+    @property
+    def misses(self) -> list[CassetteMissError]:
+        """Every miss, as raised, in order."""
+        return [e.error for e in self._log.events() if isinstance(e.error, CassetteMissError)]
+
+    @property
+    def refused(self) -> list[CassetteError]:
+        """The unrecorded live failures, as raised (``UnrecordedFailureError``), in order."""
+        return [e.error for e in self._log.events("refused") if e.error is not None]
+
+    def __repr__(self) -> str:
+        return (
+            f"RecorderStats(replayed={self.replayed}, recorded={self.recorded}, "
+            f"missed={self.missed}, live={self.live}, unrecorded={self.unrecorded})"
         )

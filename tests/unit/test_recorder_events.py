@@ -57,7 +57,7 @@ def test_a_refused_failure_is_logged_and_nothing_is_recorded(tmp_path: Path) -> 
 
 
 def test_stats_are_counted_from_the_log(tmp_path: Path) -> None:
-    """RecorderStats is a snapshot of the log, not a second record kept beside it."""
+    """RecorderStats is a live view of the log, not a second record kept beside it."""
     path = tmp_path / "c.yaml"
     CassetteProvider(FakeProvider([answer()]), path, mode="record").complete(chat_request())
     provider = CassetteProvider(FakeProvider([]), path, mode="replay")
@@ -65,8 +65,14 @@ def test_stats_are_counted_from_the_log(tmp_path: Path) -> None:
     with pytest.raises(CassetteMissError) as caught:
         provider.complete(chat_request("something else"))
     stats = provider.recorder.stats
-    assert stats == RecorderStats(replayed=1, missed=1, misses=(caught.value,))
-    assert stats == RecorderStats.of(provider.recorder.log)
+    assert (stats.replayed, stats.recorded, stats.missed, stats.live) == (1, 0, 1, 0)
+    assert stats.misses == [caught.value]
+    assert stats.misses[0] is caught.value
+    with pytest.raises(CassetteMissError):
+        provider.complete(chat_request())  # recorded once: a second identical ask misses
+    assert stats.missed == 2  # the reference taken earlier reads the counts as they are now
+    assert len(stats.misses) == 2
+    assert repr(RecorderStats.of(provider.recorder.log)) == repr(provider.recorder.stats)
 
 
 def test_a_cursor_hands_out_each_event_once(tmp_path: Path) -> None:
