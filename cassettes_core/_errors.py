@@ -108,7 +108,7 @@ class LiveCallRefusedError(ConfigError):
             "nothing was sent and no connection was opened.\n"
             f"  why: {self.reason}, and {self.why_refused}.\n"
             "TIP: give the test or fixture a cassette (@pytest.mark.cassette, or `with "
-            "intercept(Recorder(...)):` inside the fixture), record it locally with "
+            "cassette_for(request):` inside the fixture), record it locally with "
             f"CASSETTE_MODE=record, or allow the host: --cassette-allow-host {self.host} "
             "(ini cassette_allow_hosts)."
         )

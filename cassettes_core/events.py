@@ -1,7 +1,9 @@
 """The one record of what happened to each call a recorder saw: its event log.
 
 Every request that reaches a :class:`~cassettes_core.Recorder` (through a transport, the
-global interception or :class:`~cassettes_core.CassetteProvider`) leaves one event::
+global interception or :class:`~cassettes_core.CassetteProvider`) leaves an event of what
+became of it, and a call that went live also a ``live`` event first (a recorded call is
+``live`` + ``recorded``; a live stream left open adds ``drained`` or ``dropped``)::
 
     replayed   answered from the cassette
     recorded   went live and was written

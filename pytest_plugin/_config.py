@@ -35,6 +35,7 @@ module-relative (``<dir>/<module path>/shared.yaml``); a name with a ``/`` or en
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -191,8 +192,18 @@ def marker_options(marks: Iterable[pytest.Mark]) -> dict[str, Any]:
     name = marker_name(marks)
     if name is not None:
         merged["name"] = name
+    _settle_iterables(merged)
     checked_options(merged, MARKER)
     return merged
+
+
+def _settle_iterables(options: dict[str, Any]) -> None:
+    # A generator of allowed values would be used up by the first check: keep it as a tuple.
+    allowed = options.get("allow_secrets")
+    if allowed is not None and not isinstance(allowed, str | bytes | Mapping):
+        # Not iterable at all: checked_options says what it must be.
+        with contextlib.suppress(TypeError):
+            options["allow_secrets"] = tuple(allowed)
 
 
 def config_options(value: object) -> dict[str, Any]:
@@ -214,6 +225,7 @@ def config_options(value: object) -> dict[str, Any]:
             f"the keys it may set are {', '.join(CONFIG_KEYS)}"
         )
     options = {str(key): item for key, item in value.items() if item is not None}
+    _settle_iterables(options)
     checked_options(options, CONFIG)
     return options
 

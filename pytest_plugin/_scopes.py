@@ -116,6 +116,16 @@ def cassette_for(
             "from @pytest.mark.cassette or the cassette fixture"
         )
     state = state_of(request.config)
+    if request.scope == "function" and state.current() is not None:
+        # Its calls run inside the test's own cassette, which already covers function fixtures:
+        # a second cassette there would take the test body's calls too.
+        raise pytest.fail.Exception(
+            f"ConfigError: the function-scoped fixture {fixture!r} runs inside the test's own "
+            "cassette, which records its calls already; drop cassette_for there, or give the "
+            "fixture a wider scope (class, module, package, session) to keep a cassette of "
+            "its own",
+            pytrace=False,
+        )
     node = request.node
     owner = node.nodeid.partition("[")[0] if isinstance(node, pytest.Item) else node.nodeid
     test_file = node.path

@@ -294,3 +294,20 @@ def test_a_test_s_request_is_refused(
     result = inner()
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*cassette_for(request) takes the request of a fixture*"])
+
+
+def test_cassette_for_in_a_function_fixture_of_a_marked_test_is_refused(
+    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
+) -> None:
+    """The test's own cassette covers its function fixtures; a second one there would take
+    the test body's calls, so it is refused with what to do instead."""
+    pytester.makepyfile(
+        test_inner_fixture=ASK
+        + "\n\n@pytest.fixture\ndef helper(request):\n"
+        + "    with cassette_for(request):\n        yield\n"
+        + "\n\n@pytest.mark.cassette\ndef test_it(helper):\n    ask('body')\n"
+    )
+    result = inner()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*function-scoped fixture 'helper' runs inside the test's own*"])
+    assert provider.hits == 0
