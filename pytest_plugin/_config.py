@@ -169,8 +169,9 @@ class CassetteSpec:
         return f"{self.command(mode)}   ({why})"
 
 
-def marker_options(marks: Iterable[pytest.Mark]) -> dict[str, Any]:
-    """Merge ``cassette`` markers, closest first; raises ``ConfigError`` on bad keywords."""
+def marker_options(marks: Iterable[pytest.Mark], label: str = MARKER) -> dict[str, Any]:
+    """Merge ``cassette`` markers, closest first; raises ``ConfigError`` on bad keywords
+    (``label`` names where they were given)."""
     from cassettes_core import ConfigError
 
     marks = list(marks)
@@ -178,12 +179,12 @@ def marker_options(marks: Iterable[pytest.Mark]) -> dict[str, Any]:
     for mark in marks:
         if len(mark.args) > 1:
             raise ConfigError(
-                f"{MARKER} takes at most one positional argument (the name), got {len(mark.args)}"
+                f"{label} takes at most one positional argument (the name), got {len(mark.args)}"
             )
         unknown = sorted(set(mark.kwargs) - set(MARKER_KEYWORDS))
         if unknown:
             raise ConfigError(
-                f"{MARKER} got unknown keyword {', '.join(unknown)}; "
+                f"{label} got unknown keyword {', '.join(unknown)}; "
                 f"it takes {', '.join(MARKER_KEYWORDS)}"
             )
         for key, value in mark.kwargs.items():
@@ -193,7 +194,7 @@ def marker_options(marks: Iterable[pytest.Mark]) -> dict[str, Any]:
     if name is not None:
         merged["name"] = name
     _settle_iterables(merged)
-    checked_options(merged, MARKER)
+    checked_options(merged, label)
     return merged
 
 
@@ -257,14 +258,16 @@ def build_spec(
     marks: Iterable[pytest.Mark],
     environ: Mapping[str, str] | None = None,
     defaults: object = None,
+    label: str = MARKER,
 ) -> CassetteSpec:
     """The cassette request of one test: path, mode (with its source), strictness, options.
 
-    ``defaults``: what the ``cassette_config`` fixture returned (the markers override it).
+    ``defaults``: what the ``cassette_config`` fixture returned (the markers override it);
+    ``label``: how messages name where the options were given (``cassette_for`` for a fixture).
     """
     from cassettes_core.modes import resolve
 
-    options = marker_options(marks)
+    options = marker_options(marks, label)
     configured = config_options(defaults)
     name = options.get("name")
     path = cassette_path(
@@ -276,13 +279,13 @@ def build_spec(
     )
     # A marker's keyword given as None leaves the directory's default in force.
     merged = {**configured, **{key: value for key, value in options.items() if value is not None}}
-    source = MARKER if options.get("mode") is not None else CONFIG
+    source = label if options.get("mode") is not None else CONFIG
     mode = resolve(
         cli=settings.cli_mode,
         marker=merged.get("mode"),
         env=environ,
         marker_label=f"{source}(mode={{!r}})",
-        marker_source="marker" if source == MARKER else CONFIG,
+        marker_source="marker" if source == label else CONFIG,
     )
     own_strict = merged.get("strict")
     strict = settings.strict or (settings.ini_strict if own_strict is None else own_strict)
@@ -293,7 +296,7 @@ def build_spec(
         mode=mode,
         strict=strict,
         target=rerecord_target(settings, nodeid, test_file),
-        recorder_options=recorder_options(checked_options(merged, MARKER), settings),
+        recorder_options=recorder_options(checked_options(merged, label), settings),
         block_unmatched=merged.get("block_unmatched"),
     )
 

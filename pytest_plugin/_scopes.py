@@ -140,6 +140,7 @@ def cassette_for(
             test_file=test_file,
             marks=[mark],
             defaults=defaults,
+            label="cassette_for",
         )
         target = rerecord_target(state.settings, owner, test_file) if owner else shlex.quote(".")
         spec = spec.for_fixture(target)

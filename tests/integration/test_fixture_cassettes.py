@@ -311,3 +311,19 @@ def test_cassette_for_in_a_function_fixture_of_a_marked_test_is_refused(
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*function-scoped fixture 'helper' runs inside the test's own*"])
     assert provider.hits == 0
+
+
+def test_a_bad_cassette_for_keyword_is_named_as_given(
+    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
+) -> None:
+    """``cassette_for(request, mode="bogus")`` is reported as cassette_for's, not a marker's."""
+    pytester.makepyfile(
+        test_bogus=ASK
+        + '\n\n@pytest.fixture(scope="module")\ndef agent(request):\n'
+        + '    with cassette_for(request, mode="bogus"):\n        yield\n'
+        + "\n\ndef test_it(agent):\n    pass\n"
+    )
+    result = inner()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*cassette_for(mode='bogus') is not a cassette mode*"])
+    assert "@pytest.mark.cassette(mode=" not in result.stdout.str()
