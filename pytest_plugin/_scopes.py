@@ -27,6 +27,7 @@ live failure fails the fixture's setup or teardown, even when the code caught it
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import shlex
 from collections.abc import Generator, Iterator, Sequence
@@ -164,7 +165,7 @@ def _close(config: pytest.Config, session: CassetteSession, raised: BaseExceptio
     from pytest_plugin._failures import LEAVE_ALONE
     from pytest_plugin._live import close_session
 
-    state_of(config).tally.add(close_session(session))
+    state_of(config).tally.add(dataclasses.replace(close_session(session), fixture=True))
     if not isinstance(raised, LEAVE_ALONE):
         _fail_on_problems(session, raised)
 

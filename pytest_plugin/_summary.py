@@ -39,6 +39,7 @@ class CassetteRecord:
     played: list[int] = field(default_factory=list)
     saved: dict[str, list[int]] = field(default_factory=dict)  # model -> [input, output]
     skipped: bool = False
+    fixture: bool = False  # a fixture's own cassette (cassette_for), not a test's
     went_live: list[str] = field(default_factory=list)  # unrecognised, to a provider host
     blocked: int = 0
     drained: int = 0  # live streams left open, read to their end at the test's end
@@ -134,7 +135,10 @@ class Tally:
         if live:
             counts.append(f"{live} passed through live")
         cassettes = _count(len({r.path for r in records}), "cassette", "used")
-        tests = _count(len({r.nodeid for r in records}), "test")
+        tests = _count(len({r.nodeid for r in records if not r.fixture}), "test")
+        fixtures = len({r.nodeid for r in records if r.fixture})
+        if fixtures:
+            tests += f" and {_count(fixtures, 'fixture')}"
         lines = [f"{cassettes} by {tests}: {', '.join(counts)}"]
         lines.extend(_savings(records, prices))
         limit = None if verbose else MAX_LISTED

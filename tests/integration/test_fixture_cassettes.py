@@ -86,7 +86,9 @@ def test_each_scope_records_its_own_cassette_and_replays_it(
     result = inner("--cassette-mode=replay")
     result.assert_outcomes(passed=2)
     assert provider.hits == 5
-    result.stdout.fnmatch_lines(["*4 cassettes used by 4 tests: 5 interactions replayed*"])
+    result.stdout.fnmatch_lines(
+        ["*4 cassettes used by 2 tests and 2 fixtures: 5 interactions replayed*"]
+    )
 
 
 SESSION = """
