@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cassettes_core import catalog
+from tests.helpers.folding import UNKNOWN, argument, callee, fold, is_dynamic_import
 
 MAX_LINES = 400
 LIBRARY = ("cassettes_core", "pytest_plugin", "cassette_refresh")
@@ -134,10 +135,39 @@ def _imports(source: Source) -> tuple[tuple[int, str], ...]:
             found.append((node.lineno, module))
             found.extend((node.lineno, f"{module}.{a.name}") for a in node.names if a.name != "*")
             bound.update((a.asname or a.name, f"{module}.{a.name}") for a in node.names)
-        elif isinstance(node, ast.Call) and _is_dynamic_import(node.func):
+        elif isinstance(node, ast.Call) and is_dynamic_import(node.func):
             found.extend((node.lineno, module) for module in _dynamic_import(source, node))
+        elif isinstance(node, ast.Call) and (spelled := _getattr_spelled(node)) is not None:
+            reached.append(spelled)  # ``getattr(m, "_b")`` is ``m._b``
+        elif isinstance(node, ast.Subscript) and (named := _sys_modules_key(node)) is not None:
+            found.append((node.lineno, named))  # ``sys.modules["a._b"]``
     found.extend(_reached(reached, bound))
     return tuple(sorted(set(found)))
+
+
+def _getattr_spelled(node: ast.Call) -> ast.Attribute | None:
+    """``getattr(m, "_b")`` (a constant private name) as the attribute access it spells."""
+    if not (isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2):
+        return None
+    name = fold(node.args[1])
+    if not name or UNKNOWN in name or not is_private(name):
+        return None
+    spelled = ast.Attribute(value=node.args[0], attr=name, ctx=ast.Load())
+    return ast.copy_location(spelled, node)
+
+
+def _sys_modules_key(node: ast.Subscript) -> str | None:
+    """The module named by ``sys.modules["a._b"]``."""
+    value = node.value
+    if not (
+        isinstance(value, ast.Attribute)
+        and value.attr == "modules"
+        and isinstance(value.value, ast.Name)
+        and value.value.id == "sys"
+    ):
+        return None
+    name = fold(node.slice)
+    return name if name and UNKNOWN not in name else None
 
 
 def _reached(nodes: Iterable[ast.Attribute], bound: Mapping[str, str]) -> Iterator[tuple[int, str]]:
@@ -154,78 +184,33 @@ def _reached(nodes: Iterable[ast.Attribute], bound: Mapping[str, str]) -> Iterat
                 yield node.lineno, ".".join(path)
 
 
-def _argument(node: ast.Call, position: int, keyword: str) -> ast.expr | None:
-    if len(node.args) > position:
-        return node.args[position]
-    return next((k.value for k in node.keywords if k.arg == keyword), None)
-
-
 def _dynamic_import(source: Source, node: ast.Call) -> list[str]:
     """The modules an ``import_module(...)`` or ``__import__(...)`` call names, when readable."""
-    name = fold(_argument(node, 0, "name"))
+    name = fold(argument(node, 0, "name"))
     if not name:
         return []
-    if _UNKNOWN in name:  # ``f"a.b._{n}"``: the constant prefix is all that is known
-        prefix = name.split(_UNKNOWN, 1)[0]
+    if UNKNOWN in name:  # ``f"a.b._{n}"``: the constant prefix is all that is known
+        prefix = name.split(UNKNOWN, 1)[0]
         head, _, partial = prefix.rpartition(".")
         # ``f"pkg.{name}"`` names some submodule of ``pkg``, not ``pkg`` itself.
         name = f"{prefix}*" if is_private(partial) or not partial else head
     level = len(name) - len(name.lstrip("."))
     rest = name[level:] or None
-    if _callee(node.func) == "__import__":
-        level_node = _argument(node, 4, "level")
+    if callee(node.func) == "__import__":
+        level_node = argument(node, 4, "level")
         if isinstance(level_node, ast.Constant) and isinstance(level_node.value, int):
             level = level_node.value
         module = _absolute(source, rest, level)
-        fromlist = _argument(node, 3, "fromlist")
+        fromlist = argument(node, 3, "fromlist")
         names = fromlist.elts if isinstance(fromlist, ast.List | ast.Tuple) else []
-        wanted = [n for n in map(fold, names) if n and n != "*" and _UNKNOWN not in n]
+        wanted = [n for n in map(fold, names) if n and n != "*" and UNKNOWN not in n]
         return [module, *(f"{module}.{n}" for n in wanted)]
-    package = fold(_argument(node, 1, "package"))
-    if level and package and _UNKNOWN not in package:
+    package = fold(argument(node, 1, "package"))
+    if level and package and UNKNOWN not in package:
         base = package.split(".")
         base = base[: len(base) - (level - 1)] if level > 1 else base
         return [".".join([*base, rest] if rest else base)]
     return [_absolute(source, rest, level)]
-
-
-def _callee(func: ast.expr) -> str:
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return func.id if isinstance(func, ast.Name) else ""
-
-
-def _is_dynamic_import(func: ast.expr) -> bool:
-    return _callee(func) in {"import_module", "__import__"}
-
-
-_UNKNOWN = "\x00"  # a part of a folded string that is not a constant
-
-
-def fold(node: ast.expr | None) -> str | None:
-    """The text a string expression builds from constants: ``"a" + "b"``, ``".".join(("a",
-    "b"))``, bytes, and f-strings (their values as :data:`_UNKNOWN`); None if not a string."""
-    if isinstance(node, ast.Constant):
-        if isinstance(node.value, bytes):
-            return node.value.decode("latin-1")
-        return node.value if isinstance(node.value, str) else None
-    if isinstance(node, ast.JoinedStr):
-        return "".join(map(_known, node.values))
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = fold(node.left), fold(node.right)
-        if left is None and right is None:
-            return None
-        return (_UNKNOWN if left is None else left) + (_UNKNOWN if right is None else right)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and len(node.args) == 1:
-        separator, (items,) = fold(node.func.value), node.args
-        if node.func.attr == "join" and separator is not None and hasattr(items, "elts"):
-            return separator.join(map(_known, items.elts))
-    return None
-
-
-def _known(node: ast.expr) -> str:
-    text = fold(node)
-    return _UNKNOWN if text is None else text
 
 
 def _first_party(module: str, roots: tuple[str, ...]) -> bool:

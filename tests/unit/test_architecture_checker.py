@@ -309,3 +309,33 @@ def test_a_white_box_test_reaches_only_the_package_it_tests(
     assert ("tests/test_pkg_names.py", 2) in found
     assert ("tests/test_pkg_names.py", 1) not in found
     assert ("tests/test_other.py", 1) in found
+
+
+def test_private_import_rule_sees_getattr_and_sys_modules(tmp_path: Path) -> None:
+    """``getattr(m, "_b")`` is ``m._b``, and ``sys.modules["pkg.a._b"]`` names ``pkg.a._b``;
+    a public name through either is no finding."""
+    sources = _tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/a/__init__.py": "",
+            "pkg/a/_b.py": "",
+            "pkg/c/__init__.py": "",
+            "pkg/c/user.py": """\
+                import sys
+
+                import pkg.a as a
+
+                getattr(a, "_b")
+                getattr(a, "_" + "b")
+                sys.modules["pkg.a._b"]
+                getattr(a, "public")
+                sys.modules["pkg.a"]
+                """,
+        },
+    )
+    assert _run(_private_imports, sources) == [
+        ("pkg/c/user.py", 5),
+        ("pkg/c/user.py", 6),
+        ("pkg/c/user.py", 7),
+    ]
