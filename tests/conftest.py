@@ -13,6 +13,8 @@ from collections.abc import Iterator
 
 import pytest
 
+import pytest_plugin
+from cassettes_core import secrets
 from cassettes_core.testing.emulator import Emulator
 from tests.helpers.inner import PLUGIN_INI, InnerRun, run_inner
 from tests.helpers.isolation import CALLS
@@ -21,9 +23,21 @@ from tests.helpers.sink import Sink
 # pytester's in-process runs drop every module first imported inside them. httpx2 fills its
 # httpcore2 -> httpx2 exception map on first use; if httpcore2 were first imported inside an
 # inner run and re-imported after it, that map would hold the dropped copy's classes and a
-# refused connection would escape unmapped. Import the HTTP stacks once, before any inner run.
-for _module in ("httpcore", "httpcore2", "httpx", "httpx2"):
+# refused connection would escape unmapped. So the HTTP stacks, the SDKs and the plugin's and
+# guard's lazily loaded parts are imported once, here, before any inner run (which also keeps
+# each inner run fast). Clients only the isolation suites use stay theirs to load.
+for _module in (
+    "httpcore",
+    "httpcore2",
+    "httpx",
+    "httpx2",
+    "openai",
+    "anthropic",
+    "cassettes_core.isolation",
+    "cassettes_core.transport.httpx2",
+):
     importlib.import_module(_module)
+WARM = (secrets.SecretGuard, pytest_plugin.CassetteSession)  # their lazy names, loaded now
 
 _STRIPPED = (
     "CI",

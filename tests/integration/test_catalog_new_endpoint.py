@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import importlib
 import json
 import threading
 from collections.abc import Iterator
@@ -25,9 +24,6 @@ from cassettes_core import catalog
 from cassettes_core.catalog import Endpoint, TokenFields, suffix
 from tests.helpers.inner import PLUGIN_INI
 from tests.helpers.inner import run_inner as run
-
-for _module in ("httpx2", "cassettes_core.secrets._guard", "cassettes_core.transport.httpx2"):
-    importlib.import_module(_module)  # once here, so each in-process run stays fast
 
 KEY = "acme-test-key-0123456789"
 ACME = Endpoint(

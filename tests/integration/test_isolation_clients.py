@@ -16,8 +16,9 @@ from tests.helpers.audit import SocketAudit
 from tests.helpers.inner import PLUGIN_INI, run_inner
 from tests.helpers.sink import Sink
 
-for _module in ("aiohttp", "grpc", "requests", "urllib3", "cassettes_core.isolation"):
-    importlib.import_module(_module)  # in-process runs drop what they import: load once here
+# Only these suites use them; in-process runs drop what they import: loaded once here.
+for _module in ("aiohttp", "grpc", "requests", "urllib3"):
+    importlib.import_module(_module)
 
 CLIENTS = {
     "requests": "import requests\n\ndef call(url):\n"

@@ -15,8 +15,9 @@ import pytest
 from tests.helpers.audit import SocketAudit
 from tests.helpers.inner import PLUGIN_INI, run_inner
 
-for _module in ("aiohttp", "anthropic", "grpc", "openai", "requests", "cassettes_core.isolation"):
-    importlib.import_module(_module)  # in-process runs drop what they import: load once here
+# Only these suites use them; in-process runs drop what they import: loaded once here.
+for _module in ("aiohttp", "grpc", "requests"):
+    importlib.import_module(_module)
 
 HOSTS = [
     "api.openai.com",

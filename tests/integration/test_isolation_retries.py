@@ -8,16 +8,12 @@ not retry; ``pytest.raises(LiveCallRefusedError)`` inside the inner test proves 
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterator
 
 import pytest
 
 from tests.helpers.inner import PLUGIN_INI, run_inner
 from tests.helpers.sink import Sink
-
-for _module in ("anthropic", "openai", "cassettes_core.isolation", "pytest_plugin._live"):
-    importlib.import_module(_module)  # in-process runs drop what they import: load once here
 
 CALLS = """
 import secrets

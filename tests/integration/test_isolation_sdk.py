@@ -9,8 +9,6 @@ a connection-counting sink for everything else): the run must fail the right tes
 
 from __future__ import annotations
 
-import importlib
-
 import pytest
 
 from cassettes_core.testing.emulator import Emulator
@@ -18,10 +16,6 @@ from tests.helpers.inner import run_inner
 from tests.helpers.isolation import CALLS
 from tests.helpers.isolation import refused_lines as _refused
 from tests.helpers.sink import Sink
-
-for _module in ("anthropic", "openai", "cassettes_core.isolation", "pytest_plugin._live"):
-    importlib.import_module(_module)  # in-process runs drop what they import: load once here
-
 
 CASES = {
     "unmarked-test": (

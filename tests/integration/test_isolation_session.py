@@ -4,17 +4,12 @@ fixtures with their own cassette, and bad settings."""
 
 from __future__ import annotations
 
-import importlib
-
 import pytest
 
 from cassettes_core.testing.emulator import Emulator
 from tests.helpers.inner import run_inner
 from tests.helpers.isolation import CALLS
 from tests.helpers.sink import Sink
-
-for _module in ("anthropic", "openai", "cassettes_core.isolation", "pytest_plugin._live"):
-    importlib.import_module(_module)  # in-process runs drop what they import: load once here
 
 
 @pytest.mark.slow

@@ -6,7 +6,6 @@ Inner runs are in-process pytest runs of user test files, against the loopback e
 
 from __future__ import annotations
 
-import importlib
 import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,8 +18,6 @@ from cassettes_core.testing.emulator import Emulator
 if TYPE_CHECKING:
     from tests.helpers.inner import InnerRun
 
-for _module in ("openai", "httpx2", "cassettes_core.secrets", "pytest_plugin"):
-    importlib.import_module(_module)
 
 ASK = """
 import openai

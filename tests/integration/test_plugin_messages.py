@@ -3,7 +3,6 @@ for a changed request, append for a new one), and every failure names our error'
 
 from __future__ import annotations
 
-import importlib
 import re
 
 import pytest
@@ -11,9 +10,6 @@ import pytest
 from cassettes_core.testing.emulator import Emulator
 from tests.helpers.inner import PLUGIN_INI
 from tests.helpers.inner import run_inner as run
-
-for _module in ("openai", "httpx2", "cassettes_core.secrets._guard", "pytest_plugin._live"):
-    importlib.import_module(_module)  # loaded once: the in-process runs stay fast
 
 AGENT = """
 import openai

@@ -3,23 +3,12 @@ under test catches or wraps it, in a fixture, and bad cassette options fail clea
 
 from __future__ import annotations
 
-import importlib
-
 import pytest
 
 from cassettes_core.testing.emulator import Emulator
 from tests.helpers.inner import run_inner as run
 
 # In-process runs drop every module they import; loading these once here keeps each run fast
-# (the SDKs, the secret scanner and the transport take seconds to import on a busy machine).
-for _module in (
-    "anthropic",
-    "openai",
-    "cassettes_core.secrets._guard",
-    "cassettes_core.transport.httpx2",
-    "pytest_plugin._live",
-):
-    importlib.import_module(_module)
 
 
 @pytest.fixture

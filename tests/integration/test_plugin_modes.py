@@ -6,8 +6,6 @@ in-process; the emulator's hit counter says whether a run went live.
 
 from __future__ import annotations
 
-import importlib
-
 import pytest
 import yaml
 
@@ -15,14 +13,6 @@ from cassettes_core.testing.emulator import Emulator
 from tests.helpers.inner import run_inner as run
 
 # In-process runs drop every module they import; loading these once here keeps each run fast
-# (the SDKs, the secret scanner and the transport take seconds to import on a busy machine).
-for _module in (
-    "openai",
-    "cassettes_core.secrets._guard",
-    "cassettes_core.transport.httpx2",
-    "pytest_plugin._live",
-):
-    importlib.import_module(_module)
 
 
 # Two calls; the test file is rewritten with other prompts between runs.

@@ -3,7 +3,6 @@ provider rejected the call and writes no cassette; the marker or ini option reco
 
 from __future__ import annotations
 
-import importlib
 import secrets
 
 import pytest
@@ -13,15 +12,6 @@ from cassettes_core.store import SESSION_DRIFT_POLICIES
 from cassettes_core.testing.emulator import Emulator
 from tests.helpers.inner import PLUGIN_INI
 from tests.helpers.inner import run_inner as run
-
-for _module in (
-    "openai",
-    "anthropic",
-    "httpx2",
-    "cassettes_core.secrets._guard",
-    "pytest_plugin._live",
-):
-    importlib.import_module(_module)  # loaded once: the in-process runs stay fast
 
 CHAT = """
 import openai

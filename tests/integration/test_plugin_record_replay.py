@@ -6,8 +6,6 @@ process, and the inner tests find it through OPENAI_BASE_URL / OPENAI_API_KEY.
 
 from __future__ import annotations
 
-import importlib
-
 import pytest
 import yaml
 
@@ -16,16 +14,6 @@ from tests.helpers.inner import PLUGIN_INI
 from tests.helpers.inner import run_inner as run
 
 # In-process runs drop every module they import; loading these once here keeps each run fast
-# (the SDKs, the secret scanner and the transport take seconds to import on a busy machine).
-for _module in (
-    "anthropic",
-    "openai",
-    "httpx2",
-    "cassettes_core.secrets._guard",
-    "cassettes_core.transport.httpx2",
-    "pytest_plugin._live",
-):
-    importlib.import_module(_module)
 
 
 CHAT = """

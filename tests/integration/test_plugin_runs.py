@@ -3,7 +3,6 @@ and a warning when a marker's explicit mode records on CI. Inner runs are in-pro
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
 import pytest
@@ -13,8 +12,6 @@ from cassettes_core.testing.emulator import Emulator
 if TYPE_CHECKING:
     from tests.helpers.inner import InnerRun
 
-for _module in ("openai", "cassettes_core.secrets._guard", "pytest_plugin._live"):
-    importlib.import_module(_module)  # loaded once here: in-process runs drop what they import
 
 SHARED = """
 import os

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 import pytest
@@ -13,9 +12,6 @@ from cassettes_core.store import Manifest, VersionDrift, installed_sdks, version
 from cassettes_core.testing.emulator import Emulator
 from tests.helpers.inner import PLUGIN_INI
 from tests.helpers.inner import run_inner as run
-
-for _module in ("openai", "httpx2", "cassettes_core.secrets._guard", "pytest_plugin._live"):
-    importlib.import_module(_module)  # loaded once: the in-process runs stay fast
 
 STRICT_INI = PLUGIN_INI + "filterwarnings =\n    error\n"
 TESTS = """

@@ -9,15 +9,12 @@ still replays under CI=true with 0 hits; calls that only look alike are still re
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
 import pytest
 import yaml
 
-from cassettes_core.secrets import SecretGuard
 from cassettes_core.testing.emulator import Emulator
-from pytest_plugin import CassetteSession
 from tests.integration.test_refresh_rewrite_replays import (
     check_replays,
     record_with_pytester,
@@ -28,13 +25,6 @@ from tests.integration.test_refresh_rewrite_replays import (
 if TYPE_CHECKING:
     from tests.helpers.inner import InnerRun
 
-for _module in (
-    "anthropic",
-    "openai",
-    "httpx2",
-):
-    importlib.import_module(_module)
-WARM = (SecretGuard, CassetteSession)  # their lazy names, loaded now for the same reason
 
 GLUED_ID = """
 import openai

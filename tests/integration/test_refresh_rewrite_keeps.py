@@ -7,7 +7,6 @@ provider); after the refresh the same run replays under CI=true with 0 provider 
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import threading
 import time
@@ -19,18 +18,13 @@ import pytest
 import yaml
 
 from cassette_refresh.cli import main
-from cassettes_core.secrets import SecretGuard
 from cassettes_core.testing.emulator import Emulator
-from pytest_plugin import CassetteSession
 from tests.integration.test_refresh_emulator import chat_body as _body
 from tests.integration.test_refresh_emulator import record_cassette as _record_direct
 
 if TYPE_CHECKING:
     from tests.helpers.inner import InnerRun
 
-for _module in ("openai", "httpx2"):
-    importlib.import_module(_module)
-WARM = (SecretGuard, CassetteSession)  # their lazy names, loaded now for the same reason
 
 SCRUBBED = """
 import openai

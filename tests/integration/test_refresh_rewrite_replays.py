@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import importlib
 import json
 import secrets
 import subprocess
@@ -23,24 +22,14 @@ import yaml
 
 from cassette_refresh import LiveAnswer, Recorded, built_in_reissuer, rerecorded
 from cassette_refresh.cli import main
-from cassettes_core.secrets import SecretGuard
 from cassettes_core.store import read_snapshot, render
 from cassettes_core.testing.emulator import Emulator
-from pytest_plugin import CassetteSession
 from tests.integration.test_refresh_emulator import chat_body
 from tests.integration.test_refresh_emulator import record_cassette as _record_direct
 
 if TYPE_CHECKING:
     from tests.helpers.inner import InnerRun
 
-# In-process runs drop what they import; loading these once keeps each inner run fast.
-for _module in (
-    "anthropic",
-    "openai",
-    "httpx2",
-):
-    importlib.import_module(_module)
-WARM = (SecretGuard, CassetteSession)  # their lazy names, loaded now for the same reason
 
 OPENAI_AGENT = """
 import json

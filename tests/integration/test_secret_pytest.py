@@ -4,7 +4,6 @@ not written and the secret is never printed; a replay miss under CI masks the ke
 
 from __future__ import annotations
 
-import importlib
 import secrets
 
 import pytest
@@ -12,13 +11,6 @@ import pytest
 from cassettes_core.testing.emulator import Emulator
 from tests.helpers.fake_secrets import ATTACKS, LEAKING_TEST, Attack, assert_never_printed, rand
 from tests.helpers.inner import run_inner
-
-for _module in (
-    "cassettes_core.secrets._guard",
-    "cassettes_core.transport.httpx2",
-    "pytest_plugin._live",
-):
-    importlib.import_module(_module)  # in-process runs drop what they import: load once here
 
 
 @pytest.mark.parametrize("attack", ATTACKS)
