@@ -163,7 +163,7 @@ class RecorderStats:
         return cls(log)
 
     def _count(self, kind: EventKind) -> int:
-        return len(self._log.events(kind))
+        return self._log.count(kind)
 
     @property
     def replayed(self) -> int:

@@ -84,6 +84,8 @@ __all__ = [
 
 DEFAULT_CATALOG = Catalog(BUILT_IN)
 _active = DEFAULT_CATALOG
+# Read for every header a recording keeps: computed once per catalog in force.
+_credentials: tuple[Catalog | None, tuple[str, ...]] = (None, ())
 
 # What each built-in provider's answer depends on. Anything else in the body is tuning.
 DEFAULT_SEMANTIC_FIELDS: Mapping[str, frozenset[str]] = MappingProxyType(
@@ -103,8 +105,12 @@ def current() -> Catalog:
 
 def credential_headers() -> tuple[str, ...]:
     """Every request header a provider key may travel in (lower case, each once)."""
-    names = [name for e in _active for name in e.key_headers]
-    return tuple(dict.fromkeys(name.lower() for name in (*names, *OTHER_KEY_HEADERS)))
+    global _credentials  # noqa: PLW0603 -- one entry: the catalog in force and its headers
+    if _credentials[0] is not _active:
+        names = [name for e in _active for name in e.key_headers]
+        found = tuple(dict.fromkeys(name.lower() for name in (*names, *OTHER_KEY_HEADERS)))
+        _credentials = (_active, found)
+    return _credentials[1]
 
 
 def register(*endpoints: Endpoint) -> None:

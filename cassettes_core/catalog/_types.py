@@ -276,6 +276,8 @@ class Catalog:
             self._by_name[endpoint.name] = endpoint
         self._hosts = {host: e.family for e in self._by_name.values() for host in e.api_hosts()}
         self._drift: Drift | None = None
+        # Read for every stored endpoint: derived once (the catalog is immutable).
+        self._key_query = frozenset(name.lower() for e in self for name in e.key_query)
 
     def __iter__(self) -> Iterator[Endpoint]:
         return iter(self._by_name.values())
@@ -336,4 +338,5 @@ class Catalog:
         return self._drift
 
     def key_query_names(self) -> frozenset[str]:
-        return frozenset(name.lower() for e in self for name in e.key_query)
+        """Every query parameter a key may travel in (lower case)."""
+        return self._key_query
