@@ -11,10 +11,10 @@ from __future__ import annotations
 import copy
 import threading
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from cassettes_core._errors import (
     CassetteError,
@@ -55,10 +55,15 @@ from cassettes_core.store import (
 
 __all__ = ["BeforeRecord", "RaiseAs", "Recorder", "RecorderStats", "RerecordHint"]
 
-# The class a caller needs our errors raised in (the anthropic SDK's, see
-# ``transport._visible``): applied when an error is built, so the one logged is the one raised.
-RaiseAs = Callable[[CassetteError], CassetteError]
 _E = TypeVar("_E", bound=CassetteError)
+
+
+class RaiseAs(Protocol):
+    """The class a caller needs one of our errors raised in (a subclass the anthropic SDK
+    lets through, see ``transport._visible``): chosen before the error is built, so the error
+    is built once, in its final class, and the one logged is the one raised."""
+
+    def __call__(self, ours: type[_E], /) -> type[_E]: ...
 
 
 @dataclass(frozen=True)
@@ -182,7 +187,7 @@ class Recorder:
             mode=self.mode.value,
             rerecord=self._rerecord_hint,
         )
-        error = _final(CassetteMissError(report), raise_as)
+        error = _final(CassetteMissError, raise_as)(report)
         self.log.add(CallEvent("missed", request.provider, digest=digest, error=error))
         raise error
 
@@ -256,11 +261,8 @@ class Recorder:
         if not refused(self.record_errors, failure, outcome.stream):
             return
         assert failure is not None
-        refusal = _final(
-            UnrecordedFailureError(
-                failure, provider=request.provider, path=self.path, hidden=outcome.credentials
-            ),
-            outcome.raise_as,
+        refusal = _final(UnrecordedFailureError, outcome.raise_as)(
+            failure, provider=request.provider, path=self.path, hidden=outcome.credentials
         )
         self.log.add(CallEvent("refused", request.provider, digest=request.digest(), error=refusal))
         raise refusal
@@ -347,10 +349,9 @@ class Recorder:
         return guard
 
 
-def _final(error: _E, raise_as: RaiseAs | None) -> _E:
-    shown = raise_as(error) if raise_as is not None else error
-    assert isinstance(shown, type(error))  # the same error, in a subclass the caller lets through
-    return shown
+def _final(ours: type[_E], raise_as: RaiseAs | None) -> type[_E]:
+    """The class to build one of ``ours`` in: itself, or the caller's subclass of it."""
+    return raise_as(ours) if raise_as is not None else ours
 
 
 # A request sits 3 levels down in the file: the document, `interactions`, the interaction.

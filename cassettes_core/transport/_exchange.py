@@ -33,7 +33,7 @@ from cassettes_core.transport._bodies import served_answer, stored_body
 from cassettes_core.transport._headers import kept_headers, replay_headers
 from cassettes_core.transport._routes import Route
 from cassettes_core.transport._sse import EVENT_STREAM, SSEParser, encode_stream
-from cassettes_core.transport._visible import sent_by_anthropic, visible
+from cassettes_core.transport._visible import E, sent_by_anthropic, visible, visible_type
 from cassettes_core.transport._wire import Wire, failure_message
 
 
@@ -70,6 +70,10 @@ class Call:
     def visible(self, error: CassetteError) -> CassetteError:
         """``error`` as the calling SDK lets it through (see ``_visible``)."""
         return visible(error, anthropic_caller=self.anthropic_caller)
+
+    def visible_type(self, ours: type[E]) -> type[E]:
+        """The class the calling SDK lets through, to build one of ``ours`` in."""
+        return visible_type(ours, anthropic_caller=self.anthropic_caller)
 
     # -- recording --------------------------------------------------------------------
 
@@ -114,7 +118,7 @@ class Call:
                 endpoint=self.route.endpoint,
                 duration_ms=duration_ms,
                 credentials=credentials_in(self.headers or {}),
-                raise_as=self.visible,
+                raise_as=self.visible_type,
                 **outcome,
             )
         except CassetteError as exc:  # UnsafeCassetteError: the user must see it, not a retry
@@ -200,7 +204,7 @@ def open_call(recorder: Recorder, route: Route, headers: Mapping[str, str], cont
     found = recorder.find(
         request,
         stream=wants_stream,
-        raise_as=functools.partial(visible, anthropic_caller=anthropic_caller),
+        raise_as=functools.partial(visible_type, anthropic_caller=anthropic_caller),
     )
     return Call(
         recorder,

@@ -34,7 +34,7 @@ from cassettes_core.isolation import canonical_host, catalog_provider, endpoint_
 from cassettes_core.modes import Mode
 from cassettes_core.transport._guarded import request_hint
 from cassettes_core.transport._routes import Route, match_route
-from cassettes_core.transport._visible import sent_by_anthropic, visible
+from cassettes_core.transport._visible import sent_by_anthropic, visible_type
 
 _DEFAULT_PORTS = {"https": 443, "http": 80}
 
@@ -75,10 +75,9 @@ def route_request(recorder: Recorder, request: Any, block_unmatched: bool | None
     if block_unmatched or (
         block_unmatched is None and why is not None and recorder.mode is Mode.REPLAY
     ):
-        # Logged in the class it is raised in: the plugin knows it by identity.
-        error = visible(
-            blocked(request, why), anthropic_caller=sent_by_anthropic(None, request.headers)
-        )
+        # Built in the class it is raised in: the plugin knows the logged one by identity.
+        shown = visible_type(ConfigError, anthropic_caller=sent_by_anthropic(None, request.headers))
+        error = blocked(request, why, error_type=shown)
         log.add(CallEvent("blocked", what=what, error=error))
         raise error
     if why is not None:
@@ -86,17 +85,19 @@ def route_request(recorder: Recorder, request: Any, block_unmatched: bool | None
     return None
 
 
-def blocked(request: Any, why: str | None) -> ConfigError:
+def blocked(
+    request: Any, why: str | None, *, error_type: type[ConfigError] = ConfigError
+) -> ConfigError:
     """The error for a request that is not a provider call and may not go out."""
     url = request.url
     where = f"{request.method} {url.scheme}://{url.host}{_port(url)}{url.path}"  # no query
     if why is None:  # block_unmatched=True: every request that is not a provider call
-        return ConfigError(
+        return error_type(
             f"blocked {where}: not a provider call, and block_unmatched is on.\n"
             "TIP: let it through with block_unmatched=False, or serve it from your own "
             "transport."
         )
-    return ConfigError(
+    return error_type(
         f"blocked {where} in replay: {why}, but this is not a kind of call a cassette "
         f"records ({', '.join(catalog.current().names())}), so there is no recording to "
         "replay and it would reach the live provider with your key.\n"
