@@ -11,6 +11,7 @@ rule as httpx requests (``_tracking``).
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -161,7 +162,12 @@ def replay(call: Call, request: Any, view: RequestView) -> Any:
     found = call.found
     assert found is not None
     if found.stream is not None:
-        headers = {"content-type": CONTENT_TYPE}
+        # A stream keeps no headers: its request id is one made from the recording (stable
+        # from run to run), so code that logs ResponseMetadata["RequestId"] still finds one.
+        headers = {
+            "content-type": CONTENT_TYPE,
+            "x-amzn-requestid": str(uuid.UUID(found.digest[:32])),
+        }
         accept = view.headers.get("accept", "")
         if call.route.provider.startswith("bedrock.invoke"):  # its body's type is a header
             headers["x-amzn-bedrock-content-type"] = accept if "/" in accept else "application/json"
