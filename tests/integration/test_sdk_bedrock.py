@@ -4,156 +4,40 @@ botocore's own parsing giving the same answers, streams event for event."""
 
 from __future__ import annotations
 
-import json
-import secrets
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import boto3
-import botocore.session
 import pytest
 import yaml
 from botocore.config import Config
 from botocore.exceptions import ClientError, EventStreamError
-from botocore.parsers import ResponseParserError
 
 from cassettes_core import CassetteMissError, Recorder, intercept
 from cassettes_core.testing.emulator import Emulator
-
-MODEL = "anthropic.claude-3-haiku-20240307-v1:0"
-PROFILE = (
-    "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-3-haiku-v1:0"
+from tests.helpers.bedrock import (
+    MODEL,
+    OPERATIONS,
+    PROFILE,
+    WEATHER,
+    Call,
+    Credentials,
+    client,
+    comparable,
+    converse,
+    converse_stream,
+    fake_aws,
+    invoke,
+    invoke_stream,
+    native,
+    roundtrip,
+    user,
 )
-WEATHER = {
-    "toolSpec": {
-        "name": "get_weather",
-        "description": "Current weather in a city",
-        "inputSchema": {
-            "json": {
-                "type": "object",
-                "properties": {"city": {"type": "string"}},
-                "required": ["city"],
-            }
-        },
-    }
-}
-
-Call = Callable[[Any], Any]
-
-
-class Credentials:
-    """A fake AWS key pair and session token, drawn when the test runs (never a real one)."""
-
-    def __init__(self) -> None:
-        alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
-        self.key_id = "ASIA" + "".join(secrets.choice(alphabet) for _ in range(16))
-        self.secret = secrets.token_urlsafe(30)[:40]
-        self.token = "IQoJb3JpZ2luX2VjE" + secrets.token_urlsafe(300)
-
-    def values(self) -> tuple[str, str, str]:
-        return self.key_id, self.secret, self.token
 
 
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Credentials:
-    """Fake credentials in the environment, and no AWS config file of the machine read."""
-    made = Credentials()
-    for name, value in (
-        ("AWS_ACCESS_KEY_ID", made.key_id),
-        ("AWS_SECRET_ACCESS_KEY", made.secret),
-        ("AWS_SESSION_TOKEN", made.token),
-        ("AWS_DEFAULT_REGION", "us-east-1"),
-        ("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config")),
-        ("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials")),
-        ("AWS_EC2_METADATA_DISABLED", "true"),
-    ):
-        monkeypatch.setenv(name, value)
-    return made
-
-
-def client(emu: Emulator, **options: Any) -> Any:
-    """A bedrock-runtime client on the emulator, no retries unless asked."""
-    config = options.pop("config", Config(retries={"total_max_attempts": 1}))
-    return boto3.client("bedrock-runtime", endpoint_url=emu.url, config=config, **options)
-
-
-def user(text: str) -> list[dict[str, Any]]:
-    return [{"role": "user", "content": [{"text": text}]}]
-
-
-def native(text: str, **extra: Any) -> str:
-    """An Anthropic-on-Bedrock invoke_model body."""
-    body = {
-        "anthropic_version": "bedrock-2023-05-31",
-        "max_tokens": 64,
-        "messages": [{"role": "user", "content": text}],
-        **extra,
-    }
-    return json.dumps(body)
-
-
-def converse(bedrock: Any) -> Any:
-    return bedrock.converse(
-        modelId=MODEL, messages=user("Capital of France?"), inferenceConfig={"temperature": 0.2}
-    )
-
-
-def converse_stream(bedrock: Any) -> Any:
-    answer = bedrock.converse_stream(modelId=MODEL, messages=user("Capital of France?"))
-    return {**answer, "stream": list(answer["stream"])}
-
-
-def invoke(bedrock: Any) -> Any:
-    answer = bedrock.invoke_model(modelId=MODEL, body=native("Capital of France?"))
-    return {**answer, "body": json.loads(answer["body"].read())}
-
-
-def invoke_stream(bedrock: Any) -> Any:
-    answer = bedrock.invoke_model_with_response_stream(
-        modelId=MODEL, body=native("Capital of France?")
-    )
-    events = list(answer["body"])
-    return {**answer, "body": [json.loads(e["chunk"]["bytes"]) for e in events], "raw": events}
-
-
-OPERATIONS = [
-    pytest.param(converse, id="converse"),
-    pytest.param(converse_stream, id="converse_stream"),
-    pytest.param(invoke, id="invoke_model"),
-    pytest.param(invoke_stream, id="invoke_model_with_response_stream"),
-]
-
-
-def comparable(answer: dict[str, Any]) -> dict[str, Any]:
-    """The parsed answer without what is per call: the HTTP headers botocore shows in
-    ResponseMetadata (date, server, connection) and, for a stream, the request id (a complete
-    answer's is replayed as recorded; a stream's is made from the recording)."""
-    per_call = {"HTTPHeaders"} | ({"RequestId"} if _streamed(answer) else set())
-    metadata = {k: v for k, v in answer["ResponseMetadata"].items() if k not in per_call}
-    return {**answer, "ResponseMetadata": metadata}
-
-
-def _streamed(answer: dict[str, Any]) -> bool:
-    return "stream" in answer or isinstance(answer.get("body"), list)
-
-
-def roundtrip(
-    emu: Emulator, path: Path, call: Call, monkeypatch: pytest.MonkeyPatch
-) -> tuple[Any, Any]:
-    """``call`` recorded live, then replayed under CI=true with the emulator at zero hits."""
-    with intercept(Recorder(path, mode="record")):
-        recorded = call(client(emu))
-    assert emu.hits > 0
-    emu.reset()
-    monkeypatch.setenv("CI", "true")
-    replayer = Recorder(path)
-    assert replayer.mode.value == "replay"
-    with intercept(replayer):
-        replayed = call(client(emu))
-    assert emu.hits == 0
-    assert replayer.stats.replayed > 0
-    return recorded, replayed
+    """Fake AWS credentials in the environment, no AWS config of the machine read."""
+    return fake_aws(monkeypatch, tmp_path)
 
 
 @pytest.mark.parametrize("call", OPERATIONS)
@@ -190,7 +74,9 @@ def test_nothing_signed_or_secret_is_written(
         assert value not in text
     for header in ("x-amz-date", "x-amz-security-token", "x-amz-content-sha256", "amz-sdk"):
         assert header not in text.lower()
-    assert "\n    p:" not in text and "  p: " not in text  # the padding is never stored
+    for interaction in yaml.safe_load(text)["interactions"]:
+        for event in interaction.get("stream") or ():
+            assert "p" not in event["data"]  # the padding is never stored
 
 
 def test_a_changed_prompt_is_a_miss_at_once(
@@ -353,89 +239,3 @@ def test_a_retried_throttle_replays_as_the_same_retry(
     assert emu.hits == 0
     assert replayed["ResponseMetadata"]["RetryAttempts"] == 1
     assert comparable(replayed) == comparable(recorded)
-
-
-@pytest.fixture
-def made_before(emu: Emulator, aws: Credentials) -> Iterator[Any]:
-    """A client made before any cassette began (a fixture's, a module's)."""
-    yield client(emu)
-
-
-def _client_kinds(emu: Emulator) -> list[Any]:
-    options: dict[str, Any] = {"endpoint_url": emu.url, "region_name": "us-east-1"}
-    return [
-        boto3.client("bedrock-runtime", **options),
-        boto3.Session().client("bedrock-runtime", **options),
-        botocore.session.get_session().create_client("bedrock-runtime", **options),
-    ]
-
-
-def test_every_client_is_covered_whenever_it_was_made(
-    made_before: Any, emu: Emulator, tmp_path: Path, aws: Credentials
-) -> None:
-    """Clients made before the cassette, inside it, by boto3.client, a boto3 Session or a
-    botocore session all record and replay: the seam is the class, not a client."""
-    path = tmp_path / "b.yaml"
-    with intercept(Recorder(path, mode="record")):
-        for index, bedrock in enumerate([made_before, *_client_kinds(emu)]):
-            bedrock.converse(modelId=MODEL, messages=user(f"Question {index}"))
-    assert emu.hits == 4
-    emu.reset()
-    with intercept(Recorder(path, mode="replay")) as replaying:
-        for index, bedrock in enumerate([made_before, *_client_kinds(emu)]):
-            bedrock.converse(modelId=MODEL, messages=user(f"Question {index}"))
-    assert replaying.recorder.stats.replayed == 4
-    assert emu.hits == 0
-
-
-def test_replay_opens_no_socket(
-    emu: Emulator, tmp_path: Path, aws: Credentials, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """In replay botocore never connects: a socket tripwire stays untouched."""
-    path = tmp_path / "b.yaml"
-    with intercept(Recorder(path, mode="record")):
-        for call in (converse, converse_stream, invoke, invoke_stream):
-            call(client(emu))
-    emu.reset()
-    import socket
-
-    tripped: list[Any] = []
-    real = socket.socket.connect
-
-    def tripwire(self: socket.socket, address: Any) -> Any:
-        tripped.append(address)
-        return real(self, address)
-
-    monkeypatch.setattr(socket.socket, "connect", tripwire)
-    fresh = client(emu)  # no pooled connection to reuse
-    with intercept(Recorder(path, mode="replay")):
-        for call in (converse, converse_stream, invoke, invoke_stream):
-            call(fresh)
-    assert tripped == []
-    assert emu.hits == 0
-    converse(fresh)  # the tripwire does see a live call
-    assert tripped
-
-
-def test_other_aws_services_pass_through(emu: Emulator, tmp_path: Path, aws: Credentials) -> None:
-    """A call to another service (here STS at the emulator) is no Bedrock call: not recorded."""
-    path = tmp_path / "b.yaml"
-    sts = boto3.client(
-        "sts", endpoint_url=emu.url, config=Config(retries={"total_max_attempts": 1})
-    )
-    with (
-        intercept(Recorder(path, mode="record")),
-        pytest.raises((ClientError, ResponseParserError)),
-    ):
-        sts.get_caller_identity()  # the emulator answers 404: it went live, untouched
-    assert not path.exists()
-
-
-def test_the_seam_is_restored_exactly(emu: Emulator, tmp_path: Path, aws: Credentials) -> None:
-    """After the block botocore's own Endpoint._send is back, the very same function."""
-    import botocore.endpoint
-
-    original = botocore.endpoint.Endpoint.__dict__["_send"]
-    with intercept(Recorder(tmp_path / "b.yaml", mode="record")):
-        assert botocore.endpoint.Endpoint.__dict__["_send"] is not original
-    assert botocore.endpoint.Endpoint.__dict__["_send"] is original
