@@ -27,6 +27,8 @@ from __future__ import annotations
 from cassettes_core.isolation import register_seam
 from cassettes_core.transport import botocore
 from cassettes_core.transport._bodies import charset_of, encoded_body, served_answer, stored_body
+from cassettes_core.transport._botocore_events import event_of as decode_aws_event
+from cassettes_core.transport._botocore_events import frame_of as encode_aws_event
 from cassettes_core.transport._eventstream import CONTENT_TYPE as EVENTSTREAM_CONTENT_TYPE
 from cassettes_core.transport._eventstream import (
     EventStreamError,
@@ -76,7 +78,9 @@ __all__ = [
     "SSEParser",
     "active_interception",
     "charset_of",
+    "decode_aws_event",
     "decode_data",
+    "encode_aws_event",
     "encode_data",
     "encode_event",
     "encode_frame",
