@@ -9,8 +9,9 @@ from typing import Any
 import boto3
 import botocore.session
 import pytest
+import yaml
 from botocore.config import Config
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, ReadTimeoutError
 from botocore.parsers import ResponseParserError
 
 from cassettes_core import Recorder, UnsafeCassetteError, intercept
@@ -139,3 +140,46 @@ def test_a_secret_in_a_bedrock_call_is_refused_and_nothing_written(
     assert not path.exists()
     assert aws.token[20:60] not in str(caught.value)
     assert recording.recorder.stats.recorded == 0
+
+
+def test_a_stream_left_open_is_settled_and_recorded_whole(
+    emu: Emulator, tmp_path: Path, aws: Credentials
+) -> None:
+    """A converse stream never read is read to its end when the block exits, and replays."""
+    path = tmp_path / "b.yaml"
+    with intercept(Recorder(path, mode="record")):
+        client(emu).converse_stream(modelId=MODEL, messages=user("Left open"))
+    stored = yaml.safe_load(path.read_text())["interactions"][0]["stream"]
+    assert stored[-1]["event"] == "metadata"
+    with intercept(Recorder(path, mode="replay")):
+        answer = client(emu).converse_stream(modelId=MODEL, messages=user("Left open"))
+        assert len(list(answer["stream"])) == len(stored)
+
+
+def test_a_stream_closed_early_is_recorded_whole(
+    emu: Emulator, tmp_path: Path, aws: Credentials
+) -> None:
+    """Closing after the first event reads the rest, so the recording is the whole stream."""
+    path = tmp_path / "b.yaml"
+    with intercept(Recorder(path, mode="record")):
+        stream = client(emu).converse_stream(modelId=MODEL, messages=user("Close me"))["stream"]
+        next(iter(stream))
+        stream.close()
+        assert path.exists()
+    assert yaml.safe_load(path.read_text())["interactions"][0]["stream"][-1]["event"] == "metadata"
+
+
+def test_a_recorded_timeout_replays_as_botocore_s_timeout(
+    emu: Emulator, tmp_path: Path, aws: Credentials
+) -> None:
+    """A read timeout is recorded and replays as botocore's ReadTimeoutError, offline."""
+    path = tmp_path / "b.yaml"
+    emu.inject_timeout(2.0)
+    quick = Config(read_timeout=0.2, retries={"total_max_attempts": 1})
+    with intercept(Recorder(path, mode="record")), pytest.raises(ReadTimeoutError):
+        converse(client(emu, config=quick))
+    assert yaml.safe_load(path.read_text())["interactions"][0]["error"]["kind"] == "timeout"
+    emu.reset()
+    with intercept(Recorder(path, mode="replay")), pytest.raises(ReadTimeoutError):
+        converse(client(emu, config=quick))
+    assert emu.hits == 0
