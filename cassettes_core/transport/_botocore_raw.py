@@ -18,7 +18,7 @@ from cassettes_core.transport._botocore_events import event_of
 from cassettes_core.transport._eventstream import EventStreamError, EventStreamParser
 from cassettes_core.transport._exchange import Call, StreamTap
 from cassettes_core.transport._settle import LiveTap
-from cassettes_core.transport._wire import failure_message
+from cassettes_core.transport._wire import Wire, failure_message
 
 
 class ReplayedRaw(io.BytesIO):
@@ -75,10 +75,12 @@ def recorded_failure(exc: BaseException) -> RecordedError | None:
 class EventStreamTap(StreamTap):
     """Parses a live AWS event stream as it passes through, and records it once it ended."""
 
-    def __init__(self, call: Call) -> None:
-        super().__init__(call, wire=None)  # type: ignore[arg-type]  # no httpx wire here
+    def __init__(self, call: Call, wire: Wire | None = None) -> None:
+        # ``wire``: the httpx library when the stream came through it (AnthropicBedrock).
+        super().__init__(call, wire=wire)  # type: ignore[arg-type]  # botocore has no wire
         self._frames = EventStreamParser()
         self._call = call
+        self._library = wire
 
     def feed(self, chunk: bytes) -> None:
         events = [event_of(frame) for frame in self._frames.feed(chunk)]
@@ -94,9 +96,12 @@ class EventStreamTap(StreamTap):
             self._frames.close()  # a frame cut short is a truncated stream: refused
         error = None
         if failure is not None:
-            error = recorded_failure(failure) or RecordedError(
-                kind="connection", message=failure_message(failure)
-            )
+            kind = self._library.failure_kind(failure) if self._library is not None else None
+            error = (
+                RecordedError(kind=kind, message=failure_message(failure))
+                if kind is not None
+                else recorded_failure(failure)
+            ) or RecordedError(kind="connection", message=failure_message(failure))
         self._call.record(duration_ms, stream=self._events, error=error)
 
 
