@@ -180,10 +180,22 @@ def replay(call: Call, request: Any, view: RequestView) -> Any:
     else:
         assert found.response is not None
         status, recorded, body = found.response.status, found.response.headers, found.response.body
-    served, content = served_answer(replay_headers(recorded, status), body)
-    headers = {name.decode(): value.decode() for name, value in served}
-    headers["content-length"] = str(len(content))
-    return AWSResponse(request.url, status, headers, ReplayedRaw(content))
+    known = _served.get(id(found))
+    if known is None or known[0] is not found:
+        served, content = served_answer(replay_headers(recorded, status), body)
+        headers = {name.decode(): value.decode() for name, value in served}
+        headers["content-length"] = str(len(content))
+        if len(_served) >= _SERVED_MAX:
+            _served.clear()
+        known = _served[id(found)] = (found, headers, content)
+    _, headers, content = known
+    return AWSResponse(request.url, status, dict(headers), ReplayedRaw(content))
+
+
+# The bytes a recording replays as, made once per interaction (it is frozen): by id, with the
+# interaction itself kept so that the id cannot be another's.
+_served: dict[int, tuple[Any, dict[str, str], bytes]] = {}
+_SERVED_MAX = 4096
 
 
 def _frames(events: Any, error: RecordedError | None, request: Any) -> Iterator[bytes]:
