@@ -13,12 +13,9 @@ import io
 from collections.abc import Iterator
 from typing import Any
 
-from cassettes_core._model import RecordedError
-from cassettes_core.transport._botocore_events import event_of
-from cassettes_core.transport._eventstream import EventStreamError, EventStreamParser
-from cassettes_core.transport._exchange import Call, StreamTap
+from cassettes_core.transport._eventstream import EventStreamError
+from cassettes_core.transport._exchange import Call, EventStreamTap
 from cassettes_core.transport._settle import LiveTap
-from cassettes_core.transport._wire import Wire, failure_message
 
 
 class ReplayedRaw(io.BytesIO):
@@ -53,56 +50,6 @@ class ReplayedFrames:
         close = getattr(self._frames, "close", None)
         if close is not None:
             close()
-
-
-def failure_kind(exc: BaseException) -> str | None:
-    """How a botocore send failure is recorded: ``timeout``, ``connection``, or not at all."""
-    names = {cls.__name__ for cls in type(exc).__mro__}
-    if "ReadTimeoutError" in names or "ConnectTimeoutError" in names:
-        return "timeout"
-    if names & {"EndpointConnectionError", "ConnectionClosedError", "ConnectionError"}:
-        return "connection"
-    return None
-
-
-def recorded_failure(exc: BaseException) -> RecordedError | None:
-    kind = failure_kind(exc)
-    if kind is None:
-        return None
-    return RecordedError(kind=kind, message=failure_message(exc))  # type: ignore[arg-type]
-
-
-class EventStreamTap(StreamTap):
-    """Parses a live AWS event stream as it passes through, and records it once it ended."""
-
-    def __init__(self, call: Call, wire: Wire | None = None) -> None:
-        # ``wire``: the httpx library when the stream came through it (AnthropicBedrock).
-        super().__init__(call, wire=wire)  # type: ignore[arg-type]  # botocore has no wire
-        self._frames = EventStreamParser()
-        self._call = call
-        self._library = wire
-
-    def feed(self, chunk: bytes) -> None:
-        events = [event_of(frame) for frame in self._frames.feed(chunk)]
-        self._stamp(events)
-
-    def finish(self, failure: BaseException | None = None) -> None:
-        """Record the stream (and the failure that ended it); idempotent."""
-        if self.done:
-            return
-        self.done = True
-        duration_ms = self._call.elapsed_ms()
-        if failure is None:
-            self._frames.close()  # a frame cut short is a truncated stream: refused
-        error = None
-        if failure is not None:
-            kind = self._library.failure_kind(failure) if self._library is not None else None
-            error = (
-                RecordedError(kind=kind, message=failure_message(failure))
-                if kind is not None
-                else recorded_failure(failure)
-            ) or RecordedError(kind="connection", message=failure_message(failure))
-        self._call.record(duration_ms, stream=self._events, error=error)
 
 
 class LiveEventStream(LiveTap):

@@ -30,7 +30,10 @@ from cassettes_core._model import (
 from cassettes_core._recorder import Recorder
 from cassettes_core._request import LLMRequest
 from cassettes_core.transport._bodies import served_answer, stored_body
+from cassettes_core.transport._botocore_events import event_of, frame_of
+from cassettes_core.transport._botocore_failures import recorded_failure
 from cassettes_core.transport._eventstream import CONTENT_TYPE as EVENTSTREAM_CONTENT_TYPE
+from cassettes_core.transport._eventstream import EventStreamParser
 from cassettes_core.transport._headers import kept_headers, replay_headers
 from cassettes_core.transport._routes import Route
 from cassettes_core.transport._sse import EVENT_STREAM, SSEParser, encode_stream, is_event_stream
@@ -118,8 +121,6 @@ class Call:
 
     def tap(self, wire: Wire) -> StreamTap:
         if self.route.provider in catalog.BEDROCK_EVENT_STREAMS:
-            from cassettes_core.transport._botocore_raw import EventStreamTap  # it builds on us
-
             return EventStreamTap(self, wire)
         return StreamTap(self, wire)
 
@@ -186,6 +187,39 @@ class StreamTap:
     def _stamp(self, events: list[StreamEvent]) -> None:
         t_ms = self._call.elapsed_ms()
         self._events.extend(StreamEvent(data=e.data, event=e.event, t_ms=t_ms) for e in events)
+
+
+class EventStreamTap(StreamTap):
+    """Parses a live AWS event stream as it passes through, and records it once it ended."""
+
+    def __init__(self, call: Call, wire: Wire | None = None) -> None:
+        # ``wire``: the httpx library when the stream came through it (AnthropicBedrock).
+        super().__init__(call, wire=wire)  # type: ignore[arg-type]  # botocore has no wire
+        self._frames = EventStreamParser()
+        self._call = call
+        self._library = wire
+
+    def feed(self, chunk: bytes) -> None:
+        events = [event_of(frame) for frame in self._frames.feed(chunk)]
+        self._stamp(events)
+
+    def finish(self, failure: BaseException | None = None) -> None:
+        """Record the stream (and the failure that ended it); idempotent."""
+        if self.done:
+            return
+        self.done = True
+        duration_ms = self._call.elapsed_ms()
+        if failure is None:
+            self._frames.close()  # a frame cut short is a truncated stream: refused
+        error = None
+        if failure is not None:
+            kind = self._library.failure_kind(failure) if self._library is not None else None
+            error = (
+                RecordedError(kind=kind, message=failure_message(failure))
+                if kind is not None
+                else recorded_failure(failure)
+            ) or RecordedError(kind="connection", message=failure_message(failure))
+        self._call.record(duration_ms, stream=self._events, error=error)
 
 
 def open_call(recorder: Recorder, route: Route, headers: Mapping[str, str], content: bytes) -> Call:
@@ -304,8 +338,6 @@ def _replay_chunks(wire: Wire, found: Interaction, request: Any) -> Generator[by
 
 
 def _replay_frames(wire: Wire, found: Interaction, request: Any) -> Generator[bytes]:
-    from cassettes_core.transport._botocore_events import frame_of
-
     for event in found.stream or ():
         yield frame_of(event)
     if found.error is not None:

@@ -15,6 +15,8 @@ from tests.helpers.inner import InnerRun
 
 USER_TESTS = """
 import json
+import os
+from pathlib import Path
 
 import boto3
 import pytest
@@ -30,19 +32,33 @@ def user(text):
     return [{"role": "user", "content": [{"text": text}]}]
 
 
+def keep(name, answer):
+    # What botocore parsed, for the outer test to compare run with run (per-call headers out).
+    answer = dict(answer)
+    metadata = dict(answer.pop("ResponseMetadata"))
+    metadata.pop("HTTPHeaders")
+    if name.endswith("stream"):
+        metadata.pop("RequestId")
+    folder = Path("parsed") / os.environ["RUN"]
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.json").write_text(json.dumps([answer, metadata], default=repr))
+
+
 @pytest.mark.cassette
 def test_converse(cassette):
     answer = CLIENT.converse(
         modelId=MODEL, messages=user(QUESTION), inferenceConfig={"temperature": TEMPERATURE}
     )
     assert "42" in answer["output"]["message"]["content"][0]["text"]
+    keep("converse", answer)
 
 
 @pytest.mark.cassette
 def test_converse_stream(cassette):
     answer = CLIENT.converse_stream(modelId=MODEL, messages=user(QUESTION))
-    names = [next(iter(event)) for event in answer["stream"]]
-    assert names[0] == "messageStart" and names[-1] == "metadata"
+    events = list(answer["stream"])
+    assert next(iter(events[0])) == "messageStart" and "metadata" in events[-1]
+    keep("converse_stream", {**answer, "stream": events})
 
 
 @pytest.mark.cassette
@@ -50,7 +66,9 @@ def test_invoke_model(cassette):
     body = {"anthropic_version": "bedrock-2023-05-31", "max_tokens": 32,
             "messages": [{"role": "user", "content": QUESTION}]}
     answer = boto3.client("bedrock-runtime").invoke_model(modelId=MODEL, body=json.dumps(body))
-    assert json.loads(answer["body"].read())["stop_reason"] == "end_turn"
+    parsed = json.loads(answer["body"].read())
+    assert parsed["stop_reason"] == "end_turn"
+    keep("invoke_model", {**answer, "body": parsed})
 
 
 @pytest.mark.cassette
@@ -62,6 +80,7 @@ def test_invoke_stream(cassette):
     )
     chunks = [json.loads(event["chunk"]["bytes"]) for event in answer["body"]]
     assert chunks[0]["type"] == "message_start"
+    keep("invoke_model_with_response_stream", {**answer, "body": chunks})
 """
 
 
@@ -95,6 +114,7 @@ def test_the_marker_records_then_ci_replays_with_no_call(
     """First run records the four operations; under CI the same tests (a new temperature
     too) replay them: 0 emulator hits, and the summary counts the tokens replay saved."""
     _write(pytester)
+    monkeypatch.setenv("RUN", "recorded")
     first = inner()
     first.assert_outcomes(passed=4)
     assert bedrock.hits == 4
@@ -102,10 +122,14 @@ def test_the_marker_records_then_ci_replays_with_no_call(
     assert len(stored) == 4
     bedrock.reset()
     monkeypatch.setenv("CI", "true")
+    monkeypatch.setenv("RUN", "replayed")
     _write(pytester, temperature=0.9)
     second = inner()
     second.assert_outcomes(passed=4)
     assert bedrock.hits == 0
+    parsed = pytester.path / "parsed"
+    for recorded in sorted((parsed / "recorded").iterdir()):
+        assert (parsed / "replayed" / recorded.name).read_text() == recorded.read_text()
     second.stdout.fnmatch_lines(
         ["*4 interactions replayed, 0 recorded, 0 missed, 0 unused*", "replay saved * tokens*"]
     )
@@ -120,6 +144,7 @@ def test_a_changed_prompt_fails_under_ci_with_the_diff(
 ) -> None:
     """Under CI a new prompt is a CassetteMissError naming the change, and nothing goes live."""
     _write(pytester)
+    monkeypatch.setenv("RUN", "recorded")
     inner().assert_outcomes(passed=4)
     bedrock.reset()
     monkeypatch.setenv("CI", "true")
