@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, Protocol
 
+from cassette_refresh._bedrock import BedrockProvider
 from cassettes_core import ConfigError, LLMRequest, ProviderError, catalog
 from cassettes_core.providers import Provider
 from cassettes_core.providers.http import HTTPProvider, http_module
@@ -264,6 +265,9 @@ def built_in_reissuer(
     providers: dict[str, Provider] = {}
     for name in names:
         route = catalog.current().get(name)
+        if route is not None and route.family == "bedrock":  # botocore signs: no key variable
+            providers[name] = BedrockProvider(name, env=env, timeout=timeout)
+            continue
         if route is None:
             raise ConfigError(
                 f"no built-in way to reach provider {name!r} live: it is not in the catalog\n"

@@ -50,6 +50,7 @@ from typing import NoReturn
 from cassettes_core._errors import ConfigError
 from cassettes_core.catalog._domains import OTHER_KEY_HEADERS, PROVIDER_DOMAINS, PROVIDER_PATTERNS
 from cassettes_core.catalog._endpoints import BUILT_IN, fields
+from cassettes_core.catalog._endpoints_bedrock import BEDROCK_EVENT_STREAMS
 from cassettes_core.catalog._types import (
     Catalog,
     Drift,
@@ -62,6 +63,7 @@ from cassettes_core.catalog._types import (
 )
 
 __all__ = [
+    "BEDROCK_EVENT_STREAMS",
     "DEFAULT_CATALOG",
     "DEFAULT_SEMANTIC_FIELDS",
     "GENERIC_SEMANTIC_FIELDS",

@@ -24,6 +24,7 @@ from cassettes_core.isolation._hosts import (
     url_host_port,
 )
 from cassettes_core.isolation._linger import linger, threads_now
+from cassettes_core.isolation._on_import import unwatch, watch
 from cassettes_core.isolation._seams import grpc_target, register_seam
 
 __all__ = [
@@ -44,5 +45,7 @@ __all__ = [
     "provider_reason",
     "register_seam",
     "threads_now",
+    "unwatch",
     "url_host_port",
+    "watch",
 ]

@@ -21,6 +21,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from cassettes_core.secrets._aws import DETECTORS as AWS_DETECTORS
 from cassettes_core.secrets._batch import Batch
 from cassettes_core.secrets._shapes import (
     is_example_password,
@@ -212,6 +213,11 @@ _DETECTORS: tuple[_Detector, ...] = (
         ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
         r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}" + _E,
         accept=_aws_key_id,
+    ),
+    # Session tokens, SigV4 signatures, secret keys beside their ids, Bedrock API keys.
+    *(
+        _d(kind, anchors, pattern, accept=accept, ignorecase=nocase, bounded=bounded)
+        for kind, anchors, pattern, accept, nocase, bounded in AWS_DETECTORS
     ),
     _d("Slack token", "xox", r"xox[abposr]-[A-Za-z0-9-]{10,}", ignorecase=True),
     _d("Slack app token", "xapp-", r"xapp-\d-[A-Za-z0-9-]{20,}"),

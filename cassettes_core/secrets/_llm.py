@@ -161,6 +161,8 @@ _OPAQUE_FIELDS = frozenset(
         # Base64 payloads beside a media type (Anthropic's source.data, Gemini's inline_data);
         # the walk names them so.
         "base64_data",
+        # Bedrock's invoke_model stream chunk, kept as base64 only when it is not JSON.
+        "bytes",
     }
 )
 _OPAQUE_SUFFIXES = (

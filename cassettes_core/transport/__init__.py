@@ -16,18 +16,31 @@ except, in replay, requests to a provider host that are not provider calls (see
 
 The codecs are here too, for code that reads or writes cassette bodies and streams itself:
 the body codec (:func:`stored_body`, :func:`encoded_body`, :func:`served_answer`) that the
-built-in providers share, and the SSE codec (:class:`SSEParser`, :func:`parse_stream`,
-:func:`encode_stream` …).
+built-in providers share, the SSE codec (:class:`SSEParser`, :func:`parse_stream`,
+:func:`encode_stream` …) and the AWS event-stream codec (:class:`EventStreamParser`,
+:func:`encode_frame`). ``boto3``/``botocore`` clients are covered by the same switch (see
+:mod:`cassettes_core.transport.botocore`).
 """
 
 from __future__ import annotations
 
 from cassettes_core.isolation import register_seam
+from cassettes_core.transport import botocore
 from cassettes_core.transport._bodies import charset_of, encoded_body, served_answer, stored_body
+from cassettes_core.transport._botocore_events import event_of as decode_aws_event
+from cassettes_core.transport._botocore_events import frame_of as encode_aws_event
+from cassettes_core.transport._eventstream import CONTENT_TYPE as EVENTSTREAM_CONTENT_TYPE
+from cassettes_core.transport._eventstream import (
+    EventStreamError,
+    EventStreamParser,
+    Frame,
+    encode_frame,
+)
 from cassettes_core.transport._guarded import request_hint
 from cassettes_core.transport._headers import kept_headers, recorded_delay, replay_headers
 from cassettes_core.transport._intercept import (
     Interception,
+    add_client_seam,
     hold_clients,
     intercept,
     is_patched,
@@ -51,17 +64,26 @@ from cassettes_core.transport._wire import failure_kind
 
 # The isolation guard checks httpx/httpx2 clients through this package's client seam.
 register_seam(hold_clients, release_clients, live_allowed)
+# botocore's seam goes in and out with the httpx ones.
+add_client_seam(botocore.install, botocore.restore)
 
 __all__ = [
+    "EVENTSTREAM_CONTENT_TYPE",
     "AbandonedStreamWarning",
+    "EventStreamError",
+    "EventStreamParser",
+    "Frame",
     "Interception",
     "Route",
     "SSEParser",
     "active_interception",
     "charset_of",
+    "decode_aws_event",
     "decode_data",
+    "encode_aws_event",
     "encode_data",
     "encode_event",
+    "encode_frame",
     "encode_stream",
     "encoded_body",
     "failure_kind",

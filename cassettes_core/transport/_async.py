@@ -15,7 +15,6 @@ from cassettes_core._errors import CassetteError
 from cassettes_core._recorder import Recorder
 from cassettes_core.transport._exchange import Call, StreamTap, open_call, replay_response
 from cassettes_core.transport._settle import LiveTap
-from cassettes_core.transport._sse import is_event_stream
 from cassettes_core.transport._tracking import route_request
 from cassettes_core.transport._wire import Wire
 
@@ -58,7 +57,7 @@ class AsyncCassetteTransport:
             raise
         if not call.records:
             return response
-        if response.status_code < 400 and is_event_stream(response.headers.get("content-type")):
+        if response.status_code < 400 and call.streams(response.headers.get("content-type")):
             live = _AsyncLiveStream(call, call.tap(self.wire), response, request)
             return self.wire.relay(
                 response, request, stream=self.wire.async_stream(live.chunks, live.aclose)

@@ -13,7 +13,7 @@ import json
 import time
 from collections.abc import AsyncGenerator, Generator, Iterator, Mapping
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from cassettes_core import catalog
 from cassettes_core._errors import (
@@ -30,9 +30,13 @@ from cassettes_core._model import (
 from cassettes_core._recorder import Recorder
 from cassettes_core._request import LLMRequest
 from cassettes_core.transport._bodies import served_answer, stored_body
+from cassettes_core.transport._botocore_events import event_of, frame_of
+from cassettes_core.transport._botocore_failures import recorded_failure
+from cassettes_core.transport._eventstream import CONTENT_TYPE as EVENTSTREAM_CONTENT_TYPE
+from cassettes_core.transport._eventstream import EventStreamParser
 from cassettes_core.transport._headers import kept_headers, replay_headers
 from cassettes_core.transport._routes import Route
-from cassettes_core.transport._sse import EVENT_STREAM, SSEParser, encode_stream
+from cassettes_core.transport._sse import EVENT_STREAM, SSEParser, encode_stream, is_event_stream
 from cassettes_core.transport._visible import E, sent_by_anthropic, visible, visible_type
 from cassettes_core.transport._wire import Wire, failure_message
 
@@ -108,7 +112,16 @@ class Call:
         self.record(duration_ms, error=RecordedError(kind=kind, message=failure_message(exc)))
         return True
 
+    def streams(self, content_type: str | None) -> bool:
+        """Whether a live answer of ``content_type`` is a stream to tap: SSE, or the AWS
+        event stream of a Bedrock streaming endpoint (the anthropic SDK's AnthropicBedrock)."""
+        if self.route.provider in catalog.BEDROCK_EVENT_STREAMS:
+            return (content_type or "").startswith(EVENTSTREAM_CONTENT_TYPE)
+        return is_event_stream(content_type)
+
     def tap(self, wire: Wire) -> StreamTap:
+        if self.route.provider in catalog.BEDROCK_EVENT_STREAMS:
+            return EventStreamTap(self, wire)
         return StreamTap(self, wire)
 
     def record(self, duration_ms: int, **outcome: Any) -> None:
@@ -176,6 +189,39 @@ class StreamTap:
         self._events.extend(StreamEvent(data=e.data, event=e.event, t_ms=t_ms) for e in events)
 
 
+class EventStreamTap(StreamTap):
+    """Parses a live AWS event stream as it passes through, and records it once it ended."""
+
+    def __init__(self, call: Call, wire: Wire | None = None) -> None:
+        # ``wire``: the httpx library when the stream came through it (AnthropicBedrock).
+        super().__init__(call, wire=wire)  # type: ignore[arg-type]  # botocore has no wire
+        self._frames = EventStreamParser()
+        self._call = call
+        self._library = wire
+
+    def feed(self, chunk: bytes) -> None:
+        events = [event_of(frame) for frame in self._frames.feed(chunk)]
+        self._stamp(events)
+
+    def finish(self, failure: BaseException | None = None) -> None:
+        """Record the stream (and the failure that ended it); idempotent."""
+        if self.done:
+            return
+        self.done = True
+        duration_ms = self._call.elapsed_ms()
+        if failure is None:
+            self._frames.close()  # a frame cut short is a truncated stream: refused
+        error = None
+        if failure is not None:
+            kind = self._library.failure_kind(failure) if self._library is not None else None
+            error = (
+                RecordedError(kind=kind, message=failure_message(failure))
+                if kind is not None
+                else recorded_failure(failure)
+            ) or RecordedError(kind="connection", message=failure_message(failure))
+        self._call.record(duration_ms, stream=self._events, error=error)
+
+
 def open_call(recorder: Recorder, route: Route, headers: Mapping[str, str], content: bytes) -> Call:
     """Parse and look up a provider request; raises (SDK-visibly) on a miss or a bad body."""
     anthropic_caller = sent_by_anthropic(route.provider, headers)
@@ -196,10 +242,10 @@ def open_call(recorder: Recorder, route: Route, headers: Mapping[str, str], cont
         # (digested, stored). The path wins over a `model` the body also carries, since the
         # server routes by the path and ignores the body's; only this identity changes, the
         # bytes sent live are the caller's.
-        body = {**body, "model": route.model}
+        body = {**body, "model": unquote(route.model)}  # `…-v1%3A0` is the model `…-v1:0`
     # Split once, under the recorder's policy (what `recorder.normalise` would do again).
     request = LLMRequest.from_body(route.provider, body, policy=recorder.policy)
-    wants_stream = body.get("stream") is True
+    wants_stream = body.get("stream") is True or route.provider in catalog.BEDROCK_EVENT_STREAMS
     # Only a recording of the shape asked for answers: a stream for `stream: true`.
     found = recorder.find(
         request,
@@ -258,6 +304,12 @@ def replay_response(wire: Wire, call: Call, request: Any, *, asynchronous: bool)
     """The answer for ``call.found``, as ``wire`` responses (or the exception it recorded)."""
     found = call.found
     assert found is not None
+    if found.stream is not None and call.route.provider in catalog.BEDROCK_EVENT_STREAMS:
+        frames = _replay_frames(wire, found, request)
+        return wire.response(
+            200, {"content-type": EVENTSTREAM_CONTENT_TYPE}, stream=_stream(wire, frames,
+            asynchronous=asynchronous), request=request
+        )  # fmt: skip
     if found.stream is not None:
         chunks = _replay_chunks(wire, found, request)
         if asynchronous:
@@ -283,6 +335,20 @@ def _replay_chunks(wire: Wire, found: Interaction, request: Any) -> Generator[by
     if found.error is not None:
         # A stream that failed part-way fails at the same place again.
         raise wire.exception(found.error, request)
+
+
+def _replay_frames(wire: Wire, found: Interaction, request: Any) -> Generator[bytes]:
+    for event in found.stream or ():
+        yield frame_of(event)
+    if found.error is not None:
+        raise wire.exception(found.error, request)
+
+
+def _stream(wire: Wire, chunks: Generator[bytes], *, asynchronous: bool) -> Any:
+    if asynchronous:
+        async_chunks = _async_iter(chunks)
+        return wire.async_stream(async_chunks, async_chunks.aclose)
+    return wire.sync_stream(chunks, chunks.close)
 
 
 async def _async_iter(chunks: Iterator[bytes]) -> AsyncGenerator[bytes]:

@@ -63,6 +63,19 @@ class _State:
 
 
 _state = _State()
+# Seams of clients that are not httpx (botocore's): (install, restore), in and out with these.
+_other_seams: list[tuple[Callable[[], None], Callable[[], None]]] = []
+
+
+def add_client_seam(install: Callable[[], None], restore: Callable[[], None]) -> None:
+    """Have ``install`` run whenever the client classes are patched, ``restore`` when not."""
+    with _state.lock:
+        if (install, restore) not in _other_seams:
+            _other_seams.append((install, restore))
+            if _state.saved:
+                install()
+
+
 # The interception the current thread or task entered last (and has not left).
 _bound: contextvars.ContextVar[Interception | None] = contextvars.ContextVar(
     "cassettes_interception", default=None
@@ -215,12 +228,16 @@ def _install() -> None:
                     )
                 _state.saved.append((cls, original))
                 setattr(cls, _PATCHED, _patched(original, module.__name__, is_async=is_async))
+        for install, _ in _other_seams:
+            install()
     except BaseException:
         _restore()
         raise
 
 
 def _restore() -> None:
+    for _, restore in reversed(_other_seams):
+        restore()
     while _state.saved:
         cls, original = _state.saved.pop()
         setattr(cls, _PATCHED, original)

@@ -28,7 +28,9 @@ def sent_by_anthropic(provider: str | None, headers: Mapping[str, str]) -> bool:
     endpoint = catalog.current().get(provider) if provider is not None else None
     if endpoint is not None and endpoint.family == "anthropic":
         return True
-    return "anthropic/python" in headers.get("user-agent", "").lower()
+    agent = headers.get("user-agent", "").lower()
+    # Anthropic, AnthropicBedrock, AnthropicVertex: "<client class>/Python <version>".
+    return "anthropic/python" in agent or (agent.startswith("anthropic") and "/python" in agent)
 
 
 def visible(error: CassetteError, *, anthropic_caller: bool) -> CassetteError:

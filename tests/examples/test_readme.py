@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import secrets
 import shlex
 import signal
 import subprocess
@@ -30,6 +31,7 @@ _CI = "CI"
 _PROVIDER_API = "The Provider API"
 _OPENAI = "Use with the OpenAI SDK"
 _ANTHROPIC = "Use with the Anthropic SDK"
+_BEDROCK = "Use with Bedrock"
 _MATCHED = "What is matched"
 _EMULATOR_CLI = "The emulator from the command line"
 _SDK_VARIABLES = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")
@@ -95,7 +97,7 @@ def emulator(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Emulat
 
 def test_every_python_block_is_run_here() -> None:
     """A new example under a new heading needs a test here before the README can ship it."""
-    run_here = {_MARKER, _PROVIDER_API, _OPENAI, _ANTHROPIC, _MATCHED}
+    run_here = {_MARKER, _PROVIDER_API, _OPENAI, _ANTHROPIC, _MATCHED, _BEDROCK}
     assert {b.heading for b in _blocks() if b.lang == "python"} == run_here
 
 
@@ -111,6 +113,30 @@ def test_readme_example_records_then_replays(
     monkeypatch.setenv("CI", "true")
     _run(code, section)
     assert emulator.hits == recorded_hits
+
+
+def test_bedrock_example_records_then_replays(
+    emulator: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The Bedrock example records through boto3 (botocore's own endpoint variable names the
+    emulator, fake keys), then replays under CI with fake keys and no provider hit."""
+    for name, value in (
+        ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", emulator.url),
+        ("AWS_ACCESS_KEY_ID", "AKIA" + secrets.token_hex(8).upper()),
+        ("AWS_SECRET_ACCESS_KEY", secrets.token_urlsafe(30)),
+        ("AWS_DEFAULT_REGION", "us-east-1"),
+        ("AWS_CONFIG_FILE", str(tmp_path / "none")),
+        ("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none")),
+    ):
+        monkeypatch.setenv(name, value)
+    (code,) = _code(_BEDROCK)
+    _run(code, _BEDROCK)
+    assert (tmp_path / "cassettes" / "bedrock.yaml").exists()
+    assert emulator.hits == 1
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIA" + secrets.token_hex(8).upper())  # other keys
+    _run(code, _BEDROCK)
+    assert emulator.hits == 1
 
 
 def test_match_policy_example_builds_on_the_provider_api_one(emulator: Emulator) -> None:

@@ -229,6 +229,7 @@ WHITE_BOX: dict[str, str] = {
     "tests/unit/test_plugin_naming.py": "pytest_plugin",  # node id -> cassette path, truncation
     "tests/unit/test_plugin_spec.py": "pytest_plugin",  # ini + marker -> recorder options
     "tests/unit/test_plugin_tally.py": "pytest_plugin",  # the summary's arithmetic
+    "tests/unit/test_eventstream.py": "cassettes_core.transport",  # Bedrock frames <-> events
 }
 
 

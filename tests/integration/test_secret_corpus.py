@@ -111,6 +111,13 @@ OWN_KINDS: dict[str, Gen] = {
     "github-fine-grained": lambda g: f"github_pat_{r(g, 22)}_{r(g, 59)}",
     "gitlab": lambda g: f"glpat-{r(g, 20, URLSAFE)}",
     "aws-access-key-id": lambda g: "AKIA" + r(g, 16, UPPER_DIGITS),
+    "aws-key-pair": lambda g: f"ASIA{r(g, 16, UPPER_DIGITS)} {r(g, 19)}/{r(g, 18)}a1",
+    "aws-session-token": lambda g: "IQoJb3JpZ2luX2VjE" + r(g, 200, ALNUM + "+/"),
+    "aws-sigv4": lambda g: (
+        f"AWS4-HMAC-SHA256 Credential=x/20261201/us-east-1/bedrock/aws4_request, "
+        f"SignedHeaders=host;x-amz-date, Signature={r(g, 64, HEX)}"
+    ),
+    "bedrock-api-key": lambda g: "ABSK" + r(g, 120, ALNUM + "+/"),
     "slack-bot": lambda g: f"xoxb-{r(g, 11, string.digits)}-{r(g, 12, string.digits)}-{r(g, 24)}",
     "slack-app": lambda g: (
         f"xapp-1-A{r(g, 10, UPPER_DIGITS)}-{r(g, 13, string.digits)}-{r(g, 64, HEX)}"

@@ -41,12 +41,17 @@ def gemini_like() -> Endpoint:
 
 
 def test_the_built_in_endpoints_are_the_four_the_library_serves() -> None:
-    """The default catalog holds OpenAI chat, embeddings, responses and Anthropic messages."""
+    """The default catalog holds OpenAI chat, embeddings, responses, Anthropic messages and
+    the four Bedrock runtime operations."""
     assert set(DEFAULT_CATALOG.names()) == {
         "openai.chat",
         "openai.embeddings",
         "openai.responses",
         "anthropic.messages",
+        "bedrock.converse",
+        "bedrock.converse_stream",
+        "bedrock.invoke_model",
+        "bedrock.invoke_model_with_response_stream",
     }
     assert catalog.current() is DEFAULT_CATALOG
 

@@ -18,6 +18,24 @@ BASES: dict[str, dict[str, Any]] = {
         "max_tokens": 64,
         "messages": [{"role": "user", "content": "Hi"}],
     },
+    "bedrock.converse": {
+        "model": "anthropic.claude-3-haiku-20240307-v1:0",
+        "messages": [{"role": "user", "content": [{"text": "Hi"}]}],
+    },
+    "bedrock.converse_stream": {
+        "model": "anthropic.claude-3-haiku-20240307-v1:0",
+        "messages": [{"role": "user", "content": [{"text": "Hi"}]}],
+    },
+    "bedrock.invoke_model": {
+        "model": "anthropic.claude-3-haiku-20240307-v1:0",
+        "anthropic_version": "bedrock-2023-05-31",
+        "messages": [{"role": "user", "content": "Hi"}],
+    },
+    "bedrock.invoke_model_with_response_stream": {
+        "model": "anthropic.claude-3-haiku-20240307-v1:0",
+        "anthropic_version": "bedrock-2023-05-31",
+        "messages": [{"role": "user", "content": "Hi"}],
+    },
 }
 
 TUNING = {
