@@ -1,0 +1,94 @@
+"""Reading and reviewing cassettes: what ``cassettes ls | show | verify | diff`` print.
+
+Everything here reads cassettes through ``cassettes_core.store``'s surface and returns data
+that the commands render late: a cassette's timeline (:func:`timeline`, one :class:`Entry`
+per interaction), its terminal text (:func:`render_timeline`) and HTML page
+(:func:`render_page`), ``ls``'s :class:`Listing`, ``verify``'s :class:`Problem` list and
+``diff``'s :class:`Comparison`. What a person reads in an interaction (the last user turn, the
+answer, tool calls) comes from one small :class:`Shape` per provider (:data:`SHAPES`;
+:func:`register_shape` adds one); a provider without one is shown as folded JSON.
+"""
+
+from __future__ import annotations
+
+from cassettes_core.review._files import (
+    SORT_KEYS,
+    Listing,
+    NotACassetteError,
+    cassette_files,
+    interactions_from_text,
+    listing_of,
+    plainly_not_a_cassette,
+    read_cassette,
+    sort_listings,
+)
+from cassettes_core.review._git import Changed, changed_cassettes
+from cassettes_core.review._html import escape, render_page
+from cassettes_core.review._semantic import (
+    CHURN_KEYS,
+    Change,
+    Comparison,
+    compare,
+    content_of,
+    path_diff,
+    render_change,
+    without_churn,
+)
+from cassettes_core.review._shapes import (
+    SHAPES,
+    Said,
+    Shape,
+    ToolCall,
+    answered,
+    as_json,
+    asked,
+    register_shape,
+    streamed,
+)
+from cassettes_core.review._text import fold, printable, render_entry, render_timeline
+from cassettes_core.review._timeline import SHOW_VERSION, Entry, entry_of, timeline
+from cassettes_core.review._verify import Problem, Verified, verify_file
+
+__all__ = [
+    "CHURN_KEYS",
+    "SHAPES",
+    "SHOW_VERSION",
+    "SORT_KEYS",
+    "Change",
+    "Changed",
+    "Comparison",
+    "Entry",
+    "Listing",
+    "NotACassetteError",
+    "Problem",
+    "Said",
+    "Shape",
+    "ToolCall",
+    "Verified",
+    "answered",
+    "as_json",
+    "asked",
+    "cassette_files",
+    "changed_cassettes",
+    "compare",
+    "content_of",
+    "entry_of",
+    "escape",
+    "fold",
+    "interactions_from_text",
+    "listing_of",
+    "path_diff",
+    "plainly_not_a_cassette",
+    "printable",
+    "read_cassette",
+    "register_shape",
+    "render_change",
+    "render_entry",
+    "render_page",
+    "render_timeline",
+    "sort_listings",
+    "streamed",
+    "timeline",
+    "verify_file",
+    "without_churn",
+]
