@@ -24,6 +24,13 @@ from cassettes_core.review._files import (
 )
 from cassettes_core.review._git import Changed, changed_cassettes
 from cassettes_core.review._html import escape, render_page
+from cassettes_core.review._prune import (
+    PrunePlan,
+    Usage,
+    drop_interactions,
+    plan_prune,
+    read_usage,
+)
 from cassettes_core.review._semantic import (
     CHURN_KEYS,
     Change,
@@ -61,9 +68,11 @@ __all__ = [
     "Listing",
     "NotACassetteError",
     "Problem",
+    "PrunePlan",
     "Said",
     "Shape",
     "ToolCall",
+    "Usage",
     "Verified",
     "answered",
     "as_json",
@@ -72,6 +81,7 @@ __all__ = [
     "changed_cassettes",
     "compare",
     "content_of",
+    "drop_interactions",
     "entry_of",
     "escape",
     "fold",
@@ -79,8 +89,10 @@ __all__ = [
     "listing_of",
     "path_diff",
     "plainly_not_a_cassette",
+    "plan_prune",
     "printable",
     "read_cassette",
+    "read_usage",
     "register_shape",
     "render_change",
     "render_entry",

@@ -2,9 +2,10 @@
 
 Interactions are paired by digest (what was asked), and a digest asked several times by the
 order of its recordings; requests left over are paired when they are equal but for churn (a
-tool result answers a call whose id is fresh at every recording). A request only the new recording holds is ``new``, one only the old
-recording holds is ``gone``, and a pair whose answers differ in content is ``answered
-differently``, with the path-level differences of the answers.
+tool result answers a call whose id is fresh at every recording). A request only the new
+recording holds is ``new``, one only the old recording holds is ``gone``, and a pair whose
+answers differ in content is ``answered differently``, with the path-level differences of
+the answers.
 
 Re-recording changes things that are not content: this is *churn*, never reported. Churn is
 the answer's headers, durations and stream timings, and, anywhere in an answer body, ids

@@ -7,6 +7,7 @@ the real recorder (``Recorder`` with the httpx2 cassette transport), never typed
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -82,12 +83,10 @@ def record_openai(path: Path, emu: Emulator, *, question: str = "Capital of Fran
     client = openai_client(emu, recorder)
     openai_calls(client, question=question)
     emu.inject_error(429, headers={"retry-after": "0"})
-    try:
+    with contextlib.suppress(openai.RateLimitError):  # recorded: it replays as the same 429
         client.chat.completions.create(
             model="gpt-4o-mini", messages=[{"role": "user", "content": "Too many?"}]
         )
-    except openai.RateLimitError:
-        pass
     return path
 
 
