@@ -89,7 +89,8 @@ def _print(console: Console, plan: PrunePlan, *, deleted: bool, removed: int) ->
     for path, why in plan.kept:
         console.print(printable(f"kept: {shown(path)} ({why})"))
     total = sum(len(seqs) for _, seqs in plan.unplayed)
-    summary = f"{plural(len(plan.unused), 'unused cassette')}, {plural(total, 'interaction')} never played"
+    unused = plural(len(plan.unused), "unused cassette")
+    summary = f"{unused}, {plural(total, 'interaction')} never played"
     if deleted:
         console.print(f"{summary}: deleted ({removed} interactions cut)")
     elif plan.unused or plan.unplayed:
