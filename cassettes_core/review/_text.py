@@ -57,7 +57,11 @@ def render_entry(
     entry: Entry, *, width: int, full: bool = False, style: Style = _plain
 ) -> Iterator[str]:
     """The lines of one interaction's block."""
-    yield style(f"#{entry.seq}", "1") + " " + heading(entry)
+    seq = f"#{entry.seq}"
+    head = fold(f"{seq} {heading(entry)}", width)
+    yield style(seq, "1") + head[0][len(seq) :]
+    for line in head[1:]:
+        yield " " * 3 + line if len(line) + 3 <= width else line
     yield from _said_lines("asked", entry.question, width, full, style)
     if entry.outcome == "stream":
         yield from _field("stream", f"{entry.events} events, assembled:", width, full, style)
@@ -100,7 +104,7 @@ def _field(
     for n, line in enumerate(lines[:limit]):
         yield (f"   {style(label, '2')}{pad}" if n == 0 else indent) + line
     if len(lines) > limit:
-        yield f"{indent}… {len(lines) - limit} more lines (--full shows them)"
+        yield f"{indent}… {len(lines) - limit} more lines (--full shows them)"[: max(width, 40)]
 
 
 def fold(text: str, width: int) -> list[str]:

@@ -80,23 +80,28 @@ def openai_calls(client: openai.OpenAI, *, question: str = "Capital of France?")
 def record_openai(path: Path, emu: Emulator, *, question: str = "Capital of France?") -> Path:
     """Record :func:`openai_calls` into ``path`` (rewritten), then an answered 429."""
     recorder = Recorder(path, mode="record", record_errors="all")
-    client = openai_client(emu, recorder)
-    openai_calls(client, question=question)
-    emu.inject_error(429, headers={"retry-after": "0"})
-    with contextlib.suppress(openai.RateLimitError):  # recorded: it replays as the same 429
-        client.chat.completions.create(
-            model="gpt-4o-mini", messages=[{"role": "user", "content": "Too many?"}]
-        )
+    with openai_client(emu, recorder) as client:
+        openai_calls(client, question=question)
+        emu.inject_error(429, headers={"retry-after": "0"})
+        with contextlib.suppress(openai.RateLimitError):  # recorded: replays as the same 429
+            client.chat.completions.create(
+                model="gpt-4o-mini", messages=[{"role": "user", "content": "Too many?"}]
+            )
     return path
 
 
 def record_anthropic(path: Path, emu: Emulator) -> Path:
     """An Anthropic tool use, its result answered, and a stream."""
     recorder = Recorder(path, mode="record")
-    client = anthropic_client(emu, recorder)
+    with anthropic_client(emu, recorder) as client:
+        _anthropic_calls(client)
+    return path
+
+
+def _anthropic_calls(client: anthropic.Anthropic) -> None:
     messages: Any = [{"role": "user", "content": "Weather in Lyon?"}]
     first = client.messages.create(
-        model="claude-sonnet-4-5", max_tokens=200, messages=messages, tools=[ANTHROPIC_TOOL]
+        model="claude-haiku-4-5", max_tokens=200, messages=messages, tools=[ANTHROPIC_TOOL]
     )
     use = next(block for block in first.content if block.type == "tool_use")
     messages += [
@@ -107,12 +112,11 @@ def record_anthropic(path: Path, emu: Emulator) -> Path:
         },
     ]
     client.messages.create(
-        model="claude-sonnet-4-5", max_tokens=200, messages=messages, tools=[ANTHROPIC_TOOL]
+        model="claude-haiku-4-5", max_tokens=200, messages=messages, tools=[ANTHROPIC_TOOL]
     )
     with client.messages.stream(
-        model="claude-sonnet-4-5",
+        model="claude-haiku-4-5",
         max_tokens=200,
         messages=[{"role": "user", "content": "Say hello"}],
     ) as stream:
         stream.until_done()
-    return path
