@@ -78,7 +78,8 @@ def test_show_json_is_the_same_data(
     """--json: a versioned report, one entry per interaction, the tool call's arguments as sent."""
     code, out, _ = run(["show", str(recorded["openai"]), "--json"], capsys)
     report = json.loads(out)
-    assert code == 0 and report["version"] == 1
+    assert code == 0
+    assert report["version"] == 1
     entries = report["interactions"]
     assert [e["outcome"] for e in entries] == [
         "answer", "answer", "answer", "stream", "answer", "error",
@@ -87,7 +88,8 @@ def test_show_json_is_the_same_data(
         {"name": "get_weather", "arguments": '{"city":"Paris"}'}
     ]
     assert entries[3]["stream_events"] > 3
-    assert entries[5]["status"] == 429 and entries[5]["error"].startswith("HTTP 429")
+    assert entries[5]["status"] == 429
+    assert entries[5]["error"].startswith("HTTP 429")
     assert entries[0]["tokens"] == {"input": 24, "output": 17}
 
 
@@ -96,10 +98,15 @@ def test_show_one_seq_and_a_missing_one(
 ) -> None:
     """--seq N shows that block alone; a seq the cassette lacks is an ERROR/TIP, exit 2."""
     code, out, _ = run(["show", str(recorded["openai"]), "--seq", "2"], capsys)
-    assert code == 0 and "#2 " in out and "#1 " not in out
+    assert code == 0
+    assert "#2 " in out
+    assert "#1 " not in out
     code, out, err = run(["show", str(recorded["openai"]), "--seq", "99"], capsys)
-    assert code == 2 and out == ""
-    assert err.startswith("ERROR: ") and "seq 99" in err and "\nTIP: " in err
+    assert code == 2
+    assert out == ""
+    assert err.startswith("ERROR: ")
+    assert "seq 99" in err
+    assert "\nTIP: " in err
 
 
 def _long_cassette(path: Path, text: str) -> Path:
@@ -125,9 +132,11 @@ def test_long_text_is_folded_to_columns_and_full_shows_all(
     _, out, _ = run(["show", str(path)], capsys)
     body = out.splitlines()[2:]
     assert max(len(line) for line in body) <= 60
-    assert "more lines (--full shows them)" in out and "word399" not in out
+    assert "more lines (--full shows them)" in out
+    assert "word399" not in out
     _, full, _ = run(["show", str(path), "--full"], capsys)
-    assert "word399" in full and "more lines" not in full
+    assert "word399" in full
+    assert "more lines" not in full
     assert max(len(line) for line in full.splitlines()[2:]) <= 60
 
 
@@ -138,8 +147,12 @@ def test_terminal_escapes_in_a_cassette_are_shown_not_obeyed(
     visible escapes: nothing from the cassette acts on the terminal."""
     path = _long_cassette(tmp_path / "evil.yaml", "ok\x1b[2J\x1b]0;pwned\x07\rfake \u202eevil")
     _, out, _ = run(["show", str(path)], capsys)
-    assert "\x1b" not in out and "\r" not in out and "\u202e" not in out
-    assert "\\x1b[2J" in out and "\\u202e" in out and "\\x0d" in out
+    assert "\x1b" not in out
+    assert "\r" not in out
+    assert "\u202e" not in out
+    assert "\\x1b[2J" in out
+    assert "\\u202e" in out
+    assert "\\x0d" in out
 
 
 def test_a_provider_without_a_shape_is_shown_as_json(
@@ -190,7 +203,8 @@ def test_colour_only_on_a_terminal_and_never_under_no_color(recorded: dict[str, 
     assert ANSI.search(_tty_output(argv, env))
     assert not ANSI.search(_tty_output(argv, {**env, "NO_COLOR": "1"}))
     piped = subprocess.run(argv, capture_output=True, text=True, env=env, check=True)
-    assert not ANSI.search(piped.stdout) and "#1 openai.chat" in piped.stdout
+    assert not ANSI.search(piped.stdout)
+    assert "#1 openai.chat" in piped.stdout
 
 
 @pytest.mark.parametrize(
@@ -218,8 +232,11 @@ def test_user_mistakes_are_an_error_line_and_a_tip(
     elif isinstance(content, bytes):
         target.write_bytes(content)
     code, out, err = run(["show", str(target)], capsys)
-    assert code == 2 and out == ""
-    assert err.startswith("ERROR: ") and "\nTIP: " in err and "Traceback" not in err
+    assert code == 2
+    assert out == ""
+    assert err.startswith("ERROR: ")
+    assert "\nTIP: " in err
+    assert "Traceback" not in err
     assert expected in err
 
 
@@ -249,5 +266,6 @@ def test_show_piped_into_head_stops_quietly(tmp_path: Path) -> None:
     assert b"big.yaml" in child.stdout.readline()
     child.stdout.close()
     _, err = child.communicate(timeout=120)
-    assert b"Traceback" not in err and b"BrokenPipe" not in err
+    assert b"Traceback" not in err
+    assert b"BrokenPipe" not in err
     assert child.returncode in (0, 1)
