@@ -108,7 +108,7 @@ def _article(entry: Entry, interaction: Interaction) -> Iterator[str]:
 
 def _said(said: Said, css: str, label: str) -> Iterator[str]:
     for key, content in said.tool_results:
-        yield _turn("result", f"tool result {key}".strip(), content)
+        yield _turn("result", "tool result", f"{key}: {content}" if key else content)
     if said.text:
         yield _turn(css, label if said.known else f"{label} (JSON)", said.text)
     for call in said.tool_calls:
