@@ -16,7 +16,23 @@ from cassettes_core.testing.emulator import Emulator
 from tests.helpers.recorded import record_anthropic, record_openai
 
 CHROMIUM = Path("/usr/bin/chromium")
-VOID = frozenset("area base br col embed hr img input link meta source track wbr".split())
+VOID = frozenset(
+    [
+        "area",
+        "base",
+        "br",
+        "col",
+        "embed",
+        "hr",
+        "img",
+        "input",
+        "link",
+        "meta",
+        "source",
+        "track",
+        "wbr",
+    ]
+)
 ATTACKS = (
     "</div></pre><script>document.title='pwned'</script><div>",
     "<img src=x onerror=\"document.title='pwned'\">",
