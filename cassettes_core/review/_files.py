@@ -82,6 +82,8 @@ def plainly_not_a_cassette(path: Path) -> bool:
         document = load_plain_yaml(text or "", path)
     except CassetteFormatError:
         return False
+    if document is None:  # an empty file: a cassette cut to nothing, reported as one
+        return False
     if not isinstance(document, dict):
         return True
     return "interactions" not in document and "version" not in document

@@ -24,10 +24,15 @@ class Changed:
 
 def _git(args: Sequence[str], cwd: Path) -> str:
     try:
-        done = subprocess.run(
-            ["git", *args], cwd=cwd,  # noqa: S607 -- the user's git, as on their PATH capture_output=True, text=True, encoding="utf-8",
-            errors="replace", check=False,
-        )  # fmt: skip
+        done = subprocess.run(  # noqa: S603 -- fixed arguments, no shell
+            ["git", *args],  # noqa: S607 -- the user's git, found on their PATH
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            check=False,
+        )
     except FileNotFoundError:
         raise ConfigError(
             "git is not installed (or not on PATH), so --git cannot read another revision\n"
