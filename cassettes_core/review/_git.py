@@ -24,7 +24,7 @@ class Changed:
 
 def _git(args: Sequence[str], cwd: Path) -> str:
     try:
-        done = subprocess.run(  # noqa: S603 -- fixed arguments, no shell
+        done = subprocess.run(
             ["git", *args],  # noqa: S607 -- the user's git, found on their PATH
             cwd=cwd,
             capture_output=True,
