@@ -37,7 +37,7 @@ def usage_target(config: pytest.Config) -> Path:
     """Where this run writes its usage list: the flag's file, else the ini option's."""
     flag = config.getoption("cassette_usage", None)
     if flag:
-        return Path(config.invocation_params.dir) / flag
+        return Path(config.invocation_params.dir) / str(flag)
     return config.rootpath / str(config.getini("cassette_usage_file")).strip()
 
 

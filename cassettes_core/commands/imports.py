@@ -64,8 +64,8 @@ def _run(args: argparse.Namespace, console: Console) -> int:
         target = args.output or (args.out_dir or Path("cassettes")) / relative.with_suffix(".yaml")
         try:
             if args.dry_run:
-                kind, converted, skipped = plan_import(source)
-                results.append(Imported(source, None, kind, tuple(converted), tuple(skipped)))
+                kind, converted, not_converted = plan_import(source)
+                results.append(Imported(source, None, kind, tuple(converted), tuple(not_converted)))
             else:
                 results.append(import_file(source, target, guard=guard, force=args.force))
         except CassetteError as exc:
@@ -76,8 +76,8 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     else:
         for result in results:
             _print(console, result, dry_run=args.dry_run)
-        for _source, exc in errors:
-            console.error(exc)
+        for _source, error in errors:
+            console.error(error)
     if errors:
         return EXIT_ERROR
     return EXIT_FINDINGS if skipped or any(not r.converted for r in results) else EXIT_OK

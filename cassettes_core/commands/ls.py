@@ -68,8 +68,8 @@ def _run(args: argparse.Namespace, console: Console) -> int:
         )
     else:
         _table(console, listings)
-    for exc in errors:
-        console.error(exc)
+    for error in errors:
+        console.error(error)
     return EXIT_ERROR if errors else EXIT_OK
 
 

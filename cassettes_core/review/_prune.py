@@ -83,7 +83,8 @@ def read_usage(path: Path) -> Usage:
     root = Path(str(data.get("rootdir") or ""))
     if not root.is_dir():
         root = path.parent
-    entries = data.get("cassettes") if isinstance(data.get("cassettes"), dict) else {}
+    raw = data.get("cassettes")
+    entries: dict[str, Any] = raw if isinstance(raw, dict) else {}
     return Usage(
         rootdir=root,
         cassette_dir=root / str(data.get("cassette_dir") or "cassettes"),

@@ -114,7 +114,8 @@ def _chat_asked(body: Any) -> Said:
 def _chat_calls(raw: Any) -> tuple[ToolCall, ...]:
     calls = []
     for call in _dicts(raw):
-        function = call.get("function") if isinstance(call.get("function"), Mapping) else {}
+        raw_function = call.get("function")
+        function: Mapping[str, Any] = raw_function if isinstance(raw_function, Mapping) else {}
         calls.append(ToolCall(str(function.get("name", "")), str(function.get("arguments", ""))))
     return tuple(calls)
 

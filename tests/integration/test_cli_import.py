@@ -80,7 +80,7 @@ def test_imported_pydantic_ai_chat_replays_through_the_sdk(
             assert answer.id == recorded["id"]
             assert answer.choices[0].message.content == recorded["choices"][0]["message"]["content"]
             calls = answer.choices[0].message.tool_calls or []
-            assert [c.function.arguments for c in calls] == [  # type: ignore[union-attr]
+            assert [c.function.arguments for c in calls] == [
                 c["function"]["arguments"]
                 for c in recorded["choices"][0]["message"].get("tool_calls") or []
             ]
