@@ -52,6 +52,11 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     from cassettes_core.secrets import SecretGuard
 
     files = foreign_files(args.paths)
+    if not files:
+        raise ConfigError(
+            f"no *.yaml, *.yml or *.json file under {', '.join(args.paths)}\nTIP: name the "
+            "folder pytest-recording writes (often tests/cassettes) or the files themselves."
+        )
     if args.output is not None and len(files) != 1:
         raise ConfigError(
             f"-o names one cassette, but {plural(len(files), 'file')} would be imported\n"

@@ -243,3 +243,9 @@ def test_base64_of_binary_is_what_yaml_binary_means() -> None:
     """The fixture above relies on PyYAML writing bytes as `!!binary` base64 (vcrpy's way)."""
     dumped = yaml.safe_dump({"b": b"\x1f\x8b"})
     assert base64.b64encode(b"\x1f\x8b").decode() in dumped
+
+
+def test_an_empty_folder_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["import", str(tmp_path)], capsys)
+    assert code == 2
+    assert err.startswith("ERROR: no *.yaml")
