@@ -80,6 +80,10 @@ class UsageWriter:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         workeroutput: dict[str, Any] | None = getattr(self.config, "workeroutput", None)
         if workeroutput is not None:  # an xdist worker: the controller writes
+            if session.shouldstop or session.shouldfail:
+                self._because(
+                    f"a worker stopped early ({session.shouldstop or session.shouldfail})"
+                )
             workeroutput[_WORKER_KEY] = json.dumps(self.partial)
             return
         self._judge_run(session, exitstatus)
@@ -91,6 +95,9 @@ class UsageWriter:
             self._because(f"the run stopped early ({session.shouldstop or session.shouldfail})")
         if exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR):
             self._because(f"the run ended with {pytest.ExitCode(exitstatus).name}")
+        maxfail = config.getoption("maxfail", 0) or 0
+        if maxfail and len(self.failed) >= maxfail:  # -x / --maxfail, also under xdist
+            self._because(f"the run stopped after {len(self.failed)} failed (--maxfail {maxfail})")
         for option, flag in (("lf", "--lf"), ("stepwise", "--sw")):
             if config.getoption(option, False):
                 self._because(f"{flag} runs only some tests")

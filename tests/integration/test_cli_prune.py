@@ -221,3 +221,18 @@ def test_usage_file_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     code, _, err = prune(["--usage", str(tmp_path / "f.json")], capsys)
     assert code == 2
     assert "version 9" in err
+
+
+@pytest.mark.slow
+def test_xdist_stopping_at_the_first_failure_is_partial(
+    recorded: Path, pytester: pytest.Pytester, provider: Emulator
+) -> None:
+    """-n 2 -x with a failing test: the controller's list is partial."""
+    pytester.makepyfile(test_aaa="def test_fails():\n    assert False\n")
+    pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-n", "2", "-x", "--cassette-mode=replay",
+        "--cassette-usage=usage.json",
+    )  # fmt: skip
+    usage = usage_of(pytester.path / "usage.json")
+    assert usage["complete"] is False
+    assert any("stopped" in why for why in usage["partial"]), usage["partial"]
