@@ -269,3 +269,14 @@ def test_show_piped_into_head_stops_quietly(tmp_path: Path) -> None:
     assert b"Traceback" not in err
     assert b"BrokenPipe" not in err
     assert child.returncode in (0, 1)
+
+
+def test_json_output_escapes_what_a_terminal_would_obey(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--json: bidi overrides and C1 controls arrive as \\u escapes, and decode back exactly."""
+    text = "ok\x1b[2J \u202eevil\x85 \u2066x"
+    path = _long_cassette(tmp_path / "evil.yaml", text)
+    _, out, _ = run(["show", str(path), "--json"], capsys)
+    assert not any(c in out for c in "\x1b\u202e\x85\u2066")
+    assert json.loads(out)["interactions"][0]["answer"]["text"] == text
