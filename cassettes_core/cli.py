@@ -26,6 +26,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from cassettes_core._errors import CassetteError
+from cassettes_core._version import __version__
 from cassettes_core.commands import diff, imports, ls, prune, rehash, scan, show, verify
 from cassettes_core.console import EXIT_ERROR, Console, run_console
 
@@ -41,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="cassettes",
         description="Work with provider-cassettes cassette files.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:
         command.register(commands)
