@@ -4,7 +4,8 @@ The list (``pytest --cassette-usage=FILE``) names every cassette the run opened 
 its tests played. A cassette under the folder that the list does not name is *unused*; an
 interaction of a named cassette that no test played is *never played*, unless a test of that
 cassette failed or was skipped (then nothing is concluded about it), or the file changed since
-the run (its hash differs). A partial run's list is refused: it cannot tell unused from not run.
+the run (its hash differs); a file no run knew of that was written after the list is kept
+too (a test added since). A partial run's list is refused: it cannot tell unused from not run.
 Deleting rewrites each cassette atomically under its lock, keeping the other interactions and
 their seqs as they were.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,7 @@ class Usage:
     rootdir: Path
     cassette_dir: Path
     cassettes: dict[Path, dict[str, Any]]
+    written_at: float  # seconds since the epoch; a file changed later is not judged
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,17 @@ def read_usage(path: Path) -> Usage:
         rootdir=root,
         cassette_dir=root / str(data.get("cassette_dir") or "cassettes"),
         cassettes={(root / name).resolve(): entry for name, entry in entries.items()},
+        written_at=_epoch(data.get("written_at"), path),
     )
+
+
+def _epoch(stamp: object, path: Path) -> float:
+    try:
+        return datetime.strptime(str(stamp), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
+    except ValueError:
+        raise ConfigError(
+            f"{path} has no valid written_at time ({stamp!r})\nTIP: {RERUN}."
+        ) from None
 
 
 def plan_prune(usage: Usage, folders: list[Path]) -> PrunePlan:
@@ -103,7 +116,10 @@ def plan_prune(usage: Usage, folders: list[Path]) -> PrunePlan:
         except CassetteError:
             continue  # not a cassette (another tool's YAML), or one `verify` reports
         if entry is None:
-            unused.append(path)
+            if _mtime(path) > usage.written_at + 1:  # a second: the stamp has no fraction
+                kept.append((path, "written after the usage list: a test not in that run"))
+            else:
+                unused.append(path)
             continue
         if entry.get("not_judged"):
             kept.append((path, str(entry["not_judged"])))
@@ -116,6 +132,13 @@ def plan_prune(usage: Usage, folders: list[Path]) -> PrunePlan:
         if seqs:
             unplayed.append((path, seqs))
     return PrunePlan(tuple(unused), tuple(unplayed), tuple(kept))
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def _hash(path: Path) -> str | None:

@@ -236,3 +236,21 @@ def test_xdist_stopping_at_the_first_failure_is_partial(
     usage = usage_of(pytester.path / "usage.json")
     assert usage["complete"] is False
     assert any("stopped" in why for why in usage["partial"]), usage["partial"]
+
+
+def test_a_cassette_written_after_the_list_is_kept(
+    recorded: Path, pytester: pytest.Pytester, inner: InnerRun, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A cassette recorded after the usage run (a new test's) is never proposed for deletion."""
+    inner("--cassette-mode=replay", "--cassette-usage=usage.json").assert_outcomes(passed=2)
+    usage_file = pytester.path / "usage.json"
+    data = usage_of(usage_file)
+    data["written_at"] = "2000-01-01T00:00:00Z"  # as if the list were old
+    usage_file.write_text(json.dumps(data), encoding="utf-8")
+    newer = recorded / "test_new" / "test_added.yaml"
+    newer.parent.mkdir()
+    shutil.copy(recorded / "test_usage" / "test_two.yaml", newer)
+    code, out, _ = prune(["--usage", str(usage_file), "--delete"], capsys)
+    assert code == 0
+    assert "kept: cassettes/test_new/test_added.yaml (written after the usage list" in out
+    assert newer.exists()
