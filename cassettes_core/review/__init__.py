@@ -49,6 +49,7 @@ from cassettes_core.review._shapes import (
     answered,
     as_json,
     asked,
+    instructions,
     register_shape,
     streamed,
 )
@@ -85,6 +86,7 @@ __all__ = [
     "entry_of",
     "escape",
     "fold",
+    "instructions",
     "interactions_from_text",
     "listing_of",
     "path_diff",

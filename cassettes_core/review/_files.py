@@ -66,6 +66,11 @@ def read_cassette(path: Path, *, named: bool = True) -> Cassette:
     except CassetteFormatError:
         if not named and plainly_not_a_cassette(path):
             raise NotACassetteError(path, "not a cassette: YAML of another kind") from None
+        if _foreign(path):
+            raise ConfigError(
+                f"{path} is a vcrpy / pytest-recording / cassetter cassette, not one of ours\n"
+                f"TIP: convert it first: cassettes import {path} -o converted.yaml"
+            ) from None
         raise
     if cassette is None:
         raise ConfigError(
@@ -87,6 +92,18 @@ def plainly_not_a_cassette(path: Path) -> bool:
     if not isinstance(document, dict):
         return True
     return "interactions" not in document and "version" not in document
+
+
+def _foreign(path: Path) -> bool:
+    """Whether the file holds another tool's interactions (``request`` with a ``uri``)."""
+    try:
+        document = load_plain_yaml(read_text(path) or "", path)
+    except CassetteFormatError:
+        return False
+    items = document.get("interactions") if isinstance(document, dict) else None
+    first = items[0] if isinstance(items, list) and items else None
+    request = first.get("request") if isinstance(first, dict) else None
+    return isinstance(request, dict) and "uri" in request and "seq" not in first
 
 
 @dataclass(frozen=True)

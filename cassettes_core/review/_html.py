@@ -38,6 +38,7 @@ article h2{font-size:14px;margin:0 0 8px;color:#4a5468;font-weight:600}
 .turn{border-radius:8px;padding:8px 12px;margin:6px 0;white-space:pre-wrap;
 overflow-wrap:anywhere}
 .user{background:#e8f0fe;margin-right:15%}
+.system{background:#f1f2f5;color:#4a5468;font-size:13px}
 .answer{background:#eef7ee;margin-left:15%}
 .tool{background:#fff6e0;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:13px}
 .result{background:#f1ecfb;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:13px}
@@ -80,8 +81,11 @@ def render_page(title: str, interactions: Sequence[Interaction], *, subtitle: st
         "</header>",
         "<main>",
     ]
+    previous: str | None = None
     for interaction in ordered:
-        parts.extend(_article(entry_of(interaction), interaction))
+        entry = entry_of(interaction, previous_system=previous)
+        parts.extend(_article(entry, interaction))
+        previous = entry.system
     parts += ["</main>", "</body>", "</html>", ""]
     return "\n".join(parts)
 
@@ -91,6 +95,8 @@ def _article(entry: Entry, interaction: Interaction) -> Iterator[str]:
     head = [entry.provider, entry.model or "no model", tokens_text(entry)]
     head += [f"{entry.duration_ms} ms", f"digest {entry.digest[:12]}"]
     yield f"<h2>#{entry.seq} · {' · '.join(escape(h) for h in head)}</h2>"
+    if entry.system and entry.system_is_new:
+        yield _turn("system", "system", entry.system)
     yield from _said(entry.question, "user", "asked")
     if entry.outcome == "stream":
         yield f'<p class="meta">streamed: {entry.events} events, shown assembled</p>'

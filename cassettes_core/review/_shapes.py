@@ -47,6 +47,7 @@ class Shape:
     asked: Reader
     answered: Reader
     streamed: StreamReader | None = None  # None: shown as the last events' JSON
+    instructions: Callable[[Any], str | None] | None = None  # the system prompt, if any
 
 
 def as_json(value: Any) -> str:
@@ -274,11 +275,36 @@ def _anthropic_streamed(events: Sequence[StreamEvent]) -> Said:
     return Said(text=text or None, tool_calls=calls)
 
 
+# -- system prompts ---------------------------------------------------------------------
+
+
+def _chat_system(body: Any) -> str | None:
+    messages = _dicts(body.get("messages")) if isinstance(body, Mapping) else []
+    texts = [
+        _text_of(m.get("content")) for m in messages if m.get("role") in ("system", "developer")
+    ]
+    return "\n".join(t for t in texts if t) or None
+
+
+def _responses_system(body: Any) -> str | None:
+    value = body.get("instructions") if isinstance(body, Mapping) else None
+    return value if isinstance(value, str) and value else None
+
+
+def _anthropic_system(body: Any) -> str | None:
+    value = body.get("system") if isinstance(body, Mapping) else None
+    return _text_of(value, ("text",)) or None if value is not None else None
+
+
 SHAPES: dict[str, Shape] = {
-    "openai.chat": Shape(_chat_asked, _chat_answered, _chat_streamed),
-    "openai.responses": Shape(_responses_asked, _responses_answered, _responses_streamed),
+    "openai.chat": Shape(_chat_asked, _chat_answered, _chat_streamed, _chat_system),
+    "openai.responses": Shape(
+        _responses_asked, _responses_answered, _responses_streamed, _responses_system
+    ),
     "openai.embeddings": Shape(_embeddings_asked, _embeddings_answered),
-    "anthropic.messages": Shape(_anthropic_asked, _anthropic_answered, _anthropic_streamed),
+    "anthropic.messages": Shape(
+        _anthropic_asked, _anthropic_answered, _anthropic_streamed, _anthropic_system
+    ),
 }
 
 
@@ -296,6 +322,14 @@ def asked(provider: str, body: Mapping[str, Any]) -> Said:
     if shape is None:
         return _generic(dict(body))
     return shape.asked(body)
+
+
+def instructions(provider: str, body: Mapping[str, Any]) -> str | None:
+    """The system prompt (instructions) of a request, when its shape has one."""
+    shape = SHAPES.get(provider)
+    if shape is None or shape.instructions is None:
+        return None
+    return shape.instructions(body)
 
 
 def answered(provider: str, body: Any) -> Said:

@@ -61,6 +61,8 @@ def render_entry(
     yield style(seq, "1") + head[0][len(seq) :]
     for line in head[1:]:
         yield " " * 3 + line if len(line) + 3 <= width else line
+    if entry.system and entry.system_is_new:
+        yield from _field("system", entry.system, width, full, style)
     yield from _said_lines("asked", entry.question, width, full, style)
     if entry.outcome == "stream":
         yield from _field("stream", f"{entry.events} events, assembled:", width, full, style)

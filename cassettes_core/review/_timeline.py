@@ -7,7 +7,15 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from cassettes_core._model import Interaction
-from cassettes_core.review._shapes import Said, ToolCall, answered, as_json, asked, streamed
+from cassettes_core.review._shapes import (
+    Said,
+    ToolCall,
+    answered,
+    as_json,
+    asked,
+    instructions,
+    streamed,
+)
 from cassettes_core.usage import usage_of
 
 Outcome = Literal["answer", "stream", "error"]
@@ -31,6 +39,8 @@ class Entry:
     status: int | None = None
     events: int | None = None  # a stream: how many events it had
     error: str | None = None  # the failure, as one line
+    system: str | None = None  # the system prompt
+    system_is_new: bool = True  # False: the same as the previous interaction's
 
     @property
     def tokens(self) -> int:
@@ -47,6 +57,7 @@ class Entry:
             "duration_ms": self.duration_ms,
             "outcome": self.outcome,
             "status": self.status,
+            "system": self.system,
             "asked": _said_json(self.question),
             "answer": _said_json(self.answer),
             "stream_events": self.events,
@@ -71,9 +82,10 @@ def _call_json(call: ToolCall) -> dict[str, str]:
     return {"name": call.name, "arguments": call.arguments}
 
 
-def entry_of(interaction: Interaction) -> Entry:
+def entry_of(interaction: Interaction, *, previous_system: str | None = None) -> Entry:
     """Read one interaction through its provider's shape (generic when unknown)."""
     request = interaction.request
+    system = instructions(interaction.provider, request.body())
     usage = usage_of(interaction)
     question = asked(interaction.provider, request.body())
     status: int | None = None
@@ -117,6 +129,8 @@ def entry_of(interaction: Interaction) -> Entry:
         status=status,
         events=events,
         error=error,
+        system=system,
+        system_is_new=system != previous_system,
     )
 
 
@@ -134,4 +148,9 @@ def timeline(interactions: Sequence[Interaction], *, seq: int | None = None) -> 
     chosen = sorted(interactions, key=lambda i: i.seq)
     if seq is not None:
         chosen = [i for i in chosen if i.seq == seq]
-    return [entry_of(interaction) for interaction in chosen]
+    entries: list[Entry] = []
+    previous: str | None = None
+    for interaction in chosen:
+        entries.append(entry_of(interaction, previous_system=previous))
+        previous = entries[-1].system
+    return entries

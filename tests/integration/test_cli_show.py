@@ -280,3 +280,45 @@ def test_json_output_escapes_what_a_terminal_would_obey(
     _, out, _ = run(["show", str(path), "--json"], capsys)
     assert not any(c in out for c in "\x1b\u202e\x85\u2066")
     assert json.loads(out)["interactions"][0]["answer"]["text"] == text
+
+
+def test_a_vcrpy_cassette_is_pointed_to_import(capsys: pytest.CaptureFixture[str]) -> None:
+    """show on a pytest-recording file: not a format error but the command that converts it."""
+    root = Path(__file__).resolve().parents[2]
+    source = root / "tests/data/imported/pydantic-ai/test_run_stream_sync_streams_real_model.yaml"
+    code, _, err = run(["show", str(source)], capsys)
+    assert code == 2
+    assert "is a vcrpy / pytest-recording / cassetter cassette" in err
+    assert f"TIP: convert it first: cassettes import {source}" in err
+
+
+def test_the_system_prompt_is_shown_when_it_changes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A conversation's system prompt shows at its first interaction, again only if it changes."""
+    items = []
+    for seq, system in enumerate(["Be brief.", "Be brief.", "Be verbose."], start=1):
+        body = {
+            "model": "m",
+            "messages": [
+                {"role": "system", "content": system},
+                {"role": "user", "content": f"q{seq}"},
+            ],
+        }
+        request = LLMRequest.from_body("openai.chat", body)
+        items.append(
+            Interaction(
+                seq=seq, digest=request.digest(), request=request, response=LLMResponse(body={})
+            )
+        )
+    path = tmp_path / "system.yaml"
+    path.write_text(render(Manifest.current(), items), encoding="utf-8")
+    _, out, _ = run(["show", str(path)], capsys)
+    assert [line.split()[1:] for line in out.splitlines() if "system " in line] == [
+        ["Be", "brief."],
+        ["Be", "verbose."],
+    ]
+    code = main(["show", str(path), "--html", "-"])
+    page = capsys.readouterr().out
+    assert code == 0
+    assert page.count('class="turn system"') == 2
