@@ -109,8 +109,10 @@ def test_damaged_files_fail_with_a_line(
 def test_json_report_and_other_yaml_skipped(
     folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """--json; a CI workflow file in the folder is not a cassette and is skipped."""
+    """--json; a CI workflow file in the folder is not a cassette and is skipped, and so is
+    the half-written temporary a killed writer leaves."""
     (folder / "ci.yml").write_text("on: push\njobs: {}\n", encoding="utf-8")
+    (folder / ".openai.yaml.k3j2.tmp").write_text("version: 1\ninteractions:\n- seq", "utf-8")
     code, out, _ = run(["verify", "--json", str(folder)], capsys)
     report = json.loads(out)
     assert code == 0
