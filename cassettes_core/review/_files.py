@@ -103,7 +103,12 @@ def _foreign(path: Path) -> bool:
     items = document.get("interactions") if isinstance(document, dict) else None
     first = items[0] if isinstance(items, list) and items else None
     request = first.get("request") if isinstance(first, dict) else None
-    return isinstance(request, dict) and "uri" in request and "seq" not in first
+    return (
+        isinstance(first, dict)
+        and isinstance(request, dict)
+        and "uri" in request
+        and ("seq" not in first)
+    )
 
 
 @dataclass(frozen=True)

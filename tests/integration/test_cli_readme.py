@@ -17,7 +17,9 @@ BIN = Path(sys.executable).parent
 
 def _sessions() -> list[tuple[list[str], str]]:
     """Every ```text block that starts with `$ cassettes …`: the arguments and the output."""
-    found, block, inside = [], [], False
+    found: list[tuple[list[str], str]] = []
+    block: list[str] = []
+    inside = False
     for line in README.read_text(encoding="utf-8").splitlines():
         if line == "```text":
             inside, block = True, []
