@@ -113,7 +113,8 @@ def entry_of(interaction: Interaction, *, previous_system: str | None = None) ->
         else:
             error = failure.kind + (f" ({failure.message})" if failure.message else "")
         if outcome == "stream":
-            error = f"the stream failed after {events} events: {error}"
+            count = "1 event" if events == 1 else f"{events} events"
+            error = f"the stream failed after {count}: {error}"
     return Entry(
         seq=interaction.seq,
         provider=interaction.provider,

@@ -249,3 +249,26 @@ def test_an_empty_folder_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixtu
     code, _, err = run(["import", str(tmp_path)], capsys)
     assert code == 2
     assert err.startswith("ERROR: no *.yaml")
+
+
+def test_a_gzip_request_body_is_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A client that gzipped its request (content-encoding on the request): matched as JSON."""
+    item = vcr_item(
+        request_body=gzip.compress(json.dumps(ASK).encode()),
+        request_headers={"content-encoding": ["gzip"], "content-type": ["application/json"]},
+    )
+    [interaction] = imported(tmp_path, write_yaml(tmp_path / "in.yaml", item), capsys).interactions
+    assert interaction.request.fields["messages"] == ASK["messages"]
+
+
+def test_an_error_answer_is_a_recorded_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 429 vcrpy kept: it replays as the same failure (an http_status error, its body)."""
+    body = {"error": {"message": "Rate limit", "type": "requests"}}
+    item = vcr_item(response_body=json.dumps(body), status=429)
+    [interaction] = imported(tmp_path, write_yaml(tmp_path / "in.yaml", item), capsys).interactions
+    assert interaction.response is None
+    assert interaction.error is not None
+    assert interaction.error.status == 429
+    assert interaction.error.body == body

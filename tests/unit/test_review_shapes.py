@@ -214,3 +214,18 @@ def test_printable_escapes_what_would_act_on_a_terminal() -> None:
     assert printable("a\x1b[31mb\rc\u202ed\u2066e\x00\tf\ng") == (
         "a\\x1b[31mb\\x0dc\\u202ed\\u2066e\\x00\tf\ng"
     )
+
+
+def test_a_stream_that_failed_part_way_shows_its_text_and_its_failure() -> None:
+    from cassettes_core import Interaction, LLMRequest, RecordedError
+    from cassettes_core.review import entry_of
+
+    request = LLMRequest.from_body("openai.chat", {"model": "m", "messages": [], "stream": True})
+    events = [StreamEvent({"choices": [{"delta": {"content": "Half"}}]})]
+    failure = RecordedError(kind="connection", message="reset by peer")
+    entry = entry_of(
+        Interaction(seq=1, digest=request.digest(), request=request, stream=events, error=failure)
+    )
+    assert entry.outcome == "stream"
+    assert entry.answer.text == "Half"
+    assert entry.error == "the stream failed after 1 event: connection (reset by peer)"
