@@ -248,3 +248,83 @@ def test_vcrpy_cassettes_import_and_replay_under_ci(live: Emulator, tmp_path: Pa
     assert "4 passed" in replayed.stdout
     assert "8 interactions replayed, 0 recorded, 0 missed" in replayed.stdout
     assert live.hits == hits  # nothing reached the provider
+
+
+GZIP_TESTS = """
+import openai
+import pytest
+
+CONFIG
+
+
+@pytest.mark.vcr
+def test_gzip():
+    client = openai.OpenAI(max_retries=0)
+    answer = client.chat.completions.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": "Zipped?"}])
+    assert answer.choices[0].message.content == "Compressed, then decoded."
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("decode", [False, True], ids=["compressed-kept", "decode_compressed"])
+def test_vcrpy_gzip_answers_import_and_replay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, decode: bool
+) -> None:
+    """A gzip-encoded answer recorded by real vcrpy, with decode_compressed_response off (the
+    bytes kept as !!binary) and on: imported, the openai SDK reads the same answer again."""
+    import gzip
+
+    from tests.helpers.raw_http import RawReply, raw_server
+
+    body = {
+        "id": "chatcmpl-z",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "gpt-4o-mini",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": "Compressed, then decoded."},
+            }
+        ],
+    }
+    packed = gzip.compress(json.dumps(body).encode())
+    reply = RawReply(
+        headers=[
+            (b"Content-Type", b"application/json"),
+            (b"Content-Encoding", b"gzip"),
+            (b"Content-Length", str(len(packed)).encode()),
+        ],
+        chunks=[packed],
+    )
+    python = _peer_python()
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    config = (
+        '@pytest.fixture(scope="module")\ndef vcr_config():\n'
+        f'    return {{"decode_compressed_response": {decode}}}\n'
+    )
+    (theirs / "test_z.py").write_text(GZIP_TESTS.replace("CONFIG", config), encoding="utf-8")
+    with raw_server(reply) as server:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+        env.update(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-dummy-replay-only")
+        done = subprocess.run(
+            [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--record-mode=once"],
+            cwd=theirs, env=env, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:]
+    recorded = (theirs / "cassettes" / "test_z" / "test_gzip.yaml").read_text(encoding="utf-8")
+    assert ("!!binary" in recorded) is not decode
+    out = tmp_path / "ours.yaml"
+    assert (
+        main(["import", str(theirs / "cassettes" / "test_z" / "test_gzip.yaml"), "-o", str(out)])
+        == 0
+    )
+    with _replaying(out) as http:
+        client = openai.OpenAI(base_url=NOWHERE, api_key="k", http_client=http, max_retries=0)
+        answer = client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "Zipped?"}]
+        )
+    assert answer.choices[0].message.content == "Compressed, then decoded."
