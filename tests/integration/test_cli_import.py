@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+import filelock
 import httpx2
 import openai
 import pytest
@@ -179,13 +180,18 @@ def vcr_config():
 def _peer_python() -> Path:
     """The separate environment with vcrpy and pytest-recording (made once, then reused)."""
     python = PEERS / "bin" / "python"
-    if not python.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(PEERS)], check=True)
-        subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", *PEER_PINS],
-            check=True,
-            capture_output=True,
-        )
+    ready = PEERS / ".installed"
+    PEERS.parent.mkdir(parents=True, exist_ok=True)
+    with filelock.FileLock(str(PEERS.parent / ".vcrpy.lock")):  # xdist workers: one builds it
+        pins = " ".join(PEER_PINS)
+        if not ready.exists() or ready.read_text(encoding="utf-8") != pins:
+            subprocess.run([sys.executable, "-m", "venv", "--clear", str(PEERS)], check=True)
+            subprocess.run(
+                [str(python), "-m", "pip", "install", "-q", *PEER_PINS],
+                check=True,
+                capture_output=True,
+            )
+            ready.write_text(pins, encoding="utf-8")
     return python
 
 
