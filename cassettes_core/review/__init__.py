@@ -53,7 +53,13 @@ from cassettes_core.review._shapes import (
     register_shape,
     streamed,
 )
-from cassettes_core.review._text import fold, printable, render_entry, render_timeline
+from cassettes_core.review._text import (
+    columns,
+    fold,
+    printable,
+    render_entry,
+    render_timeline,
+)
 from cassettes_core.review._timeline import SHOW_VERSION, Entry, entry_of, timeline
 from cassettes_core.review._verify import Problem, Verified, verify_file
 
@@ -80,6 +86,7 @@ __all__ = [
     "asked",
     "cassette_files",
     "changed_cassettes",
+    "columns",
     "compare",
     "content_of",
     "drop_interactions",

@@ -9,6 +9,7 @@ such as ``\\x1b`` and ``\\u202e``.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 
 from cassettes_core.review._shapes import Said
@@ -108,8 +109,32 @@ def _field(
         yield f"{indent}… {len(lines) - limit} more lines (--full shows them)"[: max(width, 40)]
 
 
+def columns(text: str) -> int:
+    """How many terminal columns ``text`` takes: wide (CJK, emoji) characters two, combining
+    marks none."""
+    if text.isascii():
+        return len(text)
+    return sum(_char_columns(c) for c in text)
+
+
+def _char_columns(char: str) -> int:
+    if unicodedata.combining(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+
+
+def _cut(word: str, width: int) -> tuple[str, str]:
+    """The longest head of ``word`` that fits ``width`` columns (at least one character)."""
+    used = 0
+    for n, char in enumerate(word):
+        used += _char_columns(char)
+        if used > width:
+            return word[: max(n, 1)], word[max(n, 1) :]
+    return word, ""
+
+
 def fold(text: str, width: int) -> list[str]:
-    """``text`` wrapped to ``width`` columns, its own line breaks kept, long words cut.
+    """``text`` wrapped to ``width`` terminal columns, its own line breaks kept, long words cut.
 
     Greedy, word by word (a 1,000-interaction timeline folds megabytes of text: textwrap's
     regular expressions cost several times more for the same lines).
@@ -117,25 +142,26 @@ def fold(text: str, width: int) -> list[str]:
     width = max(20, width)
     lines: list[str] = []
     for paragraph in text.expandtabs(4).split("\n"):
-        if len(paragraph) <= width:
+        if columns(paragraph) <= width:
             lines.append(paragraph.rstrip())
             continue
-        line = ""
+        line, used = "", 0
         for whole in paragraph.split():
-            word = whole
-            while len(word) > width:  # a word longer than the line: cut it
+            word, size = whole, columns(whole)
+            while size > width:  # a word longer than the line: cut it
                 if line:
                     lines.append(line)
-                    line = ""
-                lines.append(word[:width])
-                word = word[width:]
+                    line, used = "", 0
+                head, word = _cut(word, width)
+                lines.append(head)
+                size = columns(word)
             if not line:
-                line = word
-            elif len(line) + 1 + len(word) <= width:
-                line = f"{line} {word}"
+                line, used = word, size
+            elif used + 1 + size <= width:
+                line, used = f"{line} {word}", used + 1 + size
             else:
                 lines.append(line)
-                line = word
+                line, used = word, size
         lines.append(line)
     while len(lines) > 1 and not lines[-1]:
         lines.pop()

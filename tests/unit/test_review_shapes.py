@@ -17,6 +17,7 @@ from cassettes_core.review import (
     ToolCall,
     answered,
     asked,
+    columns,
     fold,
     printable,
     register_shape,
@@ -205,7 +206,7 @@ def test_no_shape_raises_on_nonsense(body: Any, provider: str) -> None:
 @given(text=st.text(max_size=300), width=st.integers(min_value=20, max_value=120))
 def test_fold_keeps_every_word_within_the_width(text: str, width: int) -> None:
     lines = fold(text, width)
-    assert all(len(line) <= width for line in lines)
+    assert all(columns(line) <= width for line in lines)
     visible = "".join(c for c in "".join(lines) if not c.isspace())
     assert visible == "".join(c for c in text if not c.isspace())
 
@@ -229,3 +230,10 @@ def test_a_stream_that_failed_part_way_shows_its_text_and_its_failure() -> None:
     assert entry.outcome == "stream"
     assert entry.answer.text == "Half"
     assert entry.error == "the stream failed after 1 event: connection (reset by peer)"
+
+
+def test_wide_characters_take_two_columns() -> None:
+    """CJK text folds by terminal columns, not characters: 30 wide characters at width 20."""
+    lines = fold("漢" * 30, 20)
+    assert lines == ["漢" * 10, "漢" * 10, "漢" * 10]
+    assert columns("e\u0301") == 1
