@@ -98,5 +98,11 @@ def _write_html(
             f"--html {target} is a directory\nTIP: give a file name, e.g. --html "
             f"{Path(target) / 'cassette.html'}"
         )
-    atomic_write(out, page)
+    try:
+        atomic_write(out, page)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot write {target}: {exc.strerror or exc}\nTIP: choose a file you may write, "
+            "or --html - for standard output."
+        ) from None
     console.print(f"wrote {shown(out)} ({plural(len(items), 'interaction')})")
