@@ -66,7 +66,7 @@ def read_cassette(path: Path, *, named: bool = True) -> Cassette:
     except CassetteFormatError:
         if not named and plainly_not_a_cassette(path):
             raise NotACassetteError(path, "not a cassette: YAML of another kind") from None
-        if _foreign(path):
+        if foreign(path):
             raise ConfigError(
                 f"{path} is a vcrpy / pytest-recording / cassetter cassette, not one of ours\n"
                 f"TIP: convert it first: cassettes import {path} -o converted.yaml"
@@ -94,7 +94,7 @@ def plainly_not_a_cassette(path: Path) -> bool:
     return "interactions" not in document and "version" not in document
 
 
-def _foreign(path: Path) -> bool:
+def foreign(path: Path) -> bool:
     """Whether the file holds another tool's interactions (``request`` with a ``uri``)."""
     try:
         document = load_plain_yaml(read_text(path) or "", path)

@@ -16,6 +16,7 @@ from typing import Any
 
 from cassettes_core._errors import CassetteFormatError
 from cassettes_core._model import Interaction
+from cassettes_core.review._files import foreign
 from cassettes_core.store import Manifest, parse_interaction, read_document, version_drift
 
 
@@ -53,6 +54,9 @@ def verify_file(path: Path) -> Verified:
         return Verified(path, 0, (Problem(path, None, _reason(exc)),))
     if document is None:
         return Verified(path, 0, (Problem(path, None, "does not exist"),))
+    if foreign(path):
+        what = "a vcrpy / pytest-recording / cassetter cassette; convert it: cassettes import"
+        return Verified(path, 0, (Problem(path, None, f"{what} {path}"),))
     problems: list[Problem] = []
     manifest: Manifest | None = None
     try:

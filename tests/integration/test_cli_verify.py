@@ -183,3 +183,15 @@ def test_ls_reports_a_broken_cassette_after_listing_the_others(
     assert "openai.yaml" in out
     assert err.startswith("ERROR: cassette ")
     assert "broken.yaml" in err
+
+
+def test_a_vcrpy_cassette_is_one_problem_pointing_to_import(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = Path(__file__).resolve().parents[2]
+    source = root / "tests/data/imported/pydantic-ai/test_anthropic_model_instructions.yaml"
+    code, out, _ = run(["verify", str(source)], capsys)
+    assert code == 1
+    assert out.splitlines()[0].endswith(
+        f": a vcrpy / pytest-recording / cassetter cassette; convert it: cassettes import {source}"
+    )
