@@ -31,6 +31,7 @@ from cassettes_core.review._prune import (
     plan_prune,
     read_usage,
 )
+from cassettes_core.review._reading import answered, asked, instructions, streamed
 from cassettes_core.review._semantic import (
     CHURN_KEYS,
     Change,
@@ -41,18 +42,7 @@ from cassettes_core.review._semantic import (
     render_change,
     without_churn,
 )
-from cassettes_core.review._shapes import (
-    SHAPES,
-    Said,
-    Shape,
-    ToolCall,
-    answered,
-    as_json,
-    asked,
-    instructions,
-    register_shape,
-    streamed,
-)
+from cassettes_core.review._shapes import SHAPES, Said, Shape, ToolCall, as_json, register_shape
 from cassettes_core.review._text import (
     columns,
     fold,

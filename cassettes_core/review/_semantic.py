@@ -26,7 +26,8 @@ from typing import Any, Literal
 
 from cassettes_core._model import Interaction
 from cassettes_core.diff import FieldDiff
-from cassettes_core.review._shapes import as_json, asked, streamed
+from cassettes_core.review._reading import asked, streamed
+from cassettes_core.review._shapes import as_json
 
 ChangeKind = Literal["new", "gone", "answered differently"]
 

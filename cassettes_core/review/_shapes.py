@@ -83,15 +83,15 @@ def _text_of(content: Any, kinds: Iterable[str] = ("text", "input_text", "output
     return "" if content is None else as_json(content)
 
 
-def _dicts(value: Any) -> list[Mapping[str, Any]]:
+def dicts(value: Any) -> list[Mapping[str, Any]]:
     return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
 
 
-def _generic(value: Any) -> Said:
+def generic(value: Any) -> Said:
     return Said(text=None if value is None else as_json(value), known=False)
 
 
-def _generic_stream(events: Sequence[StreamEvent]) -> Said:
+def generic_stream(events: Sequence[StreamEvent]) -> Said:
     return Said(text=as_json([event.data for event in events][-3:]), known=False)
 
 
@@ -99,7 +99,7 @@ def _generic_stream(events: Sequence[StreamEvent]) -> Said:
 
 
 def _chat_asked(body: Any) -> Said:
-    messages = _dicts(body.get("messages")) if isinstance(body, Mapping) else []
+    messages = dicts(body.get("messages")) if isinstance(body, Mapping) else []
     results: list[tuple[str, str]] = []
     for message in reversed(messages):
         role = message.get("role")
@@ -114,7 +114,7 @@ def _chat_asked(body: Any) -> Said:
 
 def _chat_calls(raw: Any) -> tuple[ToolCall, ...]:
     calls = []
-    for call in _dicts(raw):
+    for call in dicts(raw):
         raw_function = call.get("function")
         function: Mapping[str, Any] = raw_function if isinstance(raw_function, Mapping) else {}
         calls.append(ToolCall(str(function.get("name", "")), str(function.get("arguments", ""))))
@@ -122,12 +122,12 @@ def _chat_calls(raw: Any) -> tuple[ToolCall, ...]:
 
 
 def _chat_answered(body: Any) -> Said:
-    choices = _dicts(body.get("choices")) if isinstance(body, Mapping) else []
+    choices = dicts(body.get("choices")) if isinstance(body, Mapping) else []
     if not choices:
-        return _generic(body)
+        return generic(body)
     message = choices[0].get("message")
     if not isinstance(message, Mapping):
-        return _generic(body)
+        return generic(body)
     content = message.get("content")
     text = _text_of(content) if content is not None else message.get("refusal")
     return Said(text=text or None, tool_calls=_chat_calls(message.get("tool_calls")))
@@ -138,13 +138,13 @@ def _chat_streamed(events: Sequence[StreamEvent]) -> Said:
     calls: dict[int, list[str]] = {}
     for event in events:
         data = event.data
-        for choice in _dicts(data.get("choices")) if isinstance(data, Mapping) else []:
+        for choice in dicts(data.get("choices")) if isinstance(data, Mapping) else []:
             delta = choice.get("delta")
             if not isinstance(delta, Mapping):
                 continue
             if isinstance(delta.get("content"), str):
                 text.append(delta["content"])
-            for call in _dicts(delta.get("tool_calls")):
+            for call in dicts(delta.get("tool_calls")):
                 index = call.get("index", len(calls))
                 slot = calls.setdefault(index if isinstance(index, int) else len(calls), ["", ""])
                 function = call.get("function")
@@ -163,7 +163,7 @@ def _responses_asked(body: Any) -> Said:
     if isinstance(value, str):
         return Said(text=value)
     results: list[tuple[str, str]] = []
-    for item in reversed(_dicts(value)):
+    for item in reversed(dicts(value)):
         if item.get("type") == "function_call_output":
             results.append((str(item.get("call_id", "")), _text_of(item.get("output"))))
             continue
@@ -176,9 +176,9 @@ def _responses_asked(body: Any) -> Said:
 
 
 def _responses_answered(body: Any) -> Said:
-    output = _dicts(body.get("output")) if isinstance(body, Mapping) else []
+    output = dicts(body.get("output")) if isinstance(body, Mapping) else []
     if not output and not (isinstance(body, Mapping) and "output" in body):
-        return _generic(body)
+        return generic(body)
     texts, calls = [], []
     for item in output:
         if item.get("type") == "message":
@@ -212,9 +212,9 @@ def _embeddings_asked(body: Any) -> Said:
 
 
 def _embeddings_answered(body: Any) -> Said:
-    data = _dicts(body.get("data")) if isinstance(body, Mapping) else []
+    data = dicts(body.get("data")) if isinstance(body, Mapping) else []
     if not data:
-        return _generic(body)
+        return generic(body)
     first = data[0].get("embedding")
     size = f"{len(first)} dimensions" if isinstance(first, list) else "base64-encoded"
     count = "1 vector" if len(data) == 1 else f"{len(data)} vectors"
@@ -225,25 +225,25 @@ def _embeddings_answered(body: Any) -> Said:
 
 
 def _anthropic_asked(body: Any) -> Said:
-    messages = _dicts(body.get("messages")) if isinstance(body, Mapping) else []
+    messages = dicts(body.get("messages")) if isinstance(body, Mapping) else []
     if not messages or messages[-1].get("role") != "user":
         return Said()
     content = messages[-1].get("content")
     results = tuple(
         (str(block.get("tool_use_id", "")), _text_of(block.get("content")))
-        for block in _dicts(content)
+        for block in dicts(content)
         if block.get("type") == "tool_result"
     )
     if not results:
         return Said(text=_text_of(content))
-    texts = [str(b.get("text", "")) for b in _dicts(content) if b.get("type") == "text"]
+    texts = [str(b.get("text", "")) for b in dicts(content) if b.get("type") == "text"]
     return Said(text="\n".join(t for t in texts if t) or None, tool_results=results)
 
 
 def _anthropic_answered(body: Any) -> Said:
-    blocks = _dicts(body.get("content")) if isinstance(body, Mapping) else []
+    blocks = dicts(body.get("content")) if isinstance(body, Mapping) else []
     if not blocks and not (isinstance(body, Mapping) and "content" in body):
-        return _generic(body)
+        return generic(body)
     text = "\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
     calls = tuple(
         ToolCall(str(b.get("name", "")), as_json(b.get("input", {})))
@@ -279,7 +279,7 @@ def _anthropic_streamed(events: Sequence[StreamEvent]) -> Said:
 
 
 def _chat_system(body: Any) -> str | None:
-    messages = _dicts(body.get("messages")) if isinstance(body, Mapping) else []
+    messages = dicts(body.get("messages")) if isinstance(body, Mapping) else []
     texts = [
         _text_of(m.get("content")) for m in messages if m.get("role") in ("system", "developer")
     ]
@@ -311,34 +311,3 @@ SHAPES: dict[str, Shape] = {
 def register_shape(provider: str, shape: Shape) -> None:
     """Read ``provider``'s interactions with ``shape`` (``show``, ``ls``, ``diff``, ``--html``)."""
     SHAPES[provider] = shape
-
-
-def shape_of(provider: str) -> Shape | None:
-    return SHAPES.get(provider)
-
-
-def asked(provider: str, body: Mapping[str, Any]) -> Said:
-    shape = SHAPES.get(provider)
-    if shape is None:
-        return _generic(dict(body))
-    return shape.asked(body)
-
-
-def instructions(provider: str, body: Mapping[str, Any]) -> str | None:
-    """The system prompt (instructions) of a request, when its shape has one."""
-    shape = SHAPES.get(provider)
-    if shape is None or shape.instructions is None:
-        return None
-    return shape.instructions(body)
-
-
-def answered(provider: str, body: Any) -> Said:
-    shape = SHAPES.get(provider)
-    return _generic(body) if shape is None else shape.answered(body)
-
-
-def streamed(provider: str, events: Sequence[StreamEvent]) -> Said:
-    shape = SHAPES.get(provider)
-    if shape is None or shape.streamed is None:
-        return _generic_stream(events)
-    return shape.streamed(events)

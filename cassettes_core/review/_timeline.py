@@ -7,15 +7,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from cassettes_core._model import Interaction
-from cassettes_core.review._shapes import (
-    Said,
-    ToolCall,
-    answered,
-    as_json,
-    asked,
-    instructions,
-    streamed,
-)
+from cassettes_core.review._reading import answered, asked, instructions, streamed
+from cassettes_core.review._shapes import Said, ToolCall, as_json
 from cassettes_core.usage import usage_of
 
 Outcome = Literal["answer", "stream", "error"]

@@ -159,7 +159,7 @@ def test_a_provider_without_a_shape_is_shown_as_json(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A provider the shape table does not know: its request and answer as JSON, labelled."""
-    request = LLMRequest.from_body("acme.chat", {"model": "a-1", "prompt": "hi there"})
+    request = LLMRequest.from_body("acme.chat", {"model": "a-1", "query": "hi there"})
     interaction = Interaction(
         seq=1,
         digest=request.digest(),
@@ -170,7 +170,7 @@ def test_a_provider_without_a_shape_is_shown_as_json(
     path.write_text(render(Manifest.current(), [interaction]), encoding="utf-8")
     code, out, _ = run(["show", str(path)], capsys)
     assert code == 0
-    assert 'asked (JSON) {"model": "a-1", "prompt": "hi there"}' in out
+    assert 'asked (JSON) {"query": "hi there", "model": "a-1"}' in out
     assert '{"output": {"words": ["hello", "back"]}}' in out
 
 

@@ -237,3 +237,109 @@ def test_wide_characters_take_two_columns() -> None:
     lines = fold("漢" * 30, 20)
     assert lines == ["漢" * 10, "漢" * 10, "漢" * 10]
     assert columns("e\u0301") == 1
+
+
+@pytest.mark.parametrize(
+    ("request_body", "answer", "asked_text", "answer_said"),
+    [
+        pytest.param(
+            {"model": "llama-3", "messages": [{"role": "user", "content": "hi"}]},
+            {"choices": [{"message": {"content": "hello"}}]},
+            "hi",
+            Said(text="hello"),
+            id="openai-compatible",
+        ),
+        pytest.param(
+            {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]},
+            {
+                "candidates": [
+                    {"content": {"parts": [{"functionCall": {"name": "f", "args": {"a": 1}}}]}}
+                ]
+            },
+            "hi",
+            Said(tool_calls=(ToolCall("f", '{"a": 1}'),)),
+            id="gemini",
+        ),
+        pytest.param(
+            {"model": "llama3", "messages": [{"role": "user", "content": "hi"}], "stream": False},
+            {"message": {"role": "assistant", "content": "hey"}, "done": True},
+            "hi",
+            Said(text="hey"),
+            id="ollama-chat",
+        ),
+        pytest.param(
+            {"model": "command-r", "messages": [{"role": "user", "content": "hi"}]},
+            {"message": {"content": [{"type": "text", "text": "yo"}]}},
+            "hi",
+            Said(text="yo"),
+            id="cohere-v2",
+        ),
+        pytest.param(
+            {
+                "messages": [{"role": "user", "content": [{"text": "hi"}]}],
+                "system": [{"text": "s"}],
+            },
+            {
+                "output": {
+                    "message": {
+                        "content": [{"text": "ok"}, {"toolUse": {"name": "t", "input": {}}}]
+                    }
+                }
+            },
+            "hi",
+            Said(text="ok", tool_calls=(ToolCall("t", "{}"),)),
+            id="bedrock-converse",
+        ),
+    ],
+)
+def test_providers_without_a_shape_are_read_by_their_data(
+    request_body: dict[str, Any], answer: dict[str, Any], asked_text: str, answer_said: Said
+) -> None:
+    """Gemini, Ollama, Cohere, Bedrock or an OpenAI-compatible host, whatever it is named."""
+    assert asked("someone.new", request_body).text == asked_text
+    assert answered("someone.new", answer) == answer_said
+
+
+@pytest.mark.parametrize(
+    ("events", "text"),
+    [
+        pytest.param(
+            [
+                {"message": {"content": "Hel"}, "done": False},
+                {"message": {"content": "lo"}, "done": True},
+            ],
+            "Hello",
+            id="ollama-ndjson",
+        ),
+        pytest.param(
+            [
+                {"candidates": [{"content": {"parts": [{"text": "Hel"}]}}]},
+                {"candidates": [{"content": {"parts": [{"text": "lo"}]}}]},
+            ],
+            "Hello",
+            id="gemini-sse",
+        ),
+        pytest.param(
+            [
+                {"type": "content-delta", "delta": {"message": {"content": {"text": "Hel"}}}},
+                {"type": "content-delta", "delta": {"message": {"content": {"text": "lo"}}}},
+            ],
+            "Hello",
+            id="cohere-v2",
+        ),
+        pytest.param(
+            [
+                {"contentBlockDelta": {"delta": {"text": "Hel"}}},
+                {"contentBlockDelta": {"delta": {"text": "lo"}}},
+            ],
+            "Hello",
+            id="bedrock-converse-stream",
+        ),
+    ],
+)
+def test_streams_without_a_shape_are_assembled_by_their_data(
+    events: list[dict[str, Any]], text: str
+) -> None:
+    said = streamed("someone.new", [StreamEvent(e) for e in events])
+    assert said.text == text
+    assert said.known
