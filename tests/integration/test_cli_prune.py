@@ -86,6 +86,8 @@ def test_a_full_run_writes_a_complete_list(
     [
         pytest.param(("-k", "one"), "deselected", id="k"),
         pytest.param(("-m", "not slow"), "", id="m-selecting-all-is-not-partial"),
+        pytest.param((".",), "", id="the-rootdir-named-is-whole"),
+        pytest.param(("test_usage.py",), "test_usage.py", id="one-file-is-partial"),
         pytest.param(("--deselect", "test_usage.py::test_two"), "deselected", id="deselect"),
         pytest.param(("test_usage.py::test_one",), "test_usage.py::test_one", id="node-id"),
         pytest.param(("--lf",), "--lf", id="lf"),
