@@ -25,6 +25,7 @@ SUITE: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("bench_secrets.py", (), ("--quick",)),
     ("bench_plugin_import.py", (), ()),
     ("bench_bedrock.py", (), ("--calls", "100")),
+    ("bench_show.py", (), ("--interactions", "200", "--repeat", "2")),
 )
 
 

@@ -2,13 +2,21 @@
 
 ::
 
-    cassettes scan PATH...    scan cassette files, or directories of them, for secrets
-    cassettes rehash FILE...  accept intended edits: recompute digests of edited requests
+    cassettes ls [DIR]             every cassette: interactions, providers, models, tokens, size
+    cassettes show PATH            one cassette as a timeline (--json, --html FILE)
+    cassettes verify PATH...       the load checks, as a CI step
+    cassettes diff A B             two recordings at the semantic level (--git REV [PATH...])
+    cassettes prune --usage FILE   cassettes and interactions no test used (--delete)
+    cassettes import PATH...       vcrpy / pytest-recording / cassetter cassettes into ours
+    cassettes scan PATH...         scan cassette files, or directories of them, for secrets
+    cassettes rehash FILE...       accept intended edits: recompute digests of edited requests
 
-Exit codes: ``0`` nothing found, ``1`` possible secrets found, ``2`` an error (a path that does
-not exist, a file that is not a readable cassette, a usage error). Errors are one ``ERROR:``
-line and one ``TIP:`` line on standard error. Colour is used only on a terminal, and never when
-``NO_COLOR`` is set. No secret value is ever printed: findings show a masked preview.
+Exit codes: ``0`` all good (nothing found, no difference), ``1`` something found (possible
+secrets, problems, differences, unused cassettes), ``2`` an error (a path that does not exist,
+a file that is not a readable cassette, a usage error). Errors are one ``ERROR:`` line and one
+``TIP:`` line on standard error, never a traceback. Colour is used only on a terminal, and
+never when ``NO_COLOR`` is set. No secret value is ever printed: findings show a masked
+preview.
 """
 
 from __future__ import annotations
@@ -16,17 +24,16 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any
 
 from cassettes_core._errors import CassetteError
-from cassettes_core.console import EXIT_ERROR, EXIT_OK, Console, run_console
-from cassettes_core.secrets import run_scan
-from cassettes_core.store import rehash
-
-# ------------------------------------------------------------------ command line
+from cassettes_core._version import __version__
+from cassettes_core.commands import diff, imports, ls, prune, rehash, scan, show, verify
+from cassettes_core.console import EXIT_ERROR, Console, run_console
 
 Handler = Callable[[argparse.Namespace, Console], int]
+
+# In the order `cassettes --help` lists them: reading first, then checking, then changing.
+COMMANDS = (ls, show, verify, diff, prune, imports, scan, rehash)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,9 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="cassettes",
         description="Work with provider-cassettes cassette files.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    _add_scan(commands)
-    _add_rehash(commands)
+    for command in COMMANDS:
+        command.register(commands)
     return parser
 
 
@@ -55,63 +63,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CassetteError as exc:
         console.error(exc)
         return EXIT_ERROR
+    except BrokenPipeError:
+        raise  # the console script's wrapper stops quietly
+    except OSError as exc:  # a path the command could not read or write
+        where = f": {exc.filename}" if exc.filename else ""
+        console.error(
+            f"{exc.strerror or exc}{where}\nTIP: check the path and its permissions, then run "
+            "the command again."
+        )
+        return EXIT_ERROR
 
 
 def console_main() -> None:
     """Entry point of the ``cassettes`` console script (quiet on a closed pipe)."""
     run_console(main)
-
-
-# ------------------------------------------------------------------ rehash
-
-
-def _add_rehash(commands: Any) -> None:
-    rehash = commands.add_parser(
-        "rehash",
-        help="recompute the digests of requests you edited on purpose",
-        description="Accept intended edits to recorded requests: each digest becomes the one of "
-        "the request as it now stands. The file is rewritten atomically; nothing else changes.",
-    )
-    rehash.add_argument("files", nargs="+", metavar="FILE", type=Path)
-    rehash.set_defaults(handler=_rehash)
-
-
-def _rehash(args: argparse.Namespace, console: Console) -> int:
-    for path in args.files:
-        changed, total = rehash(path)
-        console.print(f"{path}: {changed} of {_plural(total, 'interaction')} rehashed")
-    return EXIT_OK
-
-
-# ------------------------------------------------------------------ scan
-
-
-def _add_scan(commands: Any) -> None:
-    scan = commands.add_parser(
-        "scan",
-        help="scan cassettes for secrets",
-        description=(
-            "Scan cassette files for secrets with the guard that checks every recording. "
-            "Directories are searched for *.yaml and *.yml files (hidden ones aside); YAML "
-            "files there that are not cassettes are skipped with a note. Exit 0: nothing "
-            "found; 1: possible secrets found; 2: a path could not be scanned."
-        ),
-    )
-    scan.add_argument("paths", nargs="+", metavar="PATH", help="cassette file or directory")
-    scan.add_argument(
-        "--allow",
-        action="append",
-        default=[],
-        metavar="VALUE",
-        help="an exact value known to be safe (repeatable)",
-    )
-    scan.add_argument("--json", action="store_true", help="print a versioned JSON report")
-    scan.set_defaults(handler=_scan)
-
-
-def _scan(args: argparse.Namespace, console: Console) -> int:
-    return run_scan(args, console)
-
-
-def _plural(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -13,14 +13,17 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sys
 from collections.abc import Callable
 from typing import NoReturn, TextIO
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
+EXIT_DIFFERENT = 1  # `diff`: the two recordings differ; `verify`: problems found
 EXIT_ERROR = 2
 EXIT_BROKEN_PIPE = 1
+EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports a SIGINT
 
 
 class Console:
@@ -37,12 +40,26 @@ class Console:
         """``text`` in an ANSI style (``"1"`` bold, ``"31"`` red …) if the stream shows colour."""
         return f"\033[{code}m{text}\033[0m" if _colour(stream or self.out) else text
 
+    @property
+    def colour(self) -> bool:
+        """Whether reports on stdout may use colour (a terminal, and ``NO_COLOR`` unset)."""
+        return _colour(self.out)
+
+    def width(self) -> int:
+        """Columns to fold text to: ``COLUMNS`` if set, else the terminal's, else 100."""
+        return max(40, shutil.get_terminal_size((100, 24)).columns)
+
     def error(self, exc: BaseException | str) -> None:
         """An error as an ``ERROR:`` line (or lines) and a ``TIP:`` line, on stderr."""
         head, tip = _split_tip(str(exc))
         label = self.style("ERROR:", "1;31", stream=self.err)
         print(f"{label} {head}", file=self.err)
         print(f"{self.style('TIP:', '1', stream=self.err)} {tip}", file=self.err)
+
+
+def plural(n: int, noun: str) -> str:
+    """``1 cassette``, ``2 cassettes``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _colour(stream: TextIO) -> bool:
@@ -70,6 +87,9 @@ def run_console(main: Callable[[], int]) -> NoReturn:
     except BrokenPipeError:
         _silence_closed_streams()
         raise SystemExit(EXIT_BROKEN_PIPE) from None
+    except KeyboardInterrupt:
+        _silence_closed_streams()
+        raise SystemExit(EXIT_INTERRUPTED) from None
     raise SystemExit(code)
 
 

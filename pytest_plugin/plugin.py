@@ -131,6 +131,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type="linelist",
         default=[],
     )
+    group.addoption(
+        "--cassette-usage",
+        dest="cassette_usage",
+        metavar="FILE",
+        help="write which cassettes and interactions this run used to FILE (JSON, for "
+        "`cassettes prune`)",
+    )
+    parser.addini("cassette_usage_file", "like --cassette-usage, relative to rootdir")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -152,6 +160,11 @@ def pytest_configure(config: pytest.Config) -> None:
     check_ini(config)
     _drift.start(config)  # every cassette loaded in this session reports drift to it
     _isolation.start(config)  # unless armed already (a run that loads no initial conftests)
+    if config.getoption("cassette_usage") or config.getini("cassette_usage_file"):
+        from pytest_plugin import _usage  # the list `cassettes prune` reads
+
+        writer = _usage.UsageWriter(config, _usage.usage_target(config))
+        config.pluginmanager.register(writer, "cassettes-usage")
     lines = config.getini("cassette_prices")
     if lines:  # checked up front so a typo fails at once, not in the summary
         from cassettes_core.prices import PriceLineError, parse_price_lines

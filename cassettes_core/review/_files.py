@@ -1,0 +1,177 @@
+"""Which files are cassettes, read through the store, and what ``ls`` says of each one.
+
+Files named on the command line must be cassettes. Under a directory every visible ``*.yaml``
+and ``*.yml`` file is read (hidden files and folders aside, such as ``.github`` and the store's
+half-written ``.{name}.*.tmp`` files); YAML that is plainly something else (not a mapping, or
+a mapping with neither ``interactions`` nor ``version``) is skipped with a note.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cassettes_core._errors import CassetteFormatError, ConfigError
+from cassettes_core._model import Interaction
+from cassettes_core.store import (
+    Cassette,
+    check_document,
+    load_cassette,
+    load_plain_yaml,
+    parse_interaction,
+    parse_yaml,
+    read_text,
+)
+from cassettes_core.usage import usage_of
+
+SUFFIXES = (".yaml", ".yml")
+
+
+class NotACassetteError(CassetteFormatError):
+    """A YAML file under a directory that is plainly not a cassette (skipped with a note)."""
+
+
+def cassette_files(paths: Sequence[str | Path]) -> Iterator[tuple[Path, bool]]:
+    """``(file, named)``: each file named, and the cassette-like files under each directory."""
+    for raw in paths:
+        path = Path(raw)
+        if not path.is_dir():
+            yield path, True
+            continue
+        found = [
+            candidate
+            for candidate in path.rglob("*")
+            if candidate.suffix.lower() in SUFFIXES
+            and not _hidden(candidate.relative_to(path))
+            and candidate.is_file()
+        ]
+        for candidate in sorted(found):
+            yield candidate, False
+
+
+def _hidden(relative: Path) -> bool:
+    return any(part.startswith(".") for part in relative.parts) or relative.name.endswith(".tmp")
+
+
+def read_cassette(path: Path, *, named: bool = True) -> Cassette:
+    """The cassette at ``path``, validated by the store (digests checked).
+
+    A path that does not exist is a :class:`ConfigError`; a file under a directory that is
+    plainly another tool's YAML is a :class:`NotACassetteError`.
+    """
+    try:
+        cassette = load_cassette(path)
+    except CassetteFormatError:
+        if not named and plainly_not_a_cassette(path):
+            raise NotACassetteError(path, "not a cassette: YAML of another kind") from None
+        if foreign(path):
+            raise ConfigError(
+                f"{path} is a vcrpy / pytest-recording / cassetter cassette, not one of ours\n"
+                f"TIP: convert it first: cassettes import {path} -o converted.yaml"
+            ) from None
+        raise
+    if cassette is None:
+        raise ConfigError(
+            f"no such file: {path}\nTIP: check the path (`cassettes ls DIR` lists the "
+            "cassettes under a folder)."
+        )
+    return cassette
+
+
+def plainly_not_a_cassette(path: Path) -> bool:
+    """Whether a file the store refuses is some other tool's YAML (not a damaged cassette)."""
+    try:
+        text = read_text(path)
+        document = load_plain_yaml(text or "", path)
+    except CassetteFormatError:
+        return False
+    if document is None:  # an empty file: a cassette cut to nothing, reported as one
+        return False
+    if not isinstance(document, dict):
+        return True
+    return "interactions" not in document and "version" not in document
+
+
+def foreign(path: Path) -> bool:
+    """Whether the file holds another tool's interactions (``request`` with a ``uri``)."""
+    try:
+        document = load_plain_yaml(read_text(path) or "", path)
+    except CassetteFormatError:
+        return False
+    items = document.get("interactions") if isinstance(document, dict) else None
+    first = items[0] if isinstance(items, list) and items else None
+    request = first.get("request") if isinstance(first, dict) else None
+    return (
+        isinstance(first, dict)
+        and isinstance(request, dict)
+        and "uri" in request
+        and ("seq" not in first)
+    )
+
+
+@dataclass(frozen=True)
+class Listing:
+    """One line of ``cassettes ls``."""
+
+    path: str
+    interactions: int
+    providers: tuple[str, ...]
+    models: tuple[str, ...]
+    tokens: int
+    recorded_at: str
+    size: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "interactions": self.interactions,
+            "providers": list(self.providers),
+            "models": list(self.models),
+            "tokens": self.tokens,
+            "recorded_at": self.recorded_at,
+            "size": self.size,
+        }
+
+
+def listing_of(cassette: Cassette, shown_as: str) -> Listing:
+    interactions = cassette.interactions
+    manifest = cassette.manifest
+    try:
+        size = cassette.path.stat().st_size
+    except OSError:
+        size = 0
+    return Listing(
+        path=shown_as,
+        interactions=len(interactions),
+        providers=tuple(sorted({i.provider for i in interactions})),
+        models=tuple(sorted({i.request.model for i in interactions if i.request.model})),
+        tokens=sum(usage_of(i).total for i in interactions),
+        recorded_at=manifest.recorded_at if manifest is not None else "",
+        size=size,
+    )
+
+
+SORT_KEYS = ("path", "interactions", "providers", "models", "tokens", "recorded", "size")
+
+
+def sort_listings(listings: list[Listing], key: str) -> list[Listing]:
+    """``listings`` by ``key`` (one of :data:`SORT_KEYS`): numbers largest first, text A→Z."""
+    if key in ("interactions", "tokens", "size"):
+        return sorted(listings, key=lambda item: (-getattr(item, key), item.path))
+    if key == "recorded":
+        return sorted(listings, key=lambda item: (item.recorded_at, item.path), reverse=True)
+    if key in ("providers", "models"):
+        return sorted(listings, key=lambda item: (getattr(item, key), item.path))
+    return sorted(listings, key=lambda item: item.path)
+
+
+def interactions_from_text(text: str, path: Path) -> list[Interaction]:
+    """The interactions of a cassette's text (a file at another git revision), validated as a
+    load validates them; ``path`` names it in errors."""
+    document = parse_yaml(text, path)
+    if not isinstance(document, dict):
+        raise CassetteFormatError(path, "the top level must be a mapping", location="top level")
+    check_document(document, path, text)
+    return [parse_interaction(item, path) for item in document.get("interactions") or []]

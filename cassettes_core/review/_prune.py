@@ -1,0 +1,170 @@
+"""``cassettes prune``: what no test used, from the usage list a complete run wrote.
+
+The list (``pytest --cassette-usage=FILE``) names every cassette the run opened and the seqs
+its tests played. A cassette under the folder that the list does not name is *unused*; an
+interaction of a named cassette that no test played is *never played*, unless a test of that
+cassette failed or was skipped (then nothing is concluded about it), or the file changed since
+the run (its hash differs); a file no run knew of that was written after the list is kept
+too (a test added since). A partial run's list is refused: it cannot tell unused from not run.
+Deleting rewrites each cassette atomically under its lock, keeping the other interactions and
+their seqs as they were.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from cassettes_core._errors import CassetteError, ConfigError
+from cassettes_core.review._files import cassette_files, interactions_from_text, read_cassette
+from cassettes_core.store import (
+    BOOKKEEPING_KEYS,
+    atomic_write,
+    dump_yaml,
+    lock_for,
+    read_document,
+    read_text,
+)
+
+USAGE_FORMAT = "provider-cassettes usage"
+USAGE_VERSION = 1
+RERUN = (
+    "run the whole suite once with the list on (pytest --cassette-usage=FILE, without -k, -m, "
+    "--lf, -x or node ids), then prune with that FILE"
+)
+
+
+@dataclass(frozen=True)
+class Usage:
+    """A usage list as read: the run's root, its cassette folder, what it used."""
+
+    rootdir: Path
+    cassette_dir: Path
+    cassettes: dict[Path, dict[str, Any]]
+    written_at: float  # seconds since the epoch; a file changed later is not judged
+
+
+@dataclass(frozen=True)
+class PrunePlan:
+    """What a prune would remove: whole cassettes, and seqs inside the others."""
+
+    unused: tuple[Path, ...]
+    unplayed: tuple[tuple[Path, tuple[int, ...]], ...]
+    kept: tuple[tuple[Path, str], ...]  # cassettes not judged, and why
+
+
+def read_usage(path: Path) -> Usage:
+    """The usage list at ``path``; a partial run's list, or a damaged one, is a ConfigError."""
+    text = read_text(path) if not path.is_dir() else None
+    if text is None:
+        raise ConfigError(
+            f"no usage list at {path}\nTIP: {RERUN}."
+            if not path.is_dir()
+            else f"--usage {path} is a directory\nTIP: give the file pytest wrote."
+        )
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"{path} is not a usage list ({exc})\nTIP: {RERUN}.") from None
+    if not isinstance(data, dict) or data.get("format") != USAGE_FORMAT:
+        raise ConfigError(f"{path} is not a provider-cassettes usage list\nTIP: {RERUN}.")
+    if data.get("version") != USAGE_VERSION:
+        raise ConfigError(
+            f"{path} is a usage list of version {data.get('version')!r}; this library reads "
+            f"version {USAGE_VERSION}\nTIP: {RERUN}."
+        )
+    if data.get("complete") is not True:
+        why = "; ".join(str(r) for r in data.get("partial") or []) or "it says it is partial"
+        raise ConfigError(
+            f"{path} was written by a partial run ({why}); pruning from it could delete "
+            f"cassettes of tests that simply did not run, so nothing was done\nTIP: {RERUN}."
+        )
+    root = Path(str(data.get("rootdir") or ""))
+    if not root.is_dir():
+        root = path.parent
+    raw = data.get("cassettes")
+    entries: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    return Usage(
+        rootdir=root,
+        cassette_dir=root / str(data.get("cassette_dir") or "cassettes"),
+        cassettes={(root / name).resolve(): entry for name, entry in entries.items()},
+        written_at=_epoch(data.get("written_at"), path),
+    )
+
+
+def _epoch(stamp: object, path: Path) -> float:
+    try:
+        return datetime.strptime(str(stamp), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
+    except ValueError:
+        raise ConfigError(
+            f"{path} has no valid written_at time ({stamp!r})\nTIP: {RERUN}."
+        ) from None
+
+
+def plan_prune(usage: Usage, folders: list[Path]) -> PrunePlan:
+    unused: list[Path] = []
+    unplayed: list[tuple[Path, tuple[int, ...]]] = []
+    kept: list[tuple[Path, str]] = []
+    for path, named in cassette_files(folders):
+        entry = usage.cassettes.get(path.resolve())
+        try:
+            cassette = read_cassette(path, named=named)
+        except CassetteError:
+            continue  # not a cassette (another tool's YAML), or one `verify` reports
+        if entry is None:
+            if _mtime(path) > usage.written_at + 1:  # a second: the stamp has no fraction
+                kept.append((path, "written after the usage list: a test not in that run"))
+            else:
+                unused.append(path)
+            continue
+        if entry.get("not_judged"):
+            kept.append((path, str(entry["not_judged"])))
+            continue
+        if entry.get("sha256") != _hash(path):
+            kept.append((path, "changed since the run that wrote the list"))
+            continue
+        played = set(entry.get("played") or [])
+        seqs = tuple(i.seq for i in cassette.interactions if i.seq not in played)
+        if seqs:
+            unplayed.append((path, seqs))
+    return PrunePlan(tuple(unused), tuple(unplayed), tuple(kept))
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _hash(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def drop_interactions(path: Path, seqs: set[int]) -> int:
+    """Rewrite ``path`` without the interactions ``seqs`` (atomic, under its lock); the others
+    keep their seqs. Returns how many were removed."""
+    lock = lock_for(path)
+    lock.acquire()
+    try:
+        document = read_document(path)
+        if document is None:
+            return 0
+        items = document.get("interactions") or []
+        kept = [item for item in items if not (isinstance(item, dict) and item.get("seq") in seqs)]
+        for key in BOOKKEEPING_KEYS:  # the store's own marks; it rebuilds them at the next write
+            document.pop(key, None)
+        document["interactions"] = kept
+        text = dump_yaml(document)
+        interactions_from_text(text, path)  # proven to load before it replaces the file
+        atomic_write(path, text)
+        return len(items) - len(kept)
+    finally:
+        lock.release()

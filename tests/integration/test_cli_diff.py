@@ -1,0 +1,170 @@
+"""`cassettes diff`: two recordings of the same calls through the real SDKs, compared at the
+semantic level: churn (ids, timestamps, durations, stream chunking) is not a difference."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cassettes_core import Recorder
+from cassettes_core.cli import main
+from cassettes_core.testing.emulator import Emulator
+from tests.helpers.recorded import anthropic_client, openai_client
+
+
+def record_plain(path: Path, emu: Emulator, *, question: str = "Capital of France?") -> Path:
+    """Calls whose answers depend only on what they ask: an answer, a stream, a tool call,
+    embeddings, an Anthropic message."""
+    recorder = Recorder(path, mode="record")
+    with openai_client(emu, recorder) as client:
+        client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": question}]
+        )
+        for _chunk in client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": "A story about a lighthouse"}],
+            stream=True,
+        ):
+            pass
+        tool: Any = {
+            "type": "function",
+            "function": {"name": "get_weather", "parameters": {"type": "object"}},
+        }
+        client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": "Weather in Oslo?"}],
+            tools=[tool],
+        )
+        client.embeddings.create(model="text-embedding-3-small", input="a lighthouse")
+    with anthropic_client(emu, recorder) as claude:
+        claude.messages.create(
+            model="claude-haiku-4-5",
+            max_tokens=100,
+            messages=[{"role": "user", "content": "Say hello"}],
+        )
+    return path
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_re_record_with_only_churn_is_the_same(
+    emu: Emulator, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Recorded twice: every id, timestamp and duration differs, and diff says the same (0)."""
+    a = record_plain(tmp_path / "a.yaml", emu)
+    emu.stream_delay_s = 0.002  # other timings too
+    b = record_plain(tmp_path / "b.yaml", emu)
+    assert a.read_text(encoding="utf-8") != b.read_text(encoding="utf-8")
+    code, out, _ = run(["diff", str(a), str(b)], capsys)
+    assert code == 0
+    assert out.splitlines() == [f"{a} → {b}: 0 new, 0 gone, 0 answered differently, 5 the same"]
+
+
+def test_a_changed_prompt_is_new_and_gone(
+    emu: Emulator, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = record_plain(tmp_path / "a.yaml", emu)
+    b = record_plain(tmp_path / "b.yaml", emu, question="Capital of Italy?")
+    code, out, _ = run(["diff", str(a), str(b)], capsys)
+    assert code == 1
+    assert "1 new, 1 gone, 0 answered differently, 4 the same" in out
+    assert "new: #1 openai.chat gpt-4o-mini" in out
+    assert "asked 'Capital of Italy?'" in out
+    assert "gone: #1 openai.chat gpt-4o-mini" in out
+
+
+def test_a_new_answer_shows_its_path_level_difference(
+    emu: Emulator, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The provider answers the same question differently (the emulator's drift switches):
+    `answered differently`, with the path of what changed."""
+    a = record_plain(tmp_path / "a.yaml", emu)
+    emu.set_drift("field_added")
+    b = record_plain(tmp_path / "b.yaml", emu)
+    emu.clear_drift()
+    code, out, _ = run(["diff", "--json", str(a), str(b)], capsys)
+    report = json.loads(out)
+    changes = report["cassettes"][0]["changes"]
+    assert code == 1
+    assert {c["kind"] for c in changes} == {"answered differently"}
+    paths = [d["path"] for c in changes for d in c["differences"]]
+    assert paths
+    assert all(p.startswith(("response.body.", "stream")) for p in paths)
+
+
+def _git(folder: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
+        cwd=folder,
+        check=True,
+        capture_output=True,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_diff_against_a_git_revision(
+    emu: Emulator,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """--git HEAD: each cassette changed since the commit, the committed one as A; a new
+    untracked cassette's requests are all new; a deleted one's all gone."""
+    repo = tmp_path / "repo"
+    (repo / "cassettes").mkdir(parents=True)
+    record_plain(repo / "cassettes" / "kept.yaml", emu)
+    record_plain(repo / "cassettes" / "deleted.yaml", emu)
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "cassettes")
+    record_plain(repo / "cassettes" / "kept.yaml", emu, question="Capital of Peru?")
+    (repo / "cassettes" / "deleted.yaml").unlink()
+    record_plain(repo / "cassettes" / "added.yaml", emu)
+    monkeypatch.chdir(repo)
+    code, out, err = run(["diff", "--git", "HEAD"], capsys)
+    assert code == 1, err
+    lines = [line for line in out.splitlines() if not line.startswith(" ")]
+    assert lines == [
+        "cassettes/added.yaml: 5 new, 0 gone, 0 answered differently, 0 the same",
+        "cassettes/deleted.yaml: 0 new, 5 gone, 0 answered differently, 0 the same",
+        "cassettes/kept.yaml: 1 new, 1 gone, 0 answered differently, 4 the same",
+    ]
+    code, out, _ = run(["diff", "--git", "HEAD", "cassettes/kept.yaml"], capsys)
+    assert out.splitlines()[0].startswith("cassettes/kept.yaml: 1 new")
+    code, _, err = run(["diff", "--git", "no-such-rev"], capsys)
+    assert code == 2
+    assert err.startswith("ERROR: git rev-parse")
+    assert "\nTIP: " in err
+
+
+def test_diff_git_outside_a_repository(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Outside a git repository: ERROR and TIP, exit 2; without git at all, the same."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
+    if shutil.which("git") is not None:
+        code, _, err = run(["diff", "--git", "HEAD"], capsys)
+        assert code == 2
+        assert err.startswith("ERROR: not inside a git repository")
+        assert "\nTIP: " in err
+    monkeypatch.setenv("PATH", str(tmp_path))
+    code, _, err = run(["diff", "--git", "HEAD"], capsys)
+    assert code == 2
+    assert err.startswith("ERROR: git is not installed")
+
+
+def test_diff_wants_two_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["diff", str(tmp_path / "one.yaml")], capsys)
+    assert code == 2
+    assert err.startswith("ERROR: diff takes two cassettes")

@@ -1,0 +1,47 @@
+"""The README's `cassettes` sessions are what the command prints on the committed cassette."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+BIN = Path(sys.executable).parent
+
+
+def _sessions() -> list[tuple[list[str], str]]:
+    """Every ```text block that starts with `$ cassettes …`: the arguments and the output."""
+    found: list[tuple[list[str], str]] = []
+    block: list[str] = []
+    inside = False
+    for line in README.read_text(encoding="utf-8").splitlines():
+        if line == "```text":
+            inside, block = True, []
+        elif inside and line == "```":
+            inside = False
+            if block and block[0].startswith("$ cassettes "):
+                found.append((shlex.split(block[0])[2:], "\n".join(block[1:]) + "\n"))
+        elif inside:
+            block.append(line)
+    return found
+
+
+def test_the_readme_shows_show_and_ls() -> None:
+    assert {args[0] for args, _ in _sessions()} >= {"show", "ls"}
+
+
+@pytest.mark.parametrize(("args", "printed"), _sessions(), ids=lambda v: str(v)[:30])
+def test_readme_session_is_real_output(args: list[str], printed: str) -> None:
+    """Run from the repository root at the README's width (96 columns, colour off)."""
+    env = {**os.environ, "COLUMNS": "96", "NO_COLOR": "1"}
+    done = subprocess.run(
+        [str(BIN / "cassettes"), *args], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == printed

@@ -1,0 +1,197 @@
+"""`cassettes verify` and `cassettes ls` on cassettes recorded through the real SDKs: good,
+tampered, duplicated, too new and truncated files."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from cassettes_core.cli import main
+from cassettes_core.testing.emulator import Emulator
+from tests.helpers.recorded import record_anthropic, record_openai
+
+
+@pytest.fixture(scope="module")
+def originals(emulator: Emulator, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    folder = tmp_path_factory.mktemp("originals")
+    return {
+        "openai": record_openai(folder / "openai.yaml", emulator).read_text(encoding="utf-8"),
+        "anthropic": record_anthropic(folder / "anthropic.yaml", emulator).read_text(
+            encoding="utf-8"
+        ),
+    }
+
+
+@pytest.fixture
+def folder(originals: dict[str, str], tmp_path: Path) -> Path:
+    """A fresh copy of the recorded cassettes for one test to damage."""
+    for name, text in originals.items():
+        (tmp_path / f"{name}.yaml").write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_good_cassettes_verify(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["verify", str(folder)], capsys)
+    assert code == 0
+    assert out.strip().endswith("2 cassettes (9 interactions) verified: all good")
+
+
+def test_a_tampered_request_is_one_line_naming_the_seq(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An edited prompt under its old digest: exit 1, `path:seq: digest … does not match`."""
+    path = folder / "openai.yaml"
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("Weather in Paris?", "Weather in Rome?", 1),
+        encoding="utf-8",
+    )
+    code, out, _ = run(["verify", str(path)], capsys)
+    lines = out.splitlines()
+    assert code == 1
+    assert re.fullmatch(rf"{re.escape(str(path))}:2: digest \w+… does not match .*", lines[0])
+    assert lines[-1] == "1 cassette (6 interactions) verified: 1 problem"
+
+
+def test_every_problem_is_reported_not_only_the_first(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two tampered requests and a duplicated seq in one file: three lines."""
+    path = folder / "openai.yaml"
+    text = path.read_text(encoding="utf-8")
+    text = text.replace("Capital of France?", "Capital of Spain?", 1)
+    text = text.replace("Too many?", "Too few?", 1)
+    text = text.replace("- seq: 5\n", "- seq: 4\n", 1)
+    path.write_text(text, encoding="utf-8")
+    code, out, _ = run(["verify", str(path)], capsys)
+    problems = out.splitlines()[:-1]
+    assert code == 1
+    assert [line.split(": ", 1)[0] for line in problems] == [f"{path}:1", f"{path}:4", f"{path}:6"]
+    assert "seq 4 is used twice" in problems[1]
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        pytest.param(lambda t: t.replace("version: 1", "version: 7", 1), "newer", id="too-new"),
+        pytest.param(lambda t: t[: len(t) // 2], "", id="truncated-half"),
+        pytest.param(lambda t: t[: t.rindex("  response:")], "no 'response'", id="truncated-item"),
+        pytest.param(lambda t: "", "", id="empty"),
+        pytest.param(
+            lambda t: t.replace("digest_scheme: blake3-v1", "digest_scheme: sha9", 1),
+            "digest scheme",
+            id="unknown-digest-scheme",
+        ),
+    ],
+)
+def test_damaged_files_fail_with_a_line(
+    folder: Path, capsys: pytest.CaptureFixture[str], edit: object, expected: str
+) -> None:
+    path = folder / "anthropic.yaml"
+    assert callable(edit)
+    path.write_text(edit(path.read_text(encoding="utf-8")), encoding="utf-8")
+    code, out, err = run(["verify", str(folder)], capsys)
+    assert code == 1
+    assert err == ""
+    problem = next(line for line in out.splitlines() if line.startswith(str(path)))
+    assert expected in problem
+    assert "Traceback" not in out
+
+
+def test_json_report_and_other_yaml_skipped(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--json; a CI workflow file in the folder is not a cassette and is skipped, and so is
+    the half-written temporary a killed writer leaves."""
+    (folder / "ci.yml").write_text("on: push\njobs: {}\n", encoding="utf-8")
+    (folder / ".openai.yaml.k3j2.tmp").write_text("version: 1\ninteractions:\n- seq", "utf-8")
+    code, out, _ = run(["verify", "--json", str(folder)], capsys)
+    report = json.loads(out)
+    assert code == 0
+    assert report["version"] == 1
+    assert report["cassettes"] == 2
+    assert report["problems"] == []
+
+
+def test_a_missing_path_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(["verify", str(tmp_path / "nope.yaml")], capsys)
+    assert code == 2
+    assert out == ""
+    assert err.startswith("ERROR: no such file or directory")
+    assert "\nTIP: " in err
+
+
+def test_version_drift_is_a_note_unless_asked(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A cassette recorded with another openai version: a note by default, a problem with
+    --drift error."""
+    path = folder / "openai.yaml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(re.sub(r"openai: [0-9.]+", "openai: 0.0.1", text, count=1), encoding="utf-8")
+    code, out, _ = run(["verify", str(path)], capsys)
+    assert code == 0
+    assert "note: " in out
+    assert "openai: 0.0.1 →" in out
+    code, out, _ = run(["verify", "--drift", "error", str(path)], capsys)
+    assert code == 1
+    assert out.startswith(f"{path}: recorded with other versions")
+
+
+def test_ls_lists_every_cassette(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Interactions, providers, models, tokens, recorded date and size per cassette; sorted
+    by a column; a total."""
+    code, out, _ = run(["ls", str(folder), "--sort", "interactions"], capsys)
+    lines = out.splitlines()
+    assert code == 0
+    assert lines[0].split() == [
+        "CASSETTE", "CALLS", "PROVIDERS", "MODELS", "TOKENS", "RECORDED", "SIZE",
+    ]  # fmt: skip
+    assert lines[1].startswith("openai.yaml") or lines[1].startswith(str(folder / "openai.yaml"))
+    assert "openai.chat,openai.embeddings" in lines[1]
+    assert "gpt-4o-mini,text-embedding-3-small" in lines[1]
+    assert " 6 " in lines[1]
+    assert "anthropic.messages" in lines[2]
+    assert lines[-1].startswith("2 cassettes, 9 interactions, ")
+
+
+def test_ls_json_and_sorting_by_tokens(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["ls", str(folder), "--json", "--sort", "tokens"], capsys)
+    report = json.loads(out)
+    tokens = [c["tokens"] for c in report["cassettes"]]
+    assert code == 0
+    assert tokens == sorted(tokens, reverse=True)
+    assert all(c["size"] > 0 and c["recorded_at"] for c in report["cassettes"])
+
+
+def test_ls_reports_a_broken_cassette_after_listing_the_others(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (folder / "broken.yaml").write_text("version: 1\ninteractions: [", encoding="utf-8")
+    code, out, err = run(["ls", str(folder)], capsys)
+    assert code == 2
+    assert "openai.yaml" in out
+    assert err.startswith("ERROR: cassette ")
+    assert "broken.yaml" in err
+
+
+def test_a_vcrpy_cassette_is_one_problem_pointing_to_import(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = Path(__file__).resolve().parents[2]
+    source = root / "tests/data/imported/pydantic-ai/test_anthropic_model_instructions.yaml"
+    code, out, _ = run(["verify", str(source)], capsys)
+    assert code == 1
+    assert out.splitlines()[0].endswith(
+        f": a vcrpy / pytest-recording / cassetter cassette; convert it: cassettes import {source}"
+    )

@@ -1,0 +1,274 @@
+"""`cassettes import` on the variants vcrpy, pytest-recording, big projects' serializers and
+cassetter write, and on an attacker's files."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from cassettes_core.cli import main
+from cassettes_core.store import load_cassette
+from tests.helpers.fake_secrets import openai_key
+
+CHAT_URI = "https://api.openai.com/v1/chat/completions"
+ASK = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Capital of France?"}]}
+ANSWER = {
+    "id": "chatcmpl-1",
+    "choices": [{"index": 0, "message": {"role": "assistant", "content": "Paris."}}],
+    "usage": {"prompt_tokens": 10, "completion_tokens": 2},
+}
+SSE = (
+    'data: {"choices":[{"index":0,"delta":{"content":"Pa"}}]}\n\n'
+    'data: {"choices":[{"index":0,"delta":{"content":"ris."}}]}\n\n'
+    "data: [DONE]\n\n"
+)
+
+
+def vcr_item(request_body: Any = None, response_body: Any = None, **more: Any) -> dict[str, Any]:
+    headers = more.pop("response_headers", {"Content-Type": ["application/json"]})
+    return {
+        "request": {
+            "body": json.dumps(ASK) if request_body is None else request_body,
+            "headers": more.pop(
+                "request_headers", {"authorization": ["Bearer sk-dummy-replay-only"]}
+            ),
+            "method": more.pop("method", "POST"),
+            "uri": more.pop("uri", CHAT_URI),
+        },
+        "response": {
+            "body": {"string": json.dumps(ANSWER) if response_body is None else response_body},
+            "headers": headers,
+            "status": {"code": more.pop("status", 200), "message": "OK"},
+        },
+    }
+
+
+def write_yaml(path: Path, *items: dict[str, Any]) -> Path:
+    path.write_text(yaml.safe_dump({"interactions": list(items), "version": 1}), encoding="utf-8")
+    return path
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def imported(tmp_path: Path, source: Path, capsys: pytest.CaptureFixture[str]) -> Any:
+    out = tmp_path / "out.yaml"
+    code, stdout, err = run(["import", str(source), "-o", str(out)], capsys)
+    assert code == 0, stdout + err
+    cassette = load_cassette(out)
+    assert cassette is not None
+    return cassette
+
+
+def test_plain_vcrpy_yaml(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The default serializer: JSON bodies as strings; the auth header is not kept."""
+    cassette = imported(tmp_path, write_yaml(tmp_path / "in.yaml", vcr_item()), capsys)
+    [interaction] = cassette.interactions
+    assert interaction.provider == "openai.chat"
+    assert interaction.request.fields["messages"] == ASK["messages"]
+    assert interaction.response.body == ANSWER
+    assert "sk-dummy" not in (tmp_path / "out.yaml").read_text(encoding="utf-8")
+
+
+def test_gzip_body_as_binary_without_decode_compressed_response(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`decode_compressed_response` off: the answer is gzip bytes under `!!binary`, with its
+    content-encoding header; it is decompressed and stored as JSON."""
+    packed = gzip.compress(json.dumps(ANSWER).encode())
+    item = vcr_item(
+        response_body=packed,
+        response_headers={"Content-Type": ["application/json"], "Content-Encoding": ["gzip"]},
+    )
+    source = write_yaml(tmp_path / "in.yaml", item)
+    assert "!!binary" in source.read_text(encoding="utf-8")
+    [interaction] = imported(tmp_path, source, capsys).interactions
+    assert interaction.response.body == ANSWER
+    assert "content-encoding" not in interaction.response.headers
+
+
+def test_json_serializer_and_sse_stored_as_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The JSON serializer, with a stream kept as text: split into its events, [DONE] too."""
+    stream_ask = json.dumps({**ASK, "stream": True})
+    item = vcr_item(
+        request_body=stream_ask,
+        response_body=SSE,
+        response_headers={"content-type": ["text/event-stream; charset=utf-8"]},
+    )
+    source = tmp_path / "in.json"
+    source.write_text(json.dumps({"interactions": [item], "version": 1}), encoding="utf-8")
+    [interaction] = imported(tmp_path, source, capsys).interactions
+    assert interaction.stream is not None
+    assert [e.data for e in interaction.stream][-1] == "[DONE]"
+    assert len(interaction.stream) == 3
+
+
+def test_parsed_body_serializer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """pydantic-ai's serializer: bodies kept parsed under `parsed_body`."""
+    item = vcr_item()
+    item["request"]["parsed_body"] = ASK
+    del item["request"]["body"]
+    item["response"]["parsed_body"] = ANSWER
+    del item["response"]["body"]
+    [interaction] = imported(tmp_path, write_yaml(tmp_path / "in.yaml", item), capsys).interactions
+    assert interaction.response.body == ANSWER
+
+
+def test_cassetter_format(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    item = {
+        "request": {
+            "method": "POST",
+            "uri": CHAT_URI,
+            "headers": {},
+            "body": {"type": "json", "content": ASK},
+        },
+        "response": {
+            "status": 200,
+            "headers": {"content-type": ["application/json"]},
+            "body": {"type": "binary", "content": json.dumps(ANSWER).encode().hex()},
+        },
+        "recorded_at": "2026-01-01T00:00:00Z",
+    }
+    [interaction] = imported(tmp_path, write_yaml(tmp_path / "in.yaml", item), capsys).interactions
+    assert interaction.response.body == ANSWER
+
+
+def test_what_cannot_be_converted_is_listed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A GET to another host, a request that is not JSON, an undecodable answer: each listed
+    with its place and reason (exit 1); the provider call is still converted."""
+    items = [
+        vcr_item(method="GET", uri="https://example.com/image.png?token=abc", request_body=""),
+        vcr_item(request_body="not json at all"),
+        vcr_item(response_body=b"\xff\xfe\x00binary", response_headers={}),
+        vcr_item(),
+    ]
+    out = tmp_path / "out.yaml"
+    code, stdout, _ = run(
+        ["import", str(write_yaml(tmp_path / "in.yaml", *items)), "-o", str(out)], capsys
+    )
+    assert code == 1
+    assert "1 interaction, 3 not converted:" in stdout
+    assert "interactions[0] GET https://example.com/image.png: not a provider call" in stdout
+    assert "token=abc" not in stdout
+    assert f"interactions[1] POST {CHAT_URI}: the request body is not JSON" in stdout
+    assert "interactions[2]" in stdout
+    cassette = load_cassette(out)
+    assert cassette is not None
+    assert len(cassette) == 1
+
+
+def test_a_secret_in_a_body_is_refused_and_nothing_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An answer that echoes a live-looking key: UnsafeCassetteError, exit 2, no file."""
+    key = openai_key()
+    leak = {**ANSWER, "choices": [{"message": {"role": "assistant", "content": f"key {key}"}}]}
+    out = tmp_path / "out.yaml"
+    source = write_yaml(tmp_path / "in.yaml", vcr_item(response_body=json.dumps(leak)))
+    code, _, err = run(["import", str(source), "-o", str(out)], capsys)
+    assert code == 2
+    assert "possible secret" in err
+    assert key not in err
+    assert not out.exists()
+
+
+def test_never_overwrites_without_force(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = write_yaml(tmp_path / "in.yaml", vcr_item())
+    out = tmp_path / "out.yaml"
+    out.write_text("keep me\n", encoding="utf-8")
+    code, _, err = run(["import", str(source), "-o", str(out)], capsys)
+    assert code == 2
+    assert "--force" in err
+    assert out.read_text(encoding="utf-8") == "keep me\n"
+    code, _, _ = run(["import", str(source), "-o", str(out), "--force"], capsys)
+    assert code == 0
+    assert load_cassette(out) is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            "a: &a [x, x]\nb: &b [*a, *a]\ninteractions: [*b]\n", "aliases", id="yaml-bomb"
+        ),
+        pytest.param("interactions: !!python/object:os.system {}\n", "tag", id="python-tag"),
+        pytest.param('{"interactions": [], "interactions": []}', "twice", id="duplicate-json-key"),
+        pytest.param("just: a mapping\n", "no 'interactions' list", id="not-a-cassette"),
+        pytest.param("[" * 200 + "]" * 200, "", id="deep-nesting"),
+    ],
+)
+def test_hostile_files_are_our_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, expected: str
+) -> None:
+    source = tmp_path / "in.yaml"
+    source.write_text(text, encoding="utf-8")
+    code, _, err = run(["import", str(source), "-o", str(tmp_path / "out.yaml")], capsys)
+    assert code == 2
+    assert err.startswith("ERROR: ")
+    assert expected in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "out.yaml").exists()
+
+
+def test_a_folder_keeps_its_layout_under_out_dir(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "src" / "test_a").mkdir(parents=True)
+    write_yaml(tmp_path / "src" / "test_a" / "test_one.yaml", vcr_item())
+    (tmp_path / "src" / "test_b.json").write_text(
+        json.dumps({"interactions": [vcr_item()], "version": 1}), encoding="utf-8"
+    )
+    code, out, _ = run(
+        ["import", str(tmp_path / "src"), "--out-dir", str(tmp_path / "dst")], capsys
+    )
+    assert code == 0, out
+    assert load_cassette(tmp_path / "dst" / "test_a" / "test_one.yaml") is not None
+    assert load_cassette(tmp_path / "dst" / "test_b.yaml") is not None
+
+
+def test_base64_of_binary_is_what_yaml_binary_means() -> None:
+    """The fixture above relies on PyYAML writing bytes as `!!binary` base64 (vcrpy's way)."""
+    dumped = yaml.safe_dump({"b": b"\x1f\x8b"})
+    assert base64.b64encode(b"\x1f\x8b").decode() in dumped
+
+
+def test_an_empty_folder_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["import", str(tmp_path)], capsys)
+    assert code == 2
+    assert err.startswith("ERROR: no *.yaml")
+
+
+def test_a_gzip_request_body_is_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A client that gzipped its request (content-encoding on the request): matched as JSON."""
+    item = vcr_item(
+        request_body=gzip.compress(json.dumps(ASK).encode()),
+        request_headers={"content-encoding": ["gzip"], "content-type": ["application/json"]},
+    )
+    [interaction] = imported(tmp_path, write_yaml(tmp_path / "in.yaml", item), capsys).interactions
+    assert interaction.request.fields["messages"] == ASK["messages"]
+
+
+def test_an_error_answer_is_a_recorded_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 429 vcrpy kept: it replays as the same failure (an http_status error, its body)."""
+    body = {"error": {"message": "Rate limit", "type": "requests"}}
+    item = vcr_item(response_body=json.dumps(body), status=429)
+    [interaction] = imported(tmp_path, write_yaml(tmp_path / "in.yaml", item), capsys).interactions
+    assert interaction.response is None
+    assert interaction.error is not None
+    assert interaction.error.status == 429
+    assert interaction.error.body == body

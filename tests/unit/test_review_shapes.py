@@ -1,0 +1,345 @@
+"""What `show`, `diff` and `--html` read in an interaction: the per-shape table, folding and
+the escapes, on the shapes the providers send and on hand-edited nonsense."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cassettes_core import StreamEvent
+from cassettes_core.review import (
+    SHAPES,
+    Said,
+    Shape,
+    ToolCall,
+    answered,
+    asked,
+    columns,
+    fold,
+    printable,
+    register_shape,
+    streamed,
+)
+
+
+def chat_call(index: int, **function: str) -> StreamEvent:
+    call = {"index": index, "function": function}
+    return StreamEvent({"choices": [{"delta": {"tool_calls": [call]}}]})
+
+
+def test_chat_tool_call_split_across_chunks() -> None:
+    """A chat stream whose tool call name and arguments arrive in pieces is assembled whole;
+    two calls by their index."""
+    events = [
+        chat_call(0, name="get_"),
+        chat_call(0, name="weather"),
+        *(chat_call(0, arguments=piece) for piece in ['{"ci', 'ty": "Pa', 'ris"}']),
+        chat_call(1, name="b", arguments="{}"),
+        StreamEvent("[DONE]"),
+    ]
+    said = streamed("openai.chat", events)
+    assert said.tool_calls == (ToolCall("get_weather", '{"city": "Paris"}'), ToolCall("b", "{}"))
+
+
+def block(kind: str, index: int, **fields: Any) -> StreamEvent:
+    return StreamEvent({"type": kind, "index": index, **fields})
+
+
+def test_anthropic_stream_text_and_tool_input() -> None:
+    delta = "content_block_delta"
+    events = [
+        StreamEvent({"type": "message_start", "message": {}}),
+        block("content_block_start", 0, content_block={"type": "text"}),
+        block(delta, 0, delta={"type": "text_delta", "text": "Hel"}),
+        block(delta, 0, delta={"type": "text_delta", "text": "lo"}),
+        block("content_block_start", 1, content_block={"type": "tool_use", "name": "f"}),
+        block(delta, 1, delta={"type": "input_json_delta", "partial_json": '{"a":'}),
+        block(delta, 1, delta={"type": "input_json_delta", "partial_json": " 1}"}),
+    ]
+    said = streamed("anthropic.messages", events)
+    assert said.text == "Hello"
+    assert said.tool_calls == (ToolCall("f", '{"a": 1}'),)
+
+
+def test_responses_stream_reads_the_completed_response() -> None:
+    final = {
+        "output": [
+            {"type": "function_call", "name": "lookup", "arguments": '{"q":"x"}'},
+            {"type": "message", "content": [{"type": "output_text", "text": "Done."}]},
+        ]
+    }
+    events = [
+        StreamEvent(
+            {"type": "response.output_text.delta", "delta": "Do"},
+            event="response.output_text.delta",
+        ),
+        StreamEvent({"type": "response.completed", "response": final}, event="response.completed"),
+    ]
+    said = streamed("openai.responses", events)
+    assert said.text == "Done."
+    assert said.tool_calls == (ToolCall("lookup", '{"q":"x"}'),)
+
+
+@pytest.mark.parametrize(
+    ("provider", "body", "expected"),
+    [
+        pytest.param(
+            "openai.chat",
+            {"messages": [{"role": "user", "content": "hi"}]},
+            Said(text="hi"),
+            id="chat",
+        ),
+        pytest.param(
+            "openai.chat",
+            {
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": [{"type": "text", "text": "a"}, {"type": "image_url"}],
+                    }
+                ]
+            },
+            Said(text="a"),
+            id="chat-parts",
+        ),
+        pytest.param(
+            "openai.chat",
+            {
+                "messages": [
+                    {"role": "user", "content": "q"},
+                    {"role": "tool", "tool_call_id": "c1", "content": "42"},
+                ]
+            },
+            Said(tool_results=(("c1", "42"),)),
+            id="chat-tool-result",
+        ),
+        pytest.param(
+            "openai.responses", {"input": "plain"}, Said(text="plain"), id="responses-text"
+        ),
+        pytest.param(
+            "openai.responses",
+            {"input": [{"type": "function_call_output", "call_id": "c", "output": "ok"}]},
+            Said(tool_results=(("c", "ok"),)),
+            id="responses-tool-output",
+        ),
+        pytest.param(
+            "openai.embeddings", {"input": ["a", "b"]}, Said(text="a\nb"), id="embeddings"
+        ),
+        pytest.param(
+            "anthropic.messages",
+            {"messages": [{"role": "user", "content": "yo"}]},
+            Said(text="yo"),
+            id="anthropic",
+        ),
+    ],
+)
+def test_what_was_asked(provider: str, body: dict[str, Any], expected: Said) -> None:
+    assert asked(provider, body) == expected
+
+
+def test_a_refusal_is_the_answer_text() -> None:
+    body = {"choices": [{"message": {"content": None, "refusal": "I can't help."}}]}
+    assert answered("openai.chat", body).text == "I can't help."
+
+
+def test_a_shape_can_be_registered() -> None:
+    """Another provider's engineer adds a shape in one line; show reads it from then on."""
+    shape = Shape(
+        asked=lambda body: Said(text=str(body.get("q"))), answered=lambda b: Said(text=str(b))
+    )
+    register_shape("test.echo", shape)
+    try:
+        assert asked("test.echo", {"q": "hello"}) == Said(text="hello")
+        assert streamed("test.echo", [StreamEvent({"x": 1})]).known is False
+    finally:
+        del SHAPES["test.echo"]
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "messages",
+                    "content",
+                    "role",
+                    "choices",
+                    "message",
+                    "delta",
+                    "tool_calls",
+                    "function",
+                    "index",
+                    "type",
+                    "text",
+                    "input",
+                    "output",
+                    "data",
+                    "response",
+                    "content_block",
+                    "name",
+                ]
+            ),
+            children,
+            max_size=5,
+        )
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(body=JSON, provider=st.sampled_from([*sorted(SHAPES), "unknown.x"]))
+def test_no_shape_raises_on_nonsense(body: Any, provider: str) -> None:
+    """Whatever a hand edit left (strings where lists were, lists of numbers, nulls), every
+    reader returns something to show."""
+    request = body if isinstance(body, dict) else {"messages": body}
+    assert isinstance(asked(provider, request), Said)
+    assert isinstance(answered(provider, body), Said)
+    assert isinstance(streamed(provider, [StreamEvent(body), StreamEvent("[DONE]")]), Said)
+
+
+@given(text=st.text(max_size=300), width=st.integers(min_value=20, max_value=120))
+def test_fold_keeps_every_word_within_the_width(text: str, width: int) -> None:
+    lines = fold(text, width)
+    assert all(columns(line) <= width for line in lines)
+    visible = "".join(c for c in "".join(lines) if not c.isspace())
+    assert visible == "".join(c for c in text if not c.isspace())
+
+
+def test_printable_escapes_what_would_act_on_a_terminal() -> None:
+    assert printable("a\x1b[31mb\rc\u202ed\u2066e\x00\tf\ng") == (
+        "a\\x1b[31mb\\x0dc\\u202ed\\u2066e\\x00\tf\ng"
+    )
+
+
+def test_a_stream_that_failed_part_way_shows_its_text_and_its_failure() -> None:
+    from cassettes_core import Interaction, LLMRequest, RecordedError
+    from cassettes_core.review import entry_of
+
+    request = LLMRequest.from_body("openai.chat", {"model": "m", "messages": [], "stream": True})
+    events = [StreamEvent({"choices": [{"delta": {"content": "Half"}}]})]
+    failure = RecordedError(kind="connection", message="reset by peer")
+    entry = entry_of(
+        Interaction(seq=1, digest=request.digest(), request=request, stream=events, error=failure)
+    )
+    assert entry.outcome == "stream"
+    assert entry.answer.text == "Half"
+    assert entry.error == "the stream failed after 1 event: connection (reset by peer)"
+
+
+def test_wide_characters_take_two_columns() -> None:
+    """CJK text folds by terminal columns, not characters: 30 wide characters at width 20."""
+    lines = fold("漢" * 30, 20)
+    assert lines == ["漢" * 10, "漢" * 10, "漢" * 10]
+    assert columns("e\u0301") == 1
+
+
+@pytest.mark.parametrize(
+    ("request_body", "answer", "asked_text", "answer_said"),
+    [
+        pytest.param(
+            {"model": "llama-3", "messages": [{"role": "user", "content": "hi"}]},
+            {"choices": [{"message": {"content": "hello"}}]},
+            "hi",
+            Said(text="hello"),
+            id="openai-compatible",
+        ),
+        pytest.param(
+            {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]},
+            {
+                "candidates": [
+                    {"content": {"parts": [{"functionCall": {"name": "f", "args": {"a": 1}}}]}}
+                ]
+            },
+            "hi",
+            Said(tool_calls=(ToolCall("f", '{"a": 1}'),)),
+            id="gemini",
+        ),
+        pytest.param(
+            {"model": "llama3", "messages": [{"role": "user", "content": "hi"}], "stream": False},
+            {"message": {"role": "assistant", "content": "hey"}, "done": True},
+            "hi",
+            Said(text="hey"),
+            id="ollama-chat",
+        ),
+        pytest.param(
+            {"model": "command-r", "messages": [{"role": "user", "content": "hi"}]},
+            {"message": {"content": [{"type": "text", "text": "yo"}]}},
+            "hi",
+            Said(text="yo"),
+            id="cohere-v2",
+        ),
+        pytest.param(
+            {
+                "messages": [{"role": "user", "content": [{"text": "hi"}]}],
+                "system": [{"text": "s"}],
+            },
+            {
+                "output": {
+                    "message": {
+                        "content": [{"text": "ok"}, {"toolUse": {"name": "t", "input": {}}}]
+                    }
+                }
+            },
+            "hi",
+            Said(text="ok", tool_calls=(ToolCall("t", "{}"),)),
+            id="bedrock-converse",
+        ),
+    ],
+)
+def test_providers_without_a_shape_are_read_by_their_data(
+    request_body: dict[str, Any], answer: dict[str, Any], asked_text: str, answer_said: Said
+) -> None:
+    """Gemini, Ollama, Cohere, Bedrock or an OpenAI-compatible host, whatever it is named."""
+    assert asked("someone.new", request_body).text == asked_text
+    assert answered("someone.new", answer) == answer_said
+
+
+@pytest.mark.parametrize(
+    ("events", "text"),
+    [
+        pytest.param(
+            [
+                {"message": {"content": "Hel"}, "done": False},
+                {"message": {"content": "lo"}, "done": True},
+            ],
+            "Hello",
+            id="ollama-ndjson",
+        ),
+        pytest.param(
+            [
+                {"candidates": [{"content": {"parts": [{"text": "Hel"}]}}]},
+                {"candidates": [{"content": {"parts": [{"text": "lo"}]}}]},
+            ],
+            "Hello",
+            id="gemini-sse",
+        ),
+        pytest.param(
+            [
+                {"type": "content-delta", "delta": {"message": {"content": {"text": "Hel"}}}},
+                {"type": "content-delta", "delta": {"message": {"content": {"text": "lo"}}}},
+            ],
+            "Hello",
+            id="cohere-v2",
+        ),
+        pytest.param(
+            [
+                {"contentBlockDelta": {"delta": {"text": "Hel"}}},
+                {"contentBlockDelta": {"delta": {"text": "lo"}}},
+            ],
+            "Hello",
+            id="bedrock-converse-stream",
+        ),
+    ],
+)
+def test_streams_without_a_shape_are_assembled_by_their_data(
+    events: list[dict[str, Any]], text: str
+) -> None:
+    said = streamed("someone.new", [StreamEvent(e) for e in events])
+    assert said.text == text
+    assert said.known
