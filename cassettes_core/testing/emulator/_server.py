@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Final, cast, get_args
 from urllib.parse import urlsplit
 
 from cassettes_core.catalog import DEFAULT_CATALOG
-from cassettes_core.testing.emulator import _anthropic, _embeddings, _openai_chat, _openai_responses
+from cassettes_core.testing.emulator import (
+    _anthropic,
+    _embeddings,
+    _gemini,
+    _openai_chat,
+    _openai_responses,
+)
 from cassettes_core.testing.emulator._wire import (
     BadRequestError,
     JsonObject,
@@ -149,6 +155,9 @@ class _ProviderHandler(BaseHTTPRequestHandler):
             self._send_json(400, error_body("openai", 400, str(exc)))
             return
         path = urlsplit(self.path).path
+        if (gemini := _gemini.endpoint_for(path)) is not None:  # the model is in the path
+            _gemini.serve(self, gemini, raw)
+            return
         route = ROUTES.get(path)
         if route is None:
             self._send_json(404, error_body("openai", 404, f"Unknown request URL: POST {path}"))
