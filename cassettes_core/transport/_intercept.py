@@ -42,6 +42,7 @@ from typing import Any, Self
 from cassettes_core._errors import ConfigError
 from cassettes_core._recorder import Recorder
 from cassettes_core.modes import Mode
+from cassettes_core.transport import aiohttp as aiohttp_seam
 from cassettes_core.transport._guarded import guarded
 from cassettes_core.transport._settle import asettle, settle
 
@@ -60,6 +61,8 @@ class _State:
         self.saved: list[tuple[type, Any]] = []
         # The isolation guard keeps the patches in place while it is armed (see ``hold``).
         self.held = 0
+        # Undo functions of the seams beyond httpx (aiohttp's ``ClientSession._request``).
+        self.undo: list[Callable[[], None]] = []
 
 
 _state = _State()
@@ -215,12 +218,15 @@ def _install() -> None:
                     )
                 _state.saved.append((cls, original))
                 setattr(cls, _PATCHED, _patched(original, module.__name__, is_async=is_async))
+        _state.undo.append(aiohttp_seam.install(active))
     except BaseException:
         _restore()
         raise
 
 
 def _restore() -> None:
+    while _state.undo:
+        _state.undo.pop()()
     while _state.saved:
         cls, original = _state.saved.pop()
         setattr(cls, _PATCHED, original)

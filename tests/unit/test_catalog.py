@@ -130,9 +130,7 @@ def test_register_adds_for_the_process_and_unregister_takes_it_back() -> None:
     try:
         assert catalog.current() is not DEFAULT_CATALOG
         assert "acme.generate" not in DEFAULT_CATALOG
-        route = match_route(
-            "POST", "https://x.test/v1beta/models/g-2:acmeGenerate?key=AIza1&a=b"
-        )
+        route = match_route("POST", "https://x.test/v1beta/models/g-2:acmeGenerate?key=AIza1&a=b")
         assert route is not None
         assert (route.provider, route.model) == ("acme.generate", "g-2")
         assert route.endpoint == "/v1beta/models/g-2:acmeGenerate?a=b"  # the key is not kept
