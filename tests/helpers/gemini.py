@@ -68,7 +68,9 @@ def function_round_trip(gemini: genai.Client) -> list[Any]:
     asked = types.Content(role="user", parts=[types.Part.from_text(text="Weather in Paris?")])
     first = gemini.models.generate_content(model=MODEL, contents=[asked], config=tool_config())
     called = first.candidates[0].content  # type: ignore[index]
-    assert called is not None and called.parts and called.parts[0].function_call is not None
+    assert called is not None
+    assert called.parts
+    assert called.parts[0].function_call is not None
     assert called.parts[0].thought_signature  # bytes, sent back base64 encoded
     call = called.parts[0].function_call
     result = types.Part.from_function_response(name=str(call.name), response={"result": "sunny"})
@@ -93,7 +95,9 @@ async def async_calls(
     asked = types.Content(role="user", parts=[types.Part.from_text(text="Weather in Rome?")])
     first = await models.generate_content(model=MODEL, contents=[asked], config=tool_config())
     called = first.candidates[0].content  # type: ignore[index]
-    assert called is not None and called.parts and called.parts[0].function_call is not None
+    assert called is not None
+    assert called.parts
+    assert called.parts[0].function_call is not None
     result = types.Part.from_function_response(name="get_weather", response={"result": "rain"})
     second = await models.generate_content(
         model=MODEL,

@@ -249,9 +249,9 @@ def test_a_recorded_error_replays_as_the_sdk_error(
     with Emulator() as emu:
         client = g.client(emu.url, emu.api_key)
         emu.inject_error(429, times=2)
-        with intercept(Recorder(path, mode="record", record_errors="all")):
-            with pytest.raises(errors.ClientError) as live:
-                client.models.generate_content(model=g.MODEL, contents="Hi")
+        recorder = Recorder(path, mode="record", record_errors="all")
+        with intercept(recorder), pytest.raises(errors.ClientError) as live:
+            client.models.generate_content(model=g.MODEL, contents="Hi")
     monkeypatch.setenv("CI", "true")
     with intercept(Recorder(path)), pytest.raises(errors.ClientError) as replayed:
         client.models.generate_content(model=g.MODEL, contents="Hi")
