@@ -21,9 +21,12 @@ from typing import Any
 import aiohttp
 
 from cassettes_core._errors import CassetteError
+from cassettes_core.events import CallEvent
 from cassettes_core.transport._aiohttp_answers import WIRE, new_reader
 from cassettes_core.transport._exchange import Call
 from cassettes_core.transport._settle import LiveTap
+
+_WATCH_S = 0.05  # how often a released stream checks that its connection is still there
 
 
 class LiveStream(LiveTap):
@@ -68,7 +71,12 @@ class LiveStream(LiveTap):
             else:
                 self._reader.feed_eof()
         finally:
-            self.ended()
+            if self.tap.done:
+                if self.draining:
+                    self._log.add(CallEvent("drained", self.tap.provider))
+                self.ended()
+            # Else the caller had let go and the connection went before the end: the stream
+            # stays registered, and settling it says so (a warning in the caller's context).
             if self._let_go is not None:  # the caller released early: do it now, on the
                 # connection's own stream (aiohttp marks the stream it releases as closed)
                 self.response.content = self._source
@@ -79,16 +87,32 @@ class LiveStream(LiveTap):
     def _released(self) -> Any:
         if self.task.done():
             return self._release()
-        self.draining = True
-        self._let_go = self._let_go or self._release
+        self._defer(self._let_go or self._release)
         return None
 
     def _closed(self) -> None:
         if self.task.done():
             self._close()
             return
+        self._defer(self._close)
+
+    def _defer(self, let_go: Callable[[], Any]) -> None:
+        """The caller let go before the end: read the rest first, unless the connection goes
+        (a session closed meanwhile drops it without a word to the stream: watch for that)."""
+        first = self._let_go is None
         self.draining = True
-        self._let_go = self._close
+        self._let_go = let_go
+        if first:
+            watch = self.loop.create_task(self._watch_connection())
+            self.task.add_done_callback(lambda _: watch.cancel())
+
+    async def _watch_connection(self) -> None:
+        protocol = getattr(self._source, "_protocol", None)
+        while not self.task.done():
+            if protocol is not None and not protocol.connected:
+                self._source.set_exception(aiohttp.ClientConnectionError("Connection closed"))
+                return
+            await asyncio.sleep(_WATCH_S)
 
     async def asettle(self) -> None:
         """Settle from async code on the stream's loop: wait for the rest (bounded)."""
@@ -100,6 +124,8 @@ class LiveStream(LiveTap):
     def settle(self) -> None:
         """Settle from sync code: run the rest on the stream's loop, if it can still run."""
         if self.task.done():
+            if not self.tap.done:
+                self.drop(RuntimeError("its connection closed before its end"))
             return
         try:
             if self.loop.is_closed() or self.loop.is_running():
@@ -112,6 +138,8 @@ class LiveStream(LiveTap):
 
     async def _wait(self) -> None:
         if self.task.done():
+            if not self.tap.done:
+                self.drop(RuntimeError("its connection closed before its end"))
             return
         self.draining = True
         try:
@@ -119,5 +147,4 @@ class LiveStream(LiveTap):
         except TimeoutError as exc:
             self.task.cancel()
             self.drop(exc)
-        else:
-            self.drained(counted=True)
+        # Read to its end: the pump recorded it and counted it drained.
