@@ -25,13 +25,23 @@ _KEY_HEADERS = ("x-goog-api-key", "authorization")
 _MODEL = r"/models/(?P<model>[^/:]+)"
 
 
+def _snake(name: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
+
+
 def _both_spellings(*names: str) -> frozenset[str]:
-    """Each camelCase name and its snake_case twin (``a.b`` names keep their dot)."""
-
-    def snake(name: str) -> str:
-        return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
-
-    return frozenset(n for name in names for n in (name, snake(name)))
+    """Each camelCase name and its snake_case twin; for ``a.b``, every mix of the two (the
+    API reads each key in either spelling)."""
+    found: set[str] = set()
+    for name in names:
+        parts = name.split(".")
+        spellings = [""]
+        for part in parts:
+            spellings = [
+                f"{head}.{p}" if head else p for head in spellings for p in {part, _snake(part)}
+            ]
+        found.update(spellings)
+    return frozenset(found)
 
 
 _GENERATION_SHAPE = (
