@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import base64
 from pathlib import Path
+from typing import Any
 
 import pytest
 from google.genai import errors, types
@@ -22,7 +23,9 @@ from cassettes_core.transport import intercept
 from tests.helpers import gemini as g
 
 
-def _record_and_replay_sync(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list, list, int]:
+def _record_and_replay_sync(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[Any], list[Any], int]:
     with Emulator() as emu:
         client = g.client(emu.url, emu.api_key)
         with intercept(Recorder(path, mode="record")):

@@ -139,7 +139,8 @@ def error_body(status: int, message: str, reason: str | None = None) -> JsonObje
 
 def _auth_failure(handler: _Handler, expected: str) -> tuple[int, JsonObject] | None:
     query = parse_qs(urlsplit(handler.path).query)
-    presented = handler.headers.get("x-goog-api-key") or (query.get("key") or [None])[0]
+    keys = query.get("key") or []
+    presented = handler.headers.get("x-goog-api-key") or (keys[0] if keys else None)
     if presented is None:
         message = "Method doesn't allow unregistered callers. Please use an API Key."
         return 403, error_body(403, message)
