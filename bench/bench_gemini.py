@@ -42,7 +42,7 @@ def _client(url: str, key: str, **http: Any) -> genai.Client:
     return genai.Client(api_key=key, http_options=types.HttpOptions(base_url=url, **http))
 
 
-def _per_call(run: Callable[[int], None], calls: int) -> float:
+def _per_call(run: Callable[[int], object], calls: int) -> float:
     started = time.perf_counter()
     for n in range(calls):
         run(n)
