@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -77,8 +78,12 @@ async def handle(
 
 
 async def _live(call: Call, sent: _Sent) -> aiohttp.ClientResponse:
+    # Recording, an error answer is recorded first, then raised as the caller asked (aiohttp
+    # would raise before anyone could read it, and the replay would have nothing to answer).
+    unchecked = {**sent.kwargs, "raise_for_status": False}
+    going = dataclasses.replace(sent, kwargs=unchecked) if call.records else sent
     try:
-        response = await sent.send()
+        response = await going.send()
     except Exception as exc:
         if call.records:
             call.record_failure(WIRE, exc)
@@ -94,6 +99,7 @@ async def _live(call: Call, sent: _Sent) -> aiohttp.ClientResponse:
         call.record_failure(WIRE, exc)
         raise
     call.record_answer(response.status, Headers(response.headers), content)
+    await _raise_for_status(sent.session, sent.kwargs, response)
     return response
 
 

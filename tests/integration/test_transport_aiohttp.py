@@ -277,3 +277,31 @@ def test_a_collected_client_breaks_nothing(tmp_path: Path, monkeypatch: pytest.M
             del replayed
             gc.collect()
             assert emu.hits == 2
+
+
+@pytest.mark.parametrize("where", ["session", "request"])
+def test_raise_for_status_answers_are_recorded_and_raised_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """With ``raise_for_status`` on, a 429 is recorded before aiohttp raises it, and the
+    replay raises the same ClientResponseError."""
+    path = tmp_path / "c.yaml"
+
+    async def ask(url: str, key: str, mode: str | None) -> int:
+        on_session = {"raise_for_status": True} if where == "session" else {}
+        on_request = {"raise_for_status": True} if where == "request" else {}
+        recorder = Recorder(path, mode=mode, record_errors="all")
+        async with intercept(recorder), aiohttp.ClientSession(**on_session) as session:
+            headers = {"x-goog-api-key": key}
+            try:
+                await session.post(url + GENERATE, json=BODY, headers=headers, **on_request)
+            except aiohttp.ClientResponseError as exc:
+                return exc.status
+        raise AssertionError("no ClientResponseError")
+
+    with Emulator() as emu:
+        emu.inject_error(429)
+        assert asyncio.run(ask(emu.url, emu.api_key, "record")) == 429
+        url, key = emu.url, emu.api_key
+    monkeypatch.setenv("CI", "true")
+    assert asyncio.run(ask(url, key, None)) == 429
