@@ -288,13 +288,15 @@ def test_raise_for_status_answers_are_recorded_and_raised_again(
     path = tmp_path / "c.yaml"
 
     async def ask(url: str, key: str, mode: str | None) -> int:
-        on_session = {"raise_for_status": True} if where == "session" else {}
-        on_request = {"raise_for_status": True} if where == "request" else {}
+        on_request = True if where == "request" else None
         recorder = Recorder(path, mode=mode, record_errors="all")
-        async with intercept(recorder), aiohttp.ClientSession(**on_session) as session:
+        session = aiohttp.ClientSession(raise_for_status=where == "session")
+        async with intercept(recorder), session:
             headers = {"x-goog-api-key": key}
             try:
-                await session.post(url + GENERATE, json=BODY, headers=headers, **on_request)
+                await session.post(
+                    url + GENERATE, json=BODY, headers=headers, raise_for_status=on_request
+                )
             except aiohttp.ClientResponseError as exc:
                 return exc.status
         raise AssertionError("no ClientResponseError")
