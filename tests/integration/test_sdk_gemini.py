@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from google import genai
 from google.genai import errors, types
 
 from cassettes_core import CassetteMissError, Recorder, load_cassette
@@ -259,3 +260,27 @@ def test_a_recorded_error_replays_as_the_sdk_error(
     with intercept(Recorder(path)), pytest.raises(errors.ClientError) as replayed:
         client.models.generate_content(model=g.MODEL, contents="Hi")
     assert (replayed.value.code, replayed.value.status) == (live.value.code, live.value.status)
+
+
+def test_vertex_express_mode_records_and_replays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``vertexai=True`` with an API key sends ``/v1beta1/publishers/google/models/…``: the same
+    endpoint, recorded and replayed, the key in no file."""
+    path = tmp_path / "vertex.yaml"
+    with Emulator() as emu:
+        http = types.HttpOptions(base_url=emu.url)
+        client = genai.Client(vertexai=True, api_key=emu.api_key, http_options=http)
+        with intercept(Recorder(path, mode="record")):
+            live = client.models.generate_content(model=g.MODEL, contents="Hi")
+        key = emu.api_key
+    monkeypatch.setenv("CI", "true")
+    with intercept(Recorder(path)):
+        replayed = client.models.generate_content(model=g.MODEL, contents="Hi")
+    assert g.dumped(replayed) == g.dumped(live)
+    stored = load_cassette(path)
+    assert stored is not None
+    assert stored.interactions[0].endpoint == (
+        "/v1beta1/publishers/google/models/gemini-2.5-flash:generateContent"
+    )
+    assert key not in path.read_text(encoding="utf-8")
