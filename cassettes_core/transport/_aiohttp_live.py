@@ -51,8 +51,8 @@ class LiveStream(LiveTap):
             async for chunk in self._source.iter_any():
                 self.tap.feed(chunk)
                 self._reader.feed_data(chunk)
-        except asyncio.CancelledError as exc:  # its loop is going away
-            self.drop(exc)
+        except asyncio.CancelledError:  # its loop is going away: settling it says so later,
+            # in the caller's context (a warning raised in a dying task would be lost)
             self._reader.set_exception(aiohttp.ClientPayloadError("stream cancelled"))
             raise
         except Exception as exc:
