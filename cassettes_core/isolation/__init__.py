@@ -24,8 +24,7 @@ from cassettes_core.isolation._hosts import (
     url_host_port,
 )
 from cassettes_core.isolation._linger import linger, threads_now
-from cassettes_core.isolation._on_import import unwatch as unwatch_imports
-from cassettes_core.isolation._on_import import watch as watch_imports
+from cassettes_core.isolation._on_import import unwatch, watch
 from cassettes_core.isolation._seams import grpc_target, register_seam
 
 __all__ = [
@@ -46,7 +45,7 @@ __all__ = [
     "provider_reason",
     "register_seam",
     "threads_now",
-    "unwatch_imports",
+    "unwatch",
     "url_host_port",
-    "watch_imports",
+    "watch",
 ]

@@ -23,11 +23,13 @@ built-in providers share, and the SSE codec (:class:`SSEParser`, :func:`parse_st
 from __future__ import annotations
 
 from cassettes_core.isolation import register_seam
+from cassettes_core.transport import aiohttp
 from cassettes_core.transport._bodies import charset_of, encoded_body, served_answer, stored_body
 from cassettes_core.transport._guarded import request_hint
 from cassettes_core.transport._headers import kept_headers, recorded_delay, replay_headers
 from cassettes_core.transport._intercept import (
     Interception,
+    add_client_seam,
     hold_clients,
     intercept,
     is_patched,
@@ -51,6 +53,8 @@ from cassettes_core.transport._wire import failure_kind
 
 # The isolation guard checks httpx/httpx2 clients through this package's client seam.
 register_seam(hold_clients, release_clients, live_allowed)
+# aiohttp's seam goes in and out with the httpx ones.
+add_client_seam(aiohttp.install, aiohttp.restore)
 
 __all__ = [
     "AbandonedStreamWarning",

@@ -42,7 +42,6 @@ from typing import Any, Self
 from cassettes_core._errors import ConfigError
 from cassettes_core._recorder import Recorder
 from cassettes_core.modes import Mode
-from cassettes_core.transport import aiohttp as aiohttp_seam
 from cassettes_core.transport._guarded import guarded
 from cassettes_core.transport._settle import asettle, settle
 
@@ -61,11 +60,22 @@ class _State:
         self.saved: list[tuple[type, Any]] = []
         # The isolation guard keeps the patches in place while it is armed (see ``hold``).
         self.held = 0
-        # Undo functions of the seams beyond httpx (aiohttp's ``ClientSession._request``).
-        self.undo: list[Callable[[], None]] = []
 
 
 _state = _State()
+# Seams of clients that are not httpx (botocore's): (install, restore), in and out with these.
+_other_seams: list[tuple[Callable[[], None], Callable[[], None]]] = []
+
+
+def add_client_seam(install: Callable[[], None], restore: Callable[[], None]) -> None:
+    """Have ``install`` run whenever the client classes are patched, ``restore`` when not."""
+    with _state.lock:
+        if (install, restore) not in _other_seams:
+            _other_seams.append((install, restore))
+            if _state.saved:
+                install()
+
+
 # The interception the current thread or task entered last (and has not left).
 _bound: contextvars.ContextVar[Interception | None] = contextvars.ContextVar(
     "cassettes_interception", default=None
@@ -218,15 +228,16 @@ def _install() -> None:
                     )
                 _state.saved.append((cls, original))
                 setattr(cls, _PATCHED, _patched(original, module.__name__, is_async=is_async))
-        _state.undo.append(aiohttp_seam.install(active))
+        for install, _ in _other_seams:
+            install()
     except BaseException:
         _restore()
         raise
 
 
 def _restore() -> None:
-    while _state.undo:
-        _state.undo.pop()()
+    for _, restore in reversed(_other_seams):
+        restore()
     while _state.saved:
         cls, original = _state.saved.pop()
         setattr(cls, _PATCHED, original)

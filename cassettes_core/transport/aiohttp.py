@@ -20,44 +20,63 @@ then.
 from __future__ import annotations
 
 import functools
+import sys
+import threading
 from collections.abc import Callable
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from cassettes_core.isolation import unwatch_imports, watch_imports
+from cassettes_core.isolation import unwatch, watch
 
-if TYPE_CHECKING:
-    from cassettes_core.transport._intercept import Interception
+__all__ = ["install", "is_installed", "restore"]
 
+_MODULE = "aiohttp.client"
 _PATCHED = "_request"
-Active = Callable[[], "Interception | None"]
+_lock = threading.RLock()
+_original: list[Any] = []  # the ClientSession._request replaced now (one entry while patched)
+_watcher: list[Any] = []  # the import watcher while aiohttp is not imported yet
 
 
-def install(active: Active) -> Callable[[], None]:
-    """Patch ``ClientSession._request`` now (or when aiohttp is imported); returns the undo."""
-    saved: list[tuple[type, Any]] = []
-
-    def patch(client: ModuleType) -> None:
-        cls = client.ClientSession
-        original = cls.__dict__.get(_PATCHED)
-        if callable(original):
-            saved.append((cls, original))
-            setattr(cls, _PATCHED, _patched(original, active))
-
-    watcher = watch_imports({"aiohttp.client": patch})
-
-    def restore() -> None:
-        unwatch_imports(watcher)
-        while saved:
-            cls, original = saved.pop()
-            setattr(cls, _PATCHED, original)
-
-    return restore
+def install() -> None:
+    """Patch ``ClientSession._request`` now if aiohttp is imported, else as soon as it is."""
+    with _lock:
+        if _original or _watcher:
+            return
+        finder = watch({_MODULE: _patch})
+        if finder is not None:
+            _watcher.append(finder)
 
 
-def _patched(original: Callable[..., Any], active: Active) -> Callable[..., Any]:
+def restore() -> None:
+    """Put aiohttp's own ``ClientSession._request`` back (and stop watching for the import)."""
+    with _lock:
+        while _watcher:
+            unwatch(_watcher.pop())
+        module = sys.modules.get(_MODULE)
+        if _original and module is not None:
+            setattr(module.ClientSession, _PATCHED, _original.pop())
+        _original.clear()
+
+
+def is_installed() -> bool:
+    """Whether ``ClientSession._request`` is patched now."""
+    return bool(_original)
+
+
+def _patch(module: ModuleType) -> None:
+    with _lock:  # the watcher stays listed: restore() takes it off sys.meta_path
+        original = module.ClientSession.__dict__.get(_PATCHED)
+        if _original or not callable(original):
+            return
+        _original.append(original)
+        setattr(module.ClientSession, _PATCHED, _patched(original))
+
+
+def _patched(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     async def _request(self: Any, method: str, str_or_url: Any, **kwargs: Any) -> Any:
+        from cassettes_core.transport._intercept import active
+
         current = active()
         if current is None:  # no cassette here: the isolation guard's connector seam decides
             return await original(self, method, str_or_url, **kwargs)
