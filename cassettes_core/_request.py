@@ -91,8 +91,23 @@ class LLMRequest:
     ) -> LLMRequest:
         """Split a provider's JSON body into semantic fields and params."""
         semantic = policy.fields_for(provider)
-        fields = {k: v for k, v in body.items() if k in semantic}
-        params = {k: v for k, v in body.items() if k not in semantic}
+        inner = _inner_fields(semantic)
+        fields: dict[str, Any] = {}
+        params: dict[str, Any] = {}
+        for key, value in body.items():
+            if key in semantic:
+                fields[key] = value
+            elif key in inner and isinstance(value, Mapping):
+                # An object mixing what is asked with tuning (Gemini's `generationConfig`):
+                # its named keys are semantic, the rest stays under params.
+                asked = {k: v for k, v in value.items() if k in inner[key]}
+                tuned = {k: v for k, v in value.items() if k not in inner[key]}
+                if asked:
+                    fields[key] = asked
+                if tuned or not asked:
+                    params[key] = tuned
+            else:
+                params[key] = value
         return cls(provider=provider, fields=fields, params=params)
 
     @property
@@ -102,7 +117,12 @@ class LLMRequest:
 
     def body(self) -> dict[str, Any]:
         """The JSON body as the provider receives it: fields and params merged."""
-        return {**self.params, **self.fields}
+        body = {**self.params, **self.fields}
+        for key, value in self.fields.items():
+            tuned = self.params.get(key)
+            if isinstance(value, Mapping) and isinstance(tuned, Mapping):
+                body[key] = {**tuned, **value}  # one object split by `_inner_fields`
+        return body
 
     def digest(self) -> str:
         """The blake3 digest over provider and semantic fields (see ``_digest``)."""
@@ -120,3 +140,13 @@ class LLMRequest:
         fields = {k: v for k, v in record.items() if k != PARAMS_KEY}
         params = record.get(PARAMS_KEY) or {}
         return cls(provider=provider, fields=fields, params=dict(params))
+
+
+def _inner_fields(semantic: frozenset[str]) -> dict[str, frozenset[str]]:
+    """The ``"object.key"`` names of ``semantic``, as object → its semantic keys."""
+    found: dict[str, set[str]] = {}
+    for name in semantic:
+        outer, dot, key = name.partition(".")
+        if dot and outer and key:
+            found.setdefault(outer, set()).add(key)
+    return {outer: frozenset(keys) for outer, keys in found.items()}

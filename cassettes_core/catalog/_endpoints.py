@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from cassettes_core.catalog._endpoints_bedrock import BEDROCK
+from cassettes_core.catalog._endpoints_gemini import GEMINI
 from cassettes_core.catalog._types import Drift, Endpoint, TokenFields, suffix
 
 
@@ -178,4 +179,11 @@ ANTHROPIC_MESSAGES = Endpoint(
 
 
 # The first match wins: a more specific pattern goes before a more general one.
-BUILT_IN = (OPENAI_CHAT, OPENAI_EMBEDDINGS, OPENAI_RESPONSES, ANTHROPIC_MESSAGES, *BEDROCK)
+BUILT_IN = (
+    OPENAI_CHAT,
+    OPENAI_EMBEDDINGS,
+    OPENAI_RESPONSES,
+    ANTHROPIC_MESSAGES,
+    *BEDROCK,
+    *GEMINI,
+)

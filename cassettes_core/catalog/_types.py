@@ -172,8 +172,10 @@ class Endpoint:
     - ``key_env`` and ``key_header`` (with ``key_prefix``, e.g. ``"Bearer "``): how the key is
       sent; ``key_headers`` / ``key_query``: everywhere a credential may travel, never stored
       nor digested; ``headers``: fixed headers the built-in provider adds (kept read-only).
-    - ``semantic_fields``: the body fields that make the digest; ``stream``: the framing;
-      ``usage``: the token fields; ``drift``: the drift vocabulary.
+    - ``semantic_fields``: the body fields that make the digest (``"a.b"`` names key ``b`` of
+      the object ``a``: the rest of ``a`` is tuning); ``stream``: the framing;
+      ``stream_in_path``: the path, not a ``stream`` field, says the call streams (Gemini's
+      ``:streamGenerateContent``); ``usage``: the token fields; ``drift``: the drift vocabulary.
     - ``sdk``: the distribution of the provider's own SDK, whose version a cassette's manifest
       records (the family's name when not given).
 
@@ -198,6 +200,7 @@ class Endpoint:
     key_query: tuple[str, ...] = ()
     headers: Mapping[str, str] = field(default_factory=dict)
     stream: StreamFraming = "sse"
+    stream_in_path: bool = False
     drift: Drift = field(default_factory=Drift)
     sdk: str = ""
     samples: tuple[str, ...] = ()

@@ -20,7 +20,7 @@ import os
 from collections.abc import AsyncIterator, Iterator, Mapping
 from types import ModuleType
 from typing import Any, NoReturn
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from cassettes_core import catalog
 from cassettes_core._errors import ConfigError, ErrorKind, ProviderError
@@ -43,6 +43,9 @@ def http_module() -> ModuleType:
             ) from None
         return httpx
     return httpx2
+
+
+_MODEL_SLOT = "{model}"
 
 
 class HTTPProvider:
@@ -106,9 +109,19 @@ class HTTPProvider:
 
     # -- request building -------------------------------------------------------------------
 
-    def url(self) -> str:
+    def url(self, request: LLMRequest | None = None) -> str:
+        """Where a call goes; an endpoint whose path names the model (Gemini's
+        ``/models/{model}:generateContent``) takes it from ``request``."""
         base = self._base_url or os.environ.get(self._route.base_env) or self._route.base_url
-        return base.rstrip("/") + self._route.send_path
+        path = self._route.send_path
+        if _MODEL_SLOT in path and request is not None:
+            if not request.model:
+                raise ConfigError(
+                    f"{self._name} names the model in its path, and this request has none; "
+                    "give the request a model"
+                )
+            path = path.replace(_MODEL_SLOT, quote(request.model, safe=""))
+        return base.rstrip("/") + path
 
     def _auth_headers(self) -> dict[str, str]:
         key = self._api_key or os.environ.get(self._route.key_env)
@@ -130,7 +143,11 @@ class HTTPProvider:
                 f"{self._name} streams {self._route.stream}, which the built-in provider does "
                 "not read yet (it reads SSE); call complete() or write your own Provider"
             )
-        if stream:
+        if _MODEL_SLOT in self._route.send_path:
+            body.pop("model", None)  # it travels in the path
+        if self._route.stream_in_path:
+            pass  # the path says it streams (Gemini's :streamGenerateContent)
+        elif stream:
             body["stream"] = True
         else:
             body.pop("stream", None)
@@ -150,7 +167,9 @@ class HTTPProvider:
         http = http_module()
         try:
             response = self._sync_client(http).post(
-                self.url(), content=self._body(request, stream=False), headers=self._auth_headers()
+                self.url(request),
+                content=self._body(request, stream=False),
+                headers=self._auth_headers(),
             )
         except Exception as exc:
             self._reraise(http, exc)
@@ -161,7 +180,7 @@ class HTTPProvider:
         try:
             with self._sync_client(http).stream(
                 "POST",
-                self.url(),
+                self.url(request),
                 content=self._body(request, stream=True),
                 headers=self._auth_headers(),
             ) as response:
@@ -184,7 +203,7 @@ class HTTPProvider:
             # SSL context keeps that cheap.
             async with http.AsyncClient(**self._client_kwargs(http)) as client:
                 response = await client.post(
-                    self.url(),
+                    self.url(request),
                     content=self._body(request, stream=False),
                     headers=self._auth_headers(),
                 )
@@ -199,7 +218,7 @@ class HTTPProvider:
                 http.AsyncClient(**self._client_kwargs(http)) as client,
                 client.stream(
                     "POST",
-                    self.url(),
+                    self.url(request),
                     content=self._body(request, stream=True),
                     headers=self._auth_headers(),
                 ) as response,

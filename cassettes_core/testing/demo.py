@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from cassettes_core import CassetteMissError, Recorder, intercept
+from cassettes_core import CassetteMissError, Recorder, catalog, intercept
 from cassettes_core.testing.emulator import Emulator
 
 QUESTION = "What should I wear in Paris today?"
@@ -125,6 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\nreplay differed from the recording", file=sys.stderr)
         return 1
     print(f"\nDone. The cassette is at {cassette}")
+    print(f"Providers recorded the same way: {', '.join(catalog.current().names())}")
     return 0
 
 

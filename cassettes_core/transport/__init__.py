@@ -25,7 +25,7 @@ built-in providers share, the SSE codec (:class:`SSEParser`, :func:`parse_stream
 from __future__ import annotations
 
 from cassettes_core.isolation import register_seam
-from cassettes_core.transport import botocore
+from cassettes_core.transport import aiohttp, botocore
 from cassettes_core.transport._bodies import charset_of, encoded_body, served_answer, stored_body
 from cassettes_core.transport._botocore_events import event_of as decode_aws_event
 from cassettes_core.transport._botocore_events import frame_of as encode_aws_event
@@ -66,6 +66,8 @@ from cassettes_core.transport._wire import failure_kind
 register_seam(hold_clients, release_clients, live_allowed)
 # botocore's seam goes in and out with the httpx ones.
 add_client_seam(botocore.install, botocore.restore)
+# aiohttp's seam goes in and out with the httpx ones.
+add_client_seam(aiohttp.install, aiohttp.restore)
 
 __all__ = [
     "EVENTSTREAM_CONTENT_TYPE",

@@ -51,7 +51,7 @@ class Call:
         request: LLMRequest,
         *,
         found: Interaction | None,
-        wants_stream: bool,
+        wants_stream: bool | None,
         anthropic_caller: bool,
         headers: Mapping[str, str] | None = None,
     ) -> None:
@@ -245,7 +245,12 @@ def open_call(recorder: Recorder, route: Route, headers: Mapping[str, str], cont
         body = {**body, "model": unquote(route.model)}  # `…-v1%3A0` is the model `…-v1:0`
     # Split once, under the recorder's policy (what `recorder.normalise` would do again).
     request = LLMRequest.from_body(route.provider, body, policy=recorder.policy)
-    wants_stream = body.get("stream") is True or route.provider in catalog.BEDROCK_EVENT_STREAMS
+    wants_stream: bool | None = (
+        body.get("stream") is True or route.provider in catalog.BEDROCK_EVENT_STREAMS
+    )
+    endpoint = catalog.current().get(route.provider)
+    if endpoint is not None and endpoint.stream_in_path:
+        wants_stream = None  # the path asked (Gemini): the shape it was answered in replays
     # Only a recording of the shape asked for answers: a stream for `stream: true`.
     found = recorder.find(
         request,

@@ -32,6 +32,7 @@ _PROVIDER_API = "The Provider API"
 _OPENAI = "Use with the OpenAI SDK"
 _ANTHROPIC = "Use with the Anthropic SDK"
 _BEDROCK = "Use with Bedrock"
+_GEMINI = "Use with Gemini (google-genai)"
 _MATCHED = "What is matched"
 _EMULATOR_CLI = "The emulator from the command line"
 _SDK_VARIABLES = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")
@@ -97,7 +98,7 @@ def emulator(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Emulat
 
 def test_every_python_block_is_run_here() -> None:
     """A new example under a new heading needs a test here before the README can ship it."""
-    run_here = {_MARKER, _PROVIDER_API, _OPENAI, _ANTHROPIC, _MATCHED, _BEDROCK}
+    run_here = {_MARKER, _PROVIDER_API, _OPENAI, _ANTHROPIC, _MATCHED, _BEDROCK, _GEMINI}
     assert {b.heading for b in _blocks() if b.lang == "python"} == run_here
 
 
@@ -137,6 +138,21 @@ def test_bedrock_example_records_then_replays(
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIA" + secrets.token_hex(8).upper())  # other keys
     _run(code, _BEDROCK)
     assert emulator.hits == 1
+
+
+def test_gemini_example_records_then_replays(
+    emulator: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The Gemini example records through the SDK's own variables, then replays in CI."""
+    monkeypatch.setenv("GEMINI_API_KEY", emulator.api_key)
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", emulator.url)
+    (code,) = _code(_GEMINI)
+    _run(code, _GEMINI)
+    assert emulator.hits == 2
+    assert (tmp_path / "cassettes" / "gemini.yaml").is_file()
+    monkeypatch.setenv("CI", "true")
+    _run(code, _GEMINI)
+    assert emulator.hits == 2
 
 
 def test_match_policy_example_builds_on_the_provider_api_one(emulator: Emulator) -> None:

@@ -1,7 +1,7 @@
 """A model named in the request path is part of the request's identity.
 
-A Gemini-shaped endpoint (``/v1beta/models/{model}:generateContent``, no ``model`` in the
-body) is registered; plain httpx2 records one call per model through the cassette transport
+The Gemini endpoint (``/v1beta/models/{model}:generateContent``, no ``model`` in the
+body) is built in; plain httpx2 records one call per model through the cassette transport
 against a loopback server, then replays each under ``CI=true``: each model gets its own answer,
 never the other's.
 """
@@ -9,7 +9,6 @@ never the other's.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,38 +16,19 @@ import httpx2
 import pytest
 
 from cassettes_core import Recorder, catalog, load_cassette
-from cassettes_core.catalog import Endpoint, TokenFields, suffix
+from cassettes_core.catalog import Endpoint
 from cassettes_core.transport.httpx2 import CassetteTransport
 from tests.helpers.raw_http import RawReply, raw_server
 
-GEMINI = Endpoint(
-    name="gemini.generate",
-    family="google",
-    base_url="https://generativelanguage.googleapis.com",
-    send_path="/v1beta/models/gemini-2.0-flash:generateContent",
-    path=suffix(r"/(?:v1|v1beta)/models/(?P<model>[^/:]+):generateContent"),
-    route="/v1beta/models/gemini-2.0-flash:generateContent",
-    base_env="GEMINI_BASE_URL",
-    key_env="GEMINI_API_KEY",
-    key_header="x-goog-api-key",
-    key_prefix="",
-    key_headers=("x-goog-api-key",),
-    key_query=("key",),
-    semantic_fields=frozenset({"model", "contents", "systemInstruction", "tools"}),
-    usage=TokenFields(
-        input=("promptTokenCount",), output=("candidatesTokenCount",), answer="usageMetadata"
-    ),
-)
+# The built-in Gemini endpoint (``/{version}/models/{model}:generateContent``).
+GEMINI = catalog.DEFAULT_CATALOG.get("gemini.generate")
 BODY = {"contents": [{"role": "user", "parts": [{"text": "Say hi"}]}]}
 
 
 @pytest.fixture
-def gemini() -> Iterator[Endpoint]:
-    catalog.register(GEMINI)
-    try:
-        yield GEMINI
-    finally:
-        catalog.unregister(GEMINI.name)
+def gemini() -> Endpoint:
+    assert GEMINI is not None
+    return GEMINI
 
 
 def _answer(model: str) -> RawReply:

@@ -19,14 +19,14 @@ ENDPOINTS = [pytest.param(endpoint, id=endpoint.name) for endpoint in DEFAULT_CA
 
 
 def gemini_like() -> Endpoint:
-    """An endpoint whose model travels in the path, as Gemini's does."""
+    """An endpoint whose model travels in the path (as Gemini's does; not the built-in one)."""
     return Endpoint(
-        name="gemini.generate",
+        name="acme.generate",
         family="google",
-        base_url="https://generativelanguage.googleapis.com",
-        send_path="/v1beta/models/{model}:generateContent",
-        path=suffix(r"/(?:v1|v1beta)/models/(?P<model>[^/:]+):generateContent"),
-        route="/v1beta/models/gemini-2.0-flash:generateContent",
+        base_url="https://api.acme.example",
+        send_path="/v1beta/models/{model}:acmeGenerate",
+        path=suffix(r"/(?:v1|v1beta)/models/(?P<model>[^/:]+):acmeGenerate"),
+        route="/v1beta/models/gemini-2.0-flash:acmeGenerate",
         base_env="GEMINI_BASE_URL",
         key_env="GEMINI_API_KEY",
         key_header="x-goog-api-key",
@@ -41,8 +41,8 @@ def gemini_like() -> Endpoint:
 
 
 def test_the_built_in_endpoints_are_the_four_the_library_serves() -> None:
-    """The default catalog holds OpenAI chat, embeddings, responses, Anthropic messages and
-    the four Bedrock runtime operations."""
+    """The default catalog holds OpenAI chat, embeddings, responses, Anthropic messages,
+    the four Bedrock runtime operations and Gemini's generate, stream and embed."""
     assert set(DEFAULT_CATALOG.names()) == {
         "openai.chat",
         "openai.embeddings",
@@ -52,6 +52,9 @@ def test_the_built_in_endpoints_are_the_four_the_library_serves() -> None:
         "bedrock.converse_stream",
         "bedrock.invoke_model",
         "bedrock.invoke_model_with_response_stream",
+        "gemini.generate",
+        "gemini.stream",
+        "gemini.embed",
     }
     assert catalog.current() is DEFAULT_CATALOG
 
@@ -90,11 +93,13 @@ def test_the_built_in_provider_sends_to_the_route_the_transport_recognises(
     endpoint: Endpoint,
 ) -> None:
     """What HTTPProvider sends is a call the transport routes back to the same endpoint."""
-    url = HTTPProvider(endpoint.name).url()
+    model = endpoint.model_in(endpoint.route)  # a model the path carries (Gemini's)
+    url = HTTPProvider(endpoint.name).url(LLMRequest(endpoint.name, {"model": model or "m"}))
     route = match_route(endpoint.method, url)
     assert route is not None
     assert route.provider == endpoint.name
-    assert route.endpoint == endpoint.route
+    assert route.endpoint.split("?", 1)[0] == endpoint.route  # Gemini streams add ?alt=sse
+    assert route.model == model
     assert url.startswith(endpoint.base_url)
 
 
@@ -115,12 +120,12 @@ def test_every_endpoint_route_is_served_by_the_emulator() -> None:
 def test_a_model_carried_in_the_path_is_part_of_the_match() -> None:
     """A pattern's ``model`` group names the model, so path-model APIs fit one entry."""
     extended = DEFAULT_CATALOG.with_endpoints(gemini_like())
-    found = extended.match("POST", "/v1/models/gemini-1.5-pro:generateContent")
+    found = extended.match("POST", "/v1/models/gemini-1.5-pro:acmeGenerate")
     assert found is not None
-    assert found.endpoint.name == "gemini.generate"
+    assert found.endpoint.name == "acme.generate"
     assert found.model == "gemini-1.5-pro"
     assert extended.match("POST", "/v1/models/gemini-1.5-pro:countTokens") is None
-    assert DEFAULT_CATALOG.match("POST", "/v1/models/gemini-1.5-pro:generateContent") is None
+    assert DEFAULT_CATALOG.match("POST", "/v1/models/gemini-1.5-pro:acmeGenerate") is None
 
 
 def test_register_adds_for_the_process_and_unregister_takes_it_back() -> None:
@@ -128,19 +133,17 @@ def test_register_adds_for_the_process_and_unregister_takes_it_back() -> None:
     catalog.register(gemini_like())
     try:
         assert catalog.current() is not DEFAULT_CATALOG
-        assert "gemini.generate" not in DEFAULT_CATALOG
-        route = match_route(
-            "POST", "https://x.test/v1beta/models/g-2:generateContent?key=AIza1&a=b"
-        )
+        assert "acme.generate" not in DEFAULT_CATALOG
+        route = match_route("POST", "https://x.test/v1beta/models/g-2:acmeGenerate?key=AIza1&a=b")
         assert route is not None
-        assert (route.provider, route.model) == ("gemini.generate", "g-2")
-        assert route.endpoint == "/v1beta/models/g-2:generateContent?a=b"  # the key is not kept
-        request = LLMRequest.from_body("gemini.generate", {"contents": [], "temperature": 1})
+        assert (route.provider, route.model) == ("acme.generate", "g-2")
+        assert route.endpoint == "/v1beta/models/g-2:acmeGenerate?a=b"  # the key is not kept
+        request = LLMRequest.from_body("acme.generate", {"contents": [], "temperature": 1})
         assert dict(request.params) == {"temperature": 1}
     finally:
-        catalog.unregister("gemini.generate")
+        catalog.unregister("acme.generate")
     assert catalog.current().names() == DEFAULT_CATALOG.names()
-    assert match_route("POST", "https://x.test/v1beta/models/g-2:generateContent") is None
+    assert match_route("POST", "https://x.test/v1beta/models/g-2:acmeGenerate") is None
 
 
 def test_register_refuses_a_taken_name_or_a_route_two_endpoints_would_match() -> None:
@@ -173,7 +176,7 @@ def test_an_endpoint_whose_route_its_own_pattern_misses_is_refused() -> None:
 def test_a_catalog_is_built_from_entries_and_refuses_duplicates() -> None:
     """Catalog() takes any entries; a duplicate name is a ConfigError, not a silent override."""
     one = gemini_like()
-    assert Catalog([one]).names() == ("gemini.generate",)
+    assert Catalog([one]).names() == ("acme.generate",)
     with pytest.raises(ConfigError):
         Catalog([one, one])
 

@@ -36,6 +36,9 @@ BASES: dict[str, dict[str, Any]] = {
         "anthropic_version": "bedrock-2023-05-31",
         "messages": [{"role": "user", "content": "Hi"}],
     },
+    "gemini.generate": {"model": "gemini-2.5-flash", "contents": [{"parts": [{"text": "Hi"}]}]},
+    "gemini.stream": {"model": "gemini-2.5-flash", "contents": [{"parts": [{"text": "Hi"}]}]},
+    "gemini.embed": {"model": "gemini-embedding-001", "requests": [{"content": {"parts": []}}]},
 }
 
 TUNING = {
@@ -79,7 +82,11 @@ def test_tuning_never_changes_the_digest(provider: str, param: str) -> None:
 def test_every_semantic_field_changes_the_digest(provider: str, field: str) -> None:
     """Changing or adding any semantic field gives another digest."""
     base = BASES[provider]
-    assert _digest(provider, {**base, field: "something-else"}) != _digest(provider, base)
+    outer, dot, inner = field.partition(".")  # "generationConfig.responseSchema": one key of it
+    changed = (
+        {**base, outer: {inner: "something-else"}} if dot else {**base, field: "something-else"}
+    )
+    assert _digest(provider, changed) != _digest(provider, base)
 
 
 def test_provider_is_part_of_the_digest() -> None:

@@ -22,8 +22,12 @@ class Emulator:
     - ``openai.responses``: OpenAI Responses API, JSON or SSE with named events;
     - ``openai.embeddings``: deterministic vectors, ``float`` or ``base64`` encoded;
     - ``anthropic.messages``: Anthropic Messages, JSON or SSE;
+    - ``gemini.generate``, ``gemini.stream``, ``gemini.embed``: the Gemini API at
+      ``/{any version}/models/{model}:generateContent`` (and ``:streamGenerateContent``,
+      ``:batchEmbedContents``), key in ``x-goog-api-key`` or ``?key=``
+      (``genai.Client(api_key=emu.api_key, http_options={"base_url": emu.url})``);
 
-    each at its catalog endpoint's ``route`` (``cassettes_core.catalog``).
+    each at its catalog endpoint's ``route`` (``cassettes_core.catalog``; Gemini at any model).
 
     The real SDKs talk to it unchanged::
 
@@ -212,6 +216,11 @@ class Emulator:
                              ``response.reasoning_summary.delta`` event; Anthropic: an extra
                              ``event: ping_v2`` frame; embeddings: no effect
         ===================  =====================================================================
+
+        Gemini (``_gemini``): field_added adds ``serviceTierV2``, field_removed drops
+        ``modelVersion``, type_changed makes ``usageMetadata.promptTokenCount`` a string,
+        enum_value_new sets ``finishReason`` to ``STOP_V2``, stream_event_new adds a chunk with
+        only ``promptFeedback``.
 
         The official SDKs parse every variant. ``type_changed`` is the one they notice: where
         an SDK dumps its model (``to_dict()``, ``.parse()``, the ``.stream()`` helpers) pydantic

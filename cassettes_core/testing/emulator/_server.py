@@ -23,6 +23,7 @@ from cassettes_core.testing.emulator import (
     _anthropic,
     _bedrock,
     _embeddings,
+    _gemini,
     _openai_chat,
     _openai_responses,
 )
@@ -145,6 +146,15 @@ class _ProviderHandler(BaseHTTPRequestHandler):
         """Only POST endpoints exist; answer GETs as the providers do for unknown routes."""
         self._send_json(404, error_body("openai", 404, f"Unknown request URL: GET {self.path}"))
 
+    def _serve_model_in_path(self, path: str, raw: bytes) -> bool:
+        """Serve the routes whose path carries the model (Bedrock, Gemini); False for others."""
+        if _bedrock.serve(self, path, raw):  # /model/{modelId}/… (Bedrock runtime)
+            return True
+        if (gemini := _gemini.endpoint_for(path)) is not None:
+            _gemini.serve(self, gemini, raw)
+            return True
+        return False
+
     def do_POST(self) -> None:
         """Route a provider call: count it, check auth, apply injections, answer."""
         started = time.monotonic()
@@ -155,7 +165,7 @@ class _ProviderHandler(BaseHTTPRequestHandler):
             self._send_json(400, error_body("openai", 400, str(exc)))
             return
         path = urlsplit(self.path).path
-        if _bedrock.serve(self, path, raw):  # /model/{modelId}/… (Bedrock runtime)
+        if self._serve_model_in_path(path, raw):
             return
         route = ROUTES.get(path)
         if route is None:
