@@ -14,9 +14,10 @@ from typing import Any, ClassVar
 from cassettes_core._errors import CassetteError
 from cassettes_core._recorder import Recorder
 from cassettes_core.transport._exchange import Call, StreamTap, open_call, replay_response
+from cassettes_core.transport._ndjson import stream_framing
 from cassettes_core.transport._settle import LiveTap
-from cassettes_core.transport._sse import is_event_stream
 from cassettes_core.transport._tracking import route_request
+from cassettes_core.transport._visible import failing_response, retries_everything
 from cassettes_core.transport._wire import Wire
 
 
@@ -38,6 +39,14 @@ class AsyncCassetteTransport:
 
     async def handle_async_request(self, request: Any) -> Any:
         """Replay, record or pass on one request."""
+        try:
+            return await self._handle(request)
+        except CassetteError as error:
+            if not retries_everything(request.headers):
+                raise
+            return failing_response(error, request)  # see ``_visible``: groq retries all
+
+    async def _handle(self, request: Any) -> Any:
         route = route_request(self.recorder, request, self.block_unmatched)
         if route is None:
             return await self.inner.handle_async_request(request)
@@ -58,8 +67,9 @@ class AsyncCassetteTransport:
             raise
         if not call.records:
             return response
-        if response.status_code < 400 and is_event_stream(response.headers.get("content-type")):
-            live = _AsyncLiveStream(call, call.tap(self.wire), response, request)
+        framing = stream_framing(response.headers.get("content-type"))
+        if response.status_code < 400 and framing is not None:
+            live = _AsyncLiveStream(call, call.tap(self.wire, framing), response, request)
             return self.wire.relay(
                 response, request, stream=self.wire.async_stream(live.chunks, live.aclose)
             )
@@ -75,7 +85,8 @@ class AsyncCassetteTransport:
 
 
 class _AsyncLiveStream(LiveTap):
-    """A live SSE body: each chunk goes to the caller the moment it arrives, and to the tap."""
+    """A live stream (SSE or NDJSON): each chunk goes to the caller the moment it arrives,
+    and to the tap."""
 
     def __init__(self, call: Call, tap: StreamTap, response: Any, request: Any) -> None:
         super().__init__(call.recorder, tap, response, request)

@@ -29,8 +29,10 @@ from cassettes_core._model import (
 )
 from cassettes_core._recorder import Recorder
 from cassettes_core._request import LLMRequest
+from cassettes_core.catalog import StreamFraming
 from cassettes_core.transport._bodies import served_answer, stored_body
 from cassettes_core.transport._headers import kept_headers, replay_headers
+from cassettes_core.transport._ndjson import NDJSON, NDJSONParser, encode_ndjson
 from cassettes_core.transport._routes import Route
 from cassettes_core.transport._sse import EVENT_STREAM, SSEParser, encode_stream
 from cassettes_core.transport._visible import E, sent_by_anthropic, visible, visible_type
@@ -108,8 +110,14 @@ class Call:
         self.record(duration_ms, error=RecordedError(kind=kind, message=failure_message(exc)))
         return True
 
-    def tap(self, wire: Wire) -> StreamTap:
-        return StreamTap(self, wire)
+    def tap(self, wire: Wire, framing: StreamFraming = "sse") -> StreamTap:
+        return StreamTap(self, wire, framing)
+
+    @property
+    def framing(self) -> StreamFraming:
+        """How this endpoint's streams are framed (the catalog's word; SSE when unknown)."""
+        endpoint = catalog.current().get(self.route.provider)
+        return endpoint.stream if endpoint is not None else "sse"
 
     def record(self, duration_ms: int, **outcome: Any) -> None:
         try:
@@ -126,12 +134,15 @@ class Call:
 
 
 class StreamTap:
-    """Parses a live SSE stream as it passes through, and records it once it has ended."""
+    """Parses a live stream (SSE, or NDJSON) as it passes through, and records it once it has
+    ended."""
 
-    def __init__(self, call: Call, wire: Wire) -> None:
+    def __init__(self, call: Call, wire: Wire, framing: StreamFraming = "sse") -> None:
         self._call = call
         self._wire = wire
-        self._parser = SSEParser()
+        self._parser: SSEParser | NDJSONParser = (
+            NDJSONParser() if framing == "ndjson" else SSEParser()
+        )
         self._events: list[StreamEvent] = []
         self.done = False
         self.abandoned = False
@@ -259,13 +270,15 @@ def replay_response(wire: Wire, call: Call, request: Any, *, asynchronous: bool)
     found = call.found
     assert found is not None
     if found.stream is not None:
-        chunks = _replay_chunks(wire, found, request)
+        ndjson = call.framing == "ndjson"
+        chunks = _replay_chunks(wire, found, request, ndjson=ndjson)
         if asynchronous:
             async_chunks = _async_iter(chunks)
             stream = wire.async_stream(async_chunks, async_chunks.aclose)
         else:
             stream = wire.sync_stream(chunks, chunks.close)
-        return wire.response(200, {"content-type": EVENT_STREAM}, stream=stream, request=request)
+        content_type = NDJSON if ndjson else EVENT_STREAM
+        return wire.response(200, {"content-type": content_type}, stream=stream, request=request)
     if found.error is not None and found.error.kind != "http_status":
         raise wire.exception(found.error, request)
     headers: Mapping[str, str]
@@ -278,8 +291,10 @@ def replay_response(wire: Wire, call: Call, request: Any, *, asynchronous: bool)
     return wire.response(status, served, content=content, request=request)
 
 
-def _replay_chunks(wire: Wire, found: Interaction, request: Any) -> Generator[bytes]:
-    yield from encode_stream(found.stream or ())
+def _replay_chunks(
+    wire: Wire, found: Interaction, request: Any, *, ndjson: bool = False
+) -> Generator[bytes]:
+    yield from (encode_ndjson if ndjson else encode_stream)(found.stream or ())
     if found.error is not None:
         # A stream that failed part-way fails at the same place again.
         raise wire.exception(found.error, request)

@@ -19,7 +19,15 @@ from typing import TYPE_CHECKING, Final, cast, get_args
 from urllib.parse import urlsplit
 
 from cassettes_core.catalog import DEFAULT_CATALOG
-from cassettes_core.testing.emulator import _anthropic, _embeddings, _openai_chat, _openai_responses
+from cassettes_core.testing.emulator import (
+    _anthropic,
+    _cohere,
+    _compat,
+    _embeddings,
+    _ollama,
+    _openai_chat,
+    _openai_responses,
+)
 from cassettes_core.testing.emulator._wire import (
     BadRequestError,
     JsonObject,
@@ -45,13 +53,27 @@ HANDLERS: Final[dict[str, Handler]] = {
     "openai.responses": _openai_responses.handle,
     "openai.embeddings": _embeddings.handle,
     "anthropic.messages": _anthropic.handle,
+    "groq.chat": _compat.groq_chat,
+    "openrouter.chat": _openai_chat.handle,
+    "fireworks.chat": _openai_chat.handle,
+    "ollama.chat": _ollama.chat,
+    "ollama.generate": _ollama.generate,
+    "ollama.embed": _ollama.embed,
+    "cohere.chat": _cohere.chat,
+    "cohere.embed": _cohere.embed,
+}
+# Families that speak another's wire style (auth, error bodies, headers).
+_STYLE: Final[dict[str, Provider]] = {
+    "groq": "openai",
+    "openrouter": "openai",
+    "fireworks": "openai",
 }
 
-ROUTES: Final[dict[str, tuple[Provider, Handler]]] = {
-    endpoint.route: (cast("Provider", endpoint.family), HANDLERS[endpoint.name])
-    for endpoint in DEFAULT_CATALOG
-    if endpoint.name in HANDLERS and endpoint.family in get_args(Provider)
-}
+ROUTES: Final[dict[str, tuple[Provider, Handler]]] = {}
+for _endpoint in DEFAULT_CATALOG:  # a route two endpoints share is served by the first
+    _style = _STYLE.get(_endpoint.family, _endpoint.family)
+    if _endpoint.name in HANDLERS and _style in get_args(Provider):
+        ROUTES.setdefault(_endpoint.route, (cast("Provider", _style), HANDLERS[_endpoint.name]))
 
 _DISCONNECTS: Final = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
 
@@ -246,7 +268,7 @@ class _ProviderHandler(BaseHTTPRequestHandler):
         server = self.emulator_server
         try:
             self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+            self.send_header("Content-Type", reply.content_type)
             self.send_header("Cache-Control", "no-cache")
             self.send_header("Transfer-Encoding", "chunked")
             for name, value in headers.items():

@@ -1,0 +1,67 @@
+"""The OpenAI-compatible family's own shapes, on top of ``openai.chat``'s.
+
+``groq.chat`` (``/openai/v1/chat/completions``): the chat answer with Groq's ``x_groq``
+object (its request id) and timing fields in ``usage``; in a stream the first chunk carries
+``x_groq.id`` and the last one ``x_groq.usage`` (where Groq reports a stream's tokens).
+Other members whose route differs from OpenAI's (OpenRouter's ``/api/v1``, Fireworks'
+``/inference/v1``) are served OpenAI's chat as it is; Mistral, Together, DeepSeek, xAI and
+Ollama's ``/v1`` share OpenAI's route, which serves them all. The drift switches are
+``openai.chat``'s.
+"""
+
+from __future__ import annotations
+
+from cassettes_core.testing.emulator import _openai_chat
+from cassettes_core.testing.emulator._wire import (
+    JsonObject,
+    JsonReply,
+    Reply,
+    SseEvent,
+    StreamReply,
+    random_token,
+)
+
+
+def groq_chat(body: JsonObject, drift: frozenset[str]) -> Reply:
+    """Answer one Groq chat completions request."""
+    reply = _openai_chat.handle(body, drift)
+    request_id = "req_" + random_token(26).lower()
+    if isinstance(reply, JsonReply):
+        answer = dict(reply.body)
+        answer.pop("service_tier", None)
+        usage = answer.get("usage")
+        if isinstance(usage, dict):
+            answer["usage"] = {**_timings(), **_plain(usage)}
+        answer["x_groq"] = {"id": request_id}
+        return JsonReply(answer, reply.status, reply.headers)
+    assert isinstance(reply, StreamReply)
+    chunks = [event for event in reply.events if isinstance(event, SseEvent)]
+    data = [event.data for event in chunks if isinstance(event.data, dict)]
+    usage = next(
+        (chunk["usage"] for chunk in reversed(data) if isinstance(chunk.get("usage"), dict)),
+        None,
+    )
+    events: list[SseEvent] = []
+    for event in chunks:
+        if not isinstance(event.data, dict):
+            events.append(event)  # [DONE]
+            continue
+        chunk = {k: v for k, v in event.data.items() if k not in ("obfuscation", "service_tier")}
+        if not events:
+            chunk["x_groq"] = {"id": request_id}
+        finished = any(choice.get("finish_reason") for choice in chunk.get("choices", []))
+        if finished:
+            counted = usage or {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+            chunk["x_groq"] = {"id": request_id, "usage": {**_timings(), **_plain(counted)}}
+        events.append(SseEvent(chunk, event.event))
+    return StreamReply(events)
+
+
+def _plain(usage: JsonObject) -> JsonObject:
+    return {
+        k: usage[k] for k in ("prompt_tokens", "completion_tokens", "total_tokens") if k in usage
+    }
+
+
+def _timings() -> JsonObject:
+    return {"queue_time": 0.01, "prompt_time": 0.002, "completion_time": 0.03, "total_time": 0.042}
