@@ -16,8 +16,9 @@ except, in replay, requests to a provider host that are not provider calls (see
 
 The codecs are here too, for code that reads or writes cassette bodies and streams itself:
 the body codec (:func:`stored_body`, :func:`encoded_body`, :func:`served_answer`) that the
-built-in providers share, and the SSE codec (:class:`SSEParser`, :func:`parse_stream`,
-:func:`encode_stream` …).
+built-in providers share, the SSE codec (:class:`SSEParser`, :func:`parse_stream`,
+:func:`encode_stream` …) and the NDJSON one (:class:`NDJSONParser`, :func:`parse_ndjson`,
+:func:`encode_ndjson`; :func:`stream_framing` tells them apart by content type).
 """
 
 from __future__ import annotations
@@ -35,6 +36,13 @@ from cassettes_core.transport._intercept import (
     release_clients,
 )
 from cassettes_core.transport._intercept import active as active_interception
+from cassettes_core.transport._ndjson import (
+    NDJSONParser,
+    encode_ndjson,
+    is_ndjson,
+    parse_ndjson,
+    stream_framing,
+)
 from cassettes_core.transport._routes import Route, match_route
 from cassettes_core.transport._settle import AbandonedStreamWarning, settle
 from cassettes_core.transport._sse import (
@@ -55,6 +63,7 @@ register_seam(hold_clients, release_clients, live_allowed)
 __all__ = [
     "AbandonedStreamWarning",
     "Interception",
+    "NDJSONParser",
     "Route",
     "SSEParser",
     "active_interception",
@@ -62,6 +71,7 @@ __all__ = [
     "decode_data",
     "encode_data",
     "encode_event",
+    "encode_ndjson",
     "encode_stream",
     "encoded_body",
     "failure_kind",
@@ -69,10 +79,12 @@ __all__ = [
     "hold_clients",
     "intercept",
     "is_event_stream",
+    "is_ndjson",
     "is_patched",
     "kept_headers",
     "live_allowed",
     "match_route",
+    "parse_ndjson",
     "parse_stream",
     "provider_hosts_seen",
     "recorded_delay",
@@ -82,4 +94,5 @@ __all__ = [
     "served_answer",
     "settle",
     "stored_body",
+    "stream_framing",
 ]

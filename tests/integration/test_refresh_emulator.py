@@ -82,7 +82,7 @@ def record_cassette(
     }
 
     async def answers() -> list[Any]:
-        reissuer = built_in_reissuer(ENDPOINTS, env)
+        reissuer = built_in_reissuer({provider for provider, _, _ in requests}, env)
         try:
             return [
                 await reissuer.reissue(

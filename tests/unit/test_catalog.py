@@ -188,12 +188,13 @@ def test_a_catalog_is_built_from_entries_and_refuses_duplicates() -> None:
 
 
 def test_the_built_in_provider_refuses_a_stream_framing_it_cannot_read() -> None:
-    """An NDJSON endpoint's stream is refused up front by HTTPProvider, not misparsed as SSE."""
-    ndjson = dataclasses.replace(gemini_like(), name="lines.chat", stream="ndjson")
+    """An AWS event-stream endpoint's stream is refused up front by HTTPProvider, not misparsed
+    as SSE."""
+    ndjson = dataclasses.replace(gemini_like(), name="lines.chat", stream="aws-eventstream")
     catalog.register(ndjson)
     try:
         provider = HTTPProvider("lines.chat", base_url="http://127.0.0.1:9", api_key="k" * 12)
-        with pytest.raises(ConfigError, match="streams ndjson"):
+        with pytest.raises(ConfigError, match="streams aws-eventstream"):
             list(provider.stream(LLMRequest("lines.chat", {"model": "m", "contents": []})))
     finally:
         catalog.unregister("lines.chat")

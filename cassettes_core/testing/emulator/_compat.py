@@ -24,9 +24,10 @@ from cassettes_core.testing.emulator._wire import (
 
 def groq_chat(body: JsonObject, drift: frozenset[str]) -> Reply:
     """Answer one Groq chat completions request."""
-    reply = _openai_chat.handle(body, drift)
     request_id = "req_" + random_token(26).lower()
-    if isinstance(reply, JsonReply):
+    if body.get("stream") is not True:
+        reply = _openai_chat.handle(body, drift)
+        assert isinstance(reply, JsonReply)
         answer = dict(reply.body)
         answer.pop("service_tier", None)
         usage = answer.get("usage")
@@ -34,25 +35,28 @@ def groq_chat(body: JsonObject, drift: frozenset[str]) -> Reply:
             answer["usage"] = {**_timings(), **_plain(usage)}
         answer["x_groq"] = {"id": request_id}
         return JsonReply(answer, reply.status, reply.headers)
-    assert isinstance(reply, StreamReply)
-    chunks = [event for event in reply.events if isinstance(event, SseEvent)]
+    # Groq counts a stream's tokens in x_groq.usage whether or not usage chunks were asked.
+    options = body.get("stream_options")
+    asked = isinstance(options, dict) and options.get("include_usage") is True
+    counted = _openai_chat.handle({**body, "stream_options": {"include_usage": True}}, drift)
+    assert isinstance(counted, StreamReply)
+    chunks = [event for event in counted.events if isinstance(event, SseEvent)]
     data = [event.data for event in chunks if isinstance(event.data, dict)]
-    usage = next(
-        (chunk["usage"] for chunk in reversed(data) if isinstance(chunk.get("usage"), dict)),
-        None,
-    )
+    usage = next(chunk["usage"] for chunk in reversed(data) if isinstance(chunk.get("usage"), dict))
     events: list[SseEvent] = []
     for event in chunks:
         if not isinstance(event.data, dict):
             events.append(event)  # [DONE]
             continue
+        if not event.data.get("choices") and event.data.get("usage") and not asked:
+            continue  # the usage chunk only streamed when asked for
         chunk = {k: v for k, v in event.data.items() if k not in ("obfuscation", "service_tier")}
+        if not asked:
+            chunk.pop("usage", None)
         if not events:
             chunk["x_groq"] = {"id": request_id}
-        finished = any(choice.get("finish_reason") for choice in chunk.get("choices", []))
-        if finished:
-            counted = usage or {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
-            chunk["x_groq"] = {"id": request_id, "usage": {**_timings(), **_plain(counted)}}
+        if any(choice.get("finish_reason") for choice in chunk.get("choices", [])):
+            chunk["x_groq"] = {"id": request_id, "usage": {**_timings(), **_plain(usage)}}
         events.append(SseEvent(chunk, event.event))
     return StreamReply(events)
 
