@@ -150,7 +150,8 @@ def test_a_changed_prompt_is_a_miss_at_once_never_retried(
     assert emu.hits == 0
     assert len(asked) == 1  # one attempt, no retry
     assert not isinstance(caught.value, groq.APIConnectionError)
-    assert "France" in str(caught.value) and "Spain" in str(caught.value)
+    assert "France" in str(caught.value)
+    assert "Spain" in str(caught.value)
 
 
 @pytest.mark.asyncio
