@@ -133,6 +133,9 @@ class _Relabel(httpx2.BaseTransport):
         response.headers["content-type"] = "application/json; charset=utf-8"
         return response
 
+    def close(self) -> None:
+        self.inner.close()
+
 
 def test_a_replayed_answer_carries_the_recorded_content_type(emu: Emulator, tmp_path: Path) -> None:
     """mistralai parses by content-type: the replay serves the recorded one, not a default."""
@@ -140,11 +143,11 @@ def test_a_replayed_answer_carries_the_recorded_content_type(emu: Emulator, tmp_
     served: list[str] = []
 
     def call() -> Any:
-        http = httpx2.Client(
-            transport=_Relabel(),
-            event_hooks={"response": [lambda r: served.append(r.headers["content-type"])]},
-        )
-        with Mistral(api_key=emu.api_key, server_url=emu.url, client=http) as client:
+        hooks = {"response": [lambda r: served.append(r.headers["content-type"])]}
+        with (
+            httpx2.Client(transport=_Relabel(), event_hooks=hooks) as http,
+            Mistral(api_key=emu.api_key, server_url=emu.url, client=http) as client,
+        ):
             return client.chat.complete(model=MODEL, messages=_ask())
 
     recorded = record(path, call)
