@@ -81,7 +81,7 @@ def generate(body: JsonObject, drift: frozenset[str]) -> Reply:
     plan = plan_answer(Turn(question=prompt), ref=ref)
     text = plan.text or ""
     counts = _done(count_tokens(prompt), count_tokens(text))
-    context = [int(ref[i : i + 2], 16) for i in range(0, 16, 2)]  # the conversation so far
+    context = [int(ref[i : i + 2], 16) for i in range(0, len(ref), 2)]  # the conversation
     if body.get("stream", True) is not True:
         answer = {**_head(model), "response": text, **counts, "context": context}
         return JsonReply(_drifted(answer, drift))
