@@ -11,7 +11,8 @@ Cohere's ``/v2/chat`` and Ollama's ``/api/chat`` are common paths of people's ow
 those are *bound* (``catalog.Endpoint.bound``), and a request is theirs only when it claims
 them: it goes to one of their hosts (or below one), to the host and port of their base URL or
 ``base_env`` variable (``OLLAMA_HOST``, default ``localhost:11434``), or their own SDK sent it
-(its ``User-Agent``). Otherwise the endpoint the path alone names answers (``openai.chat``).
+(its ``User-Agent``; then only the endpoints of that SDK can claim it, whatever host it was
+pointed at). Otherwise the endpoint the path alone names answers (``openai.chat``).
 
 The stored ``endpoint`` is the path plus the query parameters whose names do not look like
 credentials (Azure's ``api-version`` and Anthropic's ``beta`` stay; ``api-key``, ``key``,
@@ -77,12 +78,13 @@ class _Claims:
         self._where: tuple[str, int] | bool | None = False  # False: not computed yet
 
     def __call__(self, endpoint: catalog.Endpoint) -> bool:
-        if endpoint.agents:
-            if self._agent is None:
-                raw = self._headers.get("user-agent") if self._headers is not None else None
-                self._agent = str(raw or "").lower()
-            if any(agent in self._agent for agent in endpoint.agents):
-                return True
+        if self._agent is None:
+            raw = self._headers.get("user-agent") if self._headers is not None else None
+            self._agent = str(raw or "").lower()
+        if any(agent in self._agent for agent in endpoint.agents):
+            return True
+        if self._agent and _from_known_sdk(catalog.current(), self._agent):
+            return False  # a provider's own SDK names its provider, wherever it sends
         if self._where is False:
             self._where = url_host_port(self._parts.geturl()) if self._parts.netloc else None
         where = self._where
@@ -94,6 +96,11 @@ class _Claims:
         configured = os.environ.get(endpoint.base_env) if endpoint.base_env else None
         bases = (endpoint.base_url, configured)
         return any(base and url_host_port(base) == where for base in bases)
+
+
+@functools.lru_cache(maxsize=32)
+def _from_known_sdk(entries: catalog.Catalog, agent: str) -> bool:
+    return any(name in agent for endpoint in entries for name in endpoint.agents)
 
 
 @functools.lru_cache(maxsize=64)

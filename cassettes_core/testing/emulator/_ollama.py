@@ -9,7 +9,7 @@ semantic request.
 Drift switches (see `Emulator.set_drift`): field_added adds `service_tier_v2` to every answer
 and line; field_removed drops `load_duration`; type_changed makes `eval_count` (embed:
 `prompt_eval_count`) a string; enum_value_new sets `done_reason` to `stop_v2`;
-stream_event_new inserts a `{"type": "heartbeat"}` line in streams.
+stream_event_new inserts a copy of the first line marked `"type": "heartbeat"` in streams.
 """
 
 from __future__ import annotations
@@ -181,8 +181,8 @@ def _done(prompt: int, output: int) -> JsonObject:
 
 def _stream(lines: list[JsonObject], drift: frozenset[str]) -> StreamReply:
     framed = [NdjsonLine(_drifted(line, drift)) for line in lines]
-    if "stream_event_new" in drift:
-        framed.insert(1, NdjsonLine({"type": "heartbeat"}))
+    if "stream_event_new" in drift:  # a line of a new kind, that the SDK still parses
+        framed.insert(1, NdjsonLine({**lines[0], "type": "heartbeat"}))
     return StreamReply(framed, content_type="application/x-ndjson")
 
 
