@@ -68,12 +68,12 @@ def test_stream_keeps_its_event_names_and_done(
     """chat_stream's typed events replay equal; the cassette keeps each `event:` name."""
     path = tmp_path / "stream.yaml"
 
-    def call() -> list[Any]:
+    def call() -> Any:
         return _with_client(emu, lambda c: list(c.chat_stream(model=MODEL, messages=_ask())))
 
     recorded, replayed = roundtrip(emu, monkeypatch, path, call)
     assert replayed == recorded
-    assert [event["type"] for event in recorded][0] == "message-start"
+    assert recorded[0]["type"] == "message-start"
     assert recorded[-1]["type"] == "message-end"
     stored = interactions(path)[0]["stream"]
     assert [event.get("event") for event in stored][:2] == ["message-start", "content-start"]

@@ -168,9 +168,12 @@ def test_a_stream_request_is_only_answered_by_a_recorded_stream(
     path = tmp_path / "shape.yaml"
     record(path, lambda: _chat(emu))
     emu.reset()
-    with intercept(Recorder(path, mode="replay")), pytest.raises(CassetteMissError):
-        with _client(emu) as client:
-            list(client.chat(model=MODEL, messages=_ask(), stream=True))
+    with (
+        intercept(Recorder(path, mode="replay")),
+        pytest.raises(CassetteMissError),
+        _client(emu) as client,
+    ):
+        list(client.chat(model=MODEL, messages=_ask(), stream=True))
     assert emu.hits == 0
 
 

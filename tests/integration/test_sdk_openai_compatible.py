@@ -110,7 +110,7 @@ def test_stream_and_tool_call_on_another_base_url(
             httpx2.Client(transport=_ToEmulator(emu)) as http,
             openai.OpenAI(base_url=base, api_key=emu.api_key, http_client=http) as client,
         ):
-            ask = [{"role": "user", "content": "Weather in Paris?"}]
+            ask: Any = [{"role": "user", "content": "Weather in Paris?"}]
             stream = client.chat.completions.create(model="m", messages=ask, stream=True)
             chunks = list(stream)
             tool = client.chat.completions.create(model="m", messages=ask, tools=TOOLS)

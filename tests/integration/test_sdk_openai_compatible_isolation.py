@@ -29,7 +29,8 @@ CALLS = {
     "ollama": (
         "import ollama\n"
         "def call(url):\n"
-        "    ollama.Client(host=url).chat(model='m', messages=[{'role': 'user', 'content': 'hi'}])\n"
+        "    ollama.Client(host=url).chat(\n"
+        "        model='m', messages=[{'role': 'user', 'content': 'hi'}])\n"
     ),
     "cohere": (
         "import cohere\n"
@@ -53,9 +54,7 @@ def test_it():
 
 
 @pytest.mark.parametrize("sdk", sorted(CALLS))
-def test_an_unmarked_call_is_refused_at_once(
-    pytester: pytest.Pytester, ci: Sink, sdk: str
-) -> None:
+def test_an_unmarked_call_is_refused_at_once(pytester: pytest.Pytester, ci: Sink, sdk: str) -> None:
     """The SDK's call to a loopback base URL is refused: no connection, no retry."""
     pytester.makepyfile(sdk_call=CALLS[sdk], test_case=TEST.format(url=ci.url))
     result = run_inner(pytester, "-s")
