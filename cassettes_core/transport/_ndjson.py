@@ -6,11 +6,11 @@ parsed object (``event`` is ``None``), so a cassette holds the stream event by e
 replay writes each one back as one line, one chunk per line.
 
 The parser takes chunks as they arrive: a line split across chunks (or a UTF-8 character split
-mid-byte) is joined, a last line without its newline is kept when the stream ends, ``\\r\\n``
-ends a line like ``\\n``, and blank lines carry nothing and are skipped. A line that is not a
-JSON object or array is kept as its text and replays as the same text, so the SDK fails on it
-exactly as it did live. This module also chooses the framing of a live answer by its
-``content-type`` (:func:`stream_framing`).
+mid-byte) is joined, a last line without its newline is kept when the stream ends, and
+``\\r\\n`` ends a line like ``\\n``. A line that is not a JSON object or array (a blank line
+too: ``httpx`` yields it, and Ollama's SDK fails on it) is kept as its text and replays as the
+same text, so the SDK sees on replay exactly what it saw live. This module also chooses the
+framing of a live answer by its ``content-type`` (:func:`stream_framing`).
 """
 
 from __future__ import annotations
@@ -62,7 +62,8 @@ class NDJSONParser:
         """End of stream: a last line without its newline is an event too."""
         rest = self._buffer + self._decode(b"", final=True)
         self._buffer = ""
-        return _events(rest.split("\n"))
+        *lines, last = rest.split("\n")
+        return _events([*lines, last] if last else lines)
 
     def _decode(self, chunk: bytes, final: bool = False) -> str:
         if not self.lossy:
@@ -80,9 +81,8 @@ def _events(lines: Iterable[str]) -> list[StreamEvent]:
     events = []
     for raw in lines:
         line = raw.removesuffix("\r")
-        if line.strip():
-            data = decode_data(line.strip())
-            events.append(StreamEvent(data=line if isinstance(data, str) else data))
+        data = decode_data(line.strip()) if line.strip() else line
+        events.append(StreamEvent(data=line if isinstance(data, str) else data))
     return events
 
 
