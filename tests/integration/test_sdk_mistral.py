@@ -36,7 +36,7 @@ TOOLS: Any = [
 
 
 def _client(emu: Emulator) -> Mistral:
-    return Mistral(api_key=emu.api_key, server_url=emu.url)
+    return Mistral(api_key=emu.api_key, server_url=emu.base_url("mistral"))
 
 
 def _complete(emu: Emulator, text: str = "Capital of France?", **options: Any) -> Any:
@@ -146,7 +146,7 @@ def test_a_replayed_answer_carries_the_recorded_content_type(emu: Emulator, tmp_
         hooks = {"response": [lambda r: served.append(r.headers["content-type"])]}
         with (
             httpx2.Client(transport=_Relabel(), event_hooks=hooks) as http,
-            Mistral(api_key=emu.api_key, server_url=emu.url, client=http) as client,
+            Mistral(api_key=emu.api_key, server_url=emu.base_url("mistral"), client=http) as client,
         ):
             return client.chat.complete(model=MODEL, messages=_ask())
 

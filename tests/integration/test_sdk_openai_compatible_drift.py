@@ -27,13 +27,13 @@ ASK: Any = [{"role": "user", "content": "Capital of France?"}]
 def live(monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
     """An emulator of the test's own, and every family's variables pointing at it."""
     with Emulator() as emu:
-        for base, key in (
-            ("GROQ_BASE_URL", "GROQ_API_KEY"),
-            ("MISTRAL_BASE_URL", "MISTRAL_API_KEY"),
-            ("OLLAMA_HOST", "OLLAMA_API_KEY"),
-            ("CO_API_URL", "CO_API_KEY"),
+        for family, base, key in (
+            ("groq", "GROQ_BASE_URL", "GROQ_API_KEY"),
+            ("mistral", "MISTRAL_BASE_URL", "MISTRAL_API_KEY"),
+            ("ollama", "OLLAMA_HOST", "OLLAMA_API_KEY"),
+            ("cohere", "CO_API_URL", "CO_API_KEY"),
         ):
-            monkeypatch.setenv(base, emu.url)
+            monkeypatch.setenv(base, emu.base_url(family))
             monkeypatch.setenv(key, emu.api_key)
         yield emu
 
@@ -45,7 +45,7 @@ def _groq(emu: Emulator) -> None:
 
 
 def _mistral(emu: Emulator) -> None:
-    with Mistral(api_key=emu.api_key, server_url=emu.url) as client:
+    with Mistral(api_key=emu.api_key, server_url=emu.base_url("mistral")) as client:
         client.chat.complete(model="mistral-small", messages=ASK)
         list(client.chat.stream(model="mistral-small", messages=ASK))
 

@@ -9,12 +9,12 @@ from typing import Self
 from urllib.parse import urlsplit
 
 from cassettes_core.catalog import DEFAULT_CATALOG
-from cassettes_core.testing.emulator._server import EmulatorHTTPServer
+from cassettes_core.testing.emulator._server import PREFIXES, EmulatorHTTPServer
 from cassettes_core.testing.emulator._state import EmulatorState, Injection
 
 
 class Emulator:
-    """A loopback stand-in for the OpenAI and Anthropic HTTP APIs, for demos and tests.
+    """A loopback stand-in for the providers' HTTP APIs, for demos and tests.
 
     Serves, on ``127.0.0.1`` (port 0 picks a free one) from a daemon thread:
 
@@ -22,8 +22,13 @@ class Emulator:
     - ``openai.responses``: OpenAI Responses API, JSON or SSE with named events;
     - ``openai.embeddings``: deterministic vectors, ``float`` or ``base64`` encoded;
     - ``anthropic.messages``: Anthropic Messages, JSON or SSE;
+    - ``groq.chat`` (with ``x_groq``), ``mistral.chat`` (under ``/mistral``), and OpenAI's chat
+      for the rest of the OpenAI-compatible family;
+    - ``ollama.chat``, ``ollama.generate``, ``ollama.embed``: JSON or NDJSON streams;
+    - ``cohere.chat`` (JSON or SSE with event names) and ``cohere.embed``;
 
-    each at its catalog endpoint's ``route`` (``cassettes_core.catalog``).
+    each at its catalog endpoint's ``route`` (``cassettes_core.catalog``); ``base_url(family)``
+    is what that family's SDK takes.
 
     The real SDKs talk to it unchanged::
 
@@ -128,9 +133,12 @@ class Emulator:
     def base_url(self, family: str) -> str:
         """The emulator's URL plus the base path of ``family``'s endpoints in the catalog
         (what that provider's SDK takes as ``base_url``)."""
-        for endpoint in DEFAULT_CATALOG:
-            if endpoint.family == family:
-                return self.url + urlsplit(endpoint.base_url).path.rstrip("/")
+        members = [e for e in DEFAULT_CATALOG if e.family == family]
+        # The family's own API first (Ollama's native one, not its OpenAI-compatible /v1).
+        members.sort(key=lambda e: (e.sdk or e.family) == "openai" and family != "openai")
+        for endpoint in members:
+            base = urlsplit(endpoint.base_url).path.rstrip("/")
+            return self.url + PREFIXES.get(family, "") + base
         raise ValueError(f"the provider catalog has no endpoint of {family!r}")
 
     @property

@@ -54,6 +54,7 @@ HANDLERS: Final[dict[str, Handler]] = {
     "openai.embeddings": _embeddings.handle,
     "anthropic.messages": _anthropic.handle,
     "groq.chat": _compat.groq_chat,
+    "mistral.chat": _compat.mistral_chat,
     "openrouter.chat": _openai_chat.handle,
     "fireworks.chat": _openai_chat.handle,
     "ollama.chat": _ollama.chat,
@@ -65,15 +66,30 @@ HANDLERS: Final[dict[str, Handler]] = {
 # Families that speak another's wire style (auth, error bodies, headers).
 _STYLE: Final[dict[str, Provider]] = {
     "groq": "openai",
+    "mistral": "openai",
     "openrouter": "openai",
     "fireworks": "openai",
 }
 
+# A family whose shape differs on a route OpenAI's chat also serves gets that route under a
+# prefix of its own: ``Emulator.base_url(family)`` hands its SDK that prefix.
+PREFIXES: Final[dict[str, str]] = {"mistral": "/mistral"}
+
 ROUTES: Final[dict[str, tuple[Provider, Handler]]] = {}
-for _endpoint in DEFAULT_CATALOG:  # a route two endpoints share is served by the first
+for _endpoint in DEFAULT_CATALOG:
     _style = _STYLE.get(_endpoint.family, _endpoint.family)
-    if _endpoint.name in HANDLERS and _style in get_args(Provider):
-        ROUTES.setdefault(_endpoint.route, (cast("Provider", _style), HANDLERS[_endpoint.name]))
+    if _endpoint.name not in HANDLERS or _style not in get_args(Provider):
+        continue
+    _served = (cast("Provider", _style), HANDLERS[_endpoint.name])
+    _prefix = PREFIXES.get(_endpoint.family, "")
+    if _prefix:
+        ROUTES[_prefix + _endpoint.route] = _served
+    # A route two endpoints share is served by the unbound one (OpenAI's), else the first.
+    if not _endpoint.bound:
+        ROUTES[_endpoint.route] = _served
+    else:
+        ROUTES.setdefault(_endpoint.route, _served)
+
 
 _DISCONNECTS: Final = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
 
