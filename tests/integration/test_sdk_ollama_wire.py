@@ -19,11 +19,18 @@ from cassettes_core import Recorder
 from cassettes_core.transport import intercept
 from tests.helpers.family import dump, interactions
 
+
+def _line(second: int, content: str, **extra: Any) -> dict[str, Any]:
+    stamp = f"2026-01-01T00:00:0{second}Z"
+    message = {"role": "assistant", "content": content}
+    return {"model": "m", "created_at": stamp, "message": message, **extra}
+
+
 LINES: list[dict[str, Any]] = [
-    {"model": "m", "created_at": "2026-01-01T00:00:00Z", "message": {"role": "assistant", "content": "Gr"}, "done": False},
-    {"model": "m", "created_at": "2026-01-01T00:00:01Z", "message": {"role": "assistant", "content": "üße ✓"}, "done": False},
-    {"model": "m", "created_at": "2026-01-01T00:00:02Z", "message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "stop", "prompt_eval_count": 3, "eval_count": 2},
-]  # fmt: skip
+    _line(0, "Gr", done=False),
+    _line(1, "üße ✓", done=False),
+    _line(2, "", done=True, done_reason="stop", prompt_eval_count=3, eval_count=2),
+]
 WIRE = b"\n".join(json.dumps(line, ensure_ascii=False).encode() for line in LINES)  # no final \n
 
 
