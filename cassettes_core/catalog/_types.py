@@ -180,8 +180,8 @@ class Endpoint:
       OpenAI's ``/chat/completions``; Cohere's ``/v2/chat`` and Ollama's ``/api/chat`` are
       common paths of people's own services). A bound endpoint answers a request only when the
       transport says it *claims* it: the request goes to one of its ``hosts`` (or a subdomain),
-      to its base URL's or ``base_env``'s host and port, or its own SDK sent it (a ``agents``
-      entry is in the ``User-Agent``, case-insensitively). Otherwise the next matching endpoint
+      to its base URL's host and port (a local server's, also to its ``base_env``'s), or its
+      own SDK sent it (an ``agents`` entry is in the ``User-Agent``, case-insensitively). Otherwise the next matching endpoint
       does (``openai.chat`` for any other host), and :func:`register` does not test a bound
       endpoint's paths against the others.
 

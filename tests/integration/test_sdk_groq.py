@@ -42,6 +42,13 @@ def _ask(text: str = "Capital of France?") -> list[Any]:
     return [{"role": "user", "content": text}]
 
 
+def _create(emu: Emulator, text: str = "Capital of France?", **options: Any) -> Any:
+    """One chat completion (a stream read to its end) on a client closed afterwards."""
+    with _client(emu) as client:
+        answer = client.chat.completions.create(model=MODEL, messages=_ask(text), **options)
+        return list(answer) if options.get("stream") else answer
+
+
 def test_chat_replays_as_groq_chat_with_its_sdk_in_the_manifest(
     emu: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -51,7 +58,7 @@ def test_chat_replays_as_groq_chat_with_its_sdk_in_the_manifest(
         emu,
         monkeypatch,
         path,
-        lambda: _client(emu).chat.completions.create(model=MODEL, messages=_ask()),
+        lambda: _create(emu),
     )
     assert replayed == recorded
     assert recorded["x_groq"]["id"].startswith("req_")
@@ -67,11 +74,7 @@ def test_stream_and_its_x_groq_usage_replay(
     """Every chunk replays, with the last one's x_groq.usage, event by event."""
     path = tmp_path / "stream.yaml"
 
-    def call() -> list[Any]:
-        stream = _client(emu).chat.completions.create(model=MODEL, messages=_ask(), stream=True)
-        return list(stream)
-
-    recorded, replayed = roundtrip(emu, monkeypatch, path, call)
+    recorded, replayed = roundtrip(emu, monkeypatch, path, lambda: _create(emu, stream=True))
     assert replayed == recorded
     assert recorded[-1]["x_groq"]["usage"]["completion_tokens"] > 0
     [interaction] = interactions(path)
@@ -85,9 +88,7 @@ def test_tool_call_replays(emu: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_p
         emu,
         monkeypatch,
         tmp_path / "tools.yaml",
-        lambda: _client(emu).chat.completions.create(
-            model=MODEL, messages=_ask("Weather in Paris?"), tools=TOOLS
-        ),
+        lambda: _create(emu, "Weather in Paris?", tools=TOOLS),
     )
     assert replayed == recorded
     [call] = recorded["choices"][0]["message"]["tool_calls"]
@@ -118,13 +119,11 @@ def test_a_changed_temperature_still_replays(emu: Emulator, tmp_path: Path) -> N
     path = tmp_path / "tuning.yaml"
     first = record(
         path,
-        lambda: _client(emu).chat.completions.create(model=MODEL, messages=_ask(), temperature=0.1),
+        lambda: _create(emu, temperature=0.1),
     )
     emu.reset()
     with intercept(Recorder(path, mode="replay")):
-        again = _client(emu).chat.completions.create(
-            model=MODEL, messages=_ask(), temperature=0.9, seed=7, max_tokens=5
-        )
+        again = _create(emu, temperature=0.9, seed=7, max_tokens=5)
     assert emu.hits == 0
     assert again.model_dump() == first.model_dump()
 
@@ -135,12 +134,11 @@ def test_a_changed_prompt_is_a_miss_at_once_never_retried(
 ) -> None:
     """groq retries every transport exception; the miss still arrives first time, as itself."""
     path = tmp_path / "miss.yaml"
-    record(path, lambda: _client(emu).chat.completions.create(model=MODEL, messages=_ask()))
+    record(path, lambda: _create(emu))
     emu.reset()
     sleeps = log_sleeps(monkeypatch, importlib.import_module("groq._base_client"))
     asked: list[str] = []
-    with intercept(Recorder(path, mode="replay")):
-        client = _client(emu, max_retries=5)
+    with intercept(Recorder(path, mode="replay")), _client(emu, max_retries=5) as client:
         client._client.event_hooks["request"].append(lambda r: asked.append(str(r.url)))
         with pytest.raises(CassetteMissError) as caught:
             client.chat.completions.create(
@@ -160,7 +158,7 @@ async def test_async_miss_is_at_once_too(
 ) -> None:
     """AsyncGroq's retry loop (anyio sleeps) lets the miss through on the first attempt."""
     path = tmp_path / "amiss.yaml"
-    record(path, lambda: _client(emu).chat.completions.create(model=MODEL, messages=_ask()))
+    record(path, lambda: _create(emu))
     emu.reset()
     slept: list[float] = []
 
@@ -184,10 +182,12 @@ def test_a_real_connection_failure_is_still_retried_as_live(
     the SDK retries it as it did live (each retry answered by the next recording)."""
     path = tmp_path / "down.yaml"
     monkeypatch.setattr(importlib.import_module("groq._base_client").time, "sleep", lambda s: None)
-    down = groq.Groq(base_url="http://127.0.0.1:9", api_key=emu.api_key, max_retries=1)
     recorder = Recorder(path, mode="record", record_errors="all")
-    with intercept(recorder), pytest.raises(groq.APIConnectionError):
-        down.chat.completions.create(model=MODEL, messages=_ask())
-    assert [i["error"]["kind"] for i in interactions(path)] == ["connection", "connection"]
-    with intercept(Recorder(path, mode="replay")), pytest.raises(groq.APIConnectionError):
-        down.chat.completions.create(model=MODEL, messages=_ask())
+    with (
+        groq.Groq(base_url="http://127.0.0.1:9", api_key=emu.api_key, max_retries=1) as down,
+    ):
+        with intercept(recorder), pytest.raises(groq.APIConnectionError):
+            down.chat.completions.create(model=MODEL, messages=_ask())
+        assert [i["error"]["kind"] for i in interactions(path)] == ["connection", "connection"]
+        with intercept(Recorder(path, mode="replay")), pytest.raises(groq.APIConnectionError):
+            down.chat.completions.create(model=MODEL, messages=_ask())

@@ -39,9 +39,9 @@ def live(monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
 
 
 def _groq(emu: Emulator) -> None:
-    client = groq.Groq(base_url=emu.url, api_key=emu.api_key)
-    client.chat.completions.create(model="llama-3.3-70b", messages=ASK)
-    list(client.chat.completions.create(model="llama-3.3-70b", messages=ASK, stream=True))
+    with groq.Groq(base_url=emu.url, api_key=emu.api_key) as client:
+        client.chat.completions.create(model="llama-3.3-70b", messages=ASK)
+        list(client.chat.completions.create(model="llama-3.3-70b", messages=ASK, stream=True))
 
 
 def _mistral(emu: Emulator) -> None:

@@ -41,10 +41,12 @@ def keep(name, value):
 
 @pytest.mark.cassette
 def test_groq():
-    client = groq.Groq(base_url=URL, api_key=KEY)
-    answer = client.chat.completions.create(model="llama-3.3-70b", messages=ASK, temperature=0.2)
-    chunks = client.chat.completions.create(model="llama-3.3-70b", messages=ASK, stream=True)
-    keep("groq", [answer.model_dump(), [c.model_dump() for c in chunks]])
+    with groq.Groq(base_url=URL, api_key=KEY) as client:
+        answer = client.chat.completions.create(
+            model="llama-3.3-70b", messages=ASK, temperature=0.2
+        )
+        chunks = client.chat.completions.create(model="llama-3.3-70b", messages=ASK, stream=True)
+        keep("groq", [answer.model_dump(), [c.model_dump() for c in chunks]])
 
 
 @pytest.mark.cassette
