@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from cassettes_core import CassetteMissError, Recorder, intercept
+from cassettes_core import CassetteMissError, Recorder, catalog, intercept
 from cassettes_core.testing.emulator import Emulator
 
 QUESTION = "What should I wear in Paris today?"
@@ -124,6 +124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not same:
         print("\nreplay differed from the recording", file=sys.stderr)
         return 1
+    names = ", ".join(endpoint.name for endpoint in catalog.current())
+    print(f"\nThe same record and replay, through their own SDKs, for: {names}")
     print(f"\nDone. The cassette is at {cassette}")
     return 0
 

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 import yaml
 
@@ -106,3 +107,19 @@ def manifest_sdks(path: Path) -> dict[str, str]:
 
 def as_json(value: Any) -> str:
     return json.dumps(dump(value), sort_keys=True)
+
+
+class ToEmulator(httpx2.BaseTransport):
+    """Sends every request to the emulator's OpenAI chat route, whatever host it names."""
+
+    def __init__(self, emu: Emulator) -> None:
+        self.emu = emu
+        self.inner = httpx2.HTTPTransport()
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        request.url = httpx2.URL(self.emu.openai_base_url + "/chat/completions")
+        request.headers["host"] = request.url.netloc.decode()
+        return self.inner.handle_request(request)
+
+    def close(self) -> None:
+        self.inner.close()

@@ -17,7 +17,14 @@ import pytest
 from cassettes_core import CassetteMissError, Recorder
 from cassettes_core.testing.emulator import Emulator
 from cassettes_core.transport import intercept, match_route
-from tests.helpers.family import aroundtrip, interactions, manifest_sdks, record, roundtrip
+from tests.helpers.family import (
+    ToEmulator,
+    aroundtrip,
+    interactions,
+    manifest_sdks,
+    record,
+    roundtrip,
+)
 
 TOOLS: Any = [
     {
@@ -28,22 +35,6 @@ TOOLS: Any = [
         },
     }
 ]
-
-
-class _ToEmulator(httpx2.BaseTransport):
-    """Sends every request to the emulator's OpenAI chat route, whatever host it names."""
-
-    def __init__(self, emu: Emulator) -> None:
-        self.emu = emu
-        self.inner = httpx2.HTTPTransport()
-
-    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        request.url = httpx2.URL(self.emu.openai_base_url + "/chat/completions")
-        request.headers["host"] = request.url.netloc.decode()
-        return self.inner.handle_request(request)
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 class _AsyncToEmulator(httpx2.AsyncBaseTransport):
@@ -62,7 +53,7 @@ class _AsyncToEmulator(httpx2.AsyncBaseTransport):
 
 def _chat(emu: Emulator, base_url: str, text: str = "Capital of France?", **options: Any) -> Any:
     with (
-        httpx2.Client(transport=_ToEmulator(emu)) as http,
+        httpx2.Client(transport=ToEmulator(emu)) as http,
         openai.OpenAI(base_url=base_url, api_key=emu.api_key, http_client=http) as client,
     ):
         return client.chat.completions.create(
@@ -107,7 +98,7 @@ def test_stream_and_tool_call_on_another_base_url(
 
     def call() -> list[Any]:
         with (
-            httpx2.Client(transport=_ToEmulator(emu)) as http,
+            httpx2.Client(transport=ToEmulator(emu)) as http,
             openai.OpenAI(base_url=base, api_key=emu.api_key, http_client=http) as client,
         ):
             ask: Any = [{"role": "user", "content": "Weather in Paris?"}]

@@ -104,7 +104,9 @@ def test_record_then_replay_in_ci_with_tokens_counted(
     for path in cassettes:
         text = path.read_text(encoding="utf-8")
         assert provider.api_key not in text
-        for interaction in load_cassette(path).interactions:
+        loaded = load_cassette(path)
+        assert loaded is not None
+        for interaction in loaded.interactions:
             used = usage_of(interaction)
             assert used.input_tokens > 0, (path.name, interaction.provider)
             assert used.output_tokens > 0, (path.name, interaction.provider)
