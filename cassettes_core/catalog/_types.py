@@ -181,9 +181,9 @@ class Endpoint:
       common paths of people's own services). A bound endpoint answers a request only when the
       transport says it *claims* it: the request goes to one of its ``hosts`` (or a subdomain),
       to its base URL's host and port (a local server's, also to its ``base_env``'s), or its
-      own SDK sent it (an ``agents`` entry is in the ``User-Agent``, case-insensitively). Otherwise the next matching endpoint
-      does (``openai.chat`` for any other host), and :func:`register` does not test a bound
-      endpoint's paths against the others.
+      own SDK sent it (an ``agents`` entry is in the ``User-Agent``, case-insensitively).
+      Otherwise the next matching endpoint does (``openai.chat`` for any other host), and
+      :func:`register` does not test a bound endpoint's paths against the others.
 
     An endpoint is immutable and hashable; two with the same fields are equal.
     """

@@ -14,6 +14,7 @@ import pytest
 from mistralai.client import Mistral
 
 from cassettes_core import CassetteMissError, Recorder
+from cassettes_core.store import Manifest, version_drift
 from cassettes_core.testing.emulator import Emulator
 from cassettes_core.transport import intercept
 from tests.helpers.family import aroundtrip, interactions, manifest_sdks, record, roundtrip
@@ -157,3 +158,16 @@ def test_a_replayed_answer_carries_the_recorded_content_type(emu: Emulator, tmp_
     assert emu.hits == 0
     assert served == ["application/json; charset=utf-8"] * 2
     assert replayed.model_dump() == recorded.model_dump()
+
+
+def test_a_new_mistralai_version_is_reported_for_a_mistral_cassette() -> None:
+    """mistral.chat's calls come through mistralai (the catalog says so), so its version drift
+    is reported; another SDK's is not."""
+    recorded = Manifest(
+        library="provider-cassettes 0.1.0", sdks={"mistralai": "3.6.0", "groq": "1.0"}
+    )
+    running = Manifest(
+        library="provider-cassettes 0.1.0", sdks={"mistralai": "3.7.0", "groq": "1.7"}
+    )
+    drift = version_drift(recorded, running, providers={"mistral.chat"})
+    assert [(d.name, d.recorded, d.running) for d in drift] == [("mistralai", "3.6.0", "3.7.0")]
