@@ -14,6 +14,7 @@ import pytest
 from cassettes_core import CassetteMissError, Recorder
 from cassettes_core.testing.emulator import Emulator
 from cassettes_core.transport import intercept
+from tests.helpers.fake_secrets import rand
 from tests.helpers.family import aroundtrip, interactions, manifest_sdks, record, roundtrip
 from tests.helpers.sdk_sleeps import log_sleeps
 
@@ -191,3 +192,20 @@ def test_a_real_connection_failure_is_still_retried_as_live(
         assert [i["error"]["kind"] for i in interactions(path)] == ["connection", "connection"]
         with intercept(Recorder(path, mode="replay")), pytest.raises(groq.APIConnectionError):
             down.chat.completions.create(model=MODEL, messages=_ask())
+
+
+def test_a_real_shaped_groq_key_is_never_written(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A gsk_ key (made up now, never a real one) sent on every call is in no file."""
+    key = "gsk_" + rand(52)
+    path = tmp_path / "key.yaml"
+    with Emulator(api_key=key) as emu:
+        monkeypatch.setenv("GROQ_API_KEY", key)
+        with groq.Groq(base_url=emu.base_url("groq")) as client, intercept(Recorder(path)):
+            client.chat.completions.create(model=MODEL, messages=_ask(), stream=False)
+            list(client.chat.completions.create(model=MODEL, messages=_ask("x"), stream=True))
+    text = path.read_text(encoding="utf-8")
+    assert key not in text
+    assert key[4:20] not in text
+    assert len(interactions(path)) == 2

@@ -190,3 +190,17 @@ def test_async_miss_reaches_the_user(emu: Emulator, tmp_path: Path) -> None:
     with pytest.raises(CassetteMissError):
         asyncio.run(call())
     assert emu.hits == 0
+
+
+def test_a_stream_left_half_read_is_recorded_whole(emu: Emulator, tmp_path: Path) -> None:
+    """The caller stops after the first part; the recording still holds every line, and the
+    replay gives every part to a caller that reads on."""
+    path = tmp_path / "half.yaml"
+    with intercept(Recorder(path, mode="record")), _client(emu) as client:
+        for _part in client.chat(model=MODEL, messages=_ask(), stream=True):
+            break
+    lines = interactions(path)[0]["stream"]
+    assert lines[-1]["data"]["done"] is True
+    with intercept(Recorder(path, mode="replay")), _client(emu) as client:
+        parts = list(client.chat(model=MODEL, messages=_ask(), stream=True))
+    assert len(parts) == len(lines)

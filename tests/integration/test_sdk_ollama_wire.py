@@ -37,6 +37,7 @@ WIRE = b"\n".join(json.dumps(line, ensure_ascii=False).encode() for line in LINE
 class _Awkward(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     hits = 0
+    wire = WIRE
 
     def log_message(self, format: str, *args: object) -> None:
         """Quiet."""
@@ -48,8 +49,9 @@ class _Awkward(BaseHTTPRequestHandler):
         self.send_header("content-type", "application/x-ndjson")
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
-        for start in range(0, len(WIRE), 7):  # 7 bytes: lines and characters cut anywhere
-            piece = WIRE[start : start + 7]
+        wire = type(self).wire
+        for start in range(0, len(wire), 7):  # 7 bytes: lines and characters cut anywhere
+            piece = wire[start : start + 7]
             self.wfile.write(b"%X\r\n%s\r\n" % (len(piece), piece))
             self.wfile.flush()
         self.wfile.write(b"0\r\n\r\n")
@@ -58,6 +60,7 @@ class _Awkward(BaseHTTPRequestHandler):
 @pytest.fixture
 def awkward() -> Iterator[str]:
     _Awkward.hits = 0
+    _Awkward.wire = WIRE
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Awkward)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -110,3 +113,31 @@ def test_a_raw_client_reads_the_same_lines(awkward: str, tmp_path: Path) -> None
     assert _Awkward.hits == 1
     assert replayed == live
     assert len(live) == 3
+
+
+def test_an_error_line_mid_stream_fails_the_replay_where_it_failed_live(
+    awkward: str, tmp_path: Path
+) -> None:
+    """Ollama reports a failure mid-stream as an `error` line: the SDK raises ResponseError
+    after the parts before it, live and on replay alike."""
+    _Awkward.wire = WIRE.split(b"\n")[0] + b'\n{"error":"model runner stopped"}\n'
+    path = tmp_path / "error.yaml"
+
+    def call() -> tuple[list[Any], str]:
+        parts: list[Any] = []
+        with ollama.Client(host=awkward) as client:
+            try:
+                ask = [{"role": "user", "content": "x"}]
+                parts.extend(client.chat(model="m", messages=ask, stream=True))
+            except ollama.ResponseError as error:
+                return dump(parts), error.error
+        raise AssertionError("no ResponseError")
+
+    with intercept(Recorder(path, mode="record")):
+        live = call()
+    with intercept(Recorder(path, mode="replay")):
+        replayed = call()
+    assert _Awkward.hits == 1
+    assert replayed == live
+    assert live[1] == "model runner stopped"
+    assert len(live[0]) == 1
