@@ -112,3 +112,62 @@ def test_record_then_replay_in_ci_with_tokens_counted(
             assert used.output_tokens > 0, (path.name, interaction.provider)
             total += used.total
     second.stdout.fnmatch_lines(["*8 interactions replayed*", f"*replay saved {total:,} tokens*"])
+
+
+CHANGED = """
+import os
+
+import groq
+import httpx
+import cohere
+import ollama
+import pytest
+
+URL, KEY = os.environ["EMU_URL"], os.environ["EMU_KEY"]
+QUESTION = os.environ["QUESTION"]
+
+
+@pytest.mark.cassette
+def test_groq():
+    with groq.Groq(base_url=URL, api_key=KEY) as client:
+        client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": QUESTION}]
+        )
+
+
+@pytest.mark.cassette
+def test_ollama():
+    with ollama.Client(host=URL, headers={"Authorization": "Bearer " + KEY}) as client:
+        client.chat(model="m", messages=[{"role": "user", "content": QUESTION}])
+
+
+@pytest.mark.cassette
+def test_cohere():
+    with httpx.Client() as http:
+        client = cohere.ClientV2(api_key=KEY, base_url=URL, httpx_client=http)
+        client.chat(model="m", messages=[{"role": "user", "content": QUESTION}])
+"""
+
+
+def test_a_changed_prompt_fails_each_test_in_ci_with_the_diff(
+    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each SDK's test fails with CassetteMissError and the prompt's diff; nothing is retried
+    (no APIConnectionError, no ResponseError) and the emulator is never reached."""
+    monkeypatch.setenv("EMU_URL", provider.url)
+    monkeypatch.setenv("EMU_KEY", provider.api_key)
+    monkeypatch.setenv("QUESTION", "Capital of France?")
+    pytester.makepyfile(test_changed=CHANGED)
+    inner().assert_outcomes(passed=3)
+    provider.reset()
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.setenv("QUESTION", "Capital of Spain?")
+    result = inner()
+    result.assert_outcomes(failed=3)
+    assert provider.hits == 0
+    output = result.stdout.str()
+    assert output.count("CassetteMissError") >= 3
+    assert "'Capital of France?' → 'Capital of Spain?'" in output
+    assert "APIConnectionError" not in output
+    assert "ResponseError" not in output
+    result.stdout.fnmatch_lines(["*0 interactions replayed, 0 recorded, 3 missed*"])
