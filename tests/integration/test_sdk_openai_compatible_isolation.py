@@ -8,6 +8,9 @@ reproducible in CI. Record it once (``@pytest.mark.cassette``) or allow the host
 
 from __future__ import annotations
 
+import contextlib
+import socket
+
 import pytest
 
 from tests.helpers.inner import run_inner
@@ -82,3 +85,67 @@ def test_the_default_local_ollama_is_refused_before_connecting(
     assert raised
     assert raised[0].split()[0] == "LiveCallRefusedError"
     result.stdout.fnmatch_lines(["*11434*"])
+
+
+RAW = """
+import os
+import json
+import urllib.request
+
+import pytest
+import requests
+import urllib3
+
+URL = os.environ["TARGET"] + "/api/chat"
+BODY = {"model": "m", "messages": [], "stream": False}
+
+
+def test_requests():
+    requests.post(URL, json=BODY, timeout=2)
+
+
+def test_urllib3():
+    urllib3.PoolManager(retries=False, timeout=2).request("POST", URL, json=BODY)
+
+
+def test_urllib():
+    data = json.dumps(BODY).encode()
+    urllib.request.urlopen(urllib.request.Request(URL, data=data, method="POST"), timeout=2)
+"""
+
+
+@pytest.mark.parametrize("where", ["default-port", "ollama-host", "own-service"], ids=str)
+def test_raw_clients_to_a_local_ollama_are_refused_but_your_own_api_chat_is_not(
+    pytester: pytest.Pytester, ci: Sink, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """requests, urllib3 and urllib carry no SDK headers: their POST /api/chat is Ollama's
+    when it goes to localhost:11434 or where OLLAMA_HOST says (refused, no connection); on
+    another port it is your own service's, and passes."""
+    pytester.makepyfile(test_raw=RAW)
+    if where == "default-port":
+        try:
+            listener = socket.create_server(("127.0.0.1", 11434))
+        except OSError:
+            pytest.skip("port 11434 is taken on this machine (an Ollama?)")
+        with listener:
+            listener.setblocking(False)
+            monkeypatch.setenv("TARGET", "http://localhost:11434")
+            result = run_inner(pytester)
+            with contextlib.suppress(BlockingIOError):
+                listener.accept()
+                pytest.fail("a connection reached localhost:11434")
+        result.assert_outcomes(failed=3)
+        result.stdout.fnmatch_lines(["*provider-cassettes: live calls refused*"])
+        return
+    with Sink() as own:  # a loopback service no provider variable names
+        monkeypatch.setenv("TARGET", own.url)
+        if where == "ollama-host":
+            monkeypatch.setenv("OLLAMA_HOST", own.url)
+        result = run_inner(pytester)
+        accepted = own.accepted
+    if where == "ollama-host":
+        result.assert_outcomes(failed=3)
+        assert accepted == 0
+    else:
+        result.assert_outcomes(passed=3)
+        assert accepted == 3
