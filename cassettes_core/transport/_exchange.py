@@ -32,7 +32,7 @@ from cassettes_core._request import LLMRequest
 from cassettes_core.catalog import StreamFraming
 from cassettes_core.transport._bodies import served_answer, stored_body
 from cassettes_core.transport._headers import kept_headers, replay_headers
-from cassettes_core.transport._ndjson import NDJSON, NDJSONParser, encode_ndjson
+from cassettes_core.transport._ndjson import NDJSON, NDJSONParser, encode_ndjson, stream_framing
 from cassettes_core.transport._routes import Route
 from cassettes_core.transport._sse import EVENT_STREAM, SSEParser, encode_stream
 from cassettes_core.transport._visible import E, sent_by_anthropic, visible, visible_type
@@ -110,8 +110,13 @@ class Call:
         self.record(duration_ms, error=RecordedError(kind=kind, message=failure_message(exc)))
         return True
 
-    def tap(self, wire: Wire, framing: StreamFraming = "sse") -> StreamTap:
-        return StreamTap(self, wire, framing)
+    def streams(self, content_type: str | None) -> bool:
+        """Whether a live answer of ``content_type`` is a stream to tap (SSE, or NDJSON)."""
+        return stream_framing(content_type) is not None
+
+    def tap(self, wire: Wire) -> StreamTap:
+        """A tap for this endpoint's streams, in its framing (Ollama's NDJSON, else SSE)."""
+        return StreamTap(self, wire, self.framing)
 
     @property
     def framing(self) -> StreamFraming:

@@ -14,7 +14,6 @@ from typing import Any, ClassVar
 from cassettes_core._errors import CassetteError
 from cassettes_core._recorder import Recorder
 from cassettes_core.transport._exchange import Call, StreamTap, open_call, replay_response
-from cassettes_core.transport._ndjson import stream_framing
 from cassettes_core.transport._settle import LiveTap
 from cassettes_core.transport._tracking import route_request
 from cassettes_core.transport._visible import failing_response, retries_everything
@@ -69,9 +68,8 @@ class SyncCassetteTransport:
             raise
         if not call.records:
             return response
-        framing = stream_framing(response.headers.get("content-type"))
-        if response.status_code < 400 and framing is not None:
-            live = _LiveStream(call, call.tap(self.wire, framing), response, request)
+        if response.status_code < 400 and call.streams(response.headers.get("content-type")):
+            live = _LiveStream(call, call.tap(self.wire), response, request)
             return self.wire.relay(
                 response, request, stream=self.wire.sync_stream(live.chunks, live.close)
             )
