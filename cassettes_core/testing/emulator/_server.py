@@ -75,20 +75,27 @@ _STYLE: Final[dict[str, Provider]] = {
 # prefix of its own: ``Emulator.base_url(family)`` hands its SDK that prefix.
 PREFIXES: Final[dict[str, str]] = {"mistral": "/mistral"}
 
-ROUTES: Final[dict[str, tuple[Provider, Handler]]] = {}
-for _endpoint in DEFAULT_CATALOG:
-    _style = _STYLE.get(_endpoint.family, _endpoint.family)
-    if _endpoint.name not in HANDLERS or _style not in get_args(Provider):
-        continue
-    _served = (cast("Provider", _style), HANDLERS[_endpoint.name])
-    _prefix = PREFIXES.get(_endpoint.family, "")
-    if _prefix:
-        ROUTES[_prefix + _endpoint.route] = _served
-    # A route two endpoints share is served by the unbound one (OpenAI's), else the first.
-    if not _endpoint.bound:
-        ROUTES[_endpoint.route] = _served
-    else:
-        ROUTES.setdefault(_endpoint.route, _served)
+
+def _routes() -> dict[str, tuple[Provider, Handler]]:
+    """Each served path, with the wire style and the handler that answer it."""
+    routes: dict[str, tuple[Provider, Handler]] = {}
+    for endpoint in DEFAULT_CATALOG:
+        style = _STYLE.get(endpoint.family, endpoint.family)
+        if endpoint.name not in HANDLERS or style not in get_args(Provider):
+            continue
+        served = (cast("Provider", style), HANDLERS[endpoint.name])
+        prefix = PREFIXES.get(endpoint.family, "")
+        if prefix:
+            routes[prefix + endpoint.route] = served
+        # A route two endpoints share is served by the unbound one (OpenAI's), else the first.
+        if not endpoint.bound:
+            routes[endpoint.route] = served
+        else:
+            routes.setdefault(endpoint.route, served)
+    return routes
+
+
+ROUTES: Final[dict[str, tuple[Provider, Handler]]] = _routes()
 
 
 _DISCONNECTS: Final = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
