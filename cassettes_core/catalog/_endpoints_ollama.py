@@ -11,7 +11,8 @@ What is matched: ``model`` and what is asked (``messages``/``prompt``, ``tools``
 a JSON schema shapes the answer, ``think`` adds one). Tuning lives in ``options``
 (temperature, seed, num_ctx …) and ``keep_alive``; ``stream`` chooses the answer's shape
 (NDJSON lines or one JSON object), which the recorder matches apart from the digest, so a
-stream is only ever answered by a recorded stream.
+stream is only ever answered by a recorded stream; a body without ``stream`` asks for one, as
+Ollama reads it.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ _ANSWER_DRIFT = Drift(
 OLLAMA_CHAT = _ollama(
     "ollama.chat",
     "/api/chat",
+    streams_by_default=True,
     semantic_fields=_fields("model messages tools format think"),
     drift=_ANSWER_DRIFT.merged(
         Drift(
@@ -78,6 +80,7 @@ OLLAMA_CHAT = _ollama(
 OLLAMA_GENERATE = _ollama(
     "ollama.generate",
     "/api/generate",
+    streams_by_default=True,
     semantic_fields=_fields("model prompt suffix system template context images format raw think"),
     drift=_ANSWER_DRIFT.merged(
         Drift(behaviour_paths=frozenset({"thinking", "stream[chunk].thinking"}))

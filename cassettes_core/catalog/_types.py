@@ -172,7 +172,8 @@ class Endpoint:
     - ``key_env`` and ``key_header`` (with ``key_prefix``, e.g. ``"Bearer "``): how the key is
       sent; ``key_headers`` / ``key_query``: everywhere a credential may travel, never stored
       nor digested; ``headers``: fixed headers the built-in provider adds (kept read-only).
-    - ``semantic_fields``: the body fields that make the digest; ``stream``: the framing;
+    - ``semantic_fields``: the body fields that make the digest; ``stream``: the framing
+      (``streams_by_default``: a body without ``stream`` asks for a stream, as Ollama's do);
       ``usage``: the token fields; ``drift``: the drift vocabulary.
     - ``sdk``: the distribution of the provider's own SDK, whose version a cassette's manifest
       records (the family's name when not given).
@@ -211,6 +212,7 @@ class Endpoint:
     samples: tuple[str, ...] = ()
     bound: bool = False
     agents: tuple[str, ...] = ()
+    streams_by_default: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.path, (str, re.Pattern)):

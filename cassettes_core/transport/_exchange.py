@@ -215,7 +215,9 @@ def open_call(recorder: Recorder, route: Route, headers: Mapping[str, str], cont
         body = {**body, "model": route.model}
     # Split once, under the recorder's policy (what `recorder.normalise` would do again).
     request = LLMRequest.from_body(route.provider, body, policy=recorder.policy)
-    wants_stream = body.get("stream") is True
+    endpoint = catalog.current().get(route.provider)
+    # Ollama streams unless told not to: a body without `stream` asks for a stream there.
+    wants_stream = body.get("stream", endpoint is not None and endpoint.streams_by_default) is True
     # Only a recording of the shape asked for answers: a stream for `stream: true`.
     found = recorder.find(
         request,

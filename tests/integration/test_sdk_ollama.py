@@ -9,6 +9,7 @@ import importlib.metadata
 from pathlib import Path
 from typing import Any
 
+import httpx
 import ollama
 import pytest
 
@@ -204,3 +205,34 @@ def test_a_stream_left_half_read_is_recorded_whole(emu: Emulator, tmp_path: Path
     with intercept(Recorder(path, mode="replay")), _client(emu) as client:
         parts = list(client.chat(model=MODEL, messages=_ask(), stream=True))
     assert len(parts) == len(lines)
+
+
+@pytest.mark.parametrize("stream", [None, True, False], ids=["omitted", "true", "false"])
+def test_a_raw_client_that_omits_stream_gets_a_stream_as_ollama_gives_one(
+    stream: bool | None, emu: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Ollama streams when `stream` is left out; the recording is a stream, and the same body
+    replays it (no "asked as a complete answer" miss)."""
+    monkeypatch.setenv("OLLAMA_HOST", emu.url)  # what claims a raw client's /api/chat
+    body: dict[str, Any] = {"model": MODEL, "messages": _ask()}
+    if stream is not None:
+        body["stream"] = stream
+    headers = {"authorization": f"Bearer {emu.api_key}"}
+    path = tmp_path / "raw.yaml"
+
+    def call() -> list[str]:
+        with httpx.Client() as client:
+            answer = client.post(emu.url + "/api/chat", json=body, headers=headers)
+            return answer.text.splitlines()
+
+    with intercept(Recorder(path, mode="record")):
+        live = call()
+    emu.reset()
+    with intercept(Recorder(path, mode="replay")):
+        replayed = call()
+    assert emu.hits == 0
+    [interaction] = interactions(path)
+    streamed = stream is not False
+    assert ("stream" in interaction) is streamed
+    assert len(replayed) == len(live)
+    assert (len(live) > 1) is streamed
