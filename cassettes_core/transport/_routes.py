@@ -11,9 +11,9 @@ Cohere's ``/v2/chat`` and Ollama's ``/api/chat`` are common paths of people's ow
 those are *bound* (``catalog.Endpoint.bound``), and a request is theirs only when it claims
 them: it goes to one of their hosts (or below one), to the host and port of their base URL (a
 local server's also to its ``base_env`` variable's: ``OLLAMA_HOST``, by default
-``localhost:11434``), or their own SDK sent it
-(its ``User-Agent``; then only the endpoints of that SDK can claim it, whatever host it was
-pointed at). Otherwise the endpoint the path alone names answers (``openai.chat``).
+``localhost:11434``), or their own SDK sent it (its ``User-Agent``; then only that SDK's
+endpoints can claim it, whatever host it was pointed at). Otherwise the endpoint the path
+alone names answers (``openai.chat``).
 
 The stored ``endpoint`` is the path plus the query parameters whose names do not look like
 credentials (Azure's ``api-version`` and Anthropic's ``beta`` stay; ``api-key``, ``key``,
