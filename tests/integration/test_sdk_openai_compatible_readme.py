@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import cohere  # noqa: F401 -- imported before the variables are set, as in a whole suite run
 import httpx2
 import openai
 import pytest
