@@ -78,6 +78,8 @@ def _every_token_fields() -> list[TokenFields]:
 
 
 def _at(value: Any, path: str) -> Any:
+    if not path:  # the answer itself (Ollama counts tokens at its top level)
+        return value
     for key in path.split("."):
         value = value.get(key) if isinstance(value, Mapping) else None
     return value

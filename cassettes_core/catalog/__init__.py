@@ -148,12 +148,13 @@ def register(*endpoints: Endpoint) -> None:
     for endpoint in new.values():
         others = extended.without(endpoint.name)
         alone = Catalog([endpoint])
-        for path in endpoint.paths():
+        # A bound endpoint shares its path by design: only a host or an SDK claims it.
+        for path in () if endpoint.bound else endpoint.paths():
             hit = others.match(endpoint.method, path)
             if hit is not None:
                 _overlap(endpoint, hit.endpoint, path)
         for other in others:
-            for path in other.paths():
+            for path in () if other.bound or endpoint.bound else other.paths():
                 if alone.match(other.method, path) is not None:
                     _overlap(endpoint, other, path)
     _active = extended

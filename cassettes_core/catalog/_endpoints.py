@@ -1,9 +1,13 @@
-"""The built-in endpoints: OpenAI chat, embeddings and responses; Anthropic messages."""
+"""The built-in endpoints: OpenAI chat, embeddings and responses; Anthropic messages; the
+OpenAI-compatible family, Ollama and Cohere (each in its own module)."""
 
 from __future__ import annotations
 
 from cassettes_core.catalog._endpoints_bedrock import BEDROCK
+from cassettes_core.catalog._endpoints_cohere import COHERE_ENDPOINTS
+from cassettes_core.catalog._endpoints_family import family_endpoints
 from cassettes_core.catalog._endpoints_gemini import GEMINI
+from cassettes_core.catalog._endpoints_ollama import OLLAMA_ENDPOINTS
 from cassettes_core.catalog._types import Drift, Endpoint, TokenFields, suffix
 
 
@@ -178,12 +182,16 @@ ANTHROPIC_MESSAGES = Endpoint(
 )
 
 
-# The first match wins: a more specific pattern goes before a more general one.
+# The first match wins: a more specific pattern goes before a more general one, and a bound
+# endpoint (claimed by its host or SDK) before the one its path alone names.
 BUILT_IN = (
+    *family_endpoints(OPENAI_CHAT),
     OPENAI_CHAT,
     OPENAI_EMBEDDINGS,
     OPENAI_RESPONSES,
     ANTHROPIC_MESSAGES,
+    *OLLAMA_ENDPOINTS,
+    *COHERE_ENDPOINTS,
     *BEDROCK,
     *GEMINI,
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
@@ -173,11 +173,20 @@ class Endpoint:
       sent; ``key_headers`` / ``key_query``: everywhere a credential may travel, never stored
       nor digested; ``headers``: fixed headers the built-in provider adds (kept read-only).
     - ``semantic_fields``: the body fields that make the digest (``"a.b"`` names key ``b`` of
-      the object ``a``: the rest of ``a`` is tuning); ``stream``: the framing;
+      the object ``a``: the rest of ``a`` is tuning); ``stream``: the framing
+      (``streams_by_default``: a body without ``stream`` asks for a stream, as Ollama's do);
       ``stream_in_path``: the path, not a ``stream`` field, says the call streams (Gemini's
       ``:streamGenerateContent``); ``usage``: the token fields; ``drift``: the drift vocabulary.
     - ``sdk``: the distribution of the provider's own SDK, whose version a cassette's manifest
       records (the family's name when not given).
+    - ``bound``: the path alone does not name this endpoint (Groq, Mistral, Together … serve
+      OpenAI's ``/chat/completions``; Cohere's ``/v2/chat`` and Ollama's ``/api/chat`` are
+      common paths of people's own services). A bound endpoint answers a request only when the
+      transport says it *claims* it: the request goes to one of its ``hosts`` (or a subdomain),
+      to its base URL's host and port (a local server's, also to its ``base_env``'s), or its
+      own SDK sent it (an ``agents`` entry is in the ``User-Agent``, case-insensitively).
+      Otherwise the next matching endpoint does (``openai.chat`` for any other host), and
+      :func:`register` does not test a bound endpoint's paths against the others.
 
     An endpoint is immutable and hashable; two with the same fields are equal.
     """
@@ -204,6 +213,9 @@ class Endpoint:
     drift: Drift = field(default_factory=Drift)
     sdk: str = ""
     samples: tuple[str, ...] = ()
+    bound: bool = False
+    agents: tuple[str, ...] = ()
+    streams_by_default: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.path, (str, re.Pattern)):
@@ -218,7 +230,7 @@ class Endpoint:
                 'such as "POST"'
             )
         _set_field(self, "method", self.method.upper())
-        for name in ("hosts", "key_headers", "key_query", "samples"):
+        for name in ("hosts", "key_headers", "key_query", "samples", "agents"):
             value = getattr(self, name)
             if isinstance(value, str):
                 raise ConfigError(
@@ -226,6 +238,7 @@ class Endpoint:
                     f"e.g. {name}=({value!r},)"
                 )
             _set_field(self, name, tuple(value))
+        _set_field(self, "agents", tuple(agent.lower() for agent in self.agents))
         _set_field(self, "semantic_fields", frozenset(self.semantic_fields))
         _set_field(self, "headers", FrozenMap(self.headers))
         for path in (self.route, *self.samples):
@@ -304,14 +317,22 @@ class Catalog:
     def without(self, *names: str) -> Catalog:
         return Catalog(e for e in self if e.name not in names)
 
-    def match(self, method: str, path: str) -> EndpointMatch | None:
-        """The endpoint a ``method path`` request calls (trailing ``/`` ignored), or None."""
+    def match(
+        self, method: str, path: str, *, claims: Callable[[Endpoint], bool] | None = None
+    ) -> EndpointMatch | None:
+        """The endpoint a ``method path`` request calls (trailing ``/`` ignored), or None.
+
+        A :attr:`~Endpoint.bound` endpoint is a candidate only when ``claims(endpoint)`` says
+        the request is its (by host or by the SDK that sent it; the transport decides).
+        """
         method = method.upper()
         path = path.rstrip("/")
         for endpoint in self:
             if endpoint.method == method:
                 found = endpoint.pattern.search(path)
                 if found is not None:
+                    if endpoint.bound and (claims is None or not claims(endpoint)):
+                        continue
                     model = found.group("model") if "model" in found.re.groupindex else None
                     return EndpointMatch(endpoint, model)
         return None

@@ -26,6 +26,7 @@ never imported is never touched, and nothing is imported for the guard's sake.
 from __future__ import annotations
 
 import functools
+import os
 import socket
 from collections.abc import Callable
 from typing import Any
@@ -33,6 +34,7 @@ from urllib.parse import urlsplit
 
 from cassettes_core import catalog
 from cassettes_core.isolation._guard import check, deferred_refusal
+from cassettes_core.isolation._hosts import canonical_host, url_host_port
 from cassettes_core.isolation._on_import import PatchOnImport, unwatch, watch
 
 _MISSING = object()
@@ -116,13 +118,28 @@ def _target(url: str, host: Any, port: Any) -> tuple[Any, Any]:
         return host, port
 
 
-def _call_hint(method: str, url: str) -> str | None:
+def _call_hint(method: str, url: str, host: Any = None, port: Any = None) -> str | None:
     """What the request line shows: a catalog endpoint's path is a provider call on any host
-    (the httpx seam knows it the same way, ``transport.request_hint``)."""
+    (the httpx seam knows it the same way, ``transport.request_hint``); a *bound* endpoint's
+    path (Ollama's ``/api/chat``) only on its own hosts or its base URL's host and port
+    (``OLLAMA_HOST``, ``localhost:11434``): these clients send no SDK headers to tell by."""
     path = urlsplit(url if "://" in url[:16] else f"http://h{url}").path.rstrip("/")
-    if catalog.current().match(method, path) is None:
+    claims = functools.partial(_claimed_at, host, port) if host else None
+    if catalog.current().match(method, path, claims=claims) is None:
         return None
     return f"{method.upper()} …{path} is a provider call"
+
+
+def _claimed_at(host: Any, port: Any, endpoint: catalog.Endpoint) -> bool:
+    text = host.decode("ascii", "replace") if isinstance(host, bytes) else str(host)
+    where = url_host_port(f"http://{text}:{port}" if port else f"http://{text}")
+    if where is None:
+        return False
+    known = (canonical_host(name) for name in endpoint.api_hosts())
+    if any(where[0] == name or where[0].endswith("." + name) for name in known):
+        return True
+    bases = (endpoint.base_url, os.environ.get(endpoint.base_env) if endpoint.base_env else None)
+    return any(base and url_host_port(base) == where for base in bases)
 
 
 def _refuse(error: Exception | None) -> None:
@@ -190,7 +207,7 @@ def _patch_http_client() -> None:
             host = getattr(self, "_tunnel_host", None) or self.host
             port = getattr(self, "_tunnel_port", None) or self.port
             host, port = _target(str(url), host, port)
-            hint = _call_hint(method, str(url))
+            hint = _call_hint(method, str(url), host, port)
             _refuse(check(host, port, via="http.client", method=method, path=url, hint=hint))
             return original(self, method, url, *args, **kwargs)
 
@@ -209,7 +226,7 @@ def _patch_urllib3(connectionpool: Any) -> None:
         @functools.wraps(original)
         def urlopen(self: Any, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
             host, port = _target(str(url), self.host, self.port)
-            hint = _call_hint(method, str(url))
+            hint = _call_hint(method, str(url), host, port)
             _refuse(check(host, port, via="urllib3", method=method, path=str(url), hint=hint))
             return original(self, method, url, *args, **kwargs)
 
@@ -228,7 +245,8 @@ def _patch_aiohttp(connector: Any) -> None:
             url = req.url
             _refuse(
                 check(url.raw_host or url.host, url.port, via="aiohttp", method=req.method,
-                      path=url.raw_path, hint=_call_hint(req.method, url.raw_path))
+                      path=url.raw_path,
+                      hint=_call_hint(req.method, url.raw_path, url.raw_host or url.host, url.port))
             )  # fmt: skip
             return await original(self, req, *args, **kwargs)
 

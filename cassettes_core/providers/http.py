@@ -27,7 +27,13 @@ from cassettes_core._errors import ConfigError, ErrorKind, ProviderError
 from cassettes_core._model import LLMResponse, StreamEvent
 from cassettes_core._request import LLMRequest
 from cassettes_core.catalog import Endpoint
-from cassettes_core.transport import SSEParser, failure_kind, kept_headers, stored_body
+from cassettes_core.transport import (
+    NDJSONParser,
+    SSEParser,
+    failure_kind,
+    kept_headers,
+    stored_body,
+)
 
 
 def http_module() -> ModuleType:
@@ -138,10 +144,11 @@ class HTTPProvider:
 
     def _body(self, request: LLMRequest, *, stream: bool) -> bytes:
         body = request.body()
-        if stream and self._route.stream != "sse":
+        if stream and self._route.stream not in ("sse", "ndjson"):
             raise ConfigError(
                 f"{self._name} streams {self._route.stream}, which the built-in provider does "
-                "not read yet (it reads SSE); call complete() or write your own Provider"
+                "not read yet (it reads SSE and NDJSON); call complete() or write your own "
+                "Provider"
             )
         if _MODEL_SLOT in self._route.send_path:
             body.pop("model", None)  # it travels in the path
@@ -149,6 +156,8 @@ class HTTPProvider:
             pass  # the path says it streams (Gemini's :streamGenerateContent)
         elif stream:
             body["stream"] = True
+        elif self._route.stream == "ndjson":
+            body["stream"] = False  # Ollama streams unless told not to
         else:
             body.pop("stream", None)
         return json.dumps(body, ensure_ascii=False).encode("utf-8")
@@ -187,7 +196,7 @@ class HTTPProvider:
                 if response.status_code >= 400:
                     response.read()
                     self._answer(response.status_code, response.headers, response.content)
-                parser = SSEParser()
+                parser = self._parser()
                 for chunk in response.iter_bytes():
                     yield from parser.feed(chunk)
                 yield from parser.close()
@@ -226,7 +235,7 @@ class HTTPProvider:
                 if response.status_code >= 400:
                     await response.aread()
                     self._answer(response.status_code, response.headers, response.content)
-                parser = SSEParser()
+                parser = self._parser()
                 async for chunk in response.aiter_bytes():
                     for event in parser.feed(chunk):
                         yield event
@@ -234,6 +243,9 @@ class HTTPProvider:
                     yield event
         except Exception as exc:
             self._reraise(http, exc)
+
+    def _parser(self) -> SSEParser | NDJSONParser:
+        return NDJSONParser() if self._route.stream == "ndjson" else SSEParser()
 
     def _reraise(self, http: ModuleType, exc: Exception) -> NoReturn:
         """``exc`` as a :class:`ProviderError` when it is a transport failure (classified as

@@ -22,6 +22,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
+from cassettes_core import catalog
 from cassettes_core._errors import CassetteFormatError, ConfigError, VersionDriftError
 from cassettes_core._version import __version__
 from cassettes_core.catalog import DEFAULT_CATALOG
@@ -141,12 +142,15 @@ def version_drift(
     """The versions worth reporting that differ between a cassette's recording and now.
 
     ``providers`` are the providers of the cassette's interactions (``None``: unknown, every
-    SDK counts). An SDK counts only when it made some of them (``openai`` for ``openai.*``,
-    ``anthropic`` for ``anthropic.*``), and then any change of its version does; ``httpx``,
+    SDK counts). An SDK counts only when it made some of them (the endpoint's ``sdk`` in the
+    catalog: ``openai`` for ``openai.*`` and ``together.chat``, ``mistralai`` for
+    ``mistral.chat``), and then any change of its version does; ``httpx``,
     ``httpx2`` and this library count only when their major or minor version changed (a patch
     release does not change what a recording looks like).
     """
-    families = None if providers is None else {p.partition(".")[0] for p in providers}
+    # The SDK each provider's calls come through, as the catalog names it (`mistral.chat`:
+    # mistralai, `together.chat`: openai); a provider it does not know, by its name's family.
+    families = None if providers is None else {_sdk_of(p) for p in providers}
     drift: list[VersionDrift] = []
     library_then, library_now = _version_part(recorded.library), _version_part(running.library)
     # A manifest that gives no version (a bare name, written by hand) says nothing of drift.
@@ -163,6 +167,13 @@ def version_drift(
         elif name in _HTTP_LIBRARIES and sdk_made_calls and _minor(version) != _minor(now):
             drift.append(VersionDrift(name, version, now))
     return drift
+
+
+def _sdk_of(provider: str) -> str:
+    endpoint = catalog.current().get(provider)
+    if endpoint is None:
+        return provider.partition(".")[0]
+    return endpoint.sdk or endpoint.family
 
 
 def check_drift_policy(policy: object) -> None:

@@ -124,6 +124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not same:
         print("\nreplay differed from the recording", file=sys.stderr)
         return 1
+    names = ", ".join(endpoint.name for endpoint in catalog.current())
+    print(f"\nThe same record and replay, through their own SDKs, for: {names}")
     print(f"\nDone. The cassette is at {cassette}")
     print(f"Providers recorded the same way: {', '.join(catalog.current().names())}")
     return 0

@@ -17,9 +17,10 @@ except, in replay, requests to a provider host that are not provider calls (see
 The codecs are here too, for code that reads or writes cassette bodies and streams itself:
 the body codec (:func:`stored_body`, :func:`encoded_body`, :func:`served_answer`) that the
 built-in providers share, the SSE codec (:class:`SSEParser`, :func:`parse_stream`,
-:func:`encode_stream` …) and the AWS event-stream codec (:class:`EventStreamParser`,
-:func:`encode_frame`). ``boto3``/``botocore`` clients are covered by the same switch (see
-:mod:`cassettes_core.transport.botocore`).
+:func:`encode_stream` …), the NDJSON one (:class:`NDJSONParser`, :func:`parse_ndjson`,
+:func:`encode_ndjson`; :func:`stream_framing` tells them apart by content type) and the AWS
+event-stream codec (:class:`EventStreamParser`, :func:`encode_frame`). ``boto3``/``botocore``
+clients are covered by the same switch (see :mod:`cassettes_core.transport.botocore`).
 """
 
 from __future__ import annotations
@@ -48,6 +49,13 @@ from cassettes_core.transport._intercept import (
     release_clients,
 )
 from cassettes_core.transport._intercept import active as active_interception
+from cassettes_core.transport._ndjson import (
+    NDJSONParser,
+    encode_ndjson,
+    is_ndjson,
+    parse_ndjson,
+    stream_framing,
+)
 from cassettes_core.transport._routes import Route, match_route
 from cassettes_core.transport._settle import AbandonedStreamWarning, settle
 from cassettes_core.transport._sse import (
@@ -76,6 +84,7 @@ __all__ = [
     "EventStreamParser",
     "Frame",
     "Interception",
+    "NDJSONParser",
     "Route",
     "SSEParser",
     "active_interception",
@@ -86,6 +95,7 @@ __all__ = [
     "encode_data",
     "encode_event",
     "encode_frame",
+    "encode_ndjson",
     "encode_stream",
     "encoded_body",
     "failure_kind",
@@ -93,10 +103,12 @@ __all__ = [
     "hold_clients",
     "intercept",
     "is_event_stream",
+    "is_ndjson",
     "is_patched",
     "kept_headers",
     "live_allowed",
     "match_route",
+    "parse_ndjson",
     "parse_stream",
     "provider_hosts_seen",
     "recorded_delay",
@@ -106,4 +118,5 @@ __all__ = [
     "served_answer",
     "settle",
     "stored_body",
+    "stream_framing",
 ]

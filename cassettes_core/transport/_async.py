@@ -16,6 +16,7 @@ from cassettes_core._recorder import Recorder
 from cassettes_core.transport._exchange import Call, StreamTap, open_call, replay_response
 from cassettes_core.transport._settle import LiveTap
 from cassettes_core.transport._tracking import route_request
+from cassettes_core.transport._visible import failing_response, retries_everything
 from cassettes_core.transport._wire import Wire
 
 
@@ -37,6 +38,14 @@ class AsyncCassetteTransport:
 
     async def handle_async_request(self, request: Any) -> Any:
         """Replay, record or pass on one request."""
+        try:
+            return await self._handle(request)
+        except CassetteError as error:
+            if not retries_everything(request.headers):
+                raise
+            return failing_response(error, request)  # see ``_visible``: groq retries all
+
+    async def _handle(self, request: Any) -> Any:
         route = route_request(self.recorder, request, self.block_unmatched)
         if route is None:
             return await self.inner.handle_async_request(request)
@@ -74,7 +83,8 @@ class AsyncCassetteTransport:
 
 
 class _AsyncLiveStream(LiveTap):
-    """A live SSE body: each chunk goes to the caller the moment it arrives, and to the tap."""
+    """A live stream (SSE or NDJSON): each chunk goes to the caller the moment it arrives,
+    and to the tap."""
 
     def __init__(self, call: Call, tap: StreamTap, response: Any, request: Any) -> None:
         super().__init__(call.recorder, tap, response, request)

@@ -29,14 +29,16 @@ from cassettes_core._model import (
 )
 from cassettes_core._recorder import Recorder
 from cassettes_core._request import LLMRequest
+from cassettes_core.catalog import StreamFraming
 from cassettes_core.transport._bodies import served_answer, stored_body
 from cassettes_core.transport._botocore_events import event_of, frame_of
 from cassettes_core.transport._botocore_failures import recorded_failure
 from cassettes_core.transport._eventstream import CONTENT_TYPE as EVENTSTREAM_CONTENT_TYPE
 from cassettes_core.transport._eventstream import EventStreamParser
 from cassettes_core.transport._headers import kept_headers, replay_headers
+from cassettes_core.transport._ndjson import NDJSON, NDJSONParser, encode_ndjson, stream_framing
 from cassettes_core.transport._routes import Route
-from cassettes_core.transport._sse import EVENT_STREAM, SSEParser, encode_stream, is_event_stream
+from cassettes_core.transport._sse import EVENT_STREAM, SSEParser, encode_stream
 from cassettes_core.transport._visible import E, sent_by_anthropic, visible, visible_type
 from cassettes_core.transport._wire import Wire, failure_message
 
@@ -113,16 +115,24 @@ class Call:
         return True
 
     def streams(self, content_type: str | None) -> bool:
-        """Whether a live answer of ``content_type`` is a stream to tap: SSE, or the AWS
-        event stream of a Bedrock streaming endpoint (the anthropic SDK's AnthropicBedrock)."""
+        """Whether a live answer of ``content_type`` is a stream to tap: SSE, NDJSON, or the
+        AWS event stream of a Bedrock streaming endpoint (the anthropic SDK's AnthropicBedrock)."""
         if self.route.provider in catalog.BEDROCK_EVENT_STREAMS:
             return (content_type or "").startswith(EVENTSTREAM_CONTENT_TYPE)
-        return is_event_stream(content_type)
+        return stream_framing(content_type) is not None
 
     def tap(self, wire: Wire) -> StreamTap:
+        """A tap for this endpoint's streams, in its framing (Bedrock's event stream, Ollama's
+        NDJSON, else SSE)."""
         if self.route.provider in catalog.BEDROCK_EVENT_STREAMS:
             return EventStreamTap(self, wire)
-        return StreamTap(self, wire)
+        return StreamTap(self, wire, self.framing)
+
+    @property
+    def framing(self) -> StreamFraming:
+        """How this endpoint's streams are framed (the catalog's word; SSE when unknown)."""
+        endpoint = catalog.current().get(self.route.provider)
+        return endpoint.stream if endpoint is not None else "sse"
 
     def record(self, duration_ms: int, **outcome: Any) -> None:
         try:
@@ -139,12 +149,15 @@ class Call:
 
 
 class StreamTap:
-    """Parses a live SSE stream as it passes through, and records it once it has ended."""
+    """Parses a live stream (SSE, or NDJSON) as it passes through, and records it once it has
+    ended."""
 
-    def __init__(self, call: Call, wire: Wire) -> None:
+    def __init__(self, call: Call, wire: Wire, framing: StreamFraming = "sse") -> None:
         self._call = call
         self._wire = wire
-        self._parser = SSEParser()
+        self._parser: SSEParser | NDJSONParser = (
+            NDJSONParser() if framing == "ndjson" else SSEParser()
+        )
         self._events: list[StreamEvent] = []
         self.done = False
         self.abandoned = False
@@ -245,10 +258,12 @@ def open_call(recorder: Recorder, route: Route, headers: Mapping[str, str], cont
         body = {**body, "model": unquote(route.model)}  # `…-v1%3A0` is the model `…-v1:0`
     # Split once, under the recorder's policy (what `recorder.normalise` would do again).
     request = LLMRequest.from_body(route.provider, body, policy=recorder.policy)
-    wants_stream: bool | None = (
-        body.get("stream") is True or route.provider in catalog.BEDROCK_EVENT_STREAMS
-    )
     endpoint = catalog.current().get(route.provider)
+    # Ollama streams unless told not to: a body without `stream` asks for a stream there.
+    wants_stream: bool | None = (
+        body.get("stream", endpoint is not None and endpoint.streams_by_default) is True
+        or route.provider in catalog.BEDROCK_EVENT_STREAMS
+    )
     if endpoint is not None and endpoint.stream_in_path:
         wants_stream = None  # the path asked (Gemini): the shape it was answered in replays
     # Only a recording of the shape asked for answers: a stream for `stream: true`.
@@ -316,13 +331,15 @@ def replay_response(wire: Wire, call: Call, request: Any, *, asynchronous: bool)
             asynchronous=asynchronous), request=request
         )  # fmt: skip
     if found.stream is not None:
-        chunks = _replay_chunks(wire, found, request)
+        ndjson = call.framing == "ndjson"
+        chunks = _replay_chunks(wire, found, request, ndjson=ndjson)
         if asynchronous:
             async_chunks = _async_iter(chunks)
             stream = wire.async_stream(async_chunks, async_chunks.aclose)
         else:
             stream = wire.sync_stream(chunks, chunks.close)
-        return wire.response(200, {"content-type": EVENT_STREAM}, stream=stream, request=request)
+        content_type = NDJSON if ndjson else EVENT_STREAM
+        return wire.response(200, {"content-type": content_type}, stream=stream, request=request)
     if found.error is not None and found.error.kind != "http_status":
         raise wire.exception(found.error, request)
     headers: Mapping[str, str]
@@ -335,8 +352,10 @@ def replay_response(wire: Wire, call: Call, request: Any, *, asynchronous: bool)
     return wire.response(status, served, content=content, request=request)
 
 
-def _replay_chunks(wire: Wire, found: Interaction, request: Any) -> Generator[bytes]:
-    yield from encode_stream(found.stream or ())
+def _replay_chunks(
+    wire: Wire, found: Interaction, request: Any, *, ndjson: bool = False
+) -> Generator[bytes]:
+    yield from (encode_ndjson if ndjson else encode_stream)(found.stream or ())
     if found.error is not None:
         # A stream that failed part-way fails at the same place again.
         raise wire.exception(found.error, request)

@@ -16,12 +16,18 @@ from typing import Any
 
 from cassettes_core._errors import LiveCallRefusedError
 from cassettes_core.transport._routes import match_route
-from cassettes_core.transport._visible import sent_by_anthropic, visible, visible_type
+from cassettes_core.transport._visible import (
+    failing_response,
+    retries_everything,
+    sent_by_anthropic,
+    visible,
+    visible_type,
+)
 
 
 def request_hint(method: str, url: str, headers: Any) -> str | None:
     """Why this request is a provider's, from the request alone, or None."""
-    route = match_route(method, url)
+    route = match_route(method, url, headers)
     if route is not None:
         return f"{method.upper()} …{route.endpoint.split('?', 1)[0]} is a provider call"
     agent = str(headers.get("user-agent", "")).lower()
@@ -89,6 +95,8 @@ class Guarded:
                 refused = _refusal_in(raised)
                 if refused is None:
                     raise
+                if retries_everything(request.headers):
+                    return failing_response(refused, request)
                 raise _visible(refused, request) from None
 
     async def handle_async_request(self, request: Any) -> Any:
@@ -104,6 +112,8 @@ class Guarded:
                 refused = _refusal_in(raised)
                 if refused is None:
                     raise
+                if retries_everything(request.headers):
+                    return failing_response(refused, request)
                 raise _visible(refused, request) from None
 
     def close(self) -> None:

@@ -11,10 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
+from cassettes_core._errors import CassetteError
 from cassettes_core._recorder import Recorder
 from cassettes_core.transport._exchange import Call, StreamTap, open_call, replay_response
 from cassettes_core.transport._settle import LiveTap
 from cassettes_core.transport._tracking import route_request
+from cassettes_core.transport._visible import failing_response, retries_everything
 from cassettes_core.transport._wire import Wire
 
 
@@ -38,6 +40,14 @@ class SyncCassetteTransport:
 
     def handle_request(self, request: Any) -> Any:
         """Replay, record or pass on one request."""
+        try:
+            return self._handle(request)
+        except CassetteError as error:
+            if not retries_everything(request.headers):
+                raise
+            return failing_response(error, request)  # see ``_visible``: groq retries all
+
+    def _handle(self, request: Any) -> Any:
         route = route_request(self.recorder, request, self.block_unmatched)
         if route is None:
             return self.inner.handle_request(request)
@@ -75,7 +85,8 @@ class SyncCassetteTransport:
 
 
 class _LiveStream(LiveTap):
-    """A live SSE body: each chunk goes to the caller the moment it arrives, and to the tap."""
+    """A live stream (SSE or NDJSON): each chunk goes to the caller the moment it arrives,
+    and to the tap."""
 
     def __init__(self, call: Call, tap: StreamTap, response: Any, request: Any) -> None:
         super().__init__(call.recorder, tap, response, request)

@@ -61,7 +61,7 @@ def forget_provider_hosts() -> None:
 def route_request(recorder: Recorder, request: Any, block_unmatched: bool | None) -> Route | None:
     """The provider call ``request`` is, or ``None`` to pass it on; raises when it is blocked."""
     url = request.url
-    route = match_route(request.method, str(url))
+    route = match_route(request.method, str(url), request.headers)
     log = recorder.log
     if route is not None:
         key = _host_key(url.scheme, url.host, url.port)

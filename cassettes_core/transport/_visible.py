@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from cassettes_core import catalog
 from cassettes_core._errors import CassetteError
@@ -77,3 +77,53 @@ def _mixed(ours: type[CassetteError], theirs: type[Exception]) -> type[CassetteE
         },
     )
     return _MIXED.setdefault((ours, theirs), mixed)
+
+
+# -- SDKs that retry every exception ----------------------------------------------------
+# ``groq`` 1.x catches *every* exception its HTTP client raises (``except Exception``), sleeps,
+# retries twice and then raises ``APIConnectionError``: no class of ours escapes that. Its
+# retry loop does let through anything ``response.raise_for_status()`` raises other than
+# ``HTTPStatusError``, so for requests it sends our error is handed back inside a response
+# whose ``raise_for_status`` raises it: the user sees the miss itself, on the first attempt.
+_RETRIES_EVERYTHING = ("groq/python",)
+
+
+def retries_everything(headers: Mapping[str, str] | None) -> bool:
+    """Whether the SDK that sent a request retries every exception (by its user agent)."""
+    if headers is None:
+        return False
+    agent = str(headers.get("user-agent", "")).lower()
+    return any(name in agent for name in _RETRIES_EVERYTHING)
+
+
+def failing_response(error: CassetteError, request: Any) -> Any:
+    """A response (of the request's own HTTP library) that raises ``error`` when checked."""
+    library = sys.modules[type(request).__module__.partition(".")[0]]
+    response = _failing_class(library)(
+        200, headers={"content-type": "application/json"}, content=b"{}", request=request
+    )
+    response.cassette_error = error
+    return response
+
+
+_FAILING: dict[str, type] = {}
+
+
+def _failing_class(library: Any) -> type:
+    known = _FAILING.get(library.__name__)
+    if known is not None:
+        return known
+
+    def raise_for_status(self: Any) -> Any:
+        raise self.cassette_error
+
+    made = type(
+        "CassetteErrorResponse",
+        (library.Response,),
+        {
+            "__module__": __name__,
+            "__doc__": "Carries a cassette error to an SDK that retries every exception.",
+            "raise_for_status": raise_for_status,
+        },
+    )
+    return _FAILING.setdefault(library.__name__, made)

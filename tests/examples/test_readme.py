@@ -23,6 +23,7 @@ import yaml
 
 from cassettes_core.testing.emulator import Emulator
 from tests.helpers.inner import PLUGIN_INI, run_inner
+from tests.integration.test_sdk_openai_compatible_readme import FAMILY_SECTIONS
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -98,7 +99,16 @@ def emulator(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Emulat
 
 def test_every_python_block_is_run_here() -> None:
     """A new example under a new heading needs a test here before the README can ship it."""
-    run_here = {_MARKER, _PROVIDER_API, _OPENAI, _ANTHROPIC, _MATCHED, _BEDROCK, _GEMINI}
+    run_here = {
+        _MARKER,
+        _PROVIDER_API,
+        _OPENAI,
+        _ANTHROPIC,
+        _MATCHED,
+        _BEDROCK,
+        _GEMINI,
+        *FAMILY_SECTIONS,
+    }
     assert {b.heading for b in _blocks() if b.lang == "python"} == run_here
 
 

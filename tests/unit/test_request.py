@@ -39,6 +39,16 @@ BASES: dict[str, dict[str, Any]] = {
     "gemini.generate": {"model": "gemini-2.5-flash", "contents": [{"parts": [{"text": "Hi"}]}]},
     "gemini.stream": {"model": "gemini-2.5-flash", "contents": [{"parts": [{"text": "Hi"}]}]},
     "gemini.embed": {"model": "gemini-embedding-001", "requests": [{"content": {"parts": []}}]},
+    **{
+        f"{name}.chat": {"model": "m-1", "messages": [{"role": "user", "content": "Hi"}]}
+        for name in ("groq", "mistral", "together", "openrouter", "deepseek", "xai", "fireworks")
+    },
+    "ollama.openai_chat": {"model": "llama3.2", "messages": [{"role": "user", "content": "Hi"}]},
+    "ollama.chat": {"model": "llama3.2", "messages": [{"role": "user", "content": "Hi"}]},
+    "ollama.generate": {"model": "llama3.2", "prompt": "Hi"},
+    "ollama.embed": {"model": "all-minilm", "input": "Hi"},
+    "cohere.chat": {"model": "command-a-03-2025", "messages": [{"role": "user", "content": "Hi"}]},
+    "cohere.embed": {"model": "embed-v4.0", "texts": ["Hi"], "input_type": "search_query"},
 }
 
 TUNING = {

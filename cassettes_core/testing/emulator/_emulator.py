@@ -9,12 +9,12 @@ from typing import Self
 from urllib.parse import urlsplit
 
 from cassettes_core.catalog import DEFAULT_CATALOG
-from cassettes_core.testing.emulator._server import EmulatorHTTPServer
+from cassettes_core.testing.emulator._server import PREFIXES, EmulatorHTTPServer
 from cassettes_core.testing.emulator._state import EmulatorState, Injection
 
 
 class Emulator:
-    """A loopback stand-in for the OpenAI and Anthropic HTTP APIs, for demos and tests.
+    """A loopback stand-in for the providers' HTTP APIs, for demos and tests.
 
     Serves, on ``127.0.0.1`` (port 0 picks a free one) from a daemon thread:
 
@@ -26,8 +26,13 @@ class Emulator:
       ``/{any version}/models/{model}:generateContent`` (and ``:streamGenerateContent``,
       ``:batchEmbedContents``), key in ``x-goog-api-key`` or ``?key=``
       (``genai.Client(api_key=emu.api_key, http_options={"base_url": emu.url})``);
+    - ``groq.chat`` (with ``x_groq``), ``mistral.chat`` (under ``/mistral``), and OpenAI's chat
+      for the rest of the OpenAI-compatible family;
+    - ``ollama.chat``, ``ollama.generate``, ``ollama.embed``: JSON or NDJSON streams;
+    - ``cohere.chat`` (JSON or SSE with event names) and ``cohere.embed``;
 
-    each at its catalog endpoint's ``route`` (``cassettes_core.catalog``; Gemini at any model).
+    each at its catalog endpoint's ``route`` (``cassettes_core.catalog``; Gemini at any model);
+    ``base_url(family)`` is what that family's SDK takes.
 
     The real SDKs talk to it unchanged::
 
@@ -132,9 +137,12 @@ class Emulator:
     def base_url(self, family: str) -> str:
         """The emulator's URL plus the base path of ``family``'s endpoints in the catalog
         (what that provider's SDK takes as ``base_url``)."""
-        for endpoint in DEFAULT_CATALOG:
-            if endpoint.family == family:
-                return self.url + urlsplit(endpoint.base_url).path.rstrip("/")
+        members = [e for e in DEFAULT_CATALOG if e.family == family]
+        # The family's own API first (Ollama's native one, not its OpenAI-compatible /v1).
+        members.sort(key=lambda e: (e.sdk or e.family) == "openai" and family != "openai")
+        for endpoint in members:
+            base = urlsplit(endpoint.base_url).path.rstrip("/")
+            return self.url + PREFIXES.get(family, "") + base
         raise ValueError(f"the provider catalog has no endpoint of {family!r}")
 
     @property
@@ -221,6 +229,12 @@ class Emulator:
         ``modelVersion``, type_changed makes ``usageMetadata.promptTokenCount`` a string,
         enum_value_new sets ``finishReason`` to ``STOP_V2``, stream_event_new adds a chunk with
         only ``promptFeedback``.
+
+        The other families apply the same five switches to their own shapes (Bedrock: see
+        ``_bedrock``): Groq and Mistral as ``openai.chat``; Ollama (``service_tier_v2``, ``load_duration`` gone, ``eval_count``
+        a string, ``done_reason`` ``stop_v2``, a ``heartbeat`` line); Cohere (``service_tier_v2``,
+        ``usage.billed_units`` gone, ``usage.tokens.input_tokens`` a string, a ``_V2``
+        ``finish_reason``, a ``debug_v2`` event). Their modules say where.
 
         The official SDKs parse every variant. ``type_changed`` is the one they notice: where
         an SDK dumps its model (``to_dict()``, ``.parse()``, the ``.stream()`` helpers) pydantic

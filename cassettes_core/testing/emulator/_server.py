@@ -22,8 +22,11 @@ from cassettes_core.catalog import DEFAULT_CATALOG
 from cassettes_core.testing.emulator import (
     _anthropic,
     _bedrock,
+    _cohere,
+    _compat,
     _embeddings,
     _gemini,
+    _ollama,
     _openai_chat,
     _openai_responses,
 )
@@ -52,13 +55,50 @@ HANDLERS: Final[dict[str, Handler]] = {
     "openai.responses": _openai_responses.handle,
     "openai.embeddings": _embeddings.handle,
     "anthropic.messages": _anthropic.handle,
+    "groq.chat": _compat.groq_chat,
+    "mistral.chat": _compat.mistral_chat,
+    "openrouter.chat": _openai_chat.handle,
+    "fireworks.chat": _openai_chat.handle,
+    "ollama.chat": _ollama.chat,
+    "ollama.generate": _ollama.generate,
+    "ollama.embed": _ollama.embed,
+    "cohere.chat": _cohere.chat,
+    "cohere.embed": _cohere.embed,
+}
+# Families that speak another's wire style (auth, error bodies, headers).
+_STYLE: Final[dict[str, Provider]] = {
+    "groq": "openai",
+    "mistral": "openai",
+    "openrouter": "openai",
+    "fireworks": "openai",
 }
 
-ROUTES: Final[dict[str, tuple[Provider, Handler]]] = {
-    endpoint.route: (cast("Provider", endpoint.family), HANDLERS[endpoint.name])
-    for endpoint in DEFAULT_CATALOG
-    if endpoint.name in HANDLERS and endpoint.family in get_args(Provider)
-}
+# A family whose shape differs on a route OpenAI's chat also serves gets that route under a
+# prefix of its own: ``Emulator.base_url(family)`` hands its SDK that prefix.
+PREFIXES: Final[dict[str, str]] = {"mistral": "/mistral"}
+
+
+def _routes() -> dict[str, tuple[Provider, Handler]]:
+    """Each served path, with the wire style and the handler that answer it."""
+    routes: dict[str, tuple[Provider, Handler]] = {}
+    for endpoint in DEFAULT_CATALOG:
+        style = _STYLE.get(endpoint.family, endpoint.family)
+        if endpoint.name not in HANDLERS or style not in get_args(Provider):
+            continue
+        served = (cast("Provider", style), HANDLERS[endpoint.name])
+        prefix = PREFIXES.get(endpoint.family, "")
+        if prefix:
+            routes[prefix + endpoint.route] = served
+        # A route two endpoints share is served by the unbound one (OpenAI's), else the first.
+        if not endpoint.bound:
+            routes[endpoint.route] = served
+        else:
+            routes.setdefault(endpoint.route, served)
+    return routes
+
+
+ROUTES: Final[dict[str, tuple[Provider, Handler]]] = _routes()
+
 
 _DISCONNECTS: Final = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
 
@@ -264,7 +304,7 @@ class _ProviderHandler(BaseHTTPRequestHandler):
         server = self.emulator_server
         try:
             self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+            self.send_header("Content-Type", reply.content_type)
             self.send_header("Cache-Control", "no-cache")
             self.send_header("Transfer-Encoding", "chunked")
             for name, value in headers.items():

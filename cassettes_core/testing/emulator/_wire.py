@@ -13,7 +13,9 @@ import string
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-Provider = Literal["openai", "anthropic"]
+# The wire style of a family: its auth header, ids, error bodies and headers. The
+# OpenAI-compatible family (groq …) speaks "openai".
+Provider = Literal["openai", "anthropic", "ollama", "cohere"]
 
 JsonObject = dict[str, Any]
 
@@ -44,6 +46,16 @@ class SseEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class NdjsonLine:
+    """One line of a newline-delimited JSON stream (Ollama's)."""
+
+    data: JsonObject
+
+    def encode(self) -> bytes:
+        return (dumps(self.data) + "\n").encode()
+
+
+@dataclass(frozen=True, slots=True)
 class JsonReply:
     """A complete JSON answer."""
 
@@ -54,9 +66,11 @@ class JsonReply:
 
 @dataclass(frozen=True, slots=True)
 class StreamReply:
-    """An SSE answer; the server writes and flushes each event on its own."""
+    """A streamed answer (SSE, or NDJSON lines); the server writes and flushes each event on
+    its own."""
 
-    events: list[SseEvent]
+    events: list[SseEvent] | list[NdjsonLine]
+    content_type: str = "text/event-stream; charset=utf-8"
 
 
 Reply = JsonReply | StreamReply
@@ -103,6 +117,10 @@ def error_body(
     provider: Provider, status: int, message: str, *, param: str | None = None
 ) -> JsonObject:
     """The provider's own error JSON for `status` (what its SDK parses into an exception)."""
+    if provider == "ollama":
+        return {"error": message}
+    if provider == "cohere":
+        return {"id": secrets.token_hex(16), "message": message}
     if provider == "openai":
         kind, code = _OPENAI_ERROR_TYPES.get(
             status, ("server_error" if status >= 500 else "invalid_request_error", None)
@@ -140,6 +158,15 @@ def provider_headers(provider: Provider, *, processing_ms: int) -> dict[str, str
     is what proves the recorder strips it.
     """
     cookie = f"__cf_bm={random_token(43)}; path=/; HttpOnly; Secure; SameSite=None"
+    if provider == "ollama":
+        return {}  # a local server sends no request ids nor cookies
+    if provider == "cohere":
+        return {
+            "x-request-id": secrets.token_hex(16),
+            "num_tokens": "0",
+            "x-debug-trace-id": secrets.token_hex(16),
+            "set-cookie": cookie,
+        }
     if provider == "openai":
         return {
             "x-request-id": request_id("openai"),

@@ -1,0 +1,207 @@
+"""``cassette-refresh check`` on cassettes recorded through groq, mistralai, ollama and cohere:
+fresh answers are no drift, and each emulator drift switch is found for each family, with
+the class and path the switch changes (the catalog's vocabulary for each endpoint)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import cohere
+import groq
+import httpx
+import ollama
+import pytest
+from mistralai.client import Mistral
+
+from cassette_refresh.cli import main
+from cassettes_core.testing.emulator import Emulator
+from tests.helpers.family import record
+
+ASK: Any = [{"role": "user", "content": "Capital of France?"}]
+
+
+@pytest.fixture
+def live(monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
+    """An emulator of the test's own, and every family's variables pointing at it."""
+    with Emulator() as emu:
+        for family, base, key in (
+            ("groq", "GROQ_BASE_URL", "GROQ_API_KEY"),
+            ("mistral", "MISTRAL_BASE_URL", "MISTRAL_API_KEY"),
+            ("ollama", "OLLAMA_HOST", "OLLAMA_API_KEY"),
+            ("cohere", "CO_API_URL", "CO_API_KEY"),
+        ):
+            monkeypatch.setenv(base, emu.base_url(family))
+            monkeypatch.setenv(key, emu.api_key)
+        yield emu
+
+
+def _groq(emu: Emulator) -> None:
+    with groq.Groq(base_url=emu.url, api_key=emu.api_key) as client:
+        client.chat.completions.create(model="llama-3.3-70b", messages=ASK)
+        list(client.chat.completions.create(model="llama-3.3-70b", messages=ASK, stream=True))
+
+
+def _mistral(emu: Emulator) -> None:
+    with Mistral(api_key=emu.api_key, server_url=emu.base_url("mistral")) as client:
+        client.chat.complete(model="mistral-small", messages=ASK)
+        list(client.chat.stream(model="mistral-small", messages=ASK))
+
+
+def _ollama(emu: Emulator) -> None:
+    headers = {"Authorization": f"Bearer {emu.api_key}"}
+    with ollama.Client(host=emu.url, headers=headers) as client:
+        client.chat(model="llama3.2", messages=ASK)
+        list(client.chat(model="llama3.2", messages=ASK, stream=True))
+        client.generate(model="llama3.2", prompt="Why?")
+        client.embed(model="all-minilm", input="hi")
+
+
+def _cohere(emu: Emulator) -> None:
+    with httpx.Client() as http:
+        client = cohere.ClientV2(api_key=emu.api_key, base_url=emu.url, httpx_client=http)
+        client.chat(model="command-a", messages=ASK)
+        list(client.chat_stream(model="command-a", messages=ASK))
+        client.embed(model="embed-v4.0", texts=["hi"], input_type="search_query")
+
+
+FAMILIES = {"groq": _groq, "mistral": _mistral, "ollama": _ollama, "cohere": _cohere}
+
+
+def _check(capsys: pytest.CaptureFixture[str], path: Path) -> tuple[int, dict[str, Any]]:
+    code = main(["check", str(path), "--json", "--no-progress"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def _drift(report: dict[str, Any]) -> set[tuple[str, str, str]]:
+    return {(f["provider"], f["kind"], f["path"]) for e in report["endpoints"] for f in e["drift"]}
+
+
+@pytest.fixture(params=sorted(FAMILIES))
+def recorded(request: pytest.FixtureRequest, live: Emulator, tmp_path: Path) -> Path:
+    path = tmp_path / f"{request.param}.yaml"
+    record(path, lambda: FAMILIES[request.param](live))
+    live.reset()
+    return path
+
+
+def test_fresh_answers_are_no_drift(
+    live: Emulator, recorded: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Fresh ids, timestamps, durations and text: exit 0, every interaction compared."""
+    code, report = _check(capsys, recorded)
+    assert (code, report["status"]) == (0, "no_drift"), report
+    assert live.hits == report["summary"]["compared"] > 0
+
+
+EXPECTED: dict[str, dict[str, set[tuple[str, str, str]]]] = {
+    "groq": {
+        "field_added": {
+            ("groq.chat", "field_added", "service_tier_v2"),
+            ("groq.chat", "field_added", "stream[chunk].service_tier_v2"),
+        },
+        "field_removed": {
+            ("groq.chat", "field_removed", "stream[chunk].system_fingerprint"),
+            ("groq.chat", "field_removed", "system_fingerprint"),
+        },
+        "type_changed": {
+            ("groq.chat", "type_changed", "created"),
+            ("groq.chat", "type_changed", "stream[chunk].created"),
+        },
+        "enum_value_new": {
+            ("groq.chat", "enum_value_new", "choices[].finish_reason"),
+            ("groq.chat", "enum_value_new", "stream[chunk].choices[].finish_reason"),
+        },
+        "stream_event_new": {
+            ("groq.chat", "enum_value_new", "stream[chunk].object"),
+        },
+    },
+    "mistral": {
+        "field_added": {
+            ("mistral.chat", "field_added", "service_tier_v2"),
+            ("mistral.chat", "field_added", "stream[chunk].service_tier_v2"),
+        },
+        "field_removed": {
+            ("mistral.chat", "field_removed", "stream[chunk].system_fingerprint"),
+            ("mistral.chat", "field_removed", "system_fingerprint"),
+        },
+        "type_changed": {
+            ("mistral.chat", "type_changed", "created"),
+            ("mistral.chat", "type_changed", "stream[chunk].created"),
+        },
+        "enum_value_new": {
+            ("mistral.chat", "enum_value_new", "choices[].finish_reason"),
+            ("mistral.chat", "enum_value_new", "stream[chunk].choices[].finish_reason"),
+        },
+        "stream_event_new": {
+            ("mistral.chat", "enum_value_new", "stream[chunk].object"),
+        },
+    },
+    "ollama": {
+        "field_added": {
+            ("ollama.chat", "field_added", "service_tier_v2"),
+            ("ollama.chat", "field_added", "stream[chunk].service_tier_v2"),
+            ("ollama.embed", "field_added", "service_tier_v2"),
+            ("ollama.generate", "field_added", "service_tier_v2"),
+        },
+        "field_removed": {
+            ("ollama.chat", "field_removed", "load_duration"),
+            ("ollama.embed", "field_removed", "load_duration"),
+            ("ollama.generate", "field_removed", "load_duration"),
+        },
+        "type_changed": {
+            ("ollama.chat", "type_changed", "eval_count"),
+            ("ollama.chat", "type_changed", "stream[chunk].eval_count"),
+            ("ollama.embed", "type_changed", "prompt_eval_count"),
+            ("ollama.generate", "type_changed", "eval_count"),
+        },
+        "enum_value_new": {
+            ("ollama.chat", "enum_value_new", "done_reason"),
+            ("ollama.chat", "enum_value_new", "stream[chunk].done_reason"),
+            ("ollama.generate", "enum_value_new", "done_reason"),
+        },
+        "stream_event_new": {
+            ("ollama.chat", "enum_value_new", "stream[].event"),
+        },
+    },
+    "cohere": {
+        "field_added": {
+            ("cohere.chat", "field_added", "service_tier_v2"),
+            ("cohere.chat", "field_added", "stream[message-end].service_tier_v2"),
+            ("cohere.chat", "field_added", "stream[message-start].service_tier_v2"),
+            ("cohere.embed", "field_added", "service_tier_v2"),
+        },
+        "field_removed": {
+            ("cohere.chat", "field_removed", "stream[message-end].delta.usage.billed_units"),
+            ("cohere.chat", "field_removed", "usage.billed_units"),
+            ("cohere.embed", "field_removed", "texts"),
+        },
+        "type_changed": {
+            ("cohere.chat", "type_changed", "stream[message-end].delta.usage.tokens.input_tokens"),
+            ("cohere.chat", "type_changed", "usage.tokens.input_tokens"),
+            ("cohere.embed", "type_changed", "meta.billed_units.input_tokens"),
+        },
+        "enum_value_new": {
+            ("cohere.chat", "enum_value_new", "finish_reason"),
+            ("cohere.chat", "enum_value_new", "stream[message-end].delta.finish_reason"),
+            ("cohere.embed", "enum_value_new", "response_type"),
+        },
+        "stream_event_new": {
+            ("cohere.chat", "enum_value_new", "stream[].event"),
+        },
+    },
+}
+
+
+@pytest.mark.parametrize("switch", sorted(EXPECTED["groq"]))
+def test_each_switch_is_found_with_its_class_and_path(
+    live: Emulator, recorded: Path, switch: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exit 1, and exactly the paths the switch changed, in the class it stands for (a new
+    stream event is a new value of the event's type)."""
+    live.set_drift(switch)
+    code, report = _check(capsys, recorded)
+    assert code == 1, report
+    assert _drift(report) == EXPECTED[recorded.stem][switch]
