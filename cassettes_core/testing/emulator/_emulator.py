@@ -232,9 +232,10 @@ class Emulator:
 
         The other families apply the same five switches to their own shapes (Bedrock: see
         ``_bedrock``): Groq and Mistral as ``openai.chat``; Ollama (``service_tier_v2``,
-        ``load_duration`` gone, ``eval_count`` a string, ``done_reason`` ``stop_v2``, a ``heartbeat`` line); Cohere (``service_tier_v2``,
-        ``usage.billed_units`` gone, ``usage.tokens.input_tokens`` a string, a ``_V2``
-        ``finish_reason``, a ``debug_v2`` event). Their modules say where.
+        ``load_duration`` gone, ``eval_count`` a string, ``done_reason`` ``stop_v2``, a
+        ``heartbeat`` line); Cohere (``service_tier_v2``, ``usage.billed_units`` gone,
+        ``usage.tokens.input_tokens`` a string, a ``_V2`` ``finish_reason``, a ``debug_v2`` event).
+        Their modules say where.
 
         The official SDKs parse every variant. ``type_changed`` is the one they notice: where
         an SDK dumps its model (``to_dict()``, ``.parse()``, the ``.stream()`` helpers) pydantic
