@@ -32,6 +32,12 @@ from cassettes_core._wrapper import CassetteProvider
 from cassettes_core.modes import Mode
 from cassettes_core.providers import FakeProvider, Provider
 from cassettes_core.store import Cassette, CassetteVersionWarning, load_cassette
+from cassettes_core.tools import (
+    RecordedToolError,
+    ToolResultChangedError,
+    ToolResultChangedWarning,
+    tool,
+)
 from cassettes_core.transport import AbandonedStreamWarning, Interception, intercept
 
 if TYPE_CHECKING:
@@ -68,9 +74,12 @@ __all__ = [
     "Provider",
     "ProviderError",
     "RecordedError",
+    "RecordedToolError",
     "Recorder",
     "RecorderStats",
     "StreamEvent",
+    "ToolResultChangedError",
+    "ToolResultChangedWarning",
     "UnrecordableAnswerError",
     "UnrecordedFailureError",
     "UnsafeCassetteError",
@@ -79,4 +88,5 @@ __all__ = [
     "__version__",
     "intercept",
     "load_cassette",
+    "tool",
 ]
