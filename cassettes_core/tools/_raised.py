@@ -51,20 +51,31 @@ def rebuilt_exception(tool: str, error: RecordedError) -> BaseException:
     attempts = [tuple(args)] if isinstance(args, list) else []
     attempts.append((message,))
     for attempt in attempts:
-        try:
-            built = kind(*attempt)
-        except Exception:  # a class whose constructor takes other arguments
-            continue
-        return built
+        built = _build(kind, attempt)
+        if built is not None:
+            return built
     return RecordedToolError(tool, name, message, f"{name} cannot be built from its args")
+
+
+def _build(kind: type[BaseException], args: tuple[Any, ...]) -> BaseException | None:
+    try:
+        return kind(*args)
+    except Exception:  # a class whose constructor takes other arguments
+        return None
+
+
+def _module(name: str) -> Any:
+    try:
+        return importlib.import_module(name)
+    except Exception:  # not a module (or one that fails to import): the caller tries a shorter one
+        return None
 
 
 def _import_class(name: str) -> type[BaseException] | None:
     parts = name.split(".")
     for cut in range(len(parts) - 1, 0, -1):
-        try:
-            target: Any = importlib.import_module(".".join(parts[:cut]))
-        except Exception:  # not a module (or one that fails to import): try a shorter one
+        target: Any = _module(".".join(parts[:cut]))
+        if target is None:
             continue
         for attribute in parts[cut:]:
             target = getattr(target, attribute, None)

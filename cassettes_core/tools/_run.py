@@ -29,7 +29,11 @@ from cassettes_core._recorder import Recorder
 from cassettes_core._request import LLMRequest
 from cassettes_core.events import CallEvent
 from cassettes_core.tools._errors import ToolResultChangedError, ToolResultChangedWarning
-from cassettes_core.tools._raised import is_recorded_exception, rebuilt_exception, recorded_exception
+from cassettes_core.tools._raised import (
+    is_recorded_exception,
+    rebuilt_exception,
+    recorded_exception,
+)
 from cassettes_core.tools._spec import ToolSpec
 
 

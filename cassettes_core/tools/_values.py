@@ -29,6 +29,10 @@ def plain_argument(value: Any, tool: str, path: str) -> Any:
         if not math.isfinite(value):
             raise ConfigError(f"tool {tool}: argument {path} is {value!r}, which JSON cannot hold")
         return value
+    return _plain_container(value, tool, path)
+
+
+def _plain_container(value: Any, tool: str, path: str) -> Any:
     if isinstance(value, enum.Enum):
         return plain_argument(value.value, tool, path)
     if isinstance(value, Mapping):
@@ -52,7 +56,7 @@ def plain_argument(value: Any, tool: str, path: str) -> Any:
     raise ConfigError(
         f"tool {tool}: argument {path} is a {type(value).__name__}, which a cassette cannot "
         "match on (it matches arguments as JSON data)\n"
-        f"TIP: leave it out of the match with @tool(..., ignore=[{path.split('.')[0]!r}]) "
+        f"TIP: leave it out of the match with @tool(..., ignore=[{_parameter(path)!r}]) "
         "(a connection, a client, a callback), or pass JSON data."
     )
 
@@ -78,13 +82,22 @@ def check_storable(value: Any, tool: str, *, serializer: bool) -> None:
     )
 
 
+def _parameter(path: str) -> str:
+    return path.split(".", maxsplit=1)[0].split("[", maxsplit=1)[0]
+
+
 def storable_problem(value: Any, path: str, depth: int) -> str | None:
+    """What keeps ``value`` from replaying unchanged, or ``None`` when nothing does."""
     if depth > _MAX_DEPTH:
         return f"{path} is nested deeper than a cassette holds"
     if value is None or type(value) in (str, bool, int):
         return None
     if type(value) is float:
         return None if math.isfinite(value) else f"{path} is {value!r}"
+    return _container_problem(value, path, depth)
+
+
+def _container_problem(value: Any, path: str, depth: int) -> str | None:
     if type(value) is dict:
         for key, item in value.items():
             if type(key) is not str:
