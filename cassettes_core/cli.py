@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from cassettes_core._errors import CassetteError
+from cassettes_core.commands import fork
 from cassettes_core.console import EXIT_ERROR, EXIT_OK, Console, run_console
 from cassettes_core.secrets import run_scan
 from cassettes_core.store import rehash
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _add_scan(commands)
     _add_rehash(commands)
+    fork.register(commands)
     return parser
 
 

@@ -43,6 +43,9 @@ DRIFT_POLICIES: tuple[str, ...] = get_args(DriftPolicy)
 DRIFT_VARIABLE = "CASSETTE_VERSION_DRIFT"  # the policy outside pytest, when code gives none
 
 
+_MANIFEST_KEYS = frozenset({"library", "digest_scheme", "python", "sdks", "recorded_at"})
+
+
 class CassetteVersionWarning(UserWarning):
     """A cassette was recorded with other library or SDK versions than the ones running now."""
 
@@ -78,6 +81,8 @@ class Manifest:
     python: str = ""
     sdks: Mapping[str, str] = field(default_factory=dict)
     recorded_at: str = ""
+    # Keys this library does not write itself (a fork's ``forked_from``), kept as they were.
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def current(cls) -> Manifest:
@@ -95,6 +100,7 @@ class Manifest:
             "python": self.python,
             "sdks": dict(self.sdks),
             "recorded_at": self.recorded_at,
+            **self.extra,
         }
 
     @classmethod
@@ -120,6 +126,7 @@ class Manifest:
             # A version left out (null) is unknown, not the version "None".
             sdks={str(k): str(v) for k, v in sdks.items() if v is not None},
             recorded_at=_text(data.get("recorded_at")),
+            extra={str(k): v for k, v in data.items() if k not in _MANIFEST_KEYS},
         )
 
 

@@ -1,0 +1,1 @@
+"""The ``cassettes`` subcommands, one module each: ``register(commands)`` adds its parser."""
