@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from cassettes_core import mcp
 from cassettes_core._errors import (
     CassetteError,
     CassetteFormatError,
@@ -42,6 +43,9 @@ from cassettes_core.transport import AbandonedStreamWarning, Interception, inter
 
 if TYPE_CHECKING:
     from cassettes_core.secrets import UnsafeInteractionDroppedWarning
+
+# MCP sessions record into the active cassette: the mcp SDK is patched if and when imported.
+mcp.install()
 
 
 def __getattr__(name: str) -> object:

@@ -27,7 +27,7 @@ from cassettes_core.events import Cursor
 from cassettes_core.usage import usage_of
 from pytest_plugin._config import CassetteSpec
 from pytest_plugin._state import REPORT_LINE_KEY, SESSION_KEY, state_of
-from pytest_plugin._summary import CassetteRecord, shown
+from pytest_plugin._summary import CassetteRecord, agent_counts, shown
 
 if TYPE_CHECKING:
     from cassettes_core.events import EventKind
@@ -245,6 +245,7 @@ class CassetteSession:
             drained=log.count("drained"),
             dropped=log.count("dropped"),
             unrecorded=log.count("refused"),
+            **agent_counts(log),
         )
 
 

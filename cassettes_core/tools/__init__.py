@@ -31,6 +31,11 @@ from cassettes_core.tools._errors import (
     ToolResultChangedWarning,
 )
 from cassettes_core.tools._policy import POLICIES, ReplayPolicy, parse_policy
+from cassettes_core.tools._raised import (
+    is_recorded_exception,
+    rebuilt_exception,
+    recorded_exception,
+)
 from cassettes_core.tools._spec import TOOL_PROVIDER, ToolSpec
 
 __all__ = [
@@ -41,6 +46,9 @@ __all__ = [
     "ToolResultChangedError",
     "ToolResultChangedWarning",
     "ToolSpec",
+    "is_recorded_exception",
     "parse_policy",
+    "rebuilt_exception",
+    "recorded_exception",
     "tool",
 ]
