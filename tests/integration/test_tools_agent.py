@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,7 @@ def get_weather(city: str) -> str:
     return f"sunny in {city}"
 
 
-TOOLS = {"save_note": save_note, "get_weather": get_weather}
+TOOLS: dict[str, Callable[..., Any]] = {"save_note": save_note, "get_weather": get_weather}
 SPECS = [spec("save_note", "name", "text"), spec("get_weather", "city")]
 TURNS = [("Write a note about Paris", "save_note"), ("What is the weather in Lyon", "get_weather")]
 
