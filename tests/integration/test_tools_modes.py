@@ -13,8 +13,8 @@ import yaml
 from cassettes_core import (
     CassetteMissError,
     ConfigError,
-    Recorder,
     RecordedToolError,
+    Recorder,
     ToolResultChangedWarning,
     intercept,
     tool,
@@ -81,9 +81,11 @@ def test_record_starts_over_and_passthrough_writes_nothing(tmp_path: Path) -> No
 
 
 def test_replay_without_a_cassette_is_a_miss_and_the_body_never_runs(tmp_path: Path) -> None:
-    with intercept(Recorder(tmp_path / "none.yaml", mode="replay")):
-        with pytest.raises(CassetteMissError, match="no cassette file"):
-            send("a")
+    with (
+        intercept(Recorder(tmp_path / "none.yaml", mode="replay")),
+        pytest.raises(CassetteMissError, match="no cassette file"),
+    ):
+        send("a")
     assert RUNS == []
 
 

@@ -172,7 +172,8 @@ def test_a_reloaded_tool_cassette_verifies_its_digests_and_tampering_is_caught(
     with intercept(Recorder(path, mode="record")):
         pay(5)
     loaded = load_cassette(path)
-    assert loaded is not None and len(loaded) == 1
+    assert loaded is not None
+    assert len(loaded) == 1
     assert rehash(path) == (0, 1)
     path.write_text(path.read_text(encoding="utf-8").replace("amount: 5", "amount: 50"))
     with pytest.raises(Exception, match="does not match its request"):
