@@ -63,6 +63,7 @@ class CassetteSession:
             run_id=run_id,  # one per test run, shared by xdist workers: `record` rewrites once
             **spec.recorder_options,
         )
+        self.recorder.log.summarized = True  # the summary lists what would be warnings
         self._taken = Cursor(self.recorder.log)  # problems reported so far, each once
         self._accepted = 0
         self._interception: Interception | None = None

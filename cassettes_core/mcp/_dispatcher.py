@@ -116,8 +116,10 @@ class CassetteDispatcher:
                 response=LLMResponse(body=result),
                 duration_ms=_ms(started),
             )
-        elif method == CALL_TOOL:
+            return self._learn(method, result)
+        if method == CALL_TOOL:  # a safe tool ran again: the caller gets the recording
             _compare(recorder, found, result, tool_name(params))
+            return self._learn(method, _answer(found))
         return self._learn(method, result)
 
     def _policy(self, params: Mapping[str, Any] | None) -> str:
@@ -150,7 +152,8 @@ def _compare(recorder: Recorder, found: Interaction, result: Any, tool: str) -> 
         "changed", found.provider, digest=found.digest, interaction=found, error=changed
     )
     recorder.log.add(event)
-    warnings.warn(str(changed).split("\n", 1)[0], ToolResultChangedWarning, stacklevel=2)
+    if not recorder.log.summarized:
+        warnings.warn(str(changed).split("\n", 1)[0], ToolResultChangedWarning, stacklevel=2)
 
 
 def _ms(started: float) -> int:

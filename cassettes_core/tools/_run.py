@@ -9,6 +9,9 @@
     append, not / record   body runs, recorded     body runs, recorded
     passthrough         body runs                  body runs
 
+A safe tool that ran again hands its caller the *recorded* answer (the model calls that follow
+were recorded with it, so the story replays on); a different result is reported.
+
 The recorder decides replay or live exactly as for a model call (same ``seq`` counter, same
 miss, same secret guard on the way to the file); only the answer is a tool's: its result, or
 its exception raised again.
@@ -62,10 +65,16 @@ def run_sync(
     except CassetteError:
         raise  # ours (a model call's miss inside the tool): not the tool's answer
     except Exception as exc:
-        _finish(spec, recorder, plan, started, error=exc)
-        raise
-    _finish(spec, recorder, plan, started, result=result)
-    return result
+        if plan.recorded is None:
+            _record(spec, recorder, plan, started, error=exc)
+            raise
+        _compare(spec, recorder, plan.recorded, error=exc)
+        return _answer(spec, plan.recorded)
+    if plan.recorded is None:
+        _record(spec, recorder, plan, started, result=result)
+        return result
+    _compare(spec, recorder, plan.recorded, result=result)
+    return _answer(spec, plan.recorded)
 
 
 async def run_async(
@@ -80,10 +89,16 @@ async def run_async(
     except CassetteError:
         raise
     except Exception as exc:
-        _finish(spec, recorder, plan, started, error=exc)
-        raise
-    _finish(spec, recorder, plan, started, result=result)
-    return result
+        if plan.recorded is None:
+            _record(spec, recorder, plan, started, error=exc)
+            raise
+        _compare(spec, recorder, plan.recorded, error=exc)
+        return _answer(spec, plan.recorded)
+    if plan.recorded is None:
+        _record(spec, recorder, plan, started, result=result)
+        return result
+    _compare(spec, recorder, plan.recorded, result=result)
+    return _answer(spec, plan.recorded)
 
 
 def _answer(spec: ToolSpec, interaction: Interaction) -> Any:
@@ -93,7 +108,7 @@ def _answer(spec: ToolSpec, interaction: Interaction) -> Any:
     return spec.replayed(body)
 
 
-def _finish(
+def _record(
     spec: ToolSpec,
     recorder: Recorder,
     plan: _Plan,
@@ -102,9 +117,7 @@ def _finish(
     result: Any = None,
     error: Exception | None = None,
 ) -> None:
-    if plan.recorded is not None:  # a safe tool ran again: compare, never re-record
-        _compare(spec, recorder, plan.recorded, result=result, error=error)
-        return
+    """Write a live outcome (record and append; a no-op in passthrough)."""
     if not recorder.records:
         return
     duration = round((time.perf_counter() - started) * 1000)
@@ -130,9 +143,10 @@ def _compare(
     recorder: Recorder,
     recorded: Interaction,
     *,
-    result: Any,
-    error: Exception | None,
+    result: Any = None,
+    error: Exception | None = None,
 ) -> None:
+    """Report a safe tool whose result of now differs from its recording."""
     if recorded.error is not None:
         was: Any = {"raised": recorded.error.message}
     else:
@@ -151,7 +165,8 @@ def _compare(
         "changed", recorded.provider, digest=recorded.digest, interaction=recorded, error=changed
     )
     recorder.log.add(event)
-    warnings.warn(str(changed).split("\n", 1)[0], ToolResultChangedWarning, stacklevel=4)
+    if not recorder.log.summarized:
+        warnings.warn(str(changed).split("\n", 1)[0], ToolResultChangedWarning, stacklevel=4)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -123,7 +123,7 @@ def test_a_safe_tool_whose_result_changed_is_reported(tmp_path: Path) -> None:
         assert price("tea") == 10
     recorder = Recorder(path, mode="replay")
     with intercept(recorder), pytest.warns(ToolResultChangedWarning, match="price"):
-        assert price("tea") == 12  # safe: the caller gets the result of now
+        assert price("tea") == 10  # the recording: what the model calls after it saw
     [event] = recorder.log.events("changed")
     assert event.seq == 1
     assert "recorded 10, now 12" in str(event.error)
