@@ -35,6 +35,8 @@ def build(folder: Path) -> MCPServer:
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
     def read_note(name: str) -> str:
         """Read a note."""
+        with (folder / "reads.log").open("a", encoding="utf-8") as log:
+            log.write(f"{name}\n")
         path = folder / f"{name}.txt"
         return path.read_text(encoding="utf-8") if path.exists() else f"no note {name}"
 
