@@ -1,0 +1,69 @@
+"""MCP over streamable HTTP in the cassette: the notes server served by uvicorn on loopback;
+recorded, then replayed under CI with the server stopped (a connection attempt would fail)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+import yaml
+from mcp.client.streamable_http import streamable_http_client
+
+from cassettes_core import Recorder, intercept
+from tests.helpers.mcp_agent import Notes, free_port, serve_http, session_calls
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Notes:
+    return Notes(tmp_path / "notes", tmp_path / "started.log")
+
+
+@pytest.fixture
+def port() -> int:
+    return free_port()
+
+
+async def calls(path: Path, url: str, recorder: Recorder | None = None) -> list[str]:
+    async with intercept(recorder or Recorder(path)):
+        return await session_calls(streamable_http_client(url), "Oslo")
+
+
+def test_http_session_records_then_replays_with_the_server_stopped(
+    notes: Notes, tmp_path: Path, port: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "mcp_http.yaml"
+    url = f"http://127.0.0.1:{port}/mcp"
+    server = serve_http(notes, port)
+    try:
+        first = asyncio.run(calls(path, url))
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    assert first[:4] == ["notes", "write_note,read_note,count_notes", "wrote Oslo", "about Oslo"]
+    assert notes.lines("writes") == 1
+    items = yaml.safe_load(path.read_text(encoding="utf-8"))["interactions"]
+    assert [i["provider"] for i in items] == ["mcp"] * 8
+    assert all(str(port) not in str(i["request"]) for i in items)  # nothing machine-bound
+
+    monkeypatch.setenv("CI", "true")
+    recorder = Recorder(path)
+    again = asyncio.run(calls(path, url, recorder))
+    assert again == first
+    assert recorder.stats.replayed == 8
+    assert notes.lines("started") == 1
+    assert notes.lines("writes") == 1
+
+
+def test_replay_on_another_port_still_matches(notes: Notes, tmp_path: Path, port: int) -> None:
+    """The server's name identifies it, not its URL: a new port (as every test run picks)
+    replays the same cassette."""
+    path = tmp_path / "mcp_http.yaml"
+    server = serve_http(notes, port)
+    try:
+        first = asyncio.run(calls(path, f"http://127.0.0.1:{port}/mcp"))
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    other = f"http://127.0.0.1:{free_port()}/mcp"
+    assert asyncio.run(calls(path, other, Recorder(path, mode="replay"))) == first
