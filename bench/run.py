@@ -24,6 +24,7 @@ SUITE: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("bench_replay.py", (), ("--sizes", "500")),
     ("bench_secrets.py", (), ("--quick",)),
     ("bench_plugin_import.py", (), ()),
+    ("bench_tools.py", (), ("--quick",)),
 )
 
 
