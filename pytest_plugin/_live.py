@@ -25,9 +25,10 @@ from cassettes_core import (
 )
 from cassettes_core.events import Cursor
 from cassettes_core.usage import usage_of
+from pytest_plugin._agents import agent_counts
 from pytest_plugin._config import CassetteSpec
 from pytest_plugin._state import REPORT_LINE_KEY, SESSION_KEY, state_of
-from pytest_plugin._summary import CassetteRecord, agent_counts, shown
+from pytest_plugin._summary import CassetteRecord, shown
 
 if TYPE_CHECKING:
     from cassettes_core.events import EventKind

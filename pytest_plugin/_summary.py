@@ -14,12 +14,10 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cassettes_core.prices import PriceTable
-
-if TYPE_CHECKING:
-    from cassettes_core.events import CallLog, EventKind
+from pytest_plugin._agents import agent_lines
 
 MAX_LISTED = 10
 
@@ -166,61 +164,12 @@ class Tally:
             lines.append("missed (see each failure for the diff):")
             lines.extend(f"  {r.nodeid} -> {shown(r.path, base)}" for r in missed[:limit])
             _more(lines, len(missed), limit)
-        lines.extend(_agent_lines(records, limit))
+        lines.extend(agent_lines(records, limit))
         lines.extend(_went_live(records, limit))
         lines.extend(_streams(records))
         if ci:
             lines.extend(_recorded_on_ci(records))
         return lines
-
-
-def agent_counts(log: CallLog) -> dict[str, Any]:
-    """The :class:`CassetteRecord` fields that count tool and MCP interactions apart."""
-    from cassettes_core.mcp import MCP_PROVIDER
-    from cassettes_core.tools import TOOL_PROVIDER
-
-    def count(kind: EventKind, provider: str) -> int:
-        return sum(1 for e in log.events(kind) if e.provider == provider)
-
-    return {
-        "tool_replayed": count("replayed", TOOL_PROVIDER),
-        "tool_recorded": count("recorded", TOOL_PROVIDER),
-        "mcp_replayed": count("replayed", MCP_PROVIDER),
-        "mcp_recorded": count("recorded", MCP_PROVIDER),
-        "tools_changed": [
-            f"{e.endpoint} (seq {e.seq})" for e in log.events("changed") if e.interaction
-        ],
-    }
-
-
-def _agent_lines(records: Sequence[CassetteRecord], limit: int | None) -> list[str]:
-    tools = sum(r.tool_replayed + r.tool_recorded for r in records)
-    mcp = sum(r.mcp_replayed + r.mcp_recorded for r in records)
-    lines = []
-    if tools or mcp:
-        replayed = sum(r.replayed - r.tool_replayed - r.mcp_replayed for r in records)
-        recorded = sum(r.recorded - r.tool_recorded - r.mcp_recorded for r in records)
-        parts = [f"model calls {replayed} replayed, {recorded} recorded"]
-        parts.append(
-            f"tool calls {sum(r.tool_replayed for r in records)} replayed, "
-            f"{sum(r.tool_recorded for r in records)} recorded"
-        )
-        parts.append(
-            f"MCP calls {sum(r.mcp_replayed for r in records)} replayed, "
-            f"{sum(r.mcp_recorded for r in records)} recorded"
-        )
-        lines.append(f"  of these: {'; '.join(parts)}")
-    changed = [r for r in records if r.tools_changed]
-    if changed:
-        total = sum(len(r.tools_changed) for r in changed)
-        lines.append(
-            f"{_count(total, 'safe tool call')} returned another result than recorded (the "
-            "recording is what the model saw; --cassette-strict fails them):"
-        )
-        for record in changed[:limit]:
-            lines.append(f"  {record.nodeid}: {', '.join(record.tools_changed[:5])}")
-        _more(lines, len(changed), limit)
-    return lines
 
 
 def shown(path: str, base: str | None) -> str:
