@@ -1,13 +1,14 @@
 """A tool's exception as a cassette keeps it, and raised again from there.
 
 Kept: the class's importable name, its ``args`` when they are plain data, and its message.
-Replay imports the class and builds it from the args (else from the message); a class that
-cannot be imported or built replays as :class:`RecordedToolError` naming it.
+Replay finds the class in a module already loaded (a cassette never makes us import one) and
+builds it from the args (else from the message); a class that cannot be found or built
+replays as :class:`RecordedToolError` naming it.
 """
 
 from __future__ import annotations
 
-import importlib
+import sys
 from typing import Any
 
 from cassettes_core._model import RecordedError
@@ -46,7 +47,9 @@ def rebuilt_exception(tool: str, error: RecordedError) -> BaseException:
         return RecordedToolError(tool, type_name, message, "the recording names no class")
     kind = _import_class(name)
     if kind is None:
-        return RecordedToolError(tool, name, message, f"{name} cannot be imported here")
+        return RecordedToolError(
+            tool, name, message, f"{name} is not a class of a module loaded here"
+        )
     args = body.get("args")
     attempts = [tuple(args)] if isinstance(args, list) else []
     attempts.append((message,))
@@ -64,17 +67,12 @@ def _build(kind: type[BaseException], args: tuple[Any, ...]) -> BaseException | 
         return None
 
 
-def _module(name: str) -> Any:
-    try:
-        return importlib.import_module(name)
-    except Exception:  # not a module (or one that fails to import): the caller tries a shorter one
-        return None
-
-
 def _import_class(name: str) -> type[BaseException] | None:
     parts = name.split(".")
     for cut in range(len(parts) - 1, 0, -1):
-        target: Any = _module(".".join(parts[:cut]))
+        # Only a module loaded already: a cassette is data, and naming a module in it must
+        # not run that module's import (a tool's own module is loaded when it is called).
+        target: Any = sys.modules.get(".".join(parts[:cut]))
         if target is None:
             continue
         for attribute in parts[cut:]:
