@@ -6,7 +6,6 @@ from __future__ import annotations
 import enum
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import pytest
 
@@ -76,7 +75,7 @@ def test_arguments_are_made_plain() -> None:
 
 
 def test_a_unicode_look_alike_name_is_another_tool() -> None:
-    """``send_emaіl`` (a Cyrillic і) never matches ``send_email``."""
+    """``send_ema\\u0456l`` (a Cyrillic letter for the i) never matches ``send_email``."""
     real = spec_of(book, name="send_email").request(("a",), {}).digest()
     fake = spec_of(book, name="send_ema\u0456l").request(("a",), {}).digest()
     assert real != fake
@@ -178,12 +177,7 @@ def test_policies_from_annotations(annotations: dict[str, object] | None, policy
     assert from_annotations(annotations) == policy
 
 
-@pytest.fixture
-def no_overrides() -> Iterator[None]:
-    yield
-
-
-def test_overrides_win_innermost_first_and_are_scoped(no_overrides: None) -> None:
+def test_overrides_win_innermost_first_and_are_scoped() -> None:
     safe = {"readOnlyHint": True}
     with replay_policies({"read": "never"}):
         assert policy_of("read", "files", safe) == "never"
