@@ -29,6 +29,7 @@ from cassettes_core.events import CallEvent
 from cassettes_core.mcp._policy import policy_of
 from cassettes_core.mcp._requests import (
     CALL_TOOL,
+    DISCOVER,
     INITIALIZE,
     LIST_TOOLS,
     annotations_of,
@@ -127,7 +128,7 @@ class CassetteDispatcher:
         return policy_of(name, self.server, self.annotations.get(name))
 
     def _learn(self, method: str, result: dict[str, Any]) -> dict[str, Any]:
-        if method == INITIALIZE:
+        if method in (INITIALIZE, DISCOVER):
             self.server = server_name(result) or self.server
         elif method == LIST_TOOLS:
             self.annotations.update(annotations_of(result))

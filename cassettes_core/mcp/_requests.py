@@ -1,7 +1,8 @@
 """An MCP JSON-RPC request as a cassette request, and what its answers teach the session.
 
 ``{"method": "tools/call", "server": "files", "arguments": {"name": …, "arguments": {…}}}``:
-the method, the server's name (from its ``initialize`` answer; absent before it), and the
+the method, the server's name (from its ``initialize`` or ``server/discover`` answer; absent
+before it), and the
 JSON-RPC ``params`` under ``arguments`` (never under ``params``, where tuning lives and
 nothing is matched). ``_meta`` (progress tokens, protocol stamps) is left out: it is how a
 call travels, not what it asks. ``initialize`` is matched by its protocol version only, so a
@@ -19,6 +20,9 @@ MCP_PROVIDER = "mcp"
 CALL_TOOL = "tools/call"
 LIST_TOOLS = "tools/list"
 INITIALIZE = "initialize"
+DISCOVER = "server/discover"  # the 2026 protocol's handshake (``mcp.Client`` tries it first)
+# Where a discover answer names its server (the spec's ``_meta`` stamp).
+_SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
 
 
 def mcp_request(method: str, params: Mapping[str, Any] | None, server: str | None) -> LLMRequest:
@@ -39,8 +43,13 @@ def tool_name(params: Mapping[str, Any] | None) -> str:
 
 
 def server_name(result: Any) -> str | None:
-    """The server's name in an ``initialize`` answer, if it gives one."""
-    info = result.get("serverInfo") if isinstance(result, Mapping) else None
+    """The server's name in an ``initialize`` or ``server/discover`` answer, if it gives one."""
+    if not isinstance(result, Mapping):
+        return None
+    info = result.get("serverInfo")
+    meta = result.get("_meta")
+    if info is None and isinstance(meta, Mapping):
+        info = meta.get(_SERVER_INFO_META)
     name = info.get("name") if isinstance(info, Mapping) else None
     return name if isinstance(name, str) and name else None
 

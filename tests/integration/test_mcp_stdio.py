@@ -174,3 +174,27 @@ def test_an_mcp_error_is_recorded_and_raised_again(notes: Notes, tmp_path: Path)
     assert isinstance(live, MCPError)
     assert (again.code, again.message) == (live.code, live.message)
     assert notes.lines("started") == 1
+
+
+def test_the_high_level_client_with_the_2026_handshake_replays_too(
+    notes: Notes, tmp_path: Path
+) -> None:
+    """``mcp.Client`` probes ``server/discover`` (the modern protocol) instead of
+    ``initialize``: recorded and replayed the same way, the server named from its stamp."""
+    from mcp import Client
+
+    path = tmp_path / "client.yaml"
+
+    async def run(mode: str) -> list[str]:
+        async with intercept(Recorder(path, mode=mode)), Client(notes.stdio()) as client:
+            wrote = await client.call_tool("write_note", {"name": "Rome", "text": "hi"})
+            read_back = await client.call_tool("read_note", {"name": "Rome"})
+            return [text_of(wrote), text_of(read_back)]
+
+    assert asyncio.run(run("record")) == ["wrote Rome", "hi"]
+    assert asyncio.run(run("replay")) == ["wrote Rome", "hi"]
+    assert notes.lines("started") == 1
+    assert notes.lines("writes") == 1
+    items = yaml.safe_load(path.read_text(encoding="utf-8"))["interactions"]
+    assert items[0]["request"] == {"method": "server/discover"}
+    assert {i["request"].get("server") for i in items[1:]} == {"notes"}
