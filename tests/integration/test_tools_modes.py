@@ -235,3 +235,23 @@ def test_a_bad_policy_is_a_config_error_naming_the_choices() -> None:
 def test_a_call_that_does_not_fit_the_signature_is_a_type_error(tmp_path: Path) -> None:
     with intercept(Recorder(tmp_path / "x.yaml", mode="record")), pytest.raises(TypeError):
         send("a", "b")  # type: ignore[call-arg]
+
+
+def test_tools_called_from_worker_threads_record_into_the_active_cassette(
+    tmp_path: Path,
+) -> None:
+    """A framework runs tools on its own threads: they bind to the active cassette, every
+    call is recorded once with its own seq, and all replay."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    path = tmp_path / "threads.yaml"
+    names = [f"user{n}" for n in range(16)]
+    with intercept(Recorder(path, mode="record")), ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(send, names)) == [f"sent to {n}" for n in names]
+    recorded = providers(path)
+    assert sorted(seq for seq, _ in recorded) == list(range(1, 17))
+    assert sorted(to for _, to in recorded) == sorted(names)
+    RUNS.clear()
+    with intercept(Recorder(path, mode="replay")), ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(send, names)) == [f"sent to {n}" for n in names]
+    assert RUNS == []
