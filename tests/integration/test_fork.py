@@ -17,6 +17,7 @@ from cassettes_core import CassetteMissError, Recorder, intercept, load_cassette
 from cassettes_core.cli import main
 from cassettes_core.testing.emulator import Emulator
 from tests.helpers.agent_loop import run_turns
+from tests.helpers.inner import InnerRun
 from tests.integration.test_tools_agent import SPECS, STATE, TOOLS, outbox
 
 __all__ = ["outbox"]  # the fixture, shared with the agent tests
@@ -212,3 +213,66 @@ def test_the_console_script_forks_and_reports_json(tmp_path: Path) -> None:
     assert report["version"] == 1
     assert (report["at"], report["kept"], report["dropped"]) == (1, 1, 1)
     assert fork.is_file()
+
+
+MARKED = """
+import json
+import pathlib
+
+import openai
+import pytest
+
+from cassettes_core import tool
+
+OUTBOX = pathlib.Path(__file__).parent / "sent.log"
+SPEC = [{"type": "function", "function": {"name": "save_note", "parameters": {
+    "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}}]
+
+
+@tool(replay="never")
+def save_note(name):
+    with OUTBOX.open("a") as log:
+        log.write(name + "\\n")
+    return {"saved": name}
+
+
+@pytest.mark.cassette
+def test_three_turns():
+    client = openai.OpenAI(max_retries=0)
+    messages = []
+    for city in ("Paris", "Lyon", "Rome"):
+        messages.append({"role": "user", "content": f"Save a note about {city}"})
+        reply = client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=SPEC)
+        call = reply.choices[0].message.tool_calls[0]
+        messages.append(reply.choices[0].message.model_dump(exclude_none=True))
+        result = save_note(**json.loads(call.function.arguments))
+        messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)})
+        final = client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=SPEC)
+        messages.append({"role": "assistant", "content": final.choices[0].message.content})
+"""
+
+
+def test_the_marker_path_runs_a_fork_in_append_mode(
+    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
+) -> None:
+    """A user's agent test: recorded, forked at turn 2's answer, the fork put in the
+    cassette's place and run with --cassette-mode=append: turns 1-2 replay, turn 3 is live."""
+    pytester.makepyfile(test_agent=MARKED)
+    inner().assert_outcomes(passed=1)
+    sent_log = pytester.path / "sent.log"
+    assert sent_log.read_text().split() == ["Paris", "Lyon", "Rome"]
+    cassette = pytester.path / "cassettes" / "test_agent" / "test_three_turns.yaml"
+    fork = pytester.path / "fork.yaml"
+    assert main(["fork", str(cassette), "--at", "6", "-o", str(fork)]) == 0
+    fork.replace(cassette)
+    provider.reset()
+    second = inner("--cassette-mode=append")
+    second.assert_outcomes(passed=1)
+    assert provider.hits == 2
+    assert sent_log.read_text().split() == ["Paris", "Lyon", "Rome", "Rome"]
+    second.stdout.fnmatch_lines(
+        [
+            "1 cassette used by 1 test: 6 interactions replayed, 3 recorded, 0 missed, 0 unused",
+            "  of these: model calls 4 replayed, 2 recorded; tool calls 2 replayed, 1 recorded;*",
+        ]
+    )
