@@ -276,3 +276,22 @@ def test_the_marker_path_runs_a_fork_in_append_mode(
             "  of these: model calls 4 replayed, 2 recorded; tool calls 2 replayed, 1 recorded;*",
         ]
     )
+
+
+def test_a_fork_of_a_hand_edited_secret_is_refused_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Answers are not digested, so a key pasted into one by hand still loads; the fork
+    passes the secret guard like every write, and refuses it."""
+    from tests.helpers.fake_secrets import openai_key
+
+    source = two_tool_calls(tmp_path)
+    key = openai_key()
+    text = source.read_text(encoding="utf-8")
+    source.write_text(text.replace("body: 1", f"body: {key}", 1), encoding="utf-8")
+    fork = tmp_path / "fork.yaml"
+    assert main(["fork", str(source), "--at", "2", "-o", str(fork)]) == 2
+    err = capsys.readouterr().err
+    assert "possible secret" in err
+    assert key not in err
+    assert not fork.exists()
