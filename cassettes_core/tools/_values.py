@@ -90,18 +90,29 @@ def storable_problem(value: Any, path: str, depth: int) -> str | None:
     """What keeps ``value`` from replaying unchanged, or ``None`` when nothing does."""
     if depth > _MAX_DEPTH:
         return f"{path} is nested deeper than a cassette holds"
-    if value is None or type(value) in (str, bool, int):
+    if type(value) is str:
+        return None if _is_unicode(value) else f"{path} holds text that is not valid Unicode"
+    if value is None or type(value) in (bool, int):
         return None
     if type(value) is float:
         return None if math.isfinite(value) else f"{path} is {value!r}"
     return _container_problem(value, path, depth)
 
 
+def _is_unicode(text: str) -> bool:
+    """False for a lone surrogate (half of an emoji cut from a longer text): UTF-8 has none."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _container_problem(value: Any, path: str, depth: int) -> str | None:
     if type(value) is dict:
         for key, item in value.items():
-            if type(key) is not str:
-                return f"{path} has the key {key!r}, not a string"
+            if type(key) is not str or not _is_unicode(key):
+                return f"{path} has the key {key!r}, not a string of valid Unicode"
             found = storable_problem(item, f"{path}.{key}", depth + 1)
             if found:
                 return found

@@ -67,6 +67,8 @@ def test_a_secret_in_the_arguments_is_refused_too(tmp_path: Path) -> None:
         pytest.param({1: "one"}, id="int-key"),
         pytest.param(float("nan"), id="nan"),
         pytest.param({"ids": {1, 2}}, id="set"),
+        pytest.param("half an emoji \ud83d", id="lone-surrogate"),
+        pytest.param({"\udc00": 1}, id="lone-surrogate-key"),
     ],
 )
 def test_a_result_that_cannot_replay_unchanged_is_refused_naming_the_tool(
@@ -181,3 +183,46 @@ def test_a_reloaded_tool_cassette_verifies_its_digests_and_tampering_is_caught(
     assert rehash(path) == (1, 1)
     with intercept(Recorder(path, mode="replay")):
         assert pay(50) == "paid 5"
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        "a\r\nb",
+        "\x00x",
+        "\u2028",
+        "\ufeffbom",
+        "\x85",
+        "null",
+        "yes",
+        "0x10",
+        "1e3",
+        "  lead",
+        "trail  \n",
+        "",
+        10**30,
+        2**63,
+        -0.0,
+        1e308,
+        1.0000000000000002,
+        {"": 1},
+        [[], {}],
+        "\U0001f600",
+    ],
+)
+def test_results_yaml_could_misread_replay_exactly(tmp_path: Path, result: object) -> None:
+    """Text that looks like YAML's null, booleans or numbers, control characters, huge
+    integers, negative zero: each comes back equal and of the same type."""
+
+    @tool(replay="never", name="echo")
+    def echo() -> object:
+        return result
+
+    path = tmp_path / "echo.yaml"
+    with intercept(Recorder(path, mode="record")):
+        echo()
+    with intercept(Recorder(path, mode="replay")):
+        again = echo()
+    assert again == result
+    assert type(again) is type(result)
+    assert repr(again) == repr(result)
