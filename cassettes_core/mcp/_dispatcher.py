@@ -138,6 +138,8 @@ class CassetteDispatcher:
 def _answer(interaction: Interaction) -> dict[str, Any]:
     if interaction.error is not None and is_recorded_exception(interaction.error):
         raise rebuilt_exception(f"MCP {interaction.endpoint}", interaction.error)
+    if interaction.error is not None:  # a provider's failure, in a hand-edited file
+        raise interaction.error.to_exception(interaction.provider)
     body = interaction.response.body if interaction.response is not None else None
     if not isinstance(body, dict):
         return {}

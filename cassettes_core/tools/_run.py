@@ -104,6 +104,8 @@ async def run_async(
 def _answer(spec: ToolSpec, interaction: Interaction) -> Any:
     if interaction.error is not None and is_recorded_exception(interaction.error):
         raise rebuilt_exception(spec.name, interaction.error)
+    if interaction.error is not None:  # a provider's failure, in a hand-edited file
+        raise interaction.error.to_exception(interaction.provider)
     body = interaction.response.body if interaction.response is not None else None
     return spec.replayed(body)
 
