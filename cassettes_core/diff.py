@@ -331,7 +331,7 @@ def render_miss(report: MissReport) -> str:
         if closest is None:
             lines.append(f"  closest:   none ({request.provider} was never recorded here)")
         else:
-            same = " (same model)" if closest.model == request.model else ""
+            same = " (same model)" if closest.model and closest.model == request.model else ""
             count = len(closest.diffs)
             lines.append(
                 f"  closest:   seq {closest.seq}{same}, {count} difference"
