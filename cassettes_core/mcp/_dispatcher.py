@@ -32,6 +32,7 @@ from cassettes_core.mcp._requests import (
     DISCOVER,
     INITIALIZE,
     LIST_TOOLS,
+    MCP_PROVIDER,
     annotations_of,
     mcp_request,
     server_name,
@@ -81,7 +82,7 @@ class CassetteDispatcher:
         if recorder.mode is Mode.REPLAY:
             assert found is not None
             return self._learn(method, _answer(found))
-        if found is not None and method == CALL_TOOL and self._policy(params) == "never":
+        if found is not None and method == CALL_TOOL and self._policy(recorder, params) == "never":
             return self._learn(method, _answer(found))
         return await self._live(
             recorder, request, found=found, method=method, params=params, opts=opts
@@ -123,8 +124,15 @@ class CassetteDispatcher:
             return self._learn(method, _answer(found))
         return self._learn(method, result)
 
-    def _policy(self, params: Mapping[str, Any] | None) -> str:
+    def _policy(self, recorder: Recorder, params: Mapping[str, Any] | None) -> str:
+        """The tool's policy, from the annotations this session listed, else those the
+        cassette recorded (a session that calls a tool without listing first)."""
         name = tool_name(params)
+        if name not in self.annotations:
+            for interaction in recorder.cassette.interactions:
+                if _listing_of(interaction, self.server):
+                    body = interaction.response.body if interaction.response else None
+                    self.annotations.update(annotations_of(body))
         return policy_of(name, self.server, self.annotations.get(name))
 
     def _learn(self, method: str, result: dict[str, Any]) -> dict[str, Any]:
@@ -133,6 +141,15 @@ class CassetteDispatcher:
         elif method == LIST_TOOLS:
             self.annotations.update(annotations_of(result))
         return result
+
+
+def _listing_of(interaction: Interaction, server: str | None) -> bool:
+    fields = interaction.request.fields
+    return (
+        interaction.provider == MCP_PROVIDER
+        and fields.get("method") == LIST_TOOLS
+        and fields.get("server") == server
+    )
 
 
 def _answer(interaction: Interaction) -> dict[str, Any]:

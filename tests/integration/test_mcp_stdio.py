@@ -198,3 +198,25 @@ def test_the_high_level_client_with_the_2026_handshake_replays_too(
     items = yaml.safe_load(path.read_text(encoding="utf-8"))["interactions"]
     assert items[0]["request"] == {"method": "server/discover"}
     assert {i["request"].get("server") for i in items[1:]} == {"notes"}
+
+
+def test_a_session_that_never_lists_tools_gets_the_recorded_annotations(
+    notes: Notes, tmp_path: Path
+) -> None:
+    """Append over a recording, calling tools without list_tools first: the policies come
+    from the tools/list the cassette recorded (the destructive call is not run again)."""
+    path = tmp_path / "mcp.yaml"
+    asyncio.run(recorded(path, notes, mode="record"))
+
+    async def unlisted() -> None:
+        async with (
+            intercept(Recorder(path, mode="append")),
+            stdio_client(notes.stdio()) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            await session.call_tool("write_note", {"name": "Paris", "text": "about Paris"})
+
+    asyncio.run(unlisted())
+    assert notes.lines("started") == 2
+    assert notes.lines("writes") == 1
