@@ -204,7 +204,8 @@ def test_a_session_that_never_lists_tools_gets_the_recorded_annotations(
     notes: Notes, tmp_path: Path
 ) -> None:
     """Append over a recording, calling tools without list_tools first: the policies come
-    from the tools/list the cassette recorded (the destructive call is not run again)."""
+    from the tools/list the cassette recorded: the destructive call is not run again, the
+    read-only one is (with no annotations known it would be ``never`` too)."""
     path = tmp_path / "mcp.yaml"
     asyncio.run(recorded(path, notes, mode="record"))
 
@@ -216,7 +217,9 @@ def test_a_session_that_never_lists_tools_gets_the_recorded_annotations(
         ):
             await session.initialize()
             await session.call_tool("write_note", {"name": "Paris", "text": "about Paris"})
+            await session.call_tool("read_note", {"name": "Paris"})
 
     asyncio.run(unlisted())
     assert notes.lines("started") == 2
     assert notes.lines("writes") == 1
+    assert notes.lines("reads") == 2
