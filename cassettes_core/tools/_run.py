@@ -131,7 +131,19 @@ def _record(
             duration_ms=duration,
         )
         return
-    stored = spec.stored(result)
+    try:
+        stored = spec.stored(result)
+    except CassetteError as exc:
+        if not recorder.best_effort:
+            raise
+        from cassettes_core.secrets import UnsafeInteractionDroppedWarning
+
+        warnings.warn(
+            f"best-effort recording dropped a tool call: {exc}",
+            UnsafeInteractionDroppedWarning,
+            stacklevel=4,
+        )
+        return
     recorder.record(
         plan.request,
         endpoint=spec.name,

@@ -226,3 +226,20 @@ def test_results_yaml_could_misread_replay_exactly(tmp_path: Path, result: objec
     assert again == result
     assert type(again) is type(result)
     assert repr(again) == repr(result)
+
+
+def test_best_effort_drops_an_unstorable_result_with_a_warning(tmp_path: Path) -> None:
+    """best_effort=True: recording never raises into the caller, also for a tool."""
+    from cassettes_core import UnsafeInteractionDroppedWarning
+
+    @tool(replay="never", name="pair")
+    def pair() -> tuple[int, int]:
+        return (1, 2)
+
+    path = tmp_path / "best.yaml"
+    with (
+        intercept(Recorder(path, mode="record", best_effort=True)),
+        pytest.warns(UnsafeInteractionDroppedWarning, match="tool pair"),
+    ):
+        assert pair() == (1, 2)
+    assert not path.exists()
