@@ -295,3 +295,27 @@ def test_a_fork_of_a_hand_edited_secret_is_refused_and_writes_nothing(
     assert "possible secret" in err
     assert key not in err
     assert not fork.exists()
+
+
+def test_a_link_to_the_source_is_the_source(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """-o naming a symbolic link to the source is refused like the source itself."""
+    source = two_tool_calls(tmp_path)
+    link = tmp_path / "link.yaml"
+    link.symlink_to(source)
+    before = source.read_bytes()
+    assert main(["fork", str(source), "--at", "1", "-o", str(link), "--force"]) == 2
+    assert "onto itself" in capsys.readouterr().err
+    assert source.read_bytes() == before
+
+
+def test_a_closed_pipe_ends_the_command_quietly(tmp_path: Path) -> None:
+    """``cassettes fork … --json | head -c 1``: no traceback when the reader goes away."""
+    source = two_tool_calls(tmp_path)
+    script = Path(sys.executable).with_name("cassettes")
+    command = f"'{script}' fork '{source}' --at 1 -o '{tmp_path / 'f.yaml'}' --json | head -c 1"
+    done = subprocess.run(["sh", "-c", command], capture_output=True, text=True, check=False)
+    assert "Traceback" not in done.stderr
+    assert done.stdout == "{"
+    assert (tmp_path / "f.yaml").is_file()
