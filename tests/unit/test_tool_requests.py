@@ -209,3 +209,18 @@ def test_mcp_imported_after_the_library_is_patched() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["True", "True"]
+
+
+def test_a_module_imported_again_is_patched_again() -> None:
+    """pytester's in-process runs drop the modules they imported: a fresh copy of the SDK's
+    session module is patched too."""
+    code = (
+        "import sys, cassettes_core\n"
+        "import mcp.client.session as first\n"
+        "del sys.modules['mcp.client.session']\n"
+        "import mcp.client.session as second\n"
+        "print(first is second,"
+        " getattr(second.ClientSession.__init__, '__cassettes_wrapped__', False))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True"]
