@@ -223,3 +223,33 @@ def test_a_session_that_never_lists_tools_gets_the_recorded_annotations(
     assert notes.lines("started") == 2
     assert notes.lines("writes") == 1
     assert notes.lines("reads") == 2
+
+
+def test_a_fork_replays_the_destructive_calls_before_it_and_runs_those_after(
+    notes: Notes, tmp_path: Path
+) -> None:
+    """Two writes recorded; forked after the first: in append mode the server is connected,
+    the first write comes from the fork, the second really happens and is appended."""
+    from cassettes_core.forking import fork_cassette
+
+    source = tmp_path / "two.yaml"
+
+    async def two_writes(path: Path, mode: str) -> None:
+        async with (
+            intercept(Recorder(path, mode=mode)),
+            stdio_client(notes.stdio()) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            await session.list_tools()
+            for name in ("Paris", "Rome"):
+                await session.call_tool("write_note", {"name": name, "text": name})
+
+    asyncio.run(two_writes(source, "record"))
+    items = yaml.safe_load(source.read_text(encoding="utf-8"))["interactions"]
+    first_write = next(i["seq"] for i in items if i["request"]["method"] == "tools/call")
+    fork = tmp_path / "fork.yaml"
+    fork_cassette(source, at=first_write, output=fork)
+    asyncio.run(two_writes(fork, "append"))
+    log = (notes.folder / "writes.log").read_text(encoding="utf-8").split()
+    assert log == ["Paris", "Rome", "Rome"]

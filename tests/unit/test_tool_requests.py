@@ -224,3 +224,26 @@ def test_a_module_imported_again_is_patched_again() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "True"]
+
+
+def test_dataclass_and_pydantic_arguments_are_their_fields() -> None:
+    import dataclasses
+
+    import pydantic
+
+    @dataclasses.dataclass
+    class Point:
+        x: int
+        y: int
+
+    class Query(pydantic.BaseModel):
+        text: str
+        limit: int = 3
+
+    def search(query: Query, near: Point) -> None: ...
+
+    request = spec_of(search, name="search").request((Query(text="tea"), Point(1, 2)), {})
+    assert request.fields["arguments"] == {
+        "query": {"text": "tea", "limit": 3},
+        "near": {"x": 1, "y": 2},
+    }
