@@ -12,6 +12,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from cassettes_core import Recorder, intercept
 from tests.helpers.mcp_agent import Notes, free_port, serve_http, session_calls
+from tests.helpers.sink import Sink
 
 
 @pytest.fixture
@@ -67,3 +68,25 @@ def test_replay_on_another_port_still_matches(notes: Notes, tmp_path: Path, port
         server.wait(timeout=10)
     other = f"http://127.0.0.1:{free_port()}/mcp"
     assert asyncio.run(calls(path, other, Recorder(path, mode="replay"))) == first
+
+
+def test_replay_opens_no_connection_at_all(notes: Notes, tmp_path: Path, port: int) -> None:
+    """Replayed against a listener that counts every TCP connection: it accepts none."""
+    path = tmp_path / "mcp_http.yaml"
+    server = serve_http(notes, port)
+    try:
+        first = asyncio.run(calls(path, f"http://127.0.0.1:{port}/mcp"))
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    with Sink() as sink:
+        replayed = asyncio.run(calls(path, f"{sink.url}/mcp", Recorder(path, mode="replay")))
+        assert sink.accepted == 0
+        # The probe works: the same session outside a cassette does connect (and fails,
+        # the listener is no MCP server).
+        with pytest.raises(BaseException):  # noqa: PT011, B017 - whatever the SDK makes of it
+            asyncio.run(
+                asyncio.wait_for(session_calls(streamable_http_client(f"{sink.url}/mcp"), "x"), 10)
+            )
+        assert sink.accepted >= 1
+    assert replayed == first
