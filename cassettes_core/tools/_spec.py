@@ -47,7 +47,14 @@ class ToolSpec:
         serialize: Serialize | None,
         deserialize: Serialize | None,
     ) -> ToolSpec:
-        qualname = getattr(fn, "__qualname__", getattr(fn, "__name__", repr(fn)))
+        qualname = getattr(fn, "__qualname__", None)
+        if not isinstance(qualname, str) and name is None:
+            # A partial or a callable object: repr() holds an address, a new name every run.
+            raise ConfigError(
+                f"@tool on {fn!r}: it has no qualified name to match recordings by\n"
+                "TIP: name it: @tool(replay=..., name='send_email')"
+            )
+        qualname = qualname if isinstance(qualname, str) else str(name)
         module = getattr(fn, "__module__", None)
         full = name or (f"{module}.{qualname}" if module and module != "__main__" else qualname)
         try:

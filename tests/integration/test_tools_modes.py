@@ -255,3 +255,17 @@ def test_tools_called_from_worker_threads_record_into_the_active_cassette(
     with intercept(Recorder(path, mode="replay")), ThreadPoolExecutor(4) as pool:
         assert list(pool.map(send, names)) == [f"sent to {n}" for n in names]
     assert RUNS == []
+
+
+def test_a_callable_without_a_name_must_be_named(tmp_path: Path) -> None:
+    """A partial's repr holds an address (a new name every run): refused unless named."""
+    import functools
+
+    def post(url: str, body: str) -> str:
+        return body
+
+    with pytest.raises(ConfigError, match="name it"):
+        tool(replay="never")(functools.partial(post, "https://hooks.example/x"))
+    named = tool(replay="never", name="hook")(functools.partial(post, "u"))
+    with intercept(Recorder(tmp_path / "p.yaml", mode="record")):
+        assert named(body="b") == "b"
