@@ -41,7 +41,9 @@ def agent_counts(log: CallLog) -> dict[str, Any]:
         "mcp_replayed": count("replayed", MCP_PROVIDER),
         "mcp_recorded": count("recorded", MCP_PROVIDER),
         "tools_changed": [
-            f"{e.endpoint} (seq {e.seq})" for e in log.events("changed") if e.interaction
+            f"{getattr(e.error, 'tool', e.endpoint)} (seq {e.seq})"
+            for e in log.events("changed")
+            if e.interaction
         ],
     }
 
