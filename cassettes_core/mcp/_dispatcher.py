@@ -115,7 +115,7 @@ class CassetteDispatcher:
             recorder.record(
                 request,
                 endpoint=method,
-                response=LLMResponse(body=result),
+                response=LLMResponse(body=copy.deepcopy(result)),  # the session edits its own
                 duration_ms=_ms(started),
             )
             return self._learn(method, result)

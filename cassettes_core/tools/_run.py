@@ -19,6 +19,7 @@ its exception raised again.
 
 from __future__ import annotations
 
+import copy
 import json
 import time
 import warnings
@@ -107,7 +108,8 @@ def _answer(spec: ToolSpec, interaction: Interaction) -> Any:
     if interaction.error is not None:  # a provider's failure, in a hand-edited file
         raise interaction.error.to_exception(interaction.provider)
     body = interaction.response.body if interaction.response is not None else None
-    return spec.replayed(body)
+    # A copy: what the caller does with an answer must not change the next replay of it.
+    return spec.replayed(copy.deepcopy(body))
 
 
 def _record(
@@ -147,7 +149,7 @@ def _record(
     recorder.record(
         plan.request,
         endpoint=spec.name,
-        response=LLMResponse(body=stored),
+        response=LLMResponse(body=copy.deepcopy(stored)),  # the caller keeps the original
         duration_ms=duration,
     )
 

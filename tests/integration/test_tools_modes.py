@@ -269,3 +269,19 @@ def test_a_callable_without_a_name_must_be_named(tmp_path: Path) -> None:
     named = tool(replay="never", name="hook")(functools.partial(post, "u"))
     with intercept(Recorder(tmp_path / "p.yaml", mode="record")):
         assert named(body="b") == "b"
+
+
+def test_what_the_caller_does_with_a_result_never_changes_a_recording(tmp_path: Path) -> None:
+    """The recorded answer and each replayed one are the caller's own copies."""
+
+    @tool(replay="never", name="profile")
+    def profile() -> dict[str, list[str]]:
+        return {"tags": ["a"]}
+
+    path = tmp_path / "copies.yaml"
+    with intercept(Recorder(path, mode="append", repeat_last=True)):
+        live = profile()
+        live["tags"].append("edited after recording")
+        first = profile()  # replayed in the same session
+        first["tags"].append("edited after replay")
+        assert profile() == {"tags": ["a"]}
