@@ -253,3 +253,20 @@ def test_a_fork_replays_the_destructive_calls_before_it_and_runs_those_after(
     asyncio.run(two_writes(fork, "append"))
     log = (notes.folder / "writes.log").read_text(encoding="utf-8").split()
     assert log == ["Paris", "Rome", "Rome"]
+
+
+def test_an_mcp_miss_names_the_method(notes: Notes, tmp_path: Path) -> None:
+    """The miss says which MCP call it was, before the diff."""
+
+    async def listing() -> None:
+        async with (
+            intercept(Recorder(tmp_path / "none.yaml", mode="replay")),
+            stdio_client(notes.stdio()) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+
+    with pytest.raises(BaseException) as raised:  # noqa: PT011 - unwrapped below
+        asyncio.run(listing())
+    [miss] = leaf_errors(raised.value)
+    assert str(miss).startswith("no cassette file for this mcp call (initialize)")

@@ -120,7 +120,7 @@ def test_a_changed_argument_is_a_miss_with_the_argument_diff(
     with intercept(Recorder(path, mode="replay")), pytest.raises(CassetteMissError) as miss:
         save_note("Lyon", "hello")
     message = str(miss.value)
-    assert "no recording matches this tool request" in message
+    assert f"no recording matches this tool call ({__name__}.save_note)" in message
     assert "arguments.name: 'Paris' → 'Lyon'" in message
     assert sent(outbox) == 1
     assert not (outbox / "Lyon.txt").exists()
