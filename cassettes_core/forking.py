@@ -78,8 +78,7 @@ def fork_cassette(source: Path | str, *, at: int, output: Path | str, force: boo
     manifest = snapshot.manifest or Manifest.current()
     marked = replace(
         manifest,
-        extra={
-            **manifest.extra,
+        fork={
             FORKED_FROM: {"path": _shown(source, output), "seq": at, "digest": digest},
             SIDE_EFFECTS_REPLAYED: False,
         },

@@ -43,7 +43,7 @@ DRIFT_POLICIES: tuple[str, ...] = get_args(DriftPolicy)
 DRIFT_VARIABLE = "CASSETTE_VERSION_DRIFT"  # the policy outside pytest, when code gives none
 
 
-_MANIFEST_KEYS = frozenset({"library", "digest_scheme", "python", "sdks", "recorded_at"})
+FORK_KEYS = ("forked_from", "side_effects_replayed")
 
 
 class CassetteVersionWarning(UserWarning):
@@ -81,8 +81,9 @@ class Manifest:
     python: str = ""
     sdks: Mapping[str, str] = field(default_factory=dict)
     recorded_at: str = ""
-    # Keys this library does not write itself (a fork's ``forked_from``), kept as they were.
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    # What ``cassettes fork`` adds (``forked_from``, ``side_effects_replayed``), kept through
+    # appends; any other key a person adds is not the library's and is not kept.
+    fork: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def current(cls) -> Manifest:
@@ -100,7 +101,7 @@ class Manifest:
             "python": self.python,
             "sdks": dict(self.sdks),
             "recorded_at": self.recorded_at,
-            **self.extra,
+            **self.fork,
         }
 
     @classmethod
@@ -126,7 +127,7 @@ class Manifest:
             # A version left out (null) is unknown, not the version "None".
             sdks={str(k): str(v) for k, v in sdks.items() if v is not None},
             recorded_at=_text(data.get("recorded_at")),
-            extra={str(k): v for k, v in data.items() if k not in _MANIFEST_KEYS},
+            fork={k: data[k] for k in FORK_KEYS if k in data},
         )
 
 
