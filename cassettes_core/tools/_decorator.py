@@ -11,7 +11,7 @@ import inspect
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar, overload
 
-from cassettes_core.tools._policy import parse_policy
+from cassettes_core.tools._policy import ReplayPolicy, parse_policy
 from cassettes_core.tools._run import run_async, run_sync
 from cassettes_core.tools._spec import Serialize, ToolSpec
 from cassettes_core.transport import active_interception
@@ -26,7 +26,7 @@ def tool(fn: F, /) -> F: ...
 @overload
 def tool(
     *,
-    replay: str = ...,
+    replay: ReplayPolicy = ...,
     name: str | None = ...,
     ignore: Iterable[str] = ...,
     serialize: Serialize | None = ...,
@@ -38,7 +38,7 @@ def tool(
     fn: Any = None,
     /,
     *,
-    replay: str = "never",
+    replay: ReplayPolicy = "never",
     name: str | None = None,
     ignore: Iterable[str] = (),
     serialize: Serialize | None = None,
@@ -58,11 +58,11 @@ def tool(
     ``deserialize`` turn a result that is not plain JSON data into it and back.
     """
 
+    policy = parse_policy(replay, where=f"@tool({'name=' + repr(name) if name else ''})")
+
     def decorate(target: Any) -> Any:
         if isinstance(target, staticmethod | classmethod):
             return type(target)(decorate(target.__func__))
-        where = f"@tool on {getattr(target, '__qualname__', target)!r}"
-        policy = parse_policy(replay, where=where)
         spec = ToolSpec.of(
             target,
             policy=policy,
