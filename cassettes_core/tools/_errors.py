@@ -65,5 +65,8 @@ class ToolResultChangedWarning(UserWarning):
 
 
 def _short(value: Any, limit: int = 120) -> str:
-    text = repr(value)
+    # The message lands in CI logs: a key the new result carries is masked as findings are.
+    from cassettes_core.secrets import redact
+
+    text = redact(repr(value))
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -285,3 +285,25 @@ def test_what_the_caller_does_with_a_result_never_changes_a_recording(tmp_path: 
         first = profile()  # replayed in the same session
         first["tags"].append("edited after replay")
         assert profile() == {"tags": ["a"]}
+
+
+def test_a_changed_safe_result_never_prints_a_key_it_carries(tmp_path: Path) -> None:
+    """The report of a changed result masks a credential in it (it lands in CI logs)."""
+    from tests.helpers.fake_secrets import openai_key
+
+    key = openai_key()
+    answers = iter(["no token yet", f"token {key}"])
+
+    @tool(replay="safe", name="token")
+    def token() -> str:
+        return next(answers)
+
+    path = tmp_path / "token.yaml"
+    with intercept(Recorder(path, mode="record")):
+        token()
+    recorder = Recorder(path, mode="replay")
+    with intercept(recorder), pytest.warns(ToolResultChangedWarning) as caught:
+        token()
+    [event] = recorder.log.events("changed")
+    assert key not in str(event.error)
+    assert all(key not in str(w.message) for w in caught)
