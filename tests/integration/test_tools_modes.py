@@ -174,6 +174,12 @@ class Mailer:
         RUNS.append(box)
         return 4
 
+    @tool(replay="never")
+    @staticmethod
+    def above_static(level: int) -> int:
+        RUNS.append(str(level))
+        return level + 1
+
 
 def test_methods_of_every_kind_record_and_replay(tmp_path: Path) -> None:
     path = tmp_path / "methods.yaml"
@@ -184,6 +190,7 @@ def test_methods_of_every_kind_record_and_replay(tmp_path: Path) -> None:
             Mailer.version(2),
             Mailer("x").version(2),
             Mailer.outer("spam"),
+            Mailer("y").above_static(7),
         ]
     items = yaml.safe_load(path.read_text(encoding="utf-8"))["interactions"]
     assert [i["request"]["arguments"] for i in items] == [
@@ -192,6 +199,7 @@ def test_methods_of_every_kind_record_and_replay(tmp_path: Path) -> None:
         {"major": 2},
         {"major": 2},
         {"box": "spam"},
+        {"level": 7},
     ]
     assert items[0]["endpoint"] == f"{__name__}.Mailer.mail"
     RUNS.clear()
@@ -202,6 +210,7 @@ def test_methods_of_every_kind_record_and_replay(tmp_path: Path) -> None:
             Mailer.version(2),
             Mailer("x").version(2),
             Mailer.outer("spam"),
+            Mailer.above_static(7),
         ]
     assert again == results
     assert RUNS == []
