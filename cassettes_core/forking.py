@@ -72,9 +72,14 @@ def fork_cassette(source: Path | str, *, at: int, output: Path | str, force: boo
             "TIP: pass --at with one of those seqs (the last interaction the fork keeps)."
         )
     _check_output(source, output, force=force)
-    data = source.read_bytes()
-    digest = "blake3:" + blake3.blake3(data).hexdigest()
     document = read_document(source) or {}
+    data = source.read_bytes()
+    if read_snapshot(source).signature != snapshot.signature:
+        raise ConfigError(
+            f"cannot fork {source}: it was written to while being read (a test recording "
+            "into it?)\nTIP: run the fork again once nothing records into the source."
+        )
+    digest = "blake3:" + blake3.blake3(data).hexdigest()
     manifest = snapshot.manifest or Manifest.current()
     marked = replace(
         manifest,
