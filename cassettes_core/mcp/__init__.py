@@ -17,8 +17,8 @@ is answered from the cassette, a recorded ``safe`` one runs again and is compare
 
 The ``mcp`` SDK is never imported here: :func:`install` patches its modules when (and if)
 they are imported. Inside: ``_watch`` (patch on import), ``_session`` (``ClientSession``),
-``_dispatcher`` (each request), ``_stdio`` (no process in replay), ``_requests`` (the request
-form), ``_policy``.
+``_dispatcher`` (each request), ``_stdio`` (no process in replay), ``_sse`` (no connection in
+replay, for the legacy SSE transport), ``_requests`` (the request form), ``_policy``.
 """
 
 from __future__ import annotations
@@ -26,18 +26,26 @@ from __future__ import annotations
 from cassettes_core.mcp._policy import from_annotations, policy_of, replay_policies
 from cassettes_core.mcp._requests import MCP_PROVIDER, mcp_request
 from cassettes_core.mcp._session import patch_session
+from cassettes_core.mcp._sse import SilentEvents, patch_sse
 from cassettes_core.mcp._stdio import NoProcess, patch_stdio
 from cassettes_core.mcp._watch import watch
 
 
 def install() -> None:
-    """Patch the ``mcp`` SDK's session and stdio modules now or when they are imported."""
-    watch({"mcp.client.session": patch_session, "mcp.client.stdio": patch_stdio})
+    """Patch the ``mcp`` SDK's session, stdio and SSE modules now or when they are imported."""
+    watch(
+        {
+            "mcp.client.session": patch_session,
+            "mcp.client.stdio": patch_stdio,
+            "mcp.client.sse": patch_sse,
+        }
+    )
 
 
 __all__ = [
     "MCP_PROVIDER",
     "NoProcess",
+    "SilentEvents",
     "from_annotations",
     "install",
     "mcp_request",

@@ -78,10 +78,10 @@ def free_port() -> int:
     return port
 
 
-def serve_http(notes: Notes, port: int) -> subprocess.Popen[bytes]:
-    """The notes server over streamable HTTP on loopback, ready when this returns."""
+def serve_http(notes: Notes, port: int, *, sse: bool = False) -> subprocess.Popen[bytes]:
+    """The notes server over streamable HTTP (or SSE) on loopback, ready when this returns."""
     process = subprocess.Popen(
-        [sys.executable, *notes.args(), "--port", str(port)],
+        [sys.executable, *notes.args(), "--port", str(port), *(["--sse"] if sse else [])],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -2,6 +2,7 @@
 
     python tests/helpers/mcp_server.py --dir NOTES --started FILE            # stdio
     python tests/helpers/mcp_server.py --dir NOTES --started FILE --port N   # streamable HTTP
+    python tests/helpers/mcp_server.py --dir NOTES --started FILE --port N --sse   # legacy SSE
 
 Every start appends a line to ``--started``, so a test can prove a server never started.
 ``write_note`` is destructive (it writes a file: a side effect a test can see), ``read_note``
@@ -63,6 +64,7 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, required=True)
     parser.add_argument("--started", type=Path, required=True)
     parser.add_argument("--port", type=int, default=None)
+    parser.add_argument("--sse", action="store_true", help="the legacy SSE transport on --port")
     args = parser.parse_args()
     with args.started.open("a", encoding="utf-8") as started:
         started.write(f"{os.getpid()}\n")
@@ -73,7 +75,7 @@ def main() -> None:
         return
     import uvicorn
 
-    app = server.streamable_http_app()
+    app = server.sse_app() if args.sse else server.streamable_http_app()
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
 
 

@@ -90,3 +90,30 @@ def test_replay_opens_no_connection_at_all(notes: Notes, tmp_path: Path, port: i
             )
         assert sink.accepted >= 1
     assert replayed == first
+
+
+def test_the_legacy_sse_transport_replays_without_a_connection(
+    notes: Notes, tmp_path: Path, port: int
+) -> None:
+    """``sse_client`` opens its event stream when entered; in replay it is a stand-in, so a
+    listener that counts TCP connections accepts none."""
+    path = tmp_path / "mcp_sse.yaml"
+    server = serve_http(notes, port, sse=True)
+    try:
+        first = asyncio.run(sse_calls(path, f"http://127.0.0.1:{port}/sse", "record"))
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    assert first[2] == "wrote Oslo"
+    with Sink() as sink:
+        again = asyncio.run(sse_calls(path, f"{sink.url}/sse", "replay"))
+        assert sink.accepted == 0
+    assert again == first
+    assert notes.lines("writes") == 1
+
+
+async def sse_calls(path: Path, url: str, mode: str) -> list[str]:
+    from mcp.client.sse import sse_client
+
+    async with intercept(Recorder(path, mode=mode)):
+        return await session_calls(sse_client(url), "Oslo")
