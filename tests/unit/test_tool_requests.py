@@ -203,12 +203,13 @@ def test_mcp_imported_after_the_library_is_patched() -> None:
     code = (
         "import cassettes_core\n"
         "from mcp import ClientSession\n"
-        "from mcp.client import stdio\n"
+        "from mcp.client import sse, stdio\n"
         "print(getattr(ClientSession.__init__, '__cassettes_wrapped__', False),"
-        " getattr(stdio._create_platform_compatible_process, '__cassettes_replay__', False))"
+        " getattr(stdio._create_platform_compatible_process, '__cassettes_replay__', False),"
+        " getattr(sse.sse_within_origin, '__cassettes_replay__', False))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["True", "True"]
+    assert done.stdout.split() == ["True", "True", "True"]
 
 
 def test_a_module_imported_again_is_patched_again() -> None:
