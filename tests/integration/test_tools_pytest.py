@@ -135,3 +135,44 @@ def test_a_changed_safe_result_is_listed_and_fails_only_under_strict(
         ]
     )
     assert provider.hits == 4  # only the first run's
+
+
+ASYNC_AGENT = """
+import pathlib
+
+import pytest
+
+from cassettes_core import tool
+
+LOG = pathlib.Path(__file__).parent / "async.log"
+
+
+@tool(replay="never")
+async def notify(channel, text):
+    with LOG.open("a") as log:
+        log.write(channel + "\\n")
+    return {"posted": channel}
+
+
+@pytest.mark.asyncio
+@pytest.mark.cassette
+async def test_async_tool(cassette):
+    assert await notify("ops", "deploy done") == {"posted": "ops"}
+    assert await notify(channel="ops", text="deploy done") == {"posted": "ops"}
+"""
+
+
+def test_an_async_tool_in_an_async_marked_test(
+    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pytest-asyncio and the marker: the tool is recorded twice (identical calls replay in
+    order), then replayed under CI without posting again."""
+    pytester.makepyfile(test_async=ASYNC_AGENT)
+    inner().assert_outcomes(passed=1)
+    log = pytester.path / "async.log"
+    assert log.read_text().split() == ["ops", "ops"]
+    monkeypatch.setenv("CI", "true")
+    replay = inner()
+    replay.assert_outcomes(passed=1)
+    replay.stdout.fnmatch_lines(["*tool calls 2 replayed, 0 recorded*"])
+    assert log.read_text().split() == ["ops", "ops"]
