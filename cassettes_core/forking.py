@@ -66,7 +66,7 @@ def fork_cassette(source: Path | str, *, at: int, output: Path | str, force: boo
         raise CassetteFormatError(source, "does not exist: there is nothing to fork")
     seqs = sorted(i.seq for i in snapshot.interactions)
     if at not in seqs:
-        shown = f"{seqs[0]}..{seqs[-1]}" if seqs else "none: the cassette is empty"
+        shown = _seqs_shown(seqs)
         raise ConfigError(
             f"cannot fork {source} at seq {at}: it has no interaction {at} (its seqs: {shown})\n"
             "TIP: pass --at with one of those seqs (the last interaction the fork keeps)."
@@ -98,6 +98,16 @@ def fork_cassette(source: Path | str, *, at: int, output: Path | str, force: boo
     except OSError as exc:
         raise ConfigError(f"cannot write {output}: {exc.strerror or exc}") from exc
     return Fork(output, source, at, len(kept), len(seqs) - len(kept), digest)
+
+
+def _seqs_shown(seqs: list[int]) -> str:
+    if not seqs:
+        return "none: the cassette is empty"
+    if seqs == list(range(seqs[0], seqs[-1] + 1)):
+        return f"{seqs[0]}..{seqs[-1]}"
+    if len(seqs) <= 20:
+        return ", ".join(str(seq) for seq in seqs)
+    return f"{len(seqs)} seqs from {seqs[0]} to {seqs[-1]}, with gaps"
 
 
 def _check_output(source: Path, output: Path, *, force: bool) -> None:

@@ -319,3 +319,15 @@ def test_a_closed_pipe_ends_the_command_quietly(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
     assert done.stdout == "{"
     assert (tmp_path / "f.yaml").is_file()
+
+
+def test_a_seq_in_a_gap_is_refused_listing_the_seqs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A hand-merged cassette with seqs 1, 2, 5: --at 3 names the seqs there are."""
+    source = two_tool_calls(tmp_path)
+    text = source.read_text(encoding="utf-8").replace("- seq: 2\n", "- seq: 5\n")
+    source.write_text(text, encoding="utf-8")
+    assert main(["fork", str(source), "--at", "3", "-o", str(tmp_path / "f.yaml")]) == 2
+    assert "(its seqs: 1, 5)" in capsys.readouterr().err
+    assert main(["fork", str(source), "--at", "5", "-o", str(tmp_path / "f.yaml")]) == 0
