@@ -52,8 +52,9 @@ class SilentEvents:
     async def _events(self) -> AsyncIterator[_Event]:
         import anyio  # the mcp SDK's own dependency
 
-        path = urlsplit(str(self.url)).path.rstrip("/") or ""
-        yield _Event("endpoint", f"{path}/messages/?session_id=replayed")
+        # Any path on the same origin does: nothing is ever posted to it.
+        path = urlsplit(str(self.url)).path or "/"
+        yield _Event("endpoint", f"{path}?session_id=replayed")
         await anyio.sleep_forever()
 
 
