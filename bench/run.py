@@ -27,6 +27,7 @@ SUITE: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("bench_bedrock.py", (), ("--calls", "100")),
     ("bench_show.py", (), ("--interactions", "200", "--repeat", "2")),
     ("bench_gemini.py", (), ("--calls", "50")),
+    ("bench_tools.py", (), ("--quick",)),
 )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from cassettes_core import mcp
 from cassettes_core._errors import (
     CassetteError,
     CassetteFormatError,
@@ -32,10 +33,19 @@ from cassettes_core._wrapper import CassetteProvider
 from cassettes_core.modes import Mode
 from cassettes_core.providers import FakeProvider, Provider
 from cassettes_core.store import Cassette, CassetteVersionWarning, load_cassette
+from cassettes_core.tools import (
+    RecordedToolError,
+    ToolResultChangedError,
+    ToolResultChangedWarning,
+    tool,
+)
 from cassettes_core.transport import AbandonedStreamWarning, Interception, intercept
 
 if TYPE_CHECKING:
     from cassettes_core.secrets import UnsafeInteractionDroppedWarning
+
+# MCP sessions record into the active cassette: the mcp SDK is patched if and when imported.
+mcp.install()
 
 
 def __getattr__(name: str) -> object:
@@ -68,9 +78,12 @@ __all__ = [
     "Provider",
     "ProviderError",
     "RecordedError",
+    "RecordedToolError",
     "Recorder",
     "RecorderStats",
     "StreamEvent",
+    "ToolResultChangedError",
+    "ToolResultChangedWarning",
     "UnrecordableAnswerError",
     "UnrecordedFailureError",
     "UnsafeCassetteError",
@@ -79,4 +92,5 @@ __all__ = [
     "__version__",
     "intercept",
     "load_cassette",
+    "tool",
 ]

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:  # for the annotation only: the report renders itself (no import cycle)
     from cassettes_core.diff import MissReport
 
-ErrorKind = Literal["http_status", "timeout", "connection"]
+# ``exception``: a tool call (``cassettes_core.tools``) raised; the others are provider failures.
+ErrorKind = Literal["http_status", "timeout", "connection", "exception"]
 
 
 class CassetteError(Exception):

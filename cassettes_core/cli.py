@@ -27,13 +27,13 @@ from collections.abc import Callable, Sequence
 
 from cassettes_core._errors import CassetteError
 from cassettes_core._version import __version__
-from cassettes_core.commands import diff, imports, ls, prune, rehash, scan, show, verify
+from cassettes_core.commands import diff, fork, imports, ls, prune, rehash, scan, show, verify
 from cassettes_core.console import EXIT_ERROR, Console, run_console
 
 Handler = Callable[[argparse.Namespace, Console], int]
 
 # In the order `cassettes --help` lists them: reading first, then checking, then changing.
-COMMANDS = (ls, show, verify, diff, prune, imports, scan, rehash)
+COMMANDS = (ls, show, verify, diff, prune, imports, scan, rehash, fork)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -300,6 +300,9 @@ def render_miss(report: MissReport) -> str:
     request = report.request
     model = f" (model {_redact(str(request.model))})" if request.model else ""
     about = f"{_redact(request.provider)} request{model}"
+    called = request.fields.get("tool") or request.fields.get("method")  # a tool's, MCP's
+    if request.provider in ("tool", "mcp") and isinstance(called, str):
+        about = f"{request.provider} call ({_redact(called)})"
     lines: list[str]
     if report.reason == "no_cassette":
         lines = [f"no cassette file for this {about}: {report.cassette_path} does not exist"]
@@ -331,7 +334,7 @@ def render_miss(report: MissReport) -> str:
         if closest is None:
             lines.append(f"  closest:   none ({request.provider} was never recorded here)")
         else:
-            same = " (same model)" if closest.model == request.model else ""
+            same = " (same model)" if closest.model and closest.model == request.model else ""
             count = len(closest.diffs)
             lines.append(
                 f"  closest:   seq {closest.seq}{same}, {count} difference"

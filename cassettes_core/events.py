@@ -15,6 +15,8 @@ became of it, and a call that went live also a ``live`` event first (a recorded 
     went_live  not a provider call, to a provider host, and let through unrecorded
     drained    a live stream left open, read to its end at the end and recorded
     dropped    a live stream left open that could not be: not recorded
+    changed    a ``safe`` tool ran again in replay and its result differs from the
+               recording (``error``: the ToolResultChangedError)
 
 The log is the only place these facts live: ``Recorder.stats``, the pytest summary,
 ``--cassette-strict`` and the failure of a test phase are all views of it. It also holds what
@@ -44,6 +46,7 @@ EventKind = Literal[
     "went_live",
     "drained",
     "dropped",
+    "changed",
 ]
 
 
@@ -84,6 +87,9 @@ class CallLog:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._events: list[CallEvent] = []
+        # A reader reports these events at the end (the pytest plugin's summary): what would
+        # otherwise be a warning (a safe tool's changed result) is left to it.
+        self.summarized = False
         self._hosts: set[str] = set()
         self._streams: list[OpenStream] = []
 

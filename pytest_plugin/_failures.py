@@ -60,7 +60,13 @@ def phase_failure(
     raised = call.excinfo.value if call.excinfo is not None else None
     if isinstance(raised, LEAVE_ALONE):
         return None
-    problems = Problems(session.take("missed"), session.take("blocked"), session.take("refused"))
+    changed = session.take("changed")  # a safe tool's other result: a failure under strict
+    problems = Problems(
+        session.take("missed"),
+        session.take("blocked"),
+        session.take("refused"),
+        changed if session.spec.strict else (),
+    )
     if problems.every:
         return _failed(problems_failure(problems, raised, session.path))
     if isinstance(raised, CassetteError):  # unsafe write, corrupt file
@@ -86,10 +92,11 @@ class Problems:
     misses: Sequence[CassetteError] = ()
     blocked: Sequence[CassetteError] = ()
     refused: Sequence[CassetteError] = ()
+    changed: Sequence[CassetteError] = ()
 
     @property
     def every(self) -> list[CassetteError]:
-        return [*self.misses, *self.blocked, *self.refused]
+        return [*self.misses, *self.blocked, *self.refused, *self.changed]
 
 
 def problems_failure(
@@ -108,6 +115,7 @@ def problems_failure(
             "unrecorded live failures",
             "live failure",
         ),
+        (len(problems.changed), "changed tool result", "changed tool results", "tool result"),
     ]
     present = [kind for kind in kinds if kind[0]]
     noun = present[0][3] if len(present) == 1 else "problem"
@@ -127,6 +135,10 @@ def problems_failure(
         text += (
             f"\n\n(the test then failed with {name}{first}; the {noun} above is the cause: "
             "the SDK or the code under test wrapped or caught it)"
+        )
+    elif raised is None and len(every) == len(problems.changed):
+        text += (
+            "\n\n(strict is on: --cassette-strict, the cassette_strict ini option or strict=True)"
         )
     elif raised is None:
         text += f"\n\n(the code under test caught the {noun}; the plugin fails the test anyway)"

@@ -25,6 +25,7 @@ from cassettes_core import (
 )
 from cassettes_core.events import Cursor
 from cassettes_core.usage import usage_of
+from pytest_plugin._agents import agent_counts
 from pytest_plugin._config import CassetteSpec
 from pytest_plugin._state import REPORT_LINE_KEY, SESSION_KEY, state_of
 from pytest_plugin._summary import CassetteRecord, shown
@@ -63,6 +64,7 @@ class CassetteSession:
             run_id=run_id,  # one per test run, shared by xdist workers: `record` rewrites once
             **spec.recorder_options,
         )
+        self.recorder.log.summarized = True  # the summary lists what would be warnings
         self._taken = Cursor(self.recorder.log)  # problems reported so far, each once
         self._accepted = 0
         self._interception: Interception | None = None
@@ -245,6 +247,7 @@ class CassetteSession:
             drained=log.count("drained"),
             dropped=log.count("dropped"),
             unrecorded=log.count("refused"),
+            **agent_counts(log),
         )
 
 

@@ -17,6 +17,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from cassettes_core.prices import PriceTable
+from pytest_plugin._agents import agent_lines
 
 MAX_LISTED = 10
 
@@ -45,6 +46,12 @@ class CassetteRecord:
     drained: int = 0  # live streams left open, read to their end at the test's end
     dropped: int = 0  # … that could not be: not recorded
     unrecorded: int = 0  # live failures the record_errors policy kept out of the cassette
+    # Of the interactions above, those of tools (@tool) and MCP calls, counted apart.
+    tool_replayed: int = 0
+    tool_recorded: int = 0
+    mcp_replayed: int = 0
+    mcp_recorded: int = 0
+    tools_changed: list[str] = field(default_factory=list)  # "name (seq N)", safe tools
 
 
 @dataclass(frozen=True)
@@ -157,6 +164,7 @@ class Tally:
             lines.append("missed (see each failure for the diff):")
             lines.extend(f"  {r.nodeid} -> {shown(r.path, base)}" for r in missed[:limit])
             _more(lines, len(missed), limit)
+        lines.extend(agent_lines(records, limit))
         lines.extend(_went_live(records, limit))
         lines.extend(_streams(records))
         if ci:

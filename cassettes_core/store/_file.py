@@ -79,6 +79,7 @@ def _appending_manifest(recorded: Manifest | None) -> Manifest:
         python=recorded.python or now.python,
         sdks={**now.sdks, **recorded.sdks},
         recorded_at=now.recorded_at,
+        fork=recorded.fork,
     )
 
 

@@ -44,6 +44,9 @@ DRIFT_POLICIES: tuple[str, ...] = get_args(DriftPolicy)
 DRIFT_VARIABLE = "CASSETTE_VERSION_DRIFT"  # the policy outside pytest, when code gives none
 
 
+FORK_KEYS = ("forked_from", "side_effects_replayed")
+
+
 class CassetteVersionWarning(UserWarning):
     """A cassette was recorded with other library or SDK versions than the ones running now."""
 
@@ -79,6 +82,9 @@ class Manifest:
     python: str = ""
     sdks: Mapping[str, str] = field(default_factory=dict)
     recorded_at: str = ""
+    # What ``cassettes fork`` adds (``forked_from``, ``side_effects_replayed``), kept through
+    # appends; any other key a person adds is not the library's and is not kept.
+    fork: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def current(cls) -> Manifest:
@@ -96,6 +102,7 @@ class Manifest:
             "python": self.python,
             "sdks": dict(self.sdks),
             "recorded_at": self.recorded_at,
+            **self.fork,
         }
 
     @classmethod
@@ -121,6 +128,7 @@ class Manifest:
             # A version left out (null) is unknown, not the version "None".
             sdks={str(k): str(v) for k, v in sdks.items() if v is not None},
             recorded_at=_text(data.get("recorded_at")),
+            fork={k: data[k] for k in FORK_KEYS if k in data},
         )
 
 

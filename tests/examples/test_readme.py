@@ -36,6 +36,7 @@ _BEDROCK = "Use with Bedrock"
 _GEMINI = "Use with Gemini (google-genai)"
 _MATCHED = "What is matched"
 _EMULATOR_CLI = "The emulator from the command line"
+_AGENTS = "Agents: tools and MCP"
 _SDK_VARIABLES = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")
 
 
@@ -108,6 +109,7 @@ def test_every_python_block_is_run_here() -> None:
         _BEDROCK,
         _GEMINI,
         *FAMILY_SECTIONS,
+        _AGENTS,
     }
     assert {b.heading for b in _blocks() if b.lang == "python"} == run_here
 
@@ -163,6 +165,21 @@ def test_gemini_example_records_then_replays(
     monkeypatch.setenv("CI", "true")
     _run(code, _GEMINI)
     assert emulator.hits == 2
+
+
+def test_agents_example_records_the_tool_beside_the_model_and_replays_both(
+    emulator: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The tool call is seq 2 after the model's seq 1; under CI both replay, no hit."""
+    (code,) = _code(_AGENTS)
+    _run(code, _AGENTS)
+    cassette = tmp_path / "cassettes" / "agent.yaml"
+    items = yaml.safe_load(cassette.read_text(encoding="utf-8"))["interactions"]
+    assert [(i["seq"], i["provider"]) for i in items] == [(1, "openai.chat"), (2, "tool")]
+    assert items[1]["endpoint"] == "readme.send_email"
+    monkeypatch.setenv("CI", "true")
+    _run(code, _AGENTS)
+    assert emulator.hits == 1
 
 
 def test_match_policy_example_builds_on_the_provider_api_one(emulator: Emulator) -> None:

@@ -81,3 +81,32 @@ def test_money_keeps_two_significant_digits_below_a_cent() -> None:
     assert money(0.0123) == "$0.01"
     assert money(0.00001605) == "$0.000016"
     assert money(0.0) == "$0"
+
+
+def test_tool_and_mcp_calls_are_counted_apart_and_changed_results_listed() -> None:
+    """The line under the counts splits model, tool and MCP calls; changed safe results are
+    listed per test, pluralised and cut at the limit."""
+    records = [
+        _record(
+            f"t.py::t{n}",
+            "c/a.yaml",
+            replayed=5,
+            tool_replayed=2,
+            mcp_replayed=1,
+            tools_changed=["app.weather (seq 2)"],
+        )
+        for n in range(12)
+    ]
+    lines = Tally(records).render(PRICES)
+    assert lines[1] == (
+        "  of these: model calls 24 replayed, 0 recorded; tool calls 24 replayed, 0 recorded;"
+        " MCP calls 12 replayed, 0 recorded"
+    )
+    assert "12 safe tool calls returned another result than recorded" in lines[2]
+    assert lines[3] == "  t.py::t0: app.weather (seq 2)"
+    assert lines[13] == "  … and 2 more (-v lists all)"
+
+
+def test_no_agent_line_without_tool_or_mcp_calls() -> None:
+    lines = Tally([_record("t.py::a", "c/a.yaml", replayed=1)]).render(PRICES)
+    assert not any("of these" in line for line in lines)

@@ -29,9 +29,12 @@ EXPECTED = {
     "Provider",
     "ProviderError",
     "RecordedError",
+    "RecordedToolError",
     "Recorder",
     "RecorderStats",
     "StreamEvent",
+    "ToolResultChangedError",
+    "ToolResultChangedWarning",
     "UnrecordableAnswerError",
     "UnrecordedFailureError",
     "UnsafeCassetteError",
@@ -40,6 +43,7 @@ EXPECTED = {
     "__version__",
     "intercept",
     "load_cassette",
+    "tool",
 }
 
 

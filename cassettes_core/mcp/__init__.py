@@ -1,0 +1,54 @@
+"""MCP in the cassette: ``mcp.ClientSession`` calls recorded beside the model calls (DESIGN §9).
+
+Nothing to call: with provider-cassettes imported, every ``ClientSession`` (stdio or
+streamable HTTP, made anywhere) records into the active cassette (the pytest marker,
+``intercept(recorder)``) and replays from it. In replay no server process is started and no
+connection is opened. One interaction per request, in the cassette's one ``seq`` order::
+
+    provider: mcp
+    endpoint: tools/call
+    request: {method: tools/call, server: files, arguments: {name: delete_file, arguments: {…}}}
+    response: {status: 200, headers: {}, body: <the JSON-RPC result>}
+
+Each tool's policy comes from its annotations (``destructiveHint`` → ``never``,
+``readOnlyHint`` → ``safe``, none → ``never``); :func:`replay_policies` overrides it. The
+policy matters when a server is connected (``append`` over a fork): a recorded ``never`` call
+is answered from the cassette, a recorded ``safe`` one runs again and is compared.
+
+The ``mcp`` SDK is never imported here: :func:`install` patches its modules when (and if)
+they are imported. Inside: ``_watch`` (patch on import), ``_session`` (``ClientSession``),
+``_dispatcher`` (each request), ``_stdio`` (no process in replay), ``_sse`` (no connection in
+replay, for the legacy SSE transport), ``_requests`` (the request form), ``_policy``.
+"""
+
+from __future__ import annotations
+
+from cassettes_core.mcp._policy import from_annotations, policy_of, replay_policies
+from cassettes_core.mcp._requests import MCP_PROVIDER, mcp_request
+from cassettes_core.mcp._session import patch_session
+from cassettes_core.mcp._sse import SilentEvents, patch_sse
+from cassettes_core.mcp._stdio import NoProcess, patch_stdio
+from cassettes_core.mcp._watch import watch
+
+
+def install() -> None:
+    """Patch the ``mcp`` SDK's session, stdio and SSE modules now or when they are imported."""
+    watch(
+        {
+            "mcp.client.session": patch_session,
+            "mcp.client.stdio": patch_stdio,
+            "mcp.client.sse": patch_sse,
+        }
+    )
+
+
+__all__ = [
+    "MCP_PROVIDER",
+    "NoProcess",
+    "SilentEvents",
+    "from_annotations",
+    "install",
+    "mcp_request",
+    "policy_of",
+    "replay_policies",
+]

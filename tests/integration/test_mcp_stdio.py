@@ -1,0 +1,272 @@
+"""MCP over stdio in the cassette: a real server (the SDK's MCPServer) spawned by the real
+``stdio_client``; recorded, then replayed with the server never started (it writes a line
+to a file at every start, so a start cannot go unseen)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+import yaml
+from mcp import ClientSession, MCPError
+from mcp.client.stdio import stdio_client
+
+from cassettes_core import (
+    CassetteMissError,
+    Recorder,
+    ToolResultChangedWarning,
+    intercept,
+    load_cassette,
+)
+from cassettes_core.mcp import replay_policies
+from tests.helpers.mcp_agent import Notes, leaf_errors, session_calls, text_of
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Notes:
+    return Notes(tmp_path / "notes", tmp_path / "started.log")
+
+
+async def recorded(path: Path, notes: Notes, mode: str | None = None) -> list[str]:
+    async with intercept(Recorder(path, mode=mode)):
+        return await session_calls(stdio_client(notes.stdio()), "Paris")
+
+
+def test_stdio_session_records_then_replays_without_starting_the_server(
+    notes: Notes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every ClientSession call is one interaction; under CI the same answers come back,
+    the server never starts and the destructive tool writes nothing."""
+    path = tmp_path / "mcp.yaml"
+    first = asyncio.run(recorded(path, notes))
+    assert first[0] == "notes"
+    assert first[2:4] == ["wrote Paris", "about Paris"]
+    assert notes.lines("started") == 1
+    assert notes.lines("writes") == 1
+
+    items = yaml.safe_load(path.read_text(encoding="utf-8"))["interactions"]
+    assert [i["request"]["method"] for i in items] == [
+        "initialize",
+        "tools/list",
+        "tools/call",
+        "tools/call",
+        "resources/list",
+        "resources/read",
+        "prompts/list",
+        "prompts/get",
+    ]
+    assert {i["provider"] for i in items} == {"mcp"}
+    assert all("params" not in i["request"] for i in items)  # arguments are matched
+    assert items[2]["request"] == {
+        "method": "tools/call",
+        "server": "notes",
+        "arguments": {"name": "write_note", "arguments": {"name": "Paris", "text": "about Paris"}},
+    }
+    loaded = load_cassette(path)  # every digest verified on load
+    assert loaded is not None
+    assert len(loaded) == 8
+
+    monkeypatch.setenv("CI", "true")
+    recorder = Recorder(path)
+    assert recorder.mode.value == "replay"
+    again = asyncio.run(replay(path, notes, recorder))
+    assert again == first
+    assert notes.lines("started") == 1
+    assert notes.lines("writes") == 1
+    assert recorder.stats.replayed == 8
+
+
+async def replay(path: Path, notes: Notes, recorder: Recorder) -> list[str]:
+    async with intercept(recorder):
+        return await session_calls(stdio_client(notes.stdio()), "Paris")
+
+
+def test_a_changed_mcp_argument_is_a_miss_and_nothing_starts(notes: Notes, tmp_path: Path) -> None:
+    """Replay asks write_note for another note: a CassetteMissError with the argument diff;
+    the server still never starts."""
+    path = tmp_path / "mcp.yaml"
+    asyncio.run(recorded(path, notes))
+
+    async def other_note() -> list[str]:
+        async with intercept(Recorder(path, mode="replay")):
+            return await session_calls(stdio_client(notes.stdio()), "Lyon")
+
+    # The SDK's transport task group wraps what the session body raises.
+    with pytest.raises(BaseException) as raised:  # noqa: PT011 - unwrapped below
+        asyncio.run(other_note())
+    [miss] = leaf_errors(raised.value)
+    assert isinstance(miss, CassetteMissError)
+    assert "arguments.arguments.name: 'Paris' → 'Lyon'" in str(miss)
+    assert notes.lines("started") == 1
+    assert notes.lines("writes") == 1
+
+
+async def connected(path: Path, notes: Notes, mode: str) -> list[str]:
+    """A session against the live server in ``mode``: write, read, count."""
+    async with (
+        intercept(Recorder(path, mode=mode)),
+        stdio_client(notes.stdio()) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        await session.list_tools()
+        results = [
+            await session.call_tool("write_note", {"name": "Paris", "text": "about Paris"}),
+            await session.call_tool("read_note", {"name": "Paris"}),
+            await session.call_tool("count_notes", {}),
+        ]
+        return [text_of(r) for r in results]
+
+
+def test_append_with_the_server_connected_replays_destructive_calls_only(
+    notes: Notes, tmp_path: Path
+) -> None:
+    """Append (a fork's mode) connects to the server: the recorded destructive call is
+    answered from the cassette, the read-only one runs again, the new one is recorded."""
+    path = tmp_path / "mcp.yaml"
+    asyncio.run(recorded(path, notes, mode="record"))
+    assert (notes.lines("writes"), notes.lines("reads")) == (1, 1)
+    (notes.folder / "Paris.txt").write_text("edited since", encoding="utf-8")
+
+    with pytest.warns(ToolResultChangedWarning, match="read_note"):
+        answers = asyncio.run(connected(path, notes, "append"))
+    assert notes.lines("started") == 2
+    assert notes.lines("writes") == 1  # destructiveHint: never, not run again
+    assert notes.lines("reads") == 2  # readOnlyHint: safe, ran again …
+    assert answers[:2] == ["wrote Paris", "about Paris"]  # … and the recording answers
+    assert answers[2] == "1"
+    methods = [i["request"]["method"] for i in yaml.safe_load(path.read_text())["interactions"]]
+    assert methods[-1] == "tools/call"
+    assert len(methods) == 9  # count_notes was new: recorded
+
+
+def test_replay_policies_override_the_annotations(notes: Notes, tmp_path: Path) -> None:
+    """replay_policies({"notes/read_note": "never"}) keeps the read-only tool from running
+    again even with the server connected."""
+    path = tmp_path / "mcp.yaml"
+    asyncio.run(recorded(path, notes, mode="record"))
+    with replay_policies({"notes/read_note": "never"}):
+        asyncio.run(connected(path, notes, "append"))
+    assert notes.lines("reads") == 1
+
+
+def test_an_mcp_error_is_recorded_and_raised_again(notes: Notes, tmp_path: Path) -> None:
+    """A JSON-RPC error from the server (an unknown resource) replays as the same MCPError."""
+    path = tmp_path / "error.yaml"
+
+    async def missing(mode: str) -> BaseException:
+        async with (
+            intercept(Recorder(path, mode=mode)),
+            stdio_client(notes.stdio()) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            try:
+                await session.read_resource("notes://missing")
+            except MCPError as exc:
+                return exc
+        raise AssertionError("read_resource did not fail")
+
+    live = asyncio.run(missing("record"))
+    again = asyncio.run(missing("replay"))
+    assert isinstance(again, MCPError)
+    assert isinstance(live, MCPError)
+    assert (again.code, again.message) == (live.code, live.message)
+    assert notes.lines("started") == 1
+
+
+def test_the_high_level_client_with_the_2026_handshake_replays_too(
+    notes: Notes, tmp_path: Path
+) -> None:
+    """``mcp.Client`` probes ``server/discover`` (the modern protocol) instead of
+    ``initialize``: recorded and replayed the same way, the server named from its stamp."""
+    from mcp import Client
+
+    path = tmp_path / "client.yaml"
+
+    async def run(mode: str) -> list[str]:
+        async with intercept(Recorder(path, mode=mode)), Client(notes.stdio()) as client:
+            wrote = await client.call_tool("write_note", {"name": "Rome", "text": "hi"})
+            read_back = await client.call_tool("read_note", {"name": "Rome"})
+            return [text_of(wrote), text_of(read_back)]
+
+    assert asyncio.run(run("record")) == ["wrote Rome", "hi"]
+    assert asyncio.run(run("replay")) == ["wrote Rome", "hi"]
+    assert notes.lines("started") == 1
+    assert notes.lines("writes") == 1
+    items = yaml.safe_load(path.read_text(encoding="utf-8"))["interactions"]
+    assert items[0]["request"] == {"method": "server/discover"}
+    assert {i["request"].get("server") for i in items[1:]} == {"notes"}
+
+
+def test_a_session_that_never_lists_tools_gets_the_recorded_annotations(
+    notes: Notes, tmp_path: Path
+) -> None:
+    """Append over a recording, calling tools without list_tools first: the policies come
+    from the tools/list the cassette recorded: the destructive call is not run again, the
+    read-only one is (with no annotations known it would be ``never`` too)."""
+    path = tmp_path / "mcp.yaml"
+    asyncio.run(recorded(path, notes, mode="record"))
+
+    async def unlisted() -> None:
+        async with (
+            intercept(Recorder(path, mode="append")),
+            stdio_client(notes.stdio()) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            await session.call_tool("write_note", {"name": "Paris", "text": "about Paris"})
+            await session.call_tool("read_note", {"name": "Paris"})
+
+    asyncio.run(unlisted())
+    assert notes.lines("started") == 2
+    assert notes.lines("writes") == 1
+    assert notes.lines("reads") == 2
+
+
+def test_a_fork_replays_the_destructive_calls_before_it_and_runs_those_after(
+    notes: Notes, tmp_path: Path
+) -> None:
+    """Two writes recorded; forked after the first: in append mode the server is connected,
+    the first write comes from the fork, the second really happens and is appended."""
+    from cassettes_core.forking import fork_cassette
+
+    source = tmp_path / "two.yaml"
+
+    async def two_writes(path: Path, mode: str) -> None:
+        async with (
+            intercept(Recorder(path, mode=mode)),
+            stdio_client(notes.stdio()) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            await session.list_tools()
+            for name in ("Paris", "Rome"):
+                await session.call_tool("write_note", {"name": name, "text": name})
+
+    asyncio.run(two_writes(source, "record"))
+    items = yaml.safe_load(source.read_text(encoding="utf-8"))["interactions"]
+    first_write = next(i["seq"] for i in items if i["request"]["method"] == "tools/call")
+    fork = tmp_path / "fork.yaml"
+    fork_cassette(source, at=first_write, output=fork)
+    asyncio.run(two_writes(fork, "append"))
+    log = (notes.folder / "writes.log").read_text(encoding="utf-8").split()
+    assert log == ["Paris", "Rome", "Rome"]
+
+
+def test_an_mcp_miss_names_the_method(notes: Notes, tmp_path: Path) -> None:
+    """The miss says which MCP call it was, before the diff."""
+
+    async def listing() -> None:
+        async with (
+            intercept(Recorder(tmp_path / "none.yaml", mode="replay")),
+            stdio_client(notes.stdio()) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+
+    with pytest.raises(BaseException) as raised:  # noqa: PT011 - unwrapped below
+        asyncio.run(listing())
+    [miss] = leaf_errors(raised.value)
+    assert str(miss).startswith("no cassette file for this mcp call (initialize)")

@@ -1,0 +1,228 @@
+"""@tool in an agent loop: the real openai SDK, the emulator, a tool with a side effect.
+
+The agent asks the model (which calls the tool it is offered), runs the tool, asks again:
+model calls and tool calls are one ordered story in one cassette, replayed under ``CI`` with
+no model call and no side effect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+import yaml
+
+from cassettes_core import CassetteMissError, Recorder, intercept, tool
+from cassettes_core.testing.emulator import Emulator
+from tests.helpers.agent_loop import run_turns, spec
+
+STATE: dict[str, Any] = {"outbox": None, "weather_runs": 0}
+
+
+@tool(replay="never")
+def save_note(name: str, text: str) -> dict[str, Any]:
+    """A side effect the test can see: a file written, a line in the outbox log."""
+    outbox: Path = STATE["outbox"]
+    (outbox / f"{name}.txt").write_text(text, encoding="utf-8")
+    with (outbox / "sent.log").open("a", encoding="utf-8") as log:
+        log.write(f"{name}\n")
+    return {"saved": name, "bytes": len(text)}
+
+
+@tool(replay="safe")
+def get_weather(city: str) -> str:
+    """Read-only: runs again in replay."""
+    STATE["weather_runs"] += 1
+    return f"sunny in {city}"
+
+
+TOOLS: dict[str, Callable[..., Any]] = {"save_note": save_note, "get_weather": get_weather}
+SPECS = [spec("save_note", "name", "text"), spec("get_weather", "city")]
+TURNS = [("Write a note about Paris", "save_note"), ("What is the weather in Lyon", "get_weather")]
+
+
+@pytest.fixture
+def outbox(tmp_path: Path) -> Iterator[Path]:
+    folder = tmp_path / "outbox"
+    folder.mkdir()
+    STATE["outbox"] = folder
+    STATE["weather_runs"] = 0
+    yield folder
+    STATE["outbox"] = None
+
+
+def sent(outbox: Path) -> int:
+    log = outbox / "sent.log"
+    return len(log.read_text(encoding="utf-8").splitlines()) if log.exists() else 0
+
+
+def client(emu: Emulator) -> openai.OpenAI:
+    return openai.OpenAI(base_url=emu.openai_base_url, api_key=emu.api_key, max_retries=0)
+
+
+def test_agent_records_then_replays_under_ci_without_side_effects(
+    emu: Emulator, outbox: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Record once (model, tool, model per turn); under CI=true the same answers come back
+    with no emulator hit, the never tool's file is not written again, the safe tool runs."""
+    path = tmp_path / "agent.yaml"
+    with intercept(Recorder(path)):
+        recorded = run_turns(client(emu), TURNS, TOOLS, SPECS)
+    assert emu.hits == 4
+    assert sent(outbox) == 1
+    assert STATE["weather_runs"] == 1
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    story = [(i["seq"], i["provider"]) for i in document["interactions"]]
+    assert story == [
+        (1, "openai.chat"),
+        (2, "tool"),
+        (3, "openai.chat"),
+        (4, "openai.chat"),
+        (5, "tool"),
+        (6, "openai.chat"),
+    ]
+    note = document["interactions"][1]
+    assert note["endpoint"] == f"{__name__}.save_note"
+    assert note["request"] == {
+        "tool": f"{__name__}.save_note",
+        "arguments": {"name": "Paris", "text": "Paris"},
+    }
+    assert note["response"]["body"] == {"saved": "Paris", "bytes": 5}
+
+    (outbox / "Paris.txt").unlink()
+    emu.reset()
+    monkeypatch.setenv("CI", "true")
+    recorder = Recorder(path)
+    with intercept(recorder):
+        replayed = run_turns(client(emu), TURNS, TOOLS, SPECS)
+    assert replayed == recorded
+    assert emu.hits == 0
+    assert sent(outbox) == 1
+    assert not (outbox / "Paris.txt").exists()
+    assert STATE["weather_runs"] == 2  # safe: it ran again, and returned the same
+    assert recorder.stats.replayed == 6
+    assert recorder.log.count("changed") == 0
+
+
+def test_a_changed_argument_is_a_miss_with_the_argument_diff(
+    emu: Emulator, outbox: Path, tmp_path: Path
+) -> None:
+    """Replay met save_note with another name: a CassetteMissError naming the argument; the
+    body did not run."""
+    path = tmp_path / "agent.yaml"
+    with intercept(Recorder(path, mode="record")):
+        save_note("Paris", "hello")
+    with intercept(Recorder(path, mode="replay")), pytest.raises(CassetteMissError) as miss:
+        save_note("Lyon", "hello")
+    message = str(miss.value)
+    assert f"no recording matches this tool call ({__name__}.save_note)" in message
+    assert "arguments.name: 'Paris' → 'Lyon'" in message
+    assert sent(outbox) == 1
+    assert not (outbox / "Lyon.txt").exists()
+
+
+def test_canonical_arguments_match_however_the_call_is_spelled(
+    outbox: Path, tmp_path: Path
+) -> None:
+    """f(a, b), f(name=a, text=b) and f(text=b, name=a) are one request; a default applied
+    is the same as the default given."""
+
+    @tool(replay="never", name="greet")
+    def greet(name: str, greeting: str = "hello") -> str:
+        STATE["weather_runs"] += 1
+        return f"{greeting} {name}"
+
+    path = tmp_path / "greet.yaml"
+    with intercept(Recorder(path, mode="record")):
+        assert greet("Ada") == "hello Ada"
+    with intercept(Recorder(path, mode="replay", repeat_last=True)) as active:
+        assert greet("Ada") == "hello Ada"
+        assert greet(name="Ada") == "hello Ada"
+        assert greet("Ada", greeting="hello") == "hello Ada"
+        assert greet(greeting="hello", name="Ada") == "hello Ada"
+        with pytest.raises(CassetteMissError):
+            greet("Ada", "hi")
+    assert STATE["weather_runs"] == 1
+    assert active.recorder.stats.replayed == 4
+
+
+class QuotaExceededError(Exception):
+    """A tool's own exception, importable from this module."""
+
+    def __init__(self, service: str, left: int) -> None:
+        super().__init__(service, left)
+        self.service = service
+        self.left = left
+
+
+def test_a_recorded_exception_is_raised_again_as_the_same_type(
+    outbox: Path, tmp_path: Path
+) -> None:
+    """The tool raised when recorded: replay raises the same class with the same args, and
+    the body does not run."""
+    runs: list[int] = []
+
+    @tool(replay="never", name="charge")
+    def charge(amount: int) -> str:
+        runs.append(amount)
+        raise QuotaExceededError("payments", 0)
+
+    path = tmp_path / "charge.yaml"
+    with intercept(Recorder(path, mode="record")), pytest.raises(QuotaExceededError):
+        charge(5)
+    stored = yaml.safe_load(path.read_text(encoding="utf-8"))["interactions"][0]["error"]
+    assert stored["kind"] == "exception"
+    assert stored["body"] == {"type": f"{__name__}.QuotaExceededError", "args": ["payments", 0]}
+    with intercept(Recorder(path, mode="replay")), pytest.raises(QuotaExceededError) as raised:
+        charge(5)
+    assert (raised.value.service, raised.value.left) == ("payments", 0)
+    assert runs == [5]
+
+
+def test_async_tools_record_and_replay_in_an_async_agent(
+    emu: Emulator, outbox: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An async tool in an AsyncOpenAI loop: recorded in order, replayed under CI with no
+    emulator hit and no side effect."""
+
+    @tool(replay="never", name="async_save")
+    async def async_save(name: str, text: str) -> dict[str, Any]:
+        await asyncio.sleep(0)
+        return save_note.__wrapped__(name, text)  # type: ignore[attr-defined,no-any-return]
+
+    async def agent() -> str:
+        async with openai.AsyncOpenAI(
+            base_url=emu.openai_base_url, api_key=emu.api_key, max_retries=0
+        ) as live:
+            messages: list[Any] = [{"role": "user", "content": "Save a note on Rome"}]
+            create: Any = live.chat.completions.create
+            first = await create(model="gpt-4o-mini", messages=messages, tools=SPECS[:1])
+            call = first.choices[0].message.tool_calls[0]
+            result = await async_save(**json.loads(call.function.arguments))
+            messages += [
+                first.choices[0].message.model_dump(exclude_none=True),
+                {"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)},
+            ]
+            final = await create(model="gpt-4o-mini", messages=messages)
+            return str(final.choices[0].message.content)
+
+    async def run(path: Path) -> str:
+        async with intercept(Recorder(path)):
+            return await agent()
+
+    path = tmp_path / "async.yaml"
+    recorded = asyncio.run(run(path))
+    assert sent(outbox) == 1
+    assert emu.hits == 2
+    emu.reset()
+    monkeypatch.setenv("CI", "true")
+    assert asyncio.run(run(path)) == recorded
+    assert emu.hits == 0
+    assert sent(outbox) == 1
+    providers = [i["provider"] for i in yaml.safe_load(path.read_text())["interactions"]]
+    assert providers == ["openai.chat", "tool", "openai.chat"]

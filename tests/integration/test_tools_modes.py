@@ -1,0 +1,318 @@
+"""@tool across the modes, safe re-runs, methods, and the plain function outside a cassette."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from cassettes_core import (
+    CassetteMissError,
+    ConfigError,
+    RecordedToolError,
+    Recorder,
+    ToolResultChangedWarning,
+    intercept,
+    tool,
+)
+
+RUNS: list[str] = []
+
+
+@tool(replay="never", name="send")
+def send(to: str) -> str:
+    RUNS.append(to)
+    return f"sent to {to}"
+
+
+@pytest.fixture(autouse=True)
+def fresh_runs() -> None:
+    RUNS.clear()
+
+
+def providers(path: Path) -> list[tuple[int, str]]:
+    items = yaml.safe_load(path.read_text(encoding="utf-8"))["interactions"]
+    return [(i["seq"], i["request"]["arguments"]["to"]) for i in items]
+
+
+def test_outside_a_cassette_it_is_the_plain_function() -> None:
+    """No cassette active: the body runs, nothing is recorded; name, signature and
+    coroutine-ness are the function's own (frameworks inspect them)."""
+    assert send("a") == "sent to a"
+    assert RUNS == ["a"]
+    assert send.__name__ == "send"
+    assert list(inspect.signature(send).parameters) == ["to"]
+
+    @tool(replay="safe")
+    async def fetch(url: str) -> str:
+        return url
+
+    assert inspect.iscoroutinefunction(fetch)
+    assert asyncio.run(fetch("u")) == "u"
+
+
+def test_append_replays_what_is_recorded_and_records_what_is_new(tmp_path: Path) -> None:
+    path = tmp_path / "append.yaml"
+    with intercept(Recorder(path, mode="record")):
+        send("a")
+    with intercept(Recorder(path, mode="append")):
+        assert send("a") == "sent to a"  # replayed: no second run
+        assert send("b") == "sent to b"  # new: runs and is recorded
+    assert RUNS == ["a", "b"]
+    assert providers(path) == [(1, "a"), (2, "b")]
+
+
+def test_record_starts_over_and_passthrough_writes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "modes.yaml"
+    with intercept(Recorder(path, mode="record")):
+        send("a")
+    with intercept(Recorder(path, mode="record")):
+        send("b")
+    assert providers(path) == [(1, "b")]
+    before = path.read_bytes()
+    with intercept(Recorder(path, mode="passthrough")):
+        send("c")
+    assert path.read_bytes() == before
+    assert RUNS == ["a", "b", "c"]
+
+
+def test_replay_without_a_cassette_is_a_miss_and_the_body_never_runs(tmp_path: Path) -> None:
+    with (
+        intercept(Recorder(tmp_path / "none.yaml", mode="replay")),
+        pytest.raises(CassetteMissError, match="no cassette file"),
+    ):
+        send("a")
+    assert RUNS == []
+
+
+def test_identical_calls_replay_in_recorded_order_and_one_more_is_a_miss(
+    tmp_path: Path,
+) -> None:
+    """Two identical calls with different results replay in order; a third is a miss that
+    says it was recorded twice."""
+    counter = iter(range(10))
+
+    @tool(replay="never", name="next_id")
+    def next_id() -> int:
+        return next(counter)
+
+    path = tmp_path / "ids.yaml"
+    with intercept(Recorder(path, mode="record")):
+        assert [next_id(), next_id()] == [0, 1]
+    with intercept(Recorder(path, mode="replay")):
+        assert [next_id(), next_id()] == [0, 1]
+        with pytest.raises(CassetteMissError, match="recorded 2 times"):
+            next_id()
+
+
+def test_a_safe_tool_whose_result_changed_is_reported(tmp_path: Path) -> None:
+    """Safe runs again in replay; another result than recorded is a warning and a
+    ``changed`` event (the plugin's summary and --cassette-strict read it)."""
+    prices = iter([10, 12])
+
+    @tool(replay="safe", name="price")
+    def price(item: str) -> int:
+        return next(prices)
+
+    path = tmp_path / "price.yaml"
+    with intercept(Recorder(path, mode="record")):
+        assert price("tea") == 10
+    recorder = Recorder(path, mode="replay")
+    with intercept(recorder), pytest.warns(ToolResultChangedWarning, match="price"):
+        assert price("tea") == 10  # the recording: what the model calls after it saw
+    [event] = recorder.log.events("changed")
+    assert event.seq == 1
+    assert "recorded 10, now 12" in str(event.error)
+
+
+def test_a_safe_tool_with_the_same_result_is_quiet(tmp_path: Path) -> None:
+    @tool(replay="safe", name="upper")
+    def upper(text: str) -> str:
+        return text.upper()
+
+    path = tmp_path / "upper.yaml"
+    with intercept(Recorder(path, mode="record")):
+        upper("a")
+    recorder = Recorder(path, mode="replay")
+    with intercept(recorder), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert upper("a") == "A"
+    assert recorder.log.count("changed") == 0
+
+
+class Mailer:
+    """Methods: self and cls are not arguments of the call."""
+
+    def __init__(self, sender: str) -> None:
+        self.sender = sender
+
+    @tool(replay="never")
+    def mail(self, to: str) -> str:
+        RUNS.append(to)
+        return f"{self.sender} → {to}"
+
+    @tool(replay="never")
+    @classmethod
+    def count(cls, box: str) -> int:
+        RUNS.append(box)
+        return 3
+
+    @staticmethod
+    @tool(replay="never")
+    def version(major: int) -> str:
+        RUNS.append(str(major))
+        return f"v{major}"
+
+    @classmethod
+    @tool(replay="never")
+    def outer(cls, box: str) -> int:
+        RUNS.append(box)
+        return 4
+
+    @tool(replay="never")
+    @staticmethod
+    def above_static(level: int) -> int:
+        RUNS.append(str(level))
+        return level + 1
+
+
+def test_methods_of_every_kind_record_and_replay(tmp_path: Path) -> None:
+    path = tmp_path / "methods.yaml"
+    with intercept(Recorder(path, mode="record")):
+        results = [
+            Mailer("ann").mail("bob"),
+            Mailer.count("inbox"),
+            Mailer.version(2),
+            Mailer("x").version(2),
+            Mailer.outer("spam"),
+            Mailer("y").above_static(7),
+        ]
+    items = yaml.safe_load(path.read_text(encoding="utf-8"))["interactions"]
+    assert [i["request"]["arguments"] for i in items] == [
+        {"to": "bob"},
+        {"box": "inbox"},
+        {"major": 2},
+        {"major": 2},
+        {"box": "spam"},
+        {"level": 7},
+    ]
+    assert items[0]["endpoint"] == f"{__name__}.Mailer.mail"
+    RUNS.clear()
+    with intercept(Recorder(path, mode="replay")):
+        again = [
+            Mailer("someone else").mail("bob"),  # self is not matched: still replayed
+            Mailer.count("inbox"),
+            Mailer.version(2),
+            Mailer("x").version(2),
+            Mailer.outer("spam"),
+            Mailer.above_static(7),
+        ]
+    assert again == results
+    assert RUNS == []
+
+
+def test_an_exception_of_a_class_replay_cannot_import_is_our_own_error(tmp_path: Path) -> None:
+    """A local exception class cannot be imported again: RecordedToolError names it."""
+
+    class LocalError(Exception):
+        pass
+
+    @tool(replay="never", name="fragile")
+    def fragile() -> None:
+        raise LocalError("disk full")
+
+    path = tmp_path / "fragile.yaml"
+    with intercept(Recorder(path, mode="record")), pytest.raises(LocalError):
+        fragile()
+    with intercept(Recorder(path, mode="replay")), pytest.raises(RecordedToolError) as raised:
+        fragile()
+    assert "LocalError" in raised.value.type_name
+    assert "disk full" in str(raised.value)
+
+
+def test_a_bad_policy_is_a_config_error_naming_the_choices() -> None:
+    untyped: Any = tool  # a caller without a type checker
+    with pytest.raises(ConfigError, match="replay='never'"):
+        untyped(replay="sometimes")
+
+
+def test_a_call_that_does_not_fit_the_signature_is_a_type_error(tmp_path: Path) -> None:
+    with intercept(Recorder(tmp_path / "x.yaml", mode="record")), pytest.raises(TypeError):
+        send("a", "b")  # type: ignore[call-arg]
+
+
+def test_tools_called_from_worker_threads_record_into_the_active_cassette(
+    tmp_path: Path,
+) -> None:
+    """A framework runs tools on its own threads: they bind to the active cassette, every
+    call is recorded once with its own seq, and all replay."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    path = tmp_path / "threads.yaml"
+    names = [f"user{n}" for n in range(16)]
+    with intercept(Recorder(path, mode="record")), ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(send, names)) == [f"sent to {n}" for n in names]
+    recorded = providers(path)
+    assert sorted(seq for seq, _ in recorded) == list(range(1, 17))
+    assert sorted(to for _, to in recorded) == sorted(names)
+    RUNS.clear()
+    with intercept(Recorder(path, mode="replay")), ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(send, names)) == [f"sent to {n}" for n in names]
+    assert RUNS == []
+
+
+def test_a_callable_without_a_name_must_be_named(tmp_path: Path) -> None:
+    """A partial's repr holds an address (a new name every run): refused unless named."""
+    import functools
+
+    def post(url: str, body: str) -> str:
+        return body
+
+    with pytest.raises(ConfigError, match="name it"):
+        tool(replay="never")(functools.partial(post, "https://hooks.example/x"))
+    named = tool(replay="never", name="hook")(functools.partial(post, "u"))
+    with intercept(Recorder(tmp_path / "p.yaml", mode="record")):
+        assert named(body="b") == "b"
+
+
+def test_what_the_caller_does_with_a_result_never_changes_a_recording(tmp_path: Path) -> None:
+    """The recorded answer and each replayed one are the caller's own copies."""
+
+    @tool(replay="never", name="profile")
+    def profile() -> dict[str, list[str]]:
+        return {"tags": ["a"]}
+
+    path = tmp_path / "copies.yaml"
+    with intercept(Recorder(path, mode="append", repeat_last=True)):
+        live = profile()
+        live["tags"].append("edited after recording")
+        first = profile()  # replayed in the same session
+        first["tags"].append("edited after replay")
+        assert profile() == {"tags": ["a"]}
+
+
+def test_a_changed_safe_result_never_prints_a_key_it_carries(tmp_path: Path) -> None:
+    """The report of a changed result masks a credential in it (it lands in CI logs)."""
+    from tests.helpers.fake_secrets import openai_key
+
+    key = openai_key()
+    answers = iter(["no token yet", f"token {key}"])
+
+    @tool(replay="safe", name="token")
+    def token() -> str:
+        return next(answers)
+
+    path = tmp_path / "token.yaml"
+    with intercept(Recorder(path, mode="record")):
+        token()
+    recorder = Recorder(path, mode="replay")
+    with intercept(recorder), pytest.warns(ToolResultChangedWarning) as caught:
+        token()
+    [event] = recorder.log.events("changed")
+    assert key not in str(event.error)
+    assert all(key not in str(w.message) for w in caught)
