@@ -11,6 +11,7 @@ answer, tool calls) comes from one small :class:`Shape` per provider (:data:`SHA
 
 from __future__ import annotations
 
+from cassettes_core.review import _agent_shapes  # noqa: F401  (registers its shapes)
 from cassettes_core.review._files import (
     SORT_KEYS,
     Listing,

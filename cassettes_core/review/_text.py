@@ -47,8 +47,14 @@ def tokens_text(entry: Entry) -> str:
     return f"{entry.tokens} tokens ({entry.input_tokens} in, {entry.output_tokens} out)"
 
 
+# A tool or MCP call asks no model and spends no tokens: its heading does not say so.
+_NOT_MODEL_CALLS = frozenset({"tool", "mcp"})
+
+
 def heading(entry: Entry) -> str:
-    parts = [entry.provider, entry.model or "no model", tokens_text(entry)]
+    parts = [entry.provider]
+    if entry.provider not in _NOT_MODEL_CALLS or entry.model:
+        parts += [entry.model or "no model", tokens_text(entry)]
     parts += [f"{entry.duration_ms} ms", entry.digest[:12]]
     return " · ".join(printable(p) for p in parts)
 
