@@ -21,6 +21,7 @@ from cassettes_core._model import Interaction
 from cassettes_core._request import DEFAULT_POLICY, MatchPolicy
 from cassettes_core.store import _cache, _yaml
 from cassettes_core.store._cassette import Cassette
+from cassettes_core.store._inplace import committed_view
 from cassettes_core.store._manifest import Manifest
 from cassettes_core.store._parse import parse_interactions, trusted_interactions
 
@@ -62,10 +63,11 @@ def decode(data: bytes, path: Path) -> str:
 
 
 def read_bytes(path: Path) -> bytes | None:
-    """The file's bytes, or ``None`` when it does not exist."""
+    """The file's bytes as its last finished write left them (an append in progress, or one
+    whose writer was killed, is not seen), or ``None`` when it does not exist."""
     try:
         require_regular_file(path)
-        return path.read_bytes()
+        return committed_view(path.read_bytes())
     except FileNotFoundError:
         return None
     except IsADirectoryError as exc:
