@@ -5,16 +5,20 @@ A file in the store's own layout ends in its interactions, and its head ends wit
 the interactions a writer finished, and how many bytes a writer has begun to add after them.
 Under the file's lock an append
 
-1. writes ``pending`` into that line and fsyncs: the bytes that follow are not committed yet;
+1. writes ``pending`` into that line: the bytes that follow are not committed yet;
 2. writes the new interactions after the committed ones (cutting off any torn tail a killed
    writer left) and fsyncs;
 3. writes the head again, now naming the longer text with ``pending`` 0, and fsyncs.
 
+Two fsyncs, as many as a whole-file write (the file and its folder) costs.
+
 A reader (:func:`committed_view`) takes only the committed interactions while ``pending`` is set
 and they still hash to the head's value, so it never sees half of an interaction, whether a
 writer is at work or was killed at any step; the next writer cuts the torn tail off. Text after
-the committed interactions with ``pending`` 0 was added by a person, and is parsed and checked
-like any hand edit. A write that fails (a full disk) restores the file byte for byte. Whatever
+the committed interactions with ``pending`` 0 that ends as a whole interaction does was added
+by a person, and is parsed and checked like any hand edit; one that ends mid-interaction was cut
+short (a power loss before the mark reached the disk) and is treated as a torn tail. A write
+that fails (a full disk) restores the file byte for byte. Whatever
 this cannot do in place (a new file, a head that changes length, a file edited since it was
 read) is written whole by the caller.
 """
@@ -64,15 +68,31 @@ def committed_view(data: bytes) -> bytes:
     if mark < 0:
         return data
     found = _CHECK_LINE.fullmatch(data, data.rfind(b"\n", 0, mark) + 1, mark)
-    if found is None or int(found.group(3)) == 0:
+    if found is None:
         return data
     start = mark + len(_MARK)
     end = start + int(found.group(2))
-    if len(data) <= end:
+    if len(data) <= end or (int(found.group(3)) == 0 and _ends_whole(data)):
         return data
     if blake3.blake3(data[start:end]).hexdigest()[:32] != found.group(1).decode():
         return data
     return data[:end]
+
+
+# The last line of every interaction the store writes.
+_LAST_LINE = re.compile(rb"  (?:duration_ms: -?[0-9]+|redacted: true)")
+
+
+def _ends_whole(data: bytes) -> bool:
+    """Whether text after the committed interactions ends as a whole interaction does: what a
+    person added by hand does; what a writer cut short by a power loss (before its pending
+    mark reached the disk) does not."""
+    if not data.endswith(b"\n"):
+        return False
+    return (
+        _LAST_LINE.fullmatch(data, data.rfind(b"\n", 0, len(data) - 1) + 1, len(data) - 1)
+        is not None
+    )
 
 
 @dataclass(frozen=True)
@@ -159,8 +179,9 @@ def _write_steps(
 ) -> None:
     torn = os.pread(fd, size - end, end) if size > end else b""  # a killed writer's tail
     try:
+        # No fsync of its own: a killed process leaves the page cache in this order, and a
+        # tail that power loss left without the mark is told apart by committed_view.
         _pwrite(fd, pending, pending_at)
-        os.fsync(fd)
         _crash_point("pending")
         _pwrite(fd, data[: len(data) // 2], end)
         _crash_point("half-data")

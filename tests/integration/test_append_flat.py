@@ -137,7 +137,8 @@ def test_a_torn_tail_a_person_cannot_have_written_is_hidden_then_cut(tmp_path: P
 def test_text_added_by_hand_after_the_interactions_is_read_as_a_hand_edit(
     tmp_path: Path,
 ) -> None:
-    """No pending append: what follows is a person's, parsed and checked, never cut off."""
+    """No pending append, and it ends as an interaction does: what follows is a person's,
+    parsed and checked, never cut off."""
     path = tmp_path / "c.yaml"
     _three(path)
     good = path.read_text(encoding="utf-8")
@@ -149,11 +150,22 @@ def test_text_added_by_hand_after_the_interactions_is_read_as_a_hand_edit(
     CassetteFile(path).append([interaction(1, "five")])
     assert _questions(path) == ["one", "two", "three", "by-hand", "five"]
     # A broken one is refused, and the file is left as it was.
-    broken = path.read_text(encoding="utf-8") + "- seq: 9\n  digest: 0af\n"
+    broken = path.read_text(encoding="utf-8") + "- seq: 9\n  digest: 0af\n  duration_ms: 3\n"
     path.write_text(broken, encoding="utf-8")
     with pytest.raises(CassetteFormatError):
         CassetteFile(path).append([interaction(1, "six")])
     assert path.read_text(encoding="utf-8") == broken
+
+
+def test_a_tail_cut_mid_interaction_without_a_pending_mark_is_torn(tmp_path: Path) -> None:
+    """What a power loss can leave when the data reached the disk before the pending mark."""
+    path = tmp_path / "c.yaml"
+    _three(path)
+    whole = path.read_text(encoding="utf-8")
+    path.write_text(whole + "- seq: 4\n  digest: 0af\n  request:\n    model: gp", "utf-8")
+    assert _questions(path) == ["one", "two", "three"]
+    CassetteFile(path).append([interaction(1, "four")])
+    assert _questions(path) == ["one", "two", "three", "four"]
 
 
 def test_a_hand_edit_between_two_appends_of_one_writer_is_seen(tmp_path: Path) -> None:
