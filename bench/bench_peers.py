@@ -60,8 +60,11 @@ def run_json(tool: str, args: list[str], env: dict[str, str]) -> dict[str, Any]:
 
 
 def base_env(url: str, key: str, cache: Path) -> dict[str, str]:
-    drop = {"CI", "CASSETTE_MODE", "PYTHONPATH"}
+    # Bytecode is cached (in a folder of the run's own), as an installed package runs: with
+    # PYTHONDONTWRITEBYTECODE every import would be compiled again, measuring the compiler.
+    drop = {"CI", "CASSETTE_MODE", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE"}
     env = {k: v for k, v in os.environ.items() if k not in drop}
+    env["PYTHONPYCACHEPREFIX"] = str(cache.parent / "pycache")
     root = str(Path(__file__).resolve().parents[1])
     env.update(OPENAI_BASE_URL=url, OPENAI_API_KEY=key, CASSETTE_CACHE_DIR=str(cache))
     env["PYTHONPATH"] = root  # ours only: the peers' workload imports nothing of the repo
@@ -145,6 +148,7 @@ def w2(tests: int, folder: Path) -> list[dict[str, Any]]:
             print(f"  W2 {tool}: record {tests} tests", flush=True)
             recorded = _pytest(tool, project, env, *record)
             ci = {**env, "CI": "true"}
+            _pytest(tool, floor, ci, "-p", f"no:{suite.PLUGINS[tool]}")  # bytecode, caches
             runs, floors = [], []
             for _ in range(3):  # alternate, so that load on the machine hits both alike
                 runs.append(_pytest(tool, project, ci, *replay))

@@ -50,13 +50,18 @@ def write(folder: Path, tool: str, tests: int, *, floor: bool) -> Path:
     (folder / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider\n", "utf-8")
     marker = "" if floor else _MARKERS[tool]
     for start in range(0, tests, PER_FILE):
-        lines = ["import pytest", "from bench_workload import body, canned_client, client", ""]
+        lines = [
+            "import pytest",
+            "from bench_workload import body, canned_client, client",
+            "",
+            f"sdk = {make}({tool!r})  # one client per module, as suites usually keep one",
+            "",
+        ]
         for n in range(start, min(start + PER_FILE, tests)):
             lines += [
                 "",
                 marker,
                 f"def test_{n}():",
-                f"    sdk = {make}({tool!r})",
                 f"    for k in range({CALLS}):",
                 f"        answer = sdk.chat.completions.create(**body({n} * {CALLS} + k))",
                 "        assert answer.choices[0].message.content",

@@ -13,7 +13,8 @@ instead. Nothing here is trusted on its name alone:
   to someone else or can be written by others is not used, and entries are opened without
   following links and must be regular files of this user;
 - writes go to a temporary file renamed into place (two processes writing one entry each
-  rename a whole file), and the folder is pruned to :data:`MAX_BYTES`, least recently used first.
+  rename a whole file), and the folder is pruned to :data:`MAX_BYTES`, oldest entries first
+  (a hit writes nothing: it stays a read).
 
 Any failure (an unwritable, read-only or missing folder, a damaged entry) means "no cache": the
 file is parsed as if the cache did not exist. The folder is ``$CASSETTE_CACHE_DIR``, else
@@ -130,8 +131,6 @@ def lookup(digest: str) -> Any | None:
         document = json.loads(payload)
     except (ValueError, RecursionError):
         return None
-    with contextlib.suppress(OSError):
-        os.utime(entry)  # least recently used goes first when the folder is pruned
     return document
 
 
@@ -200,7 +199,7 @@ def _is_plain_json(document: Any) -> bool:
 
 
 def _prune(folder: Path) -> None:
-    """Remove the least recently used entries while the folder holds more than MAX_BYTES."""
+    """Remove the oldest entries while the folder holds more than the bound."""
     stale_before = time.time_ns() - _STALE_TMP_NS
     try:
         with os.scandir(folder) as listing:
