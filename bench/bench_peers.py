@@ -45,6 +45,7 @@ TOOLS = ("ours", "cassetter", "vcrpy")
 WORKLOAD = Path(__file__).resolve().parent / "peers" / "workload.py"
 FULL = {"w1": (1000, 5000), "w2": 300, "w3": (100, 1000, 5000), "big": 10, "sample": (300, 60)}
 QUICK = {"w1": (200,), "w2": 30, "w3": (50, 200), "big": 2, "sample": (40, 20)}
+TINY = {"w1": (5,), "w2": 2, "w3": (3,), "big": 1, "sample": (3,)}  # the smoke test's
 
 
 def run_json(tool: str, args: list[str], env: dict[str, str]) -> dict[str, Any]:
@@ -92,11 +93,13 @@ def limits(path: Path) -> dict[str, float]:
     }
 
 
-def w1(sizes: tuple[int, ...], samples: tuple[int, ...], folder: Path) -> list[dict[str, Any]]:
+def w1(
+    tools: tuple[str, ...], sizes: tuple[int, ...], samples: tuple[int, ...], folder: Path
+) -> list[dict[str, Any]]:
     rows = []
     with Emulator() as emu:
         for index, n in enumerate(sizes):
-            for tool in TOOLS:
+            for tool in tools:
                 cache = folder / f"cache-{tool}-{n}"
                 env = base_env(emu.openai_base_url, emu.api_key, cache)
                 path = folder / f"w1-{tool}-{n}.yaml"
@@ -136,10 +139,10 @@ def _pytest(tool: str, folder: Path, env: dict[str, str], *extra: str) -> dict[s
     }
 
 
-def w2(tests: int, folder: Path) -> list[dict[str, Any]]:
+def w2(tools: tuple[str, ...], tests: int, folder: Path) -> list[dict[str, Any]]:
     rows = []
     with Emulator() as emu:
-        for tool in TOOLS:
+        for tool in tools:
             env = base_env(emu.openai_base_url, emu.api_key, folder / f"cache-w2-{tool}")
             project = suite.write(folder / f"w2-{tool}", tool, tests, floor=False)
             floor = suite.write(folder / f"w2-{tool}-floor", tool, tests, floor=True)
@@ -177,13 +180,15 @@ def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def w3(sizes: tuple[int, ...], big: int, folder: Path) -> list[dict[str, Any]]:
+def w3(
+    tools: tuple[str, ...], sizes: tuple[int, ...], big: int, folder: Path
+) -> list[dict[str, Any]]:
     rows = []
     cases = [(n, 2000) for n in sizes] + [(big, 100_000), (big, 1_000_000)]
     with AnswerServer() as server:
         for n, answer in cases:
             server.answer_size(answer)
-            for tool in TOOLS:
+            for tool in tools:
                 env = base_env(server.base_url, "sk-bench-not-a-key", folder / "cache-w3")
                 path = folder / f"w3-{tool}-{n}-{answer}.yaml"
                 print(f"  W3 {tool} N={n} answers of {answer:,} B", flush=True)
@@ -195,33 +200,36 @@ def w3(sizes: tuple[int, ...], big: int, folder: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def machine() -> dict[str, Any]:
+def machine(tools: tuple[str, ...]) -> dict[str, Any]:
     load = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
     return {
         "python": platform.python_version(),
         "platform": platform.platform(),
         "cpus": os.cpu_count(),
         "load_average": [round(x, 2) for x in load],
-        "tools": {tool: envs.version_of(tool) for tool in TOOLS},
+        "tools": {tool: envs.version_of(tool) for tool in tools},
     }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (BENCH_QUICK=1)")
+    parser.add_argument("--tiny", action="store_true", help="a few calls: does it run at all")
+    parser.add_argument("--tools", nargs="+", choices=TOOLS, default=list(TOOLS))
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
     args = parser.parse_args(argv)
     quick = args.quick or os.environ.get("BENCH_QUICK") == "1"
-    plan = QUICK if quick else FULL
+    plan = TINY if args.tiny else QUICK if quick else FULL
+    tools = tuple(args.tools)
     started = time.perf_counter()
-    for tool in TOOLS:
+    for tool in tools:
         envs.ensure(tool)
-    results: dict[str, Any] = {"quick": quick, "machine": machine()}
+    results: dict[str, Any] = {"quick": quick or args.tiny, "machine": machine(tools)}
     with tempfile.TemporaryDirectory(prefix="bench-peers-") as temp:
         folder = Path(temp)
-        results["w1"] = w1(plan["w1"], plan["sample"], folder)  # type: ignore[arg-type]
-        results["w2"] = w2(plan["w2"], folder)  # type: ignore[arg-type]
-        results["w3"] = w3(plan["w3"], plan["big"], folder)  # type: ignore[arg-type]
+        results["w1"] = w1(tools, plan["w1"], plan["sample"], folder)  # type: ignore[arg-type]
+        results["w2"] = w2(tools, plan["w2"], folder)  # type: ignore[arg-type]
+        results["w3"] = w3(tools, plan["w3"], plan["big"], folder)  # type: ignore[arg-type]
     results["seconds"] = time.perf_counter() - started
     text = report.markdown(results)
     print(text)

@@ -46,8 +46,11 @@ def ensure(tool: str) -> Path:
     print(f"  making {HOME / tool} ({', '.join(requirements(tool))})", flush=True)
     subprocess.run([sys.executable, "-m", "venv", "--clear", str(HOME / tool)], check=True)
     done = subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-        + requirements(tool),
+        [
+            str(python),
+            *("-m", "pip", "install", "--quiet", "--disable-pip-version-check"),
+            *requirements(tool),
+        ],
         capture_output=True,
         text=True,
         check=False,
@@ -62,7 +65,10 @@ def version_of(tool: str) -> str:
     if tool == "ours":
         return f"provider-cassettes {metadata.version('provider-cassettes')}"
     probe = {"vcrpy": ("vcrpy", "pytest-recording"), "cassetter": ("cassetter",)}[tool]
-    code = "import sys; from importlib import metadata as m; print(' + '.join(f'{n} ' + m.version(n) for n in sys.argv[1:]))"
+    code = (
+        "import sys; from importlib import metadata as m; "
+        "print(' + '.join(f'{n} ' + m.version(n) for n in sys.argv[1:]))"
+    )
     done = subprocess.run(
         [str(python_of(tool)), "-c", code, *probe], capture_output=True, text=True, check=False
     )

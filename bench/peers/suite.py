@@ -15,7 +15,11 @@ from pathlib import Path
 CALLS = 3
 PER_FILE = 30
 
-_MARKERS = {"ours": "@pytest.mark.cassette", "vcrpy": "@pytest.mark.vcr", "cassetter": "@pytest.mark.vcr"}
+_MARKERS = {
+    "ours": "@pytest.mark.cassette",
+    "vcrpy": "@pytest.mark.vcr",
+    "cassetter": "@pytest.mark.vcr",
+}
 # The plugin a floor run leaves out (so the floor pays for none).
 PLUGINS = {"ours": "cassettes", "vcrpy": "recording", "cassetter": "cassetter"}
 
