@@ -87,14 +87,19 @@ def w2(rows: list[dict[str, Any]]) -> list[str]:
         "|---|---|---|---|---|---|---|",
     ]
     for row in rows:
-        replay, floor = row["replay"], row["floor"]
-        above = replay["wall_s"] - floor["wall_s"]
-        status = "" if replay["ok"] else f" (failed: {replay['tail'][:60]})"
-        out.append(
-            f"| {row['tool']}{status} | {row['tests']} | {_s(replay['wall_s'], 2)} | "
-            f"{_s(replay['pytest_s'], 2)} | {_s(floor['wall_s'], 2)} | {_s(above, 2)} | "
-            f"{_ratio(replay['wall_s'], floor['wall_s'])} |"
-        )
+        floor = row["floor"]
+        variants = [("replay", row["tool"])]
+        if "replay_uncached" in row:
+            variants = [("replay", "ours, cache filled"), ("replay_uncached", "ours, no cache")]
+        for key, label in variants:
+            replay = row[key]
+            above = replay["wall_s"] - floor["wall_s"]
+            status = "" if replay["ok"] else f" (failed: {replay['tail'][:60]})"
+            out.append(
+                f"| {label}{status} | {row['tests']} | {_s(replay['wall_s'], 2)} | "
+                f"{_s(replay['pytest_s'], 2)} | {_s(floor['wall_s'], 2)} | {_s(above, 2)} | "
+                f"{_ratio(replay['wall_s'], floor['wall_s'])} |"
+            )
     return out
 
 
@@ -124,6 +129,75 @@ def w3(rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+def _find(rows: list[dict[str, Any]], tool: str, **where: Any) -> dict[str, Any] | None:
+    for row in rows:
+        if row["tool"] == tool and all(row.get(k) == v for k, v in where.items()):
+            return row
+    return None
+
+
+def targets(results: dict[str, Any]) -> list[str]:
+    """The issue's targets, each as the ratio measured in this run."""
+    rows1, rows2, rows3 = results["w1"], results["w2"], results["w3"]
+    out = ["### Targets, as measured in this run", ""]
+    for n in sorted({row["n"] for row in rows1}):
+        ours = _find(rows1, "ours", n=n)
+        if ours is None:
+            continue
+        warm, cold = _w1_total(ours, "replay_warm"), _w1_total(ours, "replay")
+        limit = _limit(ours, ours)
+        out.append(
+            f"- W1 N={n:,} load + calls ÷ limit: {_ratio(warm, limit)} (cache filled), "
+            f"{_ratio(cold, limit)} (cache empty)"
+        )
+        for peer in ("cassetter", "vcrpy"):
+            row = _find(rows1, peer, n=n)
+            if row is not None:
+                theirs = _w1_total(row)
+                out.append(f"  - {peer} ÷ ours (cache filled): {_ratio(theirs, warm)}")
+        limits = ours.get("limits") or {}
+        out.append(
+            f"  - load alone (cache filled) ÷ JSON decode of the same data: "
+            f"{_ratio(limits.get('load_cached_s'), limits.get('json_decode_s'))}"
+        )
+    first, last = _find(rows1, "ours", n=1000), _find(rows1, "ours", n=5000)
+    if first and last:
+        a, b = _get(first, "replay_warm", "median_ms"), _get(last, "replay_warm", "median_ms")
+        out.append(f"- W1 per-call median, N=5,000 ÷ N=1,000: {_ratio(b, a)}")
+    above: dict[str, float] = {}
+    for row in rows2:
+        above[row["tool"]] = row["replay"]["wall_s"] - row["floor"]["wall_s"]
+    if "ours" in above:
+        for peer in ("cassetter", "vcrpy"):
+            if peer in above:
+                ratio = _ratio(above["ours"], above[peer])
+                out.append(f"- W2 time above the floor, ours ÷ {peer}: {ratio}")
+    sizes = sorted({row["n"] for row in rows3 if row["answer"] == 2000})
+    small, big = (
+        (
+            _find(rows3, "ours", n=sizes[0], answer=2000),
+            _find(rows3, "ours", n=sizes[-1], answer=2000),
+        )
+        if sizes
+        else (None, None)
+    )
+    if small and big:
+        out.append(
+            f"- W3 cost per interaction, N={sizes[-1]:,} ÷ N={sizes[0]:,}: "
+            f"{_ratio(per_interaction_ms(big), per_interaction_ms(small))}"
+        )
+    ours3, theirs3 = (
+        _find(rows3, "ours", n=1000, answer=2000),
+        _find(rows3, "cassetter", n=1000, answer=2000),
+    )
+    if ours3 and theirs3:
+        out.append(
+            f"- W3 at N=1,000, ours ÷ cassetter: "
+            f"{_s(per_interaction_ms(ours3))} ms ÷ {_s(per_interaction_ms(theirs3))} ms"
+        )
+    return out
+
+
 def markdown(results: dict[str, Any]) -> str:
     machine = results["machine"]
     lines = [
@@ -139,6 +213,8 @@ def markdown(results: dict[str, Any]) -> str:
         *w2(results["w2"]),
         "",
         *w3(results["w3"]),
+        "",
+        *targets(results),
         "",
     ]
     return "\n".join(lines)

@@ -120,7 +120,7 @@ def append_in_place(
     data = chunk.encode("utf-8")
     last_line = old_head.rfind(b"\n", 0, len(old_head) - 1) + 1
     found = _CHECK_LINE.fullmatch(old_head, last_line, len(old_head) - 1)
-    if not data or found is None:
+    if not data or found is None or not hasattr(os, "pwrite"):  # no pwrite: Windows
         return None
     grown = hasher.copy()
     grown.update(data)
