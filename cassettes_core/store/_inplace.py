@@ -72,11 +72,25 @@ def committed_view(data: bytes) -> bytes:
         return data
     start = mark + len(_MARK)
     end = start + int(found.group(2))
-    if len(data) <= end or (int(found.group(3)) == 0 and _ends_whole(data)):
+    if len(data) <= end:
+        return data
+    # With no pending mark, only what starts as our writer's text and stops mid-interaction is
+    # a torn tail; anything else after the interactions (a bad merge's second key) is a person's.
+    if int(found.group(3)) == 0 and (not data.startswith(b"- seq: ", end) or _ends_whole(data)):
         return data
     if blake3.blake3(data[start:end]).hexdigest()[:32] != found.group(1).decode():
         return data
     return data[:end]
+
+
+def committed_text(text: str) -> str:
+    """:func:`committed_view` for text already read (the same rules, on its UTF-8)."""
+    mark = text.find("\ninteractions:\n")
+    if mark < 0 or not text.startswith("checksum: blake3:", text.rfind("\n", 0, mark) + 1):
+        return text
+    data = text.encode("utf-8")
+    view = committed_view(data)
+    return text if view is data else view.decode("utf-8")
 
 
 # The last line of every interaction the store writes.
