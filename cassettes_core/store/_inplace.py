@@ -15,9 +15,9 @@ Two fsyncs, as many as a whole-file write (the file and its folder) costs.
 A reader (:func:`committed_view`) takes only the committed interactions while ``pending`` is set
 and they still hash to the head's value, so it never sees half of an interaction, whether a
 writer is at work or was killed at any step; the next writer cuts the torn tail off. Text after
-the committed interactions with ``pending`` 0 that ends as a whole interaction does was added
-by a person, and is parsed and checked like any hand edit; one that ends mid-interaction was cut
-short (a power loss before the mark reached the disk) and is treated as a torn tail. A write
+the committed interactions with ``pending`` 0 was added by a person, and is parsed and checked
+like any hand edit, unless it starts as our interactions do and ends mid-interaction: that was
+cut short (a power loss before the mark reached the disk) and is treated as a torn tail. A write
 that fails (a full disk) restores the file byte for byte. Whatever
 this cannot do in place (a new file, a head that changes length, a file edited since it was
 read) is written whole by the caller.
