@@ -36,6 +36,7 @@ module-relative (``<dir>/<module path>/shared.yaml``); a name with a ``/`` or en
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import re
@@ -345,8 +346,10 @@ def node_name(nodeid: str) -> str:
     return (".".join(parts) if parts else base) + bracket + params
 
 
+@functools.lru_cache(maxsize=4096)
 def module_dir(test_file: Path, rootdir: Path) -> PurePosixPath:
-    """The test module's path relative to ``rootdir``, without its ``.py`` suffix."""
+    """The test module's path relative to ``rootdir``, without its ``.py`` suffix (once per
+    module: resolving both paths costs a system call per folder, for every test)."""
     try:
         relative = test_file.resolve().relative_to(rootdir.resolve())
     except ValueError:  # a test file outside the rootdir: keep only its own name

@@ -8,7 +8,11 @@ Helpers, which are functions rather than fixtures, live in ``tests/helpers/``.""
 
 from __future__ import annotations
 
+import atexit
 import importlib
+import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 
 import pytest
@@ -38,6 +42,13 @@ for _module in (
 ):
     importlib.import_module(_module)
 WARM = (secrets.SecretGuard, pytest_plugin.CassetteSession)  # their lazy names, loaded now
+
+# The load cache (cassettes_core/store/_cache.py) stays on, as users have it, but in a folder
+# of this run's own: the suite never reads or fills the cache in the user's home.
+if "CASSETTE_CACHE_DIR" not in os.environ:
+    _CACHE = tempfile.mkdtemp(prefix="cassette-cache-")
+    os.environ["CASSETTE_CACHE_DIR"] = _CACHE
+    atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
 
 _STRIPPED = (
     "CI",

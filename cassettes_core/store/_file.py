@@ -16,12 +16,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+import blake3
 import yaml
 
 from cassettes_core._errors import CassetteFormatError, ConfigError
 from cassettes_core._model import Interaction
 from cassettes_core.store import _yaml
 from cassettes_core.store._atomic import atomic_write, sweep_stale_temporaries
+from cassettes_core.store._inplace import append_in_place, check_value
 from cassettes_core.store._lock import CassetteLock, LockTimeoutError
 from cassettes_core.store._manifest import Manifest
 from cassettes_core.store._parse import parse_interactions
@@ -35,7 +37,7 @@ from cassettes_core.store._read import (
     signature_of,
 )
 from cassettes_core.store._runs import RUN_KEY, RecordRun
-from cassettes_core.store._state import CHECK_KEY, FileState, checksum, started_over, state_of
+from cassettes_core.store._state import CHECK_KEY, FileState, started_over, state_of
 from cassettes_core.store._tail import ITEMS_MARK
 from cassettes_core.store._writable import unwritable
 
@@ -83,13 +85,13 @@ def _appending_manifest(recorded: Manifest | None) -> Manifest:
     )
 
 
-def _render_head(state: FileState, manifest: Manifest, items_text: str) -> str:
+def _render_head(state: FileState, manifest: Manifest, check: str) -> str:
     head: dict[str, Any] = {"version": FORMAT_VERSION, "manifest": manifest.to_dict()}
     if state.run is not None:
         head[RUN_KEY] = state.run.to_dict()
     head.update(state.extra)
-    head[CHECK_KEY] = checksum(items_text)
-    return _yaml.dump(head) + ITEMS_MARK[1:]
+    head[CHECK_KEY] = check
+    return _yaml.dump(head)
 
 
 def _render_items(path: Path, numbered: Sequence[Interaction]) -> str:
@@ -176,6 +178,7 @@ class CassetteFile:
     def _append_locked(
         self, new: Sequence[Interaction], *, rewrite: bool, run: RecordRun | str | None
     ) -> list[Interaction]:
+        fresh = False
         if rewrite:
             record_run = RecordRun.bare(run) if isinstance(run, str) else run
             try:
@@ -183,7 +186,8 @@ class CassetteFile:
             except CassetteFormatError:
                 state = FileState()  # `record` asked to start over an unreadable file
             if record_run is None or not record_run.joins(state.run):
-                state = started_over(state, record_run)
+                state = started_over(self._whole(state), record_run)
+                fresh = True
         else:
             state = self._current()  # never write over a file that cannot be read
         start = state.last_seq + 1
@@ -191,9 +195,16 @@ class CassetteFile:
         if self.guard is not None:
             self.guard.check([i.to_dict() for i in numbered], path=self.path)
         manifest = _appending_manifest(state.manifest)
-        items = state.items_text + _render_items(self.path, numbered)
+        chunk = _render_items(self.path, numbered)
+        if numbered and not fresh and self._in_place(state, manifest, chunk, numbered[-1].seq):
+            return numbered
+        state = self._whole(state)
+        items = (state.items_text or "") + chunk
+        data = items.encode("utf-8")
+        hasher = blake3.blake3(data)
+        head = _render_head(state, manifest, check_value(hasher, len(data)))
         try:
-            atomic_write(self.path, _render_head(state, manifest, items) + items)
+            atomic_write(self.path, head + ITEMS_MARK[1:] + items)
         except OSError as exc:
             raise unwritable(self.path, exc) from exc
         sweep_stale_temporaries(self.path)
@@ -204,5 +215,43 @@ class CassetteFile:
             manifest if items else None,
             state.run,
             state.extra,
+            head=head,
+            items_size=len(data),
+            hasher=hasher,
         )
         return numbered
+
+    def _whole(self, state: FileState) -> FileState:
+        """``state`` with its interactions' text (read again when an append left it on disk)."""
+        return state_of(self.path) if state.items_text is None else state
+
+    def _in_place(self, state: FileState, manifest: Manifest, chunk: str, last_seq: int) -> bool:
+        """Append ``chunk`` in place when the file allows it (see ``_inplace``)."""
+        if state.head is None or state.hasher is None or not chunk or state.manifest is None:
+            return False
+        try:
+            done = append_in_place(
+                self.path,
+                head=state.head,
+                items_size=state.items_size,
+                hasher=state.hasher,
+                chunk=chunk,
+                render_head=lambda check: _render_head(state, manifest, check),
+            )
+        except OSError as exc:
+            raise unwritable(self.path, exc) from exc
+        if done is None:
+            return False
+        sweep_stale_temporaries(self.path)
+        self._last = FileState(
+            None,
+            last_seq,
+            done.signature,
+            manifest,
+            state.run,
+            state.extra,
+            head=done.head,
+            items_size=done.items_size,
+            hasher=done.hasher,
+        )
+        return True

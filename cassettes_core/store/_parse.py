@@ -60,6 +60,56 @@ def parse_interaction(item: Any, path: Path) -> Interaction:
         raise CassetteFormatError(path, str(exc), location="before_record result") from None
 
 
+def trusted_interactions(raw: list[Any] | None) -> list[Interaction]:
+    """The interactions of a document that :func:`parse_interactions` accepted before (a cache
+    entry of the very same bytes): built the same way, without checking them again."""
+    return [_trusted_one(item) for item in raw or ()]
+
+
+def _trusted_one(item: Mapping[str, Any]) -> Interaction:
+    # Mirrors _parse_one and _outcome, minus the checks they already passed.
+    provider = item["provider"]
+    response = stream = error = None
+    if "response" in item:
+        raw = item["response"]
+        response = LLMResponse(
+            body=raw.get("body"), status=raw["status"], headers=_plain_headers(raw)
+        )
+    if "stream" in item:
+        stream = tuple(
+            StreamEvent(
+                data=event["data"],
+                event=event.get("event"),
+                t_ms=None if event.get("t_ms") is None else int(event["t_ms"]),
+            )
+            for event in item["stream"]
+        )
+    if "error" in item:
+        raw = item["error"]
+        error = RecordedError(
+            kind=raw["kind"],
+            status=raw.get("status"),
+            headers=_plain_headers(raw),
+            body=raw.get("body"),
+            message=str(raw.get("message") or ""),
+        )
+    return Interaction(
+        seq=item["seq"],
+        digest=item["digest"],
+        request=LLMRequest.from_record(provider, item["request"]),
+        endpoint=item.get("endpoint"),
+        response=response,
+        stream=stream,
+        error=error,
+        duration_ms=int(item.get("duration_ms", 0)),
+        redacted=item.get("redacted", False) is True,
+    )
+
+
+def _plain_headers(raw: Mapping[str, Any]) -> dict[str, str]:
+    return {str(k): str(v) for k, v in (raw.get("headers") or {}).items()}
+
+
 def _where(text: str, index: int, item: Any) -> str:
     parts = [f"interactions[{index}]"]
     if isinstance(item, Mapping) and isinstance(item.get("seq"), int):

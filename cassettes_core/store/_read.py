@@ -19,10 +19,11 @@ import yaml
 from cassettes_core._errors import CassetteFormatError
 from cassettes_core._model import Interaction
 from cassettes_core._request import DEFAULT_POLICY, MatchPolicy
-from cassettes_core.store import _yaml
+from cassettes_core.store import _cache, _yaml
 from cassettes_core.store._cassette import Cassette
+from cassettes_core.store._inplace import committed_text, committed_view
 from cassettes_core.store._manifest import Manifest
-from cassettes_core.store._parse import parse_interactions
+from cassettes_core.store._parse import parse_interactions, trusted_interactions
 
 FORMAT_VERSION = 1
 
@@ -41,10 +42,10 @@ def require_regular_file(path: Path) -> None:
 
 
 def read_text(path: Path) -> str | None:
-    """The file's text, or ``None`` when it does not exist."""
+    """The file's text as its last finished write left it, or ``None`` when it does not exist."""
     try:
         require_regular_file(path)
-        return path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
     except UnicodeDecodeError as exc:
@@ -53,6 +54,38 @@ def read_text(path: Path) -> str | None:
             f"not UTF-8 text ({exc.reason}); save it as UTF-8",
             location=f"byte {exc.start}",
         ) from exc
+    except IsADirectoryError as exc:
+        raise CassetteFormatError(path, "is a directory, not a cassette file") from exc
+    except NotADirectoryError as exc:
+        raise CassetteFormatError(path, "a parent of this path is a file, not a folder") from exc
+    except OSError as exc:
+        raise _unreadable(path, exc) from exc
+    return committed_text(text)
+
+
+def decode(data: bytes, path: Path) -> str:
+    """A cassette's bytes as text (UTF-8, universal newlines as ``read_text`` reads them)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CassetteFormatError(
+            path,
+            f"not UTF-8 text ({exc.reason}); save it as UTF-8",
+            location=f"byte {exc.start}",
+        ) from exc
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def read_bytes(path: Path) -> bytes | None:
+    """The file's bytes as its last finished write left them (an append in progress, or one
+    whose writer was killed, is not seen), or ``None`` when it does not exist."""
+    try:
+        require_regular_file(path)
+        return committed_view(path.read_bytes())
+    except FileNotFoundError:
+        return None
     except IsADirectoryError as exc:
         raise CassetteFormatError(path, "is a directory, not a cassette file") from exc
     except NotADirectoryError as exc:
@@ -197,13 +230,23 @@ def signature_of(path: Path) -> tuple[int, int, int] | None:
 
 
 def read_snapshot(path: Path) -> Snapshot:
+    """The file as loaded and validated; an unchanged file is decoded from the cache of its
+    validated parse (:mod:`~cassettes_core.store._cache`) instead of parsed again."""
     signature = signature_of(path)
     text = read_text(path)
     if text is None:
         return Snapshot(None, (), None)
+    source = _cache.source_hash(text.encode("utf-8"))
+    cached = _cache.lookup(source)
+    if isinstance(cached, dict):
+        check_version(cached, path)
+        manifest = Manifest.from_dict(cached.get("manifest") or {}, path)
+        interactions = trusted_interactions(cached.get("interactions"))
+        return Snapshot(manifest, tuple(interactions), signature)
     document = parse_document(text, path)
     manifest = Manifest.from_dict(document.get("manifest") or {}, path)
     interactions = parse_interactions(document.get("interactions"), path, text)
+    _cache.store(source, document)
     return Snapshot(manifest, tuple(interactions), signature)
 
 

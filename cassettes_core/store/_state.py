@@ -16,9 +16,16 @@ import blake3
 
 from cassettes_core._errors import CassetteFormatError
 from cassettes_core.store import _yaml
+from cassettes_core.store._inplace import check_matches, check_value
 from cassettes_core.store._manifest import Manifest
 from cassettes_core.store._parse import parse_interactions
-from cassettes_core.store._read import parse_document, parse_yaml, read_text, signature_of
+from cassettes_core.store._read import (
+    decode,
+    parse_document,
+    parse_yaml,
+    read_bytes,
+    signature_of,
+)
 from cassettes_core.store._runs import RUN_KEY, RecordRun, RunMark
 from cassettes_core.store._tail import OwnLayout, own_layout
 
@@ -32,29 +39,41 @@ BOOKKEEPING_KEYS = (RUN_KEY, CHECK_KEY)
 
 
 def checksum(items_text: str) -> str:
-    return "blake3:" + blake3.blake3(items_text.encode("utf-8")).hexdigest()[:32]
+    """The head's checksum value for ``items_text`` (see :mod:`~cassettes_core.store._inplace`)."""
+    data = items_text.encode("utf-8")
+    return check_value(blake3.blake3(data), len(data))
 
 
 @dataclass(frozen=True)
 class FileState:
     """What a write needs of the file on disk: the interactions as text in the store's layout,
     the last seq, the manifest that recorded them (``None`` when there are none), the record
-    run's mark, and any other top-level keys a person added (kept as they were)."""
+    run's mark, and any other top-level keys a person added (kept as they were).
 
-    items_text: str = ""
+    ``head``, ``items_size`` and ``hasher`` (the head's text, the interactions' byte length and
+    a blake3 of them) are set when the file on disk is exactly that, so that an append can add
+    to it in place; ``items_text`` is then ``None`` after such an append (read it from disk).
+    """
+
+    items_text: str | None = ""
     last_seq: int = 0
     signature: tuple[int, int, int] | None = None
     manifest: Manifest | None = None
     run: RunMark | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    head: str | None = None
+    items_size: int = 0
+    hasher: Any = None
 
 
 def state_of(path: Path) -> FileState:
     signature = signature_of(path)
-    text = read_text(path)
-    if text is None:
+    data = read_bytes(path)
+    if data is None:
         return FileState()
-    layout = own_layout(text)
+    text = decode(data, path)
+    # A line break read_text would translate leaves the text unlike the bytes: parse it whole.
+    layout = own_layout(text) if b"\r" not in data else None
     if layout is not None:
         state = _own_layout_state(layout, path, signature)
         if state is not None:
@@ -66,9 +85,11 @@ def _own_layout_state(
     layout: OwnLayout, path: Path, signature: tuple[int, int, int] | None
 ) -> FileState | None:
     """The state of a file in our layout, parsing only its head and last interaction."""
+    items = layout.items.encode("utf-8")
+    hasher = blake3.blake3(items)
     try:
         head = parse_document(layout.head, path)
-        if "interactions" in head or head.get(CHECK_KEY) != checksum(layout.items):
+        if "interactions" in head or not check_matches(head.get(CHECK_KEY), items, hasher):
             return None
         if layout.seqs:
             last = parse_yaml(layout.last_item, path)
@@ -87,6 +108,9 @@ def _own_layout_state(
         manifest if layout.seqs else None,
         RunMark.from_document(head),
         _extra(head),
+        head=layout.head,
+        items_size=len(items),
+        hasher=hasher,
     )
 
 

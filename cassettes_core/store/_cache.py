@@ -1,0 +1,232 @@
+"""A cache of parsed, validated cassettes, so that loading an unchanged file skips the YAML parse.
+
+Parsing YAML costs some hundred times what decoding the same data from JSON does. A cassette
+that loaded and validated once is kept here as JSON, keyed by the blake3 hash of the file's
+bytes and of the code that read it; the next load of the very same bytes decodes that JSON
+instead. Nothing here is trusted on its name alone:
+
+- an entry is used only when its header names the same file hash, the same cache format, the
+  same library and the same reading code, and its payload hashes to what the header says;
+- it holds only what the YAML parse yielded, stored only when JSON gives it back exactly
+  (string keys, JSON types), so a hit builds the same interactions a parse would;
+- the folder is this user's own (created ``0700``); a folder that is a symbolic link, belongs
+  to someone else or can be written by others is not used, and entries are opened without
+  following links and must be regular files of this user;
+- writes go to a temporary file renamed into place (two processes writing one entry each
+  rename a whole file), and the folder is pruned to :data:`MAX_BYTES`, oldest entries first
+  (a hit writes nothing: it stays a read).
+
+Any failure (an unwritable, read-only or missing folder, a damaged entry) means "no cache": the
+file is parsed as if the cache did not exist. The folder is ``$CASSETTE_CACHE_DIR``, else
+``$XDG_CACHE_HOME/provider-cassettes``, else ``~/.cache/provider-cassettes``;
+``CASSETTE_CACHE=off`` turns the cache off; ``CASSETTE_CACHE_MAX_MB`` bounds it (512 MB).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import stat
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import blake3
+
+from cassettes_core._version import __version__
+
+CACHE_FORMAT = 1
+DIR_VARIABLE = "CASSETTE_CACHE_DIR"
+SWITCH_VARIABLE = "CASSETTE_CACHE"
+SIZE_VARIABLE = "CASSETTE_CACHE_MAX_MB"
+MAX_BYTES = 512 * 1024 * 1024
+_SUFFIX = ".json"
+_TMP_PREFIX = ".entry."
+_STALE_TMP_NS = 600 * 10**9
+_OFF = frozenset({"0", "off", "false", "no"})
+# The modules whose code decides what a parse yields and what a load accepts.
+_READERS = ("_yaml", "_parse", "_read", "_manifest", "_cache")
+
+
+@functools.cache
+def _code_key() -> str:
+    """A hash of the reading code: a cache written by other code (another checkout, an edit
+    of the parser) is never taken for this one's, whatever the version number says."""
+    hasher = blake3.blake3(f"{CACHE_FORMAT}\0{__version__}\0".encode())
+    here = Path(__file__).parent
+    for name in _READERS:
+        with contextlib.suppress(OSError):
+            hasher.update((here / f"{name}.py").read_bytes())
+    for sibling in ("_model.py", "_request.py", "digest.py"):
+        with contextlib.suppress(OSError):
+            hasher.update((here.parent / sibling).read_bytes())
+    return hasher.hexdigest()[:32]
+
+
+def cache_dir() -> Path | None:
+    """Where entries live, or ``None`` when the cache is turned off."""
+    if os.environ.get(SWITCH_VARIABLE, "").strip().lower() in _OFF:
+        return None
+    explicit = os.environ.get(DIR_VARIABLE)
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "provider-cassettes"
+
+
+def _own_folder(folder: Path, *, create: bool) -> bool:
+    """True when ``folder`` is a real directory of this user that nobody else may write."""
+    try:
+        info = os.lstat(folder)
+    except FileNotFoundError:
+        if not create:
+            return False
+        try:
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            os.mkdir(folder, 0o700)
+            info = os.lstat(folder)
+        except OSError:
+            return False
+    except OSError:
+        return False
+    if not stat.S_ISDIR(info.st_mode) or info.st_mode & 0o022:
+        return False
+    return not hasattr(os, "geteuid") or info.st_uid == os.geteuid()
+
+
+def source_hash(data: bytes) -> str:
+    return blake3.blake3(data).hexdigest()
+
+
+def _entry(folder: Path, digest: str) -> Path:
+    return folder / f"{blake3.blake3(f'{_code_key()}:{digest}'.encode()).hexdigest()[:40]}{_SUFFIX}"
+
+
+def _header(digest: str, payload: bytes) -> dict[str, Any]:
+    return {
+        "format": CACHE_FORMAT,
+        "library": __version__,
+        "code": _code_key(),
+        "source": digest,
+        "payload": blake3.blake3(payload).hexdigest(),
+    }
+
+
+def lookup(digest: str) -> Any | None:
+    """The document cached for a file whose bytes hash to ``digest``, or ``None``."""
+    folder = cache_dir()
+    if folder is None or not _own_folder(folder, create=False):
+        return None
+    entry = _entry(folder, digest)
+    read = _read_own_file(entry)
+    if read is None:
+        return None
+    head, payload = read
+    try:
+        if not head.endswith(b"\n") or json.loads(head) != _header(digest, payload):
+            return None
+        document = json.loads(payload)
+    except (ValueError, RecursionError):
+        return None
+    return document
+
+
+def _read_own_file(entry: Path) -> tuple[bytes, bytes] | None:
+    """The header line and the rest of a regular file of this user, links not followed."""
+    try:
+        fd = os.open(entry, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or (
+            hasattr(os, "geteuid") and info.st_uid != os.geteuid()
+        ):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.readline(4096), handle.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def store(digest: str, document: Any) -> None:
+    """Keep ``document`` (the validated parse of a file hashing to ``digest``), if it can be
+    kept exactly; any failure leaves the cache as it was."""
+    folder = cache_dir()
+    if folder is None or not _is_plain_json(document):
+        return
+    try:
+        payload = json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode()
+    except (ValueError, TypeError, RecursionError, UnicodeEncodeError):
+        return
+    if not _own_folder(folder, create=True):
+        return
+    head = json.dumps(_header(digest, payload)).encode()
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=".tmp", dir=folder)
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(head + b"\n" + payload)
+        os.replace(tmp, _entry(folder, digest))
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        return
+    _prune(folder)
+
+
+def _is_plain_json(document: Any) -> bool:
+    """True when JSON gives ``document`` back exactly: str keys, JSON types (iterative)."""
+    pending = [document]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            if not all(type(key) is str for key in item):
+                return False
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+        elif item is not None and type(item) not in (str, int, float, bool):
+            return False
+    return True
+
+
+def _prune(folder: Path) -> None:
+    """Remove the oldest entries while the folder holds more than the bound."""
+    stale_before = time.time_ns() - _STALE_TMP_NS
+    try:
+        with os.scandir(folder) as listing:
+            entries = []
+            for item in listing:
+                if not item.is_file(follow_symlinks=False):
+                    continue
+                info = item.stat(follow_symlinks=False)
+                if item.name.endswith(_SUFFIX):
+                    entries.append((info.st_mtime_ns, info.st_size, item.path))
+                elif item.name.startswith(_TMP_PREFIX) and info.st_mtime_ns < stale_before:
+                    with contextlib.suppress(OSError):
+                        os.unlink(item.path)  # a killed writer's temporary
+    except OSError:
+        return
+    total = sum(size for _, size, _ in entries)
+    limit = _max_bytes()
+    for _, size, name in sorted(entries):
+        if total <= limit:
+            break
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+        total -= size
+
+
+def _max_bytes() -> int:
+    try:
+        return int(float(os.environ[SIZE_VARIABLE]) * 1024 * 1024)
+    except (KeyError, ValueError, OverflowError):
+        return MAX_BYTES
