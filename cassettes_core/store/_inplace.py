@@ -83,6 +83,22 @@ def committed_view(data: bytes) -> bytes:
     return data[:end]
 
 
+def cut_short_by(data: bytes) -> int:
+    """How many bytes of its finished interactions a file lost when it ends mid-interaction,
+    shorter than its last write left it (a truncated copy, a disk that lost its end); 0 when
+    it is whole, or ends as a whole interaction does (interactions a person removed)."""
+    mark = data.find(_MARK)
+    if mark < 0:
+        return 0
+    found = _CHECK_LINE.fullmatch(data, data.rfind(b"\n", 0, mark) + 1, mark)
+    if found is None:
+        return 0
+    end = mark + len(_MARK) + int(found.group(2))
+    if len(data) >= end or _ends_whole(data.rstrip() + b"\n"):  # an editor may drop the last \n
+        return 0
+    return end - len(data)
+
+
 def committed_text(text: str) -> str:
     """:func:`committed_view` for text already read (the same rules, on its UTF-8)."""
     mark = text.find("\ninteractions:\n")

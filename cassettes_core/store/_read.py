@@ -21,7 +21,7 @@ from cassettes_core._model import Interaction
 from cassettes_core._request import DEFAULT_POLICY, MatchPolicy
 from cassettes_core.store import _cache, _yaml
 from cassettes_core.store._cassette import Cassette
-from cassettes_core.store._inplace import committed_text, committed_view
+from cassettes_core.store._inplace import committed_text, committed_view, cut_short_by
 from cassettes_core.store._manifest import Manifest
 from cassettes_core.store._parse import parse_interactions, trusted_interactions
 
@@ -60,7 +60,20 @@ def read_text(path: Path) -> str | None:
         raise CassetteFormatError(path, "a parent of this path is a file, not a folder") from exc
     except OSError as exc:
         raise _unreadable(path, exc) from exc
+    _refuse_cut_short(text.encode("utf-8"), path)
     return committed_text(text)
+
+
+def _refuse_cut_short(data: bytes, path: Path) -> None:
+    missing = cut_short_by(data)
+    if missing:
+        raise CassetteFormatError(
+            path,
+            f"ends in the middle of an interaction, {missing} bytes shorter than its last write "
+            "left it: the file was cut short (a truncated copy or a damaged disk) and its last "
+            "interactions are lost; restore it from version control, or re-record it "
+            "(--cassette-mode=record)",
+        )
 
 
 def decode(data: bytes, path: Path) -> str:
@@ -83,7 +96,9 @@ def read_bytes(path: Path) -> bytes | None:
     whose writer was killed, is not seen), or ``None`` when it does not exist."""
     try:
         require_regular_file(path)
-        return committed_view(path.read_bytes())
+        data = path.read_bytes()
+        _refuse_cut_short(data, path)
+        return committed_view(data)
     except FileNotFoundError:
         return None
     except IsADirectoryError as exc:

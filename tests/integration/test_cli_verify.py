@@ -83,7 +83,7 @@ def test_every_problem_is_reported_not_only_the_first(
     [
         pytest.param(lambda t: t.replace("version: 1", "version: 7", 1), "newer", id="too-new"),
         pytest.param(lambda t: t[: len(t) // 2], "", id="truncated-half"),
-        pytest.param(lambda t: t[: t.rindex("  response:")], "no 'response'", id="truncated-item"),
+        pytest.param(lambda t: t[: t.rindex("  response:")], "cut short", id="truncated-item"),
         pytest.param(lambda t: "", "", id="empty"),
         pytest.param(
             lambda t: t.replace("digest_scheme: blake3-v1", "digest_scheme: sha9", 1),
