@@ -84,14 +84,28 @@ def read_usage(path: Path) -> Usage:
             f"cassettes of tests that simply did not run, so nothing was done\nTIP: {RERUN}."
         )
     root = Path(str(data.get("rootdir") or ""))
-    if not root.is_dir():
+    if not root.is_dir():  # a list brought from another machine: its names are rootdir's
         root = path.parent
+    root = root.resolve()
     raw = data.get("cassettes")
     entries: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    cassettes = {(root / name).resolve(): entry for name, entry in entries.items()}
+    if cassettes and not any(named.is_file() for named in cassettes):
+        raise ConfigError(
+            f"{path} names {len(cassettes)} cassettes under {root}, and none of them is there: "
+            "the list was written for another checkout, so nothing was done\nTIP: put the list "
+            f"at the root of the project it was written in, or {RERUN}."
+        )
+    folder = (root / str(data.get("cassette_dir") or "cassettes")).resolve()
+    if not folder.is_relative_to(root):
+        raise ConfigError(
+            f"{path} names the cassette folder {folder}, outside the run's rootdir {root}; "
+            f"nothing was done\nTIP: {RERUN}."
+        )
     return Usage(
         rootdir=root,
-        cassette_dir=root / str(data.get("cassette_dir") or "cassettes"),
-        cassettes={(root / name).resolve(): entry for name, entry in entries.items()},
+        cassette_dir=folder,
+        cassettes=cassettes,
         written_at=_epoch(data.get("written_at"), path),
     )
 
@@ -109,6 +123,13 @@ def plan_prune(usage: Usage, folders: list[Path]) -> PrunePlan:
     unused: list[Path] = []
     unplayed: list[tuple[Path, tuple[int, ...]]] = []
     kept: list[tuple[Path, str]] = []
+    for folder in folders:
+        if not folder.resolve().is_relative_to(usage.rootdir):
+            raise ConfigError(
+                f"{folder} is not under {usage.rootdir}, where the run that wrote the usage list "
+                "ran: that run could not have used its cassettes, so nothing was done\n"
+                f"TIP: prune a folder of that project, or {RERUN} in this one."
+            )
     for path, named in cassette_files(folders):
         entry = usage.cassettes.get(path.resolve())
         try:

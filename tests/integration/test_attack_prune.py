@@ -1,0 +1,208 @@
+"""Attacks on `cassettes prune`: runs that look whole but are not, and lists that do not
+describe the folder pruned. Nothing recorded may be deleted on their word."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from cassettes_core.cli import main
+from cassettes_core.testing.emulator import Emulator
+from tests.helpers.inner import InnerRun
+
+TESTS = """
+import openai
+import pytest
+
+
+def ask(question):
+    client = openai.OpenAI(max_retries=0)
+    return client.chat.completions.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": question}])
+
+
+@pytest.mark.cassette
+def test_one():
+    ask("one")
+
+
+def test_fixture_only(cassette):
+    if SKIP:
+        pytest.skip("not today")
+    ask("fixture")
+"""
+
+OPTIONAL = """
+import openai
+import pytest
+
+if SKIP:
+    pytest.skip("the optional extra is not installed", allow_module_level=True)
+
+
+@pytest.mark.cassette
+def test_optional():
+    openai.OpenAI(max_retries=0).chat.completions.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": "optional"}])
+"""
+
+
+def write(pytester: pytest.Pytester, *, skip: bool) -> None:
+    pytester.makepyfile(
+        test_usage=TESTS.replace("SKIP", str(skip)),
+        test_optional=OPTIONAL.replace("SKIP", str(skip)),
+    )
+
+
+@pytest.fixture
+def recorded(pytester: pytest.Pytester, provider: Emulator, inner: InnerRun) -> Path:
+    write(pytester, skip=False)
+    inner("--cassette-mode=record").assert_outcomes(passed=3)
+    folder = pytester.path / "cassettes"
+    assert len(sorted(folder.rglob("*.yaml"))) == 3
+    return folder
+
+
+def prune_delete(usage: Path, *dirs: str) -> int:
+    return main(["prune", "--usage", str(usage), "--delete", *dirs])
+
+
+def assert_all_kept(folder: Path, before: list[Path]) -> None:
+    assert sorted(folder.rglob("*.yaml")) == before
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(("--collect-only",), id="collect-only"),
+        pytest.param(("--co", "-q"), id="co"),
+        pytest.param(("--setup-plan",), id="setup-plan"),
+        pytest.param(("--ignore=test_optional.py",), id="ignore"),
+        pytest.param(("--ignore-glob=*optional*",), id="ignore-glob"),
+        pytest.param(("--deselect=test_usage.py::nothing",), id="deselect-nothing-is-whole"),
+    ],
+)
+def test_runs_that_ran_no_or_fewer_tests_prune_nothing(
+    recorded: Path, pytester: pytest.Pytester, inner: InnerRun, args: tuple[str, ...]
+) -> None:
+    before = sorted(recorded.rglob("*.yaml"))
+    inner("--cassette-mode=replay", "--cassette-usage=usage.json", *args)
+    code = prune_delete(pytester.path / "usage.json")
+    if args[0].startswith("--deselect"):
+        assert code == 0
+    else:
+        assert code == 2
+    assert_all_kept(recorded, before)
+
+
+def test_a_module_skipped_at_collection_keeps_its_cassettes(
+    recorded: Path, pytester: pytest.Pytester, inner: InnerRun
+) -> None:
+    """`pytest.skip(allow_module_level=True)` / `importorskip`: the module's tests never exist
+    in the run, so the run cannot say their cassettes are unused."""
+    before = sorted(recorded.rglob("*.yaml"))
+    write(pytester, skip=True)
+    inner("--cassette-mode=replay", "--cassette-usage=usage.json")
+    prune_delete(pytester.path / "usage.json")
+    assert_all_kept(recorded, before)
+
+
+@pytest.mark.parametrize("how", ["skip", "skipif"])
+def test_a_fixture_only_test_skipped_keeps_its_cassette(
+    recorded: Path, pytester: pytest.Pytester, inner: InnerRun, how: str
+) -> None:
+    """A test that opens its cassette through the fixture alone, skipped inside the test or by
+    a skipif mark (the fixture never set up): its cassette is not judged."""
+    source = TESTS.replace("SKIP", "True")
+    if how == "skipif":
+        source = source.replace(
+            "def test_fixture_only", '@pytest.mark.skipif(True, reason="x")\ndef test_fixture_only'
+        )
+    pytester.makepyfile(test_usage=source)
+    inner("--cassette-mode=replay", "--cassette-usage=usage.json")
+    prune_delete(pytester.path / "usage.json")
+    assert (recorded / "test_usage" / "test_fixture_only.yaml").exists()
+
+
+def test_a_list_of_another_project_prunes_nothing_here(
+    recorded: Path,
+    pytester: pytest.Pytester,
+    inner: InnerRun,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """The list of project A, pruned against project B's folder: B's cassettes are not in A's
+    list because A never ran them, not because nobody uses them."""
+    inner("--cassette-mode=replay", "--cassette-usage=usage.json").assert_outcomes(passed=3)
+    other = tmp_path_factory.mktemp("other project")
+    (other / "cassettes").mkdir()
+    for path in recorded.rglob("*.yaml"):
+        target = other / "cassettes" / path.relative_to(recorded)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(path.read_bytes())
+
+    old = time.time() - 3600
+    for path in (other / "cassettes").rglob("*.yaml"):
+        os.utime(path, (old, old))
+    before = sorted((other / "cassettes").rglob("*.yaml"))
+    assert prune_delete(pytester.path / "usage.json", str(other / "cassettes")) == 2
+    assert sorted((other / "cassettes").rglob("*.yaml")) == before
+
+
+def test_a_list_moved_off_its_machine_prunes_nothing(
+    recorded: Path, pytester: pytest.Pytester, inner: InnerRun
+) -> None:
+    """A CI artifact: rootdir names a machine that is not this one, and the list sits in a
+    sub-folder; its names do not match the files here."""
+    inner("--cassette-mode=replay", "--cassette-usage=usage.json").assert_outcomes(passed=3)
+    data = json.loads((pytester.path / "usage.json").read_text())
+    data["rootdir"] = "/nonexistent/ci/build"
+    (pytester.path / "artifacts").mkdir()
+    (pytester.path / "artifacts" / "usage.json").write_text(json.dumps(data))
+
+    old = time.time() - 3600
+    for path in recorded.rglob("*.yaml"):
+        os.utime(path, (old, old))
+    before = sorted(recorded.rglob("*.yaml"))
+    prune_delete(pytester.path / "artifacts" / "usage.json", str(recorded))
+    assert_all_kept(recorded, before)
+
+
+def test_a_forged_cassette_dir_cannot_reach_outside_the_rootdir(
+    recorded: Path,
+    pytester: pytest.Pytester,
+    inner: InnerRun,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    inner("--cassette-mode=replay", "--cassette-usage=usage.json").assert_outcomes(passed=3)
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    victim = elsewhere / "kept.yaml"
+    victim.write_bytes((recorded / "test_usage" / "test_one.yaml").read_bytes())
+
+    old = time.time() - 3600
+    os.utime(victim, (old, old))
+    data = json.loads((pytester.path / "usage.json").read_text())
+    data["cassette_dir"] = str(elsewhere)
+    (pytester.path / "usage.json").write_text(json.dumps(data))
+    assert prune_delete(pytester.path / "usage.json") == 2
+    assert victim.exists()
+
+
+def test_under_xdist_a_skipped_fixture_only_test_keeps_its_cassette(
+    recorded: Path, pytester: pytest.Pytester, inner: InnerRun
+) -> None:
+    """The workers collect; the controller, which writes the list, must hear of the test."""
+    source = TESTS.replace("SKIP", "False").replace(
+        "def test_fixture_only", '@pytest.mark.skipif(True, reason="x")\ndef test_fixture_only'
+    )
+    pytester.makepyfile(test_usage=source)
+    inner("--cassette-mode=replay", "--cassette-usage=usage.json", "-n", "2", "-p", "xdist")
+    usage = json.loads((pytester.path / "usage.json").read_text())
+    assert usage["complete"] is True
+    entry = usage["cassettes"]["cassettes/test_usage/test_fixture_only.yaml"]
+    assert entry["not_judged"]
+    prune_delete(pytester.path / "usage.json")
+    assert (recorded / "test_usage" / "test_fixture_only.yaml").exists()
