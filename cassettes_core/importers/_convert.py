@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import zlib
 from collections.abc import Mapping
 from typing import Any
@@ -102,12 +103,46 @@ def _request_body(exchange: Exchange) -> dict[str, Any]:
         if not data:
             raise _NotConvertedError("the request has no body to match it by")
         try:
-            value = json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
+            value = json.loads(data.decode("utf-8"), object_pairs_hook=_once)
+        except (UnicodeDecodeError, ValueError, RecursionError):
             raise _NotConvertedError("the request body is not JSON") from None
     if not isinstance(value, dict):
         raise _NotConvertedError("the request body is not a JSON object")
+    _require_json_data(value, "request")
     return value
+
+
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:  # which one the provider read is not known: never guessed
+            raise _NotConvertedError(f"the request body has the key {key!r} twice")
+        out[key] = value
+    return out
+
+
+def _require_json_data(value: Any, side: str) -> None:
+    """Refuse what no SDK sent or read as JSON: a YAML set, timestamp or ``!!binary`` kept
+    parsed, NaN or infinity, a key that is not text."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            odd = next((k for k in item if not isinstance(k, str)), _TEXT_KEYS)
+            if odd is not _TEXT_KEYS:
+                raise _NotConvertedError(f"the {side} body has the key {odd!r}, not JSON data")
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise _NotConvertedError(f"the {side} body holds {item!r}, not JSON data")
+        elif item is not None and not isinstance(item, str | int | float):
+            raise _NotConvertedError(
+                f"the {side} body holds a {type(item).__name__} (a YAML tag?), not JSON data"
+            )
+
+
+_TEXT_KEYS = object()  # every key of a mapping is text
 
 
 def _content_type(headers: Mapping[str, list[str]]) -> str | None:
@@ -127,6 +162,7 @@ def _outcome(exchange: Exchange, provider: str) -> dict[str, Any]:
         value: Any = body.parsed
         if isinstance(value, str) and _sse_text(value, content_type):
             return _stream(value.encode("utf-8"), provider)
+        _require_json_data(value, "response")
     else:
         data = _bytes_of(body, exchange.response_headers, "response") or b""
         if status < 400 and (is_event_stream(content_type) or _sse_text(data[:16], None)):
