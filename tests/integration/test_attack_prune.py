@@ -206,3 +206,21 @@ def test_under_xdist_a_skipped_fixture_only_test_keeps_its_cassette(
     assert entry["not_judged"]
     prune_delete(pytester.path / "usage.json")
     assert (recorded / "test_usage" / "test_fixture_only.yaml").exists()
+
+
+def test_a_linked_folder_to_another_project_is_not_pruned(
+    recorded: Path,
+    pytester: pytest.Pytester,
+    inner: InnerRun,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """cassettes/shared -> a folder of another project: no run here speaks for its files."""
+    inner("--cassette-mode=replay", "--cassette-usage=usage.json").assert_outcomes(passed=3)
+    other = tmp_path_factory.mktemp("other")
+    victim = other / "theirs.yaml"
+    victim.write_bytes((recorded / "test_usage" / "test_one.yaml").read_bytes())
+    old = time.time() - 3600
+    os.utime(victim, (old, old))
+    (recorded / "shared").symlink_to(other, target_is_directory=True)
+    assert prune_delete(pytester.path / "usage.json") == 0
+    assert victim.exists()
