@@ -87,11 +87,29 @@ def plainly_not_a_cassette(path: Path) -> bool:
         document = load_plain_yaml(text or "", path)
     except CassetteFormatError:
         return False
+    return _plainly_other(document)
+
+
+def _plainly_other(document: Any) -> bool:
     if document is None:  # an empty file: a cassette cut to nothing, reported as one
         return False
     if not isinstance(document, dict):
         return True
     return "interactions" not in document and "version" not in document
+
+
+def not_ours(text: str, path: Path) -> str | None:
+    """Why the YAML ``text`` is no cassette of ours to compare (another tool's YAML, such as a
+    CI workflow, or a vcrpy cassette), or ``None`` when it is one (or a damaged one)."""
+    try:
+        document = load_plain_yaml(text, path)
+    except CassetteFormatError:
+        return None
+    if _plainly_other(document):
+        return "not a cassette"
+    if _foreign_document(document):
+        return "a vcrpy / pytest-recording / cassetter cassette (cassettes import converts it)"
+    return None
 
 
 def foreign(path: Path) -> bool:
@@ -100,6 +118,10 @@ def foreign(path: Path) -> bool:
         document = load_plain_yaml(read_text(path) or "", path)
     except CassetteFormatError:
         return False
+    return _foreign_document(document)
+
+
+def _foreign_document(document: Any) -> bool:
     items = document.get("interactions") if isinstance(document, dict) else None
     first = items[0] if isinstance(items, list) and items else None
     request = first.get("request") if isinstance(first, dict) else None
