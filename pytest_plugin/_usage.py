@@ -56,6 +56,7 @@ class UsageWriter:
         self.failed: set[str] = set()
         self.skipped: set[str] = set()
         self.fixture_users: dict[str, set[str]] = {}  # tests that ask for the fixture alone
+        self.ran: set[str] = set()  # every test that reported (under xdist: to the controller)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Note the cassette of each test that uses the ``cassette`` fixture without the marker:
@@ -82,6 +83,7 @@ class UsageWriter:
             self._because(f"{report.nodeid or 'a module'} was skipped whole at collection")
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.ran.add(report.nodeid)
         if report.failed:
             self.failed.add(report.nodeid)
         elif report.skipped:
@@ -126,6 +128,12 @@ class UsageWriter:
         for option, flag in (("lf", "--lf"), ("stepwise", "--sw")):
             if config.getoption(option, False):
                 self._because(f"{flag} runs only some tests")
+        # Whatever ended the run (pytest.exit in a test, --fixtures, a plugin): every test
+        # collected must have run for the list to speak for the suite.
+        collected = session.testscollected
+        if not collected or len(self.ran) < collected:
+            ran = f"only {len(self.ran)} of {collected} collected tests ran"
+            self._because(ran if collected else "no test ran")
         for option, flag in _RUN_NOTHING:
             if config.getoption(option, False):
                 self._because(f"{flag} runs no test")

@@ -224,3 +224,44 @@ def test_a_linked_folder_to_another_project_is_not_pruned(
     (recorded / "shared").symlink_to(other, target_is_directory=True)
     assert prune_delete(pytester.path / "usage.json") == 0
     assert victim.exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(("--fixtures",), id="fixtures"),
+        pytest.param(("--markers",), id="markers"),
+        pytest.param(("--fixtures-per-test",), id="fixtures-per-test"),
+    ],
+)
+def test_runs_that_only_list_prune_nothing(
+    recorded: Path, pytester: pytest.Pytester, inner: InnerRun, args: tuple[str, ...]
+) -> None:
+    before = sorted(recorded.rglob("*.yaml"))
+    inner("--cassette-mode=replay", "--cassette-usage=usage.json", *args)
+    if (pytester.path / "usage.json").exists():
+        assert prune_delete(pytester.path / "usage.json") == 2
+    assert_all_kept(recorded, before)
+
+
+def test_a_run_a_test_ended_with_pytest_exit_prunes_nothing(
+    recorded: Path, pytester: pytest.Pytester, inner: InnerRun
+) -> None:
+    """`pytest.exit("...", returncode=0)` inside a test ends the session early with exit 0."""
+    before = sorted(recorded.rglob("*.yaml"))
+    source = TESTS.replace("SKIP", "False").replace(
+        '    ask("one")', '    ask("one")\n    pytest.exit("enough", returncode=0)'
+    )
+    pytester.makepyfile(test_usage=source, test_optional="")
+    inner("--cassette-mode=replay", "--cassette-usage=usage.json", "-p", "no:randomly")
+    if (pytester.path / "usage.json").exists():
+        assert prune_delete(pytester.path / "usage.json") == 2
+    assert_all_kept(recorded, before)
+
+
+def test_sw_skip_is_partial(recorded: Path, pytester: pytest.Pytester, inner: InnerRun) -> None:
+    pytester.runpytest_inprocess(
+        "-p", "no:hypothesispytest", "--cassette-usage=usage.json", "--sw-skip"
+    )
+    usage = json.loads((pytester.path / "usage.json").read_text())
+    assert usage["complete"] is False
