@@ -13,7 +13,6 @@ recording's.
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import zlib
@@ -75,23 +74,46 @@ def _bytes_of(body: Body, headers: Mapping[str, list[str]], side: str) -> bytes 
     try:
         for encoding in reversed(encodings):
             if encoding in ("gzip", "x-gzip") and data.startswith(b"\x1f\x8b"):
-                data = gzip.decompress(data)
+                data = _bounded(data, _GZIP, side)
             elif encoding == "deflate" and isinstance(raw, bytes):
-                data = _inflate(data)
+                data = _inflate(data, side)
             elif encoding not in ("identity", "gzip", "x-gzip", "deflate"):
                 raise _NotConvertedError(f"the {side} body is {encoding}-encoded, not read here")
         if data.startswith(b"\x1f\x8b"):  # gzip bytes whose header was dropped
-            data = gzip.decompress(data)
+            data = _bounded(data, _GZIP, side)
     except (OSError, EOFError, zlib.error) as exc:
         raise _NotConvertedError(f"the {side} body does not decompress ({exc})") from None
     return data
 
 
-def _inflate(data: bytes) -> bytes:
+MAX_BODY = 256 * 1024 * 1024  # decompressed; a gzip "bomb" of a few KB would fill memory
+_GZIP = 16 + zlib.MAX_WBITS  # zlib's window bits that read a gzip header
+
+
+def _inflate(data: bytes, side: str) -> bytes:
     try:
-        return zlib.decompress(data)
+        return _bounded(data, zlib.MAX_WBITS, side)
     except zlib.error:
-        return zlib.decompress(data, -zlib.MAX_WBITS)  # raw deflate, as some servers send
+        return _bounded(data, -zlib.MAX_WBITS, side)  # raw deflate, as some servers send
+
+
+def _bounded(data: bytes, wbits: int, side: str) -> bytes:
+    """``data`` decompressed, every gzip member of it, refused past :data:`MAX_BODY` bytes."""
+    out: list[bytes] = []
+    size = 0
+    while data:
+        engine = zlib.decompressobj(wbits)
+        chunk = engine.decompress(data, MAX_BODY - size + 1)
+        size += len(chunk)
+        out.append(chunk)
+        if size > MAX_BODY or engine.unconsumed_tail:
+            raise _NotConvertedError(
+                f"the {side} body decompresses to more than {MAX_BODY // 2**20} MB"
+            )
+        if not engine.eof:
+            raise EOFError("the compressed data ends before its end marker")
+        data = engine.unused_data if wbits == _GZIP else b""
+    return b"".join(out)
 
 
 def _request_body(exchange: Exchange) -> dict[str, Any]:

@@ -5,13 +5,24 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from cassettes_core.testing.emulator import Emulator
-from tests.integration.test_cli_diff import _git, record_plain, run
+from tests.integration.test_cli_diff import record_plain, run
 from tests.unit.test_import_formats import vcr_item, write_yaml
+
+
+def _git(folder: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
+        cwd=folder,
+        check=True,
+        capture_output=True,
+    )
+
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

@@ -3,7 +3,9 @@ land on one output, duplicate keys, and YAML values that are not JSON data."""
 
 from __future__ import annotations
 
+import gzip
 import json
+import zlib
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,8 @@ import yaml
 
 from cassettes_core.cli import main
 from cassettes_core.store import load_cassette
-from tests.unit.test_import_formats import vcr_item, write_yaml
+from tests.unit.test_import_formats import ANSWER as ANSWER_BODY
+from tests.unit.test_import_formats import ASK, vcr_item, write_yaml
 
 HEALTH = {
     "request": {"body": None, "headers": {}, "method": "GET", "uri": "https://example.com/up"},
@@ -137,3 +140,63 @@ def test_the_plain_parsed_body_still_imports(tmp_path: Path) -> None:
     cassette = load_cassette(tmp_path / "out.yaml")
     assert cassette is not None
     assert len(cassette.interactions) == 1
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate", "no-header"])
+@pytest.mark.parametrize("side", ["request", "response"])
+def test_a_compression_bomb_is_listed_not_expanded(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    encoding: str,
+    side: str,
+) -> None:
+    """A few KB of gzip that expand to gigabytes would fill memory: decompression stops at
+    the bound (lowered here so the test stays small) and the call is listed."""
+    monkeypatch.setattr("cassettes_core.importers._convert.MAX_BODY", 64 * 1024)
+    padded = (
+        {**ANSWER_BODY, "pad": " " * 200_000}
+        if side == "response"
+        else {**ASK, "pad": " " * 200_000}
+    )
+    raw = json.dumps(padded).encode()
+    packed = zlib.compress(raw) if encoding == "deflate" else gzip.compress(raw)
+    assert len(packed) < 2048
+    headers = {} if encoding == "no-header" else {"Content-Encoding": [encoding]}
+    if side == "request":
+        item = vcr_item(request_body=packed, request_headers=headers)
+    else:
+        item = vcr_item(
+            response_body=packed,
+            response_headers={"Content-Type": ["application/json"], **headers},
+        )
+    source = write_yaml(tmp_path / "bomb.yaml", item)
+    code = main(["import", str(source), "-o", str(tmp_path / "out.yaml")])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "decompresses to more than" in out
+    assert not (tmp_path / "out.yaml").exists()
+
+
+@pytest.mark.parametrize("members", [1, 2])
+def test_gzip_within_the_bound_still_decompresses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], members: int
+) -> None:
+    text = json.dumps(ANSWER_BODY).encode()
+    half = len(text) // 2
+    packed = (
+        gzip.compress(text)
+        if members == 1
+        else gzip.compress(text[:half]) + gzip.compress(text[half:])
+    )
+    item = vcr_item(
+        response_body=packed,
+        response_headers={"Content-Type": ["application/json"], "Content-Encoding": ["gzip"]},
+    )
+    source = write_yaml(tmp_path / "ok.yaml", item)
+    assert main(["import", str(source), "-o", str(tmp_path / "out.yaml")]) == 0, capsys.readouterr()
+    cassette = load_cassette(tmp_path / "out.yaml")
+    assert cassette is not None
+    response = cassette.interactions[0].response
+    assert response is not None
+    assert response.body == ANSWER_BODY
