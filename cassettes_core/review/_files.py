@@ -8,6 +8,7 @@ a mapping with neither ``interactions`` nor ``version``) is skipped with a note.
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +62,7 @@ def read_cassette(path: Path, *, named: bool = True) -> Cassette:
     A path that does not exist is a :class:`ConfigError`; a file under a directory that is
     plainly another tool's YAML is a :class:`NotACassetteError`.
     """
+    _require_a_file(path)
     try:
         cassette = load_cassette(path)
     except CassetteFormatError:
@@ -78,6 +80,23 @@ def read_cassette(path: Path, *, named: bool = True) -> Cassette:
             "cassettes under a folder)."
         )
     return cassette
+
+
+def _require_a_file(path: Path) -> None:
+    """A pipe (``<(git show REV:c.yaml)``, ``-``) or a device is not read: the store reads
+    only regular files, and a device would never end. Say what to do instead."""
+    tip = (
+        "TIP: save it to a file first (git show REV:PATH > old.yaml), or let diff read the "
+        "revision itself: cassettes diff --git REV PATH"
+    )
+    if str(path) == "-" and not path.exists():
+        raise ConfigError(f"cassettes reads cassette files, not standard input\n{tip}")
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # missing: the load reports it
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        raise ConfigError(f"{path} is a pipe or a device, not a cassette file\n{tip}")
 
 
 def plainly_not_a_cassette(path: Path) -> bool:

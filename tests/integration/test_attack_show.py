@@ -81,3 +81,32 @@ def test_a_terminal_that_cannot_print_a_character_gets_an_escape_not_a_traceback
     assert b"Traceback" not in done.stderr, done.stderr.decode(errors="replace")
     assert done.returncode == 0
     assert b"Paris" in done.stdout
+
+
+@pytest.mark.parametrize("command", ["show", "diff", "ls-file"])
+@pytest.mark.parametrize("what", ["fifo", "stdin", "device"])
+def test_a_pipe_or_device_is_refused_with_what_to_do_instead(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, what: str
+) -> None:
+    """`cassettes diff <(git show HEAD~1:c.yaml) c.yaml`, `cat c.yaml | cassettes show -`, or
+    a link to /dev/zero: never read (a device never ends), and the TIP says what works; the
+    old TIP told the user to fix the file by hand or re-record it."""
+    shown = cassette(tmp_path / "c.yaml")
+    if what == "fifo":
+        odd = tmp_path / "fifo.yaml"
+        os.mkfifo(odd)  # no writer: reading it would block for ever
+    elif what == "stdin":
+        odd = Path("-")
+    else:
+        odd = tmp_path / "zero.yaml"
+        odd.symlink_to("/dev/zero")
+    argv = {
+        "show": ["show", str(odd)],
+        "diff": ["diff", str(odd), str(shown)],
+        "ls-file": ["ls", str(odd)],
+    }[command]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ERROR:")
+    assert "--git" in err
+    assert "re-record" not in err
