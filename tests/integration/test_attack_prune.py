@@ -7,6 +7,7 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -265,3 +266,63 @@ def test_sw_skip_is_partial(recorded: Path, pytester: pytest.Pytester, inner: In
     )
     usage = json.loads((pytester.path / "usage.json").read_text())
     assert usage["complete"] is False
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda d: d.update(cassettes=[]), id="cassettes-a-list"),
+        pytest.param(lambda d: d.update(cassettes="all"), id="cassettes-text"),
+        pytest.param(
+            lambda d: d["cassettes"].update(dict.fromkeys(d["cassettes"], "x")), id="entry-text"
+        ),
+        pytest.param(
+            lambda d: [e.update(played=5) for e in d["cassettes"].values()], id="played-int"
+        ),
+        pytest.param(
+            lambda d: [e.update(played=[[1]]) for e in d["cassettes"].values()], id="played-nested"
+        ),
+        pytest.param(
+            lambda d: [e.update(played=["1"]) for e in d["cassettes"].values()], id="played-text"
+        ),
+        pytest.param(
+            lambda d: [e.update(sha256=[1]) for e in d["cassettes"].values()], id="hash-list"
+        ),
+        pytest.param(
+            lambda d: [e.update(not_judged=0) for e in d["cassettes"].values()], id="not-judged-int"
+        ),
+    ],
+)
+def test_a_damaged_list_is_refused_not_read_as_nothing_used(
+    recorded: Path,
+    pytester: pytest.Pytester,
+    inner: InnerRun,
+    capsys: pytest.CaptureFixture[str],
+    damage: Any,
+) -> None:
+    """A list whose entries are not what pytest writes ended in a traceback, or (a
+    'cassettes' that is not a mapping) was read as 'no cassette used': every one deleted."""
+    inner("--cassette-mode=replay", "--cassette-usage=usage.json").assert_outcomes(passed=3)
+    data = json.loads((pytester.path / "usage.json").read_text())
+    damage(data)
+    (pytester.path / "usage.json").write_text(json.dumps(data))
+    old = time.time() - 3600
+    for path in recorded.rglob("*.yaml"):
+        os.utime(path, (old, old))
+    before = sorted(recorded.rglob("*.yaml"))
+    capsys.readouterr()
+    assert prune_delete(pytester.path / "usage.json") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ERROR:")
+    assert "damaged" in err
+    assert_all_kept(recorded, before)
+
+
+def test_a_list_that_is_not_text_is_an_error_about_the_list(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "usage.json").write_bytes(b"\xff\xfe\x00")
+    assert main(["prune", "--usage", str(tmp_path / "usage.json")]) == 2
+    err = capsys.readouterr().err
+    assert "not a usage list" in err
+    assert "re-record" not in err
