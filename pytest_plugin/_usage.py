@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shlex
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -137,7 +139,8 @@ class UsageWriter:
         for option, flag in _RUN_NOTHING:
             if config.getoption(option, False):
                 self._because(f"{flag} runs no test")
-        ignored = [a for a in config.invocation_params.args if a.startswith("--ignore")]
+        given = [*config.invocation_params.args, *shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))]
+        ignored = [a for a in given if a.startswith("--ignore")]
         if ignored:  # in the ini's addopts it is the suite's shape; on the command line, not
             self._because(f"{ignored[0]} left tests out")
         narrowed = _narrowed(config)

@@ -100,6 +100,16 @@ def test_runs_that_ran_no_or_fewer_tests_prune_nothing(
     assert_all_kept(recorded, before)
 
 
+def test_ignore_through_pytest_addopts_is_partial(
+    recorded: Path, pytester: pytest.Pytester, inner: InnerRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTEST_ADDOPTS", "--ignore=test_optional.py")
+    before = sorted(recorded.rglob("*.yaml"))
+    inner("--cassette-mode=replay", "--cassette-usage=usage.json")
+    assert prune_delete(pytester.path / "usage.json") == 2
+    assert_all_kept(recorded, before)
+
+
 def test_a_module_skipped_at_collection_keeps_its_cassettes(
     recorded: Path, pytester: pytest.Pytester, inner: InnerRun
 ) -> None:
