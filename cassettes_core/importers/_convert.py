@@ -23,7 +23,7 @@ from cassettes_core import catalog
 from cassettes_core._errors import CassetteError
 from cassettes_core._model import Interaction, LLMResponse, RecordedError
 from cassettes_core._request import LLMRequest
-from cassettes_core.importers._formats import Body, Exchange, Skipped
+from cassettes_core.importers._formats import Body, Exchange, Skipped, shown_uri
 from cassettes_core.transport import (
     is_event_stream,
     kept_headers,
@@ -39,7 +39,7 @@ class _NotConvertedError(Exception):
 
 def convert(exchange: Exchange) -> Interaction | Skipped:
     """``exchange`` as an interaction (seq 0: the store numbers it), or why it is not one."""
-    what = f"{exchange.method} {exchange.uri.split('?', 1)[0]}"
+    what = f"{exchange.method} {shown_uri(exchange.uri)}"
     route = match_route(exchange.method, exchange.uri)
     if route is None:
         return Skipped(exchange.index, what, "not a provider call the catalog knows")

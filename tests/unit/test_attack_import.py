@@ -200,3 +200,29 @@ def test_gzip_within_the_bound_still_decompresses(
     response = cassette.interactions[0].response
     assert response is not None
     assert response.body == ANSWER_BODY
+
+
+def test_a_call_not_imported_is_listed_without_credentials_in_its_uri(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The list of calls not converted goes to a CI log: no `user:password@`, no query, no
+    fragment, and no path that carries a token (`/bot<token>/sendMessage`)."""
+    from tests.helpers.fake_secrets import openai_key, rand
+
+    key, password, query = openai_key(), rand(24), rand(24)
+    calls = [
+        json.loads(json.dumps(HEALTH).replace("https://example.com/up", uri))
+        for uri in (
+            f"https://bot:{password}@api.example.com/v1/up?token={query}",
+            f"https://api.example.com/bot{key}/sendMessage#{query}",
+        )
+    ]
+    source = write_yaml(tmp_path / "x.yaml", vcr_item(), *calls)
+    for extra in ([], ["--json"]):
+        code = main(["import", str(source), "-o", str(tmp_path / "out.yaml"), "--force", *extra])
+        out, err = capsys.readouterr()
+        assert code == 1, err
+        for secret in (key, password, query):
+            assert secret not in out + err
+        assert "api.example.com/v1/up" in out
+        assert "looks like a secret" in out
