@@ -99,10 +99,12 @@ def read_usage(path: Path) -> Usage:
             f"at the root of the project it was written in, or {RERUN}."
         )
     folder = (root / str(data.get("cassette_dir") or "cassettes")).resolve()
-    if not folder.is_relative_to(root):
+    # A cassette_dir outside rootdir (an absolute ini setting) is the run's only if the
+    # cassettes it used are there; otherwise the list points prune at a folder it never saw.
+    if not folder.is_relative_to(root) and not any(c.is_relative_to(folder) for c in cassettes):
         raise ConfigError(
-            f"{path} names the cassette folder {folder}, outside the run's rootdir {root}; "
-            f"nothing was done\nTIP: {RERUN}."
+            f"{path} names the cassette folder {folder}, outside the run's rootdir {root}, "
+            f"and no cassette the run used is in it; nothing was done\nTIP: {RERUN}."
         )
     return Usage(
         rootdir=root,
@@ -154,7 +156,8 @@ def plan_prune(usage: Usage, folders: list[Path]) -> PrunePlan:
     unplayed: list[tuple[Path, tuple[int, ...]]] = []
     kept: list[tuple[Path, str]] = []
     for folder in folders:
-        if not folder.resolve().is_relative_to(usage.rootdir):
+        where = folder.resolve()
+        if not where.is_relative_to(usage.rootdir) and not where.is_relative_to(usage.cassette_dir):
             raise ConfigError(
                 f"{folder} is not under {usage.rootdir}, where the run that wrote the usage list "
                 "ran: that run could not have used its cassettes, so nothing was done\n"

@@ -336,3 +336,25 @@ def test_a_list_that_is_not_text_is_an_error_about_the_list(
     err = capsys.readouterr().err
     assert "not a usage list" in err
     assert "re-record" not in err
+
+
+def test_an_absolute_cassette_dir_outside_rootdir_is_still_pruned(
+    pytester: pytest.Pytester,
+    provider: Emulator,
+    inner: InnerRun,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """`cassette_dir = /shared/cassettes` in the ini is a legitimate layout: a list whose
+    cassettes are in it may prune it."""
+    shared = tmp_path_factory.mktemp("shared") / "cassettes"
+    pytester.makeini(f"[pytest]\ncassette_dir = {shared}\n")
+    write(pytester, skip=False)
+    inner("--cassette-mode=record").assert_outcomes(passed=3)
+    (pytester.path / "test_optional.py").write_text("")
+    stale = shared / "test_optional" / "test_optional.yaml"
+    old = time.time() - 3600
+    os.utime(stale, (old, old))
+    inner("--cassette-mode=replay", "--cassette-usage=usage.json").assert_outcomes(passed=2)
+    assert prune_delete(pytester.path / "usage.json") == 0
+    assert not stale.exists()
+    assert (shared / "test_usage" / "test_one.yaml").exists()
