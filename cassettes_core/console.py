@@ -79,6 +79,9 @@ def _split_tip(message: str) -> tuple[str, str]:
 
 def run_console(main: Callable[[], int]) -> NoReturn:
     """Run a console script's ``main`` and exit with its code, quietly on a closed pipe."""
+    for stream in (sys.stdout, sys.stderr):  # a character the terminal lacks: an escape
+        with contextlib.suppress(AttributeError, ValueError):
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     try:
         try:
             code = main()

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shlex
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,6 +33,11 @@ from pytest_plugin._state import state_if_any
 USAGE_VERSION = 1
 USAGE_FORMAT = "provider-cassettes usage"
 _WORKER_KEY = "provider_cassettes_usage"
+_RUN_NOTHING = (
+    ("collectonly", "--collect-only"),
+    ("setuponly", "--setup-only"),
+    ("setupplan", "--setup-plan"),
+)
 
 
 def usage_target(config: pytest.Config) -> Path:
@@ -50,6 +57,19 @@ class UsageWriter:
         self.partial: list[str] = []
         self.failed: set[str] = set()
         self.skipped: set[str] = set()
+        self.fixture_users: dict[str, set[str]] = {}  # tests that ask for the fixture alone
+        self.ran: set[str] = set()  # every test that reported (under xdist: to the controller)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Note the cassette of each test that uses the ``cassette`` fixture without the marker:
+        skipped by a mark, it never opens it, and its cassette must not look unused."""
+        from pytest_plugin._state import state_of
+
+        for item in session.items:
+            names = getattr(item, "fixturenames", ())
+            if "cassette" in names and item.get_closest_marker("cassette") is None:
+                path, _wide = state_of(self.config).path_of(item, "cassette")
+                self.fixture_users.setdefault(str(path), set()).add(item.nodeid)
 
     def _because(self, reason: str) -> None:
         if reason not in self.partial:
@@ -61,8 +81,11 @@ class UsageWriter:
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self._because(f"collection failed ({report.nodeid or 'the session'})")
+        elif report.skipped:  # pytest.skip(allow_module_level=True), importorskip
+            self._because(f"{report.nodeid or 'a module'} was skipped whole at collection")
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.ran.add(report.nodeid)
         if report.failed:
             self.failed.add(report.nodeid)
         elif report.skipped:
@@ -71,8 +94,11 @@ class UsageWriter:
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         output = getattr(node, "workeroutput", {})
-        for reason in json.loads(output.get(_WORKER_KEY) or "[]"):
+        sent = json.loads(output.get(_WORKER_KEY) or "{}")
+        for reason in sent.get("partial", []):
             self._because(reason)
+        for path, tests in sent.get("fixture_users", {}).items():
+            self.fixture_users.setdefault(path, set()).update(tests)
         if error:
             self._because("an xdist worker crashed")
 
@@ -84,7 +110,10 @@ class UsageWriter:
                 self._because(
                     f"a worker stopped early ({session.shouldstop or session.shouldfail})"
                 )
-            workeroutput[_WORKER_KEY] = json.dumps(self.partial)
+            users = {path: sorted(tests) for path, tests in self.fixture_users.items()}
+            workeroutput[_WORKER_KEY] = json.dumps(
+                {"partial": self.partial, "fixture_users": users}
+            )
             return
         self._judge_run(session, exitstatus)
         _write(self.target, self._document())
@@ -101,6 +130,19 @@ class UsageWriter:
         for option, flag in (("lf", "--lf"), ("stepwise", "--sw")):
             if config.getoption(option, False):
                 self._because(f"{flag} runs only some tests")
+        # Whatever ended the run (pytest.exit in a test, --fixtures, a plugin): every test
+        # collected must have run for the list to speak for the suite.
+        collected = session.testscollected
+        if not collected or len(self.ran) < collected:
+            ran = f"only {len(self.ran)} of {collected} collected tests ran"
+            self._because(ran if collected else "no test ran")
+        for option, flag in _RUN_NOTHING:
+            if config.getoption(option, False):
+                self._because(f"{flag} runs no test")
+        given = [*config.invocation_params.args, *shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))]
+        ignored = [a for a in given if a.startswith("--ignore")]
+        if ignored:  # in the ini's addopts it is the suite's shape; on the command line, not
+            self._because(f"{ignored[0]} left tests out")
         narrowed = _narrowed(config)
         if narrowed:
             self._because(f"only {', '.join(narrowed)} named on the command line")
@@ -117,12 +159,13 @@ class UsageWriter:
                 entry["interactions"].update(record.seqs)
                 if record.nodeid in self.failed or record.skipped:
                     entry["not_judged"] = f"{record.nodeid} failed or was skipped"
-            for path, tests in state.users.tests.items():
-                entry = _entry(cassettes, _relative(Path(path), root))
-                for nodeid in tests:
-                    if nodeid not in entry["tests"]:
-                        entry["tests"].add(nodeid)
-                        entry["not_judged"] = f"{nodeid} did not run its cassette"
+        marked = list(state.users.tests.items()) if state is not None else []
+        for path, tests in [*marked, *self.fixture_users.items()]:
+            entry = _entry(cassettes, _relative(Path(path), root))
+            for nodeid in tests:
+                if nodeid not in entry["tests"]:
+                    entry["tests"].add(nodeid)
+                    entry["not_judged"] = f"{nodeid} did not run its cassette"
         for name, entry in cassettes.items():
             entry["sha256"] = _hash(root / name)
             if entry["tests"] & self.failed and entry["not_judged"] is None:

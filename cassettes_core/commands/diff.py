@@ -21,6 +21,7 @@ from cassettes_core.review import (
     changed_cassettes,
     compare,
     interactions_from_text,
+    not_ours,
     printable,
     read_cassette,
     render_change,
@@ -44,9 +45,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def _run(args: argparse.Namespace, console: Console) -> int:
     pairs: list[tuple[str, list[Interaction], list[Interaction]]] = []
+    passed: list[tuple[str, str]] = []  # YAML under --git that is no cassette of ours
     if args.git is not None:
         for changed in changed_cassettes(args.git, args.paths, Path.cwd()):
             label = f"{args.git}:{changed.name}"
+            why = _not_compared(changed.old_text, changed.new_path, label)
+            if why is not None:
+                passed.append((changed.name, why))
+                continue
             old = (
                 []
                 if changed.old_text is None
@@ -87,6 +93,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
                     }
                     for name, result in results
                 ],
+                "not_compared": [{"name": name, "why": why} for name, why in passed],
             },
         )
         return EXIT_DIFFERENT if differ else EXIT_OK
@@ -94,7 +101,26 @@ def _run(args: argparse.Namespace, console: Console) -> int:
         console.print(f"no cassette differs from {args.git}")
     for name, result in results:
         _print(console, name, result)
+    for name, why in passed:
+        console.print(printable(f"{name}: not compared, {why}"))
     return EXIT_DIFFERENT if differ else EXIT_OK
+
+
+def _not_compared(old_text: str | None, new_path: Path | None, label: str) -> str | None:
+    """Why a changed YAML file is passed over, when neither side of it is a cassette of ours
+    (a CI workflow, a compose file, a vcrpy cassette); ``None`` when it is compared."""
+    sides: list[tuple[str, Path]] = []
+    if old_text is not None:
+        sides.append((old_text, Path(label)))
+    if new_path is not None:
+        try:
+            sides.append((new_path.read_text(encoding="utf-8"), new_path))
+        except (OSError, UnicodeDecodeError):
+            return None  # read_cassette reports it
+    reasons = [not_ours(text, where) for text, where in sides]
+    if not reasons or any(reason is None for reason in reasons):
+        return None
+    return reasons[-1]
 
 
 def _print(console: Console, name: str, result: Comparison) -> None:

@@ -65,8 +65,10 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     guard = SecretGuard(allow=args.allow)
     results: list[Imported] = []
     errors: list[tuple[Path, CassetteError]] = []
-    for source, relative in files:
-        target = args.output or (args.out_dir or Path("cassettes")) / relative.with_suffix(".yaml")
+    out_dir = args.out_dir or Path("cassettes")
+    planned = [(s, args.output or out_dir / r.with_suffix(".yaml")) for s, r in files]
+    _refuse_clashes(planned)
+    for source, target in planned:
         try:
             if args.dry_run:
                 kind, converted, not_converted = plan_import(source)
@@ -86,6 +88,29 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     if errors:
         return EXIT_ERROR
     return EXIT_FINDINGS if skipped or any(not r.converted for r in results) else EXIT_OK
+
+
+def _refuse_clashes(planned: list[tuple[Path, Path]]) -> None:
+    """Before anything is written: no output may replace an input (its calls that are not
+    converted would be lost), and no two inputs may share an output (one would replace the
+    other's calls)."""
+    sources = {source.resolve(): source for source, _target in planned}
+    taken: dict[Path, Path] = {}
+    for source, target in planned:
+        where = target.resolve()
+        if where in sources:
+            raise ConfigError(
+                f"importing {shown(source)} would write over {shown(sources[where])}, a file "
+                "being imported; nothing was written\nTIP: write the converted cassettes "
+                "elsewhere: --out-dir DIR (or -o FILE), then replace the old ones yourself."
+            )
+        if where in taken:
+            raise ConfigError(
+                f"{shown(taken[where])} and {shown(source)} would both become "
+                f"{shown(target)}; nothing was written\nTIP: import them one at a time with "
+                "-o FILE, or rename one of them."
+            )
+        taken[where] = source
 
 
 def _print(console: Console, result: Imported, *, dry_run: bool) -> None:

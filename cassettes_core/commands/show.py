@@ -56,6 +56,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
         f" · recorded {recorded}" if recorded else ""
     )
     if args.html is not None:
+        _refuse_overwriting(args.html, path)
         _write_html(args.html, shown(path), interactions, subtitle, console)
         return EXIT_OK
     entries = timeline_of(interactions)
@@ -85,12 +86,35 @@ def _plain(text: str, code: str) -> str:
     return text
 
 
+def _refuse_overwriting(target: str, shown_path: Path) -> None:
+    """A page never replaces the cassette it shows (``--html c.yaml`` for ``c.html``, a link to
+    it) nor another cassette or data file: the recording would be gone."""
+    if target == "-":
+        return
+    out = Path(target)
+    itself = out.exists() and out.resolve() == shown_path.resolve()
+    data = out.exists() and out.resolve().suffix.lower() in (".yaml", ".yml", ".json")
+    if itself or data:
+        what = "the cassette being shown" if itself else "a cassette or data file"
+        raise ConfigError(
+            f"--html {target} is {what}; writing the page there would replace it, so nothing "
+            f"was written\nTIP: name the page with .html, e.g. --html "
+            f"{shown_path.with_suffix('.html').name}"
+        )
+
+
 def _write_html(
     target: str, title: str, items: Sequence[Interaction], subtitle: str, console: Console
 ) -> None:
     page = render_page(title, items, subtitle=subtitle)
     if target == "-":
-        console.out.write(page)
+        binary = getattr(console.out, "buffer", None)
+        if binary is None:
+            console.out.write(page)
+        else:  # the page says it is UTF-8, whatever the terminal's encoding
+            console.out.flush()
+            binary.write(page.encode("utf-8"))
+            binary.flush()
         return
     out = Path(target)
     if out.is_dir():

@@ -13,8 +13,8 @@ recording's.
 
 from __future__ import annotations
 
-import gzip
 import json
+import math
 import zlib
 from collections.abc import Mapping
 from typing import Any
@@ -23,7 +23,7 @@ from cassettes_core import catalog
 from cassettes_core._errors import CassetteError
 from cassettes_core._model import Interaction, LLMResponse, RecordedError
 from cassettes_core._request import LLMRequest
-from cassettes_core.importers._formats import Body, Exchange, Skipped
+from cassettes_core.importers._formats import Body, Exchange, Skipped, shown_uri
 from cassettes_core.transport import (
     is_event_stream,
     kept_headers,
@@ -39,7 +39,7 @@ class _NotConvertedError(Exception):
 
 def convert(exchange: Exchange) -> Interaction | Skipped:
     """``exchange`` as an interaction (seq 0: the store numbers it), or why it is not one."""
-    what = f"{exchange.method} {exchange.uri.split('?', 1)[0]}"
+    what = f"{exchange.method} {shown_uri(exchange.uri)}"
     route = match_route(exchange.method, exchange.uri)
     if route is None:
         return Skipped(exchange.index, what, "not a provider call the catalog knows")
@@ -74,23 +74,46 @@ def _bytes_of(body: Body, headers: Mapping[str, list[str]], side: str) -> bytes 
     try:
         for encoding in reversed(encodings):
             if encoding in ("gzip", "x-gzip") and data.startswith(b"\x1f\x8b"):
-                data = gzip.decompress(data)
+                data = _bounded(data, _GZIP, side)
             elif encoding == "deflate" and isinstance(raw, bytes):
-                data = _inflate(data)
+                data = _inflate(data, side)
             elif encoding not in ("identity", "gzip", "x-gzip", "deflate"):
                 raise _NotConvertedError(f"the {side} body is {encoding}-encoded, not read here")
         if data.startswith(b"\x1f\x8b"):  # gzip bytes whose header was dropped
-            data = gzip.decompress(data)
+            data = _bounded(data, _GZIP, side)
     except (OSError, EOFError, zlib.error) as exc:
         raise _NotConvertedError(f"the {side} body does not decompress ({exc})") from None
     return data
 
 
-def _inflate(data: bytes) -> bytes:
+MAX_BODY = 256 * 1024 * 1024  # decompressed; a gzip "bomb" of a few KB would fill memory
+_GZIP = 16 + zlib.MAX_WBITS  # zlib's window bits that read a gzip header
+
+
+def _inflate(data: bytes, side: str) -> bytes:
     try:
-        return zlib.decompress(data)
+        return _bounded(data, zlib.MAX_WBITS, side)
     except zlib.error:
-        return zlib.decompress(data, -zlib.MAX_WBITS)  # raw deflate, as some servers send
+        return _bounded(data, -zlib.MAX_WBITS, side)  # raw deflate, as some servers send
+
+
+def _bounded(data: bytes, wbits: int, side: str) -> bytes:
+    """``data`` decompressed, every gzip member of it, refused past :data:`MAX_BODY` bytes."""
+    out: list[bytes] = []
+    size = 0
+    while data:
+        engine = zlib.decompressobj(wbits)
+        chunk = engine.decompress(data, MAX_BODY - size + 1)
+        size += len(chunk)
+        out.append(chunk)
+        if size > MAX_BODY or engine.unconsumed_tail:
+            raise _NotConvertedError(
+                f"the {side} body decompresses to more than {MAX_BODY // 2**20} MB"
+            )
+        if not engine.eof:
+            raise EOFError("the compressed data ends before its end marker")
+        data = engine.unused_data if wbits == _GZIP else b""
+    return b"".join(out)
 
 
 def _request_body(exchange: Exchange) -> dict[str, Any]:
@@ -102,12 +125,46 @@ def _request_body(exchange: Exchange) -> dict[str, Any]:
         if not data:
             raise _NotConvertedError("the request has no body to match it by")
         try:
-            value = json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
+            value = json.loads(data.decode("utf-8"), object_pairs_hook=_once)
+        except (UnicodeDecodeError, ValueError, RecursionError):
             raise _NotConvertedError("the request body is not JSON") from None
     if not isinstance(value, dict):
         raise _NotConvertedError("the request body is not a JSON object")
+    _require_json_data(value, "request")
     return value
+
+
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:  # which one the provider read is not known: never guessed
+            raise _NotConvertedError(f"the request body has the key {key!r} twice")
+        out[key] = value
+    return out
+
+
+def _require_json_data(value: Any, side: str) -> None:
+    """Refuse what no SDK sent or read as JSON: a YAML set, timestamp or ``!!binary`` kept
+    parsed, NaN or infinity, a key that is not text."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            odd = next((k for k in item if not isinstance(k, str)), _TEXT_KEYS)
+            if odd is not _TEXT_KEYS:
+                raise _NotConvertedError(f"the {side} body has the key {odd!r}, not JSON data")
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise _NotConvertedError(f"the {side} body holds {item!r}, not JSON data")
+        elif item is not None and not isinstance(item, str | int | float):
+            raise _NotConvertedError(
+                f"the {side} body holds a {type(item).__name__} (a YAML tag?), not JSON data"
+            )
+
+
+_TEXT_KEYS = object()  # every key of a mapping is text
 
 
 def _content_type(headers: Mapping[str, list[str]]) -> str | None:
@@ -127,6 +184,7 @@ def _outcome(exchange: Exchange, provider: str) -> dict[str, Any]:
         value: Any = body.parsed
         if isinstance(value, str) and _sse_text(value, content_type):
             return _stream(value.encode("utf-8"), provider)
+        _require_json_data(value, "response")
     else:
         data = _bytes_of(body, exchange.response_headers, "response") or b""
         if status < 400 and (is_event_stream(content_type) or _sse_text(data[:16], None)):

@@ -13,6 +13,7 @@ returned as a :class:`Skipped`, never dropped.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,12 +102,40 @@ def _looks_cassetter(items: list[Any]) -> bool:
 def _what(item: Any) -> str:
     request = item.get("request") if isinstance(item, Mapping) else None
     if isinstance(request, Mapping):
-        return f"{request.get('method', '?')} {_without_query(str(request.get('uri', '?')))}"
+        return f"{request.get('method', '?')} {shown_uri(str(request.get('uri', '?')))}"
     return "an interaction"
 
 
-def _without_query(uri: str) -> str:
-    return uri.split("?", 1)[0]  # a query may carry a key: never shown
+def shown_uri(uri: str) -> str:
+    """``uri`` as it may be printed: no query or fragment (a key may ride in them), no
+    ``user:password@``, and a path that looks like it holds a secret (``/bot<token>/``) cut."""
+    from urllib.parse import urlsplit
+
+    from cassettes_core.secrets import SecretGuard
+
+    bare = uri.split("?", 1)[0].split("#", 1)[0]
+    try:
+        parts = urlsplit(bare)
+    except ValueError:
+        return "an unreadable uri"
+    host = parts.hostname or ""
+    head = f"{parts.scheme}://{host}" if parts.scheme else host
+    if SecretGuard().scan_text(parts.path.replace("/", "\n")) or _TOKEN_LIKE.search(parts.path):
+        return f"{head}/… (its path holds what looks like a secret)"
+    return head + (f":{parts.port}" if _port(parts) else "") + parts.path
+
+
+# A run of 20+ letters, digits, '-' or '_' mixing letters and digits: a token glued into a path
+# (`/bot<token>/`) that no detector anchors on; ids such as UUIDs are hidden too, which is safe.
+_TOKEN_LIKE = re.compile(r"(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]{20,}")
+
+
+def _port(parts: Any) -> int | None:
+    try:
+        port: int | None = parts.port
+    except ValueError:
+        return None
+    return port
 
 
 def _exchange(index: int, item: Any, kind: Format) -> Exchange:

@@ -43,6 +43,11 @@ def plan_import(source: Path) -> tuple[Format, list[Interaction], list[Skipped]]
 
 def import_file(source: Path, target: Path, *, guard: WriteGuard, force: bool = False) -> Imported:
     """Convert ``source`` into a cassette at ``target`` (kept if it exists, unless ``force``)."""
+    if target.resolve() == source.resolve():
+        raise ConfigError(
+            f"{target} is the file being imported; nothing was written\n"
+            "TIP: write the converted cassette elsewhere (-o FILE or --out-dir DIR)."
+        )
     kind, converted, skipped = plan_import(source)
     if not converted:
         return Imported(source, None, kind, (), tuple(skipped))

@@ -19,9 +19,29 @@ from cassettes_core.store import MAX_DEPTH, require_regular_file
 MAX_BYTES = 256 * 1024 * 1024  # a cassette larger than this is not one anybody recorded
 
 try:  # the C loader when PyYAML has it: large vcrpy files load several times faster
-    _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment,unused-ignore]
+    _Base: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment,unused-ignore]
 except AttributeError:  # pragma: no cover - PyYAML built without libyaml
-    _Loader = yaml.SafeLoader
+    _Base = yaml.SafeLoader
+
+
+class _Loader(_Base):  # type: ignore[valid-type,misc]
+    """Safe YAML that refuses a key given twice in one mapping (PyYAML keeps the last one
+    silently: the first ``response`` of an interaction would vanish unseen)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _value in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                twice = key in seen
+                seen.add(key)
+            except TypeError:  # an unhashable key: the base class reports it
+                continue
+            if twice:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"the key {key!r} appears twice in one mapping", key_node.start_mark
+                )
+        return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
 
 
 def read_foreign(path: Path) -> Any:
@@ -93,6 +113,8 @@ def _yaml(text: str, path: Path) -> Any:
                 depth -= 1
         return yaml.load(text, Loader=_Loader)  # noqa: S506 -- a safe loader
     except yaml.constructor.ConstructorError as exc:
+        if "appears twice" in str(exc.problem):
+            raise CassetteFormatError(path, f"{exc.problem} ({exc.problem_mark})") from None
         raise CassetteFormatError(
             path,
             f"holds a YAML tag that safe YAML does not read ({exc.problem}); only plain data "

@@ -8,6 +8,7 @@ a mapping with neither ``interactions`` nor ``version``) is skipped with a note.
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +62,7 @@ def read_cassette(path: Path, *, named: bool = True) -> Cassette:
     A path that does not exist is a :class:`ConfigError`; a file under a directory that is
     plainly another tool's YAML is a :class:`NotACassetteError`.
     """
+    _require_a_file(path)
     try:
         cassette = load_cassette(path)
     except CassetteFormatError:
@@ -80,6 +82,23 @@ def read_cassette(path: Path, *, named: bool = True) -> Cassette:
     return cassette
 
 
+def _require_a_file(path: Path) -> None:
+    """A pipe (``<(git show REV:c.yaml)``, ``-``) or a device is not read: the store reads
+    only regular files, and a device would never end. Say what to do instead."""
+    tip = (
+        "TIP: save it to a file first (git show REV:PATH > old.yaml), or let diff read the "
+        "revision itself: cassettes diff --git REV PATH"
+    )
+    if str(path) == "-" and not path.exists():
+        raise ConfigError(f"cassettes reads cassette files, not standard input\n{tip}")
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # missing: the load reports it
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        raise ConfigError(f"{path} is a pipe or a device, not a cassette file\n{tip}")
+
+
 def plainly_not_a_cassette(path: Path) -> bool:
     """Whether a file the store refuses is some other tool's YAML (not a damaged cassette)."""
     try:
@@ -87,11 +106,29 @@ def plainly_not_a_cassette(path: Path) -> bool:
         document = load_plain_yaml(text or "", path)
     except CassetteFormatError:
         return False
+    return _plainly_other(document)
+
+
+def _plainly_other(document: Any) -> bool:
     if document is None:  # an empty file: a cassette cut to nothing, reported as one
         return False
     if not isinstance(document, dict):
         return True
     return "interactions" not in document and "version" not in document
+
+
+def not_ours(text: str, path: Path) -> str | None:
+    """Why the YAML ``text`` is no cassette of ours to compare (another tool's YAML, such as a
+    CI workflow, or a vcrpy cassette), or ``None`` when it is one (or a damaged one)."""
+    try:
+        document = load_plain_yaml(text, path)
+    except CassetteFormatError:
+        return None
+    if _plainly_other(document):
+        return "not a cassette"
+    if _foreign_document(document):
+        return "a vcrpy / pytest-recording / cassetter cassette (cassettes import converts it)"
+    return None
 
 
 def foreign(path: Path) -> bool:
@@ -100,6 +137,10 @@ def foreign(path: Path) -> bool:
         document = load_plain_yaml(read_text(path) or "", path)
     except CassetteFormatError:
         return False
+    return _foreign_document(document)
+
+
+def _foreign_document(document: Any) -> bool:
     items = document.get("interactions") if isinstance(document, dict) else None
     first = items[0] if isinstance(items, list) and items else None
     request = first.get("request") if isinstance(first, dict) else None

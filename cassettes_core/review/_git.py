@@ -64,7 +64,10 @@ def changed_cassettes(rev: str, paths: Sequence[str], cwd: Path) -> list[Changed
     if rev.startswith("-"):
         raise ConfigError(f"--git {rev!r} is not a revision\nTIP: give one, e.g. --git HEAD~1")
     top = Path(_git(["rev-parse", "--show-toplevel"], cwd).strip())
-    _git(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd)
+    # Any commit-ish git reads (HEAD~1, a tag, :/message, a hash) to the commit's hash first:
+    # a suffix glued onto `:/message` would become part of the message searched for.
+    named = _git(["rev-parse", "--verify", "--end-of-options", rev], cwd).strip()
+    rev = _git(["rev-parse", "--verify", f"{named}^{{commit}}"], cwd).strip()
     scope = ["--", *paths] if paths else ["--", str(top)]
     names = _git(["diff", "--name-only", "--no-renames", "-z", rev, *scope], cwd).split("\0")
     names += _git(

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from cassettes_core._errors import CassetteError, ConfigError
+from cassettes_core._errors import CassetteError, CassetteFormatError, ConfigError
 from cassettes_core.review._files import cassette_files, interactions_from_text, read_cassette
 from cassettes_core.store import (
     BOOKKEEPING_KEYS,
@@ -59,7 +59,10 @@ class PrunePlan:
 
 def read_usage(path: Path) -> Usage:
     """The usage list at ``path``; a partial run's list, or a damaged one, is a ConfigError."""
-    text = read_text(path) if not path.is_dir() else None
+    try:
+        text = read_text(path) if not path.is_dir() else None
+    except CassetteFormatError as exc:  # not text: no list pytest wrote
+        raise ConfigError(f"{path} is not a usage list ({exc.reason})\nTIP: {RERUN}.") from None
     if text is None:
         raise ConfigError(
             f"no usage list at {path}\nTIP: {RERUN}."
@@ -84,16 +87,59 @@ def read_usage(path: Path) -> Usage:
             f"cassettes of tests that simply did not run, so nothing was done\nTIP: {RERUN}."
         )
     root = Path(str(data.get("rootdir") or ""))
-    if not root.is_dir():
+    if not root.is_dir():  # a list brought from another machine: its names are rootdir's
         root = path.parent
-    raw = data.get("cassettes")
-    entries: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    root = root.resolve()
+    entries = _entries(data.get("cassettes"), path)
+    cassettes = {(root / name).resolve(): entry for name, entry in entries.items()}
+    if cassettes and not any(named.is_file() for named in cassettes):
+        raise ConfigError(
+            f"{path} names {len(cassettes)} cassettes under {root}, and none of them is there: "
+            "the list was written for another checkout, so nothing was done\nTIP: put the list "
+            f"at the root of the project it was written in, or {RERUN}."
+        )
+    folder = (root / str(data.get("cassette_dir") or "cassettes")).resolve()
+    # A cassette_dir outside rootdir (an absolute ini setting) is the run's only if the
+    # cassettes it used are there; otherwise the list points prune at a folder it never saw.
+    if not folder.is_relative_to(root) and not any(c.is_relative_to(folder) for c in cassettes):
+        raise ConfigError(
+            f"{path} names the cassette folder {folder}, outside the run's rootdir {root}, "
+            f"and no cassette the run used is in it; nothing was done\nTIP: {RERUN}."
+        )
     return Usage(
         rootdir=root,
-        cassette_dir=root / str(data.get("cassette_dir") or "cassettes"),
-        cassettes={(root / name).resolve(): entry for name, entry in entries.items()},
+        cassette_dir=folder,
+        cassettes=cassettes,
         written_at=_epoch(data.get("written_at"), path),
     )
+
+
+_ENTRY_TYPES = {"played": list, "tests": list, "interactions": list, "sha256": str}
+
+
+def _entries(raw: object, path: Path) -> dict[str, dict[str, Any]]:
+    """The list's cassettes, each checked to be as pytest writes it: a damaged list (an
+    entry that is not a mapping, seqs that are not integers) is refused, never read as
+    'nothing used' (which would prune everything)."""
+
+    def damaged(what: str) -> ConfigError:
+        return ConfigError(f"{path} is damaged: {what}; nothing was done\nTIP: {RERUN}.")
+
+    if not isinstance(raw, dict):
+        raise damaged("'cassettes' is not a mapping of cassette files")
+    for name, entry in raw.items():
+        if not isinstance(entry, dict):
+            raise damaged(f"the entry of {name!r} is not a mapping")
+        for key, kind in _ENTRY_TYPES.items():
+            value = entry.get(key)
+            if value is not None and not isinstance(value, kind):
+                raise damaged(f"{key!r} of {name!r} is not a {kind.__name__}")
+        seqs = entry.get("played") or []
+        if any(not isinstance(s, int) or isinstance(s, bool) for s in seqs):
+            raise damaged(f"'played' of {name!r} holds something that is not a seq")
+        if entry.get("not_judged") is not None and not isinstance(entry["not_judged"], str):
+            raise damaged(f"'not_judged' of {name!r} is not text")
+    return raw
 
 
 def _epoch(stamp: object, path: Path) -> float:
@@ -109,6 +155,14 @@ def plan_prune(usage: Usage, folders: list[Path]) -> PrunePlan:
     unused: list[Path] = []
     unplayed: list[tuple[Path, tuple[int, ...]]] = []
     kept: list[tuple[Path, str]] = []
+    for folder in folders:
+        where = folder.resolve()
+        if not where.is_relative_to(usage.rootdir) and not where.is_relative_to(usage.cassette_dir):
+            raise ConfigError(
+                f"{folder} is not under {usage.rootdir}, where the run that wrote the usage list "
+                "ran: that run could not have used its cassettes, so nothing was done\n"
+                f"TIP: prune a folder of that project, or {RERUN} in this one."
+            )
     for path, named in cassette_files(folders):
         entry = usage.cassettes.get(path.resolve())
         try:
