@@ -1,0 +1,153 @@
+"""Attacks on the Bedrock seam with the real boto3 client: live answers crafted by a server of
+the test's own (a Bedrock that sends what the emulator never does)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore.config import Config
+
+from cassettes_core import Recorder, intercept
+from cassettes_core.transport._eventstream import encode_frame
+from tests.helpers.bedrock import Credentials, fake_aws, user
+
+_STREAM = "application/vnd.amazon.eventstream"
+
+
+class _Crafted:
+    """A loopback Bedrock that answers every request with the frames it is given."""
+
+    def __init__(self) -> None:
+        self.frames: list[bytes] = []
+        self.hits = 0
+        crafted = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers["content-length"]))
+                crafted.hits += 1
+                body = b"".join(crafted.frames)
+                self.send_response(200)
+                self.send_header("content-type", _STREAM)
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+
+    def client(self) -> Any:
+        config = Config(retries={"total_max_attempts": 1})
+        return boto3.client("bedrock-runtime", endpoint_url=self.url, config=config)
+
+
+@pytest.fixture
+def crafted(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[_Crafted]:
+    made: Credentials = fake_aws(monkeypatch, tmp_path)
+    assert made.key_id
+    server = _Crafted()
+    thread = threading.Thread(target=server.server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.server.shutdown()
+        server.server.server_close()
+
+
+def _event(name: str, payload: bytes) -> bytes:
+    headers = {":event-type": name, ":content-type": "application/json", ":message-type": "event"}
+    return encode_frame(headers, payload)
+
+
+def _chunk(model_json: bytes) -> bytes:
+    carried = {"bytes": base64.b64encode(model_json).decode(), "p": "abcdef"}
+    return _event("chunk", json.dumps(carried).encode())
+
+
+# JSON that Python (and so the user's json.loads) reads, but a YAML cassette cannot hold
+# parsed: a lone surrogate (half an emoji), NaN, an overflowing number; and a JSON scalar.
+_UNSTORABLE = [
+    pytest.param(b'{"type":"content_block_delta","delta":{"text":"\\ud83d"}}', id="surrogate"),
+    pytest.param(b'{"type":"message_delta","score":NaN}', id="nan"),
+    pytest.param(b'{"type":"message_delta","score":1e999}', id="overflow"),
+    pytest.param(b'"just a string"', id="scalar"),
+]
+
+
+def _invoke_stream(bedrock: Any) -> list[bytes]:
+    body = json.dumps({"prompt": "hi"})
+    answer = bedrock.invoke_model_with_response_stream(modelId="m", body=body)
+    return [event["chunk"]["bytes"] for event in answer["body"]]
+
+
+@pytest.mark.parametrize("model_json", _UNSTORABLE)
+def test_a_chunk_a_cassette_cannot_hold_parsed_is_recorded_as_sent(
+    crafted: _Crafted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model_json: bytes
+) -> None:
+    """A streamed chunk whose JSON YAML cannot hold is kept as its base64 bytes: the recording
+    is written (not lost to a write error) and replays the same bytes."""
+    crafted.frames = [_chunk(b'{"type":"message_start"}'), _chunk(model_json)]
+    path = tmp_path / "c.yaml"
+    with intercept(Recorder(path, mode="record")):
+        live = _invoke_stream(crafted.client())
+    assert live[1] == model_json
+    crafted.hits = 0
+    monkeypatch.setenv("CI", "true")
+    with intercept(Recorder(path)):
+        replayed = _invoke_stream(crafted.client())
+    assert crafted.hits == 0
+    assert replayed[1] == model_json
+    assert json.loads(replayed[0]) == json.loads(live[0])
+
+
+@pytest.mark.parametrize(
+    ("payload", "expected"),
+    [
+        pytest.param(
+            b'{"delta":{"text":"\\ud83d"},"contentBlockIndex":0}', "\ud83d", id="surrogate"
+        ),
+        pytest.param(b'{"delta":{"text":NaN},"contentBlockIndex":0}', None, id="nan"),
+    ],
+)
+def test_a_converse_event_a_cassette_cannot_hold_parsed_is_recorded_as_its_text(
+    crafted: _Crafted,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    payload: bytes,
+    expected: str | None,
+) -> None:
+    crafted.frames = [
+        _event("messageStart", b'{"role":"assistant"}'),
+        _event("contentBlockDelta", payload),
+    ]
+    path = tmp_path / "c.yaml"
+
+    def call() -> list[Any]:
+        answer = crafted.client().converse_stream(modelId="m", messages=user("hi"))
+        return list(answer["stream"])
+
+    with intercept(Recorder(path, mode="record")):
+        live = call()
+    crafted.hits = 0
+    monkeypatch.setenv("CI", "true")
+    with intercept(Recorder(path)):
+        replayed = call()
+    assert crafted.hits == 0
+    assert len(replayed) == len(live) == 2
+    text = replayed[1]["contentBlockDelta"]["delta"]["text"]
+    if expected is None:
+        assert text != text  # NaN, as parsed live
+    else:
+        assert text == expected == live[1]["contentBlockDelta"]["delta"]["text"]
