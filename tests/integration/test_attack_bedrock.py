@@ -13,11 +13,14 @@ from typing import Any
 
 import boto3
 import pytest
+import yaml
 from botocore.config import Config
 
+from cassette_refresh.cli import main
 from cassettes_core import Recorder, intercept
-from cassettes_core.transport._eventstream import encode_frame
-from tests.helpers.bedrock import Credentials, fake_aws, user
+from cassettes_core.testing.emulator import Emulator
+from cassettes_core.transport import encode_frame
+from tests.helpers.bedrock import Credentials, client, converse, fake_aws, invoke, user
 
 _STREAM = "application/vnd.amazon.eventstream"
 
@@ -151,3 +154,31 @@ def test_a_converse_event_a_cassette_cannot_hold_parsed_is_recorded_as_its_text(
         assert text != text  # NaN, as parsed live
     else:
         assert text == expected == live[1]["contentBlockDelta"]["delta"]["text"]
+
+
+def test_a_refresh_rewrite_keeps_the_headers_a_recording_keeps(
+    emu: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``cassette-refresh --write`` re-records a Bedrock answer with the same kept headers the
+    seam records (the allow-list plus Bedrock's own), not every header the live answer had
+    (``date``, ``server``, ``content-length``, a load balancer's cookie …)."""
+    fake_aws(monkeypatch, tmp_path)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", emu.url)
+    folder = tmp_path / "cassettes"
+    path = folder / "b.yaml"
+    with intercept(Recorder(path, mode="record")):
+        bedrock = client(emu)
+        converse(bedrock)
+        invoke(bedrock)
+    recorded = [i["response"]["headers"] for i in yaml.safe_load(path.read_text())["interactions"]]
+    assert main(["check", str(folder), "--no-progress", "--write", "--force-write"]) == 0
+    rewritten = [i["response"]["headers"] for i in yaml.safe_load(path.read_text())["interactions"]]
+    assert [set(h) for h in rewritten] == [set(h) for h in recorded]
+    assert not {"date", "server", "content-length"} & {name for h in rewritten for name in h}
+    emu.reset()
+    monkeypatch.setenv("CI", "true")
+    with intercept(Recorder(path)):
+        bedrock = client(emu)
+        assert converse(bedrock)["output"]
+        assert invoke(bedrock)["body"]["content"]
+    assert emu.hits == 0
