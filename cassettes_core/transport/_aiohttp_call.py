@@ -16,6 +16,7 @@ from cassettes_core._errors import ConfigError
 from cassettes_core.transport._aiohttp_answers import (
     WIRE,
     Headers,
+    refill,
     replayed_failure,
     replayed_response,
 )
@@ -98,6 +99,7 @@ async def _live(call: Call, sent: _Sent) -> aiohttp.ClientResponse:
     except Exception as exc:
         call.record_failure(WIRE, exc)
         raise
+    refill(response, content)
     call.record_answer(response.status, Headers(response.headers), content)
     await _raise_for_status(sent.session, sent.kwargs, response)
     return response

@@ -1,0 +1,74 @@
+"""Attacks on the aiohttp seam with plain ``aiohttp`` code against the Gemini emulator: every
+way aiohttp lets a caller read a body gives the same bytes recording, replaying and live."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from cassettes_core import Recorder
+from cassettes_core.testing.emulator import Emulator
+from cassettes_core.transport import intercept
+
+_BODY = {"contents": [{"role": "user", "parts": [{"text": "Name a river"}]}]}
+_GENERATE = "/v1beta/models/gemini-2.5-flash:generateContent"
+
+
+async def _read(response: aiohttp.ClientResponse, how: str) -> bytes:
+    content = response.content
+    if how == "content.read":
+        return await content.read()
+    if how == "iter_chunked":
+        return b"".join([chunk async for chunk in content.iter_chunked(3)])
+    if how == "lines":
+        return b"".join([line async for line in content])
+    if how == "readline":
+        out = b""
+        while line := await content.readline():
+            out += line
+        return out
+    if how == "readchunk":
+        out = b""
+        while (chunk := await content.readchunk())[0]:
+            out += chunk[0]
+        return out
+    assert how == "read"
+    return await response.read()
+
+
+_WAYS = ["content.read", "iter_chunked", "lines", "readline", "readchunk", "read"]
+
+
+async def _post(emu: Emulator, recorder: Recorder | None, how: str) -> tuple[int, Any]:
+    async def send() -> tuple[int, Any]:
+        async with aiohttp.ClientSession() as session:
+            headers = {"x-goog-api-key": emu.api_key}
+            async with session.post(emu.url + _GENERATE, json=_BODY, headers=headers) as answer:
+                return answer.status, json.loads(await _read(answer, how))
+
+    if recorder is None:
+        return await send()
+    async with intercept(recorder):
+        return await send()
+
+
+@pytest.mark.parametrize("how", _WAYS)
+def test_a_json_answer_reads_alike_live_recording_and_replaying(
+    emu: Emulator, tmp_path: Path, how: str
+) -> None:
+    """Recording reads the body to store it; the caller still reads it all from
+    ``response.content`` (as live), not an exhausted stream."""
+    path = tmp_path / "c.yaml"
+    live = asyncio.run(_post(emu, None, how))
+    recorded = asyncio.run(_post(emu, Recorder(path, mode="record"), how))
+    emu.reset()
+    replayed = asyncio.run(_post(emu, Recorder(path, mode="replay"), how))
+    assert emu.hits == 0
+    assert live[0] == recorded[0] == replayed[0] == 200
+    assert recorded == replayed
+    assert live[1].keys() == recorded[1].keys()
