@@ -72,3 +72,47 @@ def test_a_json_answer_reads_alike_live_recording_and_replaying(
     assert live[0] == recorded[0] == replayed[0] == 200
     assert recorded == replayed
     assert live[1].keys() == recorded[1].keys()
+
+
+class _Temperature:
+    """A value only the session's own JSON serializer knows how to write."""
+
+    def __str__(self) -> str:
+        return "0.25"
+
+
+def _serialize(value: Any) -> str:
+    return json.dumps(value, default=lambda o: float(str(o)))
+
+
+def _serialize_bytes(value: Any) -> bytes:
+    return _serialize(value).encode()
+
+
+async def _post_with(emu: Emulator, recorder: Recorder, how: str) -> Any:
+    options: dict[str, Any] = (
+        {"json_serialize": _serialize}
+        if how == "text"
+        else {"json_serialize_bytes": _serialize_bytes}
+    )
+    body = {**_BODY, "generationConfig": {"temperature": _Temperature()}}
+    async with intercept(recorder), aiohttp.ClientSession(**options) as session:
+        headers = {"x-goog-api-key": emu.api_key}
+        async with session.post(emu.url + _GENERATE, json=body, headers=headers) as answer:
+            return await answer.json()
+
+
+@pytest.mark.parametrize("how", ["text", "bytes"])
+def test_the_sessions_own_json_serializer_writes_the_matched_body(
+    emu: Emulator, tmp_path: Path, how: str
+) -> None:
+    """A session made with ``json_serialize=`` (or ``json_serialize_bytes=``) sends what that
+    serializer writes; the cassette matches and records that same body, not what
+    ``json.dumps`` would make of it (which may not be able to)."""
+    path = tmp_path / "c.yaml"
+    recorded = asyncio.run(_post_with(emu, Recorder(path, mode="record"), how))
+    emu.reset()
+    replayed = asyncio.run(_post_with(emu, Recorder(path, mode="replay"), how))
+    assert emu.hits == 0
+    assert replayed == recorded
+    assert "0.25" in path.read_text()
