@@ -179,6 +179,7 @@ def _response(
         (k.decode("utf-8", "surrogateescape"), v.decode("utf-8", "surrogateescape")) for k, v in raw
     )
     response.status = status
+    response.version = aiohttp.HttpVersion11  # what a live answer over HTTP/1.1 says
     response.reason = _REASONS.get(status, "")
     response._headers = CIMultiDictProxy(served)  # what `.headers` reads
     response._raw_headers = tuple(raw)

@@ -116,3 +116,32 @@ def test_the_sessions_own_json_serializer_writes_the_matched_body(
     assert emu.hits == 0
     assert replayed == recorded
     assert "0.25" in path.read_text()
+
+
+async def _described(emu: Emulator, recorder: Recorder) -> dict[str, Any]:
+    async with intercept(recorder), aiohttp.ClientSession() as session:
+        headers = {"x-goog-api-key": emu.api_key}
+        async with session.post(emu.url + _GENERATE, json=_BODY, headers=headers) as answer:
+            await answer.read()
+            return {
+                "status": answer.status,
+                "ok": answer.ok,
+                "reason": answer.reason,
+                "version": answer.version,
+                "content_type": answer.content_type,
+                "charset": answer.charset,
+                "url": answer.url,
+                "history": answer.history,
+                "encoding": answer.get_encoding(),
+            }
+
+
+def test_a_replayed_answer_describes_itself_as_the_live_one_did(
+    emu: Emulator, tmp_path: Path
+) -> None:
+    path = tmp_path / "c.yaml"
+    recorded = asyncio.run(_described(emu, Recorder(path, mode="record")))
+    emu.reset()
+    replayed = asyncio.run(_described(emu, Recorder(path, mode="replay")))
+    assert emu.hits == 0
+    assert replayed == recorded
