@@ -182,3 +182,24 @@ def test_a_refresh_rewrite_keeps_the_headers_a_recording_keeps(
         assert converse(bedrock)["output"]
         assert invoke(bedrock)["body"]["content"]
     assert emu.hits == 0
+
+
+def test_the_readme_example_replays_on_ci_with_fake_keys_and_any_region(
+    emu: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Recorded against one endpoint, the README's client (no endpoint_url, no region_name)
+    replays under CI with fake keys and whatever region the environment names: the host and
+    region are not part of a request's identity, and nothing is sent."""
+    fake_aws(monkeypatch, tmp_path)
+    path = tmp_path / "cassettes" / "bedrock.yaml"
+    messages = [{"role": "user", "content": [{"text": "Capital of France?"}]}]
+    model = "anthropic.claude-3-haiku-20240307-v1:0"
+    with intercept(Recorder(path)):
+        recorded = client(emu).converse(modelId=model, messages=messages)
+    emu.reset()
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-3")
+    with intercept(Recorder(path)):
+        replayed = boto3.client("bedrock-runtime").converse(modelId=model, messages=messages)
+    assert emu.hits == 0
+    assert replayed["output"] == recorded["output"]
