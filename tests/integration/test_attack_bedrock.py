@@ -17,7 +17,7 @@ import yaml
 from botocore.config import Config
 
 from cassette_refresh.cli import main
-from cassettes_core import Recorder, intercept
+from cassettes_core import CassetteMissError, LLMRequest, MatchPolicy, Recorder, intercept
 from cassettes_core.testing.emulator import Emulator
 from cassettes_core.transport import encode_frame
 from tests.helpers.bedrock import Credentials, client, converse, fake_aws, invoke, user
@@ -26,10 +26,11 @@ _STREAM = "application/vnd.amazon.eventstream"
 
 
 class _Crafted:
-    """A loopback Bedrock that answers every request with the frames it is given."""
+    """A loopback Bedrock that answers every request with the bytes (frames) it is given."""
 
     def __init__(self) -> None:
         self.frames: list[bytes] = []
+        self.content_type = _STREAM
         self.hits = 0
         crafted = self
 
@@ -39,7 +40,7 @@ class _Crafted:
                 crafted.hits += 1
                 body = b"".join(crafted.frames)
                 self.send_response(200)
-                self.send_header("content-type", _STREAM)
+                self.send_header("content-type", crafted.content_type)
                 self.send_header("content-length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
@@ -203,3 +204,84 @@ def test_the_readme_example_replays_on_ci_with_fake_keys_and_any_region(
         replayed = boto3.client("bedrock-runtime").converse(modelId=model, messages=messages)
     assert emu.hits == 0
     assert replayed["output"] == recorded["output"]
+
+
+# Model-native invoke_model bodies whose prompt is not under `messages`/`prompt`/`inputText`:
+# image generation (Titan and Nova Canvas, Stability SDXL), rerank, multimodal embeddings.
+_NATIVE_PROMPTS = [
+    pytest.param(
+        lambda text: {
+            "taskType": "TEXT_IMAGE",
+            "textToImageParams": {"text": text},
+            "imageGenerationConfig": {"numberOfImages": 1, "seed": 7},
+        },
+        id="titan-nova-canvas-image",
+    ),
+    pytest.param(
+        lambda text: {"text_prompts": [{"text": text}], "cfg_scale": 7, "seed": 1},
+        id="stability-sdxl",
+    ),
+    pytest.param(
+        lambda text: {"query": text, "documents": ["Paris", "Rome"], "api_version": 2},
+        id="rerank-query",
+    ),
+    pytest.param(
+        lambda text: {"query": "capital?", "documents": [text, "Rome"], "api_version": 2},
+        id="rerank-documents",
+    ),
+    pytest.param(
+        lambda text: {
+            "inputImage": text.encode().hex(),
+            "embeddingConfig": {"outputEmbeddingLength": 256},
+        },
+        id="titan-multimodal-embedding",
+    ),
+    pytest.param(
+        lambda text: {
+            "inputs": [{"content": [{"type": "text", "text": text}]}],
+            "input_type": "search_document",
+        },
+        id="cohere-embed-v4",
+    ),
+]
+
+
+@pytest.mark.parametrize("body", _NATIVE_PROMPTS)
+def test_a_changed_native_prompt_is_a_miss(
+    crafted: _Crafted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: Any
+) -> None:
+    """Whatever field a model's own body carries its prompt in, changing it is a
+    CassetteMissError, never the answer recorded for another prompt."""
+    crafted.content_type = "application/json"
+    crafted.frames = [b'{"images": ["aGk="], "results": [], "embedding": [0.5]}']
+    path = tmp_path / "c.yaml"
+    model = "amazon.titan-image-generator-v2:0"
+    with intercept(Recorder(path, mode="record")):
+        crafted.client().invoke_model(modelId=model, body=json.dumps(body("a red fox")))
+    crafted.hits = 0
+    monkeypatch.setenv("CI", "true")
+    with intercept(Recorder(path)), pytest.raises(CassetteMissError):
+        crafted.client().invoke_model(modelId=model, body=json.dumps(body("a blue whale")))
+    with intercept(Recorder(path)):
+        same = crafted.client().invoke_model(modelId=model, body=json.dumps(body("a red fox")))
+        assert json.loads(same["body"].read())["embedding"] == [0.5]
+    assert crafted.hits == 0
+
+
+def test_a_policy_still_widens_and_narrows_an_open_body() -> None:
+    """Every key of a native body is semantic but the tuning ones; a MatchPolicy can still make
+    a tuning key semantic (widen) or a key tuning (narrow)."""
+    provider = "bedrock.invoke_model"
+    body = {"model": "m", "query": "q", "documents": ["a"], "temperature": 0.1}
+
+    def digest(policy: MatchPolicy, **changed: Any) -> str:
+        return LLMRequest.from_body(provider, {**body, **changed}, policy=policy).digest()
+
+    plain = MatchPolicy()
+    assert digest(plain) == digest(plain, temperature=0.9)
+    assert digest(plain) != digest(plain, documents=["b"])
+    widened = MatchPolicy(widen={provider: ["temperature"]})
+    assert digest(widened) != digest(widened, temperature=0.9)
+    narrowed = MatchPolicy(narrow={provider: ["documents"]})
+    assert digest(narrowed) == digest(narrowed, documents=["b"])
+    assert digest(narrowed) != digest(narrowed, query="other")
