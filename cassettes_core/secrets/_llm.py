@@ -136,6 +136,9 @@ _OPAQUE_FIELDS = frozenset(
         "thought_signature",
         "encrypted_content",
         "encrypted_reasoning",
+        # Bedrock Converse's redacted reasoning (Claude's redacted thinking): opaque base64,
+        # sent back as is in the next turn.
+        "redacted_content",
         "b64_json",
         "partial_image_b64",
         "embedding",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,6 +22,7 @@ from cassettes_core import CassetteMissError, LLMRequest, MatchPolicy, Recorder,
 from cassettes_core.testing.emulator import Emulator
 from cassettes_core.transport import encode_frame
 from tests.helpers.bedrock import Credentials, client, converse, fake_aws, invoke, user
+from tests.helpers.fake_secrets import openai_key, scan
 
 _STREAM = "application/vnd.amazon.eventstream"
 
@@ -285,3 +287,98 @@ def test_a_policy_still_widens_and_narrows_an_open_body() -> None:
     narrowed = MatchPolicy(narrow={provider: ["documents"]})
     assert digest(narrowed) == digest(narrowed, documents=["b"])
     assert digest(narrowed) != digest(narrowed, query="other")
+
+
+def _redacted(size: int) -> str:
+    """Redacted reasoning as Bedrock sends it: random bytes, base64."""
+    return base64.b64encode(os.urandom(size)).decode()
+
+
+@pytest.mark.parametrize("size", [48, 100, 1500])
+def test_redacted_reasoning_is_recorded_and_replays(
+    crafted: _Crafted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    """Claude's redacted thinking comes back through Converse as ``redactedContent`` (opaque
+    base64, sent back as is in the next turn): it is no secret, so the recording is written,
+    and replays as the same bytes, answer and stream alike."""
+    signature = base64.b64encode(os.urandom(300)).decode()
+    answer = {
+        "output": {
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {"reasoningContent": {"redactedContent": _redacted(size)}},
+                    {"reasoningContent": {"reasoningText": {"text": "so", "signature": signature}}},
+                    {"text": "Paris."},
+                ],
+            }
+        },
+        "stopReason": "end_turn",
+        "usage": {"inputTokens": 3, "outputTokens": 4, "totalTokens": 7},
+        "metrics": {"latencyMs": 5},
+    }
+    path = tmp_path / "c.yaml"
+
+    def calls() -> list[Any]:
+        bedrock = crafted.client()
+        crafted.content_type = "application/json"
+        crafted.frames = [json.dumps(answer).encode()]
+        whole = bedrock.converse(modelId="m", messages=user("hi"))["output"]
+        crafted.content_type = _STREAM
+        crafted.frames = [
+            _event("messageStart", b'{"role":"assistant"}'),
+            _event(
+                "contentBlockDelta",
+                json.dumps(
+                    {
+                        "contentBlockIndex": 0,
+                        "delta": {"reasoningContent": {"redactedContent": delta}},
+                    }
+                ).encode(),
+            ),
+            _event("messageStop", b'{"stopReason":"end_turn"}'),
+        ]
+        streamed = list(bedrock.converse_stream(modelId="m", messages=user("hi"))["stream"])
+        return [whole, streamed]
+
+    delta = _redacted(size)
+    with intercept(Recorder(path, mode="record")):
+        live = calls()
+    crafted.hits = 0
+    monkeypatch.setenv("CI", "true")
+    with intercept(Recorder(path)):
+        replayed = calls()
+    assert crafted.hits == 0
+    assert replayed == live
+    assert live[0]["message"]["content"][0]["reasoningContent"]["redactedContent"] == (
+        base64.b64decode(
+            answer["output"]["message"]["content"][0]["reasoningContent"]["redactedContent"]
+        )  # type: ignore[index]
+    )
+
+
+def test_a_key_hidden_in_redacted_reasoning_is_still_refused() -> None:
+    """Opaque is no hiding place: a key at a token boundary inside it is found."""
+    blob = _redacted(60)
+    key = openai_key()
+    body = {
+        "output": {
+            "message": {
+                "content": [
+                    {"reasoningContent": {"redactedContent": f"{blob[:30]}+{key}+{blob[30:]}"}}
+                ]
+            }
+        }
+    }
+    findings = scan(
+        {
+            "seq": 1,
+            "digest": "0" * 64,
+            "provider": "bedrock.converse",
+            "endpoint": "/model/m/converse",
+            "request": {"model": "m"},
+            "response": {"status": 200, "headers": {}, "body": body},
+        }
+    )
+    assert findings
+    assert all("redactedContent" in f.path for f in findings)
