@@ -166,6 +166,10 @@ _OPAQUE_FIELDS = frozenset(
         "base64_data",
         # Bedrock's invoke_model stream chunk, kept as base64 only when it is not JSON.
         "bytes",
+        # Images in model-native bodies (Llama vision's and image models' `images`, Titan's
+        # `inputImage`, in-painting's `image` and `maskImage`): base64 media, not keys.
+        "image",
+        "images",
     }
 )
 _OPAQUE_SUFFIXES = (
@@ -178,6 +182,8 @@ _OPAQUE_SUFFIXES = (
     "_base64",
     "_nonce",
     "_sha256",
+    "_image",
+    "_images",
 )
 
 

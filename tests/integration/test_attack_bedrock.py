@@ -382,3 +382,54 @@ def test_a_key_hidden_in_redacted_reasoning_is_still_refused() -> None:
     )
     assert findings
     assert all("redactedContent" in f.path for f in findings)
+
+
+def _tiny_image() -> str:
+    """A tiny image as tests send one (a 1x1 PNG is under 70 bytes): random bytes, base64."""
+    return base64.b64encode(os.urandom(60)).decode()
+
+
+def test_a_tiny_image_in_a_native_body_is_recorded_and_replays(
+    crafted: _Crafted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Model-native bodies carry images as base64 under keys of their own (Llama vision's
+    `images`, Titan's `inputImage`, an image variation's `images`, in-painting's `image` and
+    `maskImage`), and image models answer `images`: opaque media, not secrets."""
+    body = {
+        "prompt": "What is in the picture?",
+        "images": [_tiny_image()],
+        "inputImage": _tiny_image(),
+        "inPaintingParams": {"image": _tiny_image(), "maskImage": _tiny_image()},
+    }
+    crafted.content_type = "application/json"
+    crafted.frames = [json.dumps({"images": [_tiny_image()], "error": None}).encode()]
+    path = tmp_path / "c.yaml"
+
+    def call() -> Any:
+        answer = crafted.client().invoke_model(modelId="m", body=json.dumps(body))
+        return json.loads(answer["body"].read())
+
+    with intercept(Recorder(path, mode="record")):
+        live = call()
+    crafted.hits = 0
+    monkeypatch.setenv("CI", "true")
+    with intercept(Recorder(path)):
+        replayed = call()
+    assert crafted.hits == 0
+    assert replayed == live
+
+
+def test_a_key_hidden_in_an_image_field_is_still_refused() -> None:
+    blob = _tiny_image()
+    key = openai_key()
+    findings = scan(
+        {
+            "seq": 1,
+            "digest": "0" * 64,
+            "provider": "bedrock.invoke_model",
+            "endpoint": "/model/m/invoke",
+            "request": {"model": "m", "images": [f"{blob[:30]}+{key}+{blob[30:]}"]},
+            "response": {"status": 200, "headers": {}, "body": {"images": [blob]}},
+        }
+    )
+    assert [f.path for f in findings] == ["request.images[0]"]
