@@ -433,3 +433,44 @@ def test_a_key_hidden_in_an_image_field_is_still_refused() -> None:
         }
     )
     assert [f.path for f in findings] == ["request.images[0]"]
+
+
+@pytest.mark.parametrize("size", [40, 100, 1500])
+def test_anthropic_redacted_thinking_on_invoke_is_recorded_and_replays(
+    crafted: _Crafted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    """Claude's native ``redacted_thinking`` block (its ``data`` opaque base64) in an answer,
+    in a stream chunk, and sent back in the next request: no secret, recorded and replayed."""
+    data = _redacted(size)
+    block = {"type": "redacted_thinking", "data": data}
+    path = tmp_path / "c.yaml"
+    body = {
+        "anthropic_version": "bedrock-2023-05-31",
+        "max_tokens": 64,
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [block, {"type": "text", "text": "Hello"}]},
+            {"role": "user", "content": "again"},
+        ],
+    }
+
+    def calls() -> list[Any]:
+        bedrock = crafted.client()
+        crafted.content_type = "application/json"
+        crafted.frames = [json.dumps({"type": "message", "content": [block]}).encode()]
+        whole = json.loads(bedrock.invoke_model(modelId="m", body=json.dumps(body))["body"].read())
+        crafted.content_type = _STREAM
+        start = {"type": "content_block_start", "index": 0, "content_block": block}
+        crafted.frames = [_chunk(json.dumps(start).encode())]
+        answer = bedrock.invoke_model_with_response_stream(modelId="m", body=json.dumps(body))
+        return [whole, [json.loads(e["chunk"]["bytes"]) for e in answer["body"]]]
+
+    with intercept(Recorder(path, mode="record")):
+        live = calls()
+    crafted.hits = 0
+    monkeypatch.setenv("CI", "true")
+    with intercept(Recorder(path)):
+        replayed = calls()
+    assert crafted.hits == 0
+    assert replayed == live
+    assert live[1][0]["content_block"]["data"] == data
