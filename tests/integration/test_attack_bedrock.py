@@ -1,85 +1,30 @@
 """Attacks on the Bedrock seam with the real boto3 client: live answers crafted by a server of
-the test's own (a Bedrock that sends what the emulator never does)."""
+the test's own (a Bedrock that sends what the emulator never does), the refresh rewrite, the
+README's replay on CI, and prompts in a model-native body's own keys."""
 
 from __future__ import annotations
 
-import base64
 import json
-import os
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
 import yaml
-from botocore.config import Config
 
 from cassette_refresh.cli import main
 from cassettes_core import CassetteMissError, LLMRequest, MatchPolicy, Recorder, intercept
 from cassettes_core.testing.emulator import Emulator
-from cassettes_core.transport import encode_frame
-from tests.helpers.bedrock import Credentials, client, converse, fake_aws, invoke, user
-from tests.helpers.fake_secrets import openai_key, scan
-
-_STREAM = "application/vnd.amazon.eventstream"
-
-
-class _Crafted:
-    """A loopback Bedrock that answers every request with the bytes (frames) it is given."""
-
-    def __init__(self) -> None:
-        self.frames: list[bytes] = []
-        self.content_type = _STREAM
-        self.hits = 0
-        crafted = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers["content-length"]))
-                crafted.hits += 1
-                body = b"".join(crafted.frames)
-                self.send_response(200)
-                self.send_header("content-type", crafted.content_type)
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}"
-
-    def client(self) -> Any:
-        config = Config(retries={"total_max_attempts": 1})
-        return boto3.client("bedrock-runtime", endpoint_url=self.url, config=config)
+from tests.helpers.bedrock import client, converse, fake_aws, invoke, user
+from tests.helpers.bedrock_crafted import Crafted, chunk, event, serving
 
 
 @pytest.fixture
-def crafted(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[_Crafted]:
-    made: Credentials = fake_aws(monkeypatch, tmp_path)
-    assert made.key_id
-    server = _Crafted()
-    thread = threading.Thread(target=server.server.serve_forever, daemon=True)
-    thread.start()
-    try:
+def crafted(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Crafted]:
+    fake_aws(monkeypatch, tmp_path)
+    with serving() as server:
         yield server
-    finally:
-        server.server.shutdown()
-        server.server.server_close()
-
-
-def _event(name: str, payload: bytes) -> bytes:
-    headers = {":event-type": name, ":content-type": "application/json", ":message-type": "event"}
-    return encode_frame(headers, payload)
-
-
-def _chunk(model_json: bytes) -> bytes:
-    carried = {"bytes": base64.b64encode(model_json).decode(), "p": "abcdef"}
-    return _event("chunk", json.dumps(carried).encode())
 
 
 # JSON that Python (and so the user's json.loads) reads, but a YAML cassette cannot hold
@@ -100,11 +45,11 @@ def _invoke_stream(bedrock: Any) -> list[bytes]:
 
 @pytest.mark.parametrize("model_json", _UNSTORABLE)
 def test_a_chunk_a_cassette_cannot_hold_parsed_is_recorded_as_sent(
-    crafted: _Crafted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model_json: bytes
+    crafted: Crafted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model_json: bytes
 ) -> None:
     """A streamed chunk whose JSON YAML cannot hold is kept as its base64 bytes: the recording
     is written (not lost to a write error) and replays the same bytes."""
-    crafted.frames = [_chunk(b'{"type":"message_start"}'), _chunk(model_json)]
+    crafted.frames = [chunk(b'{"type":"message_start"}'), chunk(model_json)]
     path = tmp_path / "c.yaml"
     with intercept(Recorder(path, mode="record")):
         live = _invoke_stream(crafted.client())
@@ -128,15 +73,15 @@ def test_a_chunk_a_cassette_cannot_hold_parsed_is_recorded_as_sent(
     ],
 )
 def test_a_converse_event_a_cassette_cannot_hold_parsed_is_recorded_as_its_text(
-    crafted: _Crafted,
+    crafted: Crafted,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     payload: bytes,
     expected: str | None,
 ) -> None:
     crafted.frames = [
-        _event("messageStart", b'{"role":"assistant"}'),
-        _event("contentBlockDelta", payload),
+        event("messageStart", b'{"role":"assistant"}'),
+        event("contentBlockDelta", payload),
     ]
     path = tmp_path / "c.yaml"
 
@@ -250,7 +195,7 @@ _NATIVE_PROMPTS = [
 
 @pytest.mark.parametrize("body", _NATIVE_PROMPTS)
 def test_a_changed_native_prompt_is_a_miss(
-    crafted: _Crafted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: Any
+    crafted: Crafted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: Any
 ) -> None:
     """Whatever field a model's own body carries its prompt in, changing it is a
     CassetteMissError, never the answer recorded for another prompt."""
@@ -287,190 +232,3 @@ def test_a_policy_still_widens_and_narrows_an_open_body() -> None:
     narrowed = MatchPolicy(narrow={provider: ["documents"]})
     assert digest(narrowed) == digest(narrowed, documents=["b"])
     assert digest(narrowed) != digest(narrowed, query="other")
-
-
-def _redacted(size: int) -> str:
-    """Redacted reasoning as Bedrock sends it: random bytes, base64."""
-    return base64.b64encode(os.urandom(size)).decode()
-
-
-@pytest.mark.parametrize("size", [48, 100, 1500])
-def test_redacted_reasoning_is_recorded_and_replays(
-    crafted: _Crafted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int
-) -> None:
-    """Claude's redacted thinking comes back through Converse as ``redactedContent`` (opaque
-    base64, sent back as is in the next turn): it is no secret, so the recording is written,
-    and replays as the same bytes, answer and stream alike."""
-    signature = base64.b64encode(os.urandom(300)).decode()
-    answer = {
-        "output": {
-            "message": {
-                "role": "assistant",
-                "content": [
-                    {"reasoningContent": {"redactedContent": _redacted(size)}},
-                    {"reasoningContent": {"reasoningText": {"text": "so", "signature": signature}}},
-                    {"text": "Paris."},
-                ],
-            }
-        },
-        "stopReason": "end_turn",
-        "usage": {"inputTokens": 3, "outputTokens": 4, "totalTokens": 7},
-        "metrics": {"latencyMs": 5},
-    }
-    path = tmp_path / "c.yaml"
-
-    def calls() -> list[Any]:
-        bedrock = crafted.client()
-        crafted.content_type = "application/json"
-        crafted.frames = [json.dumps(answer).encode()]
-        whole = bedrock.converse(modelId="m", messages=user("hi"))["output"]
-        crafted.content_type = _STREAM
-        crafted.frames = [
-            _event("messageStart", b'{"role":"assistant"}'),
-            _event(
-                "contentBlockDelta",
-                json.dumps(
-                    {
-                        "contentBlockIndex": 0,
-                        "delta": {"reasoningContent": {"redactedContent": delta}},
-                    }
-                ).encode(),
-            ),
-            _event("messageStop", b'{"stopReason":"end_turn"}'),
-        ]
-        streamed = list(bedrock.converse_stream(modelId="m", messages=user("hi"))["stream"])
-        return [whole, streamed]
-
-    delta = _redacted(size)
-    with intercept(Recorder(path, mode="record")):
-        live = calls()
-    crafted.hits = 0
-    monkeypatch.setenv("CI", "true")
-    with intercept(Recorder(path)):
-        replayed = calls()
-    assert crafted.hits == 0
-    assert replayed == live
-    assert live[0]["message"]["content"][0]["reasoningContent"]["redactedContent"] == (
-        base64.b64decode(
-            answer["output"]["message"]["content"][0]["reasoningContent"]["redactedContent"]
-        )  # type: ignore[index]
-    )
-
-
-def test_a_key_hidden_in_redacted_reasoning_is_still_refused() -> None:
-    """Opaque is no hiding place: a key at a token boundary inside it is found."""
-    blob = _redacted(60)
-    key = openai_key()
-    body = {
-        "output": {
-            "message": {
-                "content": [
-                    {"reasoningContent": {"redactedContent": f"{blob[:30]}+{key}+{blob[30:]}"}}
-                ]
-            }
-        }
-    }
-    findings = scan(
-        {
-            "seq": 1,
-            "digest": "0" * 64,
-            "provider": "bedrock.converse",
-            "endpoint": "/model/m/converse",
-            "request": {"model": "m"},
-            "response": {"status": 200, "headers": {}, "body": body},
-        }
-    )
-    assert findings
-    assert all("redactedContent" in f.path for f in findings)
-
-
-def _tiny_image() -> str:
-    """A tiny image as tests send one (a 1x1 PNG is under 70 bytes): random bytes, base64."""
-    return base64.b64encode(os.urandom(60)).decode()
-
-
-def test_a_tiny_image_in_a_native_body_is_recorded_and_replays(
-    crafted: _Crafted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Model-native bodies carry images as base64 under keys of their own (Llama vision's
-    `images`, Titan's `inputImage`, an image variation's `images`, in-painting's `image` and
-    `maskImage`), and image models answer `images`: opaque media, not secrets."""
-    body = {
-        "prompt": "What is in the picture?",
-        "images": [_tiny_image()],
-        "inputImage": _tiny_image(),
-        "inPaintingParams": {"image": _tiny_image(), "maskImage": _tiny_image()},
-    }
-    crafted.content_type = "application/json"
-    crafted.frames = [json.dumps({"images": [_tiny_image()], "error": None}).encode()]
-    path = tmp_path / "c.yaml"
-
-    def call() -> Any:
-        answer = crafted.client().invoke_model(modelId="m", body=json.dumps(body))
-        return json.loads(answer["body"].read())
-
-    with intercept(Recorder(path, mode="record")):
-        live = call()
-    crafted.hits = 0
-    monkeypatch.setenv("CI", "true")
-    with intercept(Recorder(path)):
-        replayed = call()
-    assert crafted.hits == 0
-    assert replayed == live
-
-
-def test_a_key_hidden_in_an_image_field_is_still_refused() -> None:
-    blob = _tiny_image()
-    key = openai_key()
-    findings = scan(
-        {
-            "seq": 1,
-            "digest": "0" * 64,
-            "provider": "bedrock.invoke_model",
-            "endpoint": "/model/m/invoke",
-            "request": {"model": "m", "images": [f"{blob[:30]}+{key}+{blob[30:]}"]},
-            "response": {"status": 200, "headers": {}, "body": {"images": [blob]}},
-        }
-    )
-    assert [f.path for f in findings] == ["request.images[0]"]
-
-
-@pytest.mark.parametrize("size", [40, 100, 1500])
-def test_anthropic_redacted_thinking_on_invoke_is_recorded_and_replays(
-    crafted: _Crafted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int
-) -> None:
-    """Claude's native ``redacted_thinking`` block (its ``data`` opaque base64) in an answer,
-    in a stream chunk, and sent back in the next request: no secret, recorded and replayed."""
-    data = _redacted(size)
-    block = {"type": "redacted_thinking", "data": data}
-    path = tmp_path / "c.yaml"
-    body = {
-        "anthropic_version": "bedrock-2023-05-31",
-        "max_tokens": 64,
-        "messages": [
-            {"role": "user", "content": "hi"},
-            {"role": "assistant", "content": [block, {"type": "text", "text": "Hello"}]},
-            {"role": "user", "content": "again"},
-        ],
-    }
-
-    def calls() -> list[Any]:
-        bedrock = crafted.client()
-        crafted.content_type = "application/json"
-        crafted.frames = [json.dumps({"type": "message", "content": [block]}).encode()]
-        whole = json.loads(bedrock.invoke_model(modelId="m", body=json.dumps(body))["body"].read())
-        crafted.content_type = _STREAM
-        start = {"type": "content_block_start", "index": 0, "content_block": block}
-        crafted.frames = [_chunk(json.dumps(start).encode())]
-        answer = bedrock.invoke_model_with_response_stream(modelId="m", body=json.dumps(body))
-        return [whole, [json.loads(e["chunk"]["bytes"]) for e in answer["body"]]]
-
-    with intercept(Recorder(path, mode="record")):
-        live = calls()
-    crafted.hits = 0
-    monkeypatch.setenv("CI", "true")
-    with intercept(Recorder(path)):
-        replayed = calls()
-    assert crafted.hits == 0
-    assert replayed == live
-    assert live[1][0]["content_block"]["data"] == data
