@@ -10,6 +10,7 @@ for event streams and for ``content``, ``read(amt)`` for a streaming body (``inv
 from __future__ import annotations
 
 import io
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -59,25 +60,34 @@ class LiveEventStream(LiveTap):
         super().__init__(call.recorder, tap, raw, request)
         self.raw = raw
         self.chunks = self._pull()
+        self._reader: int | None = None  # the thread reading the stream now, if any
+        self._over = threading.Event()  # the upstream ended (or failed)
 
     def _pull(self) -> Iterator[bytes]:
         try:
-            for chunk in self.raw.stream(2**16, decode_content=False):
-                try:
-                    self.tap.feed(chunk)
-                except EventStreamError:
-                    self.tap.abandon()  # not a stream a cassette could replay: nothing written
-                    raise
-                yield chunk
-        except Exception as exc:
-            self.failed(exc)
-            raise
-        self.finished()
+            try:
+                for chunk in self.raw.stream(2**16, decode_content=False):
+                    try:
+                        self.tap.feed(chunk)
+                    except EventStreamError:
+                        self.tap.abandon()  # not a stream a cassette could replay: nothing written
+                        raise
+                    yield chunk
+            except Exception as exc:
+                self.failed(exc)
+                raise
+            self.finished()
+        finally:
+            self._over.set()  # recorded (or failed) by now: a settler waiting may go on
 
     # -- what botocore calls on a raw body
     def stream(self, amt: int | None = None, decode_content: bool | None = None) -> Iterator[bytes]:
-        for chunk in self.chunks:  # noqa: UP028 -- a fresh generator over the shared one
-            yield chunk
+        self._reader = threading.get_ident()
+        try:
+            for chunk in self.chunks:  # noqa: UP028 -- a fresh generator over the shared one
+                yield chunk
+        finally:
+            self._reader = None
 
     def read(self, amt: int | None = None) -> bytes:
         return b"".join(self.chunks)
@@ -92,7 +102,14 @@ class LiveEventStream(LiveTap):
         self._read_rest(counted=False)
 
     def settle(self) -> None:
-        """Left open at the end of its test or ``intercept`` block: read it to its end."""
+        """Left open at the end of its test or ``intercept`` block: read it to its end; or, when
+        another thread is reading it still, let that thread finish it (bounded), never taking
+        the connection from under it."""
+        reader = self._reader
+        if reader is not None and reader != threading.get_ident():
+            if not self._over.wait(self.bound) and not self.tap.done:
+                self.drop(TimeoutError(f"another thread was still reading it {self.bound:g} s on"))
+            return
         self._read_rest(counted=True)
 
     def _read_rest(self, *, counted: bool) -> None:

@@ -5,6 +5,7 @@ README's replay on CI, and prompts in a model-native body's own keys."""
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ import yaml
 from cassette_refresh.cli import main
 from cassettes_core import CassetteMissError, LLMRequest, MatchPolicy, Recorder, intercept
 from cassettes_core.testing.emulator import Emulator
-from tests.helpers.bedrock import client, converse, fake_aws, invoke, user
+from tests.helpers.bedrock import MODEL, client, converse, fake_aws, invoke, user
 from tests.helpers.bedrock_crafted import Crafted, chunk, event, serving
 
 
@@ -232,3 +233,42 @@ def test_a_policy_still_widens_and_narrows_an_open_body() -> None:
     narrowed = MatchPolicy(narrow={provider: ["documents"]})
     assert digest(narrowed) == digest(narrowed, documents=["b"])
     assert digest(narrowed) != digest(narrowed, query="other")
+
+
+def test_a_stream_another_thread_still_reads_is_left_to_it_and_recorded(
+    emu: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ``intercept`` block ends while a worker thread is still reading a live stream:
+    the worker's call is not broken under it (the connection is not taken away), and the
+    stream it reads to its end is recorded whole and replays."""
+    fake_aws(monkeypatch, tmp_path)
+    path = tmp_path / "c.yaml"
+    emu.stream_delay_s = 0.03
+    outcome: dict[str, Any] = {}
+    started = threading.Event()
+
+    def worker(bedrock: Any) -> None:
+        try:
+            answer = bedrock.converse_stream(modelId=MODEL, messages=user("Capital of France?"))
+            started.set()
+            outcome["events"] = list(answer["stream"])
+        except Exception as exc:  # what the worker's live call raised, for the assertion
+            outcome["error"] = exc
+        finally:
+            started.set()
+
+    bedrock = client(emu)
+    with intercept(Recorder(path, mode="record")):
+        thread = threading.Thread(target=worker, args=(bedrock,))
+        thread.start()
+        assert started.wait(10)
+    thread.join(30)
+    assert "error" not in outcome, outcome
+    emu.reset()
+    emu.stream_delay_s = 0.0
+    monkeypatch.setenv("CI", "true")
+    with intercept(Recorder(path)):
+        answer = client(emu).converse_stream(modelId=MODEL, messages=user("Capital of France?"))
+        replayed = list(answer["stream"])
+    assert emu.hits == 0
+    assert replayed == outcome["events"]
