@@ -60,13 +60,12 @@ class LiveEventStream(LiveTap):
         super().__init__(call.recorder, tap, raw, request)
         self.raw = raw
         self.chunks = self._pull()
-        self._reader: int | None = None  # the thread reading the stream now, if any
-        self._over = threading.Event()  # the upstream ended (or failed)
 
     def _pull(self) -> Iterator[bytes]:
         try:
             try:
                 for chunk in self.raw.stream(2**16, decode_content=False):
+                    self.reader = threading.get_ident()
                     try:
                         self.tap.feed(chunk)
                     except EventStreamError:
@@ -78,16 +77,13 @@ class LiveEventStream(LiveTap):
                 raise
             self.finished()
         finally:
-            self._over.set()  # recorded (or failed) by now: a settler waiting may go on
+            self.over.set()  # recorded (or failed) by now: a settler waiting may go on
 
     # -- what botocore calls on a raw body
     def stream(self, amt: int | None = None, decode_content: bool | None = None) -> Iterator[bytes]:
-        self._reader = threading.get_ident()
-        try:
-            for chunk in self.chunks:  # noqa: UP028 -- a fresh generator over the shared one
-                yield chunk
-        finally:
-            self._reader = None
+        self.reader = threading.get_ident()
+        for chunk in self.chunks:  # noqa: UP028 -- a fresh generator over the shared one
+            yield chunk
 
     def read(self, amt: int | None = None) -> bytes:
         return b"".join(self.chunks)
@@ -105,12 +101,8 @@ class LiveEventStream(LiveTap):
         """Left open at the end of its test or ``intercept`` block: read it to its end; or, when
         another thread is reading it still, let that thread finish it (bounded), never taking
         the connection from under it."""
-        reader = self._reader
-        if reader is not None and reader != threading.get_ident():
-            if not self._over.wait(self.bound) and not self.tap.done:
-                self.drop(TimeoutError(f"another thread was still reading it {self.bound:g} s on"))
-            return
-        self._read_rest(counted=True)
+        if not self.left_to_reader():
+            self._read_rest(counted=True)
 
     def _read_rest(self, *, counted: bool) -> None:
         try:
