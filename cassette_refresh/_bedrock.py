@@ -24,6 +24,7 @@ from cassettes_core.providers.http import http_module
 from cassettes_core.transport import (
     EVENTSTREAM_CONTENT_TYPE,
     EventStreamParser,
+    aws_kept_headers,
     decode_aws_event,
     stored_body,
 )
@@ -142,7 +143,9 @@ class BedrockProvider:
     def complete(self, request: LLMRequest) -> LLMResponse:
         answer = self._send(request, stream=False)
         body = stored_body(answer.content, answer.headers.get("content-type"))
-        return LLMResponse(body=body, status=answer.status_code, headers=dict(answer.headers))
+        # The headers a recording through boto3 keeps (a rewrite stores this answer).
+        kept = aws_kept_headers(answer.headers.items())
+        return LLMResponse(body=body, status=answer.status_code, headers=kept)
 
     def stream(self, request: LLMRequest) -> Iterator[StreamEvent]:
         answer = self._send(request, stream=True)

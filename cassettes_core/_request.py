@@ -48,6 +48,15 @@ class MatchPolicy:
         removed = set(self.narrow.get(provider, ())) | set(self.narrow.get("*", ()))
         return frozenset((base | added) - removed)
 
+    def tuning_for(self, provider: str) -> frozenset[str] | None:
+        """For an endpoint whose body is open-ended (``tuning_fields`` in the catalog): the
+        keys that are tuning, every other key being semantic; ``None`` for the others."""
+        endpoint = catalog.current().get(provider)
+        if endpoint is None or endpoint.tuning_fields is None:
+            return None
+        removed = set(self.narrow.get(provider, ())) | set(self.narrow.get("*", ()))
+        return endpoint.tuning_fields | removed
+
     @property
     def is_default(self) -> bool:
         return not any(self.widen.values()) and not any(self.narrow.values())
@@ -91,11 +100,12 @@ class LLMRequest:
     ) -> LLMRequest:
         """Split a provider's JSON body into semantic fields and params."""
         semantic = policy.fields_for(provider)
+        tuning = policy.tuning_for(provider)
         inner = _inner_fields(semantic)
         fields: dict[str, Any] = {}
         params: dict[str, Any] = {}
         for key, value in body.items():
-            if key in semantic:
+            if key in semantic or (tuning is not None and key not in tuning and key not in inner):
                 fields[key] = value
             elif key in inner and isinstance(value, Mapping):
                 # An object mixing what is asked with tuning (Gemini's `generationConfig`):

@@ -12,9 +12,10 @@ What is semantic: for Converse, what the conversation asks (``messages``, ``syst
 ``toolConfig``, ``outputConfig``, ``promptVariables``); ``inferenceConfig`` (maxTokens,
 temperature, topP, stopSequences), ``additionalModelRequestFields``, guardrails, performance
 and service tier, request metadata are tuning. For InvokeModel, the body is the model's own
-JSON (Anthropic's messages, Llama's ``prompt``, Titan's ``inputText``, Cohere's ``texts`` …):
-the fields that say what is asked are semantic, the rest (``max_tokens``, ``temperature``,
-``anthropic_version``, ``textGenerationConfig`` …) tuning.
+JSON (Anthropic's messages, Llama's ``prompt``, Titan's ``inputText``, Cohere's ``texts``, an
+image model's ``textToImageParams`` …): every key is semantic but the sampling and version
+knobs (``max_tokens``, ``temperature``, ``anthropic_version``, ``textGenerationConfig`` …),
+which are tuning.
 """
 
 from __future__ import annotations
@@ -56,6 +57,55 @@ _INVOKE_FIELDS = frozenset(
         "dimensions",
         "normalize",
         "schemaVersion",
+    }
+)
+# A model's own body is open-ended (image, rerank and embedding models carry their prompt in
+# keys of their own: textToImageParams, text_prompts, query, documents, inputImage, inputs …):
+# every key is semantic but these sampling and version knobs, so a changed prompt in a key no
+# one listed is still a miss, never another prompt's answer.
+_INVOKE_TUNING = frozenset(
+    {
+        "anthropic_version",
+        "anthropic_beta",
+        "metadata",
+        "max_tokens",
+        "max_tokens_to_sample",
+        "max_completion_tokens",
+        "max_gen_len",
+        "max_new_tokens",
+        "temperature",
+        "top_p",
+        "top_k",
+        "p",
+        "k",
+        "topP",
+        "topK",
+        "stop",
+        "stop_sequences",
+        "stopSequences",
+        "textGenerationConfig",
+        "inferenceConfig",
+        "seed",
+        "random_seed",
+        "cfg_scale",
+        "steps",
+        "sampler",
+        "frequency_penalty",
+        "presence_penalty",
+        "repetition_penalty",
+        "logprobs",
+        "top_logprobs",
+        "return_likelihoods",
+        "return_prompt",
+        "truncate",
+        # What every provider's body may carry besides (OpenAI-style models on Bedrock).
+        "max_output_tokens",
+        "stream",
+        "stream_options",
+        "timeout",
+        "user",
+        "store",
+        "service_tier",
     }
 )
 _CONVERSE_USAGE = TokenFields(
@@ -135,6 +185,7 @@ _INVOKE_DRIFT = Drift(
 
 def _bedrock(name: str, operation: str, usage: TokenFields, fields: frozenset[str]) -> Endpoint:
     route = f"{_SAMPLE_MODEL}/{operation}"
+    native = fields is _INVOKE_FIELDS
     return Endpoint(
         name=name,
         family="bedrock",
@@ -149,7 +200,8 @@ def _bedrock(name: str, operation: str, usage: TokenFields, fields: frozenset[st
         semantic_fields=fields,
         usage=usage,
         stream="aws-eventstream",
-        drift=_CONVERSE_DRIFT if fields is _CONVERSE_FIELDS else _INVOKE_DRIFT,
+        drift=_INVOKE_DRIFT if native else _CONVERSE_DRIFT,
+        tuning_fields=_INVOKE_TUNING if native else None,
     )
 
 

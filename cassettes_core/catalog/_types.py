@@ -173,8 +173,11 @@ class Endpoint:
       sent; ``key_headers`` / ``key_query``: everywhere a credential may travel, never stored
       nor digested; ``headers``: fixed headers the built-in provider adds (kept read-only).
     - ``semantic_fields``: the body fields that make the digest (``"a.b"`` names key ``b`` of
-      the object ``a``: the rest of ``a`` is tuning); ``stream``: the framing
-      (``streams_by_default``: a body without ``stream`` asks for a stream, as Ollama's do);
+      the object ``a``: the rest of ``a`` is tuning); ``tuning_fields``: for a body that is
+      open-ended (a model's own JSON), the keys that are tuning, every other key then being
+      semantic too (so a prompt in a field no one listed still makes a miss); ``stream``: the
+      framing (``streams_by_default``: a body without ``stream`` asks for a stream, as Ollama's
+      do);
       ``stream_in_path``: the path, not a ``stream`` field, says the call streams (Gemini's
       ``:streamGenerateContent``); ``usage``: the token fields; ``drift``: the drift vocabulary.
     - ``sdk``: the distribution of the provider's own SDK, whose version a cassette's manifest
@@ -216,6 +219,7 @@ class Endpoint:
     bound: bool = False
     agents: tuple[str, ...] = ()
     streams_by_default: bool = False
+    tuning_fields: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.path, (str, re.Pattern)):
@@ -240,6 +244,8 @@ class Endpoint:
             _set_field(self, name, tuple(value))
         _set_field(self, "agents", tuple(agent.lower() for agent in self.agents))
         _set_field(self, "semantic_fields", frozenset(self.semantic_fields))
+        if self.tuning_fields is not None:
+            _set_field(self, "tuning_fields", frozenset(self.tuning_fields))
         _set_field(self, "headers", FrozenMap(self.headers))
         for path in (self.route, *self.samples):
             if not self.pattern.search(path.split("?", 1)[0].rstrip("/")):

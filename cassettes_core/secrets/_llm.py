@@ -136,6 +136,9 @@ _OPAQUE_FIELDS = frozenset(
         "thought_signature",
         "encrypted_content",
         "encrypted_reasoning",
+        # Bedrock Converse's redacted reasoning (Claude's redacted thinking): opaque base64,
+        # sent back as is in the next turn.
+        "redacted_content",
         "b64_json",
         "partial_image_b64",
         "embedding",
@@ -163,6 +166,10 @@ _OPAQUE_FIELDS = frozenset(
         "base64_data",
         # Bedrock's invoke_model stream chunk, kept as base64 only when it is not JSON.
         "bytes",
+        # Images in model-native bodies (Llama vision's and image models' `images`, Titan's
+        # `inputImage`, in-painting's `image` and `maskImage`): base64 media, not keys.
+        "image",
+        "images",
     }
 )
 _OPAQUE_SUFFIXES = (
@@ -175,6 +182,8 @@ _OPAQUE_SUFFIXES = (
     "_base64",
     "_nonce",
     "_sha256",
+    "_image",
+    "_images",
 )
 
 

@@ -279,11 +279,17 @@ class Walk:
                 self.add(place, key, decoded, "raw")
 
 
+_OPAQUE_DATA_TYPES = frozenset({"base64", "redacted_thinking"})
+
+
 def _items(node: Mapping[Any, Any]) -> Iterable[tuple[Any, Any]]:
     # Anthropic's {"type": "base64", "media_type": …, "data": …}, Gemini's inline_data
     # {"mime_type": …, "data": …}, OpenAI's input_audio {"data": …, "format": "wav"}: there,
-    # "data" is walked as base64_data.
-    if "data" in node and (node.get("type") == "base64" or not _MEDIA_SIBLINGS.isdisjoint(node)):
+    # "data" is walked as base64_data; so is the opaque "data" of Anthropic's redacted thinking
+    # block {"type": "redacted_thinking", "data": …} (direct, on Bedrock, in stream events).
+    if "data" in node and (
+        node.get("type") in _OPAQUE_DATA_TYPES or not _MEDIA_SIBLINGS.isdisjoint(node)
+    ):
         return _base64_items(node)
     return node.items()
 

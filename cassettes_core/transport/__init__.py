@@ -30,6 +30,7 @@ from cassettes_core.transport import aiohttp, botocore
 from cassettes_core.transport._bodies import charset_of, encoded_body, served_answer, stored_body
 from cassettes_core.transport._botocore_events import event_of as decode_aws_event
 from cassettes_core.transport._botocore_events import frame_of as encode_aws_event
+from cassettes_core.transport._botocore_exchange import aws_kept_headers
 from cassettes_core.transport._eventstream import CONTENT_TYPE as EVENTSTREAM_CONTENT_TYPE
 from cassettes_core.transport._eventstream import (
     EventStreamError,
@@ -88,6 +89,7 @@ __all__ = [
     "Route",
     "SSEParser",
     "active_interception",
+    "aws_kept_headers",
     "charset_of",
     "decode_aws_event",
     "decode_data",

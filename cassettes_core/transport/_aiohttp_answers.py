@@ -99,6 +99,16 @@ def new_reader(loop: asyncio.AbstractEventLoop) -> aiohttp.StreamReader:
     return aiohttp.StreamReader(_Fed(loop), _READ_LIMIT, loop=loop)
 
 
+def refill(response: aiohttp.ClientResponse, content: bytes) -> None:
+    """Give a live answer that was read whole (to be recorded) its body stream back: the caller
+    may read ``response.content`` as it would live, not only ``read()``/``text()``/``json()``."""
+    reader = new_reader(asyncio.get_running_loop())
+    if content:
+        reader.feed_data(content)
+    reader.feed_eof()
+    response.content = reader
+
+
 def replayed_response(
     session: aiohttp.ClientSession,
     method: str,
@@ -169,6 +179,7 @@ def _response(
         (k.decode("utf-8", "surrogateescape"), v.decode("utf-8", "surrogateescape")) for k, v in raw
     )
     response.status = status
+    response.version = aiohttp.HttpVersion11  # what a live answer over HTTP/1.1 says
     response.reason = _REASONS.get(status, "")
     response._headers = CIMultiDictProxy(served)  # what `.headers` reads
     response._raw_headers = tuple(raw)

@@ -16,6 +16,7 @@ from cassettes_core._errors import ConfigError
 from cassettes_core.transport._aiohttp_answers import (
     WIRE,
     Headers,
+    refill,
     replayed_failure,
     replayed_response,
 )
@@ -67,7 +68,7 @@ async def handle(
     route = route_request(current.recorder, sent, current.block_unmatched)
     if route is None:
         return await sent.send()
-    call = open_call(current.recorder, route, headers, request_body(kwargs))
+    call = open_call(current.recorder, route, headers, request_body(session, kwargs))
     if call.found is not None:
         if call.found.error is not None and call.found.error.kind != "http_status":
             raise replayed_failure(call.found.error)
@@ -98,6 +99,7 @@ async def _live(call: Call, sent: _Sent) -> aiohttp.ClientResponse:
     except Exception as exc:
         call.record_failure(WIRE, exc)
         raise
+    refill(response, content)
     call.record_answer(response.status, Headers(response.headers), content)
     await _raise_for_status(sent.session, sent.kwargs, response)
     return response
@@ -116,10 +118,14 @@ async def _raise_for_status(
         await check(response)
 
 
-def request_body(kwargs: dict[str, Any]) -> bytes:
-    """The body an aiohttp request sends, for matching (JSON bodies; bytes and text as given)."""
+def request_body(session: aiohttp.ClientSession, kwargs: dict[str, Any]) -> bytes:
+    """The body an aiohttp request sends, for matching (JSON bodies written by the session's own
+    serializer, as aiohttp writes them; bytes and text as given)."""
     if kwargs.get("json") is not None:
-        dumps = kwargs.get("json_serialize") or json.dumps
+        dumps_bytes = getattr(session, "_json_serialize_bytes", None)
+        if dumps_bytes is not None:
+            return bytes(dumps_bytes(kwargs["json"]))
+        dumps = getattr(session, "_json_serialize", None) or json.dumps
         return str(dumps(kwargs["json"])).encode()
     data = kwargs.get("data")
     if data is None:

@@ -128,6 +128,12 @@ class LiveStream(LiveTap):
                 self.drop(RuntimeError("its connection closed before its end"))
             return
         try:
+            if self.loop.is_running() and not _running_here(self.loop):
+                # Its loop runs in another thread (the stream's reader is there): wait for the
+                # rest on that loop, never reading it from here.
+                waiting = asyncio.run_coroutine_threadsafe(self._wait(), self.loop)
+                waiting.result(self.bound + 1.0)
+                return
             if self.loop.is_closed() or self.loop.is_running():
                 raise RuntimeError("its event loop is closed or busy")
             self.loop.run_until_complete(self._wait())
@@ -148,3 +154,11 @@ class LiveStream(LiveTap):
             self.task.cancel()
             self.drop(exc)
         # Read to its end: the pump recorded it and counted it drained.
+
+
+def _running_here(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether ``loop`` is the loop running in this thread now."""
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False

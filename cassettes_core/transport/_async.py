@@ -8,6 +8,7 @@ the loop is gone.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, ClassVar
 
@@ -96,13 +97,17 @@ class _AsyncLiveStream(LiveTap):
 
     async def _pull(self) -> AsyncIterator[bytes]:
         try:
-            async for chunk in self._source:
-                self.tap.feed(chunk)
-                yield chunk
-        except Exception as exc:
-            self.failed(exc)
-            raise
-        self.finished()
+            try:
+                async for chunk in self._source:
+                    self.reader = threading.get_ident()  # the loop's thread (see settle)
+                    self.tap.feed(chunk)
+                    yield chunk
+            except Exception as exc:
+                self.failed(exc)
+                raise
+            self.finished()
+        finally:
+            self.over.set()
 
     async def aclose(self) -> None:
         """The caller is done: read what is left so the recording is whole, then release."""
@@ -128,6 +133,8 @@ class _AsyncLiveStream(LiveTap):
                 self._pending.add(task)
                 task.add_done_callback(self._pending.discard)
             elif loop.is_running():  # the loop runs in another thread
+                if self.left_to_reader():  # and reads the stream there: let it finish it
+                    return
                 future = asyncio.run_coroutine_threadsafe(self._read_rest(counted=True), loop)
                 future.result(timeout=self.bound + 5)
             elif current is not None:

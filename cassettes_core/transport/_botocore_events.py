@@ -28,6 +28,7 @@ from typing import Any
 
 from cassettes_core._model import StreamEvent
 from cassettes_core.transport._eventstream import Frame, encode_frame
+from cassettes_core.transport._sse import json_structure
 
 PADDING_KEY = "p"
 CHUNK = "chunk"
@@ -76,21 +77,23 @@ def frame_of(event: StreamEvent) -> bytes:
 
 
 def _payload(raw: bytes) -> Any:
+    """A payload as stored: a JSON object or array a cassette can hold, else its text (JSON
+    with NaN, ``1e999`` or a lone surrogate, which YAML cannot hold, replays as its bytes)."""
     if not raw:
         return {}
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return raw.decode("utf-8", "replace")
+    text = raw.decode("utf-8", "replace")
+    structure = json_structure(text)
+    return text if structure is None else structure
 
 
 def _decoded_chunk(text: str) -> tuple[Any, bool]:
-    """A chunk's ``bytes`` as the JSON they carry (``True``), or as given (``False``)."""
+    """A chunk's ``bytes`` as the JSON they carry (``True``), or as given (``False``): bytes
+    that are not a JSON object or array a cassette can hold stay base64, replayed as sent."""
     try:
-        raw = base64.b64decode(text, validate=True)
-        return json.loads(raw.decode("utf-8")), True
+        structure = json_structure(base64.b64decode(text, validate=True).decode("utf-8"))
     except (binascii.Error, ValueError):
         return text, False
+    return (text, False) if structure is None else (structure, True)
 
 
 def _payload_bytes(name: str, data: Any) -> bytes:

@@ -10,6 +10,7 @@ for event streams and for ``content``, ``read(amt)`` for a streaming body (``inv
 from __future__ import annotations
 
 import io
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -62,20 +63,25 @@ class LiveEventStream(LiveTap):
 
     def _pull(self) -> Iterator[bytes]:
         try:
-            for chunk in self.raw.stream(2**16, decode_content=False):
-                try:
-                    self.tap.feed(chunk)
-                except EventStreamError:
-                    self.tap.abandon()  # not a stream a cassette could replay: nothing written
-                    raise
-                yield chunk
-        except Exception as exc:
-            self.failed(exc)
-            raise
-        self.finished()
+            try:
+                for chunk in self.raw.stream(2**16, decode_content=False):
+                    self.reader = threading.get_ident()
+                    try:
+                        self.tap.feed(chunk)
+                    except EventStreamError:
+                        self.tap.abandon()  # not a stream a cassette could replay: nothing written
+                        raise
+                    yield chunk
+            except Exception as exc:
+                self.failed(exc)
+                raise
+            self.finished()
+        finally:
+            self.over.set()  # recorded (or failed) by now: a settler waiting may go on
 
     # -- what botocore calls on a raw body
     def stream(self, amt: int | None = None, decode_content: bool | None = None) -> Iterator[bytes]:
+        self.reader = threading.get_ident()
         for chunk in self.chunks:  # noqa: UP028 -- a fresh generator over the shared one
             yield chunk
 
@@ -92,8 +98,11 @@ class LiveEventStream(LiveTap):
         self._read_rest(counted=False)
 
     def settle(self) -> None:
-        """Left open at the end of its test or ``intercept`` block: read it to its end."""
-        self._read_rest(counted=True)
+        """Left open at the end of its test or ``intercept`` block: read it to its end; or, when
+        another thread is reading it still, let that thread finish it (bounded), never taking
+        the connection from under it."""
+        if not self.left_to_reader():
+            self._read_rest(counted=True)
 
     def _read_rest(self, *, counted: bool) -> None:
         try:

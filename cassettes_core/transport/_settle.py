@@ -47,12 +47,27 @@ class LiveTap:
         self.response = response
         self.bound = read_timeout(request)
         self.draining = False  # the caller has stopped reading: a failure now is not its own
+        self.reader: int | None = None  # the thread that last read from the stream
+        self.over = threading.Event()  # set once the upstream ended or failed (recorded by then)
         self._log = recorder.log
         self._log.stream_opened(self)
         _arm_exit_handler(self._log)
 
     def settle(self) -> None:  # pragma: no cover - both subclasses implement it
         raise NotImplementedError
+
+    def left_to_reader(self) -> bool:
+        """Settling from one thread a stream another live thread is reading: wait for that
+        thread to read it to its end (bounded; dropped past it), never reading it from here,
+        which would break the other thread's call; ``True`` when so left to it."""
+        reader = self.reader
+        if reader is None or reader == threading.get_ident():
+            return False
+        if not any(thread.ident == reader for thread in threading.enumerate()):
+            return False  # that thread is gone: the stream is abandoned, settle it here
+        if not self.over.wait(self.bound) and not self.tap.done:
+            self.drop(TimeoutError(f"another thread was still reading it {self.bound:g} s on"))
+        return True
 
     @contextlib.contextmanager
     def reading_rest(self, *, counted: bool) -> Iterator[float | None]:

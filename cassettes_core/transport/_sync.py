@@ -8,6 +8,7 @@ chunk as it arrives, parsed on the way, and recorded when it ends or is closed (
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
@@ -96,13 +97,17 @@ class _LiveStream(LiveTap):
 
     def _pull(self) -> Iterator[bytes]:
         try:
-            for chunk in self._source:
-                self.tap.feed(chunk)
-                yield chunk
-        except Exception as exc:
-            self.failed(exc)
-            raise
-        self.finished()
+            try:
+                for chunk in self._source:
+                    self.reader = threading.get_ident()  # who reads it (see settle)
+                    self.tap.feed(chunk)
+                    yield chunk
+            except Exception as exc:
+                self.failed(exc)
+                raise
+            self.finished()
+        finally:
+            self.over.set()
 
     def close(self) -> None:
         """The caller is done: read what is left so the recording is whole, then release."""
@@ -111,8 +116,10 @@ class _LiveStream(LiveTap):
         self._read_rest(counted=False)
 
     def settle(self) -> None:
-        """Left open at the end of its test or ``intercept`` block: read it to its end."""
-        self._read_rest(counted=True)
+        """Left open at the end of its test or ``intercept`` block: read it to its end (or let
+        the thread still reading it do so)."""
+        if not self.left_to_reader():
+            self._read_rest(counted=True)
 
     def _read_rest(self, *, counted: bool) -> None:
         try:

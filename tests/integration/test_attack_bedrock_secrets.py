@@ -1,0 +1,211 @@
+"""Attacks on the secret guard with the real boto3 client: opaque blobs Bedrock and Claude
+send (redacted reasoning, images in model-native bodies) are recorded, and a key hidden in
+one is still refused."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cassettes_core import Recorder, intercept
+from tests.helpers.bedrock import fake_aws, user
+from tests.helpers.bedrock_crafted import STREAM, Crafted, chunk, event, serving
+from tests.helpers.fake_secrets import openai_key, scan
+
+
+@pytest.fixture
+def crafted(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Crafted]:
+    fake_aws(monkeypatch, tmp_path)
+    with serving() as server:
+        yield server
+
+
+def _redacted(size: int) -> str:
+    """Redacted reasoning as Bedrock sends it: random bytes, base64."""
+    return base64.b64encode(os.urandom(size)).decode()
+
+
+@pytest.mark.parametrize("size", [48, 100, 1500])
+def test_redacted_reasoning_is_recorded_and_replays(
+    crafted: Crafted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    """Claude's redacted thinking comes back through Converse as ``redactedContent`` (opaque
+    base64, sent back as is in the next turn): it is no secret, so the recording is written,
+    and replays as the same bytes, answer and stream alike."""
+    signature = base64.b64encode(os.urandom(300)).decode()
+    redacted = _redacted(size)
+    answer: dict[str, Any] = {
+        "output": {
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {"reasoningContent": {"redactedContent": redacted}},
+                    {"reasoningContent": {"reasoningText": {"text": "so", "signature": signature}}},
+                    {"text": "Paris."},
+                ],
+            }
+        },
+        "stopReason": "end_turn",
+        "usage": {"inputTokens": 3, "outputTokens": 4, "totalTokens": 7},
+        "metrics": {"latencyMs": 5},
+    }
+    path = tmp_path / "c.yaml"
+
+    def calls() -> list[Any]:
+        bedrock = crafted.client()
+        crafted.content_type = "application/json"
+        crafted.frames = [json.dumps(answer).encode()]
+        whole = bedrock.converse(modelId="m", messages=user("hi"))["output"]
+        crafted.content_type = STREAM
+        crafted.frames = [
+            event("messageStart", b'{"role":"assistant"}'),
+            event(
+                "contentBlockDelta",
+                json.dumps(
+                    {
+                        "contentBlockIndex": 0,
+                        "delta": {"reasoningContent": {"redactedContent": delta}},
+                    }
+                ).encode(),
+            ),
+            event("messageStop", b'{"stopReason":"end_turn"}'),
+        ]
+        streamed = list(bedrock.converse_stream(modelId="m", messages=user("hi"))["stream"])
+        return [whole, streamed]
+
+    delta = _redacted(size)
+    with intercept(Recorder(path, mode="record")):
+        live = calls()
+    crafted.hits = 0
+    monkeypatch.setenv("CI", "true")
+    with intercept(Recorder(path)):
+        replayed = calls()
+    assert crafted.hits == 0
+    assert replayed == live
+    parsed = live[0]["message"]["content"][0]["reasoningContent"]["redactedContent"]
+    assert parsed == base64.b64decode(redacted)
+
+
+def test_a_key_hidden_in_redacted_reasoning_is_still_refused() -> None:
+    """Opaque is no hiding place: a key at a token boundary inside it is found."""
+    blob = _redacted(60)
+    key = openai_key()
+    body = {
+        "output": {
+            "message": {
+                "content": [
+                    {"reasoningContent": {"redactedContent": f"{blob[:30]}+{key}+{blob[30:]}"}}
+                ]
+            }
+        }
+    }
+    findings = scan(
+        {
+            "seq": 1,
+            "digest": "0" * 64,
+            "provider": "bedrock.converse",
+            "endpoint": "/model/m/converse",
+            "request": {"model": "m"},
+            "response": {"status": 200, "headers": {}, "body": body},
+        }
+    )
+    assert findings
+    assert all("redactedContent" in f.path for f in findings)
+
+
+def _tiny_image() -> str:
+    """A tiny image as tests send one (a 1x1 PNG is under 70 bytes): random bytes, base64."""
+    return base64.b64encode(os.urandom(60)).decode()
+
+
+def test_a_tiny_image_in_a_native_body_is_recorded_and_replays(
+    crafted: Crafted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Model-native bodies carry images as base64 under keys of their own (Llama vision's
+    `images`, Titan's `inputImage`, an image variation's `images`, in-painting's `image` and
+    `maskImage`), and image models answer `images`: opaque media, not secrets."""
+    body = {
+        "prompt": "What is in the picture?",
+        "images": [_tiny_image()],
+        "inputImage": _tiny_image(),
+        "inPaintingParams": {"image": _tiny_image(), "maskImage": _tiny_image()},
+    }
+    crafted.content_type = "application/json"
+    crafted.frames = [json.dumps({"images": [_tiny_image()], "error": None}).encode()]
+    path = tmp_path / "c.yaml"
+
+    def call() -> Any:
+        answer = crafted.client().invoke_model(modelId="m", body=json.dumps(body))
+        return json.loads(answer["body"].read())
+
+    with intercept(Recorder(path, mode="record")):
+        live = call()
+    crafted.hits = 0
+    monkeypatch.setenv("CI", "true")
+    with intercept(Recorder(path)):
+        replayed = call()
+    assert crafted.hits == 0
+    assert replayed == live
+
+
+def test_a_key_hidden_in_an_image_field_is_still_refused() -> None:
+    blob = _tiny_image()
+    key = openai_key()
+    findings = scan(
+        {
+            "seq": 1,
+            "digest": "0" * 64,
+            "provider": "bedrock.invoke_model",
+            "endpoint": "/model/m/invoke",
+            "request": {"model": "m", "images": [f"{blob[:30]}+{key}+{blob[30:]}"]},
+            "response": {"status": 200, "headers": {}, "body": {"images": [blob]}},
+        }
+    )
+    assert [f.path for f in findings] == ["request.images[0]"]
+
+
+@pytest.mark.parametrize("size", [40, 100, 1500])
+def test_anthropic_redacted_thinking_on_invoke_is_recorded_and_replays(
+    crafted: Crafted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    """Claude's native ``redacted_thinking`` block (its ``data`` opaque base64) in an answer,
+    in a stream chunk, and sent back in the next request: no secret, recorded and replayed."""
+    data = _redacted(size)
+    block = {"type": "redacted_thinking", "data": data}
+    path = tmp_path / "c.yaml"
+    body = {
+        "anthropic_version": "bedrock-2023-05-31",
+        "max_tokens": 64,
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [block, {"type": "text", "text": "Hello"}]},
+            {"role": "user", "content": "again"},
+        ],
+    }
+
+    def calls() -> list[Any]:
+        bedrock = crafted.client()
+        crafted.content_type = "application/json"
+        crafted.frames = [json.dumps({"type": "message", "content": [block]}).encode()]
+        whole = json.loads(bedrock.invoke_model(modelId="m", body=json.dumps(body))["body"].read())
+        crafted.content_type = STREAM
+        start = {"type": "content_block_start", "index": 0, "content_block": block}
+        crafted.frames = [chunk(json.dumps(start).encode())]
+        answer = bedrock.invoke_model_with_response_stream(modelId="m", body=json.dumps(body))
+        return [whole, [json.loads(e["chunk"]["bytes"]) for e in answer["body"]]]
+
+    with intercept(Recorder(path, mode="record")):
+        live = calls()
+    crafted.hits = 0
+    monkeypatch.setenv("CI", "true")
+    with intercept(Recorder(path)):
+        replayed = calls()
+    assert crafted.hits == 0
+    assert replayed == live
+    assert live[1][0]["content_block"]["data"] == data
