@@ -181,6 +181,7 @@ def live_allowed() -> bool:
 def hold_clients() -> None:
     """Keep the client classes patched while the isolation guard is armed, so that requests
     sent outside any interception are checked too (``cassettes_core.isolation``)."""
+    _settle_imports()
     with _state.lock:
         if not _state.installed and _available():
             _install()
@@ -196,6 +197,7 @@ def release_clients() -> None:
 
 
 def _activate(interception: Interception) -> None:
+    _settle_imports()
     with _state.lock:
         if not _state.installed:
             _install()
@@ -222,9 +224,6 @@ def _install() -> None:
         )
     _state.installed = True
     try:
-        for name in _LIBRARIES:
-            if name in sys.modules:  # waits for another thread's import of it to finish
-                importlib.import_module(name)
         # Imported ones now; the others the moment they are imported, before anyone sees them.
         _state.watcher = watch(dict.fromkeys(_LIBRARIES, _patch_library))
         for install, _ in _other_seams:
@@ -232,6 +231,16 @@ def _install() -> None:
     except BaseException:
         _restore()
         raise
+
+
+def _settle_imports() -> None:
+    # Before the lock: a library another thread is importing right now is waited for here, so
+    # that it is patched whole. Waiting under the lock could deadlock with that import's own
+    # patch-on-import hook, which takes the lock.
+    if not _state.installed:
+        for name in _LIBRARIES:
+            if name in sys.modules:
+                importlib.import_module(name)
 
 
 def _patch_library(module: ModuleType) -> None:

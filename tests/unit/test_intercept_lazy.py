@@ -64,12 +64,46 @@ assert not hasattr(httpx2.Client._transport_for_url, "__wrapped__")
 print("ok")
 """
 
+IMPORT_WHILE_ANOTHER_THREAD_CHURNS = """
+import os, sys, tempfile, threading
+from cassettes_core import Recorder
+from cassettes_core.transport import intercept, is_patched
+import httpx2
+
+path = os.path.join(tempfile.mkdtemp(), "c.yaml")
+stop = threading.Event()
+errors = []
+
+def churn():
+    try:
+        while not stop.is_set():
+            with intercept(Recorder(path, mode="replay")):
+                pass
+    except BaseException as exc:
+        errors.append(exc)
+
+worker = threading.Thread(target=churn)
+worker.start()
+import httpx  # while the other thread installs and restores the patches, over and over
+stop.set()
+worker.join(30)
+assert not worker.is_alive(), "deadlock"
+assert not errors, errors
+with intercept(Recorder(path, mode="replay")):
+    assert hasattr(httpx.Client._transport_for_url, "__wrapped__")
+    assert hasattr(httpx2.Client._transport_for_url, "__wrapped__")
+assert not hasattr(httpx.Client._transport_for_url, "__wrapped__")
+assert not is_patched()
+print("ok")
+"""
+
 
 @pytest.mark.parametrize(
     "script",
     [
         pytest.param(GUARD_THEN_IMPORT, id="guard-armed-then-httpx-imported"),
         pytest.param(INTERCEPT_THEN_IMPORT, id="cassette-active-then-httpx-imported"),
+        pytest.param(IMPORT_WHILE_ANOTHER_THREAD_CHURNS, id="httpx-imported-while-a-thread-churns"),
     ],
 )
 def test_a_library_imported_later_is_patched_on_import(script: str) -> None:
