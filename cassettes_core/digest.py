@@ -29,6 +29,40 @@ def normalise(value: Any, path: str = "$") -> Any:
     Raises :class:`ConfigError` naming the path for NaN/Infinity, non-string keys and values
     that JSON cannot hold.
     """
+    try:
+        return _plain(value)
+    except _NotPlainError:
+        pass  # walk again, naming the path this time (kept off the path of every request)
+    return _normalise_at(value, path)
+
+
+class _NotPlainError(Exception):
+    """Raised by :func:`_plain` for anything :func:`_normalise_at` refuses."""
+
+
+def _plain(value: Any) -> Any:
+    # The same result as `_normalise_at` without building a path string per item: a digest
+    # runs on every request, an error on almost none.
+    if value is None or isinstance(value, str | bool | int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise _NotPlainError
+        return value
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise _NotPlainError
+            if item is not None:
+                out[key] = _plain(item)
+        return out
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    raise _NotPlainError
+
+
+def _normalise_at(value: Any, path: str) -> Any:
     if value is None or isinstance(value, str | bool | int):
         return value
     if isinstance(value, float):
@@ -41,10 +75,10 @@ def normalise(value: Any, path: str = "$") -> Any:
             if not isinstance(key, str):
                 raise ConfigError(f"{path} has a non-string key {key!r}; JSON keys are strings")
             if item is not None:
-                out[key] = normalise(item, f"{path}.{key}")
+                out[key] = _normalise_at(item, f"{path}.{key}")
         return out
     if isinstance(value, list | tuple):
-        return [normalise(item, f"{path}[{index}]") for index, item in enumerate(value)]
+        return [_normalise_at(item, f"{path}[{index}]") for index, item in enumerate(value)]
     raise ConfigError(f"{path} is a {type(value).__name__}, which JSON cannot represent")
 
 

@@ -52,6 +52,7 @@ class CassetteVersionWarning(UserWarning):
 
 
 @functools.cache
+@functools.cache  # read for every cassette opened: the installed version is read once
 def library_version() -> str:
     try:
         return metadata.version(LIBRARY)

@@ -20,7 +20,10 @@ the sending thread or task entered (a ``ContextVar`` set on entry, so two thread
 own block record to their own cassettes, and nesting works: the inner one wins until it exits),
 or, when the sender has entered none (a framework's worker thread), to the innermost one active
 in the process. The first activation installs the patches, the last exit restores the original
-functions (the very same objects); activation is under a lock.
+functions (the very same objects); activation is under a lock. A library not imported yet is not
+imported for it: it is patched the moment the code imports it (``isolation.watch``), so a
+session that only ever uses httpx2 never pays for importing httpx, and a class is never seen
+unpatched by anyone.
 
 **When the block exits**, live streams of its recorder that the code left open are read to
 their end and recorded (``_settle``). :meth:`Interception.pause` / :meth:`~Interception.resume`
@@ -34,6 +37,7 @@ import contextvars
 import functools
 import importlib
 import importlib.util
+import sys
 import threading
 from collections.abc import Callable
 from types import ModuleType, TracebackType
@@ -41,6 +45,7 @@ from typing import Any, Self
 
 from cassettes_core._errors import ConfigError
 from cassettes_core._recorder import Recorder
+from cassettes_core.isolation import unwatch, watch
 from cassettes_core.modes import Mode
 from cassettes_core.transport._guarded import guarded
 from cassettes_core.transport._settle import asettle, settle
@@ -53,11 +58,15 @@ class _State:
     """Process-wide, so that requests sent from any thread see the active interception."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
+        # Re-entrant: patching a library that is being imported may import another one.
+        self.lock = threading.RLock()
         # Active interceptions, outermost first. Replaced, never mutated: readers need no lock.
         self.active: tuple[Interception, ...] = ()
         # (class, its own original attribute) for every class patched now.
         self.saved: list[tuple[type, Any]] = []
+        # Whether the patches are in force (libraries imported later are patched on import).
+        self.installed = False
+        self.watcher: Any = None
         # The isolation guard keeps the patches in place while it is armed (see ``hold``).
         self.held = 0
 
@@ -72,7 +81,7 @@ def add_client_seam(install: Callable[[], None], restore: Callable[[], None]) ->
     with _state.lock:
         if (install, restore) not in _other_seams:
             _other_seams.append((install, restore))
-            if _state.saved:
+            if _state.installed:
                 install()
 
 
@@ -157,7 +166,7 @@ def active() -> Interception | None:
 def is_patched() -> bool:
     """Whether the client classes are patched now (for tests and debugging)."""
     with _state.lock:
-        return bool(_state.saved)
+        return _state.installed
 
 
 def live_allowed() -> bool:
@@ -172,8 +181,9 @@ def live_allowed() -> bool:
 def hold_clients() -> None:
     """Keep the client classes patched while the isolation guard is armed, so that requests
     sent outside any interception are checked too (``cassettes_core.isolation``)."""
+    _settle_imports()
     with _state.lock:
-        if not _state.saved and _libraries():
+        if not _state.installed and _available():
             _install()
         _state.held += 1
 
@@ -187,8 +197,9 @@ def release_clients() -> None:
 
 
 def _activate(interception: Interception) -> None:
+    _settle_imports()
     with _state.lock:
-        if not _state.saved:
+        if not _state.installed:
             _install()
         _state.active = (*_state.active, interception)
 
@@ -206,28 +217,15 @@ def _deactivate(interception: Interception) -> None:
 
 
 def _install() -> None:
-    modules = _libraries()
-    if not modules:
+    if not _available():
         raise ConfigError(
             "intercept() found neither httpx2 nor httpx installed, so there is nothing to "
             "intercept.\nTIP: pip install httpx2"
         )
-    seen: set[type] = set()
+    _state.installed = True
     try:
-        for module in modules:
-            for cls, is_async in ((module.Client, False), (module.AsyncClient, True)):
-                if cls in seen:  # httpx2.alias_httpx() makes `httpx` the same module
-                    continue
-                seen.add(cls)
-                original = cls.__dict__.get(_PATCHED)
-                if not callable(original):
-                    raise ConfigError(
-                        f"{cls.__module__}.{cls.__qualname__} has no {_PATCHED}() to patch; "
-                        "this version is not supported by intercept().\nTIP: give the client "
-                        "a CassetteTransport explicitly instead."
-                    )
-                _state.saved.append((cls, original))
-                setattr(cls, _PATCHED, _patched(original, module.__name__, is_async=is_async))
+        # Imported ones now; the others the moment they are imported, before anyone sees them.
+        _state.watcher = watch(dict.fromkeys(_LIBRARIES, _patch_library))
         for install, _ in _other_seams:
             install()
     except BaseException:
@@ -235,7 +233,40 @@ def _install() -> None:
         raise
 
 
+def _settle_imports() -> None:
+    # Before the lock: a library another thread is importing right now is waited for here, so
+    # that it is patched whole. Waiting under the lock could deadlock with that import's own
+    # patch-on-import hook, which takes the lock.
+    if not _state.installed:
+        for name in _LIBRARIES:
+            if name in sys.modules:
+                importlib.import_module(name)
+
+
+def _patch_library(module: ModuleType) -> None:
+    with _state.lock:
+        if not _state.installed:
+            return  # imported while the patches were being taken back
+        patched = {cls for cls, _ in _state.saved}
+        name = module.__name__
+        for cls, is_async in ((module.Client, False), (module.AsyncClient, True)):
+            if cls in patched:  # httpx2.alias_httpx() makes `httpx` the same module
+                continue
+            original = cls.__dict__.get(_PATCHED)
+            if not callable(original):
+                raise ConfigError(
+                    f"{cls.__module__}.{cls.__qualname__} has no {_PATCHED}() to patch; "
+                    "this version is not supported by intercept().\nTIP: give the client "
+                    "a CassetteTransport explicitly instead."
+                )
+            _state.saved.append((cls, original))
+            setattr(cls, _PATCHED, _patched(original, name, is_async=is_async))
+
+
 def _restore() -> None:
+    _state.installed = False
+    unwatch(_state.watcher)
+    _state.watcher = None
     for _, restore in reversed(_other_seams):
         restore()
     while _state.saved:
@@ -243,14 +274,12 @@ def _restore() -> None:
         setattr(cls, _PATCHED, original)
 
 
-def _libraries() -> list[ModuleType]:
-    # Installed libraries are imported (interception must cover them even if the code under
-    # test imports them later); absent ones are skipped.
-    return [
-        importlib.import_module(name)
-        for name in _LIBRARIES
-        if importlib.util.find_spec(name) is not None
-    ]
+def _available() -> bool:
+    # Imported already, or installed (then patched when imported): checked on the disk only
+    # when neither is imported yet.
+    return any(name in sys.modules for name in _LIBRARIES) or any(
+        importlib.util.find_spec(name) is not None for name in _LIBRARIES
+    )
 
 
 def _patched(

@@ -50,27 +50,41 @@ class Route:
 def match_route(method: str, url: str, headers: Mapping[str, str] | Any = None) -> Route | None:
     """The provider call ``method url`` makes, or ``None`` when it is not one (``headers``:
     the request's, whose ``User-Agent`` may name the SDK that sent it)."""
+    raw_agent = headers.get("user-agent") if headers is not None else None
+    entries = catalog.current()
+    route, by_variable = _route_of(entries, method.upper(), url, str(raw_agent or "").lower())
+    for variable, origin, claimed in by_variable:  # claimed only if its base variable says so
+        configured = os.environ.get(variable)
+        if configured and url_host_port(configured) == url_host_port(origin):
+            return claimed
+    return route
+
+
+# One SDK sends the same few URLs again and again: the whole answer is kept per catalog (a
+# `register` makes a new one), method, URL and user agent. What the environment decides (an
+# endpoint variable such as ``OLLAMA_HOST`` naming the request's origin) is read anew on each
+# request: the cached answer lists, in order, the variables that would claim it instead.
+@functools.lru_cache(maxsize=1024)
+def _route_of(
+    entries: catalog.Catalog, method: str, url: str, agent: str
+) -> tuple[Route | None, tuple[tuple[str, str, Route], ...]]:
     parts = urlsplit(url)
     path = parts.path.rstrip("/")
-    entries = catalog.current()
-    candidates = _candidates(entries, method.upper(), path)
+    candidates = _candidates(entries, method, path)
     if not candidates:
-        return None
-    raw_agent = headers.get("user-agent") if headers is not None else None
+        return None, ()
     origin = f"{parts.scheme}://{parts.netloc}" if parts.netloc else ""
-    agent = str(raw_agent or "").lower()
-    first, by_variable = _claimed(entries, method.upper(), path, origin, agent)
-    for index in by_variable:  # before `first`: claimed only if its base variable says so
-        endpoint = candidates[index].endpoint
-        configured = os.environ.get(endpoint.base_env)
-        if configured and url_host_port(configured) == url_host_port(origin):
-            first = index
-            break
-    if first is None:
-        return None
-    found = candidates[first]
-    stored = stored_endpoint(path, parts.query)
-    return Route(provider=found.endpoint.name, endpoint=stored, model=found.model)
+    first, by_variable = _claimed(entries, method, path, origin, agent)
+    stored = _stored_endpoint(entries, path, parts.query)
+
+    def route(index: int) -> Route:
+        found = candidates[index]
+        return Route(provider=found.endpoint.name, endpoint=stored, model=found.model)
+
+    variables = tuple(
+        (candidates[index].endpoint.base_env, origin, route(index)) for index in by_variable
+    )
+    return (route(first) if first is not None else None), variables
 
 
 # Every SDK request asks the same few questions, so the answers are kept: which endpoints a
@@ -110,7 +124,11 @@ def _claimed(
 
 def stored_endpoint(path: str, query: str) -> str:
     """``path`` with the query parameters whose names do not look secret."""
-    keys = catalog.current().key_query_names()
+    return _stored_endpoint(catalog.current(), path, query)
+
+
+def _stored_endpoint(entries: catalog.Catalog, path: str, query: str) -> str:
+    keys = entries.key_query_names()
     kept = [
         (name, value)
         for name, value in parse_qsl(query, keep_blank_values=True)
