@@ -246,10 +246,11 @@ def test_a_file_the_library_wrote_is_not_a_hand_edit(tmp_path: Path) -> None:
     item = chain_item(
         1, "openai.chat", chain_chat(USER), chain_answer({"role": "assistant", "content": "#1"})
     )
-    text = render(Manifest.current(), [item])
-    assert edit_refusal(tmp_path / "c.yaml", text, Manifest.current(), [item]) is None
+    manifest = Manifest.current()  # once: two calls a second apart differ in recorded_at
+    text = render(manifest, [item])
+    assert edit_refusal(tmp_path / "c.yaml", text, manifest, [item]) is None
     edited = text.replace("duration_ms: 0", "duration_ms: 0\n  reviewed: true")
-    refusal = edit_refusal(tmp_path / "c.yaml", edited, Manifest.current(), [item])
+    refusal = edit_refusal(tmp_path / "c.yaml", edited, manifest, [item])
     assert refusal is not None
     assert "interaction seq 1: reviewed is not what the library writes" in str(refusal)
 
@@ -268,9 +269,10 @@ def test_what_a_rewrite_would_lose_is_named(edit: Any, where: str | None, tmp_pa
     item = chain_item(
         1, "openai.chat", chain_chat(USER), chain_answer({"role": "assistant", "content": "#1"})
     )
-    text = edit(render(Manifest.current(), [item]))
+    manifest = Manifest.current()  # once: two calls a second apart differ in recorded_at
+    text = edit(render(manifest, [item]))
     stored = read_snapshot_text(tmp_path / "c.yaml", text)
-    refusal = edit_refusal(tmp_path / "c.yaml", text, Manifest.current(), stored)
+    refusal = edit_refusal(tmp_path / "c.yaml", text, manifest, stored)
     if where is None:
         assert refusal is None
     else:
