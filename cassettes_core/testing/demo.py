@@ -127,7 +127,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = ", ".join(endpoint.name for endpoint in catalog.current())
     print(f"\nThe same record and replay, through their own SDKs, for: {names}")
     print(f"\nDone. The cassette is at {cassette}")
-    print(f"Providers recorded the same way: {', '.join(catalog.current().names())}")
     return 0
 
 
