@@ -13,7 +13,7 @@ import pytest
 
 from cassettes_core.cli import main
 from cassettes_core.testing.emulator import Emulator
-from tests.helpers.inner import InnerRun
+from tests.helpers.inner import PLUGIN_INI, InnerRun
 
 TESTS = """
 import openai
@@ -347,7 +347,7 @@ def test_an_absolute_cassette_dir_outside_rootdir_is_still_pruned(
     """`cassette_dir = /shared/cassettes` in the ini is a legitimate layout: a list whose
     cassettes are in it may prune it."""
     shared = tmp_path_factory.mktemp("shared") / "cassettes"
-    pytester.makeini(f"[pytest]\ncassette_dir = {shared}\n")
+    pytester.makeini(f"{PLUGIN_INI}cassette_dir = {shared}\n")
     write(pytester, skip=False)
     inner("--cassette-mode=record").assert_outcomes(passed=3)
     (pytester.path / "test_optional.py").write_text("")
