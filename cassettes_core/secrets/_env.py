@@ -50,7 +50,7 @@ _PATH_START = re.compile(r"(?:[/~]|\.\.?/|[A-Za-z]:[\\/])")
 _PATH_TEXT = re.compile(r"[\w.~:@%+=,\-/\\]+")
 _SEGMENTS = re.compile(r"[/\\]+")
 
-_cache: tuple[tuple[tuple[str, str], ...], dict[str, str]] | None = None
+_cache: tuple[object, dict[str, str]] | None = None
 
 
 def is_credential_name(name: str) -> bool:
@@ -102,11 +102,11 @@ def credential_environment() -> dict[str, str]:
     """``{value: variable name}`` for each credential-like variable of ``os.environ`` now,
     with each value's percent-encoded form (as a URL query carries it) too."""
     global _cache  # noqa: PLW0603 - a one-entry cache keyed by the environment itself
-    items = tuple(os.environ.items())
-    if _cache is not None and _cache[0] == items:
+    key = _environment_key()
+    if _cache is not None and _cache[0] == key:
         return _cache[1]
     found: dict[str, str] = {}
-    for name, value in items:
+    for name, value in os.environ.items():
         if not is_credential_name(name):
             continue
         # A value with whitespace in it (a PEM key, a JSON service-account file) is searched
@@ -117,8 +117,16 @@ def credential_environment() -> dict[str, str]:
         for piece in pieces:
             found.setdefault(piece, name)
             found.setdefault(quote(piece, safe=""), name)
-    _cache = (items, found)
+    _cache = (key, found)
     return found
+
+
+def _environment_key() -> object:
+    """A copy of the environment as it is now, compared at C speed: CPython keeps the encoded
+    variables in a plain dict (``os.environ._data``); decoding every variable, as iterating
+    ``os.environ`` does, cost more than the scan it guarded. Other Pythons get the items."""
+    raw = getattr(os.environ, "_data", None)
+    return dict(raw) if isinstance(raw, dict) else tuple(os.environ.items())
 
 
 def find_environment_values(text: str, values: dict[str, str] | None = None) -> list[Hit]:

@@ -36,6 +36,7 @@ from cassettes_core.store._read import (
     render,
     signature_of,
 )
+from cassettes_core.store._roundtrip import reads_back
 from cassettes_core.store._runs import RUN_KEY, RecordRun
 from cassettes_core.store._state import CHECK_KEY, FileState, started_over, state_of
 from cassettes_core.store._tail import ITEMS_MARK
@@ -85,20 +86,47 @@ def _appending_manifest(recorded: Manifest | None) -> Manifest:
     )
 
 
-def _render_head(state: FileState, manifest: Manifest, check: str) -> str:
+def _head_document(state: FileState, manifest: Manifest) -> dict[str, Any]:
     head: dict[str, Any] = {"version": FORMAT_VERSION, "manifest": manifest.to_dict()}
     if state.run is not None:
         head[RUN_KEY] = state.run.to_dict()
     head.update(state.extra)
-    head[CHECK_KEY] = check
-    return _yaml.dump(head)
+    return head
+
+
+# Every checksum value has this width and these kinds of characters, so the head's text is
+# the same around any of them: it is rendered once per head and the value is put in.
+_CHECK_PLACEHOLDER = f"blake3:{'0' * 32}:{'0' * 12}:{'0' * 12}"
+
+
+class _HeadText:
+    """The head's text around its checksum, kept while the head itself does not change (its
+    time moves once a second)."""
+
+    def __init__(self) -> None:
+        self._document: dict[str, Any] | None = None
+        self._text = ""
+
+    def render(self, state: FileState, manifest: Manifest, check: str) -> str:
+        document = _head_document(state, manifest)
+        if document != self._document:
+            text = _yaml.dump({**document, CHECK_KEY: _CHECK_PLACEHOLDER})
+            if len(check) != len(_CHECK_PLACEHOLDER) or text.count(_CHECK_PLACEHOLDER) != 1:
+                return _yaml.dump({**document, CHECK_KEY: check})
+            self._document, self._text = document, text
+        return self._text.replace(_CHECK_PLACEHOLDER, check)
 
 
 def _render_items(path: Path, numbered: Sequence[Interaction]) -> str:
     """The new interactions as text, proven to load back before anything is written."""
+    if not numbered:
+        return ""
+    items = [i.to_dict() for i in numbered]
     try:
-        text = _yaml.dump([i.to_dict() for i in numbered]) if numbered else ""
-        if text:
+        text = _yaml.dump(items)
+        if reads_back(items):  # the common case: proven by the data, the same checks as a load
+            parse_interactions(items, path, text)
+        else:
             # Parsed where the file puts them, under the top-level mapping: its level counts
             # toward the depth limit too.
             placed = ITEMS_MARK[1:] + text
@@ -124,6 +152,8 @@ class CassetteFile:
         self.path = Path(path).absolute()
         self.guard = guard
         self._last: FileState | None = None
+        self._head = _HeadText()
+        self._swept = False
 
     def _current(self) -> FileState:
         last = self._last
@@ -202,7 +232,7 @@ class CassetteFile:
         items = (state.items_text or "") + chunk
         data = items.encode("utf-8")
         hasher = blake3.blake3(data)
-        head = _render_head(state, manifest, check_value(hasher, len(data)))
+        head = self._head.render(state, manifest, check_value(hasher, len(data)))
         try:
             atomic_write(self.path, head + ITEMS_MARK[1:] + items)
         except OSError as exc:
@@ -221,6 +251,14 @@ class CassetteFile:
         )
         return numbered
 
+    def _sweep(self) -> None:
+        """Remove dead writers' temporaries once per file and process: an append in place
+        makes none (only a whole write, which sweeps after itself, does), and reading the
+        folder at every append cost more than the append."""
+        if not self._swept:
+            sweep_stale_temporaries(self.path)
+            self._swept = True
+
     def _whole(self, state: FileState) -> FileState:
         """``state`` with its interactions' text (read again when an append left it on disk)."""
         return state_of(self.path) if state.items_text is None else state
@@ -236,13 +274,13 @@ class CassetteFile:
                 items_size=state.items_size,
                 hasher=state.hasher,
                 chunk=chunk,
-                render_head=lambda check: _render_head(state, manifest, check),
+                render_head=lambda check: self._head.render(state, manifest, check),
             )
         except OSError as exc:
             raise unwritable(self.path, exc) from exc
         if done is None:
             return False
-        sweep_stale_temporaries(self.path)
+        self._sweep()
         self._last = FileState(
             None,
             last_seq,

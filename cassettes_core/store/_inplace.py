@@ -7,10 +7,15 @@ Under the file's lock an append
 
 1. writes ``pending`` into that line: the bytes that follow are not committed yet;
 2. writes the new interactions after the committed ones (cutting off any torn tail a killed
-   writer left) and fsyncs;
-3. writes the head again, now naming the longer text with ``pending`` 0, and fsyncs.
+   writer left) and fsyncs: the mark and the new bytes are on the disk before the head
+   names them;
+3. writes the head again, now naming the longer text with ``pending`` 0.
 
-Two fsyncs, as many as a whole-file write (the file and its folder) costs.
+One fsync per append. A killed process loses nothing (the page cache keeps every step in
+order); the last step reaches the disk with the next append's fsync, or when the process
+exits (:func:`sync_pending`), so a power loss can cost at most each file's last interaction,
+never a readable file: the head on disk is then still the pending one, whose committed
+interactions are whole and hash to it (as SQLite's write-ahead log at ``synchronous=NORMAL``).
 
 A reader (:func:`committed_view`) takes only the committed interactions while ``pending`` is set
 and they still hash to the head's value, so it never sees half of an interaction, whether a
@@ -25,11 +30,13 @@ read) is written whole by the caller.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import re
 import signal
 import stat
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -188,6 +195,7 @@ def append_in_place(
         after = os.fstat(fd)
     finally:
         os.close(fd)
+    _remember_unsynced(target, after)
     return Appended(
         new_head.decode("utf-8"),
         items_size + len(data),
@@ -230,8 +238,37 @@ def _write_steps(
     _pwrite(fd, new_head[: len(new_head) // 2], 0)
     _crash_point("half-head")
     _pwrite(fd, new_head[len(new_head) // 2 :], len(new_head) // 2)
-    os.fsync(fd)
     _crash_point("head")
+
+
+# Files whose last head has not been fsynced yet: real path → (device, inode) when written.
+_UNSYNCED: dict[str, tuple[int, int]] = {}
+_UNSYNCED_LOCK = threading.Lock()
+
+
+def _remember_unsynced(target: Path, info: os.stat_result) -> None:
+    with _UNSYNCED_LOCK:
+        if not _UNSYNCED:
+            atexit.register(sync_pending)
+        _UNSYNCED[str(target)] = (info.st_dev, info.st_ino)
+
+
+def sync_pending() -> None:
+    """fsync every file whose last in-place append is not on the disk yet (run at exit; a
+    later append's fsync does it too). A file replaced since (a whole write) is left alone."""
+    with _UNSYNCED_LOCK:
+        pending = list(_UNSYNCED.items())
+        _UNSYNCED.clear()
+        atexit.unregister(sync_pending)
+    for name, (device, inode) in pending:
+        with contextlib.suppress(OSError):
+            fd = os.open(name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            try:
+                info = os.fstat(fd)
+                if (info.st_dev, info.st_ino) == (device, inode):
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
 
 
 # The integrity tests kill a writer between two steps of an append; never set it otherwise.

@@ -221,3 +221,17 @@ def test_an_html_escaped_environment_credential_is_refused(
             " (hidden by look-alike, invisible or escaped characters)"
         ], text
         assert_masked(findings, value, escaped)
+
+
+def test_a_changed_value_of_a_known_variable_is_seen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The environment is remembered between scans, keyed by its whole content: replacing
+    one value (same variables, same count) or deleting it is seen at the next scan."""
+    guard = SecretGuard()
+    first, second = rand(24), rand(24)
+    monkeypatch.setenv("LEDGER_API_TOKEN", first)
+    assert any("LEDGER_API_TOKEN" in f.kind for f in guard.scan(text_in_response(first)))
+    monkeypatch.setenv("LEDGER_API_TOKEN", second)
+    assert not any("environment" in f.kind for f in guard.scan(text_in_response(first)))
+    assert any("LEDGER_API_TOKEN" in f.kind for f in guard.scan(text_in_response(second)))
+    monkeypatch.delenv("LEDGER_API_TOKEN")
+    assert not any("environment" in f.kind for f in guard.scan(text_in_response(second)))
