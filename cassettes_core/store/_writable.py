@@ -48,20 +48,22 @@ def check_permissions(path: Path) -> None:
     """Fail before a live call if this process may not write ``path`` now: a read-only
     cassette, or a folder it cannot write. Checked per live call, so a run that only replays
     from a read-only checkout is not refused."""
+    # Plain os.path calls on the real path, resolved once: this runs before every live call.
+    real = os.path.realpath(path)
     try:
-        info = path.stat()
+        info = os.stat(real)
     except OSError:
         info = None
-    if info is not None and not is_writable(real_path(path), info):
+    if info is not None and not is_writable(Path(real), info):
         raise ConfigError(f"cannot record to {path}: {READ_ONLY}")
-    for parent in real_path(path).parents:
-        if parent.exists():
-            if not os.access(parent, os.W_OK | os.X_OK):
-                raise ConfigError(
-                    f"cannot record to {path}: the folder {parent} is not writable (the "
-                    "cassette, its lock and its temporary file are written there)"
-                )
-            break
+    parent = os.path.dirname(real)
+    while not os.path.exists(parent) and os.path.dirname(parent) != parent:
+        parent = os.path.dirname(parent)
+    if os.path.exists(parent) and not os.access(parent, os.W_OK | os.X_OK):
+        raise ConfigError(
+            f"cannot record to {path}: the folder {parent} is not writable (the "
+            "cassette, its lock and its temporary file are written there)"
+        )
 
 
 # A write refused for want of space: the folder is fine, the disk (or a limit) is not.
