@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from cassettes_core.secrets._aws import DETECTORS as AWS_DETECTORS
-from cassettes_core.secrets._batch import Batch
+from cassettes_core.secrets._batch import Batch, searched_always
 from cassettes_core.secrets._shapes import (
     is_example_password,
     is_sequence_fragment,
@@ -292,6 +292,8 @@ _DETECTORS: tuple[_Detector, ...] = (
         bounded=False,
     ),
 )
+for _detector in _DETECTORS:
+    searched_always(_detector.anchors, ignorecase=_detector.lower)
 
 
 def find_formats(text: str) -> list[Hit]:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from detect_secrets.plugins.keyword import DENYLIST
 
-from cassettes_core.secrets._batch import Batch
+from cassettes_core.secrets._batch import Batch, searched_always
 
 Span = tuple[int, int]
 Keys = Sequence[str | None]
@@ -30,6 +30,7 @@ _QUOTES = "\"'\n"
 
 def literal(*needles: str, ignorecase: bool = False) -> Gate:
     """Any of ``needles``."""
+    searched_always(needles, ignorecase=ignorecase)
 
     def gate(batch: Batch, keys: Keys) -> Iterator[Span]:
         for needle in needles:
@@ -131,6 +132,9 @@ def assigned_run(batch: Batch, keys: Keys) -> Iterator[Span]:
 # the word, an assignment or a comparison after it (``password = "…"``, ``api_key: '…'``) or a
 # quote soon after it (``private_key "…";``), or a comparison before it (``"…" == password``).
 KEYWORD_NEEDLES = ("key", "pass", "pwd", "secret", "contrase")
+_OPERATORS = ("==", "!=", "=!", "!!")  # [!=]{2,3} holds one of these
+searched_always(KEYWORD_NEEDLES, ignorecase=True)
+searched_always(_OPERATORS)
 # The word a needle starts runs on possessively: ``key\w*`` could only give characters back to
 # ``\S``, which would take them again, so the gate is the same without backtracking.
 _WORD_RUN = re.compile(r"\w*+")
@@ -153,7 +157,7 @@ def keyword(batch: Batch, keys: Keys) -> Iterator[Span]:
             after = _AFTER.match(lower, covered)
             if after is not None:
                 yield position, after.end()
-    for operator in ("==", "!=", "=!", "!!"):  # [!=]{2,3} holds one of these
+    for operator in _OPERATORS:
         for position in batch.find_all(operator):
             before = _KEYWORD_BEFORE.match(lower, position + 2)
             if before is not None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from cassettes_core.secrets._batch import Batch
+from cassettes_core.secrets._batch import Batch, searched_always
 from cassettes_core.secrets._detectors import Hit, find_formats
 from cassettes_core.secrets._env import find_environment_values
 from cassettes_core.secrets._llm import (
@@ -35,6 +35,7 @@ __all__ = ["find_assignments", "find_assignments_batch", "name_kind", "redact"]
 
 # Every credential name holds one of these, in any case.
 _NEEDLES = ("key", "token", "secret", "auth", "credential", "bearer", "pass", "pwd")
+searched_always(_NEEDLES, ignorecase=True)
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _NAME_RUN = re.compile(r"[A-Za-z0-9_-]*+")
 _MAX_NAME = 64

@@ -226,6 +226,9 @@ WHITE_BOX: dict[str, str] = {
     "tests/unit/test_secrets_shapes.py": SECRETS,  # the shape predicates, one claim each
     "tests/unit/test_secrets_text.py": SECRETS,  # name = value assignments found in prose
     "tests/unit/test_secrets_unicode.py": SECRETS,  # normalisation with its offset map
+    "tests/unit/test_secrets_batch_search.py": SECRETS,  # the one-pass search against str.find
+    "tests/unit/test_store_roundtrip.py": "cassettes_core.store",  # data that reads back
+    "tests/unit/test_store_inplace_sync.py": "cassettes_core.store",  # the deferred head fsync
     "tests/unit/test_plugin_naming.py": "pytest_plugin",  # node id -> cassette path, truncation
     "tests/unit/test_plugin_spec.py": "pytest_plugin",  # ini + marker -> recorder options
     "tests/unit/test_plugin_tally.py": "pytest_plugin",  # the summary's arithmetic

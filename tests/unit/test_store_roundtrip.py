@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from cassettes_core import Cassette, ConfigError, load_cassette
-from cassettes_core._model import Interaction
+from cassettes_core import Cassette, ConfigError, Interaction, load_cassette
 from cassettes_core.store import CassetteFile
 from cassettes_core.store._roundtrip import reads_back
 from cassettes_core.store._yaml import MAX_DEPTH, MAX_INT_DIGITS, dump, load
