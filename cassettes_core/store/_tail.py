@@ -17,11 +17,15 @@ from dataclasses import dataclass
 
 ITEMS_MARK = "\ninteractions:\n"
 _ITEM_START = "- seq: "
-_SEQ_LINE = re.compile(r"^- seq: (\d+)$", re.MULTILINE)
+# Each pattern starts with a literal line break, which the regex engine skips to at C speed;
+# anchored at every line start (``^`` with MULTILINE) it stepped through every character:
+# 150 ms for a 14 MB cassette, at each append by another process.
+_SEQ_LINE = re.compile(r"\n- seq: (\d+)(?=\n)")
+_FIRST_SEQ_LINE = re.compile(r"- seq: (\d+)\n")
 # At column 0 our items hold only item starts, indented lines and blank lines.
-_FOREIGN_LINE = re.compile(r"^(?!- seq: \d+$| |$)", re.MULTILINE)
+_FOREIGN_LINE = re.compile(r"\n(?![ \n]|- seq: \d+\n|\Z)")
 # Line breaks that YAML sees and a line-based check would not, and a byte-order mark.
-_HIDDEN_BREAKS = re.compile("[\r\x85\u2028\u2029\ufeff]")
+_HIDDEN_BREAKS = "\r\x85\u2028\u2029\ufeff"
 
 
 @dataclass(frozen=True)
@@ -36,17 +40,25 @@ class OwnLayout:
 
 def own_layout(text: str) -> OwnLayout | None:
     """``text`` split as the store writes it, or ``None`` when it is in any other layout."""
-    if not text.endswith("\n") or _HIDDEN_BREAKS.search(text):
+    if not text.endswith("\n") or _has_hidden_break(text):
         return None
     head, mark, items = text.partition(ITEMS_MARK)
     if not mark or not head or head.startswith((" ", "-")):
         return None
-    if items and not items.startswith(_ITEM_START):
+    first = _FIRST_SEQ_LINE.match(items)
+    if items and first is None:
         return None
     if _FOREIGN_LINE.search(items):
         return None
-    seqs = tuple(int(n) for n in _SEQ_LINE.findall(items))
+    seqs = tuple(int(n) for n in [*first.groups(), *_SEQ_LINE.findall(items)]) if first else ()
     if any(later <= earlier for earlier, later in itertools.pairwise(seqs)):
         return None
     last_start = items.rfind("\n" + _ITEM_START) + 1
     return OwnLayout(head + "\n", items, seqs, items[last_start:])
+
+
+def _has_hidden_break(text: str) -> bool:
+    # ASCII text (CPython knows without looking) can hold only the carriage return.
+    if text.isascii():
+        return "\r" in text
+    return any(char in text for char in _HIDDEN_BREAKS)
