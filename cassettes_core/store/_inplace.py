@@ -246,10 +246,14 @@ _UNSYNCED: dict[str, tuple[int, int]] = {}
 _UNSYNCED_LOCK = threading.Lock()
 
 
+_EXIT_HOOK: list[bool] = []  # registered once per process, at the first append in place
+
+
 def _remember_unsynced(target: Path, info: os.stat_result) -> None:
     with _UNSYNCED_LOCK:
-        if not _UNSYNCED:
+        if not _EXIT_HOOK:
             atexit.register(sync_pending)
+            _EXIT_HOOK.append(True)
         _UNSYNCED[str(target)] = (info.st_dev, info.st_ino)
 
 
@@ -259,7 +263,6 @@ def sync_pending() -> None:
     with _UNSYNCED_LOCK:
         pending = list(_UNSYNCED.items())
         _UNSYNCED.clear()
-        atexit.unregister(sync_pending)
     for name, (device, inode) in pending:
         with contextlib.suppress(OSError):
             fd = os.open(name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
