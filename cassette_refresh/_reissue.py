@@ -230,6 +230,37 @@ def _unreadable(call: LiveCall, status: int, what: str) -> ProviderError:
     return ProviderError("http_status", provider=call.provider, status=status, body=what)
 
 
+_LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def _with_scheme(value: str, default: str) -> str:
+    """The base URL a variable gives, read as the provider's SDK reads it: a local server's
+    variable (``OLLAMA_HOST``) may be ``host``, ``host:port`` or ``:port``, the scheme, host and
+    port of the endpoint's own base filling what is left out, as the ollama SDK takes it. A
+    hosted API's variable must be a URL (checked by the caller)."""
+    if not value:
+        return default
+    if "://" in value:
+        return value
+    http = http_module()
+    try:
+        base = http.URL(default)
+    except (http.InvalidURL, TypeError, ValueError):
+        return value
+    if base.host not in _LOOPBACK_HOSTS:
+        return value
+    place, slash, path = value.partition("/")
+    if place.startswith("["):  # an IPv6 address, perhaps with a port after it
+        address, _, rest = place.partition("]")
+        host, port = address + "]", rest.removeprefix(":")
+    else:
+        host, _, port = place.rpartition(":") if ":" in place else (place, "", "")
+    host = host or base.host
+    port = port or str(base.port or "")
+    netloc = f"{host}:{port}" if port else host
+    return f"{base.scheme}://{netloc}{slash}{path}".rstrip("/")
+
+
 def _check_url(url: str, variable: str, *, example: str) -> None:
     """A base URL the HTTP client can use, or a ConfigError naming the variable."""
     http = http_module()
@@ -281,7 +312,7 @@ def built_in_reissuer(
                 f"requests\nTIP: export {route.key_env} (and {route.base_env} for a compatible "
                 "server), or in CI pass it from the repository secrets."
             )
-        base_url = env.get(route.base_env, "").strip() or route.base_url
+        base_url = _with_scheme(env.get(route.base_env, "").strip(), route.base_url)
         _check_url(base_url, route.base_env, example=route.base_url)
         providers[name] = HTTPProvider(name, base_url=base_url, api_key=key, timeout=timeout)
     return ProviderReissuer(

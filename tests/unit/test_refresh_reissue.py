@@ -151,3 +151,25 @@ def test_an_unusable_base_url_names_the_variable(url: str) -> None:
     """An invalid *_BASE_URL is a ConfigError naming the variable, before any call."""
     with pytest.raises(ConfigError, match="OPENAI_BASE_URL="):
         built_in_reissuer(["openai.chat"], {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": url})
+
+
+@pytest.mark.parametrize(
+    ("host", "url"),
+    [
+        ("", "http://localhost:11434/api/chat"),
+        ("1.2.3.4", "http://1.2.3.4:11434/api/chat"),
+        (":56789", "http://localhost:56789/api/chat"),
+        ("gpu-box:8080", "http://gpu-box:8080/api/chat"),
+        ("[::1]:8080", "http://[::1]:8080/api/chat"),
+        ("https://ollama.example:443", "https://ollama.example:443/api/chat"),
+    ],
+)
+def test_ollama_host_is_read_as_the_ollama_sdk_reads_it(host: str, url: str) -> None:
+    """OLLAMA_HOST may be a host, host:port or :port, as the ollama SDK takes it."""
+    env = {"OLLAMA_API_KEY": "k", "OLLAMA_HOST": host}
+    assert _url(env, "ollama.chat") == url
+
+
+def test_a_hosted_apis_base_variable_must_still_be_a_url() -> None:
+    with pytest.raises(ConfigError, match="OPENAI_BASE_URL='h:1/v1' is not a usable URL"):
+        built_in_reissuer(["openai.chat"], {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "h:1/v1"})
