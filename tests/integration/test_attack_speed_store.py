@@ -5,6 +5,7 @@ Everything goes through the real write path (``CassetteFile.append``) and is rea
 
 from __future__ import annotations
 
+import json
 import math
 import subprocess
 import sys
@@ -85,3 +86,92 @@ def test_a_key_a_person_added_to_the_head_keeps_its_blank_lines(tmp_path: Path) 
     CassetteFile(path).append([_interaction({"content": "third"})])  # in place
     assert _bodies(path) == [{"content": "first"}, {"content": "second"}, {"content": "third"}]
     assert load(path.read_text())["note"] == "a reviewer's note\n\n"
+
+
+# Strings at the edges of what ``reads_back`` accepts: YAML indicators, document markers at
+# line starts, the folding and block widths (100, 120 columns), characters beside the refused
+# ranges, bidi controls, private use, non-BMP, combining and zero-width marks.
+EDGE_TEXTS = [
+    " leading and trailing ",
+    "trailing  \n  two spaces\n",
+    "\n\n\nruns\n\n\nof breaks",
+    "ends in a blank line\n\n",
+    "---\n...\n--- x\n... y\n",
+    "line\n---\nstart\n...\n",
+    "# not a comment: - item ? key @at `tick` %pct 'q' \"qq\" \\back\\",
+    "a" * 100,
+    "b" * 101,
+    " c" * 60,
+    ("word " * 30)[:119],
+    ("word " * 30)[:120],
+    ("word " * 30)[:121],
+    "\xa0nbsp\u2027\u202a\u202b\u202c\u202d\u202e bidi",
+    "\ue000\ufefe\uff00\ufffd\U0001f600\U0010fffd",
+    "e\u0301\u200b\u200d\u2060İß",
+    "yes",
+    "~",
+    "1e16",
+    "<<",
+    "",
+]
+EDGE_KEYS = ["k" * 129, "true", "null", "1.5", "", "<<", "- x", "? y", "a: b", "#"]
+EDGE_NUMBERS = [-0.0, 5e-324, 1.7976931348623157e308, 1e16, 10 ** (MAX_INT_DIGITS - 1) - 1]
+
+
+def test_edge_data_accepted_without_a_parse_reads_back_exactly(tmp_path: Path) -> None:
+    bodies: list[Any] = []
+    for n, text in enumerate(EDGE_TEXTS):
+        key = EDGE_KEYS[n % len(EDGE_KEYS)]
+        bodies.append({"content": text, key: [text, {key: text}], "n": EDGE_NUMBERS[n % 5]})
+    assert all(reads_back(body) for body in bodies)  # each takes the fast proof
+    path = tmp_path / "c.yaml"
+    file = CassetteFile(path)
+    for body in bodies:
+        file.append([_interaction(body)])
+    assert load(dump(bodies)) == bodies
+    loaded = _bodies(path)
+    assert loaded == bodies
+    assert [math.copysign(1.0, b["n"]) for b in loaded[::5]] == [-1.0] * len(loaded[::5])
+    assert json.loads(_bodies_in_a_fresh_process(path)) == bodies
+
+
+@pytest.mark.parametrize("cache", ["on", "off"])
+def test_edge_prompts_recorded_through_the_openai_sdk_replay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: str
+) -> None:
+    import httpx2
+    import openai
+
+    from cassettes_core import Recorder
+    from cassettes_core.testing.emulator import Emulator
+    from cassettes_core.transport.httpx2 import CassetteTransport
+
+    monkeypatch.setenv("CASSETTE_CACHE", cache)
+    monkeypatch.setenv("CASSETTE_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "sdk.yaml"
+
+    def calls(emu_url: str, key: str, recorder: Recorder) -> list[str]:
+        http = httpx2.Client(transport=CassetteTransport(recorder))
+        client = openai.OpenAI(base_url=emu_url, api_key=key, http_client=http, max_retries=0)
+        answers = []
+        with client:
+            for n, text in enumerate(EDGE_TEXTS):
+                extra = {EDGE_KEYS[n % len(EDGE_KEYS)]: {"t": text, "n": EDGE_NUMBERS[n % 5]}}
+                done = client.chat.completions.create(
+                    model="gpt-4o-mini",
+                    messages=[{"role": "user", "content": f"{n}:{text}"}],
+                    extra_body={"metadata": extra},
+                )
+                answers.append(done.model_dump_json())
+        return answers
+
+    with Emulator() as emu:
+        url, key = emu.openai_base_url, emu.api_key
+        live = calls(url, key, Recorder(path, mode="record"))
+    monkeypatch.setenv("CI", "true")
+    replayed = calls(url, key, Recorder(path))  # the emulator is gone: only the cassette answers
+    assert replayed == live
+    cassette = load_cassette(path)
+    assert cassette is not None and len(cassette.interactions) == len(EDGE_TEXTS)
+    fresh = json.loads(_bodies_in_a_fresh_process(path))
+    assert len(fresh) == len(EDGE_TEXTS)
