@@ -172,6 +172,7 @@ def test_edge_prompts_recorded_through_the_openai_sdk_replay(
     replayed = calls(url, key, Recorder(path))  # the emulator is gone: only the cassette answers
     assert replayed == live
     cassette = load_cassette(path)
-    assert cassette is not None and len(cassette.interactions) == len(EDGE_TEXTS)
+    assert cassette is not None
+    assert len(cassette.interactions) == len(EDGE_TEXTS)
     fresh = json.loads(_bodies_in_a_fresh_process(path))
     assert len(fresh) == len(EDGE_TEXTS)
