@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,9 +15,11 @@ from typing import Any
 
 import pytest
 
-from cassettes_core import Interaction, LLMResponse, load_cassette
+from cassettes_core import CassetteFormatError, Interaction, LLMResponse, load_cassette
 from cassettes_core.store import CassetteFile
 from cassettes_core.store._roundtrip import reads_back
+from cassettes_core.store._state import checksum
+from cassettes_core.store._tail import ITEMS_MARK
 from cassettes_core.store._yaml import MAX_INT_DIGITS, dump, load
 from tests.helpers.factories import chat_request
 
@@ -176,3 +179,76 @@ def test_edge_prompts_recorded_through_the_openai_sdk_replay(
     assert len(cassette.interactions) == len(EDGE_TEXTS)
     fresh = json.loads(_bodies_in_a_fresh_process(path))
     assert len(fresh) == len(EDGE_TEXTS)
+
+
+def _recorded(path: Path, count: int) -> None:
+    file = CassetteFile(path)
+    for n in range(count):
+        file.append([_interaction({"content": f"answer {n}"})])
+
+
+def _craft(path: Path, edit: Any) -> None:
+    """Edit the interactions' text and give the head the checksum of the edit, so that only
+    the layout check stands between the edit and an append that trusts it as text."""
+    head, mark, items = path.read_text().partition(ITEMS_MARK)
+    edited = edit(items)
+    head = re.sub(r"checksum: \S+", "checksum: " + checksum(edited), head)
+    path.write_bytes((head + mark + edited).encode())
+
+
+# Seq lines YAML reads otherwise than their digits say (text, no seq, too long to read), in
+# rising order by the digits, before the last item (which an append parses as its check).
+UNREADABLE_SEQS = {
+    "arabic digit": {2: "\u0662"},
+    "math bold digit": {2: "\U0001d7d0"},
+    "08 is text to YAML 1.1": {2: "07", 3: "08", 4: "9", 5: "10"},
+    "0 is no seq": {1: "0"},
+    "longer than Python reads": {2: "2" + "0" * 5000, 3: "3" + "0" * 5000},
+}
+
+
+@pytest.mark.parametrize("seqs", UNREADABLE_SEQS.values(), ids=UNREADABLE_SEQS.keys())
+def test_a_seq_yaml_reads_otherwise_is_never_carried_over(
+    tmp_path: Path, seqs: dict[int, str]
+) -> None:
+    path = tmp_path / "c.yaml"
+    _recorded(path, 5)
+
+    def edit(items: str) -> str:
+        for old, new in seqs.items():
+            items = items.replace(f"- seq: {old}\n", f"- seq: {new}\n")
+        return items
+
+    _craft(path, edit)
+    before = path.read_bytes()
+    with pytest.raises(CassetteFormatError):
+        CassetteFile(path).append([_interaction({"content": "new"})])
+    assert path.read_bytes() == before
+
+
+# Files almost in our layout that still load: the append must parse them and keep every one.
+ALMOST_OURS = {
+    "trailing spaces after a seq": lambda s: s.replace("- seq: 2\n", "- seq: 2   \n"),
+    "a comment after interactions": lambda s: "# a note\n" + s,
+    "a blank line first": lambda s: "\n" + s,
+    "octal-looking seq that YAML reads as 2": lambda s: s.replace("- seq: 2\n", "- seq: 02\n"),
+    "no final newline": lambda s: s[:-1],
+    "a document end": lambda s: s + "...\n",
+    "a line separator in a value": lambda s: s.replace("answer 1", '"answer\\u2028 1"'),
+    "NEL in a quoted value": lambda s: s.replace("answer 1", '"answer\\x85 1"'),
+    "CR line ends": lambda s: s.replace("\n", "\r\n"),
+    "tab after the seq": lambda s: s.replace("- seq: 2\n", "- seq: 2\t\n"),
+}
+
+
+@pytest.mark.parametrize("edit", ALMOST_OURS.values(), ids=ALMOST_OURS.keys())
+def test_almost_our_layout_is_parsed_whole_and_nothing_is_lost(tmp_path: Path, edit: Any) -> None:
+    path = tmp_path / "c.yaml"
+    _recorded(path, 3)
+    _craft(path, edit)
+    cassette = load_cassette(path)
+    assert cassette is not None
+    kept = [i.response.body for i in cassette.interactions if i.response is not None]
+    CassetteFile(path).append([_interaction({"content": "new"})])
+    CassetteFile(path).append([_interaction({"content": "newer"})])
+    assert _bodies(path) == [*kept, {"content": "new"}, {"content": "newer"}]
