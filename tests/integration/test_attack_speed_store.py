@@ -252,3 +252,71 @@ def test_almost_our_layout_is_parsed_whole_and_nothing_is_lost(tmp_path: Path, e
     CassetteFile(path).append([_interaction({"content": "new"})])
     CassetteFile(path).append([_interaction({"content": "newer"})])
     assert _bodies(path) == [*kept, {"content": "new"}, {"content": "newer"}]
+
+
+PLACEHOLDER = f"blake3:{'0' * 32}:{'0' * 12}:{'0' * 12}"
+
+
+def _head_is_a_fresh_render(path: Path) -> dict[str, Any]:
+    head, _, items = path.read_text().partition(ITEMS_MARK)
+    document = load(head + "\n")
+    assert dump(document) == head + "\n"  # what rendering the head anew writes, byte for byte
+    assert document["checksum"] == checksum(items)
+    return dict(document)
+
+
+def test_the_head_after_many_appends_is_a_fresh_render(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dataclasses
+
+    from cassettes_core.store import _file
+    from cassettes_core.store._manifest import Manifest
+
+    now = Manifest.current()
+    moments = iter(
+        [
+            now,
+            dataclasses.replace(now, recorded_at="2031-01-01T00:00:00Z"),  # a second later
+            dataclasses.replace(now, recorded_at="2031-01-01T00:00:01Z"),
+            dataclasses.replace(now, sdks={**now.sdks, "zz-new-sdk": "1.0"}),  # installed since
+            dataclasses.replace(now, recorded_at="2031-01-01T00:00:02Z"),
+            *[now] * 20,
+        ]
+    )
+    monkeypatch.setattr(_file.Manifest, "current", classmethod(lambda cls: next(moments)))
+    path = tmp_path / "c.yaml"
+    file = CassetteFile(path)
+    for n in range(5):
+        file.append([_interaction({"content": f"answer {n}"})])
+        _head_is_a_fresh_render(path)
+    assert "zz-new-sdk" in _head_is_a_fresh_render(path)["manifest"]["sdks"]
+    # A person adds keys, one holding the checksum placeholder itself: the head is rewritten.
+    added = f"owner: team\nnote: '{PLACEHOLDER}'\n{PLACEHOLDER[:7]}x: 1\n"
+    path.write_text(added + path.read_text())
+    for n in range(3):
+        CassetteFile(path).append([_interaction({"content": f"later {n}"})])
+        document = _head_is_a_fresh_render(path)
+    assert document["note"] == PLACEHOLDER
+    file = CassetteFile(path)
+    for n in range(3):
+        file.append([_interaction({"content": f"in place {n}"})], run="run-1")
+        _head_is_a_fresh_render(path)
+    assert len(_bodies(path)) == 11
+
+
+def test_a_hand_edit_of_the_head_that_leaves_its_data_equal_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    file = CassetteFile(path)
+    file.append([_interaction({"content": "first"})])
+    path.write_text("flag: true\nratio: 1\nz: 1\na: 2\n" + path.read_text())
+    file.append([_interaction({"content": "second"})])  # the head with those keys, remembered
+    edited = path.read_text().replace("flag: true", "flag: 1").replace("ratio: 1", "ratio: 1.0")
+    path.write_text(edited.replace("z: 1\na: 2\n", "a: 2\nz: 1\n"))  # equal data to ==
+    file.append([_interaction({"content": "third"})])  # in place: only the head is rewritten
+    document = _head_is_a_fresh_render(path)
+    assert [document["flag"], document["ratio"]] == [1, 1.0]
+    assert type(document["flag"]) is int
+    assert type(document["ratio"]) is float
+    assert list(document)[-3:] == ["a", "z", "checksum"]
+    assert len(_bodies(path)) == 3
