@@ -320,3 +320,54 @@ def test_a_hand_edit_of_the_head_that_leaves_its_data_equal_is_kept(tmp_path: Pa
     assert type(document["ratio"]) is float
     assert list(document)[-3:] == ["a", "z", "checksum"]
     assert len(_bodies(path)) == 3
+
+
+# A writer that appended in place several times (its heads never fsynced, its head text
+# remembered), then is killed during an append whose head also changes elsewhere (its time).
+KILLED_AFTER_APPENDS = """
+import dataclasses, os, sys
+from pathlib import Path
+from cassettes_core import Interaction, LLMResponse
+from cassettes_core.store import CassetteFile, _file
+from cassettes_core.store._manifest import Manifest
+from tests.helpers.factories import chat_request
+
+def one(text):
+    request = chat_request("question")
+    body = {"content": text}
+    response = LLMResponse(body=body, headers={"content-type": "application/json"})
+    return Interaction(seq=1, digest=request.digest(), request=request,
+                       endpoint="/v1/chat/completions", response=response, duration_ms=3)
+
+file = CassetteFile(Path(sys.argv[1]))
+for n in range(3):
+    file.append([one(f"child {n}\\n\\n")])
+later = dataclasses.replace(Manifest.current(), recorded_at="2031-01-01T00:00:00Z")
+_file.Manifest.current = classmethod(lambda cls: later)
+os.environ["CASSETTES_TEST_KILL_APPEND_AT"] = sys.argv[2]
+file.append([one("killed " + "y" * 3000)])
+"""
+
+
+@pytest.mark.parametrize("step", ["half-data", "half-head", "head"])
+def test_a_writer_killed_after_unsynced_appends_loses_nothing_finished(
+    tmp_path: Path, step: str
+) -> None:
+    path = tmp_path / "c.yaml"
+    CassetteFile(path).append([_interaction({"content": "parent"})])
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_AFTER_APPENDS, str(path), step],
+        cwd=ROOT,
+        capture_output=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == -9, done.stderr
+    finished = [{"content": "parent"}, *({"content": f"child {n}\n\n"} for n in range(3))]
+    killed = [{"content": "killed " + "y" * 3000}] if step == "head" else []
+    assert _bodies(path) == [*finished, *killed]
+    CassetteFile(path).append([_interaction({"content": "next"})])
+    assert _bodies(path) == [*finished, *killed, {"content": "next"}]
+    assert json.loads(_bodies_in_a_fresh_process(path))[-1] == {"content": "next"}
+    _head_is_a_fresh_render(path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml"]
