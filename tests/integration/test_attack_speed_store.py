@@ -270,7 +270,6 @@ def test_the_head_after_many_appends_is_a_fresh_render(
 ) -> None:
     import dataclasses
 
-    from cassettes_core.store import _file
     from cassettes_core.store._manifest import Manifest
 
     now = Manifest.current()
@@ -284,7 +283,7 @@ def test_the_head_after_many_appends_is_a_fresh_render(
             *[now] * 20,
         ]
     )
-    monkeypatch.setattr(_file.Manifest, "current", classmethod(lambda cls: next(moments)))
+    monkeypatch.setattr(Manifest, "current", classmethod(lambda cls: next(moments)))
     path = tmp_path / "c.yaml"
     file = CassetteFile(path)
     for n in range(5):

@@ -8,7 +8,7 @@ import copy
 import os
 import random
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -120,7 +120,7 @@ def test_the_remembered_environment_follows_every_kind_of_change(
         kinds = [f.kind for f in SecretGuard().scan(interaction)]
         return any("BILLING_API_TOKEN" in k or "OTHER_SECRET" in k for k in kinds)
 
-    steps = [
+    steps: list[Callable[[], object]] = [
         lambda: monkeypatch.setenv("BILLING_API_TOKEN", first),
         lambda: os.environ.__setitem__("BILLING_API_TOKEN", second),
         lambda: os.environ.pop("BILLING_API_TOKEN"),
