@@ -226,7 +226,8 @@ def test_a_seq_yaml_reads_otherwise_is_never_carried_over(
     assert path.read_bytes() == before
 
 
-# Files almost in our layout that still load: the append must parse them and keep every one.
+# Files almost in our layout: the append parses them whole and keeps every interaction, or
+# refuses one that does not load, writing nothing.
 ALMOST_OURS = {
     "trailing spaces after a seq": lambda s: s.replace("- seq: 2\n", "- seq: 2   \n"),
     "a comment after interactions": lambda s: "# a note\n" + s,
@@ -234,8 +235,10 @@ ALMOST_OURS = {
     "octal-looking seq that YAML reads as 2": lambda s: s.replace("- seq: 2\n", "- seq: 02\n"),
     "no final newline": lambda s: s[:-1],
     "a document end": lambda s: s + "...\n",
-    "a line separator in a value": lambda s: s.replace("answer 1", '"answer\\u2028 1"'),
-    "NEL in a quoted value": lambda s: s.replace("answer 1", '"answer\\x85 1"'),
+    "a raw line separator in a value": lambda s: s.replace("answer 1", "answer\u2028 1"),
+    "a raw NEL in a quoted value": lambda s: s.replace("answer 1", '"answer\x85 1"'),
+    "a raw NEL in a plain value": lambda s: s.replace("answer 1", "answer\x851"),
+    "a BOM in a value": lambda s: s.replace("answer 1", "answer\ufeff1"),
     "CR line ends": lambda s: s.replace("\n", "\r\n"),
     "tab after the seq": lambda s: s.replace("- seq: 2\n", "- seq: 2\t\n"),
 }
@@ -246,7 +249,14 @@ def test_almost_our_layout_is_parsed_whole_and_nothing_is_lost(tmp_path: Path, e
     path = tmp_path / "c.yaml"
     _recorded(path, 3)
     _craft(path, edit)
-    cassette = load_cassette(path)
+    try:
+        cassette = load_cassette(path)
+    except CassetteFormatError:  # a raw line break YAML sees where a line check would not
+        before = path.read_bytes()
+        with pytest.raises(CassetteFormatError):
+            CassetteFile(path).append([_interaction({"content": "new"})])
+        assert path.read_bytes() == before
+        return
     assert cassette is not None
     kept = [i.response.body for i in cassette.interactions if i.response is not None]
     CassetteFile(path).append([_interaction({"content": "new"})])
