@@ -104,16 +104,19 @@ class _HeadText:
     time moves once a second)."""
 
     def __init__(self) -> None:
-        self._document: dict[str, Any] | None = None
+        self._key: str | None = None
         self._text = ""
 
     def render(self, state: FileState, manifest: Manifest, check: str) -> str:
         document = _head_document(state, manifest)
-        if document != self._document:
+        # Keyed by repr, not ==: a person's edit of the head from ``true`` to ``1``, ``1`` to
+        # ``1.0`` or of the keys' order leaves the data equal but its text another.
+        key = repr(document)
+        if key != self._key:
             text = _yaml.dump({**document, CHECK_KEY: _CHECK_PLACEHOLDER})
             if len(check) != len(_CHECK_PLACEHOLDER) or text.count(_CHECK_PLACEHOLDER) != 1:
                 return _yaml.dump({**document, CHECK_KEY: check})
-            self._document, self._text = document, text
+            self._key, self._text = key, text
         return self._text.replace(_CHECK_PLACEHOLDER, check)
 
 

@@ -20,10 +20,13 @@ _ITEM_START = "- seq: "
 # Each pattern starts with a literal line break, which the regex engine skips to at C speed;
 # anchored at every line start (``^`` with MULTILINE) it stepped through every character:
 # 150 ms for a 14 MB cassette, at each append by another process.
-_SEQ_LINE = re.compile(r"\n- seq: (\d+)(?=\n)")
-_FIRST_SEQ_LINE = re.compile(r"- seq: (\d+)\n")
+# A seq as the store writes it: YAML reads "٣" (any Unicode digit \d takes) and "08" as text,
+# "010" as the octal 8, "0" is no seq, and Python refuses to read 4,300 digits (ValueError).
+_SEQ = "[1-9][0-9]{0,17}"
+_SEQ_LINE = re.compile(rf"\n- seq: ({_SEQ})(?=\n)")
+_FIRST_SEQ_LINE = re.compile(rf"- seq: ({_SEQ})\n")
 # At column 0 our items hold only item starts, indented lines and blank lines.
-_FOREIGN_LINE = re.compile(r"\n(?![ \n]|- seq: \d+\n|\Z)")
+_FOREIGN_LINE = re.compile(rf"\n(?![ \n]|- seq: {_SEQ}\n|\Z)")
 # Line breaks that YAML sees and a line-based check would not, and a byte-order mark.
 _HIDDEN_BREAKS = "\r\x85\u2028\u2029\ufeff"
 

@@ -225,7 +225,10 @@ def dump(document: Any) -> str:
         default_flow_style=False,
         width=_BLOCK_OVER + 20,
     )
-    return text
+    # After a block scalar that keeps its final line breaks (``|+``, text ending in "\n\n")
+    # the emitter ends the document with "...": the store puts texts one after another (head,
+    # interactions, the next append), and text after that mark is a second document.
+    return text[:-4] if text.endswith("\n...\n") else text
 
 
 def load(text: str) -> Any:

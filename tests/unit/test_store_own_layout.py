@@ -23,6 +23,10 @@ _LINES = [
     "- seq: x",
     "-seq: 4",
     "- seq: ٣",
+    "- seq: 0",
+    "- seq: 010",
+    "- seq: 08",
+    "- seq: 1234567890123456789",
     "  digest: abc",
     "  request:",
     "    model: m",
@@ -52,7 +56,7 @@ def _reference(text: str) -> tuple[int, ...] | None:
         return None
     seqs = []
     for line in items.split("\n")[:-1]:
-        found = re.fullmatch(r"- seq: (\d+)", line)
+        found = re.fullmatch(r"- seq: ([1-9][0-9]{0,17})", line)  # as the store writes it
         if found:
             seqs.append(int(found.group(1)))
         elif line and not line.startswith(" "):
