@@ -76,6 +76,13 @@ def installed_sdks() -> dict[str, str]:
     return dict(_installed_sdks())
 
 
+@functools.cache
+def _running_versions() -> tuple[str, dict[str, str]]:
+    """This process's library and SDK versions, as a manifest of now names them (read once:
+    every cassette a session opens is compared with them)."""
+    return f"{LIBRARY} {library_version()}", installed_sdks()
+
+
 @dataclass(frozen=True)
 class Manifest:
     library: str
@@ -203,9 +210,10 @@ def drift_on_load(
     ``CASSETTE_VERSION_DRIFT`` variable, else ``warn``.
     """
     check_drift_policy(policy)
+    library, sdks = _running_versions()
+    if recorded.sdks == sdks and recorded.library == library:
+        return []  # the common case costs no walk over the interactions, nor a manifest
     running = Manifest.current()
-    if recorded.sdks == running.sdks and recorded.library == running.library:
-        return []  # the common case costs no walk over the interactions
     drift = version_drift(recorded, running, providers={i.provider for i in interactions})
     if not drift:
         return drift
