@@ -55,9 +55,24 @@ class CassetteVersionWarning(UserWarning):
 @functools.cache  # read for every cassette opened: the installed version is read once
 def library_version() -> str:
     try:
-        return metadata.version(LIBRARY)
+        return _installed_version(LIBRARY)
     except metadata.PackageNotFoundError:
         return __version__
+
+
+def _installed_version(name: str) -> str:
+    """``metadata.version(name)``, from the ``Version`` header of the distribution's metadata
+    read as text: the email parser ``metadata.version`` runs on the whole file costs more than
+    every other part of a session's first cassette. Raises ``PackageNotFoundError``."""
+    distribution = metadata.distribution(name)
+    text = distribution.read_text("METADATA") or distribution.read_text("PKG-INFO") or ""
+    for line in text.splitlines():
+        if not line.strip():
+            break  # the headers end at the first blank line
+        key, colon, value = line.partition(":")
+        if colon and key.strip().lower() == "version" and value.strip():
+            return value.strip()
+    return distribution.version  # no Version header where expected: the full parse decides
 
 
 @functools.cache
@@ -65,7 +80,7 @@ def _installed_sdks() -> tuple[tuple[str, str], ...]:
     found: dict[str, str] = {}
     for name in TRACKED_SDKS:
         try:
-            found[name] = metadata.version(name)
+            found[name] = _installed_version(name)
         except metadata.PackageNotFoundError:
             continue
     return tuple(found.items())
