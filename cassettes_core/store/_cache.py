@@ -46,6 +46,7 @@ MAX_BYTES = 512 * 1024 * 1024
 _SUFFIX = ".json"
 _TMP_PREFIX = ".entry."
 _STALE_TMP_NS = 600 * 10**9
+_HEADER_MAX = 4096  # a longer first line is no header of ours
 _OFF = frozenset({"0", "off", "false", "no"})
 # The modules whose code decides what a parse yields and what a load accepts.
 _READERS = ("_yaml", "_parse", "_read", "_manifest", "_cache")
@@ -154,12 +155,16 @@ def _read_own_file(entry: str) -> tuple[bytes, bytes] | None:
             hasattr(os, "geteuid") and info.st_uid != os.geteuid()
         ):
             return None
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.readline(4096), handle.read()
+        chunks: list[bytes] = []
+        while chunk := os.read(fd, max(info.st_size, 65536)):  # no file object: two reads
+            chunks.append(chunk)
     except OSError:
         return None
     finally:
         os.close(fd)
+    data = b"".join(chunks)
+    end = data.find(b"\n", 0, _HEADER_MAX) + 1 or _HEADER_MAX  # the header line, as readline
+    return data[:end], data[end:]
 
 
 def store(digest: str, document: Any) -> None:

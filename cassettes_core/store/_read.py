@@ -19,7 +19,7 @@ from cassettes_core._model import Interaction
 from cassettes_core._request import DEFAULT_POLICY, MatchPolicy
 from cassettes_core.store import _cache
 from cassettes_core.store._cassette import Cassette
-from cassettes_core.store._inplace import committed_text, committed_view, cut_short_by
+from cassettes_core.store._inplace import committed_view, cut_short_by
 from cassettes_core.store._manifest import Manifest
 from cassettes_core.store._parse import parse_interactions, trusted_interactions
 
@@ -68,8 +68,8 @@ def _read_text(path: Path, *, checked: bool) -> tuple[str, bytes] | None:
         raise _unreadable(path, exc) from exc
     data = text.encode("utf-8")
     _refuse_cut_short(data, path)
-    committed = committed_text(text)
-    return committed, data if committed is text else committed.encode("utf-8")
+    view = committed_view(data)  # what committed_text does, on the bytes already at hand
+    return (text, data) if view is data else (view.decode("utf-8"), view)
 
 
 def _refuse_cut_short(data: bytes, path: Path) -> None:
