@@ -69,6 +69,8 @@ def _installed_version(name: str) -> str:
     for line in text.splitlines():
         if not line.strip():
             break  # the headers end at the first blank line
+        if line[:1] in (" ", "\t"):
+            continue  # the folded continuation of another header
         key, colon, value = line.partition(":")
         if colon and key.strip().lower() == "version" and value.strip():
             return value.strip()

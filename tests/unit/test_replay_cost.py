@@ -163,7 +163,8 @@ def test_a_version_only_in_the_body_or_missing_goes_to_the_full_parse(
     _fake_distribution(
         tmp_path,
         "w2probe_a",
-        "Metadata-Version: 2.1\nName: w2probe-a\nSummary: x\n  folded\nVersion: 1.2.3\n\n"
+        "Metadata-Version: 2.1\nName: w2probe-a\nSummary: x\n  Version: 7 (folded)\n"
+        "Version: 1.2.3\n\n"
         "Version: 9.9.9 (from the description)\n",
     )
     _fake_distribution(
