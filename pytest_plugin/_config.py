@@ -390,14 +390,8 @@ def cassette_path(
 def rerecord_target(settings: Settings, nodeid: str, test_file: Path) -> str:
     """This test's node id, runnable from where pytest was started, shell-quoted."""
     _, sep, rest = nodeid.partition("::")
-    where = _relative_to(test_file, settings.invocation_dir)
-    return shlex.quote(f"{where}{sep}{rest}" if sep else where)
-
-
-@functools.lru_cache(maxsize=4096)
-def _relative_to(test_file: Path, start: Path) -> str:
-    """``test_file`` relative to ``start`` (once per module: the tests of a file share it)."""
     try:
-        return os.path.relpath(test_file, start)
+        where = os.path.relpath(test_file, settings.invocation_dir)
     except ValueError:  # another drive on Windows
-        return str(test_file)
+        where = str(test_file)
+    return shlex.quote(f"{where}{sep}{rest}" if sep else where)

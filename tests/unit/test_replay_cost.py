@@ -14,7 +14,6 @@ import os
 import subprocess
 import sys
 import textwrap
-from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -29,9 +28,6 @@ from cassettes_core import (
     load_cassette,
 )
 from cassettes_core.events import CallEvent, CallLog, Cursor
-from cassettes_core.store import _manifest
-from cassettes_core.store._manifest import Manifest, installed_sdks
-from cassettes_core.transport import botocore as botocore_seam
 from tests.helpers.factories import chat_request
 from tests.unit.test_catalog import gemini_like
 
@@ -107,11 +103,11 @@ def test_every_public_name_resolves_and_stays_the_same_object() -> None:
     """``from cassettes_core import X`` for every name of ``__all__``, lazily loaded, is the
     object of its defining module, and a second access gives the same one."""
     import cassettes_core
-    from cassettes_core import _recorder, mcp, store, tools, transport
+    from cassettes_core import mcp, store, tools, transport
 
     for name in cassettes_core.__all__:
         assert getattr(cassettes_core, name) is getattr(cassettes_core, name)
-    assert cassettes_core.Recorder is _recorder.Recorder
+    assert cassettes_core.Recorder.__module__ == "cassettes_core._recorder"
     assert cassettes_core.load_cassette is store.load_cassette
     assert cassettes_core.tool is tools.tool
     assert cassettes_core.intercept is transport.intercept
@@ -136,54 +132,6 @@ def test_the_recorder_writes_where_a_relative_path_pointed_when_it_was_made(
     provider.complete(chat_request("one"))
     assert list((tmp_path / "b").iterdir()) == []
     assert len(load_cassette(tmp_path / "a" / "c.yaml") or ()) == 1
-
-
-# -- installed versions, read from the metadata's header --------------------------------------
-
-
-def test_versions_from_the_header_are_the_ones_metadata_gives_for_every_distribution() -> None:
-    """For every distribution installed here, the header read gives ``metadata.version``."""
-    names = {dist.metadata["Name"] for dist in metadata.distributions() if dist.metadata["Name"]}
-    assert len(names) > 20
-    for name in sorted(names):
-        assert _manifest._installed_version(name) == metadata.version(name), name
-
-
-def _fake_distribution(site: Path, name: str, text: str) -> None:
-    folder = site / f"{name}-0.dist-info"
-    folder.mkdir(parents=True)
-    (folder / "METADATA").write_text(text, encoding="utf-8")
-
-
-def test_a_version_only_in_the_body_or_missing_goes_to_the_full_parse(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Only the headers count: a ``Version:`` line in the description is not the version, and
-    metadata without one is left to ``metadata.version`` (which says the same)."""
-    _fake_distribution(
-        tmp_path,
-        "w2probe_a",
-        "Metadata-Version: 2.1\nName: w2probe-a\nSummary: x\n  Version: 7 (folded)\n"
-        "Version: 1.2.3\n\n"
-        "Version: 9.9.9 (from the description)\n",
-    )
-    _fake_distribution(
-        tmp_path,
-        "w2probe_b",
-        "Metadata-Version: 2.1\nName: w2probe-b\n\nVersion: 9.9.9 (from the description)\n",
-    )
-    monkeypatch.syspath_prepend(str(tmp_path))
-    assert _manifest._installed_version("w2probe-a") == "1.2.3" == metadata.version("w2probe-a")
-    assert _manifest._installed_version("w2probe-b") == metadata.version("w2probe-b")
-    with pytest.raises(metadata.PackageNotFoundError):
-        _manifest._installed_version("w2probe-not-installed")
-
-
-def test_the_running_versions_kept_per_process_are_the_manifest_of_now() -> None:
-    library, sdks = _manifest._running_versions()
-    now = Manifest.current()
-    assert (library, sdks) == (now.library, dict(now.sdks))
-    assert sdks == installed_sdks()
 
 
 # -- the default policy's split rule, kept per catalog ----------------------------------------
@@ -236,30 +184,3 @@ def test_a_cursor_gives_each_event_once_whatever_the_order_of_takes_and_adds() -
     assert len(cursor.take("replayed")) == 1
     assert cursor.take("replayed") == []
     assert cursor.take("missed") == []
-
-
-# -- whether botocore is installed ------------------------------------------------------------
-
-
-def test_botocore_found_is_kept_not_found_is_asked_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A yes is kept (no search of the path at every interception); a no is asked again, so a
-    botocore installed later in the process is still watched for."""
-    import importlib.util
-
-    asked: list[str] = []
-    answer: list[object] = [None]
-
-    def find_spec(name: str) -> object:
-        asked.append(name)
-        return answer[0]
-
-    monkeypatch.setattr(botocore_seam, "_found", False)
-    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
-    assert not botocore_seam._installed()
-    assert not botocore_seam._installed()
-    assert asked == ["botocore", "botocore"]
-    answer[0] = object()
-    assert botocore_seam._installed()
-    assert botocore_seam._installed()
-    assert botocore_seam._installed()
-    assert asked == ["botocore"] * 3
