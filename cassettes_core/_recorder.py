@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from cassettes_core._errors import (
     CassetteError,
@@ -31,27 +31,24 @@ from cassettes_core._record_errors import (
     refused,
 )
 from cassettes_core._request import DEFAULT_POLICY, LLMRequest, MatchPolicy
-from cassettes_core.diff import miss_report
 from cassettes_core.digest import normalise
 from cassettes_core.events import CallEvent, CallLog, RecorderStats
 from cassettes_core.modes import MODES, Mode, resolve
 from cassettes_core.options import BeforeRecord, RerecordHint
 from cassettes_core.store import (
-    MAX_DEPTH,
     Cassette,
-    CassetteFile,
     DriftPolicy,
-    RecordRun,
     VersionDrift,
-    WriteGuard,
     check_drift_policy,
     check_permissions,
     check_writable,
-    depth_of,
     drift_on_load,
     load_cassette,
     parse_interaction,
 )
+
+if TYPE_CHECKING:  # the writer and YAML load when a recorder first writes, not to replay
+    from cassettes_core.store import CassetteFile, RecordRun, WriteGuard
 
 __all__ = ["BeforeRecord", "RaiseAs", "Recorder", "RecorderStats", "RerecordHint"]
 
@@ -132,12 +129,24 @@ class Recorder:
                 self.path, loaded.manifest, loaded.interactions, on_version_drift
             )
         self.cassette = loaded or Cassette(self.path, policy=policy, repeat_last=repeat_last)
-        self._file = CassetteFile(self.path)  # the guard is made at the first write
+        # The file is made when first needed (a replay never needs it), at the place the path
+        # named now: a relative path must not follow the process into another directory.
+        self._file_path = self.path.absolute()
+        self._file_made: CassetteFile | None = None
         # `record` starts the file over once per run, keeping what other writers record
         # meanwhile; what the file holds now is what this run replaces.
         self._run: RecordRun | None = (
             self._file.begin_record(run_id) if MODES[self.mode].rewrites else None
         )
+
+    @property
+    def _file(self) -> CassetteFile:
+        """The file this recorder writes (its guard is made at the first write)."""
+        if self._file_made is None:
+            from cassettes_core.store import CassetteFile
+
+            self._file_made = CassetteFile(self._file_path)
+        return self._file_made
 
     @property
     def stats(self) -> RecorderStats:
@@ -178,6 +187,8 @@ class Recorder:
         if traits.goes_live:
             self._go_live(request)
             return None
+        from cassettes_core.diff import miss_report  # a miss only: replay never needs it
+
         report = miss_report(
             request,
             digest,
@@ -360,6 +371,8 @@ _REQUEST_LEVEL = 3
 
 def _refuse_unstorable(request: LLMRequest, path: Path) -> None:
     """Fail before a live call is paid for if the request cannot be recorded there."""
+    from cassettes_core.store import MAX_DEPTH, depth_of
+
     check_permissions(path)
     request.digest()  # raises ConfigError for data JSON cannot hold or cannot digest
     if depth_of(request.to_record()) + _REQUEST_LEVEL > MAX_DEPTH:

@@ -9,6 +9,7 @@ A request is split into *semantic* fields (what it asks: these make the digest) 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -99,9 +100,10 @@ class LLMRequest:
         cls, provider: str, body: Mapping[str, Any], *, policy: MatchPolicy = DEFAULT_POLICY
     ) -> LLMRequest:
         """Split a provider's JSON body into semantic fields and params."""
-        semantic = policy.fields_for(provider)
-        tuning = policy.tuning_for(provider)
-        inner = _inner_fields(semantic)
+        if policy.widen or policy.narrow:  # its tables are the caller's: read them every time
+            semantic, tuning, inner = _split_rule(policy, provider)
+        else:
+            semantic, tuning, inner = _default_split_rule(catalog.current(), provider)
         fields: dict[str, Any] = {}
         params: dict[str, Any] = {}
         for key, value in body.items():
@@ -150,6 +152,22 @@ class LLMRequest:
         fields = {k: v for k, v in record.items() if k != PARAMS_KEY}
         params = record.get(PARAMS_KEY) or {}
         return cls(provider=provider, fields=fields, params=dict(params))
+
+
+_SplitRule = tuple[frozenset[str], frozenset[str] | None, Mapping[str, frozenset[str]]]
+
+
+def _split_rule(policy: MatchPolicy, provider: str) -> _SplitRule:
+    """The semantic fields, the tuning fields and the inner fields of ``provider``'s bodies."""
+    semantic = policy.fields_for(provider)
+    return semantic, policy.tuning_for(provider), _inner_fields(semantic)
+
+
+@functools.lru_cache(maxsize=512)
+def _default_split_rule(entries: catalog.Catalog, provider: str) -> _SplitRule:
+    """:func:`_split_rule` of the default policy, kept per catalog in force (``entries``, the
+    key: ``register`` makes a new one) and provider; every request of a session asks it."""
+    return _split_rule(DEFAULT_POLICY, provider)
 
 
 def _inner_fields(semantic: frozenset[str]) -> dict[str, frozenset[str]]:

@@ -146,10 +146,17 @@ class Cursor:
     def __init__(self, log: CallLog) -> None:
         self._log = log
         self._taken: dict[EventKind, int] = {}
+        # The log's length at each kind's last take: a log that has not grown since (events
+        # are only ever added) has nothing new, and is not walked again.
+        self._seen: dict[EventKind, int] = {}
 
     def take(self, kind: EventKind) -> list[CallEvent]:
         """The events of ``kind`` added since the last take."""
-        found = self._log.events(kind)
+        if len(self._log) == self._seen.get(kind):
+            return []
+        every = self._log.events()
+        self._seen[kind] = len(every)
+        found = [event for event in every if event.kind == kind]
         start = self._taken.get(kind, 0)
         self._taken[kind] = len(found)
         return found[start:]

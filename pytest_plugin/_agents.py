@@ -1,17 +1,18 @@
 """Tool and MCP calls in the summary: counted apart from model calls, safe results that changed.
 
-:func:`agent_counts` turns a recorder's log into the ``CassetteRecord`` fields;
+:func:`agent_counts` turns a recorder's events into the ``CassetteRecord`` fields;
 :func:`agent_lines` renders them over the run's records (nothing when no test used a tool
 or an MCP server, so other runs' summaries stay as they were).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from cassettes_core.events import CallLog, EventKind
+    from cassettes_core.events import CallEvent
 
 
 class AgentCounts(Protocol):
@@ -27,23 +28,24 @@ class AgentCounts(Protocol):
     tools_changed: list[str]
 
 
-def agent_counts(log: CallLog) -> dict[str, Any]:
-    """The ``CassetteRecord`` fields that count tool and MCP interactions apart."""
+def agent_counts(events: Sequence[CallEvent]) -> dict[str, Any]:
+    """The ``CassetteRecord`` fields that count tool and MCP interactions apart, from a
+    recorder's events (``log.events()``)."""
     from cassettes_core.mcp import MCP_PROVIDER
     from cassettes_core.tools import TOOL_PROVIDER
 
-    def count(kind: EventKind, provider: str) -> int:
-        return sum(1 for e in log.events(kind) if e.provider == provider)
-
+    counts: Counter[tuple[str, str | None]] = Counter(
+        (e.kind, e.provider) for e in events if e.provider in (TOOL_PROVIDER, MCP_PROVIDER)
+    )
     return {
-        "tool_replayed": count("replayed", TOOL_PROVIDER),
-        "tool_recorded": count("recorded", TOOL_PROVIDER),
-        "mcp_replayed": count("replayed", MCP_PROVIDER),
-        "mcp_recorded": count("recorded", MCP_PROVIDER),
+        "tool_replayed": counts["replayed", TOOL_PROVIDER],
+        "tool_recorded": counts["recorded", TOOL_PROVIDER],
+        "mcp_replayed": counts["replayed", MCP_PROVIDER],
+        "mcp_recorded": counts["recorded", MCP_PROVIDER],
         "tools_changed": [
             f"{getattr(e.error, 'tool', e.endpoint)} (seq {e.seq})"
-            for e in log.events("changed")
-            if e.interaction
+            for e in events
+            if e.kind == "changed" and e.interaction
         ],
     }
 

@@ -8,6 +8,7 @@ the tokens replay saved, and the problems that fail a test phase all come from t
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,7 +29,7 @@ from cassettes_core.usage import usage_of
 from pytest_plugin._agents import agent_counts
 from pytest_plugin._config import CassetteSpec
 from pytest_plugin._state import REPORT_LINE_KEY, SESSION_KEY, state_of
-from pytest_plugin._summary import CassetteRecord, shown
+from pytest_plugin._summary import CassetteRecord
 
 if TYPE_CHECKING:
     from cassettes_core.events import EventKind
@@ -214,11 +215,12 @@ class CassetteSession:
         return self.unused()
 
     def result(self) -> CassetteRecord:
-        """What this test did, from the recorder's log."""
-        log = self.recorder.log
+        """What this test did, from the recorder's log (read once, counted in one pass)."""
+        events = self.recorder.log.events()
+        counts: Counter[str] = Counter(event.kind for event in events)
         saved: dict[str, list[int]] = {}
-        for event in log.events("replayed"):
-            if event.interaction is None:
+        for event in events:
+            if event.kind != "replayed" or event.interaction is None:
                 continue
             usage = usage_of(event.interaction)
             slot = saved.setdefault(usage.model, [0, 0])
@@ -234,20 +236,20 @@ class CassetteSession:
             source=self.mode_source,
             shared=self.spec.shared,
             strict=self.spec.strict,
-            replayed=log.count("replayed"),
-            recorded=log.count("recorded"),
-            missed=log.count("missed") - self._accepted,
-            live=log.count("live"),
+            replayed=counts["replayed"],
+            recorded=counts["recorded"],
+            missed=counts["missed"] - self._accepted,
+            live=counts["live"],
             seqs=seqs,
             played=[s for s in seqs if s not in unused],
             saved=saved,
             skipped=self.skipped,
-            went_live=[e.what or "" for e in log.events("went_live")],
-            blocked=log.count("blocked"),
-            drained=log.count("drained"),
-            dropped=log.count("dropped"),
-            unrecorded=log.count("refused"),
-            **agent_counts(log),
+            went_live=[e.what or "" for e in events if e.kind == "went_live"],
+            blocked=counts["blocked"],
+            drained=counts["drained"],
+            dropped=counts["dropped"],
+            unrecorded=counts["refused"],
+            **agent_counts(events),
         )
 
 
@@ -290,6 +292,6 @@ def open_for_test(
         raise pytest.fail.Exception(text, pytrace=False) from None
     item.stash[SESSION_KEY] = session
     state.open.append(session)
-    where = shown(str(spec.path), str(state.settings.invocation_dir))
-    item.stash[REPORT_LINE_KEY] = f"{where} (mode {session.mode}, from {session.mode_source})"
+    base = str(state.settings.invocation_dir)
+    item.stash[REPORT_LINE_KEY] = (str(spec.path), base, session.mode, session.mode_source)
     return session

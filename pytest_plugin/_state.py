@@ -19,7 +19,16 @@ if TYPE_CHECKING:
     from pytest_plugin._summary import Tally, Users, Verdict
 
 SESSION_KEY = pytest.StashKey["CassetteSession"]()
-REPORT_LINE_KEY = pytest.StashKey[str]()
+# A failed report's "cassette" section: the file (and the folder it is shown relative to),
+# the mode and its source; the line is written only for a report that failed.
+REPORT_LINE_KEY = pytest.StashKey[tuple[str, str, str, str]]()
+
+
+def report_line(fields: tuple[str, str, str, str]) -> str:
+    from pytest_plugin._summary import shown
+
+    path, base, mode, source = fields
+    return f"{shown(path, base)} (mode {mode}, from {source})"
 
 
 class PluginState:

@@ -23,7 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_plugin._state import REPORT_LINE_KEY, SESSION_KEY, state_if_any, state_of
+from pytest_plugin._state import (
+    REPORT_LINE_KEY,
+    SESSION_KEY,
+    report_line,
+    state_if_any,
+    state_of,
+)
 
 if TYPE_CHECKING:
     from pytest_plugin._live import CassetteSession
@@ -286,7 +292,7 @@ def pytest_runtest_makereport(
         first_line(report)
     line = item.stash.get(REPORT_LINE_KEY, None)
     if line is not None and report.failed:
-        report.sections.append(("cassette", line))
+        report.sections.append(("cassette", report_line(line)))
     return report
 
 

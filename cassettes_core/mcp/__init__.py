@@ -23,21 +23,55 @@ replay, for the legacy SSE transport), ``_requests`` (the request form), ``_poli
 
 from __future__ import annotations
 
-from cassettes_core.mcp._policy import from_annotations, policy_of, replay_policies
-from cassettes_core.mcp._requests import MCP_PROVIDER, mcp_request
-from cassettes_core.mcp._session import patch_session
-from cassettes_core.mcp._sse import SilentEvents, patch_sse
-from cassettes_core.mcp._stdio import NoProcess, patch_stdio
+import importlib
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
 from cassettes_core.mcp._watch import watch
+
+if TYPE_CHECKING:
+    from cassettes_core.mcp._policy import from_annotations, policy_of, replay_policies
+    from cassettes_core.mcp._requests import MCP_PROVIDER, mcp_request
+    from cassettes_core.mcp._sse import SilentEvents
+    from cassettes_core.mcp._stdio import NoProcess
+
+# Loaded on first use: importing provider-cassettes must not import the tool and MCP code.
+_LAZY = {
+    "from_annotations": "_policy",
+    "policy_of": "_policy",
+    "replay_policies": "_policy",
+    "MCP_PROVIDER": "_requests",
+    "mcp_request": "_requests",
+    "SilentEvents": "_sse",
+    "NoProcess": "_stdio",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'cassettes_core.mcp' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"cassettes_core.mcp.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def _patcher(module: str, name: str) -> Any:
+    """A patch function that imports its module when the mcp SDK module it patches appears."""
+
+    def patch(target: ModuleType) -> None:
+        getattr(importlib.import_module(f"cassettes_core.mcp.{module}"), name)(target)
+
+    return patch
 
 
 def install() -> None:
     """Patch the ``mcp`` SDK's session, stdio and SSE modules now or when they are imported."""
     watch(
         {
-            "mcp.client.session": patch_session,
-            "mcp.client.stdio": patch_stdio,
-            "mcp.client.sse": patch_sse,
+            "mcp.client.session": _patcher("_session", "patch_session"),
+            "mcp.client.stdio": _patcher("_stdio", "patch_stdio"),
+            "mcp.client.sse": _patcher("_sse", "patch_sse"),
         }
     )
 

@@ -46,6 +46,7 @@ MAX_BYTES = 512 * 1024 * 1024
 _SUFFIX = ".json"
 _TMP_PREFIX = ".entry."
 _STALE_TMP_NS = 600 * 10**9
+_HEADER_MAX = 4096  # a longer first line is no header of ours
 _OFF = frozenset({"0", "off", "false", "no"})
 # The modules whose code decides what a parse yields and what a load accepts.
 _READERS = ("_yaml", "_parse", "_read", "_manifest", "_cache")
@@ -68,16 +69,23 @@ def _code_key() -> str:
 
 def cache_dir() -> Path | None:
     """Where entries live, or ``None`` when the cache is turned off."""
-    if os.environ.get(SWITCH_VARIABLE, "").strip().lower() in _OFF:
+    folder = _folder()
+    return None if folder is None else Path(folder)
+
+
+def _folder() -> str | None:
+    """:func:`cache_dir` as a string (read for every load: no path object to build)."""
+    environ = os.environ
+    if environ.get(SWITCH_VARIABLE, "").strip().lower() in _OFF:
         return None
-    explicit = os.environ.get(DIR_VARIABLE)
+    explicit = environ.get(DIR_VARIABLE)
     if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "provider-cassettes"
+        return explicit
+    base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "provider-cassettes")
 
 
-def _own_folder(folder: Path, *, create: bool) -> bool:
+def _own_folder(folder: Path | str, *, create: bool) -> bool:
     """True when ``folder`` is a real directory of this user that nobody else may write."""
     try:
         info = os.lstat(folder)
@@ -85,7 +93,7 @@ def _own_folder(folder: Path, *, create: bool) -> bool:
         if not create:
             return False
         try:
-            folder.parent.mkdir(parents=True, exist_ok=True)
+            Path(folder).parent.mkdir(parents=True, exist_ok=True)
             os.mkdir(folder, 0o700)
             info = os.lstat(folder)
         except OSError:
@@ -101,8 +109,9 @@ def source_hash(data: bytes) -> str:
     return blake3.blake3(data).hexdigest()
 
 
-def _entry(folder: Path, digest: str) -> Path:
-    return folder / f"{blake3.blake3(f'{_code_key()}:{digest}'.encode()).hexdigest()[:40]}{_SUFFIX}"
+def _entry(folder: Path | str, digest: str) -> str:
+    name = blake3.blake3(f"{_code_key()}:{digest}".encode()).hexdigest()[:40]
+    return os.path.join(folder, name + _SUFFIX)
 
 
 def _header(digest: str, payload: bytes) -> dict[str, Any]:
@@ -117,7 +126,7 @@ def _header(digest: str, payload: bytes) -> dict[str, Any]:
 
 def lookup(digest: str) -> Any | None:
     """The document cached for a file whose bytes hash to ``digest``, or ``None``."""
-    folder = cache_dir()
+    folder = _folder()
     if folder is None or not _own_folder(folder, create=False):
         return None
     entry = _entry(folder, digest)
@@ -134,7 +143,7 @@ def lookup(digest: str) -> Any | None:
     return document
 
 
-def _read_own_file(entry: Path) -> tuple[bytes, bytes] | None:
+def _read_own_file(entry: str) -> tuple[bytes, bytes] | None:
     """The header line and the rest of a regular file of this user, links not followed."""
     try:
         fd = os.open(entry, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
@@ -146,12 +155,16 @@ def _read_own_file(entry: Path) -> tuple[bytes, bytes] | None:
             hasattr(os, "geteuid") and info.st_uid != os.geteuid()
         ):
             return None
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.readline(4096), handle.read()
+        chunks: list[bytes] = []
+        while chunk := os.read(fd, max(info.st_size, 65536)):  # no file object: two reads
+            chunks.append(chunk)
     except OSError:
         return None
     finally:
         os.close(fd)
+    data = b"".join(chunks)
+    end = data.find(b"\n", 0, _HEADER_MAX) + 1 or _HEADER_MAX  # the header line, as readline
+    return data[:end], data[end:]
 
 
 def store(digest: str, document: Any) -> None:

@@ -43,7 +43,7 @@ class Cassette:
         policy: MatchPolicy = DEFAULT_POLICY,
         repeat_last: bool = False,
     ) -> None:
-        self.path = Path(path)
+        self.path = path if isinstance(path, Path) else Path(path)
         self.manifest = manifest
         self.policy = policy
         self.repeat_last = repeat_last

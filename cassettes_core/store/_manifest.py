@@ -55,9 +55,26 @@ class CassetteVersionWarning(UserWarning):
 @functools.cache  # read for every cassette opened: the installed version is read once
 def library_version() -> str:
     try:
-        return metadata.version(LIBRARY)
+        return _installed_version(LIBRARY)
     except metadata.PackageNotFoundError:
         return __version__
+
+
+def _installed_version(name: str) -> str:
+    """``metadata.version(name)``, from the ``Version`` header of the distribution's metadata
+    read as text: the email parser ``metadata.version`` runs on the whole file costs more than
+    every other part of a session's first cassette. Raises ``PackageNotFoundError``."""
+    distribution = metadata.distribution(name)
+    text = distribution.read_text("METADATA") or distribution.read_text("PKG-INFO") or ""
+    for line in text.splitlines():
+        if not line.strip():
+            break  # the headers end at the first blank line
+        if line[:1] in (" ", "\t"):
+            continue  # the folded continuation of another header
+        key, colon, value = line.partition(":")
+        if colon and key.strip().lower() == "version" and value.strip():
+            return value.strip()
+    return distribution.version  # no Version header where expected: the full parse decides
 
 
 @functools.cache
@@ -65,7 +82,7 @@ def _installed_sdks() -> tuple[tuple[str, str], ...]:
     found: dict[str, str] = {}
     for name in TRACKED_SDKS:
         try:
-            found[name] = metadata.version(name)
+            found[name] = _installed_version(name)
         except metadata.PackageNotFoundError:
             continue
     return tuple(found.items())
@@ -74,6 +91,13 @@ def _installed_sdks() -> tuple[tuple[str, str], ...]:
 def installed_sdks() -> dict[str, str]:
     """Versions of the tracked SDKs installed here (read once per process)."""
     return dict(_installed_sdks())
+
+
+@functools.cache
+def _running_versions() -> tuple[str, dict[str, str]]:
+    """This process's library and SDK versions, as a manifest of now names them (read once:
+    every cassette a session opens is compared with them)."""
+    return f"{LIBRARY} {library_version()}", installed_sdks()
 
 
 @dataclass(frozen=True)
@@ -203,9 +227,10 @@ def drift_on_load(
     ``CASSETTE_VERSION_DRIFT`` variable, else ``warn``.
     """
     check_drift_policy(policy)
+    library, sdks = _running_versions()
+    if recorded.sdks == sdks and recorded.library == library:
+        return []  # the common case costs no walk over the interactions, nor a manifest
     running = Manifest.current()
-    if recorded.sdks == running.sdks and recorded.library == running.library:
-        return []  # the common case costs no walk over the interactions
     drift = version_drift(recorded, running, providers={i.provider for i in interactions})
     if not drift:
         return drift

@@ -15,7 +15,6 @@ from cassettes_core._errors import CassetteFormatError, ConfigError, ErrorKind
 from cassettes_core._model import Interaction, LLMResponse, RecordedError, StreamEvent
 from cassettes_core._request import LLMRequest
 from cassettes_core.digest import request_digest
-from cassettes_core.store import _yaml
 
 _ERROR_KINDS = frozenset(get_args(ErrorKind))
 
@@ -114,6 +113,8 @@ def _where(text: str, index: int, item: Any) -> str:
     parts = [f"interactions[{index}]"]
     if isinstance(item, Mapping) and isinstance(item.get("seq"), int):
         parts.append(f"seq {item['seq']}")
+    from cassettes_core.store import _yaml  # an error's place: YAML only when one is found
+
     line = _yaml.line_of_item(text, "interactions", index)
     if line is not None:
         parts.append(f"line {line}")

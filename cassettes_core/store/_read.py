@@ -14,14 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from cassettes_core._errors import CassetteFormatError
 from cassettes_core._model import Interaction
 from cassettes_core._request import DEFAULT_POLICY, MatchPolicy
-from cassettes_core.store import _cache, _yaml
+from cassettes_core.store import _cache
 from cassettes_core.store._cassette import Cassette
-from cassettes_core.store._inplace import committed_text, committed_view, cut_short_by
+from cassettes_core.store._inplace import committed_view, cut_short_by
 from cassettes_core.store._manifest import Manifest
 from cassettes_core.store._parse import parse_interactions, trusted_interactions
 
@@ -43,8 +41,16 @@ def require_regular_file(path: Path) -> None:
 
 def read_text(path: Path) -> str | None:
     """The file's text as its last finished write left it, or ``None`` when it does not exist."""
+    found = _read_text(path, checked=False)
+    return None if found is None else found[0]
+
+
+def _read_text(path: Path, *, checked: bool) -> tuple[str, bytes] | None:
+    """The committed text and the UTF-8 bytes it was cut from (``checked``: the caller already
+    refused a file that is not regular)."""
     try:
-        require_regular_file(path)
+        if not checked:
+            require_regular_file(path)
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
@@ -60,8 +66,10 @@ def read_text(path: Path) -> str | None:
         raise CassetteFormatError(path, "a parent of this path is a file, not a folder") from exc
     except OSError as exc:
         raise _unreadable(path, exc) from exc
-    _refuse_cut_short(text.encode("utf-8"), path)
-    return committed_text(text)
+    data = text.encode("utf-8")
+    _refuse_cut_short(data, path)
+    view = committed_view(data)  # what committed_text does, on the bytes already at hand
+    return (text, data) if view is data else (view.decode("utf-8"), view)
 
 
 def _refuse_cut_short(data: bytes, path: Path) -> None:
@@ -124,6 +132,8 @@ def load_plain_yaml(text: str, path: Path) -> Any:
     Anchors and merge keys, which a cassette may not hold, are read here; a document that is
     not YAML even so is a :class:`CassetteFormatError`. Never use it to read a cassette.
     """
+    from cassettes_core.store import _yaml
+
     try:
         return _yaml.load_plain(text)
     except ValueError as exc:
@@ -133,7 +143,12 @@ def load_plain_yaml(text: str, path: Path) -> Any:
 def parse_yaml(text: str, path: Path) -> Any:
     """Parse a cassette's YAML text into JSON data; any defect is a CassetteFormatError."""
     # `from None`: the message carries the parser's problem; a chained parser traceback
-    # would read as a foreign crash in a pytest failure.
+    # would read as a foreign crash in a pytest failure. YAML is loaded with the first parse:
+    # a cassette the load cache holds never needs it.
+    import yaml
+
+    from cassettes_core.store import _yaml
+
     try:
         return _yaml.load(text)
     except yaml.MarkedYAMLError as exc:
@@ -165,6 +180,8 @@ def parse_yaml(text: str, path: Path) -> Any:
 
 def _deep_place(text: str) -> str:
     """The first line nested past the limit, by indentation and open brackets (error path)."""
+    from cassettes_core.store import _yaml
+
     flow = 0
     for number, line in enumerate(text.splitlines(), start=1):
         flow += line.count("[") + line.count("{") - line.count("]") - line.count("}")
@@ -235,23 +252,31 @@ class Snapshot:
 
 def signature_of(path: Path) -> tuple[int, int, int] | None:
     """What identifies one version of the file on disk (it changes with every write)."""
+    st = _stat(path)
+    return None if st is None else (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _stat(path: Path) -> os.stat_result | None:
     try:
-        st = path.stat()
+        return os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:  # a looping symlink, a folder this user may not enter
         raise _unreadable(path, exc) from exc
-    return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def read_snapshot(path: Path) -> Snapshot:
     """The file as loaded and validated; an unchanged file is decoded from the cache of its
     validated parse (:mod:`~cassettes_core.store._cache`) instead of parsed again."""
-    signature = signature_of(path)
-    text = read_text(path)
-    if text is None:
+    st = _stat(path)  # one stat: the version's signature, and a device or FIFO refused
+    signature = None if st is None else (st.st_ino, st.st_size, st.st_mtime_ns)
+    if st is not None and not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
+        require_regular_file(path)  # raises, with its message
+    found = _read_text(path, checked=True)
+    if found is None:
         return Snapshot(None, (), None)
-    source = _cache.source_hash(text.encode("utf-8"))
+    text, data = found
+    source = _cache.source_hash(data)
     cached = _cache.lookup(source)
     if isinstance(cached, dict):
         check_version(cached, path)
@@ -269,7 +294,7 @@ def load_cassette(
     path: Path | str, *, policy: MatchPolicy = DEFAULT_POLICY, repeat_last: bool = False
 ) -> Cassette | None:
     """Load and validate a cassette file; ``None`` when it does not exist."""
-    path = Path(path)
+    path = path if isinstance(path, Path) else Path(path)
     snapshot = read_snapshot(path)
     if snapshot.signature is None:
         return None
@@ -283,6 +308,8 @@ def load_cassette(
 
 
 def render(manifest: Manifest, interactions: Sequence[Interaction]) -> str:
+    from cassettes_core.store import _yaml
+
     document = {
         "version": FORMAT_VERSION,
         "manifest": manifest.to_dict(),

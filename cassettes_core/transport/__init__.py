@@ -25,12 +25,13 @@ clients are covered by the same switch (see :mod:`cassettes_core.transport.botoc
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from cassettes_core.isolation import register_seam
 from cassettes_core.transport import aiohttp, botocore
 from cassettes_core.transport._bodies import charset_of, encoded_body, served_answer, stored_body
 from cassettes_core.transport._botocore_events import event_of as decode_aws_event
 from cassettes_core.transport._botocore_events import frame_of as encode_aws_event
-from cassettes_core.transport._botocore_exchange import aws_kept_headers
 from cassettes_core.transport._eventstream import CONTENT_TYPE as EVENTSTREAM_CONTENT_TYPE
 from cassettes_core.transport._eventstream import (
     EventStreamError,
@@ -70,6 +71,19 @@ from cassettes_core.transport._sse import (
 )
 from cassettes_core.transport._tracking import forget_provider_hosts, provider_hosts_seen
 from cassettes_core.transport._wire import failure_kind
+
+if TYPE_CHECKING:
+    from cassettes_core.transport._botocore_exchange import aws_kept_headers
+
+
+def __getattr__(name: str) -> Any:
+    # botocore's exchange is loaded with the first botocore call, not with this package.
+    if name == "aws_kept_headers":
+        from cassettes_core.transport._botocore_exchange import aws_kept_headers
+
+        return aws_kept_headers
+    raise AttributeError(f"module 'cassettes_core.transport' has no attribute {name!r}")
+
 
 # The isolation guard checks httpx/httpx2 clients through this package's client seam.
 register_seam(hold_clients, release_clients, live_allowed)

@@ -40,7 +40,6 @@ from typing import Any
 
 from cassettes_core._errors import LiveCallRefusedError
 from cassettes_core.isolation import armed, check, unwatch, watch
-from cassettes_core.transport._botocore_exchange import RequestView, exchange
 from cassettes_core.transport._guarded import request_hint
 
 __all__ = ["install", "is_installed", "restore"]
@@ -55,11 +54,24 @@ _watcher: list[Any] = []  # the import watcher while botocore is not imported ye
 def install() -> None:
     """Patch ``Endpoint._send`` now if botocore is imported, else as soon as it is."""
     with _lock:
-        if _original or _watcher or importlib.util.find_spec("botocore") is None:
+        if _original or _watcher or not _installed():
             return
         finder = watch({_MODULE: _patch})
         if finder is not None:
             _watcher.append(finder)
+
+
+def _installed() -> bool:
+    """Whether botocore can be imported here. Every cassette's interception installs this seam,
+    and a search of the path costs more than the rest of it: a yes is kept (a package does not
+    leave a running process), a no is asked again (it may be installed meanwhile)."""
+    global _found  # noqa: PLW0603 - once per process
+    if not _found:
+        _found = importlib.util.find_spec("botocore") is not None
+    return _found
+
+
+_found = False
 
 
 def restore() -> None:
@@ -97,6 +109,8 @@ def _patched(original: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
         if current is None:
             _refuse_unguarded(request)
             return original(self, request)
+        from cassettes_core.transport._botocore_exchange import exchange  # botocore's own
+
         return exchange(current.recorder, current.block_unmatched, self, request, original)
 
     return _send
@@ -106,6 +120,8 @@ def _refuse_unguarded(request: Any) -> None:
     """Under the isolation guard, a provider request outside any cassette, refused here."""
     if armed() is None:
         return
+    from cassettes_core.transport._botocore_exchange import RequestView
+
     view = RequestView.of(request)
     url = view.url
     error: LiveCallRefusedError | None = check(
