@@ -53,7 +53,8 @@ def client(tool: str) -> openai.OpenAI:
 
 
 def canned_client(tool: str) -> openai.OpenAI:
-    """The SDK answered from memory: the same JSON answer for every call, no socket, no file."""
+    """The SDK answered from memory: the same JSON answer for every call, no socket, no file;
+    the client is the one the tool's own runs build."""
     answer = json.dumps(
         {
             "id": "chatcmpl-canned",
@@ -78,9 +79,12 @@ def canned_client(tool: str) -> openai.OpenAI:
     def handler(request: Any) -> Any:
         return http.Response(200, content=answer, headers={"content-type": "application/json"})
 
-    transport = http.MockTransport(handler)
-    canned: Any = http.Client(transport=transport)
-    return openai.OpenAI(http_client=canned, max_retries=0)
+    # Built as the tools' clients are (the same SSL context, headers and pool: loading the CA
+    # bundle is some 15 ms a client, which every tool pays), then answered from memory.
+    sdk = client(tool)
+    inner: Any = sdk._client
+    inner._transport = http.MockTransport(handler)
+    return sdk
 
 
 @contextlib.contextmanager
