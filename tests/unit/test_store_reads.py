@@ -296,3 +296,24 @@ def test_an_unquoted_date_stays_text(tmp_path: Path) -> None:
     response = loaded.interactions[0].response
     assert response is not None
     assert response.body["choices"][0]["message"]["content"] == "2024-01-01"
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_load_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path, enabled: bool) -> None:
+    """Loading pauses the cyclic collector (it would walk the heap for nothing); whether the
+    load succeeds or fails, the collector is left as it was."""
+    import gc
+
+    good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
+    CassetteFile(good).append([interaction(1)])
+    bad.write_text("version: 1\ninteractions: [\n", encoding="utf-8")
+    was = gc.isenabled()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        assert load_cassette(good) is not None
+        assert gc.isenabled() is enabled
+        with pytest.raises(CassetteFormatError):
+            load_cassette(bad)
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
