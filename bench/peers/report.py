@@ -112,7 +112,8 @@ def per_interaction_ms(row: dict[str, Any]) -> float | None:
 
 def w3(rows: list[dict[str, Any]]) -> list[str]:
     out = [
-        "### W3 record (cost per recorded interaction: record run minus the same calls live)",
+        "### W3 record (cost per recorded interaction: record run minus the same calls live; "
+        "the median of 3 such pairs, their range in brackets)",
         "",
         "| N | answer | tool | live s | record s | ms per interaction | of which: secret guard "
         "| fsync |",
@@ -125,10 +126,17 @@ def w3(rows: list[dict[str, Any]]) -> list[str]:
         out.append(
             f"| {row['n']:,} | {row['answer']:,} B | {row['tool']}{note} | "
             f"{_s(_get(row, 'live', 'total_s'), 2)} | {_s(_get(row, 'record', 'total_s'), 2)} | "
-            f"{_s(cost, 3)} | {_s(_promise_ms(row, 'guard_s'), 3)} | "
+            f"{_s(cost, 3)}{_spread(row)} | {_s(_promise_ms(row, 'guard_s'), 3)} | "
             f"{_s(_promise_ms(row, 'fsync_s'), 3)} |"
         )
     return out
+
+
+def _spread(row: dict[str, Any]) -> str:
+    """The range of the runs the median was taken from, if there were
+    several."""
+    runs = [run for run in row.get("runs_ms") or () if isinstance(run, int | float)]
+    return f" ({min(runs):.2f}–{max(runs):.2f})" if len(runs) > 1 else ""
 
 
 def _promise_ms(row: dict[str, Any], key: str) -> float | None:
