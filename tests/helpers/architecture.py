@@ -18,7 +18,6 @@ from pathlib import Path
 from cassettes_core import catalog
 from tests.helpers.folding import UNKNOWN, argument, callee, fold, is_dynamic_import
 
-MAX_LINES = 400
 LIBRARY = ("cassettes_core", "pytest_plugin", "cassette_refresh")
 CATALOG = "cassettes_core/catalog/"  # the package: its entries and its provider domains
 TESTING = "cassettes_core.testing"
@@ -268,18 +267,6 @@ def check_private_imports(source: Source, roots: tuple[str, ...]) -> Iterator[Fi
         )
 
 
-def check_length(source: Source) -> Iterator[Finding]:
-    """(b) No module passes :data:`MAX_LINES` lines."""
-    if source.lines > MAX_LINES:
-        yield Finding(
-            source.path,
-            source.lines,
-            "module-length",
-            f"{source.lines} lines (limit {MAX_LINES}); split it along a seam, one concern "
-            "per module",
-        )
-
-
 def _docstrings(tree: ast.Module) -> set[int]:
     """The ``id`` of every docstring node: prose may name a host or a path."""
     found: set[int] = set()
@@ -382,7 +369,6 @@ def check_library(source: Source, roots: tuple[str, ...]) -> list[Finding]:
     """Every rule that applies to a library module."""
     return [
         *check_private_imports(source, roots),
-        *check_length(source),
         *check_provider_literals(source),
         *check_testing_import(source),
         *check_secrets_insides(source),

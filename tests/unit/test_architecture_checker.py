@@ -146,12 +146,6 @@ def test_private_import_rule_ignores_other_projects_and_dunders(tmp_path: Path) 
     assert _run(_private_imports, sources) == []
 
 
-def test_length_rule(tmp_path: Path) -> None:
-    """401 lines fail, 400 pass."""
-    sources = _tree(tmp_path, {"pkg/ok.py": "x = 1\n" * 400, "pkg/long.py": "x = 1\n" * 401})
-    assert _run(arch.check_length, sources) == [("pkg/long.py", 401)]
-
-
 def test_literal_rule_sees_hosts_and_paths_in_code_not_prose(tmp_path: Path) -> None:
     """String constants and f-string parts are checked; docstrings and comments are not."""
     sources = _tree(
