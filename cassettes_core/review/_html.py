@@ -17,9 +17,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from cassettes_core._model import Interaction
-from cassettes_core.review._shapes import Said
-from cassettes_core.review._text import tokens_text
-from cassettes_core.review._timeline import Entry, entry_of
+from cassettes_core.catalog import Said
+from cassettes_core.review._timeline import Entry, entry_of, tokens_text
 
 _UNSAFE = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]"

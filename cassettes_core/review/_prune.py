@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from cassettes_core._errors import CassetteError, CassetteFormatError, ConfigError
-from cassettes_core.review._files import cassette_files, interactions_from_text, read_cassette
+from cassettes_core.review._reading import cassette_files, interactions_from_text, read_cassette
 from cassettes_core.store import (
     BOOKKEEPING_KEYS,
     atomic_write,

@@ -7,9 +7,17 @@ from typing import Any
 
 import pytest
 
-from cassettes_core import Recorder, intercept, tool
+from cassettes_core import Recorder, catalog, intercept, tool
+from cassettes_core.catalog import Said, ToolCall
 from cassettes_core.cli import main
-from cassettes_core.review import Said, ToolCall, answered, asked
+
+
+def asked(provider: str, body: Any) -> Said:
+    return catalog.reader_for(provider).asked(body)
+
+
+def answered(provider: str, body: Any) -> Said:
+    return catalog.reader_for(provider).answered(body)
 
 
 @tool(replay="never")

@@ -1,5 +1,6 @@
-"""What `show`, `diff` and `--html` read in an interaction: the per-shape table, folding and
-the escapes, on the shapes the providers send and on hand-edited nonsense."""
+"""What the catalog's answer readers read in an interaction (for `show`, `diff`, `--html`,
+the summary and the refresh), folding and the escapes, on the shapes the providers send and
+on hand-edited nonsense."""
 
 from __future__ import annotations
 
@@ -9,20 +10,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cassettes_core import StreamEvent
-from cassettes_core.review import (
-    SHAPES,
-    Said,
-    Shape,
-    ToolCall,
-    answered,
-    asked,
-    columns,
-    fold,
-    printable,
-    register_shape,
-    streamed,
-)
+from cassettes_core import StreamEvent, catalog
+from cassettes_core.catalog import AnswerReader, Said, ToolCall
+from cassettes_core.review import columns, fold, printable
+
+
+def asked(provider: str, body: Any) -> Said:
+    return catalog.reader_for(provider).asked(body)
+
+
+def answered(provider: str, body: Any) -> Said:
+    return catalog.reader_for(provider).answered(body)
+
+
+def streamed(provider: str, events: list[StreamEvent]) -> Said:
+    return catalog.reader_for(provider).streamed([event.data for event in events])
 
 
 def chat_call(index: int, **function: str) -> StreamEvent:
@@ -145,17 +147,17 @@ def test_a_refusal_is_the_answer_text() -> None:
     assert answered("openai.chat", body).text == "I can't help."
 
 
-def test_a_shape_can_be_registered() -> None:
-    """Another provider's engineer adds a shape in one line; show reads it from then on."""
-    shape = Shape(
-        asked=lambda body: Said(text=str(body.get("q"))), answered=lambda b: Said(text=str(b))
-    )
-    register_shape("test.echo", shape)
+def test_a_reader_can_be_registered() -> None:
+    """A provider of one's own (no catalog endpoint) adds a reader in one line; show reads
+    it from then on."""
+    reader = AnswerReader("echo", lambda body: Said(text=str(body.get("q"))), lambda b: None)
+    catalog.register_reader("test.echo", reader)
     try:
         assert asked("test.echo", {"q": "hello"}) == Said(text="hello")
+        assert answered("test.echo", {"a": 1}).known is False
         assert streamed("test.echo", [StreamEvent({"x": 1})]).known is False
     finally:
-        del SHAPES["test.echo"]
+        catalog.register_reader("test.echo", catalog.BY_SHAPE)
 
 
 JSON = st.recursive(
@@ -193,7 +195,10 @@ JSON = st.recursive(
 
 
 @settings(max_examples=150, deadline=None)
-@given(body=JSON, provider=st.sampled_from([*sorted(SHAPES), "unknown.x"]))
+@given(
+    body=JSON,
+    provider=st.sampled_from([*catalog.DEFAULT_CATALOG.names(), "tool", "mcp", "unknown.x"]),
+)
 def test_no_shape_raises_on_nonsense(body: Any, provider: str) -> None:
     """Whatever a hand edit left (strings where lists were, lists of numbers, nulls), every
     reader returns something to show."""
