@@ -74,6 +74,11 @@ def read_cassette(path: Path, *, named: bool = True) -> Cassette:
     plainly another tool's YAML is a :class:`NotACassetteError`.
     """
     _require_a_file(path)
+    if path.is_dir():
+        raise ConfigError(
+            f"{path} is a directory, not a cassette file\nTIP: name a cassette in it "
+            f"(`cassettes ls {path}` lists them)."
+        )
     try:
         cassette = load_cassette(path)
     except CassetteFormatError:
