@@ -153,7 +153,7 @@ def test_a_compression_bomb_is_listed_not_expanded(
 ) -> None:
     """A few KB of gzip that expand to gigabytes would fill memory: decompression stops at
     the bound (lowered here so the test stays small) and the call is listed."""
-    monkeypatch.setattr("cassettes_core.importers._convert.MAX_BODY", 64 * 1024)
+    monkeypatch.setattr("cassettes_core.importers.MAX_BODY", 64 * 1024)
     padded = (
         {**ANSWER_BODY, "pad": " " * 200_000}
         if side == "response"
