@@ -18,7 +18,13 @@ def fields(names: str) -> frozenset[str]:
 # -- OpenAI and Anthropic ---------------------------------------------------------------
 
 _OPENAI_BASE = "https://api.openai.com/v1"
-_OPENAI_KEY_HEADERS = ("authorization", "api-key")  # api-key: Azure OpenAI's
+_OPENAI = {
+    "family": "openai",
+    "base_url": _OPENAI_BASE,
+    "base_env": "OPENAI_BASE_URL",
+    "key_env": "OPENAI_API_KEY",
+    "key_headers": ("authorization", "api-key"),  # api-key: Azure OpenAI's
+}
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 _RESPONSE_CONTENT_EVENTS = frozenset(
     f"response.{name}"
@@ -39,11 +45,7 @@ _RESPONSE_CONTENT_EVENTS = frozenset(
 
 OPENAI_CHAT = Endpoint(
     name="openai.chat",
-    family="openai",
-    base_url=_OPENAI_BASE,
-    base_env="OPENAI_BASE_URL",
-    key_env="OPENAI_API_KEY",
-    key_headers=_OPENAI_KEY_HEADERS,
+    **_OPENAI,  # type: ignore[arg-type]
     send_path="/chat/completions",
     path=suffix("/chat/completions"),
     route="/v1/chat/completions",
@@ -78,11 +80,7 @@ OPENAI_CHAT = Endpoint(
 )
 OPENAI_EMBEDDINGS = Endpoint(
     name="openai.embeddings",
-    family="openai",
-    base_url=_OPENAI_BASE,
-    base_env="OPENAI_BASE_URL",
-    key_env="OPENAI_API_KEY",
-    key_headers=_OPENAI_KEY_HEADERS,
+    **_OPENAI,  # type: ignore[arg-type]
     send_path="/embeddings",
     path=suffix("/embeddings"),
     route="/v1/embeddings",
@@ -93,11 +91,7 @@ OPENAI_EMBEDDINGS = Endpoint(
 )
 OPENAI_RESPONSES = Endpoint(
     name="openai.responses",
-    family="openai",
-    base_url=_OPENAI_BASE,
-    base_env="OPENAI_BASE_URL",
-    key_env="OPENAI_API_KEY",
-    key_headers=_OPENAI_KEY_HEADERS,
+    **_OPENAI,  # type: ignore[arg-type]
     send_path="/responses",
     path=suffix("/responses"),
     route="/v1/responses",
@@ -806,68 +800,50 @@ _GEMINI_DRIFT = Drift(
     stream_paths=(("chunk", None, ""),),  # each chunk is a whole GenerateContentResponse
 )
 
-GEMINI_GENERATE = Endpoint(
-    name="gemini.generate",
-    family="google",
-    sdk="google-genai",
-    base_url=_GEMINI_BASE,
-    hosts=_GEMINI_HOSTS,
-    send_path="/v1beta/models/{model}:generateContent",
-    path=suffix(rf"{_GEMINI_MODEL}:generateContent"),
-    route="/v1beta/models/gemini-2.5-flash:generateContent",
-    samples=("/v1/models/gemini-2.5-flash:generateContent",),
-    base_env="GOOGLE_GEMINI_BASE_URL",
-    key_env="GEMINI_API_KEY",
-    key_header="x-goog-api-key",
-    key_prefix="",
-    key_headers=_GEMINI_KEY_HEADERS,
-    key_query=("key",),
-    semantic_fields=_GENERATE_FIELDS,
-    reader=read.GEMINI,
-    usage=_GEMINI_USAGE,
-    drift=_GEMINI_DRIFT,
-)
-GEMINI_STREAM = Endpoint(
-    name="gemini.stream",
-    family="google",
-    sdk="google-genai",
-    base_url=_GEMINI_BASE,
-    hosts=_GEMINI_HOSTS,
+
+def _gemini(name: str, method: str, model: str, **changes: object) -> Endpoint:
+    settings: dict[str, object] = {
+        "name": name,
+        "family": "google",
+        "sdk": "google-genai",
+        "base_url": _GEMINI_BASE,
+        "hosts": _GEMINI_HOSTS,
+        "send_path": f"/v1beta/models/{{model}}:{method}",
+        "path": suffix(rf"{_GEMINI_MODEL}:{method}"),
+        "route": f"/v1beta/models/{model}:{method}",
+        "samples": (f"/v1/models/{model}:{method}",),
+        "base_env": "GOOGLE_GEMINI_BASE_URL",
+        "key_env": "GEMINI_API_KEY",
+        "key_header": "x-goog-api-key",
+        "key_prefix": "",
+        "key_headers": _GEMINI_KEY_HEADERS,
+        "key_query": ("key",),
+        "semantic_fields": _GENERATE_FIELDS,
+        "reader": read.GEMINI,
+        "usage": _GEMINI_USAGE,
+        "drift": _GEMINI_DRIFT,
+        **changes,
+    }
+    return Endpoint(**settings)  # type: ignore[arg-type]
+
+
+GEMINI_GENERATE = _gemini("gemini.generate", "generateContent", "gemini-2.5-flash")
+GEMINI_STREAM = _gemini(
+    "gemini.stream",
+    "streamGenerateContent",
+    "gemini-2.5-flash",
     send_path="/v1beta/models/{model}:streamGenerateContent?alt=sse",
-    path=suffix(rf"{_GEMINI_MODEL}:streamGenerateContent"),
-    route="/v1beta/models/gemini-2.5-flash:streamGenerateContent",
-    samples=("/v1/models/gemini-2.5-flash:streamGenerateContent",),
-    base_env="GOOGLE_GEMINI_BASE_URL",
-    key_env="GEMINI_API_KEY",
-    key_header="x-goog-api-key",
-    key_prefix="",
-    key_headers=_GEMINI_KEY_HEADERS,
-    key_query=("key",),
-    semantic_fields=_GENERATE_FIELDS,
-    reader=read.GEMINI,
     stream_in_path=True,
-    usage=_GEMINI_USAGE,
-    drift=_GEMINI_DRIFT,
 )
-GEMINI_EMBED = Endpoint(
-    name="gemini.embed",
-    family="google",
-    sdk="google-genai",
-    base_url=_GEMINI_BASE,
-    hosts=_GEMINI_HOSTS,
-    send_path="/v1beta/models/{model}:batchEmbedContents",
-    path=suffix(rf"{_GEMINI_MODEL}:batchEmbedContents"),
-    route="/v1beta/models/gemini-embedding-001:batchEmbedContents",
-    samples=("/v1/models/gemini-embedding-001:batchEmbedContents",),
-    base_env="GOOGLE_GEMINI_BASE_URL",
-    key_env="GEMINI_API_KEY",
-    key_header="x-goog-api-key",
-    key_prefix="",
-    key_headers=_GEMINI_KEY_HEADERS,
-    key_query=("key",),
+GEMINI_EMBED = _gemini(
+    "gemini.embed",
+    "batchEmbedContents",
+    "gemini-embedding-001",
     # Every request of the batch is what is asked: its content, task type, title, dimensions.
     semantic_fields=frozenset({"model", "requests"}),
+    reader=read.BY_SHAPE,
     usage=TokenFields(input=("promptTokenCount",), answer="usageMetadata"),
+    drift=Drift(),
 )
 
 GEMINI = (GEMINI_GENERATE, GEMINI_STREAM, GEMINI_EMBED)
