@@ -25,7 +25,13 @@ from cassettes_core.review._diff import (
     without_churn,
 )
 from cassettes_core.review._html import escape, render_page
-from cassettes_core.review._prune import PrunePlan, Usage, drop_interactions, plan_prune, read_usage
+from cassettes_core.review._prune import (
+    PrunePlan,
+    UsageList,
+    drop_interactions,
+    plan_prune,
+    read_usage,
+)
 from cassettes_core.review._reading import (
     SORT_KEYS,
     Listing,
@@ -65,7 +71,7 @@ __all__ = [
     "NotACassetteError",
     "Problem",
     "PrunePlan",
-    "Usage",
+    "UsageList",
     "Verified",
     "cassette_files",
     "changed_cassettes",

@@ -115,22 +115,8 @@ def _require_a_file(path: Path) -> None:
         raise ConfigError(f"{path} is a pipe or a device, not a cassette file\n{tip}")
 
 
-def plainly_not_a_cassette(path: Path) -> bool:
-    """Whether a file the store refuses is some other tool's YAML (not a damaged cassette)."""
-    try:
-        text = read_text(path)
-        document = load_plain_yaml(text or "", path)
-    except CassetteFormatError:
-        return False
-    return _plainly_other(document)
-
-
-def _plainly_other(document: Any) -> bool:
-    if document is None:  # an empty file: a cassette cut to nothing, reported as one
-        return False
-    if not isinstance(document, dict):
-        return True
-    return "interactions" not in document and "version" not in document
+_OTHER = "not a cassette"
+_FOREIGN = "a vcrpy / pytest-recording / cassetter cassette (cassettes import converts it)"
 
 
 def not_ours(text: str, path: Path) -> str | None:
@@ -140,20 +126,30 @@ def not_ours(text: str, path: Path) -> str | None:
         document = load_plain_yaml(text, path)
     except CassetteFormatError:
         return None
-    if _plainly_other(document):
-        return "not a cassette"
-    if _foreign_document(document):
-        return "a vcrpy / pytest-recording / cassetter cassette (cassettes import converts it)"
-    return None
+    if document is None:  # an empty file: a cassette cut to nothing, reported as one
+        return None
+    if not isinstance(document, dict) or (
+        "interactions" not in document and "version" not in document
+    ):
+        return _OTHER
+    return _FOREIGN if _foreign_document(document) else None
+
+
+def _file_not_ours(path: Path) -> str | None:
+    try:
+        return not_ours(read_text(path) or "", path)
+    except CassetteFormatError:
+        return None
+
+
+def plainly_not_a_cassette(path: Path) -> bool:
+    """Whether a file the store refuses is some other tool's YAML (not a damaged cassette)."""
+    return _file_not_ours(path) == _OTHER
 
 
 def foreign(path: Path) -> bool:
     """Whether the file holds another tool's interactions (``request`` with a ``uri``)."""
-    try:
-        document = load_plain_yaml(read_text(path) or "", path)
-    except CassetteFormatError:
-        return False
-    return _foreign_document(document)
+    return _file_not_ours(path) == _FOREIGN
 
 
 def _foreign_document(document: Any) -> bool:
