@@ -5,7 +5,7 @@ Run: ``.venv/bin/python bench/bench_show.py [--interactions N]``.
 The cassette mixes what recordings hold: chat answers of a few hundred words, tool calls with
 arguments, streams of 60 events, embeddings and errors. Each figure is the best of several
 runs, in this process: the store's load (YAML parse, validation, digests checked), the
-timeline (each interaction read through its shape) and the text rendering, a plain C-YAML
+timeline (each interaction read through its catalog reader) and the text rendering, a plain C-YAML
 parse of the same bytes (the fastest decoder of that data), then the whole
 command (``main(["show", path])``, output to /dev/null), the ``--json`` and ``--html`` forms,
 and last the command in a fresh process (interpreter start and imports included). Ratios are

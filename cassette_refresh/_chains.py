@@ -29,7 +29,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cassettes_core import Interaction
+from cassettes_core import Interaction, catalog
 
 # Keys whose values are shared vocabulary, not something one answer produced (the model an
 # answer names is the one the next request may well ask for by that name).
@@ -52,8 +52,6 @@ ENUM_KEYS = frozenset(
         "verbosity",
     }
 )
-# Keys a stream spells out in pieces, one fragment per event.
-PIECE_KEYS = ("content", "text", "delta", "arguments", "partial_json", "thinking", "refusal")
 WORD = re.compile(r"[^\W_][\w\-]{7,}")
 SEPARATOR = re.compile(r"[_\-]")
 MIN_QUOTE = 8  # an answer string this long counts wherever a later request holds it
@@ -62,7 +60,6 @@ STRIDE = 8  # ...sampled in answers every STRIDE: a shared run of WINDOW + STRID
 GRAM_CHUNK = 1 << 16  # request windows looked up at once
 MAX_PIECE = 96  # the longest part of a word looked up as an id (``call_x`` in ``call_x_y``)
 ID_HEADER = "request-id"  # x-request-id, request-id: an answer's own id, in its headers
-ADDRESS_KEYS = ("index", "output_index", "content_index", "item_id", "summary_index")
 ASSISTANT_ROLES = frozenset({"assistant", "model"})
 ANSWER_ITEMS = frozenset({"function_call", "tool_use", "server_tool_use", "reasoning"})
 
@@ -111,34 +108,6 @@ def canonical(text: str) -> str:
     return "".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
-def _addressed(
-    value: Any, where: tuple[str, ...] = (), key: str = "", delta: bool = False
-) -> Iterator[tuple[tuple[str, ...], str]]:
-    """The pieces of text in one event, each with its address: the keys down to it (list
-    positions left out) and the item addresses met on the way (``index``, ``output_index``…,
-    so the second of two parallel tool calls, at position 0 of its chunk, is told apart)."""
-    if isinstance(value, Mapping):
-        where = (*where, *(f"{name}={value[name]}" for name in ADDRESS_KEYS if name in value))
-        for name, item in value.items():
-            yield from _addressed(item, (*where, str(name)), str(name), delta or name == "delta")
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _addressed(item, where, key, delta)
-    elif isinstance(value, str) and key in PIECE_KEYS and (delta or key == "delta"):
-        yield where, value
-
-
-def _spelled_out(events: Sequence[Any]) -> Iterator[str]:
-    """The whole texts a stream sends piece by piece (chat deltas, text and JSON deltas), one
-    per output item, content block or tool call the events address."""
-    pieces: dict[tuple[str, ...], list[str]] = {}
-    for data in events:
-        for where, text in _addressed(data):
-            pieces.setdefault(where, []).append(text)
-    for parts in pieces.values():
-        yield "".join(parts)
-
-
 def answer_strings(interaction: Interaction, asked: Collection[str] = ()) -> set[str]:
     """What a later request could quote from ``interaction``'s answer (empty for an error):
     its strings but those ``asked`` (canonical: what its own request held)."""
@@ -151,7 +120,8 @@ def answer_strings(interaction: Interaction, asked: Collection[str] = ()) -> set
     if interaction.stream is not None:
         datas = [event.data for event in interaction.stream]
         found += [s for key, _, s in _leaves(datas) if key not in ENUM_KEYS]
-        found += _spelled_out(datas)
+        # the texts and tool arguments the stream spells out piece by piece, per channel
+        found += catalog.reader_for(interaction.provider).channels(datas)
     return {
         text
         for s in found

@@ -7,59 +7,17 @@ shape for the drift check, but written into the cassette it would make the test 
 next run; so would a refusal (chat ``message.refusal``, a Responses ``refusal`` part, Anthropic's
 ``stop_reason: refusal``) where the recording answered. So ``--write`` keeps such an answer as
 recorded, and says so. Text that comes with a tool call (a preamble) and reasoning or thinking
-items are not a choice: they come and go.
+items are not a choice: they come and go. What an answer calls and whether it refuses is
+read by the catalog (:func:`cassettes_core.catalog.tools_called`, ``refused``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-# Output items and content blocks that call a tool (Responses, Anthropic).
-TOOL_ITEMS = frozenset({"function_call", "custom_tool_call", "tool_use", "server_tool_use"})
+from cassettes_core.catalog import refused, tools_called
 
-
-def tools_called(answer: Any) -> frozenset[str]:
-    """The names of the tools an answer (a JSON body, or a stream's event payloads) calls."""
-    names: set[str] = set()
-    todo = [answer]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, Mapping):
-            name = node.get("name")
-            if node.get("type") in TOOL_ITEMS and isinstance(name, str):
-                names.add(name)
-            for key in ("function", "function_call"):  # a chat tool call; the legacy field
-                called = node.get(key)
-                addressed = key == "function_call" or "id" in node or "index" in node
-                if (
-                    addressed
-                    and isinstance(called, Mapping)
-                    and isinstance(called.get("name"), str)
-                ):
-                    names.add(called["name"])
-            todo.extend(node.values())
-        elif isinstance(node, list | tuple):
-            todo.extend(node)
-    return frozenset(names)
-
-
-def refused(answer: Any) -> bool:
-    """Whether an answer (a JSON body, or a stream's event payloads) is a refusal."""
-    todo = [answer]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, Mapping):
-            refusal = node.get("refusal")
-            if isinstance(refusal, str) and refusal.strip():
-                return True
-            if node.get("type") == "refusal" or node.get("stop_reason") == "refusal":
-                return True
-            todo.extend(node.values())
-        elif isinstance(node, list | tuple):
-            todo.extend(node)
-    return False
-
+__all__ = ["another_choice", "choice_of", "describe", "refused", "tools_called"]
 
 Choice = tuple[frozenset[str], bool]
 

@@ -29,19 +29,18 @@ class AgentCounts(Protocol):
 
 
 def agent_counts(events: Sequence[CallEvent]) -> dict[str, Any]:
-    """The ``CassetteRecord`` fields that count tool and MCP interactions apart, from a
-    recorder's events (``log.events()``)."""
-    from cassettes_core.mcp import MCP_PROVIDER
-    from cassettes_core.tools import TOOL_PROVIDER
+    """The ``CassetteRecord`` fields that count tool and MCP interactions apart (as the
+    catalog's readers say what a provider's calls are), from a recorder's events."""
+    from cassettes_core import catalog
 
-    counts: Counter[tuple[str, str | None]] = Counter(
-        (e.kind, e.provider) for e in events if e.provider in (TOOL_PROVIDER, MCP_PROVIDER)
+    counts: Counter[tuple[str, str]] = Counter(
+        (e.kind, catalog.reader_for(e.provider).calls) for e in events if e.provider is not None
     )
     return {
-        "tool_replayed": counts["replayed", TOOL_PROVIDER],
-        "tool_recorded": counts["recorded", TOOL_PROVIDER],
-        "mcp_replayed": counts["replayed", MCP_PROVIDER],
-        "mcp_recorded": counts["recorded", MCP_PROVIDER],
+        "tool_replayed": counts["replayed", "tool"],
+        "tool_recorded": counts["recorded", "tool"],
+        "mcp_replayed": counts["replayed", "mcp"],
+        "mcp_recorded": counts["recorded", "mcp"],
         "tools_changed": [
             f"{getattr(e.error, 'tool', e.endpoint)} (seq {e.seq})"
             for e in events

@@ -209,6 +209,8 @@ def _savings(records: Sequence[CassetteRecord], prices: PriceTable) -> list[str]
             slot = per_model.setdefault(model, [0, 0])
             slot[0] += tokens_in
             slot[1] += tokens_out
+    # A tool or MCP call asks no model and reports no tokens: nothing to price.
+    per_model = {model: counts for model, counts in per_model.items() if any(counts)}
     total_in = sum(v[0] for v in per_model.values())
     total_out = sum(v[1] for v in per_model.values())
     if not total_in and not total_out:

@@ -4,10 +4,15 @@ Each :class:`Endpoint` is one record that the whole library reads: the transport
 its calls by method and path, the built-in :class:`~cassettes_core.providers.http.HTTPProvider`
 sends to it, the isolation guard treats its hosts as provider hosts, the request model takes
 its semantic fields, the pytest summary counts its tokens, ``cassette-refresh`` re-issues its
-calls and reads its drift vocabulary, and the emulator serves it. The package holds the
-records (``_types``), the built-in endpoints (``_endpoints``) and the provider domains the guard
-knows beyond them (``_domains``: Gemini, Bedrock, Groq …); nothing outside it names an endpoint
-path or a provider host.
+calls and reads its drift vocabulary, and the emulator serves it. Each endpoint's
+:class:`AnswerReader` says what its answers hold (text, tool calls, tokens, a stream
+assembled, the channels a stream spells out): ``cassettes show``, the pytest summary,
+``cassette-refresh`` and the secret guard read answers through it (:func:`reader_for`,
+:func:`tokens`). The package holds the records (``_entry``), the readers (``_readers``), the
+built-in endpoints (``_entries``) and the provider domains the guard knows beyond them
+(``_hosts``: Gemini, Bedrock, Groq …); nothing outside it names an endpoint path or a provider
+host. Adding a provider is one entry here (with a reader of its own when no built-in one
+reads its answers) plus its emulator route.
 
 Adding an endpoint is one entry. The default catalog never changes; a project adds its own
 endpoint for the process with :func:`register` (and takes it back with :func:`unregister`)::
@@ -43,15 +48,13 @@ check --catalog MODULE`` imports such a module before it reads any cassette.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from cassettes_core._errors import ConfigError
-from cassettes_core.catalog._domains import OTHER_KEY_HEADERS, PROVIDER_DOMAINS, PROVIDER_PATTERNS
-from cassettes_core.catalog._endpoints import BUILT_IN, fields
-from cassettes_core.catalog._endpoints_bedrock import BEDROCK_EVENT_STREAMS
-from cassettes_core.catalog._types import (
+from cassettes_core.catalog._entries import BEDROCK_EVENT_STREAMS, BUILT_IN, fields
+from cassettes_core.catalog._entry import (
     Catalog,
     Drift,
     Endpoint,
@@ -61,25 +64,53 @@ from cassettes_core.catalog._types import (
     TokenFields,
     suffix,
 )
+from cassettes_core.catalog._hosts import OTHER_KEY_HEADERS, PROVIDER_DOMAINS, PROVIDER_PATTERNS
+from cassettes_core.catalog._readers import (
+    BY_SHAPE,
+    CHANNEL_FIELDS,
+    MCP,
+    PIECE_KEYS,
+    TOOL,
+    AnswerReader,
+    Said,
+    ToolCall,
+    as_json,
+    refused,
+    tokens_by_shape,
+    tokens_with,
+    tools_called,
+)
 
 __all__ = [
     "BEDROCK_EVENT_STREAMS",
+    "BY_SHAPE",
+    "CHANNEL_FIELDS",
     "DEFAULT_CATALOG",
     "DEFAULT_SEMANTIC_FIELDS",
     "GENERIC_SEMANTIC_FIELDS",
+    "PIECE_KEYS",
     "PROVIDER_DOMAINS",
     "PROVIDER_PATTERNS",
+    "AnswerReader",
     "Catalog",
     "Drift",
     "Endpoint",
     "EndpointMatch",
     "FrozenMap",
+    "Said",
     "StreamFraming",
     "TokenFields",
+    "ToolCall",
+    "as_json",
     "credential_headers",
     "current",
+    "reader_for",
+    "refused",
     "register",
+    "register_reader",
     "suffix",
+    "tokens",
+    "tools_called",
     "unregister",
 ]
 
@@ -100,6 +131,10 @@ GENERIC_SEMANTIC_FIELDS = fields(
 )
 
 
+# Readers of the providers that are no HTTP endpoint: tool and MCP calls, a user's own.
+_READERS: dict[str, AnswerReader] = {"tool": TOOL, "mcp": MCP}
+
+
 def current() -> Catalog:
     """The catalog in force: the default one plus every endpoint :func:`register` added."""
     return _active
@@ -113,6 +148,45 @@ def credential_headers() -> tuple[str, ...]:
         found = tuple(dict.fromkeys(name.lower() for name in (*names, *OTHER_KEY_HEADERS)))
         _credentials = (_active, found)
     return _credentials[1]
+
+
+def reader_for(provider: str) -> AnswerReader:
+    """How ``provider``'s interactions read: its endpoint's reader, the tool or MCP reader, one
+    :func:`register_reader` added, else :data:`BY_SHAPE` (by the keys the data has)."""
+    endpoint = _active.get(provider)
+    if endpoint is not None:
+        return endpoint.reader
+    return _READERS.get(provider, BY_SHAPE)
+
+
+def register_reader(provider: str, reader: AnswerReader) -> None:
+    """Read ``provider``'s interactions with ``reader`` (a provider of your own that is no
+    catalog endpoint, such as a gRPC one); an endpoint says its reader itself."""
+    _READERS[provider] = reader
+
+
+def tokens(provider: str, body: Any = None, events: Sequence[Any] | None = None) -> tuple[int, int]:
+    """``(input, output)`` tokens of an answer: a complete answer's ``body``, or a stream's
+    event payloads.
+
+    Read where ``provider``'s catalog entry says (its :class:`TokenFields`); where those find
+    none (a proxy that answers ``openai.chat`` in the Responses shape), by the usage object's
+    shape; for a provider the catalog does not know, then by every endpoint's fields, the
+    first that finds tokens winning. No usage is ``(0, 0)``.
+    """
+    endpoint = _active.get(provider)
+    if endpoint is not None:
+        found = tokens_with(endpoint.usage, body, events)
+        if found != (0, 0):
+            return found
+    found = tokens_by_shape(body, events)
+    if found != (0, 0) or endpoint is not None:
+        return found
+    for fields_ in dict.fromkeys(e.usage for e in _active):
+        found = tokens_with(fields_, body, events)
+        if found != (0, 0):
+            return found
+    return (0, 0)
 
 
 def register(*endpoints: Endpoint) -> None:

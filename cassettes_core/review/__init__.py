@@ -1,21 +1,43 @@
-"""Reading and reviewing cassettes: what ``cassettes ls | show | verify | diff`` print.
+"""Reading and reviewing cassettes: what ``cassettes ls | show | verify | diff | prune`` print.
 
 Everything here reads cassettes through ``cassettes_core.store``'s surface and returns data
 that the commands render late: a cassette's timeline (:func:`timeline`, one :class:`Entry`
 per interaction), its terminal text (:func:`render_timeline`) and HTML page
-(:func:`render_page`), ``ls``'s :class:`Listing`, ``verify``'s :class:`Problem` list and
-``diff``'s :class:`Comparison`. What a person reads in an interaction (the last user turn, the
-answer, tool calls) comes from one small :class:`Shape` per provider (:data:`SHAPES`;
-:func:`register_shape` adds one); a provider without one is shown as folded JSON.
+(:func:`render_page`), ``ls``'s :class:`Listing`, ``verify``'s :class:`Problem` list,
+``diff``'s :class:`Comparison` and ``prune``'s :class:`PrunePlan`. What a person reads in an
+interaction (the last user turn, the answer, tool calls) comes from its provider's answer
+reader in the catalog (:func:`cassettes_core.catalog.reader_for`); a provider no reader knows
+is shown as folded JSON.
 """
 
 from __future__ import annotations
 
-from cassettes_core.review import _agent_shapes  # noqa: F401  (registers its shapes)
-from cassettes_core.review._files import (
+from cassettes_core.review._diff import (
+    CHURN_KEYS,
+    Change,
+    Changed,
+    Comparison,
+    changed_cassettes,
+    compare,
+    content_of,
+    path_diff,
+    render_change,
+    without_churn,
+)
+from cassettes_core.review._html import escape, render_page
+from cassettes_core.review._prune import (
+    PrunePlan,
+    UsageList,
+    drop_interactions,
+    plan_prune,
+    read_usage,
+)
+from cassettes_core.review._reading import (
     SORT_KEYS,
     Listing,
     NotACassetteError,
+    Problem,
+    Verified,
     cassette_files,
     interactions_from_text,
     listing_of,
@@ -23,41 +45,22 @@ from cassettes_core.review._files import (
     plainly_not_a_cassette,
     read_cassette,
     sort_listings,
+    verify_file,
 )
-from cassettes_core.review._git import Changed, changed_cassettes
-from cassettes_core.review._html import escape, render_page
-from cassettes_core.review._prune import (
-    PrunePlan,
-    Usage,
-    drop_interactions,
-    plan_prune,
-    read_usage,
-)
-from cassettes_core.review._reading import answered, asked, instructions, streamed
-from cassettes_core.review._semantic import (
-    CHURN_KEYS,
-    Change,
-    Comparison,
-    compare,
-    content_of,
-    path_diff,
-    render_change,
-    without_churn,
-)
-from cassettes_core.review._shapes import SHAPES, Said, Shape, ToolCall, as_json, register_shape
-from cassettes_core.review._text import (
+from cassettes_core.review._timeline import (
+    SHOW_VERSION,
+    Entry,
     columns,
+    entry_of,
     fold,
     printable,
     render_entry,
     render_timeline,
+    timeline,
 )
-from cassettes_core.review._timeline import SHOW_VERSION, Entry, entry_of, timeline
-from cassettes_core.review._verify import Problem, Verified, verify_file
 
 __all__ = [
     "CHURN_KEYS",
-    "SHAPES",
     "SHOW_VERSION",
     "SORT_KEYS",
     "Change",
@@ -68,14 +71,8 @@ __all__ = [
     "NotACassetteError",
     "Problem",
     "PrunePlan",
-    "Said",
-    "Shape",
-    "ToolCall",
-    "Usage",
+    "UsageList",
     "Verified",
-    "answered",
-    "as_json",
-    "asked",
     "cassette_files",
     "changed_cassettes",
     "columns",
@@ -85,7 +82,6 @@ __all__ = [
     "entry_of",
     "escape",
     "fold",
-    "instructions",
     "interactions_from_text",
     "listing_of",
     "not_ours",
@@ -95,13 +91,11 @@ __all__ = [
     "printable",
     "read_cassette",
     "read_usage",
-    "register_shape",
     "render_change",
     "render_entry",
     "render_page",
     "render_timeline",
     "sort_listings",
-    "streamed",
     "timeline",
     "verify_file",
     "without_churn",

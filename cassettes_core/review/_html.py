@@ -12,18 +12,12 @@ from __future__ import annotations
 
 import html
 import json
-import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 from cassettes_core._model import Interaction
-from cassettes_core.review._shapes import Said
-from cassettes_core.review._text import tokens_text
-from cassettes_core.review._timeline import Entry, entry_of
-
-_UNSAFE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]"
-)
+from cassettes_core.catalog import Said
+from cassettes_core.review._timeline import _UNSAFE, Entry, entry_of, tokens_text
 
 _CSS = """
 body{font:15px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:0;background:#f6f7f9;

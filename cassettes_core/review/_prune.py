@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from cassettes_core._errors import CassetteError, CassetteFormatError, ConfigError
-from cassettes_core.review._files import cassette_files, interactions_from_text, read_cassette
+from cassettes_core.review._reading import cassette_files, interactions_from_text, read_cassette
 from cassettes_core.store import (
     BOOKKEEPING_KEYS,
     atomic_write,
@@ -39,7 +39,7 @@ RERUN = (
 
 
 @dataclass(frozen=True)
-class Usage:
+class UsageList:
     """A usage list as read: the run's root, its cassette folder, what it used."""
 
     rootdir: Path
@@ -57,7 +57,7 @@ class PrunePlan:
     kept: tuple[tuple[Path, str], ...]  # cassettes not judged, and why
 
 
-def read_usage(path: Path) -> Usage:
+def read_usage(path: Path) -> UsageList:
     """The usage list at ``path``; a partial run's list, or a damaged one, is a ConfigError."""
     try:
         text = read_text(path) if not path.is_dir() else None
@@ -106,7 +106,7 @@ def read_usage(path: Path) -> Usage:
             f"{path} names the cassette folder {folder}, outside the run's rootdir {root}, "
             f"and no cassette the run used is in it; nothing was done\nTIP: {RERUN}."
         )
-    return Usage(
+    return UsageList(
         rootdir=root,
         cassette_dir=folder,
         cassettes=cassettes,
@@ -151,7 +151,7 @@ def _epoch(stamp: object, path: Path) -> float:
         ) from None
 
 
-def plan_prune(usage: Usage, folders: list[Path]) -> PrunePlan:
+def plan_prune(usage: UsageList, folders: list[Path]) -> PrunePlan:
     unused: list[Path] = []
     unplayed: list[tuple[Path, tuple[int, ...]]] = []
     kept: list[tuple[Path, str]] = []

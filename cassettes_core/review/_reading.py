@@ -1,47 +1,313 @@
-"""Reading an interaction for people: its provider's shape, else a shape guessed from its data,
-else its JSON as stored."""
+"""Which files are cassettes, read through the store; what ``ls`` says of each one, and what
+``verify`` finds in it.
+
+Files named on the command line must be cassettes. Under a directory every visible ``*.yaml``
+and ``*.yml`` file is read (hidden files and folders aside, such as ``.github`` and the store's
+half-written ``.{name}.*.tmp`` files); YAML that is plainly something else (not a mapping, or
+a mapping with neither ``interactions`` nor ``version``) is skipped with a note.
+
+``verify`` runs the checks a load makes, on every interaction, as a list of problems: a load
+stops at the first defect; a CI step wants all of them, one line each. The file as a whole
+(readable, YAML, format version, manifest) is checked first; when it passes, each interaction
+is checked on its own (its fields, its digest against its stored request) and seqs are checked
+for uniqueness. Version drift (the SDKs that recorded a cassette are not the ones installed) is
+reported as a note, and as a problem only when asked (``--drift error``).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import stat
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from cassettes_core._model import StreamEvent
-from cassettes_core.review._guess import guess_answered, guess_asked, guess_streamed
-from cassettes_core.review._shapes import SHAPES, Said, generic, generic_stream
+from cassettes_core._errors import CassetteFormatError, ConfigError
+from cassettes_core._model import Interaction
+from cassettes_core.store import (
+    Cassette,
+    Manifest,
+    check_document,
+    load_cassette,
+    load_plain_yaml,
+    parse_interaction,
+    parse_yaml,
+    read_document,
+    read_text,
+    version_drift,
+)
+from cassettes_core.usage import usage_of
+
+SUFFIXES = (".yaml", ".yml")
 
 
-def asked(provider: str, body: Mapping[str, Any]) -> Said:
-    """What a request asked: the last user turn, or the tool results it sends back."""
-    shape = SHAPES.get(provider)
-    if shape is not None:
-        return shape.asked(body)
-    return guess_asked(body) or generic(dict(body))
+class NotACassetteError(CassetteFormatError):
+    """A YAML file under a directory that is plainly not a cassette (skipped with a note)."""
 
 
-def instructions(provider: str, body: Mapping[str, Any]) -> str | None:
-    """The system prompt (instructions) of a request, when its shape has one."""
-    shape = SHAPES.get(provider)
-    if shape is None or shape.instructions is None:
+def cassette_files(paths: Sequence[str | Path]) -> Iterator[tuple[Path, bool]]:
+    """``(file, named)``: each file named, and the cassette-like files under each directory."""
+    for raw in paths:
+        path = Path(raw)
+        if not path.is_dir():
+            yield path, True
+            continue
+        found = [
+            candidate
+            for candidate in path.rglob("*")
+            if candidate.suffix.lower() in SUFFIXES
+            and not _hidden(candidate.relative_to(path))
+            and candidate.is_file()
+        ]
+        for candidate in sorted(found):
+            yield candidate, False
+
+
+def _hidden(relative: Path) -> bool:
+    return any(part.startswith(".") for part in relative.parts) or relative.name.endswith(".tmp")
+
+
+def read_cassette(path: Path, *, named: bool = True) -> Cassette:
+    """The cassette at ``path``, validated by the store (digests checked).
+
+    A path that does not exist is a :class:`ConfigError`; a file under a directory that is
+    plainly another tool's YAML is a :class:`NotACassetteError`.
+    """
+    _require_a_file(path)
+    if path.is_dir():
+        raise ConfigError(
+            f"{path} is a directory, not a cassette file\nTIP: name a cassette in it "
+            f"(`cassettes ls {path}` lists them)."
+        )
+    try:
+        cassette = load_cassette(path)
+    except CassetteFormatError:
+        if not named and plainly_not_a_cassette(path):
+            raise NotACassetteError(path, "not a cassette: YAML of another kind") from None
+        if foreign(path):
+            raise ConfigError(
+                f"{path} is a vcrpy / pytest-recording / cassetter cassette, not one of ours\n"
+                f"TIP: convert it first: cassettes import {path} -o converted.yaml"
+            ) from None
+        raise
+    if cassette is None:
+        raise ConfigError(
+            f"no such file: {path}\nTIP: check the path (`cassettes ls DIR` lists the "
+            "cassettes under a folder)."
+        )
+    return cassette
+
+
+def _require_a_file(path: Path) -> None:
+    """A pipe (``<(git show REV:c.yaml)``, ``-``) or a device is not read: the store reads
+    only regular files, and a device would never end. Say what to do instead."""
+    tip = (
+        "TIP: save it to a file first (git show REV:PATH > old.yaml), or let diff read the "
+        "revision itself: cassettes diff --git REV PATH"
+    )
+    if str(path) == "-" and not path.exists():
+        raise ConfigError(f"cassettes reads cassette files, not standard input\n{tip}")
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # missing: the load reports it
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        raise ConfigError(f"{path} is a pipe or a device, not a cassette file\n{tip}")
+
+
+_OTHER = "not a cassette"
+_FOREIGN = "a vcrpy / pytest-recording / cassetter cassette (cassettes import converts it)"
+
+
+def not_ours(text: str, path: Path) -> str | None:
+    """Why the YAML ``text`` is no cassette of ours to compare (another tool's YAML, such as a
+    CI workflow, or a vcrpy cassette), or ``None`` when it is one (or a damaged one)."""
+    try:
+        document = load_plain_yaml(text, path)
+    except CassetteFormatError:
         return None
-    return shape.instructions(body)
+    if document is None:  # an empty file: a cassette cut to nothing, reported as one
+        return None
+    if not isinstance(document, dict) or (
+        "interactions" not in document and "version" not in document
+    ):
+        return _OTHER
+    return _FOREIGN if _foreign_document(document) else None
 
 
-def answered(provider: str, body: Any) -> Said:
-    """What a complete answer said: its text and tool calls."""
-    shape = SHAPES.get(provider)
-    if shape is not None:
-        return shape.answered(body)
-    return guess_answered(body) or generic(body)
+def _file_not_ours(path: Path) -> str | None:
+    try:
+        return not_ours(read_text(path) or "", path)
+    except CassetteFormatError:
+        return None
 
 
-def streamed(provider: str, events: Sequence[StreamEvent]) -> Said:
-    """What a stream said, assembled from its events."""
-    shape = SHAPES.get(provider)
-    if shape is not None and shape.streamed is not None:
-        return shape.streamed(events)
-    if shape is None:
-        guessed = guess_streamed(events)
-        if guessed is not None:
-            return guessed
-    return generic_stream(events)
+def plainly_not_a_cassette(path: Path) -> bool:
+    """Whether a file the store refuses is some other tool's YAML (not a damaged cassette)."""
+    return _file_not_ours(path) == _OTHER
+
+
+def foreign(path: Path) -> bool:
+    """Whether the file holds another tool's interactions (``request`` with a ``uri``)."""
+    return _file_not_ours(path) == _FOREIGN
+
+
+def _foreign_document(document: Any) -> bool:
+    items = document.get("interactions") if isinstance(document, dict) else None
+    first = items[0] if isinstance(items, list) and items else None
+    request = first.get("request") if isinstance(first, dict) else None
+    return (
+        isinstance(first, dict)
+        and isinstance(request, dict)
+        and "uri" in request
+        and ("seq" not in first)
+    )
+
+
+@dataclass(frozen=True)
+class Listing:
+    """One line of ``cassettes ls``."""
+
+    path: str
+    interactions: int
+    providers: tuple[str, ...]
+    models: tuple[str, ...]
+    tokens: int
+    recorded_at: str
+    size: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "interactions": self.interactions,
+            "providers": list(self.providers),
+            "models": list(self.models),
+            "tokens": self.tokens,
+            "recorded_at": self.recorded_at,
+            "size": self.size,
+        }
+
+
+def listing_of(cassette: Cassette, shown_as: str) -> Listing:
+    interactions = cassette.interactions
+    manifest = cassette.manifest
+    try:
+        size = cassette.path.stat().st_size
+    except OSError:
+        size = 0
+    return Listing(
+        path=shown_as,
+        interactions=len(interactions),
+        providers=tuple(sorted({i.provider for i in interactions})),
+        models=tuple(sorted({i.request.model for i in interactions if i.request.model})),
+        tokens=sum(usage_of(i).total for i in interactions),
+        recorded_at=manifest.recorded_at if manifest is not None else "",
+        size=size,
+    )
+
+
+SORT_KEYS = ("path", "interactions", "providers", "models", "tokens", "recorded", "size")
+
+
+def sort_listings(listings: list[Listing], key: str) -> list[Listing]:
+    """``listings`` by ``key`` (one of :data:`SORT_KEYS`): numbers largest first, text A→Z."""
+    if key in ("interactions", "tokens", "size"):
+        return sorted(listings, key=lambda item: (-getattr(item, key), item.path))
+    if key == "recorded":
+        return sorted(listings, key=lambda item: (item.recorded_at, item.path), reverse=True)
+    if key in ("providers", "models"):
+        return sorted(listings, key=lambda item: (getattr(item, key), item.path))
+    return sorted(listings, key=lambda item: item.path)
+
+
+def interactions_from_text(text: str, path: Path) -> list[Interaction]:
+    """The interactions of a cassette's text (a file at another git revision), validated as a
+    load validates them; ``path`` names it in errors."""
+    document = parse_yaml(text, path)
+    if not isinstance(document, dict):
+        raise CassetteFormatError(path, "the top level must be a mapping", location="top level")
+    check_document(document, path, text)
+    return [parse_interaction(item, path) for item in document.get("interactions") or []]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One defect: the file, the interaction's seq (or ``None`` for the file), what is wrong."""
+
+    path: Path
+    seq: int | None
+    what: str
+    drift: bool = False
+
+    def line(self, shown: str) -> str:
+        where = shown if self.seq is None else f"{shown}:{self.seq}"
+        return f"{where}: {self.what}"
+
+    def to_json(self, shown: str) -> dict[str, Any]:
+        return {"path": shown, "seq": self.seq, "problem": self.what, "drift": self.drift}
+
+
+@dataclass(frozen=True)
+class Verified:
+    """What verifying one file found."""
+
+    path: Path
+    interactions: int
+    problems: tuple[Problem, ...]
+
+
+def verify_file(path: Path) -> Verified:
+    """Every problem of the cassette at ``path``; a missing file is one problem."""
+    try:
+        document = read_document(path)
+    except CassetteFormatError as exc:
+        return Verified(path, 0, (Problem(path, None, _reason(exc)),))
+    if document is None:
+        return Verified(path, 0, (Problem(path, None, "does not exist"),))
+    if foreign(path):
+        what = "a vcrpy / pytest-recording / cassetter cassette; convert it: cassettes import"
+        return Verified(path, 0, (Problem(path, None, f"{what} {path}"),))
+    problems: list[Problem] = []
+    manifest: Manifest | None = None
+    try:
+        manifest = Manifest.from_dict(document.get("manifest") or {}, path)
+    except CassetteFormatError as exc:
+        problems.append(Problem(path, None, _reason(exc)))
+    raw = document.get("interactions")
+    if raw is None:
+        raw = []
+    if not isinstance(raw, list):
+        problems.append(Problem(path, None, "'interactions' must be a list"))
+        return Verified(path, 0, tuple(problems))
+    good: list[Interaction] = []
+    seen: dict[int, int] = {}
+    for index, item in enumerate(raw):
+        seq = item.get("seq") if isinstance(item, Mapping) else None
+        label = seq if isinstance(seq, int) and not isinstance(seq, bool) else None
+        try:
+            interaction = parse_interaction(item, path)
+        except CassetteFormatError as exc:
+            where = "" if label is not None else f"interactions[{index}]: "
+            problems.append(Problem(path, label, where + exc.reason))
+            continue
+        if interaction.seq in seen:
+            problems.append(
+                Problem(
+                    path,
+                    interaction.seq,
+                    f"seq {interaction.seq} is used twice (interactions[{seen[interaction.seq]}] "
+                    f"and interactions[{index}]); every interaction needs its own seq",
+                )
+            )
+        seen.setdefault(interaction.seq, index)
+        good.append(interaction)
+    if manifest is not None and good:
+        drift = version_drift(manifest, Manifest.current(), providers={i.provider for i in good})
+        if drift:
+            changes = "; ".join(str(d) for d in drift)
+            problems.append(Problem(path, None, f"recorded with other versions ({changes})", True))
+    return Verified(path, len(raw), tuple(problems))
+
+
+def _reason(exc: CassetteFormatError) -> str:
+    return f"{exc.location}: {exc.reason}" if exc.location else exc.reason

@@ -60,6 +60,15 @@ def test_savings_line_prices_known_models_and_names_the_rest() -> None:
     assert "no price for emu-model" in lines[2]
 
 
+def test_a_tool_call_adds_no_price_line() -> None:
+    """A tool or MCP call reports no tokens and asks no model: nothing to price, no
+    "no price for unknown model" line."""
+    saved = {"gpt-4o-mini": [1_000_000, 0], "unknown model": [0, 0]}
+    lines = Tally([_record("t::a", "a.yaml", replayed=2, saved=saved)]).render(PRICES)
+    assert any("about $0.15" in line for line in lines)
+    assert not any("no price" in line for line in lines)
+
+
 def test_json_round_trip_for_xdist() -> None:
     """Records survive the worker → controller trip unchanged."""
     tally = Tally(

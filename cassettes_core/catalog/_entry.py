@@ -1,4 +1,5 @@
-"""The catalog's records: an endpoint, its token fields and drift vocabulary, a catalog."""
+"""The catalog's records: an endpoint (with its token fields, answer reader and drift
+vocabulary), and a catalog of endpoints."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from cassettes_core._errors import ConfigError
+from cassettes_core.catalog._readers import BY_SHAPE, AnswerReader
 
 StreamFraming = Literal["sse", "ndjson", "aws-eventstream"]
 
@@ -179,7 +181,9 @@ class Endpoint:
       framing (``streams_by_default``: a body without ``stream`` asks for a stream, as Ollama's
       do);
       ``stream_in_path``: the path, not a ``stream`` field, says the call streams (Gemini's
-      ``:streamGenerateContent``); ``usage``: the token fields; ``drift``: the drift vocabulary.
+      ``:streamGenerateContent``); ``usage``: the token fields; ``reader``: how its requests
+      and answers read (text, tool calls, streams; by their shape when not given);
+      ``drift``: the drift vocabulary.
     - ``sdk``: the distribution of the provider's own SDK, whose version a cassette's manifest
       records (the family's name when not given).
     - ``bound``: the path alone does not name this endpoint (Groq, Mistral, Together … serve
@@ -220,6 +224,7 @@ class Endpoint:
     agents: tuple[str, ...] = ()
     streams_by_default: bool = False
     tuning_fields: frozenset[str] | None = None
+    reader: AnswerReader = BY_SHAPE
 
     def __post_init__(self) -> None:
         if not isinstance(self.path, (str, re.Pattern)):

@@ -1,28 +1,33 @@
-"""What `show`, `diff` and `--html` read in an interaction: the per-shape table, folding and
-the escapes, on the shapes the providers send and on hand-edited nonsense."""
+"""What the catalog's answer readers read in an interaction (for `show`, `diff`, `--html`,
+the summary and the refresh), folding and the escapes, on the shapes the providers send and
+on hand-edited nonsense. Tool and MCP interactions read as the calls they were.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cassettes_core import StreamEvent
-from cassettes_core.review import (
-    SHAPES,
-    Said,
-    Shape,
-    ToolCall,
-    answered,
-    asked,
-    columns,
-    fold,
-    printable,
-    register_shape,
-    streamed,
-)
+from cassettes_core import Recorder, StreamEvent, catalog, intercept, tool
+from cassettes_core.catalog import AnswerReader, Said, ToolCall
+from cassettes_core.cli import main
+from cassettes_core.review import columns, fold, printable
+
+
+def asked(provider: str, body: Any) -> Said:
+    return catalog.reader_for(provider).asked(body)
+
+
+def answered(provider: str, body: Any) -> Said:
+    return catalog.reader_for(provider).answered(body)
+
+
+def streamed(provider: str, events: list[StreamEvent]) -> Said:
+    return catalog.reader_for(provider).streamed([event.data for event in events])
 
 
 def chat_call(index: int, **function: str) -> StreamEvent:
@@ -145,17 +150,17 @@ def test_a_refusal_is_the_answer_text() -> None:
     assert answered("openai.chat", body).text == "I can't help."
 
 
-def test_a_shape_can_be_registered() -> None:
-    """Another provider's engineer adds a shape in one line; show reads it from then on."""
-    shape = Shape(
-        asked=lambda body: Said(text=str(body.get("q"))), answered=lambda b: Said(text=str(b))
-    )
-    register_shape("test.echo", shape)
+def test_a_reader_can_be_registered() -> None:
+    """A provider of one's own (no catalog endpoint) adds a reader in one line; show reads
+    it from then on."""
+    reader = AnswerReader("echo", lambda body: Said(text=str(body.get("q"))), lambda b: None)
+    catalog.register_reader("test.echo", reader)
     try:
         assert asked("test.echo", {"q": "hello"}) == Said(text="hello")
+        assert answered("test.echo", {"a": 1}).known is False
         assert streamed("test.echo", [StreamEvent({"x": 1})]).known is False
     finally:
-        del SHAPES["test.echo"]
+        catalog.register_reader("test.echo", catalog.BY_SHAPE)
 
 
 JSON = st.recursive(
@@ -193,7 +198,10 @@ JSON = st.recursive(
 
 
 @settings(max_examples=150, deadline=None)
-@given(body=JSON, provider=st.sampled_from([*sorted(SHAPES), "unknown.x"]))
+@given(
+    body=JSON,
+    provider=st.sampled_from([*catalog.DEFAULT_CATALOG.names(), "tool", "mcp", "unknown.x"]),
+)
 def test_no_shape_raises_on_nonsense(body: Any, provider: str) -> None:
     """Whatever a hand edit left (strings where lists were, lists of numbers, nulls), every
     reader returns something to show."""
@@ -343,3 +351,98 @@ def test_streams_without_a_shape_are_assembled_by_their_data(
     said = streamed("someone.new", [StreamEvent(e) for e in events])
     assert said.text == text
     assert said.known
+
+
+@tool(replay="never")
+def send_email(to: str, body: str) -> dict[str, Any]:
+    return {"sent": True, "to": to}
+
+
+@tool(replay="safe")
+def weather(city: str) -> str:
+    return f"sunny in {city}"
+
+
+def test_show_prints_each_tool_call_with_its_arguments_and_result(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "120")
+    path = tmp_path / "agent.yaml"
+    with intercept(Recorder(path, mode="record")):
+        send_email("a@example.com", "hello")
+        weather("Paris")
+    assert main(["show", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert 'send_email({"to": "a@example.com", "body": "hello"})' in out
+    assert '{"sent": true, "to": "a@example.com"}' in out
+    assert "weather" in out
+    assert "sunny in Paris" in out
+    assert "(JSON)" not in out  # read as a tool call, not as JSON of an unknown shape
+    assert "no model" not in out  # a tool call asks no model
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            {
+                "method": "tools/call",
+                "server": "files",
+                "arguments": {"name": "rm", "arguments": {"p": "x"}},
+            },
+            Said(tool_calls=(ToolCall("files: rm", '{"p": "x"}'),)),
+        ),
+        ({"method": "tools/list", "server": "files"}, Said(text="files: tools/list")),
+        (
+            {"method": "resources/read", "server": "f", "arguments": {"uri": "file:///a"}},
+            Said(text='f: resources/read {"uri": "file:///a"}'),
+        ),
+        ({"method": 3}, Said(text='{"method": 3}', known=False)),  # a hand edit: shown as stored
+    ],
+)
+def test_mcp_requests_show_their_method_server_and_tool(
+    body: dict[str, Any], expected: Said
+) -> None:
+    assert asked("mcp", body) == expected
+
+
+def test_mcp_results_made_of_text_parts_show_their_text() -> None:
+    body = {"content": [{"type": "text", "text": "one"}, {"type": "text", "text": "two"}]}
+    assert answered("mcp", body) == Said(text="one\ntwo")
+    mixed = {"content": [{"type": "text", "text": "one"}, {"type": "image", "data": "AAAA"}]}
+    assert answered("mcp", mixed).text is not None
+    assert "image" in (answered("mcp", mixed).text or "")  # nothing hidden
+    assert answered("tool", None) == Said()
+
+
+@pytest.mark.parametrize(
+    ("provider", "reader", "calls"),
+    [
+        ("openai.chat", catalog.reader_for("openai.chat"), "model"),
+        ("groq.chat", catalog.reader_for("openai.chat"), "model"),  # the compatible family
+        ("gemini.stream", catalog.reader_for("gemini.generate"), "model"),
+        ("bedrock.invoke_model", catalog.BY_SHAPE, "model"),  # a model's own body
+        ("tool", catalog.reader_for("tool"), "tool"),
+        ("mcp", catalog.reader_for("mcp"), "mcp"),
+        ("someone.new", catalog.BY_SHAPE, "model"),
+    ],
+)
+def test_each_provider_is_read_by_its_familys_reader(
+    provider: str, reader: AnswerReader, calls: str
+) -> None:
+    """One reader per endpoint family, held by the catalog entry; the rest read by shape."""
+    assert catalog.reader_for(provider) is reader
+    assert reader.calls == calls
+
+
+def test_a_stream_s_channels_join_each_parallel_call_apart() -> None:
+    """Interleaved deltas of two tool calls (and two choices) join per channel, which is what a
+    secret scanner and the refresh's chain check read whole."""
+    events = [
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": i, "function": {
+            "arguments": piece}}]}}]}
+        for piece, i in [("hello-", 0), ('{"a"', 1), ("world", 0), (": 1}", 1)]
+    ]  # fmt: skip
+    channels = catalog.reader_for("openai.chat").channels(events)
+    assert "hello-world" in channels
+    assert '{"a": 1}' in channels

@@ -1,1 +1,0 @@
-"""The ``cassettes`` subcommands, one module each: ``register(commands)`` adds its parser."""
