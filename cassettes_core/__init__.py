@@ -2,8 +2,8 @@
 
 The public surface is this module's ``__all__``. Subpackages and modules without a leading
 underscore are public too, for what fewer users need: ``cassettes_core.store`` (files,
-manifests), ``cassettes_core.secrets`` (the secret guard), ``cassettes_core.diff`` (a miss, as
-data), ``cassettes_core.digest``, ``cassettes_core.catalog``, ``cassettes_core.modes``,
+manifests), ``cassettes_core.secrets`` (the secret guard), ``cassettes_core.miss_report`` (a
+miss, as data), ``cassettes_core.digest``, ``cassettes_core.catalog``, ``cassettes_core.modes``,
 ``cassettes_core.transport`` and ``cassettes_core.isolation``. Everything in ``_``-modules is
 private.
 """

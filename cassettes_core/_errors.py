@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # for the annotation only: the report renders itself (no import cycle)
-    from cassettes_core.diff import MissReport
+    from cassettes_core.miss_report import MissReport
 
 # ``exception``: a tool call (``cassettes_core.tools``) raised; the others are provider failures.
 ErrorKind = Literal["http_status", "timeout", "connection", "exception"]

@@ -187,7 +187,7 @@ class Recorder:
         if traits.goes_live:
             self._go_live(request)
             return None
-        from cassettes_core.diff import miss_report  # a miss only: replay never needs it
+        from cassettes_core.miss_report import miss_report  # a miss only: replay never needs it
 
         report = miss_report(
             request,

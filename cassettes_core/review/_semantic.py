@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from cassettes_core._model import Interaction
-from cassettes_core.diff import FieldDiff
+from cassettes_core.miss_report import FieldDiff
 from cassettes_core.review._reading import asked, streamed
 from cassettes_core.review._shapes import as_json
 
