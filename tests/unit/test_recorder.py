@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import subprocess
-import sys
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +13,6 @@ import yaml
 from cassettes_core import (
     CassetteMissError,
     CassetteProvider,
-    CassetteVersionWarning,
     FakeProvider,
     LLMRequest,
     LLMResponse,
@@ -305,38 +301,3 @@ def test_before_record_returning_none_drops_the_interaction(tmp_path: Path) -> N
         FakeProvider([answer()]), path, mode="record", before_record=lambda item: None
     ).complete(chat_request())
     assert not path.exists()
-
-
-def test_version_drift_is_reported_on_replay(tmp_path: Path) -> None:
-    """A cassette recorded by other SDK versions warns, naming what changed."""
-    path = tmp_path / "c.yaml"
-    _record(path, [answer()], chat_request())
-    document = yaml.safe_load(path.read_text())
-    document["manifest"]["sdks"]["httpx"] = "0.0.1"
-    path.write_text(yaml.safe_dump(document, sort_keys=False))
-    with pytest.warns(CassetteVersionWarning, match=r"httpx: 0\.0\.1 → "):
-        # (inside pytest drift goes to the summary unless a warning is asked for)
-        CassetteProvider(FakeProvider([]), path, mode="replay", on_version_drift="warn")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        _record(tmp_path / "fresh.yaml", [answer()], chat_request())
-        CassetteProvider(FakeProvider([]), tmp_path / "fresh.yaml", mode="replay")
-
-
-def test_replay_never_loads_the_secret_scanner(tmp_path: Path) -> None:
-    """A replaying process never imports detect-secrets or the guard: replay does no scanning."""
-    path = tmp_path / "c.yaml"
-    _record(path, [answer()], chat_request())
-    script = (
-        "import sys\n"
-        "from cassettes_core import CassetteProvider, FakeProvider\n"
-        "from tests.helpers.factories import chat_request\n"
-        f"p = CassetteProvider(FakeProvider([]), {str(path)!r}, mode='replay', repeat_last=True)\n"
-        "for _ in range(50): p.complete(chat_request(temperature=0.5))\n"
-        "print(sorted(m for m in sys.modules if 'detect_secrets' in m or m.endswith('_secrets')))\n"
-    )
-    root = Path(__file__).resolve().parents[2]
-    done = subprocess.run(
-        [sys.executable, "-c", script], cwd=root, capture_output=True, text=True, check=True
-    )
-    assert done.stdout.strip() == "[]"
