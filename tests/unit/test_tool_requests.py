@@ -4,6 +4,7 @@ request shapes and policies. Pure functions, no cassette."""
 from __future__ import annotations
 
 import enum
+from typing import Any
 
 import pytest
 
@@ -15,6 +16,7 @@ from cassettes_core.tools import (
     parse_policy,
     rebuilt_exception,
     recorded_exception,
+    tool,
 )
 
 
@@ -81,6 +83,30 @@ def test_a_unicode_look_alike_name_is_another_tool() -> None:
 
 def test_the_default_name_is_module_and_qualname() -> None:
     assert spec_of(book).name == f"{__name__}.book"
+
+
+def _partial() -> object:
+    import functools
+
+    return functools.partial(book, "Oslo")
+
+
+@pytest.mark.parametrize(
+    ("options", "target", "says"),
+    [
+        pytest.param({"replay": "sometimes"}, book, "replay='never'", id="bad-policy"),
+        pytest.param({"serialize": str}, book, "together", id="one-codec-half"),
+        pytest.param({"ignore": ["nope"]}, book, "nope is not a parameter", id="bad-ignore"),
+        # A partial's repr holds an address (a new name every run): refused unless named.
+        pytest.param({}, _partial(), "name it", id="a-partial-unnamed"),
+    ],
+)
+def test_a_tool_that_cannot_be_matched_is_refused_when_decorated(
+    options: dict[str, object], target: object, says: str
+) -> None:
+    untyped: Any = tool  # a caller without a type checker
+    with pytest.raises(ConfigError, match=says):
+        untyped(**options)(target)
 
 
 @pytest.mark.parametrize("value", ["never", "safe", " Safe "])
