@@ -138,11 +138,14 @@ def two_tool_calls(tmp_path: Path) -> Path:
     return source
 
 
-def test_the_console_script_forks_and_reports_json(tmp_path: Path) -> None:
-    """The installed ``cassettes`` command, in its own process, with --json."""
+def test_the_console_script_forks_reports_json_and_ends_quietly_on_a_closed_pipe(
+    tmp_path: Path,
+) -> None:
+    """The installed ``cassettes`` command, in its own process, with --json; and
+    ``cassettes fork … --json | head -c 1``: no traceback when the reader goes away."""
     source = two_tool_calls(tmp_path)
-    fork = tmp_path / "fork.yaml"
     script = Path(sys.executable).with_name("cassettes")
+    fork = tmp_path / "fork.yaml"
     done = subprocess.run(
         [str(script), "fork", str(source), "--at", "1", "-o", str(fork), "--json"],
         capture_output=True,
@@ -154,6 +157,11 @@ def test_the_console_script_forks_and_reports_json(tmp_path: Path) -> None:
     assert report["version"] == 1
     assert (report["at"], report["kept"], report["dropped"]) == (1, 1, 1)
     assert fork.is_file()
+    command = f"'{script}' fork '{source}' --at 1 -o '{tmp_path / 'f.yaml'}' --json | head -c 1"
+    piped = subprocess.run(["sh", "-c", command], capture_output=True, text=True, check=False)
+    assert "Traceback" not in piped.stderr
+    assert piped.stdout == "{"
+    assert (tmp_path / "f.yaml").is_file()
 
 
 MARKED = """
@@ -217,17 +225,6 @@ def test_the_marker_path_runs_a_fork_in_append_mode(
             "  of these: model calls 4 replayed, 2 recorded; tool calls 2 replayed, 1 recorded;*",
         ]
     )
-
-
-def test_a_closed_pipe_ends_the_command_quietly(tmp_path: Path) -> None:
-    """``cassettes fork … --json | head -c 1``: no traceback when the reader goes away."""
-    source = two_tool_calls(tmp_path)
-    script = Path(sys.executable).with_name("cassettes")
-    command = f"'{script}' fork '{source}' --at 1 -o '{tmp_path / 'f.yaml'}' --json | head -c 1"
-    done = subprocess.run(["sh", "-c", command], capture_output=True, text=True, check=False)
-    assert "Traceback" not in done.stderr
-    assert done.stdout == "{"
-    assert (tmp_path / "f.yaml").is_file()
 
 
 def _edited(source: Path, old: str, new: str) -> None:
