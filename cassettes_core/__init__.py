@@ -2,8 +2,8 @@
 
 The public surface is this module's ``__all__``. Subpackages and modules without a leading
 underscore are public too, for what fewer users need: ``cassettes_core.store`` (files,
-manifests), ``cassettes_core.secrets`` (the secret guard), ``cassettes_core.diff`` (a miss, as
-data), ``cassettes_core.digest``, ``cassettes_core.catalog``, ``cassettes_core.modes``,
+manifests), ``cassettes_core.secrets`` (the secret guard), ``cassettes_core.miss_report`` (a
+miss, as data), ``cassettes_core.digest``, ``cassettes_core.catalog``, ``cassettes_core.modes``,
 ``cassettes_core.transport`` and ``cassettes_core.isolation``. Everything in ``_``-modules is
 private.
 """
@@ -27,8 +27,8 @@ from cassettes_core._errors import (
 from cassettes_core._version import __version__
 
 if TYPE_CHECKING:
+    from cassettes_core._errors import UnrecordedFailureError
     from cassettes_core._model import Interaction, LLMResponse, RecordedError, StreamEvent
-    from cassettes_core._record_errors import UnrecordedFailureError
     from cassettes_core._recorder import BeforeRecord, Recorder, RecorderStats
     from cassettes_core._request import LLMRequest, MatchPolicy
     from cassettes_core._wrapper import CassetteProvider
@@ -51,7 +51,7 @@ _LAZY = {
     "LLMResponse": "cassettes_core._model",
     "RecordedError": "cassettes_core._model",
     "StreamEvent": "cassettes_core._model",
-    "UnrecordedFailureError": "cassettes_core._record_errors",
+    "UnrecordedFailureError": "cassettes_core._errors",
     "BeforeRecord": "cassettes_core._recorder",
     "Recorder": "cassettes_core._recorder",
     "RecorderStats": "cassettes_core._recorder",

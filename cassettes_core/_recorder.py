@@ -22,14 +22,12 @@ from cassettes_core._errors import (
     CassetteMissError,
     ConfigError,
     ProviderError,
-)
-from cassettes_core._model import Interaction, LLMResponse, RecordedError, StreamEvent
-from cassettes_core._record_errors import (
     RecordErrors,
     UnrecordedFailureError,
     parse_record_errors,
     refused,
 )
+from cassettes_core._model import Interaction, LLMResponse, RecordedError, StreamEvent
 from cassettes_core._request import DEFAULT_POLICY, LLMRequest, MatchPolicy
 from cassettes_core.digest import normalise
 from cassettes_core.events import CallEvent, CallLog, RecorderStats
@@ -187,7 +185,7 @@ class Recorder:
         if traits.goes_live:
             self._go_live(request)
             return None
-        from cassettes_core.diff import miss_report  # a miss only: replay never needs it
+        from cassettes_core.miss_report import miss_report  # a miss only: replay never needs it
 
         report = miss_report(
             request,

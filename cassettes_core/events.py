@@ -97,15 +97,15 @@ class CallLog:
         with self._lock:
             self._events.append(event)
 
-    def events(self, *kinds: EventKind) -> list[CallEvent]:
-        """The events of ``kinds`` (all when none is given), oldest first."""
+    def events(self, *kinds: EventKind, since: int = 0) -> list[CallEvent]:
+        """The events of ``kinds`` (all when none is given) from position ``since``, oldest
+        first."""
         with self._lock:
-            every = list(self._events)
+            every = self._events[since:]
         return [e for e in every if e.kind in kinds] if kinds else every
 
     def count(self, kind: EventKind) -> int:
-        with self._lock:
-            return sum(1 for e in self._events if e.kind == kind)
+        return len(self.events(kind))
 
     def errors(self, kind: EventKind) -> list[CassetteError]:
         return [e.error for e in self.events(kind) if e.error is not None]
@@ -141,25 +141,19 @@ class CallLog:
 
 
 class Cursor:
-    """Which events of each kind a reader has taken, so each is reported once."""
+    """Which events of each kind a reader has taken, so each is reported once: a position in
+    the log per kind (events are only ever added)."""
 
     def __init__(self, log: CallLog) -> None:
         self._log = log
-        self._taken: dict[EventKind, int] = {}
-        # The log's length at each kind's last take: a log that has not grown since (events
-        # are only ever added) has nothing new, and is not walked again.
-        self._seen: dict[EventKind, int] = {}
+        self._at: dict[EventKind, int] = {}
 
     def take(self, kind: EventKind) -> list[CallEvent]:
         """The events of ``kind`` added since the last take."""
-        if len(self._log) == self._seen.get(kind):
-            return []
-        every = self._log.events()
-        self._seen[kind] = len(every)
-        found = [event for event in every if event.kind == kind]
-        start = self._taken.get(kind, 0)
-        self._taken[kind] = len(found)
-        return found[start:]
+        start = self._at.get(kind, 0)
+        new = self._log.events(since=start)
+        self._at[kind] = start + len(new)
+        return [event for event in new if event.kind == kind]
 
 
 class RecorderStats:
@@ -175,29 +169,26 @@ class RecorderStats:
     def of(cls, log: CallLog) -> RecorderStats:
         return cls(log)
 
-    def _count(self, kind: EventKind) -> int:
-        return self._log.count(kind)
-
     @property
     def replayed(self) -> int:
-        return self._count("replayed")
+        return self._log.count("replayed")
 
     @property
     def recorded(self) -> int:
-        return self._count("recorded")
+        return self._log.count("recorded")
 
     @property
     def missed(self) -> int:
-        return self._count("missed")
+        return self._log.count("missed")
 
     @property
     def live(self) -> int:
-        return self._count("live")
+        return self._log.count("live")
 
     @property
     def unrecorded(self) -> int:
         """Live failures the ``record_errors`` policy kept out of the cassette."""
-        return self._count("refused")
+        return self._log.count("refused")
 
     @property
     def misses(self) -> list[CassetteMissError]:
@@ -207,7 +198,7 @@ class RecorderStats:
     @property
     def refused(self) -> list[CassetteError]:
         """The unrecorded live failures, as raised (``UnrecordedFailureError``), in order."""
-        return [e.error for e in self._log.events("refused") if e.error is not None]
+        return self._log.errors("refused")
 
     def __repr__(self) -> str:
         return (

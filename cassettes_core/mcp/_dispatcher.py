@@ -154,7 +154,9 @@ def _listing_of(interaction: Interaction, server: str | None) -> bool:
 
 def _answer(interaction: Interaction) -> dict[str, Any]:
     if interaction.error is not None and is_recorded_exception(interaction.error):
-        raise rebuilt_exception(f"MCP {interaction.endpoint}", interaction.error)
+        # The SDK's own errors (MCPError) replay as themselves; nothing else steers the run.
+        home = "mcp.shared.exceptions"
+        raise rebuilt_exception(f"MCP {interaction.endpoint}", interaction.error, home=home)
     if interaction.error is not None:  # a provider's failure, in a hand-edited file
         raise interaction.error.to_exception(interaction.provider)
     body = interaction.response.body if interaction.response is not None else None

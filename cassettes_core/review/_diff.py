@@ -32,7 +32,7 @@ from cassettes_core import catalog
 from cassettes_core._errors import ConfigError
 from cassettes_core._model import Interaction
 from cassettes_core.catalog import as_json
-from cassettes_core.diff import FieldDiff
+from cassettes_core.miss_report import FieldDiff
 
 ChangeKind = Literal["new", "gone", "answered differently"]
 

@@ -124,27 +124,6 @@ def test_a_fork_replays_its_prefix_and_misses_after_it(
     assert notes_sent(outbox) == ["Paris", "Rome"]
 
 
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        pytest.param(["--at", "99"], "has no interaction 99 (its seqs: 1..2)", id="unknown-seq"),
-        pytest.param(["--at", "0"], "a positive integer", id="zero"),
-        pytest.param(["--at", "x"], None, id="not-a-number"),
-    ],
-)
-def test_a_bad_seq_is_an_error_and_nothing_is_written(
-    tmp_path: Path, args: list[str], message: str | None, capsys: pytest.CaptureFixture[str]
-) -> None:
-    source = two_tool_calls(tmp_path)
-    fork = tmp_path / "fork.yaml"
-    assert main(["fork", str(source), *args, "-o", str(fork)]) == 2
-    err = capsys.readouterr().err
-    if message is not None:
-        assert message in err
-        assert "TIP:" in err
-    assert not fork.exists()
-
-
 def two_tool_calls(tmp_path: Path) -> Path:
     from cassettes_core import tool
 
@@ -159,49 +138,14 @@ def two_tool_calls(tmp_path: Path) -> Path:
     return source
 
 
-def test_an_existing_output_is_kept_unless_forced(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_the_console_script_forks_reports_json_and_ends_quietly_on_a_closed_pipe(
+    tmp_path: Path,
 ) -> None:
+    """The installed ``cassettes`` command, in its own process, with --json; and
+    ``cassettes fork … --json | head -c 1``: no traceback when the reader goes away."""
     source = two_tool_calls(tmp_path)
-    fork = tmp_path / "fork.yaml"
-    fork.write_text("mine\n", encoding="utf-8")
-    assert main(["fork", str(source), "--at", "1", "-o", str(fork)]) == 2
-    assert "the file exists" in capsys.readouterr().err
-    assert fork.read_text(encoding="utf-8") == "mine\n"
-    assert main(["fork", str(source), "--at", "1", "-o", str(fork), "--force"]) == 0
-    assert len(document(fork)["interactions"]) == 1
-
-
-def test_forking_onto_the_source_or_from_nothing_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    source = two_tool_calls(tmp_path)
-    before = source.read_bytes()
-    assert main(["fork", str(source), "--at", "1", "-o", str(source), "--force"]) == 2
-    assert "onto itself" in capsys.readouterr().err
-    assert source.read_bytes() == before
-    assert main(["fork", str(tmp_path / "nope.yaml"), "--at", "1", "-o", "x.yaml"]) == 2
-    assert "does not exist" in capsys.readouterr().err
-
-
-def test_a_tampered_source_is_refused_with_its_defect(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A source whose digests do not verify is not copied into a fork."""
-    source = two_tool_calls(tmp_path)
-    text = source.read_text(encoding="utf-8")
-    source.write_text(text.replace("arguments:\n      n: 1", "arguments:\n      n: 7"))
-    fork = tmp_path / "fork.yaml"
-    assert main(["fork", str(source), "--at", "2", "-o", str(fork)]) == 2
-    assert "does not match its request" in capsys.readouterr().err
-    assert not fork.exists()
-
-
-def test_the_console_script_forks_and_reports_json(tmp_path: Path) -> None:
-    """The installed ``cassettes`` command, in its own process, with --json."""
-    source = two_tool_calls(tmp_path)
-    fork = tmp_path / "fork.yaml"
     script = Path(sys.executable).with_name("cassettes")
+    fork = tmp_path / "fork.yaml"
     done = subprocess.run(
         [str(script), "fork", str(source), "--at", "1", "-o", str(fork), "--json"],
         capture_output=True,
@@ -213,6 +157,11 @@ def test_the_console_script_forks_and_reports_json(tmp_path: Path) -> None:
     assert report["version"] == 1
     assert (report["at"], report["kept"], report["dropped"]) == (1, 1, 1)
     assert fork.is_file()
+    command = f"'{script}' fork '{source}' --at 1 -o '{tmp_path / 'f.yaml'}' --json | head -c 1"
+    piped = subprocess.run(["sh", "-c", command], capture_output=True, text=True, check=False)
+    assert "Traceback" not in piped.stderr
+    assert piped.stdout == "{"
+    assert (tmp_path / "f.yaml").is_file()
 
 
 MARKED = """
@@ -278,56 +227,83 @@ def test_the_marker_path_runs_a_fork_in_append_mode(
     )
 
 
-def test_a_fork_of_a_hand_edited_secret_is_refused_and_writes_nothing(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Answers are not digested, so a key pasted into one by hand still loads; the fork
-    passes the secret guard like every write, and refuses it."""
+def _edited(source: Path, old: str, new: str) -> None:
+    source.write_text(source.read_text(encoding="utf-8").replace(old, new, 1), encoding="utf-8")
+
+
+def _refusal(tmp_path: Path, source: Path, case: str) -> tuple[Any, ...]:
+    """The arguments of one refused fork, what its error says (and a key it must not say)."""
+    fork = str(tmp_path / "fork.yaml")
+    if case == "unknown-seq":
+        return ["--at", "99", "-o", fork], "has no interaction 99 (its seqs: 1..2)"
+    if case == "zero":
+        return ["--at", "0", "-o", fork], "a positive integer"
+    if case == "not-a-number":
+        return ["--at", "x", "-o", fork], ""
+    if case == "seq-in-a-gap":  # a hand-merged cassette with seqs 1, 5
+        _edited(source, "- seq: 2\n", "- seq: 5\n")
+        return ["--at", "3", "-o", fork], "(its seqs: 1, 5)"
+    if case == "onto-itself":
+        return ["--at", "1", "-o", str(source), "--force"], "onto itself"
+    if case == "a-link-to-the-source":
+        (tmp_path / "link.yaml").symlink_to(source)
+        return ["--at", "1", "-o", str(tmp_path / "link.yaml"), "--force"], "onto itself"
+    if case == "output-exists":
+        Path(fork).write_text("mine\n", encoding="utf-8")
+        return ["--at", "1", "-o", fork], "the file exists"
+    if case == "tampered":  # digests that do not verify are not copied into a fork
+        _edited(source, "arguments:\n      n: 1", "arguments:\n      n: 7")
+        return ["--at", "2", "-o", fork], "does not match its request"
+    # Answers are not digested, so a key pasted into one by hand still loads; the fork
+    # passes the secret guard like every write.
     from tests.helpers.fake_secrets import openai_key
 
-    source = two_tool_calls(tmp_path)
     key = openai_key()
-    text = source.read_text(encoding="utf-8")
-    source.write_text(text.replace("body: 1", f"body: {key}", 1), encoding="utf-8")
-    fork = tmp_path / "fork.yaml"
-    assert main(["fork", str(source), "--at", "2", "-o", str(fork)]) == 2
+    _edited(source, "body: 1", f"body: {key}")
+    return ["--at", "2", "-o", fork], "possible secret", key
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "unknown-seq",
+        "zero",
+        "not-a-number",
+        "seq-in-a-gap",
+        "onto-itself",
+        "a-link-to-the-source",
+        "output-exists",
+        "tampered",
+        "hand-edited-secret",
+    ],
+)
+def test_a_refused_fork_says_why_and_changes_no_file(
+    tmp_path: Path, case: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exit 2 with the reason and a TIP; the source and any existing output stay byte for
+    byte, and no fork is written."""
+    source = two_tool_calls(tmp_path)
+    argv, says, *hidden = _refusal(tmp_path, source, case)
+    before = {p: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    assert main(["fork", str(source), *argv]) == 2
     err = capsys.readouterr().err
-    assert "possible secret" in err
-    assert key not in err
-    assert not fork.exists()
+    assert says in err
+    assert "TIP:" in err or case == "not-a-number"
+    assert not any(key in err for key in hidden)
+    assert {p: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before
 
 
-def test_a_link_to_the_source_is_the_source(
+def test_a_fork_from_nothing_is_refused_and_force_replaces_an_output(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """-o naming a symbolic link to the source is refused like the source itself."""
+    """A source that does not exist is an error; --force replaces an existing output; a seq
+    a hand-merged cassette has after a gap forks."""
+    assert main(["fork", str(tmp_path / "nope.yaml"), "--at", "1", "-o", "x.yaml"]) == 2
+    assert "does not exist" in capsys.readouterr().err
     source = two_tool_calls(tmp_path)
-    link = tmp_path / "link.yaml"
-    link.symlink_to(source)
-    before = source.read_bytes()
-    assert main(["fork", str(source), "--at", "1", "-o", str(link), "--force"]) == 2
-    assert "onto itself" in capsys.readouterr().err
-    assert source.read_bytes() == before
-
-
-def test_a_closed_pipe_ends_the_command_quietly(tmp_path: Path) -> None:
-    """``cassettes fork … --json | head -c 1``: no traceback when the reader goes away."""
-    source = two_tool_calls(tmp_path)
-    script = Path(sys.executable).with_name("cassettes")
-    command = f"'{script}' fork '{source}' --at 1 -o '{tmp_path / 'f.yaml'}' --json | head -c 1"
-    done = subprocess.run(["sh", "-c", command], capture_output=True, text=True, check=False)
-    assert "Traceback" not in done.stderr
-    assert done.stdout == "{"
-    assert (tmp_path / "f.yaml").is_file()
-
-
-def test_a_seq_in_a_gap_is_refused_listing_the_seqs(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A hand-merged cassette with seqs 1, 2, 5: --at 3 names the seqs there are."""
-    source = two_tool_calls(tmp_path)
-    text = source.read_text(encoding="utf-8").replace("- seq: 2\n", "- seq: 5\n")
-    source.write_text(text, encoding="utf-8")
-    assert main(["fork", str(source), "--at", "3", "-o", str(tmp_path / "f.yaml")]) == 2
-    assert "(its seqs: 1, 5)" in capsys.readouterr().err
-    assert main(["fork", str(source), "--at", "5", "-o", str(tmp_path / "f.yaml")]) == 0
+    fork = tmp_path / "fork.yaml"
+    fork.write_text("mine\n", encoding="utf-8")
+    assert main(["fork", str(source), "--at", "1", "-o", str(fork), "--force"]) == 0
+    assert len(document(fork)["interactions"]) == 1
+    _edited(source, "- seq: 2\n", "- seq: 5\n")
+    assert main(["fork", str(source), "--at", "5", "-o", str(fork), "--force"]) == 0

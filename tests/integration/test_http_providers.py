@@ -74,17 +74,14 @@ def test_anthropic_messages_complete_and_astream(emulator: Emulator) -> None:
 
 
 def test_status_errors_become_provider_errors(emulator: Emulator) -> None:
-    """An HTTP 429 is a ProviderError with status, body and the retry hint."""
+    """An HTTP 429 is a ProviderError with status, body and the retry hint; a rejected key
+    one with status 401."""
     emulator.inject_error(429, headers={"retry-after": "2"})
     with pytest.raises(ProviderError) as caught:
         _openai(emulator).complete(_chat())
     assert (caught.value.kind, caught.value.status) == ("http_status", 429)
     assert caught.value.headers["retry-after"] == "2"
     assert isinstance(caught.value.body, dict)
-
-
-def test_wrong_key_is_a_401(emulator: Emulator) -> None:
-    """A rejected key is a ProviderError with status 401."""
     provider = HTTPProvider("openai.chat", base_url=emulator.openai_base_url, api_key="wrong")
     with pytest.raises(ProviderError) as caught:
         provider.complete(_chat())

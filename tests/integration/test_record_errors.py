@@ -1,8 +1,12 @@
-"""What a recording keeps of live failures: not auth failures or an unreachable provider (the
-call fails, nothing is written), but rate limits, server errors, timeouts and broken streams.
+"""What a recording keeps of live failures, through the real openai and anthropic SDKs over
+the cassette transport (sync, async, stream) against the emulator.
 
-Through the real openai and anthropic SDKs over the cassette transport (sync, async, stream)
-against the emulator. The Provider API path: ``test_record_errors_providers.py``.
+Refused (the call fails with our error, nothing is written): failures that say the recording
+was set up wrong, which would replay after the fix, in CI, forever: an auth failure (401, 403),
+a 404 (a wrong base URL, a model this key may not use), an account without credit (402, a 429
+``insufficient_quota``), and a provider that could not be reached. Kept, and replayed as they
+went: rate limits, server errors, other 4xx, timeouts and retry sequences. The Provider API
+path: ``test_record_errors_providers.py``.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ import asyncio
 import json
 import secrets
 import socket
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,16 +25,19 @@ import httpx2
 import openai
 import pytest
 
-from cassettes_core import (
-    ConfigError,
-    Recorder,
-    UnrecordedFailureError,
-    load_cassette,
-)
+from cassettes_core import ConfigError, Recorder, UnrecordedFailureError, load_cassette
 from cassettes_core.testing.emulator import Emulator
 from cassettes_core.transport.httpx2 import AsyncCassetteTransport, CassetteTransport
 
 MESSAGES: Any = [{"role": "user", "content": "Capital of France?"}]  # as the SDKs take it
+QUOTA = {
+    "error": {
+        "message": "You exceeded your current quota, please check your plan and billing details.",
+        "type": "insufficient_quota",
+        "param": None,
+        "code": "insufficient_quota",
+    }
+}
 
 
 def _wrong_key() -> str:
@@ -40,20 +49,64 @@ def _openai(base_url: str, key: str, recorder: Recorder, **options: Any) -> open
     return openai.OpenAI(base_url=base_url, api_key=key, http_client=http, **options)
 
 
-def _anthropic(base_url: str, key: str, recorder: Recorder) -> anthropic.Anthropic:
+def _complete(client: openai.OpenAI, *, stream: bool) -> Any:
+    answer = client.chat.completions.create(model="gpt-4o", messages=MESSAGES, stream=stream)
+    return list(answer) if stream else answer
+
+
+def ask(
+    sdk: str,
+    emu: Emulator,
+    recorder: Recorder,
+    *,
+    stream: bool = False,
+    messages: Any = MESSAGES,
+    **options: Any,
+) -> Any:
+    """One call through ``sdk`` (``openai``, ``openai-async``, ``anthropic``): the answer's
+    chunks as data, or the SDK's status error as ``(class, status, body)``."""
+    options.setdefault("max_retries", 2)
+    if sdk == "openai-async":
+        return asyncio.run(_ask_async(emu, recorder, stream, messages, options))
     http = httpx2.Client(transport=CassetteTransport(recorder))
-    return anthropic.Anthropic(base_url=base_url, api_key=key, http_client=http)
+    try:
+        if sdk == "anthropic":
+            with anthropic.Anthropic(
+                base_url=emu.anthropic_base_url, api_key=emu.api_key, http_client=http, **options
+            ) as claude:
+                answer: Any = claude.messages.create(
+                    model="claude-3-5-haiku-latest", max_tokens=20, messages=messages, stream=stream
+                )
+                return [c.model_dump(warnings=False) for c in (answer if stream else [answer])]
+        with openai.OpenAI(
+            base_url=emu.openai_base_url, api_key=emu.api_key, http_client=http, **options
+        ) as client:
+            answer = client.chat.completions.create(
+                model="gpt-4o-mini", messages=messages, stream=stream
+            )
+            return [c.model_dump(warnings=False) for c in (answer if stream else [answer])]
+    except (openai.APIStatusError, anthropic.APIStatusError) as exc:
+        return (type(exc).__name__, exc.status_code, exc.body)
 
 
-def _closed_port_url() -> str:
-    """A loopback URL nothing listens on (bound, then closed)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
+async def _ask_async(
+    emu: Emulator, recorder: Recorder, stream: bool, messages: Any, options: dict[str, Any]
+) -> Any:
+    http = httpx2.AsyncClient(transport=AsyncCassetteTransport(recorder))
+    async with openai.AsyncOpenAI(
+        base_url=emu.openai_base_url, api_key=emu.api_key, http_client=http, **options
+    ) as client:
+        try:
+            answer: Any = await client.chat.completions.create(
+                model="gpt-4o-mini", messages=messages, stream=stream
+            )
+        except openai.APIStatusError as exc:
+            return (type(exc).__name__, exc.status_code, exc.body)
+        chunks = [c async for c in answer] if stream else [answer]
+        return [c.model_dump(warnings=False) for c in chunks]
 
 
-# -- the transport path ---------------------------------------------------------------------
+# -- refused: the recording was set up wrong ---------------------------------------------------
 
 
 def test_a_wrong_key_fails_at_once_saying_the_provider_rejected_it(
@@ -81,86 +134,64 @@ def test_a_wrong_key_fails_at_once_saying_the_provider_rejected_it(
     assert recorder.stats.unrecorded == 1
 
 
-def test_openai_async_and_stream_auth_failures_are_not_recorded(
-    emu: Emulator, tmp_path: Path
+SETUP_FAILURES = [
+    pytest.param("openai", 401, None, False, "HTTP 401", id="openai-401"),
+    pytest.param("openai", 401, None, True, "HTTP 401", id="openai-401-stream"),
+    pytest.param("openai-async", 401, None, False, "HTTP 401", id="openai-async-401"),
+    pytest.param("openai", 404, None, False, "the model name", id="openai-404-model"),
+    pytest.param("openai", 404, None, True, "the model name", id="openai-404-model-stream"),
+    pytest.param("openai", 429, QUOTA, False, "quota or credit", id="openai-insufficient-quota"),
+    pytest.param("openai", 402, None, False, "quota or credit", id="openai-402"),
+    pytest.param("anthropic", 401, None, False, "HTTP 401", id="anthropic-401"),
+    pytest.param("anthropic", 401, None, True, "HTTP 401", id="anthropic-401-stream"),
+    pytest.param("anthropic", 403, None, False, "HTTP 403", id="anthropic-403"),
+    pytest.param("anthropic", 403, None, True, "HTTP 403", id="anthropic-403-stream"),
+    pytest.param("anthropic", 404, None, False, "HTTP 404", id="anthropic-404"),
+    pytest.param("anthropic", 404, None, True, "HTTP 404", id="anthropic-404-stream"),
+]
+
+
+@pytest.mark.parametrize(("sdk", "status", "body", "stream", "says"), SETUP_FAILURES)
+def test_a_setup_failure_is_refused_at_once_and_the_cassette_is_untouched(
+    emu: Emulator,
+    tmp_path: Path,
+    sdk: str,
+    status: int,
+    body: dict[str, object] | None,
+    stream: bool,
+    says: str,
 ) -> None:
-    """The async client and a streamed request refuse a 401 the same way."""
+    """Appending to a recorded cassette: our error on the first try (anthropic retries and
+    wraps foreign errors, openai retries 429s: neither does here), the file byte for byte."""
     path = tmp_path / "c.yaml"
-
-    async def run() -> None:
-        http = httpx2.AsyncClient(transport=AsyncCassetteTransport(Recorder(path, mode="record")))
-        async with openai.AsyncOpenAI(
-            base_url=emu.openai_base_url, api_key=_wrong_key(), http_client=http
-        ) as client:
-            with pytest.raises(UnrecordedFailureError, match="HTTP 401"):
-                await client.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES)
-
-    asyncio.run(run())
-    with (
-        _openai(emu.openai_base_url, _wrong_key(), Recorder(path, mode="record")) as client,
-        pytest.raises(UnrecordedFailureError, match="HTTP 401"),
-    ):
-        list(client.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES, stream=True))
-    assert emu.hits == 2
-    assert not path.exists()
-
-
-@pytest.mark.parametrize("stream", [False, True], ids=["complete", "stream"])
-@pytest.mark.parametrize("status", [401, 403])
-def test_anthropic_auth_failures_are_not_recorded_and_not_retried(
-    emu: Emulator, tmp_path: Path, status: int, stream: bool
-) -> None:
-    """anthropic (which retries and wraps foreign errors) sees our error on the first try."""
-    path = tmp_path / "c.yaml"
-    emu.inject_error(status)
-    recorder = Recorder(path, mode="record")
-
-    def ask(client: anthropic.Anthropic) -> None:
-        answer_ = client.messages.create(
-            model="claude-3-5-haiku-latest", max_tokens=20, messages=MESSAGES, stream=stream
-        )
-        if stream:
-            list(answer_)
-
-    with (
-        _anthropic(emu.anthropic_base_url, emu.api_key, recorder) as client,
-        pytest.raises(UnrecordedFailureError, match=f"HTTP {status}"),
-    ):
-        ask(client)
-    assert emu.hits == 1
-    assert not path.exists()
-
-
-def test_an_existing_cassette_is_left_byte_for_byte_on_a_refused_append(
-    emu: Emulator, tmp_path: Path
-) -> None:
-    """append: the recorded interactions stay, and the file is not touched."""
-    path = tmp_path / "c.yaml"
-    with _openai(emu.openai_base_url, emu.api_key, Recorder(path, mode="record")) as client:
-        client.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES)
+    ask(sdk, emu, Recorder(path, mode="record"), messages=[{"role": "user", "content": "hi"}])
     before = path.read_bytes()
-    with (
-        _openai(emu.openai_base_url, _wrong_key(), Recorder(path, mode="append")) as client,
-        pytest.raises(UnrecordedFailureError),
-    ):
-        client.chat.completions.create(
-            model="gpt-4o-mini", messages=[{"role": "user", "content": "new"}]
-        )
+    emu.inject_error(status, body=body, headers={"retry-after": "0"}, times=3)
+    hits = emu.hits
+    with pytest.raises(UnrecordedFailureError, match=f"HTTP {status}") as caught:
+        ask(sdk, emu, Recorder(path, mode="append"), stream=stream)
+    assert says in str(caught.value)
+    assert caught.value.status == status
+    assert emu.hits == hits + 1
     assert path.read_bytes() == before
 
 
-def test_a_refused_connection_is_not_recorded(tmp_path: Path) -> None:
-    """Nothing listening: our error names the failure, and the SDK does not retry."""
+@pytest.mark.parametrize("stream", [False, True], ids=["complete", "stream"])
+def test_a_wrong_base_url_is_not_recorded(emu: Emulator, tmp_path: Path, stream: bool) -> None:
+    """OPENAI_BASE_URL without its /v1: the server's 404 is refused, and the message says to
+    check the base URL and the model; no file is written."""
     path = tmp_path / "c.yaml"
-    url = _closed_port_url()
+    base = emu.openai_base_url.removesuffix("/v1")
     with (
-        _openai(url, "k", Recorder(path, mode="record"), max_retries=3) as client,
+        _openai(base, emu.api_key, Recorder(path, mode="record")) as client,
         pytest.raises(UnrecordedFailureError) as caught,
     ):
-        client.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES)
+        _complete(client, stream=stream)
     text = str(caught.value)
-    assert text.startswith("the live provider could not be reached (openai.chat: connection, ")
-    assert "ConnectError" in text
+    assert "answered HTTP 404: Unknown request URL" in text
+    assert "the base URL" in text
+    assert "record_errors='all'" in text
+    assert emu.hits == 0  # the emulator counts only calls it answered as a provider
     assert not path.exists()
 
 
@@ -181,44 +212,110 @@ def no_dns(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return asked
 
 
-def test_a_dns_failure_is_not_recorded(tmp_path: Path, no_dns: list[str]) -> None:
-    """A host that does not resolve is an unreachable provider: refused, no file."""
+@pytest.fixture
+def plain_text_port() -> Iterator[int]:
+    """A loopback port whose server answers any connection with plain-text HTTP at once (a
+    TLS client meets no handshake)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.05)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield listener.getsockname()[1]
+    stop.set()
+    thread.join(timeout=5)
+    listener.close()
+
+
+def _closed_port_url() -> str:
+    """A loopback URL nothing listens on (bound, then closed)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+@pytest.mark.parametrize("where", ["closed-port", "no-dns", "tls-on-plain-http"])
+def test_an_unreachable_provider_is_not_recorded(
+    tmp_path: Path, request: pytest.FixtureRequest, where: str
+) -> None:
+    """Nothing listening, a host that does not resolve, an https URL on a plain-HTTP server:
+    "could not be reached" before any answer, no SDK retry, nothing written."""
+    if where == "no-dns":
+        asked: list[str] = request.getfixturevalue("no_dns")
+        url = "http://api.unreachable.test/v1"
+    elif where == "tls-on-plain-http":
+        url = f"https://127.0.0.1:{request.getfixturevalue('plain_text_port')}/v1"
+    else:
+        url = _closed_port_url()
     path = tmp_path / "c.yaml"
     with (
-        _openai("http://api.unreachable.test/v1", "k", Recorder(path, mode="record")) as client,
-        pytest.raises(UnrecordedFailureError, match="could not be reached"),
+        _openai(url, "k", Recorder(path, mode="record"), max_retries=3) as client,
+        pytest.raises(UnrecordedFailureError) as caught,
     ):
         client.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES)
-    assert no_dns == ["api.unreachable.test"]
+    text = str(caught.value)
+    assert text.startswith("the live provider could not be reached (openai.chat: connection, ")
+    if where == "no-dns":
+        assert asked == ["api.unreachable.test"]
+    else:
+        assert "ConnectError" in text
     assert not path.exists()
 
 
-@pytest.mark.parametrize("status", [429, 500, 503, 400, 409, 422])
-def test_rate_limits_server_and_request_errors_are_recorded_and_replay(
-    emu: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, status: int
+# -- kept: what a test can learn from, replayed as it went -------------------------------------
+
+RETRIED = [
+    pytest.param("openai", 429, False, 2, id="openai-429-retried"),
+    pytest.param("openai", 429, True, 2, id="openai-429-retried-stream"),
+    pytest.param("openai-async", 500, False, 2, id="openai-async-500-retried"),
+    pytest.param("openai-async", 500, True, 2, id="openai-async-500-retried-stream"),
+    pytest.param("anthropic", 529, False, 2, id="anthropic-529-retried"),
+    pytest.param("anthropic", 529, True, 2, id="anthropic-529-retried-stream"),
+    pytest.param("openai", 503, False, 1, id="openai-503"),
+    pytest.param("openai", 409, False, 1, id="openai-409"),
+    pytest.param("openai", 400, False, 1, id="openai-400"),
+    pytest.param("openai", 422, False, 1, id="openai-422"),
+    pytest.param("openai", 401, False, 1, id="record-errors-all-401"),
+    pytest.param("openai", 404, False, 1, id="record-errors-all-404"),
+]
+
+
+@pytest.mark.parametrize(("sdk", "status", "stream", "times"), RETRIED)
+def test_a_kept_failure_replays_as_it_went(
+    emu: Emulator,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    sdk: str,
+    status: int,
+    stream: bool,
+    times: int,
 ) -> None:
-    """A failure then a success (the SDK retried, or the test asserts the error) records the
-    whole sequence; replay under CI gives the caller the same outcome with no live call."""
+    """Failures the SDK retried then the answer, or a failure it raised: every interaction
+    recorded in order, and a replay under CI that gives the caller the same outcome with no
+    live call. 401 and 404 are kept only under ``record_errors="all"`` (tests of those paths)."""
     path = tmp_path / "c.yaml"
-    emu.inject_error(status, headers={"retry-after": "0"})
-
-    def outcome(recorder: Recorder) -> Any:
-        with _openai(emu.openai_base_url, emu.api_key, recorder, max_retries=1) as client:
-            try:
-                reply = client.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES)
-            except openai.APIStatusError as exc:
-                return (type(exc).__name__, exc.status_code, exc.body)
-            return reply.model_dump()
-
-    live = outcome(Recorder(path, mode="record"))
+    policy = "all" if status in (401, 404) else "useful"
+    emu.inject_error(status, headers={"retry-after": "0"}, times=times)
+    live = ask(sdk, emu, Recorder(path, mode="record", record_errors=policy), stream=stream)
     stored = load_cassette(path)
     assert stored is not None
-    first = stored.interactions[0].error
-    assert first is not None
-    assert first.status == status
-    hits = emu.hits
+    statuses = [i.error.status if i.error else None for i in stored.interactions]
+    retried = status in (409, 429) or status >= 500
+    assert statuses == [status] * times + ([None] if retried else [])
     monkeypatch.setenv("CI", "true")
-    assert outcome(Recorder(path)) == live
+    hits = emu.hits
+    assert ask(sdk, emu, Recorder(path), stream=stream) == live
     assert emu.hits == hits
 
 
@@ -241,30 +338,6 @@ def test_timeouts_are_recorded_and_replay_as_timeouts(
         pytest.raises(openai.APITimeoutError),
     ):
         c.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES)
-    assert emu.hits == hits
-
-
-def test_record_errors_all_records_an_auth_failure_that_then_replays(
-    emu: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The option for tests of auth-error handling: the 401 is the recorded answer."""
-    path = tmp_path / "c.yaml"
-    key = _wrong_key()
-    with (
-        _openai(
-            emu.openai_base_url, key, Recorder(path, mode="record", record_errors="all")
-        ) as client,
-        pytest.raises(openai.AuthenticationError),
-    ):
-        client.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES)
-    assert "http_status" in path.read_text(encoding="utf-8")
-    monkeypatch.setenv("CI", "true")
-    hits = emu.hits
-    with (
-        _openai(emu.openai_base_url, key, Recorder(path)) as client,
-        pytest.raises(openai.AuthenticationError),
-    ):
-        client.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES)
     assert emu.hits == hits
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from cassette_refresh import ProviderReissuer, find_cassettes, run_check
 from cassettes_core import Interaction, LLMRequest, LLMResponse, ProviderError
-from cassettes_core.providers.fake import FakeProvider
+from cassettes_core.providers import FakeProvider
 from cassettes_core.providers.http import HTTPProvider
 from cassettes_core.store import Manifest, render
 from cassettes_core.testing.emulator import Emulator

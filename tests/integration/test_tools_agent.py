@@ -17,7 +17,7 @@ import openai
 import pytest
 import yaml
 
-from cassettes_core import CassetteMissError, Recorder, intercept, tool
+from cassettes_core import CassetteMissError, RecordedToolError, Recorder, intercept, tool
 from cassettes_core.testing.emulator import Emulator
 from tests.helpers.agent_loop import run_turns, spec
 
@@ -126,31 +126,6 @@ def test_a_changed_argument_is_a_miss_with_the_argument_diff(
     assert not (outbox / "Lyon.txt").exists()
 
 
-def test_canonical_arguments_match_however_the_call_is_spelled(
-    outbox: Path, tmp_path: Path
-) -> None:
-    """f(a, b), f(name=a, text=b) and f(text=b, name=a) are one request; a default applied
-    is the same as the default given."""
-
-    @tool(replay="never", name="greet")
-    def greet(name: str, greeting: str = "hello") -> str:
-        STATE["weather_runs"] += 1
-        return f"{greeting} {name}"
-
-    path = tmp_path / "greet.yaml"
-    with intercept(Recorder(path, mode="record")):
-        assert greet("Ada") == "hello Ada"
-    with intercept(Recorder(path, mode="replay", repeat_last=True)) as active:
-        assert greet("Ada") == "hello Ada"
-        assert greet(name="Ada") == "hello Ada"
-        assert greet("Ada", greeting="hello") == "hello Ada"
-        assert greet(greeting="hello", name="Ada") == "hello Ada"
-        with pytest.raises(CassetteMissError):
-            greet("Ada", "hi")
-    assert STATE["weather_runs"] == 1
-    assert active.recorder.stats.replayed == 4
-
-
 class QuotaExceededError(Exception):
     """A tool's own exception, importable from this module."""
 
@@ -164,24 +139,38 @@ def test_a_recorded_exception_is_raised_again_as_the_same_type(
     outbox: Path, tmp_path: Path
 ) -> None:
     """The tool raised when recorded: replay raises the same class with the same args, and
-    the body does not run."""
+    the body does not run. A class defined in a function (not importable again) replays as
+    RecordedToolError naming it."""
     runs: list[int] = []
+
+    class LocalError(Exception):
+        pass
 
     @tool(replay="never", name="charge")
     def charge(amount: int) -> str:
         runs.append(amount)
+        if amount > 10:
+            raise LocalError("disk full")
         raise QuotaExceededError("payments", 0)
 
     path = tmp_path / "charge.yaml"
-    with intercept(Recorder(path, mode="record")), pytest.raises(QuotaExceededError):
-        charge(5)
+    with intercept(Recorder(path, mode="record")):
+        with pytest.raises(QuotaExceededError):
+            charge(5)
+        with pytest.raises(LocalError):
+            charge(50)
     stored = yaml.safe_load(path.read_text(encoding="utf-8"))["interactions"][0]["error"]
     assert stored["kind"] == "exception"
     assert stored["body"] == {"type": f"{__name__}.QuotaExceededError", "args": ["payments", 0]}
-    with intercept(Recorder(path, mode="replay")), pytest.raises(QuotaExceededError) as raised:
-        charge(5)
+    with intercept(Recorder(path, mode="replay")):
+        with pytest.raises(QuotaExceededError) as raised:
+            charge(5)
+        with pytest.raises(RecordedToolError) as local:
+            charge(50)
     assert (raised.value.service, raised.value.left) == ("payments", 0)
-    assert runs == [5]
+    assert "LocalError" in local.value.type_name
+    assert "disk full" in str(local.value)
+    assert runs == [5, 50]
 
 
 def test_async_tools_record_and_replay_in_an_async_agent(

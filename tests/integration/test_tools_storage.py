@@ -21,15 +21,17 @@ from cassettes_core.store import load_cassette, rehash
 from tests.helpers.fake_secrets import openai_key
 
 
-def test_a_tool_returning_an_api_key_is_refused_and_the_cassette_is_untouched(
-    tmp_path: Path,
+@pytest.mark.parametrize("where", ["result", "argument"])
+def test_a_key_in_a_tool_call_is_refused_and_the_cassette_is_untouched(
+    tmp_path: Path, where: str
 ) -> None:
-    """The secret guard sees tool results like every answer: nothing is written."""
+    """The secret guard sees tool results and arguments like every answer: nothing is
+    written, and the refusal does not print the key."""
     key = openai_key()
 
     @tool(replay="never", name="fetch_credentials")
     def fetch_credentials(service: str) -> dict[str, str]:
-        return {"service": service, "token": key}
+        return {"service": service, "token": key if where == "result" else "none"}
 
     @tool(replay="never", name="ping")
     def ping() -> str:
@@ -40,23 +42,9 @@ def test_a_tool_returning_an_api_key_is_refused_and_the_cassette_is_untouched(
         ping()
     before = path.read_bytes()
     with intercept(Recorder(path, mode="append")), pytest.raises(UnsafeCassetteError) as refused:
-        fetch_credentials("billing")
+        fetch_credentials(key if where == "argument" else "billing")
     assert path.read_bytes() == before
     assert key not in str(refused.value)
-
-
-def test_a_secret_in_the_arguments_is_refused_too(tmp_path: Path) -> None:
-    """An API key passed to a tool never reaches the file either."""
-    key = openai_key()
-
-    @tool(replay="never", name="login")
-    def login(token: str) -> bool:
-        return True
-
-    path = tmp_path / "args.yaml"
-    with intercept(Recorder(path, mode="record")), pytest.raises(UnsafeCassetteError):
-        login(key)
-    assert not path.exists() or key not in path.read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize(
@@ -119,14 +107,6 @@ def test_a_codec_records_a_rich_result_and_replays_its_type(tmp_path: Path) -> N
     assert runs == ["Oslo"]
 
 
-def test_one_codec_half_alone_is_a_config_error() -> None:
-    """serialize= without deserialize= would replay the serialized form: refused at once."""
-    with pytest.raises(ConfigError, match="together"):
-
-        @tool(replay="never", serialize=str)
-        def half() -> None: ...
-
-
 def test_an_argument_a_cassette_cannot_match_on_names_it_and_ignore_leaves_it_out(
     tmp_path: Path,
 ) -> None:
@@ -150,14 +130,6 @@ def test_an_argument_a_cassette_cannot_match_on_names_it_and_ignore_leaves_it_ou
         assert insert_ignoring(Connection(), "r1") == "r1"
     stored = yaml.safe_load(path.read_text(encoding="utf-8"))["interactions"]
     assert [i["request"]["arguments"] for i in stored] == [{"row": "r1"}]
-
-
-def test_ignore_must_name_a_parameter() -> None:
-    with pytest.raises(ConfigError, match="nope is not a parameter"):
-
-        @tool(replay="never", ignore=["nope"])
-        def f(x: int) -> int:
-            return x
 
 
 def test_a_reloaded_tool_cassette_verifies_its_digests_and_tampering_is_caught(

@@ -14,7 +14,7 @@ from cassettes_core import (
     ProviderError,
     UnrecordedFailureError,
 )
-from cassettes_core.events import Cursor, RecorderStats
+from cassettes_core.events import RecorderStats
 from tests.helpers.factories import answer, chat_request
 
 
@@ -73,17 +73,3 @@ def test_stats_are_counted_from_the_log(tmp_path: Path) -> None:
     assert stats.missed == 2  # the reference taken earlier reads the counts as they are now
     assert len(stats.misses) == 2
     assert repr(RecorderStats.of(provider.recorder.log)) == repr(provider.recorder.stats)
-
-
-def test_a_cursor_hands_out_each_event_once(tmp_path: Path) -> None:
-    """What the plugin reports in one test phase is not reported again in the next."""
-    provider = CassetteProvider(FakeProvider([]), tmp_path / "none.yaml", mode="replay")
-    taken = Cursor(provider.recorder.log)
-    for _ in range(2):
-        with pytest.raises(CassetteMissError):
-            provider.complete(chat_request())
-    assert len(taken.take("missed")) == 2
-    assert taken.take("missed") == []
-    with pytest.raises(CassetteMissError):
-        provider.complete(chat_request())
-    assert len(taken.take("missed")) == 1

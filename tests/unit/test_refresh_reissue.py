@@ -19,7 +19,7 @@ from cassette_refresh import (
     stream_failure,
 )
 from cassettes_core import ConfigError, LLMResponse, ProviderError, StreamEvent
-from cassettes_core.providers.fake import FakeProvider
+from cassettes_core.providers import FakeProvider
 from cassettes_core.providers.http import HTTPProvider
 
 

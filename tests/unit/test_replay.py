@@ -1,9 +1,8 @@
 """Replay gives back what was recorded: the request as it was sent, in seq order, under any match
-policy, as copies a caller may change, and without a warning when the versions are the same."""
+policy, and as copies a caller may change."""
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,6 @@ from cassettes_core import (
     CassetteProvider,
     FakeProvider,
     LLMRequest,
-    LLMResponse,
     MatchPolicy,
     StreamEvent,
 )
@@ -79,14 +77,3 @@ def test_replay_order_follows_seq_not_file_order(tmp_path: Path) -> None:
     provider = CassetteProvider(FakeProvider([]), path, mode="replay")
     assert provider.complete(chat_request()) == answer("1")
     assert provider.complete(chat_request()) == answer("2")
-
-
-def test_version_warning_is_silent_for_fresh_cassettes(tmp_path: Path) -> None:
-    """A cassette recorded by the running versions replays without any warning."""
-    path = tmp_path / "c.yaml"
-    CassetteProvider(FakeProvider([LLMResponse({"a": 1})]), path, mode="record").complete(
-        chat_request()
-    )
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        CassetteProvider(FakeProvider([]), path, mode="replay").complete(chat_request())

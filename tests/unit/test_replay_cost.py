@@ -36,12 +36,11 @@ ROOT = Path(__file__).resolve().parents[2]
 # What a replay from a cassette the load cache holds never needs.
 REPLAY_NEVER_LOADS = (
     "yaml",
-    "cassettes_core.diff",
+    "cassettes_core.miss_report",
     "cassettes_core.mcp._policy",
     "cassettes_core.mcp._session",
     "cassettes_core.store._file",
-    "cassettes_core.tools._run",
-    "cassettes_core.tools._decorator",
+    "cassettes_core.tools",
     "cassettes_core.transport._botocore_exchange",
     "cassettes_core._wrapper",
     "detect_secrets",
@@ -90,7 +89,7 @@ def test_a_cached_replay_imports_neither_yaml_nor_the_writer_tools_or_mcp(tmp_pa
         try:
             recorder.find(recorder.normalise(chat_request("two")))
         except cassettes_core.CassetteMissError as miss:
-            report = "cassettes_core.diff" in sys.modules and "two" in str(miss)
+            report = "cassettes_core.miss_report" in sys.modules and "two" in str(miss)
         print(json.dumps([loaded, names, report]))
     """
     loaded, missing_names, miss_reported = json.loads(_python(replay, env).splitlines()[-1])
