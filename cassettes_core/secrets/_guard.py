@@ -5,7 +5,7 @@ exactly as it will be stored: the endpoint and its query, request and response b
 depth, every stream event (and the text a stream spreads over many events, joined by position
 and per choice, tool call or content block), every stored header. A string that holds JSON is
 read raw and parsed (every value of a repeated key kept), and every string is read again in its
-normal form (:mod:`cassettes_core.secrets._normal`: look-alikes folded, invisible characters
+normal form (:func:`~cassettes_core.secrets._text.fold`: look-alikes folded, invisible characters
 and escapes undone). These find secrets:
 
 1. our detectors for key formats of the LLM era (OpenAI, Anthropic, Google, Hugging Face, Groq,
@@ -24,7 +24,7 @@ inputs we could build for each).
 Known LLM payloads are not secrets: ids with the providers' prefixes, fingerprints, base64
 embeddings and images, thinking signatures, ``encrypted_content``, UUIDs, hashes, code, prose.
 
-Headers that carry credentials (:mod:`cassettes_core.secrets._headers`) are never stored: the
+Headers that carry credentials (``is_sensitive_header``) are never stored: the
 recorder strips them and the guard refuses a cassette that still holds one. Scanning happens
 only on the write path; replay never calls it.
 """
@@ -39,37 +39,29 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from cassettes_core._errors import UnsafeCassetteError
-from cassettes_core.secrets._batch import Batch
-from cassettes_core.secrets._detectors import Hit, find_formats_batch
-from cassettes_core.secrets._encoded import find_encoded_batch
-from cassettes_core.secrets._env import (
+from cassettes_core.secrets import is_sensitive_header
+from cassettes_core.secrets._formats import (
+    Batch,
+    Hit,
     credential_environment,
+    credential_in_field,
     find_environment_values,
+    find_formats_batch,
+    is_documented_example,
     lower_in_place,
+    mask,
+    strip_scheme,
 )
-from cassettes_core.secrets._headers import (
-    SENSITIVE_HEADERS,
-    is_sensitive_header,
-    strip_sensitive_headers,
-)
-from cassettes_core.secrets._llm import credential_in_field
-from cassettes_core.secrets._normal import needs_normalising, normalise
-from cassettes_core.secrets._pairs import find_pairs
-from cassettes_core.secrets._paths import quoted_name
 from cassettes_core.secrets._plugins import PluginScanner, plugin_scanner
-from cassettes_core.secrets._shapes import is_documented_example, mask, strip_scheme
-from cassettes_core.secrets._stream import HIDDEN, stream_hits
-from cassettes_core.secrets._text import find_assignments_batch, name_kind
-from cassettes_core.secrets._walk import Leaf, Walk
-
-__all__ = [
-    "SENSITIVE_HEADERS",
-    "SecretFinding",
-    "SecretGuard",
-    "UnsafeInteractionDroppedWarning",
-    "is_sensitive_header",
-    "strip_sensitive_headers",
-]
+from cassettes_core.secrets._text import (
+    find_assignments_batch,
+    find_encoded_batch,
+    fold,
+    name_kind,
+    needs_folding,
+    quoted_name,
+)
+from cassettes_core.secrets._walk import HIDDEN, Leaf, Walk, find_pairs, stream_hits
 
 
 class UnsafeInteractionDroppedWarning(UserWarning):
@@ -105,7 +97,7 @@ class SecretGuard:
 
     def __init__(self, *, allow: Iterable[str] = ()) -> None:
         allowed = [value for value in allow if value]
-        self._allow = frozenset([*allowed, *(normalise(value) for value in allowed)])
+        self._allow = frozenset([*allowed, *(fold(value) for value in allowed)])
         self._plugins: PluginScanner = plugin_scanner()
 
     def scan(
@@ -172,8 +164,8 @@ class SecretGuard:
         """
         environment = credential_environment()
         forms = [(text, "")]
-        if needs_normalising(text):
-            forms.append((normalise(text), HIDDEN))  # line breaks stay: the lines match
+        if needs_folding(text):
+            forms.append((fold(text), HIDDEN))  # line breaks stay: the lines match
         findings: list[SecretFinding] = []
         seen: set[str] = set()
         for form, suffix in forms:
@@ -257,11 +249,11 @@ class SecretGuard:
         # are what is written; the normal form is what a reader sees): batch index → slot.
         hidden: dict[int, int] = {}
         # One pass in C over all the text decides for the common case (plain ASCII).
-        stored = len(values) if needs_normalising("\n".join(values)) else 0
+        stored = len(values) if needs_folding("\n".join(values)) else 0
         for slot in range(stored):
             value = values[slot]
-            if needs_normalising(value):
-                normal = normalise(value)
+            if needs_folding(value):
+                normal = fold(value)
                 if normal != value:
                     hidden[len(values)] = slot
                     values.append(normal)

@@ -1,30 +1,52 @@
 """Every string an interaction would write, with the path a person reads in a finding.
 
-An interaction is walked as the plain data that goes to YAML: mappings, lists, tuples, sets and
-scalars, at any depth (a hostile file cannot exhaust the stack) and visiting each container
-once (YAML aliases can make a structure refer to itself). Strings are expanded where the text
-has more structure than it shows: a URL's query parameters are decoded one by
-one (``endpoint?key``), a string that holds a JSON document (tool-call ``arguments``) is walked
-as JSON (``arguments(json).api_key``), and the text that a stream spreads over many events is
-also read joined up (:mod:`cassettes_core.secrets._stream`).
+An interaction is walked once, as the plain data that goes to YAML (mappings, lists, tuples,
+sets, scalars), at any depth (a hostile file cannot exhaust the stack), visiting each container
+once (YAML aliases can make a structure refer to itself). Strings are expanded where they hold
+more structure: a URL's query parameters one by one (``endpoint?key``), a JSON document in a
+string (``arguments(json).api_key``, every value of a repeated key kept), and values that a
+sibling names (``{"name": "X_API_KEY", "value": "…"}``).
 
-The walk is the guard's hot loop (an interaction can hold a hundred thousand strings): places
-are kept as rows of a table (parent, piece), spelled out only for the few strings that hold a
-finding, and the strings are kept column by column, without an object each.
+A stream spreads text over many events (``sk-pr`` | ``oj-Ab3…``): the strings at one place in many
+events are joined in event order, by position (``stream[*].data.choices[0].delta.content``) and
+by channel, the choice, tool call or content block named by ``index``, ``output_index``,
+``content_index``, ``summary_index`` or ``item_id`` (``stream[*].data.choices[index=1]…``), so a key
+split over interleaved deltas is seen whole; tool-call arguments so joined are parsed once whole.
+
+This is the guard's hot loop (an interaction can hold a hundred thousand strings): places are
+rows of a table (parent, piece), spelled out only for a finding, and strings are kept column by
+column, without an object each.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Set
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Iterator, Mapping, Set
 from typing import Any, Literal
 from urllib.parse import parse_qsl, unquote
 
-from cassettes_core.secrets._llm import snake
-from cassettes_core.secrets._paths import JSON, Query, render
+from cassettes_core.secrets._formats import (
+    Hit,
+    credential_in_field,
+    is_known_id,
+    mask,
+    snake,
+    strip_scheme,
+)
+from cassettes_core.secrets._text import (
+    JSON,
+    STAR,
+    Query,
+    fold,
+    marker,
+    name_kind,
+    needs_folding,
+    quoted_name,
+    render,
+)
 
-__all__ = ["DuplicateKeys", "Leaf", "Walk", "iter_leaves", "json_object"]
-
+# ---------------- the walk
 # "raw": a string read as stored beside its decoded form (a JSON document, a URL's query), or a
 # URL's percent-decoded path; its findings count only where the decoded form has none.
 Role = Literal["value", "key", "header", "query", "stream_text", "raw"]
@@ -358,3 +380,250 @@ def json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any] | DuplicateKeys:
 def iter_leaves(interaction: Mapping[str, Any]) -> Iterator[Leaf]:
     """Every string in ``interaction`` (values, long keys, headers, query parameters)."""
     return iter(Walk(interaction).leaves)
+
+
+# ---------------- values a sibling names
+# The fields (snake case) that name the pair, and those that hold its value.
+_NAME_FIELDS = frozenset({"name", "key", "variable", "var", "env", "header", "param", "field"})
+_VALUE_FIELDS = frozenset(
+    {"value", "val", "default", "default_value", "secret_value", "example", "const"}
+)
+_MAX_NAME = 64
+_NOT_VALUES = frozenset({"key", "raw"})  # a long mapping key, a JSON string read raw
+
+
+def find_pairs(walk: Walk) -> Iterator[tuple[int, str]]:
+    """``(value index, name)`` of each credential that a sibling field names."""
+    keys, values, places, parents = walk.keys, walk.values, walk.places, walk.parents
+    roles = walk.roles
+    named: dict[int, str] = {}
+    for index, key in enumerate(keys):
+        if key in _NAME_FIELDS and roles.get(index) not in _NOT_VALUES:
+            value = values[index]
+            if len(value) <= _MAX_NAME and name_kind(value) is not None:
+                named[parents[places[index]]] = value
+    pieces = walk.pieces
+    for index, key in enumerate(keys):
+        if key in _VALUE_FIELDS and roles.get(index) not in _NOT_VALUES:
+            holder = parents[places[index]]
+            name = named.get(holder) or _own_name(pieces[holder] if holder >= 0 else None)
+            if name is not None and credential_in_field("generic", values[index]):
+                yield index, name
+
+
+def _own_name(piece: object) -> str | None:
+    # The name of the mapping that holds the value: a schema's {"api_key": {"default": "…"}}.
+    if isinstance(piece, str) and len(piece) <= _MAX_NAME and name_kind(piece) is not None:
+        return piece
+    return None
+
+
+# ---------------- stream text joined up
+#: Said of a finding that only the normal form of a text shows.
+HIDDEN = " (hidden by look-alike, invisible or escaped characters)"
+
+Detect = Callable[[str], list[Hit]]
+
+
+def stream_hits(walk: Walk, found: set[str], detect: Detect) -> Iterator[tuple[str, str, str]]:
+    """``(path, kind, value)`` of what only the joined text of a stream shows.
+
+    ``detect`` finds secrets in a text; what it finds that the per-event scan did not (a value
+    spanning events, or one that only its neighbours' text reveals) is reported, in the text as
+    stored and in its normal form; then the auth positions of tool-call arguments reassembled
+    from their deltas.
+    ``found``: values already reported (they are not reported again, and the new are added).
+    """
+    for leaf in iter_stream_text(walk):
+        for text, segments, suffix in _forms(leaf):
+            for hit in detect(text):
+                first = _event_at(segments, hit.start)
+                last = _event_at(segments, hit.start + len(hit.value) - 1)
+                # Also a value inside one event that only its neighbours reveal ("user:" in the
+                # event before a URL's ":password@").
+                if hit.value not in found:
+                    found.add(hit.value)
+                    path = leaf.path.replace("[*]", f"[{first}..{last}]", 1)
+                    yield path, hit.kind + suffix, hit.value
+        # Tool-call arguments streamed in pieces: the reassembled JSON's auth positions.
+        documents = json_documents(leaf.value)
+        if not documents:
+            continue
+        span = f"[{leaf.segments[0][1]}..{leaf.segments[-1][1]}]"
+        root = leaf.path.replace("[*]", span, 1) + "(json)"
+        for document in documents:
+            walk_inner = Walk(document, root)
+            for inner in walk_inner.leaves:
+                field = name_kind(inner.key) if inner.role != "key" and inner.key else None
+                if field is None or inner.value in found:
+                    continue
+                if credential_in_field(field, inner.value):
+                    found.add(inner.value)
+                    name = inner.name or inner.key
+                    yield inner.path, f"credential in field {name!r}", strip_scheme(inner.value)
+            # And the values a sibling or the holding mapping names ({"name": …, "value": …}).
+            for index, name in find_pairs(walk_inner):
+                value = walk_inner.values[index]
+                if value not in found:
+                    found.add(value)
+                    yield (
+                        walk_inner.leaf(index).path,
+                        f"credential named {quoted_name(name)}",
+                        value,
+                    )
+
+
+def _forms(leaf: Leaf) -> Iterator[tuple[str, tuple[tuple[int, int], ...], str]]:
+    # The joined text as stored, then (if it differs) its normal form, each piece normalised
+    # on its own so that the offsets of the events stay known.
+    yield leaf.value, leaf.segments, ""
+    if not needs_folding(leaf.value):
+        return
+    bounds = [start for start, _ in leaf.segments] + [len(leaf.value)]
+    pieces: list[str] = []
+    segments: list[tuple[int, int]] = []
+    position = 0
+    for (start, event), end in zip(leaf.segments, bounds[1:], strict=True):
+        piece = fold(leaf.value[start:end])
+        segments.append((position, event))
+        pieces.append(piece)
+        position += len(piece)
+    yield "".join(pieces), tuple(segments), HIDDEN
+
+
+def json_documents(text: str) -> list[Any]:
+    """The JSON documents that ``text`` holds one after another (``{…}{…}``), or none.
+
+    Parallel tool calls stream their arguments at one place; joined up they are two documents.
+    A key named twice in an object keeps both values.
+    """
+    decoder = json.JSONDecoder(object_pairs_hook=json_object)
+    documents: list[Any] = []
+    position = 0
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "{[" or len(stripped) > MAX_JSON:
+        return []
+    while position < len(stripped):
+        try:
+            document, position = decoder.raw_decode(stripped, position)
+        except (ValueError, RecursionError):
+            return []
+        documents.append(document)
+        while position < len(stripped) and stripped[position].isspace():
+            position += 1
+    return documents
+
+
+Group = list[tuple[int, int, str]]  # (event index, the string's place, the string)
+
+
+def iter_stream_text(walk: Walk) -> Iterator[Leaf]:
+    """The strings found at one place (or in one channel) in many events, joined in order.
+
+    ``stream[*].data.delta.text`` holds what ``stream[3..17].data.delta.text`` spread out. A
+    place whose strings are all the same (an id repeated in every chunk) is not text. A
+    channel that joins the same strings as a place is not read twice.
+    """
+    by_place: dict[tuple[Any, ...], Group] = {}
+    by_channel: dict[tuple[Any, ...], Group] = {}
+    rendered: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    for event, root, place, text in walk.stream:
+        relative, channel, pieces = _relative(walk, place, root)
+        by_place.setdefault(relative, []).append((event, place, text))
+        if channel is not None:
+            by_channel.setdefault(channel, []).append((event, place, text))
+            rendered.setdefault(channel, pieces)
+    # Where a channel joins other strings than a place does (interleaved choices), the channel
+    # is read first, so that a value both show is reported under the channel's path.
+    channel_places = {_places(items) for items in by_channel.values()}
+    seen: set[tuple[int, ...]] = set()
+    ordered: list[tuple[tuple[Any, ...], Group]] = [
+        *((rel, items) for rel, items in by_place.items() if _places(items) in channel_places),
+        *((rendered[ch], items) for ch, items in by_channel.items()),
+        *((rel, items) for rel, items in by_place.items() if _places(items) not in channel_places),
+    ]
+    for pieces, items in ordered:
+        leaf = _joined(walk, pieces, items, seen)
+        if leaf is not None:
+            yield leaf
+
+
+def _places(items: Group) -> tuple[int, ...]:
+    return tuple(place for _, place, _ in items)
+
+
+def _joined(
+    walk: Walk, pieces: tuple[Any, ...], items: Group, seen: set[tuple[int, ...]]
+) -> Leaf | None:
+    if len(items) < 2 or items[0][0] == items[-1][0]:
+        return None
+    first = items[0][2]
+    if all(text == first for _, _, text in items):
+        return None
+    places = tuple(place for _, place, _ in items)
+    if places in seen:
+        return None
+    seen.add(places)
+    offsets: list[tuple[int, int]] = []
+    position = 0
+    for index, _, text in items:
+        offsets.append((position, index))
+        position += len(text)
+    path = render(walk.prefix, ("stream", STAR, *pieces))
+    last_key = next((p for p in reversed(pieces) if isinstance(p, str)), "")
+    joined = "".join(text for _, _, text in items)
+    return Leaf(path, snake(last_key), joined, "stream_text", segments=tuple(offsets))
+
+
+def _relative(
+    walk: Walk, place: int, root: int
+) -> tuple[tuple[Any, ...], tuple[Any, ...] | None, tuple[Any, ...]]:
+    # The place's pieces below its event; its channel (the pieces with each list position of a
+    # channel mapping replaced by the fields that name it), None outside any channel; and the
+    # pieces of the channel as a path spells them.
+    pieces: list[Any] = []
+    channel: list[Any] = []
+    spelled: list[Any] = []
+    in_channel = False
+    parents, names, channels = walk.parents, walk.pieces, walk.channels
+    while place != root:
+        piece = names[place]
+        pieces.append(piece)
+        node = channels.get(place)
+        if node is None:
+            channel.append(piece)
+            spelled.append(piece)
+        else:
+            in_channel = True
+            names_it = _naming(node)
+            channel.append(("#", names_it) if isinstance(piece, int) else (piece, names_it))
+            label = marker("[" + ",".join(f"{k}={_shown(v)}" for k, v in names_it) + "]")
+            spelled.extend([label] if isinstance(piece, int) else [label, piece])
+        place = parents[place]
+    pieces.reverse()
+    channel.reverse()
+    spelled.reverse()
+    return tuple(pieces), (tuple(channel) if in_channel else None), tuple(spelled)
+
+
+def _naming(node: Mapping[Any, Any]) -> tuple[tuple[str, Any], ...]:
+    return tuple(
+        (field, node[field])
+        for field in sorted(CHANNEL_FIELDS)
+        if field in node
+        and isinstance(node[field], int | str)
+        and not isinstance(node[field], bool)
+    )
+
+
+def _shown(value: Any) -> str:
+    # An item id in a path: as it is if it has a known id's shape, else masked.
+    if isinstance(value, str) and not is_known_id(value):
+        return mask(value)
+    return str(value)
+
+
+def _event_at(segments: tuple[tuple[int, int], ...], offset: int) -> int:
+    # The event whose piece holds ``offset`` of the joined text.
+    index = bisect_right(segments, offset, key=lambda segment: segment[0]) - 1
+    return segments[max(index, 0)][1]

@@ -24,8 +24,8 @@ from urllib.parse import quote
 import pytest
 
 from cassettes_core.secrets import SecretGuard
-from cassettes_core.secrets._batch import Batch
-from cassettes_core.secrets._detectors import find_formats, iter_kinds
+from cassettes_core.secrets._formats import Batch
+from cassettes_core.secrets._formats import find_formats, iter_kinds
 from cassettes_core.secrets._plugins import gated_plugins, plugin_scanner
 
 ALNUM = string.ascii_letters + string.digits

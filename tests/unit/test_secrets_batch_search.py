@@ -7,14 +7,11 @@ missing, are searched for on their own."""
 from __future__ import annotations
 
 import random
-import sys
 
 import pytest
 
-from cassettes_core.secrets import _batch
-from cassettes_core.secrets._batch import Batch, searched_always
-from cassettes_core.secrets._detectors import find_formats
-from tests.helpers.fake_secrets import openai_key
+from cassettes_core.secrets import _formats
+from cassettes_core.secrets._formats import Batch, searched_always
 
 _PIECES = [
     "sk-",
@@ -65,7 +62,7 @@ def test_the_one_pass_finds_what_each_search_finds(seed: int) -> None:
         batch = Batch(values)
         for ignorecase in (False, True):
             haystack = batch.lower if ignorecase else batch.text
-            for needle in sorted(_batch._ALWAYS[ignorecase]):
+            for needle in sorted(_formats._ALWAYS[ignorecase]):
                 expected = _every_offset(haystack, needle)
                 assert list(batch.find_all(needle, ignorecase=ignorecase)) == expected
                 holding = {batch.locate(at)[0] for at in expected}
@@ -87,18 +84,5 @@ def test_a_needle_registered_after_the_text_was_read_is_still_found() -> None:
         assert list(batch.find_all("zqxjv-late-needle")) == [4]
         assert batch.holders(("zqxjv-late-needle",)) == {0}
     finally:
-        with _batch._REGISTRATION:
-            _batch._ALWAYS[False].discard("zqxjv-late-needle")
-            _batch._AUTOMATA.pop(False, None)
-
-
-def test_without_pyahocorasick_every_needle_is_searched_on_its_own(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setitem(sys.modules, "ahocorasick", None)  # import raises ImportError
-    monkeypatch.setattr(_batch, "_AUTOMATA", {})
-    key = openai_key()
-    batch = Batch(["nothing", f"the key {key} here"])
-    assert list(batch.find_all("sk-")) == [len("nothing\nthe key ")]
-    assert batch._found[False] is None
-    assert [hit.value for hit in find_formats(f"the key {key} here")] == [key]
+        _formats._ALWAYS[False].discard("zqxjv-late-needle")
+        _formats._AUTOMATA.pop(False, None)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from cassettes_core.secrets._shapes import (
+from cassettes_core.secrets._formats import (
     is_alphabet,
     is_documented_example,
     is_example_password,

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from cassettes_core.secrets import normalise, redact
-from cassettes_core.secrets._normal import needs_normalising, normalise_mapped
+from cassettes_core.secrets import fold, redact
+from cassettes_core.secrets._text import fold_mapped, needs_folding
 from tests.helpers.fake_secrets import (
     assert_masked,
     fullwidth,
@@ -102,10 +102,10 @@ def test_a_disguised_key_is_refused_in_headers_keys_and_queries() -> None:
 
 def test_normalising_keeps_ordinary_text_and_maps_back() -> None:
     """ASCII without control characters is left alone; the map points at the stored text."""
-    assert not needs_normalising("plain text\twith tabs\nand lines")
-    assert normalise("caf\u00e9 \uff21\u200bB") == "cafe AB"
+    assert not needs_folding("plain text\twith tabs\nand lines")
+    assert fold("caf\u00e9 \uff21\u200bB") == "cafe AB"
     text = "a\u200bb\\u200bc"
-    normal, origin = normalise_mapped(text)
+    normal, origin = fold_mapped(text)
     assert normal == "abc"
     assert [text[start:end] for start, end in origin] == ["a", "b", "c"]
 
@@ -139,7 +139,7 @@ def test_a_key_laced_with_blank_letters_is_refused(char: str) -> None:
         "OpenAI project API key (hidden by look-alike, invisible or escaped characters)"
     ]
     assert_masked(findings, key, laced)
-    assert "sk-p" not in redact(laced) or key not in normalise(redact(laced))
+    assert "sk-p" not in redact(laced) or key not in fold(redact(laced))
 
 
 def test_korean_prose_passes() -> None:
