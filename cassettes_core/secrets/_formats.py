@@ -1063,19 +1063,16 @@ def _environment_key() -> object:
     return dict(raw) if isinstance(raw, dict) else tuple(os.environ.items())
 
 
-def find_environment_values(text: str, values: dict[str, str] | None = None) -> list[Hit]:
-    """Every place in ``text`` where a credential of the environment appears, in any case
-    (a tool that upper-cases a hex token, a lower-case ``%2b``): the hit names the value as
-    the environment holds it."""
-    hits: list[Hit] = []
-    lowered = lower_in_place(text)
-    for value, name in (credential_environment() if values is None else values).items():
-        needle = lower_in_place(value)
-        position = lowered.find(needle)
-        while position != -1:
-            hits.append(Hit(environment_kind(name), value, position))
-            position = lowered.find(needle, position + len(needle))
-    return hits
+def find_environment_values(batch: Batch, environment: dict[str, str]) -> dict[int, list[Hit]]:
+    """Where each credential of ``environment`` appears in the strings of ``batch``, in any
+    case (a tool that upper-cases a hex token, a lower-case ``%2b``): the hit names the value
+    as the environment holds it."""
+    found: dict[int, list[Hit]] = {}
+    for value, name in environment.items():
+        for position in batch.find_all(lower_in_place(value), ignorecase=True):
+            index, offset = batch.locate(position)
+            found.setdefault(index, []).append(Hit(environment_kind(name), value, offset))
+    return found
 
 
 def environment_kind(name: str) -> str:

@@ -39,6 +39,7 @@ from cassettes_core.secrets._formats import (
     field_kind,
     find_environment_values,
     find_formats,
+    find_formats_batch,
     is_opaque_field,
     looks_like_credential,
     mask,
@@ -426,11 +427,14 @@ def redact(text: str, *, field: str = "") -> str:
     kind = _name_kind(field) if field else None
     if kind is not None and credential_in_field(kind, text):
         return mask(text)
-    spans = [(hit.start, hit.start + len(hit.value), mask(hit.value)) for hit in _text_hits(text)]
+    spans = [
+        (hit.start, hit.start + len(hit.value), mask(hit.value))
+        for hit in text_hits(text, passwords=True)
+    ]
     if needs_folding(text) or "\\" in text:
         normal, origin = fold_mapped(text)
         if normal != text:
-            for hit in _text_hits(normal):
+            for hit in text_hits(normal, passwords=True):
                 first, last = origin[hit.start], origin[hit.start + len(hit.value) - 1]
                 spans.append((first[0], last[1], mask(hit.value)))
     merged: list[tuple[int, int, str]] = []
@@ -443,11 +447,6 @@ def redact(text: str, *, field: str = "") -> str:
     for start, end, preview in reversed(merged):
         text = text[:start] + preview + text[end:]
     return text
-
-
-def _text_hits(text: str) -> list[Hit]:
-    assigned = find_assignments_batch(Batch([text]), passwords=True).get(0, [])
-    return [*find_formats(text), *assigned, *find_environment_values(text)]
 
 
 # ---------------- paths and names in findings
@@ -567,7 +566,10 @@ def find_encoded_batch(batch: Batch, environment: dict[str, str]) -> dict[int, l
         decoded = _base64_text(text[start:end])
         if decoded is None:
             continue
-        hits = [*find_formats(decoded), *find_environment_values(decoded, environment)]
+        hits = [
+            *find_formats(decoded),
+            *find_environment_values(Batch([decoded]), environment).get(0, []),
+        ]
         if hits:
             index, offset = batch.locate(start)
             found.setdefault(index, []).append(Hit(hits[0].kind + ENCODED, text[start:end], offset))
@@ -594,3 +596,32 @@ def _base64_text(run: str) -> str | None:
 
 
 _LINE_BREAKS = str.maketrans("", "", "\r\n\t")
+
+
+# ---------------- our own detectors together
+
+
+def own_hits(
+    batch: Batch, environment: dict[str, str], *, passwords: bool = False
+) -> tuple[dict[int, list[Hit]], ...]:
+    """What our own detectors find in each string of ``batch``, detector by detector: key
+    formats, assignments, the environment's values, keys in base64 (``passwords``: passwords
+    assigned in code count too, as redaction wants)."""
+    return (
+        find_formats_batch(batch),
+        find_assignments_batch(batch, passwords=passwords),
+        find_environment_values(batch, environment),
+        find_encoded_batch(batch, environment),
+    )
+
+
+def text_hits(
+    text: str, environment: dict[str, str] | None = None, *, passwords: bool = False
+) -> list[Hit]:
+    """:func:`own_hits` for one text, in one list."""
+    found = own_hits(
+        Batch([text]),
+        credential_environment() if environment is None else environment,
+        passwords=passwords,
+    )
+    return [hit for table in found for hit in table.get(0, ())]

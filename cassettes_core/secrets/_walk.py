@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Iterator, Mapping, Set
+from collections.abc import Iterable, Iterator, Mapping, Set
 from typing import Any, Literal
 from urllib.parse import parse_qsl, unquote
 
 from cassettes_core.secrets._formats import (
-    Hit,
     credential_in_field,
     is_known_id,
     mask,
@@ -44,6 +43,7 @@ from cassettes_core.secrets._text import (
     needs_folding,
     quoted_name,
     render,
+    text_hits,
 )
 
 # ---------------- the walk
@@ -377,11 +377,6 @@ def json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any] | DuplicateKeys:
     return mapping if len(mapping) == len(pairs) else DuplicateKeys(pairs)
 
 
-def iter_leaves(interaction: Mapping[str, Any]) -> Iterator[Leaf]:
-    """Every string in ``interaction`` (values, long keys, headers, query parameters)."""
-    return iter(Walk(interaction).leaves)
-
-
 # ---------------- values a sibling names
 # The fields (snake case) that name the pair, and those that hold its value.
 _NAME_FIELDS = frozenset({"name", "key", "variable", "var", "env", "header", "param", "field"})
@@ -418,59 +413,72 @@ def _own_name(piece: object) -> str | None:
     return None
 
 
+def named_hits(
+    walk: Walk, found: set[str], allow: frozenset[str] = frozenset()
+) -> Iterator[tuple[str, str, str]]:
+    """``(path, kind, value)`` of each credential a sibling names that is not found yet."""
+    for index, name in find_pairs(walk):
+        value = walk.values[index]
+        if value not in allow and not already_found(value, found):
+            found.add(value)
+            yield walk.leaf(index).path, f"credential named {quoted_name(name)}", value
+
+
+def field_hit(leaf: Leaf) -> tuple[str, str] | None:
+    """``(kind, value)`` of a credential in an auth position: a field or URL parameter named as
+    a variable is in text (``azure_openai_key`` is one, ``cache_key`` is not)."""
+    field = name_kind(leaf.key) if leaf.role not in _NOT_VALUES and leaf.key else None
+    if field is None or not credential_in_field(field, leaf.value):
+        return None
+    place = "URL parameter" if leaf.role == "query" else "field"
+    return f"credential in {place} {quoted_name(leaf.name or leaf.key)}", strip_scheme(leaf.value)
+
+
+def already_found(value: str, found: set[str]) -> bool:
+    """Whether ``value`` is, holds or is part of a value already found (a raw JSON string holds
+    its values escaped, "\\n", "\\u00e9": compared unescaped too)."""
+    try:
+        unescaped = json.loads(f'"{value}"')
+    except ValueError:
+        unescaped = value
+    return any(value in known or known in value or unescaped in known for known in found)
+
+
 # ---------------- stream text joined up
 #: Said of a finding that only the normal form of a text shows.
 HIDDEN = " (hidden by look-alike, invisible or escaped characters)"
 
-Detect = Callable[[str], list[Hit]]
 
-
-def stream_hits(walk: Walk, found: set[str], detect: Detect) -> Iterator[tuple[str, str, str]]:
+def stream_hits(
+    walk: Walk, found: set[str], environment: dict[str, str]
+) -> Iterator[tuple[str, str, str]]:
     """``(path, kind, value)`` of what only the joined text of a stream shows.
 
-    ``detect`` finds secrets in a text; what it finds that the per-event scan did not (a value
-    spanning events, or one that only its neighbours' text reveals) is reported, in the text as
-    stored and in its normal form; then the auth positions of tool-call arguments reassembled
-    from their deltas.
-    ``found``: values already reported (they are not reported again, and the new are added).
+    What our detectors find in the joined text (stored and folded) that the per-event scan did
+    not (a value spanning events, or one that only its neighbours reveal: "user:" in the event
+    before a URL's ":password@"); then the auth positions and named values of tool-call
+    arguments reassembled from their deltas. ``found``: values already reported (they are not
+    reported again, and the new are added).
     """
     for leaf in iter_stream_text(walk):
         for text, segments, suffix in _forms(leaf):
-            for hit in detect(text):
-                first = _event_at(segments, hit.start)
-                last = _event_at(segments, hit.start + len(hit.value) - 1)
-                # Also a value inside one event that only its neighbours reveal ("user:" in the
-                # event before a URL's ":password@").
+            for hit in text_hits(text, environment):
                 if hit.value not in found:
                     found.add(hit.value)
+                    first = _event_at(segments, hit.start)
+                    last = _event_at(segments, hit.start + len(hit.value) - 1)
                     path = leaf.path.replace("[*]", f"[{first}..{last}]", 1)
                     yield path, hit.kind + suffix, hit.value
-        # Tool-call arguments streamed in pieces: the reassembled JSON's auth positions.
-        documents = json_documents(leaf.value)
-        if not documents:
-            continue
         span = f"[{leaf.segments[0][1]}..{leaf.segments[-1][1]}]"
         root = leaf.path.replace("[*]", span, 1) + "(json)"
-        for document in documents:
-            walk_inner = Walk(document, root)
-            for inner in walk_inner.leaves:
-                field = name_kind(inner.key) if inner.role != "key" and inner.key else None
-                if field is None or inner.value in found:
-                    continue
-                if credential_in_field(field, inner.value):
-                    found.add(inner.value)
-                    name = inner.name or inner.key
-                    yield inner.path, f"credential in field {name!r}", strip_scheme(inner.value)
-            # And the values a sibling or the holding mapping names ({"name": …, "value": …}).
-            for index, name in find_pairs(walk_inner):
-                value = walk_inner.values[index]
-                if value not in found:
-                    found.add(value)
-                    yield (
-                        walk_inner.leaf(index).path,
-                        f"credential named {quoted_name(name)}",
-                        value,
-                    )
+        for document in json_documents(leaf.value):
+            inner = Walk(document, root)
+            for index in range(len(inner.values)):
+                hit = field_hit(inner.leaf(index))
+                if hit is not None and hit[1] not in found:
+                    found.add(hit[1])
+                    yield inner.leaf(index).path, *hit
+            yield from named_hits(inner, found)
 
 
 def _forms(leaf: Leaf) -> Iterator[tuple[str, tuple[tuple[int, int], ...], str]]:
