@@ -474,10 +474,10 @@ def stream_hits(
         for document in json_documents(leaf.value):
             inner = Walk(document, root)
             for index in range(len(inner.values)):
-                hit = field_hit(inner.leaf(index))
-                if hit is not None and hit[1] not in found:
-                    found.add(hit[1])
-                    yield inner.leaf(index).path, *hit
+                field = field_hit(inner.leaf(index))
+                if field is not None and field[1] not in found:
+                    found.add(field[1])
+                    yield inner.leaf(index).path, field[0], field[1]
             yield from named_hits(inner, found)
 
 
