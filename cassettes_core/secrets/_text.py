@@ -486,30 +486,23 @@ class Query:
         return hash(("?", self.name))
 
 
-def _is_secret_name(name: str, *, strict: bool = False) -> bool:
-    # A name (a mapping key, a variable, a header) that is itself a secret, in either form.
-    if len(name) < _MIN_KEY_SCAN:
+def secret_name(name: str, *, strict: bool = False) -> bool:
+    """Whether a name (a mapping key, a variable, a header) is itself a secret, in either form:
+    one of the environment's credentials (read now: it may have changed), a key format, or a
+    credential's shape."""
+    if len(name) < MIN_ENV_SECRET:
         return False
     probe = fold(name) if needs_folding(name) else name
-    return bool(find_formats(probe)) or looks_like_credential(probe, strict=strict)
-
-
-def _holds_environment_secret(name: str) -> bool:
-    # Read at each call, not cached: the environment may have changed since.
-    probe = fold(name) if needs_folding(name) else name
-    return len(name) >= MIN_ENV_SECRET and any(value in probe for value in credential_environment())
+    if any(value in probe for value in credential_environment()):
+        return True
+    return len(name) >= _MIN_KEY_SCAN and (
+        bool(find_formats(probe)) or looks_like_credential(probe, strict=strict)
+    )
 
 
 def segment(name: str) -> str:
     """A path segment for a mapping key: bare, quoted, or masked if the key itself is secret."""
-    if _holds_environment_secret(name):
-        return f"[{mask(name)}]"
-    return _segment(name)
-
-
-@lru_cache(maxsize=4096)
-def _segment(name: str) -> str:
-    if _is_secret_name(name):
+    if secret_name(name):
         return f"[{mask(name)}]"
     if _PLAIN_SEGMENT.fullmatch(name):
         return name
@@ -519,8 +512,7 @@ def _segment(name: str) -> str:
 def quoted_name(name: str) -> str:
     """A variable, field or header name as a finding's kind quotes it; masked if the name
     itself is a secret (a crafted ``sk-…_key = …`` must not print the key)."""
-    secret = _holds_environment_secret(name) or _is_secret_name(name, strict=True)
-    return repr(mask(name)) if secret else repr(name)
+    return repr(mask(name)) if secret_name(name, strict=True) else repr(name)
 
 
 def join(path: str, name: str) -> str:
