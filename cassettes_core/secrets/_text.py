@@ -26,6 +26,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -406,11 +407,6 @@ def _name_around(text: str, position: int) -> tuple[int, int]:
     return start, run.end() if run is not None else position
 
 
-def find_assignments(text: str) -> list[Hit]:
-    """:func:`find_assignments_batch` for one string."""
-    return find_assignments_batch(Batch([text])).get(0, [])
-
-
 def redact(text: str, *, field: str = "") -> str:
     """``text`` with every secret our detectors know replaced by its masked preview.
 
@@ -455,11 +451,9 @@ _MIN_KEY_SCAN = 16
 _PLAIN_SEGMENT = re.compile(r"[A-Za-z0-9_$@-]+")
 
 
+@dataclass(frozen=True, slots=True)
 class _Marker:
-    __slots__ = ("text",)
-
-    def __init__(self, text: str) -> None:
-        self.text = text
+    text: str
 
 
 JSON = _Marker("(json)")  # the string holds a JSON document, walked as such
@@ -471,19 +465,11 @@ def marker(text: str) -> Any:
     return _Marker(text)
 
 
+@dataclass(frozen=True, slots=True)
 class Query:
     """A query parameter of a URL: ``endpoint?key``."""
 
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Query) and other.name == self.name
-
-    def __hash__(self) -> int:
-        return hash(("?", self.name))
+    name: str
 
 
 def secret_name(name: str, *, strict: bool = False) -> bool:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping, Set
+from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import parse_qsl, unquote
 
@@ -62,28 +63,17 @@ _STREAM_EVENTS = -2  # the frame of the stream list: each child is one event
 _JSON_STARTS = frozenset("{[ \t\r\n")
 
 
+@dataclass(slots=True)
 class Leaf:
     """One string to scan, where it sits, and what kind of place that is."""
 
-    __slots__ = ("key", "name", "path", "role", "segments", "value")
-
-    def __init__(
-        self,
-        path: str,
-        key: str,
-        value: str,
-        role: Role = "value",
-        *,
-        name: str = "",
-        segments: tuple[tuple[int, int], ...] = (),
-    ) -> None:
-        self.path = path  # where the string sits, as a person reads it: request.messages[0]
-        self.key = key  # the nearest field or parameter name, snake case ("" if none)
-        self.value = value
-        self.role = role
-        self.name = name  # the header or query parameter name as written
-        # For joined stream text: (offset in value, event index) where each event's piece starts.
-        self.segments = segments
+    path: str  # where the string sits, as a person reads it: request.messages[0]
+    key: str  # the nearest field or parameter name, snake case ("" if none)
+    value: str
+    role: Role = "value"
+    name: str = ""  # the header or query parameter name as written
+    # For joined stream text: (offset in value, event index) where each event's piece starts.
+    segments: tuple[tuple[int, int], ...] = ()
 
 
 _ROOT = -1
@@ -91,7 +81,7 @@ _ROOT = -1
 #: ``index``, the Responses API's ``output_index``, ``content_index``, ``summary_index`` and
 #: ``item_id``, Anthropic's content-block ``index``.
 CHANNEL_FIELDS = frozenset({"index", "output_index", "content_index", "summary_index", "item_id"})
-_MAX_DEPTH = 100  # two frames a level: well within the interpreter's limit from any caller
+_MAX_DEPTH = 100  # two frames a level (three through a JSON string): well within the limit
 
 
 class Walk:
@@ -160,9 +150,8 @@ class Walk:
         self.pieces.append(piece)
         return len(self.parents) - 1
 
-    # The walk recurses (a function call is the cheapest way through a container in Python)
-    # down to _MAX_DEPTH; deeper containers are set aside and walked afterwards, each from
-    # depth 0, so that no nesting can exhaust the stack.
+    # The walk recurses down to _MAX_DEPTH; deeper containers are set aside and walked
+    # afterwards, each from depth 0, so that no nesting can exhaust the stack.
 
     def _run(self, root: Any) -> None:
         self._seen.add(id(root))
@@ -177,11 +166,13 @@ class Walk:
                 self.channels[place] = node
             self._walk(_items(node), place, key, event, depth, mapping=True)
         elif isinstance(node, list | tuple):
+            if key == "stream" and place >= 0 and self.parents[place] == _ROOT and not self.prefix:
+                event = _STREAM_EVENTS  # the stream: each item is one event
             self._walk(enumerate(node), place, key, event, depth, mapping=False)
         elif isinstance(node, Set):
             self._walk(enumerate(sorted(node, key=repr)), place, key, event, depth, mapping=False)
 
-    def _walk(  # noqa: PLR0912 - the hot loop: the common cases inline, not in calls
+    def _walk(
         self,
         items: Iterable[tuple[Any, Any]],
         place: int,
@@ -192,61 +183,35 @@ class Walk:
         mapping: bool,
     ) -> None:
         """The items of one container: (name, child) of a mapping, (index, child) of a list."""
-        if depth > _MAX_DEPTH:  # (a closure would make this loop's locals slower cells)
+        if depth > _MAX_DEPTH:
             self._deep.append((items, place, key, event, mapping))
             return
-        parents, pieces, seen = self.parents, self.pieces, self._seen
-        values, keys, places = self.values, self.keys, self.places
         headers = mapping and key == "headers"
         for piece, child in items:
             kind = type(child)
-            child_key, child_event = key, event
+            child_key, child_event, name = key, event, piece
             if mapping:
                 name = piece if type(piece) is str else str(piece)
                 if kind in _SKIPPED and len(name) < _MIN_KEY_SCAN:
                     continue  # a number or None under a field name: nothing to scan
-                here = len(parents)
                 if len(name) >= _MIN_KEY_SCAN:
-                    self.add(here, "", name, "key")
+                    self.add(len(self.parents), "", name, "key")
                 child_key = "base64_data" if piece is _BASE64_DATA else snake(name)
             elif kind in _SKIPPED:
                 continue
-            else:
-                here = len(parents)
-                name = piece
-                if event == _STREAM_EVENTS:  # the stream: each item is one event
-                    self._events[piece] = here
-                    child_event = piece
-            parents.append(place)
-            pieces.append(name)
-            if kind is str and not headers:
-                if child_event >= 0:  # in a stream event: also read joined up
-                    self.stream.append((child_event, self._events[child_event], here, child))
-                if child[:1] in _JSON_STARTS or child.startswith(_URL_STARTS):
-                    self._string(child, here, child_key, child_event, depth)
-                else:  # the common case, inline: a plain string
-                    values.append(child)
-                    keys.append(child_key)
-                    places.append(here)
-            elif kind is dict or kind is list:  # the common containers, without the ABCs
-                if id(child) not in seen:
-                    seen.add(id(child))
-                    if kind is dict:
-                        if child_event >= 0 and not CHANNEL_FIELDS.isdisjoint(child):
-                            self.channels[here] = child
-                        self._walk(
-                            _items(child), here, child_key, child_event, depth + 1, mapping=True
-                        )
-                    else:
-                        events = (
-                            mapping and child_key == "stream" and place == _ROOT and not self.prefix
-                        )
-                        child_event = _STREAM_EVENTS if events else child_event
-                        self._walk(
-                            enumerate(child), here, child_key, child_event, depth + 1, mapping=False
-                        )
-            elif kind not in _SKIPPED:
-                self._other(child, here, child_key, child_event, depth, header=headers)
+            elif event == _STREAM_EVENTS:
+                self._events[piece] = len(self.parents)
+                child_event = piece
+            here = self._place(place, name)
+            if isinstance(child, str | bytes | bytearray):  # a header, (a subclass of) str, bytes
+                text = str(child) if isinstance(child, str) else child.decode("utf-8", "replace")
+                if headers:
+                    self.add(here, child_key, text, "header", name)
+                else:
+                    self._text(text, here, child_key, child_event, depth)
+            elif kind not in _SKIPPED and id(child) not in self._seen:
+                self._seen.add(id(child))
+                self._container(child, here, child_key, child_event, depth + 1)
 
     def _text(self, text: str, place: int, key: str, event: int, depth: int) -> None:
         if event >= 0:  # in a stream event: also read joined up
@@ -257,19 +222,6 @@ class Walk:
             self.values.append(text)
             self.keys.append(key)
             self.places.append(place)
-
-    def _other(
-        self, child: Any, place: int, key: str, event: int, depth: int, *, header: bool
-    ) -> None:
-        if isinstance(child, str | bytes | bytearray):  # a header, (a subclass of) str, bytes
-            text = str(child) if isinstance(child, str) else child.decode("utf-8", "replace")
-            if header:
-                self.add(place, key, text, "header", str(self.pieces[place]))
-            else:
-                self._text(text, place, key, event, depth)
-        elif id(child) not in self._seen:
-            self._seen.add(id(child))
-            self._container(child, place, key, event, depth + 1)
 
     def _string(self, value: str, place: int, key: str, event: int, depth: int) -> None:
         # A JSON document, a URL with a query, or (after all) a plain string.
