@@ -564,25 +564,27 @@ class Batch:
             found = self._found[ignorecase] = (starts, needles)
         return found[0].get(needle, []) if needle in found[1] else None
 
-    def find_all(self, needle: str, *, ignorecase: bool = False) -> Iterator[int]:
+    def find_all(self, needle: str, *, ignorecase: bool = False) -> list[int]:
         """Every offset of ``needle`` in the text (in the lower-cased text if ``ignorecase``)."""
         starts = self._starts(needle, ignorecase)
         if starts is not None:
-            yield from starts
-            return
+            return starts
         haystack = self.lower if ignorecase else self.text
+        found: list[int] = []
         position = haystack.find(needle)
         while position != -1:
-            yield position
+            found.append(position)
             position = haystack.find(needle, position + 1)
+        return found
 
     def holders(self, needles: Sequence[str], *, ignorecase: bool = False) -> set[int]:
         """Indices of the strings that contain any of ``needles``."""
-        return {
-            self.locate(start)[0]
-            for needle in needles
-            for start in self.find_all(needle, ignorecase=ignorecase)
-        }
+        found: set[int] = set()
+        for needle in needles:
+            starts = self.find_all(needle, ignorecase=ignorecase)
+            if starts:
+                found.update(bisect_right(self.starts, start) - 1 for start in starts)
+        return found
 
 
 # ---------------- key formats

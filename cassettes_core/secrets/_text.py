@@ -479,10 +479,16 @@ def secret_name(name: str, *, strict: bool = False) -> bool:
     if len(name) < MIN_ENV_SECRET:
         return False
     probe = fold(name) if needs_folding(name) else name
-    if any(value in probe for value in credential_environment()):
-        return True
+    return any(value in probe for value in credential_environment()) or _secret_shape(
+        probe, strict=strict
+    )
+
+
+@lru_cache(maxsize=4096)
+def _secret_shape(name: str, *, strict: bool) -> bool:
+    # Remembered: the same field names are spelled in every path (a key format search each).
     return len(name) >= _MIN_KEY_SCAN and (
-        bool(find_formats(probe)) or looks_like_credential(probe, strict=strict)
+        bool(find_formats(name)) or looks_like_credential(name, strict=strict)
     )
 
 
