@@ -123,11 +123,6 @@ class Walk:
         pieces.reverse()
         return render(self.prefix, pieces)
 
-    @property
-    def leaves(self) -> list[Leaf]:
-        """Every string as a :class:`Leaf`."""
-        return [self.leaf(index) for index in range(len(self.values))]
-
     def leaf(self, index: int) -> Leaf:
         """The string ``index`` as a :class:`Leaf`."""
         role = self.roles.get(index, "value")
