@@ -57,6 +57,7 @@ _MIN_KEY_SCAN = 16
 MAX_JSON = 2_000_000  # characters: a longer string is not parsed as JSON
 _URL_STARTS = ("/", "http://", "https://", "ws://", "wss://")
 _SKIPPED = frozenset({int, float, bool, type(None)})
+_TEXTS = (str, bytes, bytearray)
 _MEDIA_SIBLINGS = frozenset({"media_type", "mime_type", "mimeType", "format"})
 _STREAM_EVENTS = -2  # the frame of the stream list: each child is one event
 # Strings that may hold a JSON document ("": an empty string is plain).
@@ -156,11 +157,12 @@ class Walk:
             self._walk(items, place, key, event, 0, mapping=mapping)
 
     def _container(self, node: Any, place: int, key: str, event: int, depth: int) -> None:
-        if isinstance(node, Mapping):
+        kind = type(node)
+        if kind is dict or (kind is not list and isinstance(node, Mapping)):  # dict: no ABC check
             if event >= 0 and not CHANNEL_FIELDS.isdisjoint(node):
                 self.channels[place] = node
             self._walk(_items(node), place, key, event, depth, mapping=True)
-        elif isinstance(node, list | tuple):
+        elif kind is list or kind is tuple or isinstance(node, list | tuple):
             if key == "stream" and place >= 0 and self.parents[place] == _ROOT and not self.prefix:
                 event = _STREAM_EVENTS  # the stream: each item is one event
             self._walk(enumerate(node), place, key, event, depth, mapping=False)
@@ -182,6 +184,7 @@ class Walk:
             self._deep.append((items, place, key, event, mapping))
             return
         headers = mapping and key == "headers"
+        parents, pieces = self.parents, self.pieces
         for piece, child in items:
             kind = type(child)
             child_key, child_event, name = key, event, piece
@@ -190,15 +193,17 @@ class Walk:
                 if kind in _SKIPPED and len(name) < _MIN_KEY_SCAN:
                     continue  # a number or None under a field name: nothing to scan
                 if len(name) >= _MIN_KEY_SCAN:
-                    self.add(len(self.parents), "", name, "key")
+                    self.add(len(parents), "", name, "key")
                 child_key = "base64_data" if piece is _BASE64_DATA else snake(name)
             elif kind in _SKIPPED:
                 continue
             elif event == _STREAM_EVENTS:
-                self._events[piece] = len(self.parents)
+                self._events[piece] = len(parents)
                 child_event = piece
-            here = self._place(place, name)
-            if isinstance(child, str | bytes | bytearray):  # a header, (a subclass of) str, bytes
+            here = len(parents)  # the child's place: a row of (parent, piece)
+            parents.append(place)
+            pieces.append(name)
+            if kind is str or isinstance(child, _TEXTS):  # a header, (a subclass of) str, bytes
                 text = str(child) if isinstance(child, str) else child.decode("utf-8", "replace")
                 if headers:
                     self.add(here, child_key, text, "header", name)
