@@ -6,50 +6,106 @@
     guard.check(interactions, path=path)   # raises UnsafeCassetteError listing every finding
     guard.scan(interaction)                # the findings, as data (masked previews only)
 
-This package owns everything the guard knows; the store calls it before every write, and
-``cassettes scan`` (``run_scan``) runs it over files already on disk. Use the names below; the
-``_`` modules are its insides (no module outside this package may import them): ``_guard``
-(the decision), detect-secrets' plugins (``_plugins``, gated by ``_gates``), key formats of
-the LLM era (``_detectors``, ``_llm``), names that carry values (``_text``, ``_pairs``,
-``_paths``), the environment's own keys (``_env``), encoded and wrapped forms (``_encoded``,
-``_normal``, ``_wrapped``), split stream deltas (``_stream``), and the headers never stored
-(``_headers``, cheap: the recorder strips them without loading the guard).
+The store calls it before every write, and ``cassettes scan`` (``run_scan``) runs it over files
+already on disk. Use the names below; the ``_`` modules are its insides (no module outside
+this package may import them): ``_guard`` (the decision and its findings), ``_walk`` (the walk
+over an interaction: fields, headers, URL queries, JSON in strings, stream text joined up),
+``_text`` (the text scan: Unicode folding, credentials assigned in text, keys in base64,
+redaction), ``_formats`` (key formats of the LLM era and the classics, what LLM ids look like,
+the environment's own keys), ``_plugins`` (detect-secrets' plugins behind cheap gates) and
+``_scan`` (``cassettes scan``).
 
-detect-secrets is heavy and replay never needs it, so every name here loads on first use.
+The headers never stored are decided here, cheaply: the recorder strips them without loading
+the guard. detect-secrets is heavy and replay never needs it, so every other name here loads
+on first use.
 """
 
 from __future__ import annotations
 
 import importlib
+import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from cassettes_core import catalog
+
 if TYPE_CHECKING:
+    from cassettes_core.secrets._formats import looks_like_credential, mask
     from cassettes_core.secrets._guard import (
         SecretFinding,
         SecretGuard,
         UnsafeInteractionDroppedWarning,
     )
-    from cassettes_core.secrets._headers import (
-        SENSITIVE_HEADERS,
-        is_sensitive_header,
-        strip_sensitive_headers,
-    )
-    from cassettes_core.secrets._normal import normalise
     from cassettes_core.secrets._scan import run_scan
-    from cassettes_core.secrets._shapes import looks_like_credential, mask
-    from cassettes_core.secrets._text import redact
+    from cassettes_core.secrets._text import fold, redact
+
+#: Header names (lower case) that are never stored. Credentials, cookies, and the organization
+#: and project ids that identify an account. :func:`is_sensitive_header` also treats as
+#: sensitive any header whose last word is ``key``, ``token``, ``secret``, ``auth``, … .
+SENSITIVE_HEADERS: frozenset[str] = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "cookie",
+        "set-cookie",
+        "api-key",
+        "x-api-key",
+        "x-goog-api-key",
+        "ocp-apim-subscription-key",
+        "x-auth-token",
+        "x-access-token",
+        "x-amz-security-token",
+        "x-vault-token",
+        "private-token",
+        "cf-access-client-id",
+        "cf-access-client-secret",
+        "openai-organization",
+        "openai-project",
+        "anthropic-organization-id",
+    }
+)
+_SENSITIVE_LAST_WORDS = frozenset(
+    {
+        "authorization",
+        "auth",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "apikey",
+        "key",
+        "cookie",
+        "credential",
+        "credentials",
+    }
+)
+_NOT_SENSITIVE = frozenset({"idempotency-key", "x-idempotency-key"})
+_WORDS = re.compile(r"[-_\s]+")
+
+
+def is_sensitive_header(name: str) -> bool:
+    """Whether a header (any case) carries a credential or an account id and is never stored."""
+    low = name.strip().lower()
+    if low in SENSITIVE_HEADERS or low in catalog.credential_headers():
+        return True  # the catalog's: every header any endpoint's key may travel in
+    if low in _NOT_SENSITIVE:
+        return False
+    return _WORDS.split(low)[-1] in _SENSITIVE_LAST_WORDS or "api-key" in low
+
+
+def strip_sensitive_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """``headers`` without the sensitive ones (names compared case-insensitively)."""
+    return {name: value for name, value in headers.items() if not is_sensitive_header(name)}
+
 
 _HOMES = {
-    "SENSITIVE_HEADERS": "_headers",
     "SecretFinding": "_guard",
     "SecretGuard": "_guard",
     "UnsafeInteractionDroppedWarning": "_guard",
-    "is_sensitive_header": "_headers",
-    "strip_sensitive_headers": "_headers",
     "run_scan": "_scan",
-    "looks_like_credential": "_shapes",
-    "mask": "_shapes",
-    "normalise": "_normal",
+    "looks_like_credential": "_formats",
+    "mask": "_formats",
+    "fold": "_text",
     "redact": "_text",
 }
 
@@ -66,10 +122,10 @@ __all__ = [
     "SecretFinding",
     "SecretGuard",
     "UnsafeInteractionDroppedWarning",
+    "fold",
     "is_sensitive_header",
     "looks_like_credential",
     "mask",
-    "normalise",
     "redact",
     "run_scan",
     "strip_sensitive_headers",

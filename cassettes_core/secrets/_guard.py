@@ -5,7 +5,7 @@ exactly as it will be stored: the endpoint and its query, request and response b
 depth, every stream event (and the text a stream spreads over many events, joined by position
 and per choice, tool call or content block), every stored header. A string that holds JSON is
 read raw and parsed (every value of a repeated key kept), and every string is read again in its
-normal form (:mod:`cassettes_core.secrets._normal`: look-alikes folded, invisible characters
+normal form (:func:`~cassettes_core.secrets._text.fold`: look-alikes folded, invisible characters
 and escapes undone). These find secrets:
 
 1. our detectors for key formats of the LLM era (OpenAI, Anthropic, Google, Hugging Face, Groq,
@@ -24,52 +24,45 @@ inputs we could build for each).
 Known LLM payloads are not secrets: ids with the providers' prefixes, fingerprints, base64
 embeddings and images, thinking signatures, ``encrypted_content``, UUIDs, hashes, code, prose.
 
-Headers that carry credentials (:mod:`cassettes_core.secrets._headers`) are never stored: the
+Headers that carry credentials (``is_sensitive_header``) are never stored: the
 recorder strips them and the guard refuses a cassette that still holds one. Scanning happens
 only on the write path; replay never calls it.
 """
 
 from __future__ import annotations
 
-import json
-import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from cassettes_core._errors import UnsafeCassetteError
-from cassettes_core.secrets._batch import Batch
-from cassettes_core.secrets._detectors import Hit, find_formats_batch
-from cassettes_core.secrets._encoded import find_encoded_batch
-from cassettes_core.secrets._env import (
+from cassettes_core.secrets import is_sensitive_header
+from cassettes_core.secrets._formats import (
+    Batch,
+    Hit,
     credential_environment,
-    find_environment_values,
-    lower_in_place,
+    is_documented_example,
+    mask,
 )
-from cassettes_core.secrets._headers import (
-    SENSITIVE_HEADERS,
-    is_sensitive_header,
-    strip_sensitive_headers,
-)
-from cassettes_core.secrets._llm import credential_in_field
-from cassettes_core.secrets._normal import needs_normalising, normalise
-from cassettes_core.secrets._pairs import find_pairs
-from cassettes_core.secrets._paths import quoted_name
 from cassettes_core.secrets._plugins import PluginScanner, plugin_scanner
-from cassettes_core.secrets._shapes import is_documented_example, mask, strip_scheme
-from cassettes_core.secrets._stream import HIDDEN, stream_hits
-from cassettes_core.secrets._text import find_assignments_batch, name_kind
-from cassettes_core.secrets._walk import Leaf, Walk
-
-__all__ = [
-    "SENSITIVE_HEADERS",
-    "SecretFinding",
-    "SecretGuard",
-    "UnsafeInteractionDroppedWarning",
-    "is_sensitive_header",
-    "strip_sensitive_headers",
-]
+from cassettes_core.secrets._text import (
+    fold,
+    name_kind,
+    needs_folding,
+    own_hits,
+    quoted_name,
+    text_hits,
+)
+from cassettes_core.secrets._walk import (
+    HIDDEN,
+    Leaf,
+    Walk,
+    already_found,
+    field_hit,
+    named_hits,
+    stream_hits,
+)
 
 
 class UnsafeInteractionDroppedWarning(UserWarning):
@@ -93,9 +86,6 @@ class SecretFinding:
         return f"{where}: {self.kind} ({self.preview})"
 
 
-Interaction = TypeVar("Interaction", bound=Mapping[str, Any])
-
-
 class SecretGuard:
     """Scans interactions before they are written, and refuses those that hold a secret.
 
@@ -105,7 +95,7 @@ class SecretGuard:
 
     def __init__(self, *, allow: Iterable[str] = ()) -> None:
         allowed = [value for value in allow if value]
-        self._allow = frozenset([*allowed, *(normalise(value) for value in allowed)])
+        self._allow = frozenset([*allowed, *(fold(value) for value in allowed)])
         self._plugins: PluginScanner = plugin_scanner()
 
     def scan(
@@ -133,35 +123,6 @@ class SecretGuard:
         if findings:
             raise UnsafeCassetteError(path, findings)
 
-    def filter(
-        self, interactions: Iterable[Interaction], *, path: Path | str | None
-    ) -> list[Interaction]:
-        """Best effort: the interactions that are safe to write; the others are dropped.
-
-        Each dropped interaction is reported with an :class:`UnsafeInteractionDroppedWarning`;
-        nothing is raised (for recording outside tests, where failing the caller is worse than
-        losing one recording). An interaction that cannot be scanned is dropped too.
-        """
-        kept: list[Interaction] = []
-        where = str(path) if path is not None else "the cassette"
-        for interaction in interactions:
-            try:
-                findings = self.scan(interaction)
-            except Exception as exc:  # best effort must never raise into the caller
-                message = f"dropped an interaction for {where}: it could not be scanned ({exc!r})"
-                warnings.warn(UnsafeInteractionDroppedWarning(message), stacklevel=2)
-                continue
-            if findings:
-                listed = "; ".join(str(finding) for finding in findings)
-                message = (
-                    f"dropped an interaction for {where}: {_count(len(findings))} found: {listed}. "
-                    "Scrub the value in a before_record hook to keep such interactions."
-                )
-                warnings.warn(UnsafeInteractionDroppedWarning(message), stacklevel=2)
-                continue
-            kept.append(interaction)
-        return kept
-
     def scan_text(self, text: str) -> list[SecretFinding]:
         """Findings in a file's text as stored, each at ``line N`` (what parsing drops, such as
         a YAML comment, is read too).
@@ -172,13 +133,12 @@ class SecretGuard:
         """
         environment = credential_environment()
         forms = [(text, "")]
-        if needs_normalising(text):
-            forms.append((normalise(text), HIDDEN))  # line breaks stay: the lines match
+        if needs_folding(text):
+            forms.append((fold(text), HIDDEN))  # line breaks stay: the lines match
         findings: list[SecretFinding] = []
         seen: set[str] = set()
         for form, suffix in forms:
-            tables = _own_tables(Batch([form]), environment)
-            for hit in (hit for table in tables for hit in table.get(0, ())):
+            for hit in text_hits(form, environment):
                 if hit.value in seen or hit.value in self._allow:
                     continue
                 if is_documented_example(hit.value):
@@ -229,23 +189,13 @@ class SecretGuard:
             if leaf.value in self._allow:
                 continue
             for kind, value in _leaf_hits(leaf, tables, plugins, slot):
-                if not _already_found(value, found):
+                if not already_found(value, found):
                     found.add(value)
                     yield leaf.path, kind, value
 
         # A value that its sibling names ({"name": "X_API_KEY", "value": "…"}).
-        for index, name in find_pairs(walk):
-            leaf = walk.leaf(index)
-            if leaf.value not in self._allow and not _already_found(leaf.value, found):
-                found.add(leaf.value)
-                yield leaf.path, f"credential named {quoted_name(name)}", leaf.value
-
-        def detect(text: str) -> list[Hit]:
-            return [
-                hit for table in _own_tables(Batch([text]), environment) for hit in table.get(0, ())
-            ]
-
-        yield from stream_hits(walk, found, detect)
+        yield from named_hits(walk, found, self._allow)
+        yield from stream_hits(walk, found, environment)
 
     def _detect(
         self, values: list[str], keys: list[str | None]
@@ -257,11 +207,11 @@ class SecretGuard:
         # are what is written; the normal form is what a reader sees): batch index → slot.
         hidden: dict[int, int] = {}
         # One pass in C over all the text decides for the common case (plain ASCII).
-        stored = len(values) if needs_normalising("\n".join(values)) else 0
+        stored = len(values) if needs_folding("\n".join(values)) else 0
         for slot in range(stored):
             value = values[slot]
-            if needs_normalising(value):
-                normal = normalise(value)
+            if needs_folding(value):
+                normal = fold(value)
                 if normal != value:
                     hidden[len(values)] = slot
                     values.append(normal)
@@ -269,7 +219,7 @@ class SecretGuard:
         batch = Batch(values)
         environment = credential_environment()
         plugins = self._plugins.scan(batch, keys)  # (first: it finds the runs the others share)
-        tables = _own_tables(batch, environment)
+        tables = own_hits(batch, environment)
         for index, slot in hidden.items():
             for table in tables:
                 for hit in table.pop(index, ()):
@@ -280,36 +230,6 @@ class SecretGuard:
 
 
 _UNKEYED = frozenset({"key", "raw"})
-
-
-def _own_tables(batch: Batch, environment: dict[str, str]) -> tuple[dict[int, list[Hit]], ...]:
-    # Our detectors' findings by string: key formats, assignments, the environment's values,
-    # keys in base64.
-    return (
-        find_formats_batch(batch),
-        find_assignments_batch(batch),
-        _environment_batch(batch, environment),
-        find_encoded_batch(batch, environment),
-    )
-
-
-def _environment_batch(batch: Batch, environment: dict[str, str]) -> dict[int, list[Hit]]:
-    # The environment's credentials, literally (in any case), in each string of the batch.
-    found: dict[int, list[Hit]] = {}
-    for value, name in environment.items():
-        for index in batch.holders((lower_in_place(value),), ignorecase=True):
-            hits = find_environment_values(batch.values[index], {value: name})
-            found.setdefault(index, []).extend(hits)
-    return found
-
-
-def _already_found(value: str, found: set[str]) -> bool:
-    # A raw JSON string holds its values escaped ("\n", "\u00e9"): compare them unescaped.
-    try:
-        unescaped = json.loads(f'"{value}"')
-    except ValueError:
-        unescaped = value
-    return any(value in known or known in value or unescaped in known for known in found)
 
 
 def _leaf_hits(
@@ -324,12 +244,9 @@ def _leaf_hits(
     for table in tables:
         for hit in table.get(slot, ()):
             _add(hits, hit.kind, hit.value)
-    # A field is named as a variable is in text: azure_openai_key is one, cache_key is not.
-    field = name_kind(leaf.key) if leaf.role not in {"key", "raw"} and leaf.key else None
-    if field is not None and credential_in_field(field, leaf.value):
-        place = "URL parameter" if leaf.role == "query" else "field"
-        name = leaf.name or leaf.key
-        _add(hits, f"credential in {place} {quoted_name(name)}", strip_scheme(leaf.value))
+    field = field_hit(leaf)
+    if field is not None:
+        _add(hits, *field)
     for kind, secret in plugins.get(slot, ()):
         _add(hits, kind, secret)
     return hits
@@ -344,7 +261,3 @@ def _add(hits: list[tuple[str, str]], kind: str, value: str) -> None:
     # One finding per value: a more specific detector already named this one (or a part of it).
     if len(hits) < _MAX_HITS and not any(value in known or known in value for _, known in hits):
         hits.append((kind, value))
-
-
-def _count(n: int) -> str:
-    return "1 possible secret" if n == 1 else f"{n} possible secrets"

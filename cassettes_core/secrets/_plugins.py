@@ -1,38 +1,32 @@
-"""detect-secrets, in process, with file-scan semantics and a cheap prefilter.
+"""detect-secrets, in process, with file-scan semantics, behind cheap gates.
 
 Each string is scanned as detect-secrets scans a file: line by line, each line rendered as
-``key: "value"`` so that the quoted-string entropy plugin and the keyword plugin see what they
-expect, and so that the id filter recognises ``id``-like keys. The plugins run without eager
-search (``scan_line`` would flag ``hello world``), and their findings pass detect-secrets' own
-heuristic filters.
+``key: "value"`` so that the quoted-string entropy plugin, the keyword plugin and the id filter
+see what they expect; findings pass detect-secrets' own heuristic filters, then our LLM rules.
 
-What we change, and why:
-
-* Plugins are instances we own, called through ``analyze_string``; detect-secrets' global
-  settings are neither read nor changed (thread-safe, and no network verification even if the
-  host process configured one).
-* Every plugin has a *gate*: a substring or a cheap pattern that any line it could match must
-  contain (a quoted run of 23 base64 characters for the entropy plugin, the token's own shape
-  for fixed formats, ``eyJ`` for JWTs, a denylisted word beside an assignment for the keyword
-  plugin …). Only lines that pass a plugin's gate meet the
-  plugin, so prose and code cost a few substring searches. Gates are necessary conditions of
-  the plugins' own patterns: they change the cost, not the result. Lines longer than 4 KB are cut
-  into windows around the gate hits.
-* Left out: ``HexHighEntropyString`` (every sha256, trace id and request id is hex; hex keys are
-  found in auth positions instead), ``IPPublicDetector`` (an address is not a credential) and
-  ``PrivateKeyDetector`` (it flags a PEM header mentioned in prose or code; our own detector
-  asks for the key's body).
-* ``is_indirect_reference`` (a line filter whose regex costs milliseconds on a long line) only
-  dismisses keyword findings, where it belongs, instead of blinding every plugin on the line;
-  the ``pragma: allowlist secret`` comment is not honoured, since a model's answer could carry it.
+* Plugins are instances we own, called through ``analyze_string``: detect-secrets' global
+  settings are neither read nor changed (thread-safe, never any network verification).
+* Every plugin has a *gate*, a necessary condition of its own patterns found in all the strings
+  at once (a literal, a pattern with a literal start, or a run of token characters of the right
+  shape): only lines that pass it meet the plugin. Gates change the cost, never the result.
+  Lines over 4 KB are read in windows around the gate hits.
+* Base64 wrapped over many lines (``base64 logo.png``, MIME, a PEM certificate) is one long token,
+  not a column of keys, when it is public or binary data; key material (a private PEM label,
+  DER, an OpenSSH key, text) stays flagged.
+* Left out: ``HexHighEntropyString`` (every sha256 and trace id is hex; hex keys are found in auth
+  positions), ``IPPublicDetector`` and ``PrivateKeyDetector`` (it flags a PEM header named in
+  prose; our detector asks for the body). ``is_indirect_reference`` dismisses keyword findings
+  only; ``pragma: allowlist secret`` is not honoured, since a model's answer could carry it.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import cache, lru_cache
 from typing import Any
 
@@ -77,18 +71,240 @@ from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
-from cassettes_core.secrets import _gates as gates
-from cassettes_core.secrets._batch import Batch
-from cassettes_core.secrets._gates import Gate, Span
-from cassettes_core.secrets._llm import is_known_id, is_long_token, is_opaque_blob, is_opaque_field
-from cassettes_core.secrets._shapes import (
+from cassettes_core.secrets._formats import (
+    Batch,
     is_alphabet,
     is_example_password,
+    is_known_id,
+    is_long_token,
+    is_opaque_blob,
+    is_opaque_field,
     is_prose,
     is_sequence_fragment,
+    searched_always,
 )
-from cassettes_core.secrets._wrapped import harmless_blocks
 
+# ---------------- base64 wrapped over many lines
+# A line of base64 alone (indentation and a carriage return allowed), and a PEM header.
+_LINE = re.compile(r"^[ \t]*+[A-Za-z0-9+/=_-]{4,4096}+[ \t]*+\r?$", re.MULTILINE)
+_MIN_WIDTH = 40  # every line but the last is this long at least (the last may be short)
+_BEGIN = re.compile(r"-----BEGIN ([A-Z0-9 ]{1,40}+)-----[ \t]*+\r?$")
+_PUBLIC_LABELS = frozenset(
+    {
+        "CERTIFICATE",
+        "TRUSTED CERTIFICATE",
+        "X509 CERTIFICATE",
+        "CERTIFICATE REQUEST",
+        "NEW CERTIFICATE REQUEST",
+        "X509 CRL",
+        "PUBLIC KEY",
+        "RSA PUBLIC KEY",
+        "SSH2 PUBLIC KEY",
+        "PGP PUBLIC KEY BLOCK",
+        "PGP SIGNATURE",
+        "PKCS7",
+        "CMS",
+        "DH PARAMETERS",
+        "EC PARAMETERS",
+    }
+)
+_MIN_LINES = 2
+# Longer than any key, as a token on one line must be for the entropy plugins to pass it (an
+# HMAC secret wrapped over two lines is still a secret).
+_BLOB_MIN = 256
+_MAX_DECODED = 1 << 20
+_KEY_MAGIC = (b"0", b"openssh-key-v1")  # DER starts with 0x30 ("0"): PKCS#1, PKCS#8, SEC1
+
+
+def harmless_blocks(text: str) -> list[tuple[int, int]]:
+    """Spans of ``text`` that are wrapped base64 of public or binary data."""
+    blocks: list[tuple[int, int]] = []
+    lines = list(_LINE.finditer(text))
+    first = 0
+    while first < len(lines):
+        last = first
+        width = len(lines[first].group().strip())
+        if width < _MIN_WIDTH:
+            first += 1
+            continue
+        while (
+            last + 1 < len(lines)
+            and lines[last + 1].start() == lines[last].end() + 1
+            and len(lines[last].group().strip()) == width
+            and len(lines[last + 1].group().strip()) <= width
+        ):
+            last += 1
+        start, end = lines[first].start(), lines[last].end()
+        long_enough = last - first + 1 >= _MIN_LINES and end - start > _BLOB_MIN
+        if long_enough and _harmless(text, start, end):
+            blocks.append((start, end))
+        first = last + 1
+    return blocks
+
+
+def _harmless(text: str, start: int, end: int) -> bool:
+    before = text.rfind("\n", 0, max(start - 1, 0))
+    header = _BEGIN.search(text, before + 1, max(start - 1, 0)) if start else None
+    if header is not None:
+        return header.group(1) in _PUBLIC_LABELS
+    data = _decoded("".join(text[start:end].split()))
+    if data is None:
+        return False
+    if data.startswith(_KEY_MAGIC):
+        return False
+    return not (data.isascii() and data.decode("ascii").translate(_LINE_BREAKS).isprintable())
+
+
+_LINE_BREAKS = str.maketrans("", "", "\r\n\t")
+
+
+def _decoded(body: str) -> bytes | None:
+    if len(body) > _MAX_DECODED * 4 // 3:
+        return None
+    padded = body.rstrip("=")
+    padded += "=" * (-len(padded) % 4)
+    try:
+        return base64.urlsafe_b64decode(padded.replace("+", "-").replace("/", "_"))
+    except (binascii.Error, ValueError):
+        return None
+
+
+# ---------------- gates: what a line must hold before a plugin reads it
+Span = tuple[int, int]
+Keys = Sequence[str | None]
+Gate = Callable[[Batch, Keys], Iterator[Span]]
+
+_QUOTES = "\"'\n"
+
+
+def literal(*needles: str, ignorecase: bool = False) -> Gate:
+    """Any of ``needles``."""
+    searched_always(needles, ignorecase=ignorecase)
+
+    def gate(batch: Batch, keys: Keys) -> Iterator[Span]:
+        for needle in needles:
+            for position in batch.find_all(needle, ignorecase=ignorecase):
+                yield position, position + len(needle)
+
+    return gate
+
+
+def pattern(regex: str) -> Gate:
+    """A regular expression with a literal start (the engine finds such a start fast)."""
+    compiled = re.compile(regex)
+
+    def gate(batch: Batch, keys: Keys) -> Iterator[Span]:
+        for match in compiled.finditer(batch.text):
+            yield match.span()
+
+    return gate
+
+
+def either(*gates: Gate) -> Gate:
+    """Any of ``gates``."""
+
+    def gate(batch: Batch, keys: Keys) -> Iterator[Span]:
+        for each in gates:
+            yield from each(batch, keys)
+
+    return gate
+
+
+def run(min_length: int, regex: str | None = None, *, before: int = 0) -> Gate:
+    """A run of at least ``min_length`` characters, holding ``regex`` (which may start up to
+    ``before`` characters ahead of the run, outside the token alphabet)."""
+    compiled = re.compile(regex) if regex is not None else None
+
+    def gate(batch: Batch, keys: Keys) -> Iterator[Span]:
+        text = batch.text
+        for start, end in batch.runs:
+            if end - start < min_length:
+                continue
+            if compiled is None or compiled.search(text, max(0, start - before), end):
+                yield start, end
+
+    return gate
+
+
+def quoted_run(batch: Batch, keys: Keys) -> Iterator[Span]:
+    """For the entropy plugin: a quoted string of 23 base64 characters or more.
+
+    The plugin reads ``(['"])([charset]+)\\1`` in the line rendered as ``key: "line"`` (a
+    line's ends are quotes too), and an entropy above 4.5 needs 23 characters. Such a string
+    is a whole run, without dots, between quotes or line ends.
+    """
+    text = batch.text
+    for start, end in batch.runs:
+        if (
+            end - start >= 23
+            and (start == 0 or text[start - 1] in _QUOTES)
+            and (end == len(text) or text[end] in _QUOTES)
+            and "." not in text[start:end]
+        ):
+            yield start, end
+
+
+_ASSIGNED_WORDS = re.compile(r"key|pass|pw|token|secret|cloudant|softlayer")
+
+
+def assigned_run(batch: Batch, keys: Keys) -> Iterator[Span]:
+    """For the plugins that read ``<prefix><key|pass|token…> = <run of 24+>`` (Cloudant, IBM,
+    SoftLayer): a run of 24 characters in a line, or under a key, that names a credential."""
+    lower = batch.lower
+    lines: dict[int, bool] = {}
+    for start, end in batch.runs:
+        if end - start < 24:
+            continue
+        index, _ = batch.locate(start)
+        line_start = lower.rfind("\n", 0, start) + 1
+        named = lines.get(line_start)
+        if named is None:
+            line_end = lower.find("\n", start)
+            line_end = len(lower) if line_end == -1 else line_end
+            named = _ASSIGNED_WORDS.search(lower, line_start, line_end) is not None
+            lines[line_start] = named
+        key = keys[index]
+        if named or (key and _ASSIGNED_WORDS.search(key)):
+            yield start, end
+
+
+# Every DENYLIST word holds one of these needles. The keyword plugin's patterns need, beside
+# the word, an assignment or a comparison after it (``password = "…"``, ``api_key: '…'``) or a
+# quote soon after it (``private_key "…";``), or a comparison before it (``"…" == password``).
+KEYWORD_NEEDLES = ("key", "pass", "pwd", "secret", "contrase")
+_OPERATORS = ("==", "!=", "=!", "!!")  # [!=]{2,3} holds one of these
+searched_always(KEYWORD_NEEDLES, ignorecase=True)
+searched_always(_OPERATORS)
+# The word a needle starts runs on possessively: ``key\w*`` could only give characters back to
+# ``\S``, which would take them again, so the gate is the same without backtracking.
+_WORD_RUN = re.compile(r"\w*+")
+_AFTER = re.compile(r"""[\]'"]{0,2}\s*[:=!]|\S{0,50}?\s*['"`]""")
+_KEYWORD_BEFORE = re.compile(r"[!=]?\s*\w*?(?:" + "|".join(DENYLIST) + ")")
+
+
+def keyword(batch: Batch, keys: Keys) -> Iterator[Span]:
+    """For the keyword plugin: a DENYLIST word beside an assignment, a comparison or a quote."""
+    lower = batch.lower
+    for needle in KEYWORD_NEEDLES:
+        # Every needle inside one word leads to the same end of the word: the first one stands
+        # for the others, so that a word of a thousand "key"s is read once, not a thousand times.
+        covered = 0
+        for position in batch.find_all(needle, ignorecase=True):
+            if position < covered:
+                continue
+            word = _WORD_RUN.match(lower, position + len(needle))
+            covered = word.end() if word is not None else position + len(needle)
+            after = _AFTER.match(lower, covered)
+            if after is not None:
+                yield position, after.end()
+    for operator in _OPERATORS:
+        for position in batch.find_all(operator):
+            before = _KEYWORD_BEFORE.match(lower, position + 2)
+            if before is not None:
+                yield before.span()
+
+
+# ---------------- the plugins
 # Left out on purpose (see the module docstring); a test checks that every plugin detect-secrets
 # ships is either gated below or named here, so an upgrade cannot add one silently.
 EXCLUDED_PLUGINS = frozenset({"HexHighEntropyString", "IPPublicDetector", "PrivateKeyDetector"})
@@ -102,24 +318,24 @@ _DENYLIST = re.compile("|".join(DENYLIST), re.IGNORECASE)
 
 # Each plugin behind a gate that every line it can match passes, read off its own patterns:
 # a literal its patterns all contain, or else the run of token characters its secret needs.
-_ASSIGNED = gates.assigned_run  # one gate object: the plugins behind it share its pass
+_ASSIGNED = assigned_run  # one gate object: the plugins behind it share its pass
 _PLUGINS: tuple[tuple[type[Any], Gate], ...] = (
-    (ArtifactoryDetector, gates.pattern(r"AKC|AP[0-9A-F]")),
+    (ArtifactoryDetector, pattern(r"AKC|AP[0-9A-F]")),
     (
         AWSKeyDetector,
-        gates.either(
-            gates.literal("A3T", "ABIA", "ACCA", "AKIA", "ASIA"),
-            gates.literal("aws", ignorecase=True),
+        either(
+            literal("A3T", "ABIA", "ACCA", "AKIA", "ASIA"),
+            literal("aws", ignorecase=True),
         ),
     ),
-    (AzureStorageKeyDetector, gates.literal("AccountKey=")),
-    (BasicAuthDetector, gates.literal("://")),
+    (AzureStorageKeyDetector, literal("AccountKey=")),
+    (BasicAuthDetector, literal("://")),
     (CloudantDetector, _ASSIGNED),
-    (DiscordBotTokenDetector, gates.run(58, r"[MNO][a-zA-Z\d_-]{23,25}\.[a-zA-Z\d_-]{6}\.")),
-    (GitHubTokenDetector, gates.literal("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
+    (DiscordBotTokenDetector, run(58, r"[MNO][a-zA-Z\d_-]{23,25}\.[a-zA-Z\d_-]{6}\.")),
+    (GitHubTokenDetector, literal("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
     (
         GitLabTokenDetector,
-        gates.literal(
+        literal(
             "glpat-",
             "gldt-",
             "glft-",
@@ -133,22 +349,22 @@ _PLUGINS: tuple[tuple[type[Any], Gate], ...] = (
             "gloas-",
         ),
     ),
-    (Base64HighEntropyString, gates.quoted_run),
+    (Base64HighEntropyString, quoted_run),
     (IbmCloudIamDetector, _ASSIGNED),
     (IbmCosHmacDetector, _ASSIGNED),
-    (JwtTokenDetector, gates.literal("eyJ")),
-    (KeywordDetector, gates.keyword),
-    (MailchimpDetector, gates.literal("-us")),
-    (NpmDetector, gates.literal("_authToken")),
-    (OpenAIDetector, gates.literal("T3BlbkFJ")),
-    (PypiTokenDetector, gates.literal("pypi-AgE")),
-    (SendGridDetector, gates.literal("SG.")),
-    (SlackDetector, gates.literal("xox", "hooks.slack.com", ignorecase=True)),
+    (JwtTokenDetector, literal("eyJ")),
+    (KeywordDetector, keyword),
+    (MailchimpDetector, literal("-us")),
+    (NpmDetector, literal("_authToken")),
+    (OpenAIDetector, literal("T3BlbkFJ")),
+    (PypiTokenDetector, literal("pypi-AgE")),
+    (SendGridDetector, literal("SG.")),
+    (SlackDetector, literal("xox", "hooks.slack.com", ignorecase=True)),
     (SoftlayerDetector, _ASSIGNED),
-    (SquareOAuthDetector, gates.literal("sq0csp-")),
-    (StripeDetector, gates.literal("k_live_")),
-    (TelegramBotTokenDetector, gates.run(35, r"\d{8,10}:[0-9A-Za-z_-]{35}", before=11)),
-    (TwilioKeyDetector, gates.run(34, r"(?:AC|SK)[a-z0-9]{32}")),
+    (SquareOAuthDetector, literal("sq0csp-")),
+    (StripeDetector, literal("k_live_")),
+    (TelegramBotTokenDetector, run(35, r"\d{8,10}:[0-9A-Za-z_-]{35}", before=11)),
+    (TwilioKeyDetector, run(34, r"(?:AC|SK)[a-z0-9]{32}")),
 )
 
 

@@ -17,23 +17,18 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from cassettes_core._errors import CassetteError, CassetteFormatError, ConfigError
 from cassettes_core.console import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Console
-from cassettes_core.store import check_document, load_plain_yaml, parse_yaml, require_regular_file
+from cassettes_core.review import NotACassetteError, cassette_files, plainly_not_a_cassette
+from cassettes_core.store import check_document, parse_yaml, require_regular_file
 
 if TYPE_CHECKING:
     from cassettes_core.secrets._guard import SecretGuard
 
 REPORT_VERSION = 1  # of the --json report
-_SUFFIXES = (".yaml", ".yml")
-
-
-class NotACassetteError(CassetteFormatError):
-    """A YAML file that is plainly not a cassette (skipped when found under a directory)."""
 
 
 class FindingReport(TypedDict):
@@ -145,33 +140,6 @@ def _text_findings(guard: SecretGuard, path: Path) -> list[FindingReport]:
     ]
 
 
-def cassette_files(paths: Sequence[str]) -> Iterator[tuple[Path, bool]]:
-    """``(file, named on the command line)``: the files named, and the visible ``*.yaml`` and
-    ``*.yml`` files under the directories named, in order.
-
-    A path that does not exist is passed on as named, to be reported as an error in its turn.
-    """
-    for raw in paths:
-        path = Path(raw)
-        if not path.is_dir():
-            yield path, True
-            continue
-        found = (
-            candidate
-            for candidate in path.rglob("*")
-            if candidate.suffix.lower() in _SUFFIXES
-            and not _hidden(candidate.relative_to(path))
-            and candidate.is_file()
-        )
-        for candidate in sorted(found):
-            yield candidate, False
-
-
-def _hidden(relative: Path) -> bool:
-    # Hidden files and folders (.github, .venv, the store's .{name}.*.tmp files), and temp files.
-    return any(part.startswith(".") for part in relative.parts) or relative.name.endswith(".tmp")
-
-
 def _load(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         raise ConfigError(
@@ -200,7 +168,7 @@ def load_interactions(path: Path) -> list[dict[str, Any]]:
     try:
         document = parse_yaml(text, path)  # the store's loader: JSON data only, our errors only
     except CassetteFormatError:
-        if _plainly_not_a_cassette(text, path):  # e.g. a compose file's anchors and merge keys
+        if plainly_not_a_cassette(path):  # e.g. a compose file's anchors and merge keys
             raise NotACassetteError(path, "not a cassette: YAML of another kind") from None
         raise
     if not isinstance(document, dict):
@@ -221,17 +189,6 @@ def load_interactions(path: Path) -> list[dict[str, Any]]:
             )
     check_document(document, path, text)  # what a load would refuse is an error (exit 2) here
     return interactions
-
-
-def _plainly_not_a_cassette(text: str, path: Path) -> bool:
-    """Whether YAML the store refuses is some other tool's file, read as plain safe YAML."""
-    try:
-        document = load_plain_yaml(text, path)
-    except CassetteFormatError:
-        return False  # unreadable even as plain YAML: the store's error stands
-    if not isinstance(document, dict):
-        return True
-    return "interactions" not in document and "version" not in document
 
 
 def _print_report(console: Console, report: CassetteReport) -> None:

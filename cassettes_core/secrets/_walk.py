@@ -1,30 +1,53 @@
 """Every string an interaction would write, with the path a person reads in a finding.
 
-An interaction is walked as the plain data that goes to YAML: mappings, lists, tuples, sets and
-scalars, at any depth (a hostile file cannot exhaust the stack) and visiting each container
-once (YAML aliases can make a structure refer to itself). Strings are expanded where the text
-has more structure than it shows: a URL's query parameters are decoded one by
-one (``endpoint?key``), a string that holds a JSON document (tool-call ``arguments``) is walked
-as JSON (``arguments(json).api_key``), and the text that a stream spreads over many events is
-also read joined up (:mod:`cassettes_core.secrets._stream`).
+An interaction is walked once, as the plain data that goes to YAML (mappings, lists, tuples,
+sets, scalars), at any depth (a hostile file cannot exhaust the stack), visiting each container
+once (YAML aliases can make a structure refer to itself). Strings are expanded where they hold
+more structure: a URL's query parameters one by one (``endpoint?key``), a JSON document in a
+string (``arguments(json).api_key``, every value of a repeated key kept), and values that a
+sibling names (``{"name": "X_API_KEY", "value": "…"}``).
 
-The walk is the guard's hot loop (an interaction can hold a hundred thousand strings): places
-are kept as rows of a table (parent, piece), spelled out only for the few strings that hold a
-finding, and the strings are kept column by column, without an object each.
+A stream spreads text over many events (``sk-pr`` | ``oj-Ab3…``): the strings at one place in many
+events are joined in event order, by position (``stream[*].data.choices[0].delta.content``) and
+by channel, the choice, tool call or content block named by ``index``, ``output_index``,
+``content_index``, ``summary_index`` or ``item_id`` (``stream[*].data.choices[index=1]…``), so a key
+split over interleaved deltas is seen whole; tool-call arguments so joined are parsed once whole.
+
+This is the guard's hot loop (an interaction can hold a hundred thousand strings): places are
+rows of a table (parent, piece), spelled out only for a finding, and strings are kept column by
+column, without an object each.
 """
 
 from __future__ import annotations
 
 import json
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping, Set
+from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import parse_qsl, unquote
 
-from cassettes_core.secrets._llm import snake
-from cassettes_core.secrets._paths import JSON, Query, render
+from cassettes_core.secrets._formats import (
+    credential_in_field,
+    is_known_id,
+    mask,
+    snake,
+    strip_scheme,
+)
+from cassettes_core.secrets._text import (
+    JSON,
+    STAR,
+    Query,
+    fold,
+    marker,
+    name_kind,
+    needs_folding,
+    quoted_name,
+    render,
+    text_hits,
+)
 
-__all__ = ["DuplicateKeys", "Leaf", "Walk", "iter_leaves", "json_object"]
-
+# ---------------- the walk
 # "raw": a string read as stored beside its decoded form (a JSON document, a URL's query), or a
 # URL's percent-decoded path; its findings count only where the decoded form has none.
 Role = Literal["value", "key", "header", "query", "stream_text", "raw"]
@@ -34,34 +57,24 @@ _MIN_KEY_SCAN = 16
 MAX_JSON = 2_000_000  # characters: a longer string is not parsed as JSON
 _URL_STARTS = ("/", "http://", "https://", "ws://", "wss://")
 _SKIPPED = frozenset({int, float, bool, type(None)})
+_TEXTS = (str, bytes, bytearray)
 _MEDIA_SIBLINGS = frozenset({"media_type", "mime_type", "mimeType", "format"})
 _STREAM_EVENTS = -2  # the frame of the stream list: each child is one event
 # Strings that may hold a JSON document ("": an empty string is plain).
 _JSON_STARTS = frozenset("{[ \t\r\n")
 
 
+@dataclass(slots=True)
 class Leaf:
     """One string to scan, where it sits, and what kind of place that is."""
 
-    __slots__ = ("key", "name", "path", "role", "segments", "value")
-
-    def __init__(
-        self,
-        path: str,
-        key: str,
-        value: str,
-        role: Role = "value",
-        *,
-        name: str = "",
-        segments: tuple[tuple[int, int], ...] = (),
-    ) -> None:
-        self.path = path  # where the string sits, as a person reads it: request.messages[0]
-        self.key = key  # the nearest field or parameter name, snake case ("" if none)
-        self.value = value
-        self.role = role
-        self.name = name  # the header or query parameter name as written
-        # For joined stream text: (offset in value, event index) where each event's piece starts.
-        self.segments = segments
+    path: str  # where the string sits, as a person reads it: request.messages[0]
+    key: str  # the nearest field or parameter name, snake case ("" if none)
+    value: str
+    role: Role = "value"
+    name: str = ""  # the header or query parameter name as written
+    # For joined stream text: (offset in value, event index) where each event's piece starts.
+    segments: tuple[tuple[int, int], ...] = ()
 
 
 _ROOT = -1
@@ -69,7 +82,7 @@ _ROOT = -1
 #: ``index``, the Responses API's ``output_index``, ``content_index``, ``summary_index`` and
 #: ``item_id``, Anthropic's content-block ``index``.
 CHANNEL_FIELDS = frozenset({"index", "output_index", "content_index", "summary_index", "item_id"})
-_MAX_DEPTH = 100  # two frames a level: well within the interpreter's limit from any caller
+_MAX_DEPTH = 100  # two frames a level (three through a JSON string): well within the limit
 
 
 class Walk:
@@ -111,11 +124,6 @@ class Walk:
         pieces.reverse()
         return render(self.prefix, pieces)
 
-    @property
-    def leaves(self) -> list[Leaf]:
-        """Every string as a :class:`Leaf`."""
-        return [self.leaf(index) for index in range(len(self.values))]
-
     def leaf(self, index: int) -> Leaf:
         """The string ``index`` as a :class:`Leaf`."""
         role = self.roles.get(index, "value")
@@ -138,9 +146,8 @@ class Walk:
         self.pieces.append(piece)
         return len(self.parents) - 1
 
-    # The walk recurses (a function call is the cheapest way through a container in Python)
-    # down to _MAX_DEPTH; deeper containers are set aside and walked afterwards, each from
-    # depth 0, so that no nesting can exhaust the stack.
+    # The walk recurses down to _MAX_DEPTH; deeper containers are set aside and walked
+    # afterwards, each from depth 0, so that no nesting can exhaust the stack.
 
     def _run(self, root: Any) -> None:
         self._seen.add(id(root))
@@ -150,16 +157,19 @@ class Walk:
             self._walk(items, place, key, event, 0, mapping=mapping)
 
     def _container(self, node: Any, place: int, key: str, event: int, depth: int) -> None:
-        if isinstance(node, Mapping):
+        kind = type(node)
+        if kind is dict or (kind is not list and isinstance(node, Mapping)):  # dict: no ABC check
             if event >= 0 and not CHANNEL_FIELDS.isdisjoint(node):
                 self.channels[place] = node
             self._walk(_items(node), place, key, event, depth, mapping=True)
-        elif isinstance(node, list | tuple):
+        elif kind is list or kind is tuple or isinstance(node, list | tuple):
+            if key == "stream" and place >= 0 and self.parents[place] == _ROOT and not self.prefix:
+                event = _STREAM_EVENTS  # the stream: each item is one event
             self._walk(enumerate(node), place, key, event, depth, mapping=False)
         elif isinstance(node, Set):
             self._walk(enumerate(sorted(node, key=repr)), place, key, event, depth, mapping=False)
 
-    def _walk(  # noqa: PLR0912 - the hot loop: the common cases inline, not in calls
+    def _walk(
         self,
         items: Iterable[tuple[Any, Any]],
         place: int,
@@ -170,61 +180,38 @@ class Walk:
         mapping: bool,
     ) -> None:
         """The items of one container: (name, child) of a mapping, (index, child) of a list."""
-        if depth > _MAX_DEPTH:  # (a closure would make this loop's locals slower cells)
+        if depth > _MAX_DEPTH:
             self._deep.append((items, place, key, event, mapping))
             return
-        parents, pieces, seen = self.parents, self.pieces, self._seen
-        values, keys, places = self.values, self.keys, self.places
         headers = mapping and key == "headers"
+        parents, pieces = self.parents, self.pieces
         for piece, child in items:
             kind = type(child)
-            child_key, child_event = key, event
+            child_key, child_event, name = key, event, piece
             if mapping:
                 name = piece if type(piece) is str else str(piece)
                 if kind in _SKIPPED and len(name) < _MIN_KEY_SCAN:
                     continue  # a number or None under a field name: nothing to scan
-                here = len(parents)
                 if len(name) >= _MIN_KEY_SCAN:
-                    self.add(here, "", name, "key")
+                    self.add(len(parents), "", name, "key")
                 child_key = "base64_data" if piece is _BASE64_DATA else snake(name)
             elif kind in _SKIPPED:
                 continue
-            else:
-                here = len(parents)
-                name = piece
-                if event == _STREAM_EVENTS:  # the stream: each item is one event
-                    self._events[piece] = here
-                    child_event = piece
+            elif event == _STREAM_EVENTS:
+                self._events[piece] = len(parents)
+                child_event = piece
+            here = len(parents)  # the child's place: a row of (parent, piece)
             parents.append(place)
             pieces.append(name)
-            if kind is str and not headers:
-                if child_event >= 0:  # in a stream event: also read joined up
-                    self.stream.append((child_event, self._events[child_event], here, child))
-                if child[:1] in _JSON_STARTS or child.startswith(_URL_STARTS):
-                    self._string(child, here, child_key, child_event, depth)
-                else:  # the common case, inline: a plain string
-                    values.append(child)
-                    keys.append(child_key)
-                    places.append(here)
-            elif kind is dict or kind is list:  # the common containers, without the ABCs
-                if id(child) not in seen:
-                    seen.add(id(child))
-                    if kind is dict:
-                        if child_event >= 0 and not CHANNEL_FIELDS.isdisjoint(child):
-                            self.channels[here] = child
-                        self._walk(
-                            _items(child), here, child_key, child_event, depth + 1, mapping=True
-                        )
-                    else:
-                        events = (
-                            mapping and child_key == "stream" and place == _ROOT and not self.prefix
-                        )
-                        child_event = _STREAM_EVENTS if events else child_event
-                        self._walk(
-                            enumerate(child), here, child_key, child_event, depth + 1, mapping=False
-                        )
-            elif kind not in _SKIPPED:
-                self._other(child, here, child_key, child_event, depth, header=headers)
+            if kind is str or isinstance(child, _TEXTS):  # a header, (a subclass of) str, bytes
+                text = str(child) if isinstance(child, str) else child.decode("utf-8", "replace")
+                if headers:
+                    self.add(here, child_key, text, "header", name)
+                else:
+                    self._text(text, here, child_key, child_event, depth)
+            elif kind not in _SKIPPED and id(child) not in self._seen:
+                self._seen.add(id(child))
+                self._container(child, here, child_key, child_event, depth + 1)
 
     def _text(self, text: str, place: int, key: str, event: int, depth: int) -> None:
         if event >= 0:  # in a stream event: also read joined up
@@ -235,19 +222,6 @@ class Walk:
             self.values.append(text)
             self.keys.append(key)
             self.places.append(place)
-
-    def _other(
-        self, child: Any, place: int, key: str, event: int, depth: int, *, header: bool
-    ) -> None:
-        if isinstance(child, str | bytes | bytearray):  # a header, (a subclass of) str, bytes
-            text = str(child) if isinstance(child, str) else child.decode("utf-8", "replace")
-            if header:
-                self.add(place, key, text, "header", str(self.pieces[place]))
-            else:
-                self._text(text, place, key, event, depth)
-        elif id(child) not in self._seen:
-            self._seen.add(id(child))
-            self._container(child, place, key, event, depth + 1)
 
     def _string(self, value: str, place: int, key: str, event: int, depth: int) -> None:
         # A JSON document, a URL with a query, or (after all) a plain string.
@@ -355,6 +329,261 @@ def json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any] | DuplicateKeys:
     return mapping if len(mapping) == len(pairs) else DuplicateKeys(pairs)
 
 
-def iter_leaves(interaction: Mapping[str, Any]) -> Iterator[Leaf]:
-    """Every string in ``interaction`` (values, long keys, headers, query parameters)."""
-    return iter(Walk(interaction).leaves)
+# ---------------- values a sibling names
+# The fields (snake case) that name the pair, and those that hold its value.
+_NAME_FIELDS = frozenset({"name", "key", "variable", "var", "env", "header", "param", "field"})
+_VALUE_FIELDS = frozenset(
+    {"value", "val", "default", "default_value", "secret_value", "example", "const"}
+)
+_MAX_NAME = 64
+_NOT_VALUES = frozenset({"key", "raw"})  # a long mapping key, a JSON string read raw
+
+
+def find_pairs(walk: Walk) -> Iterator[tuple[int, str]]:
+    """``(value index, name)`` of each credential that a sibling field names."""
+    keys, values, places, parents = walk.keys, walk.values, walk.places, walk.parents
+    roles = walk.roles
+    named: dict[int, str] = {}
+    for index, key in enumerate(keys):
+        if key in _NAME_FIELDS and roles.get(index) not in _NOT_VALUES:
+            value = values[index]
+            if len(value) <= _MAX_NAME and name_kind(value) is not None:
+                named[parents[places[index]]] = value
+    pieces = walk.pieces
+    for index, key in enumerate(keys):
+        if key in _VALUE_FIELDS and roles.get(index) not in _NOT_VALUES:
+            holder = parents[places[index]]
+            name = named.get(holder) or _own_name(pieces[holder] if holder >= 0 else None)
+            if name is not None and credential_in_field("generic", values[index]):
+                yield index, name
+
+
+def _own_name(piece: object) -> str | None:
+    # The name of the mapping that holds the value: a schema's {"api_key": {"default": "…"}}.
+    if isinstance(piece, str) and len(piece) <= _MAX_NAME and name_kind(piece) is not None:
+        return piece
+    return None
+
+
+def named_hits(
+    walk: Walk, found: set[str], allow: frozenset[str] = frozenset()
+) -> Iterator[tuple[str, str, str]]:
+    """``(path, kind, value)`` of each credential a sibling names that is not found yet."""
+    for index, name in find_pairs(walk):
+        value = walk.values[index]
+        if value not in allow and not already_found(value, found):
+            found.add(value)
+            yield walk.leaf(index).path, f"credential named {quoted_name(name)}", value
+
+
+def field_hit(leaf: Leaf) -> tuple[str, str] | None:
+    """``(kind, value)`` of a credential in an auth position: a field or URL parameter named as
+    a variable is in text (``azure_openai_key`` is one, ``cache_key`` is not)."""
+    field = name_kind(leaf.key) if leaf.role not in _NOT_VALUES and leaf.key else None
+    if field is None or not credential_in_field(field, leaf.value):
+        return None
+    place = "URL parameter" if leaf.role == "query" else "field"
+    return f"credential in {place} {quoted_name(leaf.name or leaf.key)}", strip_scheme(leaf.value)
+
+
+def already_found(value: str, found: set[str]) -> bool:
+    """Whether ``value`` is, holds or is part of a value already found (a raw JSON string holds
+    its values escaped, "\\n", "\\u00e9": compared unescaped too)."""
+    try:
+        unescaped = json.loads(f'"{value}"')
+    except ValueError:
+        unescaped = value
+    return any(value in known or known in value or unescaped in known for known in found)
+
+
+# ---------------- stream text joined up
+#: Said of a finding that only the normal form of a text shows.
+HIDDEN = " (hidden by look-alike, invisible or escaped characters)"
+
+
+def stream_hits(
+    walk: Walk, found: set[str], environment: dict[str, str]
+) -> Iterator[tuple[str, str, str]]:
+    """``(path, kind, value)`` of what only the joined text of a stream shows.
+
+    What our detectors find in the joined text (stored and folded) that the per-event scan did
+    not (a value spanning events, or one that only its neighbours reveal: "user:" in the event
+    before a URL's ":password@"); then the auth positions and named values of tool-call
+    arguments reassembled from their deltas. ``found``: values already reported (they are not
+    reported again, and the new are added).
+    """
+    for leaf in iter_stream_text(walk):
+        for text, segments, suffix in _forms(leaf):
+            for hit in text_hits(text, environment):
+                if hit.value not in found:
+                    found.add(hit.value)
+                    first = _event_at(segments, hit.start)
+                    last = _event_at(segments, hit.start + len(hit.value) - 1)
+                    path = leaf.path.replace("[*]", f"[{first}..{last}]", 1)
+                    yield path, hit.kind + suffix, hit.value
+        span = f"[{leaf.segments[0][1]}..{leaf.segments[-1][1]}]"
+        root = leaf.path.replace("[*]", span, 1) + "(json)"
+        for document in json_documents(leaf.value):
+            inner = Walk(document, root)
+            for index in range(len(inner.values)):
+                field = field_hit(inner.leaf(index))
+                if field is not None and field[1] not in found:
+                    found.add(field[1])
+                    yield inner.leaf(index).path, field[0], field[1]
+            yield from named_hits(inner, found)
+
+
+def _forms(leaf: Leaf) -> Iterator[tuple[str, tuple[tuple[int, int], ...], str]]:
+    # The joined text as stored, then (if it differs) its normal form, each piece normalised
+    # on its own so that the offsets of the events stay known.
+    yield leaf.value, leaf.segments, ""
+    if not needs_folding(leaf.value):
+        return
+    bounds = [start for start, _ in leaf.segments] + [len(leaf.value)]
+    pieces: list[str] = []
+    segments: list[tuple[int, int]] = []
+    position = 0
+    for (start, event), end in zip(leaf.segments, bounds[1:], strict=True):
+        piece = fold(leaf.value[start:end])
+        segments.append((position, event))
+        pieces.append(piece)
+        position += len(piece)
+    yield "".join(pieces), tuple(segments), HIDDEN
+
+
+def json_documents(text: str) -> list[Any]:
+    """The JSON documents that ``text`` holds one after another (``{…}{…}``), or none.
+
+    Parallel tool calls stream their arguments at one place; joined up they are two documents.
+    A key named twice in an object keeps both values.
+    """
+    decoder = json.JSONDecoder(object_pairs_hook=json_object)
+    documents: list[Any] = []
+    position = 0
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "{[" or len(stripped) > MAX_JSON:
+        return []
+    while position < len(stripped):
+        try:
+            document, position = decoder.raw_decode(stripped, position)
+        except (ValueError, RecursionError):
+            return []
+        documents.append(document)
+        while position < len(stripped) and stripped[position].isspace():
+            position += 1
+    return documents
+
+
+Group = list[tuple[int, int, str]]  # (event index, the string's place, the string)
+
+
+def iter_stream_text(walk: Walk) -> Iterator[Leaf]:
+    """The strings found at one place (or in one channel) in many events, joined in order.
+
+    ``stream[*].data.delta.text`` holds what ``stream[3..17].data.delta.text`` spread out. A
+    place whose strings are all the same (an id repeated in every chunk) is not text. A
+    channel that joins the same strings as a place is not read twice.
+    """
+    by_place: dict[tuple[Any, ...], Group] = {}
+    by_channel: dict[tuple[Any, ...], Group] = {}
+    rendered: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    for event, root, place, text in walk.stream:
+        relative, channel, pieces = _relative(walk, place, root)
+        by_place.setdefault(relative, []).append((event, place, text))
+        if channel is not None:
+            by_channel.setdefault(channel, []).append((event, place, text))
+            rendered.setdefault(channel, pieces)
+    # Where a channel joins other strings than a place does (interleaved choices), the channel
+    # is read first, so that a value both show is reported under the channel's path.
+    channel_places = {_places(items) for items in by_channel.values()}
+    seen: set[tuple[int, ...]] = set()
+    ordered: list[tuple[tuple[Any, ...], Group]] = [
+        *((rel, items) for rel, items in by_place.items() if _places(items) in channel_places),
+        *((rendered[ch], items) for ch, items in by_channel.items()),
+        *((rel, items) for rel, items in by_place.items() if _places(items) not in channel_places),
+    ]
+    for pieces, items in ordered:
+        leaf = _joined(walk, pieces, items, seen)
+        if leaf is not None:
+            yield leaf
+
+
+def _places(items: Group) -> tuple[int, ...]:
+    return tuple(place for _, place, _ in items)
+
+
+def _joined(
+    walk: Walk, pieces: tuple[Any, ...], items: Group, seen: set[tuple[int, ...]]
+) -> Leaf | None:
+    if len(items) < 2 or items[0][0] == items[-1][0]:
+        return None
+    first = items[0][2]
+    if all(text == first for _, _, text in items):
+        return None
+    places = tuple(place for _, place, _ in items)
+    if places in seen:
+        return None
+    seen.add(places)
+    offsets: list[tuple[int, int]] = []
+    position = 0
+    for index, _, text in items:
+        offsets.append((position, index))
+        position += len(text)
+    path = render(walk.prefix, ("stream", STAR, *pieces))
+    last_key = next((p for p in reversed(pieces) if isinstance(p, str)), "")
+    joined = "".join(text for _, _, text in items)
+    return Leaf(path, snake(last_key), joined, "stream_text", segments=tuple(offsets))
+
+
+def _relative(
+    walk: Walk, place: int, root: int
+) -> tuple[tuple[Any, ...], tuple[Any, ...] | None, tuple[Any, ...]]:
+    # The place's pieces below its event; its channel (the pieces with each list position of a
+    # channel mapping replaced by the fields that name it), None outside any channel; and the
+    # pieces of the channel as a path spells them.
+    pieces: list[Any] = []
+    channel: list[Any] = []
+    spelled: list[Any] = []
+    in_channel = False
+    parents, names, channels = walk.parents, walk.pieces, walk.channels
+    while place != root:
+        piece = names[place]
+        pieces.append(piece)
+        node = channels.get(place)
+        if node is None:
+            channel.append(piece)
+            spelled.append(piece)
+        else:
+            in_channel = True
+            names_it = _naming(node)
+            channel.append(("#", names_it) if isinstance(piece, int) else (piece, names_it))
+            label = marker("[" + ",".join(f"{k}={_shown(v)}" for k, v in names_it) + "]")
+            spelled.extend([label] if isinstance(piece, int) else [label, piece])
+        place = parents[place]
+    pieces.reverse()
+    channel.reverse()
+    spelled.reverse()
+    return tuple(pieces), (tuple(channel) if in_channel else None), tuple(spelled)
+
+
+def _naming(node: Mapping[Any, Any]) -> tuple[tuple[str, Any], ...]:
+    return tuple(
+        (field, node[field])
+        for field in sorted(CHANNEL_FIELDS)
+        if field in node
+        and isinstance(node[field], int | str)
+        and not isinstance(node[field], bool)
+    )
+
+
+def _shown(value: Any) -> str:
+    # An item id in a path: as it is if it has a known id's shape, else masked.
+    if isinstance(value, str) and not is_known_id(value):
+        return mask(value)
+    return str(value)
+
+
+def _event_at(segments: tuple[tuple[int, int], ...], offset: int) -> int:
+    # The event whose piece holds ``offset`` of the joined text.
+    index = bisect_right(segments, offset, key=lambda segment: segment[0]) - 1
+    return segments[max(index, 0)][1]

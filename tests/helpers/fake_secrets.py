@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import openai
 import pytest
 
-from cassettes_core.secrets import SecretFinding, SecretGuard, normalise
+from cassettes_core.secrets import SecretFinding, SecretGuard, fold
 
 if TYPE_CHECKING:
     from cassettes_core import Recorder
@@ -42,7 +42,7 @@ def scan(interaction: dict[str, Any]) -> list[SecretFinding]:
 def assert_never_printed(text: str, values: Iterable[str]) -> None:
     """``text`` shows none of ``values`` whole, nor its middle third, stored or normalised."""
     for value in values:
-        for form in {value, normalise(value)}:
+        for form in {value, fold(value)}:
             assert form not in text
             assert form[len(form) // 3 : 2 * len(form) // 3] not in text
 

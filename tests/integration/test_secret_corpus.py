@@ -24,8 +24,7 @@ from urllib.parse import quote
 import pytest
 
 from cassettes_core.secrets import SecretGuard
-from cassettes_core.secrets._batch import Batch
-from cassettes_core.secrets._detectors import find_formats, iter_kinds
+from cassettes_core.secrets._formats import Batch, find_formats, iter_kinds
 from cassettes_core.secrets._plugins import gated_plugins, plugin_scanner
 
 ALNUM = string.ascii_letters + string.digits
@@ -410,6 +409,20 @@ def test_fresh_values_of_each_kind_are_all_refused(kind: str) -> None:
     gen = (OWN_KINDS | TEXT_KINDS | PLUGIN_KINDS)[kind]
     for seed in range(100, 120):
         _refused(gen(random.Random(seed)), in_request)
+
+
+def test_a_huge_answer_with_secrets_at_its_ends_is_refused() -> None:
+    """32 KB of near misses (anchors, non-BMP and length-changing characters) between keys of
+    every kind: each of our own kinds is still found."""
+    g = random.Random(7)
+    values = [make(g) for make in (OWN_KINDS | PLUGIN_KINDS | TEXT_KINDS).values()]
+    filler = "İ😀 word, the sk- pcsk_ xox token: key= " * 800
+    interaction = base_interaction()
+    interaction["response"]["body"]["choices"][0]["message"]["content"] = (
+        values[0] + filler + "\n".join(values) + filler + values[-1]
+    )
+    findings = SecretGuard().scan(interaction)
+    assert len(findings) >= len(OWN_KINDS)
 
 
 # Keys without a prefix (Azure, Mistral, Cohere, Together) are found in auth positions.

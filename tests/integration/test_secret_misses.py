@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import secrets
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,8 @@ from tests.helpers.fake_secrets import (
     rand,
     schema_tool,
 )
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _miss_message(
@@ -115,3 +119,18 @@ def test_a_miss_message_masks_a_password_in_tool_arguments(tmp_path: Path) -> No
     )
     assert "function.arguments" in message
     assert_never_printed(message, [password])
+
+
+def test_redact_does_not_load_detect_secrets() -> None:
+    """The miss message may redact in a replaying process: detect-secrets stays unloaded."""
+    key = openai_key()
+    code = (
+        "import sys, cassettes_core\n"
+        "from cassettes_core.secrets import redact\n"
+        f"assert {key!r} not in redact('key ' + {key!r})\n"
+        "print(sorted(m for m in sys.modules if 'detect_secrets' in m))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "[]"

@@ -75,22 +75,6 @@ def test_a_credential_field_a_repeated_key_hides_is_refused() -> None:
     assert_masked(findings, secret)
 
 
-def test_a_key_in_a_percent_encoded_path_is_refused() -> None:
-    """``%2D`` for ``-`` hides an sk- key from the stored path; the decoded path shows it."""
-    key = openai_key()
-    findings = scan({"seq": 1, "endpoint": "/v1/files/" + key.replace("-", "%2D")})
-    assert [f.path for f in findings] == ["endpoint"]
-    assert_masked(findings, key)
-
-
-def test_a_plus_in_a_query_value_does_not_hide_a_key() -> None:
-    """A query decodes ``+`` to a space; the raw query still holds the whole key."""
-    value = rand(40, B64) + "+" + rand(45, B64) + "=="
-    findings = scan({"seq": 1, "endpoint": f"/v1/x?conn=AccountKey={value};EndpointSuffix=x"})
-    assert findings
-    assert_masked(findings, value)
-
-
 @pytest.mark.parametrize(
     "encode",
     [
@@ -149,19 +133,6 @@ def test_a_prefixed_key_without_a_digit_is_refused(encode: Callable[[str], str])
     assert_masked(findings, key, stored)
 
 
-def test_an_sk_word_in_camel_case_is_not_a_key() -> None:
-    """Words that merely start with ``sk-`` (camelCase, hyphenated) are prose."""
-    for word in ("sk-learnCompatibleApiWrapperForModels", "sk-learn-compatible-api-wrapper"):
-        assert scan(text_in_response(f"install {word} first")) == []
-
-
-def test_base64_of_ordinary_text_and_binary_passes() -> None:
-    """Encoded prose (no key in it) and encoded binary are not keys."""
-    prose = base64.b64encode(b"the model returns a list of tokens").decode()
-    binary = base64.b64encode(bytes(range(40))).decode()
-    assert scan(text_in_response(f"a {prose} b {binary} c")) == []
-
-
 @pytest.mark.parametrize(
     "escape",
     [
@@ -178,11 +149,6 @@ def test_an_escaped_base64_credential_is_refused(escape: Callable[[str], str]) -
     findings = scan(reply(text))
     assert findings, text
     assert_masked(findings, value)
-
-
-def test_escaped_prose_and_markup_pass() -> None:
-    text = 'Tom &amp; Jerry said \\"hi\\" at 3 &lt; 4 &gt; 2; path C:\\\\Users\\\\ana\\/docs'
-    assert scan(reply(text)) == []
 
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -284,19 +250,60 @@ def test_wrapped_key_material_is_still_refused(make: Callable[[], str], kind: st
         assert_masked(findings, line)
 
 
-def test_a_short_wrapped_secret_is_still_refused() -> None:
-    """A 64-byte HMAC secret wrapped at 64: two lines, shorter than any blob."""
+def _short_wrapped_secret() -> tuple[dict[str, Any], list[str]]:
+    # A 64-byte HMAC secret wrapped at 64: two lines, shorter than any blob.
     secret = base64.b64encode(secrets.token_bytes(64)).decode()
-    text = "signing secret:\n" + secret[:64] + "\n" + secret[64:]
-    findings = scan(reply(text))
-    assert findings
-    assert_masked(findings, secret[:64])
+    return reply("signing secret:\n" + secret[:64] + "\n" + secret[64:]), [secret[:64]]
 
 
-def test_a_wrapped_base64_config_file_is_still_read() -> None:
-    """A key inside a base64-encoded text file wrapped at 76 is not taken for binary data."""
+def _wrapped_config() -> tuple[dict[str, Any], list[str]]:
+    # A key inside a base64-encoded text file wrapped at 76 is not taken for binary data.
     key = openai_key()
     config = f"# service config\nOPENAI_API_KEY={key}\nREGION=eu-west-1\n" * 3
-    findings = scan(reply(wrapped(config.encode(), 76)))
+    return reply(wrapped(config.encode(), 76)), [key]
+
+
+def _percent_path() -> tuple[dict[str, Any], list[str]]:
+    # ``%2D`` for ``-`` hides an sk- key from the stored path; the decoded path shows it.
+    key = openai_key()
+    return {"seq": 1, "endpoint": "/v1/files/" + key.replace("-", "%2D")}, [key]
+
+
+def _plus_in_query() -> tuple[dict[str, Any], list[str]]:
+    # A query decodes ``+`` to a space; the raw query still holds the whole key.
+    value = rand(40, B64) + "+" + rand(45, B64) + "=="
+    return {"seq": 1, "endpoint": f"/v1/x?conn=AccountKey={value};EndpointSuffix=x"}, [value]
+
+
+@pytest.mark.parametrize(
+    "make", [_short_wrapped_secret, _wrapped_config, _percent_path, _plus_in_query]
+)
+def test_an_encoded_or_wrapped_key_is_refused(
+    make: Callable[[], tuple[dict[str, Any], list[str]]],
+) -> None:
+    """Wrapped over lines, percent-encoded in a path, with a "+" in a query: still refused."""
+    interaction, values = make()
+    findings = scan(interaction)
     assert findings
-    assert_masked(findings, key)
+    assert_masked(findings, *values)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("install sk-learnCompatibleApiWrapperForModels first", id="sk-camel-case"),
+        pytest.param("install sk-learn-compatible-api-wrapper first", id="sk-hyphenated"),
+        pytest.param(
+            f"a {base64.b64encode(b'the model returns a list of tokens').decode()} b "
+            f"{base64.b64encode(bytes(range(40))).decode()} c",
+            id="base64-of-prose-and-binary",
+        ),
+        pytest.param(
+            'Tom &amp; Jerry said \\"hi\\" at 3 &lt; 4 &gt; 2; path C:\\\\Users\\\\ana\\/docs',
+            id="escaped-prose-and-markup",
+        ),
+    ],
+)
+def test_encoded_text_that_holds_no_key_passes(text: str) -> None:
+    """Words that start with ``sk-``, base64 of prose or binary, escapes in prose and markup."""
+    assert scan(reply(text)) == []

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import base64
 import json
+import random
 import secrets
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from cassettes_core.secrets import redact
+from cassettes_core.secrets import mask, redact
 from tests.helpers.fake_secrets import (
     ALNUM,
     B64,
@@ -76,6 +77,15 @@ def _assignments() -> list[Any]:
         "r-assignment": lambda: f"azure_openai_key <- '{hex32()}'",
         "xml-app-config": lambda: f'<add key="AzureOpenAIKey" value="{hex32()}" />',
         "xml-element": lambda: f"<AzureOpenAIKey>{hex32()}</AzureOpenAIKey>",
+        "yaml-api-key": lambda: f"api_key: {rand(32)}\nmodel: mistral-large",
+        "json-in-text": lambda: f'{{"api_key": "{rand(32)}"}}',
+        "ini-aws-secret": lambda: f"aws_secret_access_key = {rand(40, B64)}",
+        "env-file": lambda: f"MISTRAL_API_KEY={rand(32)}\nDEBUG=1",
+        "python-kwarg": lambda: f'client = Mistral(api_key="{rand(32)}")',
+        "js-camel": lambda: f"const cfg = {{ apiKey: '{rand(32)}' }};",
+        "azure-header": lambda: f'curl -H "api-key: {hex32()}" https://x',
+        "cli-flag": lambda: f"--api-key={rand(32)} --verbose",
+        "suffix-secret": lambda: f"stripe_webhook_secret: '{rand(32)}'",
     }
     return [pytest.param(make, id=name) for name, make in cases.items()]
 
@@ -114,6 +124,15 @@ def test_a_credential_assigned_in_text_is_refused(make: Any) -> None:
         "<cache_key>5d41402abc4b2a76b9719d911017c592</cache_key>",
         '<add key="CacheSize" value="5d41402abc4b2a76b9719d911017c592" />',
         "--api-key-file /etc/secrets/openai.key",
+        'client = OpenAI(api_key=os.environ["OPENAI_API_KEY"])',
+        "api_key = get_api_key_from_vault2()",
+        "api_key = settings.openaiApiKey2024",
+        "API_KEY = 'your-api-key-here'",
+        'headers = {"Authorization": f"Bearer {token}"}',
+        "api_key: str = Field(..., description='the key')",
+        "page_token = 'CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA3'",
+        "The api_key: field is required.",
+        "key = 'user-profile:12345'",
     ],
 )
 def test_harmless_assignments_pass(text: str) -> None:
@@ -310,3 +329,50 @@ def test_template_characters_in_passwords_and_assigned_keys_are_refused(
 def test_credential_tokens_in_tool_arguments_are_still_refused(name: str) -> None:
     """Pagination tokens pass; the tokens that open an account do not."""
     assert scan_lines(in_response(tool_call({name: seeded(44, URLSAFE, seed=3)})))
+
+
+ALNUM_R = random.Random(0)
+
+
+def _r(n: int, alphabet: str = ALNUM) -> str:
+    return "".join(ALNUM_R.choice(alphabet) for _ in range(n))
+
+
+MISTRAL, GITHUB, GOOGLE, BEARER = _r(32), _r(36), _r(35), _r(40)
+OPENAI = "sk-proj-" + _r(60) + "T3BlbkFJ" + _r(60)
+JWT = (
+    base64.urlsafe_b64encode(b'{"alg":"HS256","typ":"JWT"}').decode().rstrip("=")
+    + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+    + _r(43, URLSAFE)
+)
+BASIC = base64.b64encode(f"svc:{_r(18)}".encode()).decode()
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        pytest.param(f"Use the tool with key {OPENAI}", OPENAI, id="openai"),
+        pytest.param(f"ghp_{GITHUB} is my token", f"ghp_{GITHUB}", id="github"),
+        pytest.param(f"AIza{GOOGLE}", f"AIza{GOOGLE}", id="google"),
+        pytest.param(f"token: {JWT}", JWT, id="jwt"),
+        pytest.param("Authorization: Bearer " + BEARER, BEARER, id="bearer"),
+        pytest.param(f"Authorization: Basic {BASIC}", BASIC, id="basic"),
+        pytest.param("postgres://app:Pa$$w0rd2024@db.internal/prod", "Pa$$w0rd2024", id="url"),
+        pytest.param(f"api_key: {MISTRAL}", MISTRAL, id="assigned"),
+    ],
+)
+def test_redact_masks_every_secret_with_the_findings_preview(text: str, secret: str) -> None:
+    """A secret's value never survives redaction; its masked preview takes its place."""
+    redacted = redact(text)
+    assert secret not in redacted
+    assert mask(secret) in redacted
+    assert secret[len(secret) // 3 : 2 * len(secret) // 3] not in redacted
+
+
+def test_redact_keeps_text_without_secrets_and_around_them() -> None:
+    """Text without a secret comes back unchanged; around a secret, the text stays."""
+    plain = "Summarise: the key insight is that sk-learn and <YOUR_API_KEY> are fine."
+    assert redact(plain) == plain
+    assert redact(f"before {OPENAI} middle {OPENAI} after") == (
+        f"before {mask(OPENAI)} middle {mask(OPENAI)} after"
+    )
