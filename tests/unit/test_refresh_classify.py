@@ -7,7 +7,6 @@ from typing import Any
 import pytest
 
 from cassette_refresh import (
-    BEHAVIOUR_PATHS,
     Answer,
     Finding,
     Rules,
@@ -18,6 +17,7 @@ from cassette_refresh import (
     shape_of,
     skeleton,
     type_name,
+    vocabulary,
 )
 
 
@@ -158,7 +158,7 @@ def test_user_optional_path() -> None:
     """A path marked optional appears and vanishes as behaviour, never as drift."""
     recorded, live = [{"a": 1, "audio": {"id": "x"}}], [{"a": 1}]
     assert _drift(_diff(recorded, live)) == {("field_removed", "audio")}
-    optional = BEHAVIOUR_PATHS | {"audio"}
+    optional = vocabulary().behaviour_paths | {"audio"}
     assert _drift(_diff(recorded, live, optional_paths=optional)) == set()
     assert _drift(_diff(live, recorded, optional_paths=optional)) == set()
 
