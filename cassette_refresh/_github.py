@@ -26,7 +26,7 @@ from typing import Any
 
 import httpx2
 
-from cassette_refresh._reissue import retry_delay
+from cassette_refresh._reissue import retry_delay, url_problem
 from cassette_refresh._report import CheckResult, EndpointResult, IssueAction
 from cassette_refresh._shape import Finding
 from cassettes_core import CassetteError
@@ -35,6 +35,10 @@ DEFAULT_API_URL = "https://api.github.com"
 _NEXT_RE = re.compile(r'<([^>]+)>;\s*rel="next"')
 MAX_PAGES = 50
 RATE_LIMITED = frozenset({403, 429})
+LABEL = "provider-drift"
+MARKER = "<!-- cassette-refresh:fingerprint={} -->"
+_MARKER_RE = re.compile(r"<!-- cassette-refresh:fingerprint=([0-9a-f]+) -->")
+Group = list[tuple[EndpointResult, Finding]]
 _API_TIP = (
     "TIP: --api-url (or GITHUB_API_URL) must be the REST API root: https://api.github.com, or "
     "https://HOST/api/v3 on GitHub Enterprise"
@@ -54,27 +58,17 @@ def _scrub(text: str, secret: str) -> str:
     return text.replace(secret, "***") if secret else text
 
 
-def check_api_url(api_url: str) -> str:
-    """``api_url`` without its trailing slash, or a GitHubError when it is not an http(s) URL."""
-    try:
-        parsed = httpx2.URL(api_url)
-    except (httpx2.InvalidURL, TypeError, ValueError) as exc:
-        problem = str(exc)
-    else:
-        if parsed.scheme in {"http", "https"} and parsed.host:
-            return api_url.rstrip("/")
-        problem = "not an http(s) URL"
-    raise GitHubError(f"--api-url {api_url!r} is not usable ({problem})\n{_API_TIP}.")
-
-
-class GitHubClient:
-    """Requests to the REST API of one repository, with the token and the retry policy."""
+class IssueOpener:
+    """Opens or comments on drift issues in ``repo`` (``OWNER/NAME``), over the REST API at
+    ``api_url`` (default the public API), with the token and the retry policy."""
 
     def __init__(
         self,
         *,
         repo: str,
         token: str,
+        label: str = LABEL,
+        run_url: str | None = None,
         api_url: str = DEFAULT_API_URL,
         timeout: float = 30.0,
         transport: httpx2.BaseTransport | None = None,
@@ -82,8 +76,18 @@ class GitHubClient:
         max_retry_wait: float = 30.0,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        if not re.fullmatch(r"[\w.-]+/[\w.-]+", repo):
+            raise GitHubError(
+                f"--repo must be OWNER/NAME, not {repo!r}\n"
+                "TIP: pass --repo OWNER/NAME, or set GITHUB_REPOSITORY."
+            )
         self.repo = repo
-        self.base = check_api_url(api_url)
+        self.label = label.strip()
+        self.run_url = run_url
+        problem = url_problem(api_url)
+        if problem is not None:
+            raise GitHubError(f"--api-url {api_url!r} is not usable ({problem})\n{_API_TIP}.")
+        self.base = api_url.rstrip("/")
         self.retries = retries
         self.max_retry_wait = max_retry_wait
         self._sleep = sleep
@@ -100,10 +104,16 @@ class GitHubClient:
         )
 
     def __repr__(self) -> str:
-        return f"GitHubClient(repo={self.repo!r}, api_url={self.base!r})"
+        return f"IssueOpener(repo={self.repo!r}, api_url={self.base!r})"
 
     def close(self) -> None:
         self._client.close()
+
+    def __enter__(self) -> IssueOpener:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def url(self, path: str) -> str:
         return f"{self.base}/repos/{self.repo}{path}"
@@ -182,7 +192,8 @@ class GitHubClient:
             next_url, query = (match.group(1), None) if match else (None, None)
 
     def preflight(self) -> None:
-        """Check the token can see the repository and that it takes issues, before live calls."""
+        """Fail now (GitHubError) unless the token can see the repository and it takes issues:
+        before any live call is spent."""
         data = self.json("GET", f"{self.base}/repos/{self.repo}", Mapping)
         if data.get("has_issues") is False:
             raise GitHubError(
@@ -205,89 +216,7 @@ class GitHubClient:
         )
         return f"{head}: {_hint(status, said, response.headers, self.repo, self.base)}"
 
-
-def _hint(status: int, said: str, headers: Mapping[str, str], repo: str, base: str) -> str:
-    """What the status means for the repository, and a TIP line saying what to do."""
-    if status == 401:
-        return (
-            f"GITHUB_TOKEN was refused for {repo}: it is missing, expired or revoked\n"
-            "TIP: in GitHub Actions pass `GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}` as env; "
-            "a personal token must be current and allowed to access the repository."
-        )
-    limited = headers.get("x-ratelimit-remaining") == "0" or "rate limit" in said.lower()
-    if status == 429 or (status == 403 and limited):
-        return (
-            f"the API rate limit for {repo} did not clear in time\n"
-            "TIP: re-run later (the workflow runs again on schedule), or raise --max-retry-wait."
-        )
-    if status == 403:
-        return (
-            f"the token may not write issues in {repo}\n"
-            "TIP: the token needs `issues: write`: in the workflow `permissions: issues: write`; "
-            f"a fine-grained token needs Issues: Read and write on {repo}."
-        )
-    if status == 404:
-        return (
-            f"repository {repo} not found at {base}, or the token cannot see it\n"
-            f"TIP: check --repo OWNER/NAME (now {repo}; default $GITHUB_REPOSITORY) and that the "
-            "token has access to it; on GitHub Enterprise set --api-url https://HOST/api/v3."
-        )
-    if status == 410:
-        return (
-            f"issues are turned off in {repo}\n"
-            "TIP: turn Issues on in the repository's settings, or drop --open-issue."
-        )
-    return (
-        "the GitHub API rejected the request\n"
-        f"TIP: GitHub may be having trouble: re-run later; check --api-url (now {base})."
-    )
-
-
-LABEL = "provider-drift"
-MARKER = "<!-- cassette-refresh:fingerprint={} -->"
-_MARKER_RE = re.compile(r"<!-- cassette-refresh:fingerprint=([0-9a-f]+) -->")
-Group = list[tuple[EndpointResult, Finding]]
-
-
-class IssueOpener:
-    """Opens or comments on drift issues in ``repo`` (``OWNER/NAME``)."""
-
-    def __init__(
-        self,
-        *,
-        repo: str,
-        token: str,
-        label: str = LABEL,
-        run_url: str | None = None,
-        **client: Any,
-    ) -> None:
-        """``client`` options go to :class:`GitHubClient`: ``api_url`` (default the public
-        API), ``timeout``, ``transport``, ``retries``, ``max_retry_wait``."""
-        if not re.fullmatch(r"[\w.-]+/[\w.-]+", repo):
-            raise GitHubError(
-                f"--repo must be OWNER/NAME, not {repo!r}\n"
-                "TIP: pass --repo OWNER/NAME, or set GITHUB_REPOSITORY."
-            )
-        self.repo = repo
-        self.label = label.strip()
-        self.run_url = run_url
-        self.github = GitHubClient(repo=repo, token=token, **client)
-
-    def __repr__(self) -> str:
-        return f"IssueOpener(repo={self.repo!r}, api_url={self.github.base!r})"
-
-    def close(self) -> None:
-        self.github.close()
-
-    def __enter__(self) -> IssueOpener:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def preflight(self) -> None:
-        """Fail now (GitHubError) if the repository cannot be reached with the token."""
-        self.github.preflight()
+    # -- issues ---------------------------------------------------------------------------
 
     def open_issues(self, *, labelled: bool = True) -> dict[str, int]:
         """Open issues (with the label, unless ``labelled`` is false), by fingerprint or title.
@@ -299,7 +228,7 @@ class IssueOpener:
         if labelled and self.label:
             params["labels"] = self.label
         found: dict[str, int] = {}
-        for issue in self.github.pages(self.github.url("/issues"), params):
+        for issue in self.pages(self.url("/issues"), params):
             number = issue.get("number")
             if "pull_request" in issue or not isinstance(number, int):
                 continue
@@ -312,7 +241,7 @@ class IssueOpener:
         payload: dict[str, Any] = {"title": title, "body": body}
         if self.label:
             payload["labels"] = [self.label]
-        data = self.github.json("POST", self.github.url("/issues"), Mapping, json=payload)
+        data = self.json("POST", self.url("/issues"), Mapping, json=payload)
         number = data.get("number")
         if not isinstance(number, int) or isinstance(number, bool):
             raise GitHubError(
@@ -329,8 +258,8 @@ class IssueOpener:
         return number, url, not self.label or self.label in names
 
     def _comment(self, number: int, body: str) -> str:
-        url = self.github.url(f"/issues/{number}/comments")
-        data = self.github.json("POST", url, Mapping, json={"body": body})
+        url = self.url(f"/issues/{number}/comments")
+        data = self.json("POST", url, Mapping, json={"body": body})
         return str(data.get("html_url") or self._issue_url(number))
 
     def file(self, result: CheckResult) -> list[IssueAction]:
@@ -371,7 +300,44 @@ class IssueOpener:
             out.append(IssueAction(key, "opened", number, url, labelled=labelled))
 
     def _issue_url(self, number: int) -> str:
-        return self.github.url(f"/issues/{number}")
+        return self.url(f"/issues/{number}")
+
+
+def _hint(status: int, said: str, headers: Mapping[str, str], repo: str, base: str) -> str:
+    """What the status means for the repository, and a TIP line saying what to do."""
+    if status == 401:
+        return (
+            f"GITHUB_TOKEN was refused for {repo}: it is missing, expired or revoked\n"
+            "TIP: in GitHub Actions pass `GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}` as env; "
+            "a personal token must be current and allowed to access the repository."
+        )
+    limited = headers.get("x-ratelimit-remaining") == "0" or "rate limit" in said.lower()
+    if status == 429 or (status == 403 and limited):
+        return (
+            f"the API rate limit for {repo} did not clear in time\n"
+            "TIP: re-run later (the workflow runs again on schedule), or raise --max-retry-wait."
+        )
+    if status == 403:
+        return (
+            f"the token may not write issues in {repo}\n"
+            "TIP: the token needs `issues: write`: in the workflow `permissions: issues: write`; "
+            f"a fine-grained token needs Issues: Read and write on {repo}."
+        )
+    if status == 404:
+        return (
+            f"repository {repo} not found at {base}, or the token cannot see it\n"
+            f"TIP: check --repo OWNER/NAME (now {repo}; default $GITHUB_REPOSITORY) and that the "
+            "token has access to it; on GitHub Enterprise set --api-url https://HOST/api/v3."
+        )
+    if status == 410:
+        return (
+            f"issues are turned off in {repo}\n"
+            "TIP: turn Issues on in the repository's settings, or drop --open-issue."
+        )
+    return (
+        "the GitHub API rejected the request\n"
+        f"TIP: GitHub may be having trouble: re-run later; check --api-url (now {base})."
+    )
 
 
 def issue_title(finding: Finding) -> str:

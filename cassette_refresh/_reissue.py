@@ -537,21 +537,14 @@ def _with_scheme(value: str, default: str) -> str:
     return f"{base.scheme}://{netloc}{slash}{path}".rstrip("/")
 
 
-def _check_url(url: str, variable: str, *, example: str) -> None:
-    """A base URL the HTTP client can use, or a ConfigError naming the variable."""
+def url_problem(url: str) -> str | None:
+    """Why the HTTP client cannot use ``url`` as an API base; ``None`` when it can."""
     http = http_module()
     try:
         parsed = http.URL(url)
     except (http.InvalidURL, TypeError, ValueError) as exc:
-        problem: str | None = str(exc)
-    else:
-        problem = None if parsed.scheme in {"http", "https"} and parsed.host else "not http(s)"
-    if problem is not None:
-        raise ConfigError(
-            f"{variable}={url!r} is not a usable URL ({problem})\n"
-            f"TIP: set {variable} to the API's base, e.g. {example}, "
-            "or unset it for the public API."
-        )
+        return str(exc)
+    return None if parsed.scheme in {"http", "https"} and parsed.host else "not an http(s) URL"
 
 
 def built_in_reissuer(
@@ -589,7 +582,13 @@ def built_in_reissuer(
                 "server), or in CI pass it from the repository secrets."
             )
         base_url = _with_scheme(env.get(route.base_env, "").strip(), route.base_url)
-        _check_url(base_url, route.base_env, example=route.base_url)
+        problem = url_problem(base_url)
+        if problem is not None:
+            raise ConfigError(
+                f"{route.base_env}={base_url!r} is not a usable URL ({problem})\n"
+                f"TIP: set {route.base_env} to the API's base, e.g. {route.base_url}, "
+                "or unset it for the public API."
+            )
         providers[name] = HTTPProvider(name, base_url=base_url, api_key=key, timeout=timeout)
     return ProviderReissuer(
         providers, retries=retries, max_retry_wait=max_retry_wait, require_json=True

@@ -8,9 +8,10 @@ part-way: what was done is still listed in ``issues`` and ``written``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Literal, TypedDict
+from typing import Literal, TypedDict, cast
 
 from cassette_refresh._shape import Finding
 
@@ -217,15 +218,6 @@ def finding_json(finding: Finding) -> FindingJSON:
     }
 
 
-def _problem(problem: CallProblem) -> ProblemJSON:
-    return {
-        "origin": problem.origin,
-        "provider": problem.provider,
-        "endpoint": problem.endpoint,
-        "message": problem.message,
-    }
-
-
 def to_json(result: CheckResult) -> ReportJSON:
     """The versioned JSON report (``schema: cassette-refresh/1``)."""
     return {
@@ -255,22 +247,14 @@ def to_json(result: CheckResult) -> ReportJSON:
             }
             for e in result.endpoints
         ],
-        "errors": [_problem(p) for p in result.errors],
-        "skipped": [_problem(p) for p in result.skipped],
+        # These records' fields are their JSON keys, in order.
+        "errors": [cast("ProblemJSON", asdict(p)) for p in result.errors],
+        "skipped": [cast("ProblemJSON", asdict(p)) for p in result.skipped],
         "written": list(result.written),
-        "not_written": [{"path": u.path, "reason": u.reason} for u in result.not_written],
-        "kept": [{"path": k.path, "seq": k.seq, "reason": k.reason} for k in result.kept],
+        "not_written": [cast("UnwrittenJSON", asdict(u)) for u in result.not_written],
+        "kept": [cast("KeptJSON", asdict(k)) for k in result.kept],
         "unchanged": list(result.unchanged),
-        "issues": [
-            {
-                "fingerprint": i.fingerprint,
-                "action": i.action,
-                "number": i.number,
-                "url": i.url,
-                "labelled": i.labelled,
-            }
-            for i in result.issues
-        ],
+        "issues": [cast("IssueJSON", asdict(i)) for i in result.issues],
         "error": result.error,
     }
 
@@ -285,12 +269,11 @@ _STYLES = {
 }
 
 
-class _Painter:
-    def __init__(self, colour: bool) -> None:
-        self.colour = colour
+Painter = Callable[[str, str], str]
 
-    def __call__(self, text: str, style: str) -> str:
-        return f"{_STYLES[style]}{text}{_RESET}" if self.colour else text
+
+def _painter(colour: bool) -> Painter:
+    return lambda text, style: f"{_STYLES[style]}{text}{_RESET}" if colour else text
 
 
 def _plural(count: int, word: str) -> str:
@@ -358,7 +341,7 @@ def headline(result: CheckResult) -> str:
 
 def render_text(result: CheckResult, *, colour: bool = False, show_info: bool = True) -> str:
     """The terminal report. ``colour`` only when writing to a TTY without ``NO_COLOR``."""
-    paint = _Painter(colour)
+    paint = _painter(colour)
     style = {"drift": "red", "unchecked": "yellow", "no_drift": "green"}[result.status]
     lines = [paint(headline(result), style), ""]
     for endpoint in result.endpoints:
@@ -380,7 +363,7 @@ def render_text(result: CheckResult, *, colour: bool = False, show_info: bool = 
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _endpoint_lines(endpoint: EndpointResult, paint: _Painter, *, show_info: bool) -> list[str]:
+def _endpoint_lines(endpoint: EndpointResult, paint: Painter, *, show_info: bool) -> list[str]:
     title = (
         f"{endpoint.provider} {endpoint.endpoint}  "
         f"({endpoint.recorded} recorded, {endpoint.live} live)"

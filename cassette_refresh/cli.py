@@ -15,10 +15,7 @@ line on stderr. ``--write`` rewrites only the cassettes with structural drift (a
 secret) is a refused write. With ``--json`` (or ``--markdown``) a report is printed even then,
 with its ``error``; what was done before a failure (issues filed, files re-recorded) is in it.
 
-``--catalog MODULE`` (repeatable) imports ``MODULE`` before anything else, for the endpoints it
-adds with :func:`cassettes_core.catalog.register`: their calls are re-issued and their drift
-vocabulary read like the built-in ones'. ``MODULE`` is a dotted module name, importable from the
-current folder (``--catalog tests.endpoints``), or a ``.py`` file (``--catalog endpoints.py``).
+``--catalog MODULE`` (repeatable) is imported first, for the endpoints it registers.
 """
 
 from __future__ import annotations
