@@ -60,14 +60,15 @@ from cassette_refresh._report import (
 )
 from cassette_refresh._rewrite import RewriteRefusedError, default_guard, write_all
 from cassette_refresh._shape import Rules, vocabulary
-from cassettes_core import CassetteError, ConfigError, UnsafeCassetteError
+from cassettes_core import CassetteError, ConfigError, UnsafeCassetteError, catalog
 from cassettes_core.console import run_console
 from cassettes_core.store import WriteGuard
 
 __all__ = ["Output", "console_main", "main", "progress_line", "use_colour"]
 
 
-SECRET_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GITHUB_TOKEN")
+# Besides every catalog endpoint's key variable (``--catalog`` ones too, read at each print).
+SECRET_VARIABLES = ("GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
 CLEAR_LINE = "\r\033[K"
 DEFAULT_TIP = "TIP: run `cassette-refresh check --help` for the options."
 
@@ -76,12 +77,13 @@ class Output:
     """stdout/stderr with every known secret value masked, whatever prints it."""
 
     def __init__(self, env: Mapping[str, str], out: TextIO, err: TextIO) -> None:
-        self.secrets = [v for k in SECRET_VARIABLES if len(v := env.get(k, "")) >= 4]
-        self.out, self.err = out, err
+        self.env, self.out, self.err = env, out, err
         self.progress_open = False  # a progress line is on stderr, not yet cleared
 
     def redact(self, text: str) -> str:
-        for secret in self.secrets:
+        names = {*SECRET_VARIABLES, *(endpoint.key_env for endpoint in catalog.current())}
+        values = {v for name in names if len(v := self.env.get(name, "")) >= 4}
+        for secret in sorted(values, key=len, reverse=True):  # a longer one first: no part left
             text = text.replace(secret, "***")
         return text
 

@@ -15,11 +15,11 @@ import pytest
 import yaml
 
 from cassettes_core.testing.emulator import Emulator
+from tests.integration.test_refresh_check import sha_of
 from tests.integration.test_refresh_rewrite_replays import (
     check_replays,
     record_with_pytester,
     refresh_report,
-    sha_of,
 )
 
 if TYPE_CHECKING:

@@ -96,49 +96,21 @@ def test_fresh_answers_are_no_drift(
     assert live.hits == report["summary"]["compared"] > 0
 
 
+def _chat_compatible(name: str) -> dict[str, set[tuple[str, str, str]]]:
+    """What each switch changes on an OpenAI-compatible chat endpoint (groq, mistral)."""
+    paths = {
+        "field_added": ("service_tier_v2", "stream[chunk].service_tier_v2"),
+        "field_removed": ("stream[chunk].system_fingerprint", "system_fingerprint"),
+        "type_changed": ("created", "stream[chunk].created"),
+        "enum_value_new": ("choices[].finish_reason", "stream[chunk].choices[].finish_reason"),
+    }
+    expected = {kind: {(name, kind, path) for path in found} for kind, found in paths.items()}
+    return {**expected, "stream_event_new": {(name, "enum_value_new", "stream[chunk].object")}}
+
+
 EXPECTED: dict[str, dict[str, set[tuple[str, str, str]]]] = {
-    "groq": {
-        "field_added": {
-            ("groq.chat", "field_added", "service_tier_v2"),
-            ("groq.chat", "field_added", "stream[chunk].service_tier_v2"),
-        },
-        "field_removed": {
-            ("groq.chat", "field_removed", "stream[chunk].system_fingerprint"),
-            ("groq.chat", "field_removed", "system_fingerprint"),
-        },
-        "type_changed": {
-            ("groq.chat", "type_changed", "created"),
-            ("groq.chat", "type_changed", "stream[chunk].created"),
-        },
-        "enum_value_new": {
-            ("groq.chat", "enum_value_new", "choices[].finish_reason"),
-            ("groq.chat", "enum_value_new", "stream[chunk].choices[].finish_reason"),
-        },
-        "stream_event_new": {
-            ("groq.chat", "enum_value_new", "stream[chunk].object"),
-        },
-    },
-    "mistral": {
-        "field_added": {
-            ("mistral.chat", "field_added", "service_tier_v2"),
-            ("mistral.chat", "field_added", "stream[chunk].service_tier_v2"),
-        },
-        "field_removed": {
-            ("mistral.chat", "field_removed", "stream[chunk].system_fingerprint"),
-            ("mistral.chat", "field_removed", "system_fingerprint"),
-        },
-        "type_changed": {
-            ("mistral.chat", "type_changed", "created"),
-            ("mistral.chat", "type_changed", "stream[chunk].created"),
-        },
-        "enum_value_new": {
-            ("mistral.chat", "enum_value_new", "choices[].finish_reason"),
-            ("mistral.chat", "enum_value_new", "stream[chunk].choices[].finish_reason"),
-        },
-        "stream_event_new": {
-            ("mistral.chat", "enum_value_new", "stream[chunk].object"),
-        },
-    },
+    "groq": _chat_compatible("groq.chat"),
+    "mistral": _chat_compatible("mistral.chat"),
     "ollama": {
         "field_added": {
             ("ollama.chat", "field_added", "service_tier_v2"),
