@@ -69,7 +69,6 @@ from cassette_refresh._shape import (
     event_type,
     fingerprint,
     shape_of,
-    skeleton,
     type_name,
     vocabulary,
 )
@@ -130,7 +129,6 @@ __all__ = [
     "retry_delay",
     "run_check",
     "shape_of",
-    "skeleton",
     "stream_failure",
     "to_json",
     "tools_called",

@@ -126,22 +126,14 @@ class Recorded:
         interaction = self.interaction
         if interaction.stream is not None and interaction.error is None:
             events = tuple((event.event, event.data) for event in interaction.stream)
-            return Answer(self.provider, self.endpoint, events=events, origin=self.origin)
+            return Answer(self.provider, self.endpoint, events=events)
         if interaction.response is not None:
-            return Answer(
-                self.provider, self.endpoint, body=interaction.response.body, origin=self.origin
-            )
+            return Answer(self.provider, self.endpoint, body=interaction.response.body)
         return None
 
 
 def live_answer(recorded: Recorded, live: LiveAnswer) -> Answer:
-    return Answer(
-        recorded.provider,
-        recorded.endpoint,
-        body=live.body,
-        events=live.events,
-        origin=f"live {recorded.origin}",
-    )
+    return Answer(recorded.provider, recorded.endpoint, body=live.body, events=live.events)
 
 
 SUFFIXES = (".yaml", ".yml")

@@ -123,14 +123,13 @@ class Answer:
     """One provider answer, reduced to what the shape check reads.
 
     ``body`` for a complete answer, or ``events`` — ``(SSE event name or None, data)`` pairs —
-    for a stream. ``origin`` says where it came from (``cassette.yaml#3``), for reports.
+    for a stream.
     """
 
     provider: str
     endpoint: str
     body: Any = None
     events: tuple[tuple[str | None, Any], ...] | None = None
-    origin: str = ""
 
 
 @dataclass(frozen=True)
@@ -155,7 +154,6 @@ class Shape:
     fields: Mapping[FieldId, FieldStats] = field(default_factory=dict)
     items: Mapping[str, frozenset[str]] = field(default_factory=dict)
     enums: Mapping[str, frozenset[str]] = field(default_factory=dict)
-    origins: tuple[str, ...] = ()
 
     def occurrences(self, path: str) -> int:
         """Objects seen at ``path``, whatever their variant."""
@@ -200,12 +198,9 @@ class ShapeBuilder:
         self._types: dict[FieldId, set[str]] = {}
         self._items: dict[str, set[str]] = {}
         self._enums: dict[str, set[str]] = {}
-        self._origins: list[str] = []
 
     def add(self, answer: Answer) -> ShapeBuilder:
         self._answers += 1
-        if answer.origin:
-            self._origins.append(answer.origin)
         if answer.events is None:
             self._walk(answer.body, "")
             return self
@@ -263,32 +258,12 @@ class ShapeBuilder:
             },
             items={path: frozenset(types) for path, types in self._items.items()},
             enums={path: frozenset(values) for path, values in self._enums.items()},
-            origins=tuple(self._origins),
         )
 
 
 def shape_of(answers: Iterable[Answer], *, enum_keys: Iterable[str] | None = None) -> Shape:
     """The aggregate skeleton of ``answers``."""
     return ShapeBuilder(enum_keys=enum_keys).add_all(answers).build()
-
-
-def skeleton(value: Any, path: str = "") -> dict[str, frozenset[str]]:
-    """The flat type skeleton of one value: ``{path: types}`` — handy for reading and tests."""
-    out: dict[str, set[str]] = {}
-
-    def walk(node: Any, where: str) -> None:
-        if isinstance(node, Mapping):
-            for key, child in node.items():
-                child_path = join(where, str(key))
-                out.setdefault(child_path, set()).add(type_name(child))
-                walk(child, child_path)
-        elif isinstance(node, list | tuple):
-            for element in node:
-                out.setdefault(f"{where}[]", set()).add(type_name(element))
-                walk(element, f"{where}[]")
-
-    walk(value, path)
-    return {where: frozenset(types) for where, types in out.items()}
 
 
 # Keys whose presence in an event's payload says the event is about one output item or block.
