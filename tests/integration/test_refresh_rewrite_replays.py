@@ -341,8 +341,9 @@ def test_each_refused_file_stands_alone_and_the_tip_covers_every_kind(
     inner: InnerRun,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """A chain, a file holding a key and a plain one: the plain one is written, the other two
-    are left byte for byte, and the TIP says what to do about each."""
+    """A chain, a file holding a key (in its request) and a plain one: the plain one is written,
+    the other two are left byte for byte, every report says which, and the TIP says what to do
+    about each."""
     chain = record_with_pytester(pytester, inner, OPENAI_AGENT, "test_agent")
     leaked = "sk-proj-" + secrets.token_urlsafe(40)
     extra = pytester.path / "cassettes" / "extra"
@@ -355,6 +356,11 @@ def test_each_refused_file_stands_alone_and_the_tip_covers_every_kind(
     report = refresh_report(pytester.path / "cassettes", capsys)
     assert report["written"] == [str(plain)]
     assert sorted(u["path"] for u in report["not_written"]) == sorted([str(chain), str(risky)])
+    reasons = {u["path"]: u["reason"] for u in report["not_written"]}
+    assert reasons[str(risky)].startswith(f"refused to write {risky}")
+    assert report["error"].startswith(
+        f"--write left 2 of 3 cassettes as they were (re-recorded: {plain})"
+    )
     assert sha_of(chain) == before[chain]
     assert sha_of(risky) == before[risky]
     assert sha_of(plain) != before[plain]
