@@ -664,28 +664,6 @@ def test_write_keeps_the_manifest_and_live_event_times(cli: _Cli) -> None:
 # -- the input --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("content", "message"),
-    [
-        pytest.param("version: 1\ninteractions: [", "not valid YAML", id="malformed"),
-        pytest.param("version: 9\ninteractions: []\n", "newer than this library", id="future"),
-        pytest.param(
-            "version: 1\ninteractions:\n  - {seq: 1}\n", "missing 'digest'", id="truncated"
-        ),
-    ],
-)
-def test_bad_cassette_is_exit_2(
-    tmp_path: Path, content: str, message: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A cassette that cannot be read stops the check with exit 2 naming file and problem."""
-    bad = tmp_path / "bad.yaml"
-    bad.write_text(content, encoding="utf-8")
-    assert main(["check", str(tmp_path)]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith(f"ERROR: cassette {bad}")
-    assert message in err
-
-
 def test_no_cassettes_no_command_and_force_write_alone_are_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

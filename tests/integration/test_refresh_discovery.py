@@ -115,6 +115,9 @@ def test_only_other_yaml_is_no_cassette_to_check(
         pytest.param(b"version: 1\ninteractions: 3\n", "interactions", id="not-a-list"),
         pytest.param(b"version: 99\ninteractions: []\n", "version", id="future-version"),
         pytest.param(b"version: 1\ninteractions: []\nx: \xff\xfe\n", "UTF-8", id="not-utf8"),
+        pytest.param(b"version: 1\ninteractions:\n  - {seq: 1}\n", "missing 'digest'", id="cut"),
+        # A manifest without interactions is a damaged cassette, not someone else's YAML.
+        pytest.param(b"manifest:\n  library: provider-cassettes\n", "", id="cassette-key-only"),
     ],
 )
 def test_a_damaged_cassette_under_the_folder_stops_the_check_before_any_call(
@@ -131,9 +134,12 @@ def test_a_damaged_cassette_under_the_folder_stops_the_check_before_any_call(
     good = folder / "test_a" / "test_b.yaml"
     before = (sha_of(good), sha_of(damaged))
     emu.set_drift("field_added")
-    code, report = _json(capsys, str(folder), "--write")
-    assert code == 2, report
-    assert str(damaged) in report["error"]
+    capsys.readouterr()
+    code = main(["check", str(folder), "--write", "--json", "--no-progress"])
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert (code, report["exit_code"]) == (2, 2), report
+    assert captured.err.startswith(f"ERROR: cassette {damaged}")
     assert reason in report["error"]
     assert (emu.hits, report["written"]) == (0, [])
     assert (sha_of(good), sha_of(damaged)) == before
@@ -212,18 +218,6 @@ def test_the_report_never_replaces_a_cassette(
     assert code == 2
     assert f"ERROR: --output {spelled} is the cassette {cassette}" in err
     assert (sha_of(cassette), emu.hits) == (before, 0)
-
-
-def test_a_yaml_file_with_a_cassette_key_is_never_skipped(
-    folder: Path, emu: Emulator, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A manifest without interactions is a damaged cassette, not someone else's YAML."""
-    damaged = folder / "test_a" / "test_half.yaml"
-    damaged.write_text("manifest:\n  library: provider-cassettes\n", encoding="utf-8")
-    code, report = _json(capsys, str(folder), "--write")
-    assert code == 2
-    assert str(damaged) in report["error"]
-    assert emu.hits == 0
 
 
 def test_the_earlier_find_cassettes_still_answers(folder: Path) -> None:
