@@ -390,7 +390,6 @@ def test_calls_failing_past_the_retries_are_exit_2(
             "OPENAI_API_KEY", None, "OPENAI_API_KEY is not set", id="no-key"
         ),  # TIP: export it
         pytest.param("OPENAI_BASE_URL", "http://h:abc/v1", "OPENAI_BASE_URL=", id="bad-port"),
-        pytest.param("OPENAI_BASE_URL", "ftp://h/v1", "OPENAI_BASE_URL=", id="not-http"),
         pytest.param(
             "OPENAI_API_KEY", "sk-wrong-" + "x" * 20, "the live openai.", id="refused-key"
         ),
