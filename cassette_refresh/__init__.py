@@ -2,35 +2,34 @@
 
 Re-issues recorded requests, compares the *shapes* of recorded and live answers (never their
 values, except enum-like keys), aggregated per provider endpoint, and reports structural drift:
-``field_added``, ``field_removed``, ``type_changed``, ``enum_value_new``. See ``cli`` for the
-command, ``_classify`` for what counts as drift and ``_rewrite`` for what ``--write`` may
-rewrite.
+``field_added``, ``field_removed``, ``type_changed``, ``enum_value_new``. One module per part:
+``_reissue`` (which cassettes, re-issuing live, the check's walk), ``_shape`` (skeletons, the
+vocabulary, what counts as drift), ``_report`` (the result and its renderings), ``_github``
+(the issue opener), ``_rewrite`` (what ``--write`` may rewrite), ``cli`` (the command).
 """
 
 from __future__ import annotations
 
-from cassette_refresh._cassettes import DEFAULT_ENDPOINTS, Recorded, rerecorded
 from cassette_refresh._chains import ChainLink, find_links
-from cassette_refresh._check import CheckRun, run_check
 from cassette_refresh._choice import another_choice, tools_called
-from cassette_refresh._classify import compare
-from cassette_refresh._cli_output import Output, progress_line, use_colour
-from cassette_refresh._discover import find_cassettes
-from cassette_refresh._finding import DRIFT_CLASSES, Finding, Rules, fingerprint
-from cassette_refresh._github import GitHubError
-from cassette_refresh._issues import IssueOpener
+from cassette_refresh._github import GitHubError, IssueOpener
 from cassette_refresh._reissue import (
+    DEFAULT_ENDPOINTS,
+    CheckRun,
     LiveAnswer,
     LiveCall,
     ProviderReissuer,
+    Recorded,
     Reissuer,
     StreamFailedError,
     built_in_reissuer,
+    find_cassettes,
+    load_recorded,
     retry_delay,
+    run_check,
     stream_failure,
 )
-from cassette_refresh._render import render_markdown, render_text
-from cassette_refresh._result import (
+from cassette_refresh._report import (
     SCHEMA,
     CallProblem,
     CheckResult,
@@ -46,6 +45,8 @@ from cassette_refresh._result import (
     SummaryJSON,
     Unwritten,
     UnwrittenJSON,
+    render_markdown,
+    render_text,
     to_json,
 )
 from cassette_refresh._rewrite import (
@@ -53,25 +54,29 @@ from cassette_refresh._rewrite import (
     edit_refusal,
     rerecord_command,
     rerecord_step,
+    rerecorded,
 )
-from cassette_refresh._skeleton import (
-    DEFAULT_ENUM_KEYS,
+from cassette_refresh._shape import (
+    DRIFT_CLASSES,
     Answer,
+    Finding,
+    Rules,
     Shape,
     ShapeBuilder,
+    Vocabulary,
+    answer_path,
+    compare,
     event_type,
+    fingerprint,
     shape_of,
-    skeleton,
     type_name,
+    vocabulary,
 )
-from cassette_refresh._vocabulary import BEHAVIOUR_PATHS, KNOWN_VALUES, answer_path
+from cassette_refresh.cli import Output, progress_line, use_colour
 
 __all__ = [
-    "BEHAVIOUR_PATHS",
     "DEFAULT_ENDPOINTS",
-    "DEFAULT_ENUM_KEYS",
     "DRIFT_CLASSES",
-    "KNOWN_VALUES",
     "SCHEMA",
     "Answer",
     "CallProblem",
@@ -104,6 +109,7 @@ __all__ = [
     "SummaryJSON",
     "Unwritten",
     "UnwrittenJSON",
+    "Vocabulary",
     "another_choice",
     "answer_path",
     "built_in_reissuer",
@@ -113,6 +119,7 @@ __all__ = [
     "find_cassettes",
     "find_links",
     "fingerprint",
+    "load_recorded",
     "progress_line",
     "render_markdown",
     "render_text",
@@ -122,10 +129,10 @@ __all__ = [
     "retry_delay",
     "run_check",
     "shape_of",
-    "skeleton",
     "stream_failure",
     "to_json",
     "tools_called",
     "type_name",
     "use_colour",
+    "vocabulary",
 ]

@@ -1,4 +1,13 @@
-"""A small GitHub REST client: what the issue opener needs, and every way it can fail, explained.
+"""Filing drift on GitHub: one issue per drift fingerprint, a comment when it is already open.
+
+Findings are grouped by fingerprint: provider, endpoint, class and *answer path* (a stream path
+read as the answer path it stands for, see :func:`~cassette_refresh._shape.answer_path`), so a
+field added to a JSON answer and to every event of its stream is one issue listing every place it
+was seen. Each issue body carries a hidden marker, ``<!-- cassette-refresh:fingerprint=… -->``.
+Before filing, the open issues with the label are listed (all pages) and searched for it; a
+fingerprint not found there is looked for in *every* open issue (labels can be dropped: a token
+without triage rights, a person editing them), by marker, else by exact title. Only then is an
+issue opened.
 
 REST over ``httpx2``; ``api_url`` points at GitHub Enterprise (``https://HOST/api/v3``) or a test
 server. Every failure is a :class:`GitHubError` with an ``ERROR`` line and a ``TIP`` line: the
@@ -12,19 +21,24 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import httpx2
 
-from cassette_refresh._reissue import retry_delay
-from cassette_refresh._result import IssueAction
+from cassette_refresh._reissue import retry_delay, url_problem
+from cassette_refresh._report import CheckResult, EndpointResult, IssueAction
+from cassette_refresh._shape import Finding
 from cassettes_core import CassetteError
 
 DEFAULT_API_URL = "https://api.github.com"
 _NEXT_RE = re.compile(r'<([^>]+)>;\s*rel="next"')
 MAX_PAGES = 50
 RATE_LIMITED = frozenset({403, 429})
+LABEL = "provider-drift"
+MARKER = "<!-- cassette-refresh:fingerprint={} -->"
+_MARKER_RE = re.compile(r"<!-- cassette-refresh:fingerprint=([0-9a-f]+) -->")
+Group = list[tuple[EndpointResult, Finding]]
 _API_TIP = (
     "TIP: --api-url (or GITHUB_API_URL) must be the REST API root: https://api.github.com, or "
     "https://HOST/api/v3 on GitHub Enterprise"
@@ -44,27 +58,17 @@ def _scrub(text: str, secret: str) -> str:
     return text.replace(secret, "***") if secret else text
 
 
-def check_api_url(api_url: str) -> str:
-    """``api_url`` without its trailing slash, or a GitHubError when it is not an http(s) URL."""
-    try:
-        parsed = httpx2.URL(api_url)
-    except (httpx2.InvalidURL, TypeError, ValueError) as exc:
-        problem = str(exc)
-    else:
-        if parsed.scheme in {"http", "https"} and parsed.host:
-            return api_url.rstrip("/")
-        problem = "not an http(s) URL"
-    raise GitHubError(f"--api-url {api_url!r} is not usable ({problem})\n{_API_TIP}.")
-
-
-class GitHubClient:
-    """Requests to the REST API of one repository, with the token and the retry policy."""
+class IssueOpener:
+    """Opens or comments on drift issues in ``repo`` (``OWNER/NAME``), over the REST API at
+    ``api_url`` (default the public API), with the token and the retry policy."""
 
     def __init__(
         self,
         *,
         repo: str,
         token: str,
+        label: str = LABEL,
+        run_url: str | None = None,
         api_url: str = DEFAULT_API_URL,
         timeout: float = 30.0,
         transport: httpx2.BaseTransport | None = None,
@@ -72,8 +76,18 @@ class GitHubClient:
         max_retry_wait: float = 30.0,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        if not re.fullmatch(r"[\w.-]+/[\w.-]+", repo):
+            raise GitHubError(
+                f"--repo must be OWNER/NAME, not {repo!r}\n"
+                "TIP: pass --repo OWNER/NAME, or set GITHUB_REPOSITORY."
+            )
         self.repo = repo
-        self.base = check_api_url(api_url)
+        self.label = label.strip()
+        self.run_url = run_url
+        problem = url_problem(api_url)
+        if problem is not None:
+            raise GitHubError(f"--api-url {api_url!r} is not usable ({problem})\n{_API_TIP}.")
+        self.base = api_url.rstrip("/")
         self.retries = retries
         self.max_retry_wait = max_retry_wait
         self._sleep = sleep
@@ -90,10 +104,16 @@ class GitHubClient:
         )
 
     def __repr__(self) -> str:
-        return f"GitHubClient(repo={self.repo!r}, api_url={self.base!r})"
+        return f"IssueOpener(repo={self.repo!r}, api_url={self.base!r})"
 
     def close(self) -> None:
         self._client.close()
+
+    def __enter__(self) -> IssueOpener:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def url(self, path: str) -> str:
         return f"{self.base}/repos/{self.repo}{path}"
@@ -172,7 +192,8 @@ class GitHubClient:
             next_url, query = (match.group(1), None) if match else (None, None)
 
     def preflight(self) -> None:
-        """Check the token can see the repository and that it takes issues, before live calls."""
+        """Fail now (GitHubError) unless the token can see the repository and it takes issues:
+        before any live call is spent."""
         data = self.json("GET", f"{self.base}/repos/{self.repo}", Mapping)
         if data.get("has_issues") is False:
             raise GitHubError(
@@ -194,6 +215,92 @@ class GitHubClient:
             f"{response.request.url.path}"
         )
         return f"{head}: {_hint(status, said, response.headers, self.repo, self.base)}"
+
+    # -- issues ---------------------------------------------------------------------------
+
+    def open_issues(self, *, labelled: bool = True) -> dict[str, int]:
+        """Open issues (with the label, unless ``labelled`` is false), by fingerprint or title.
+
+        Keys are the fingerprint of an issue's marker or, for an issue without one, ``title:``
+        and its title.
+        """
+        params = {"state": "open", "per_page": "100"}
+        if labelled and self.label:
+            params["labels"] = self.label
+        found: dict[str, int] = {}
+        for issue in self.pages(self.url("/issues"), params):
+            number = issue.get("number")
+            if "pull_request" in issue or not isinstance(number, int):
+                continue
+            match = _MARKER_RE.search(str(issue.get("body") or ""))
+            key = match.group(1) if match else f"title:{issue.get('title')}"
+            found.setdefault(key, number)
+        return found
+
+    def _create(self, title: str, body: str) -> tuple[int, str, bool]:
+        payload: dict[str, Any] = {"title": title, "body": body}
+        if self.label:
+            payload["labels"] = [self.label]
+        data = self.json("POST", self.url("/issues"), Mapping, json=payload)
+        number = data.get("number")
+        if not isinstance(number, int) or isinstance(number, bool):
+            raise GitHubError(
+                f"GitHub answered POST /repos/{self.repo}/issues without the new issue's number\n"
+                "TIP: --api-url must be the REST API root: https://api.github.com, or "
+                "https://HOST/api/v3 on GitHub Enterprise."
+            )
+        labels = data.get("labels")
+        names = {
+            str(lab.get("name") if isinstance(lab, Mapping) else lab)
+            for lab in (labels if isinstance(labels, list) else [])
+        }
+        url = str(data.get("html_url") or self._issue_url(number))
+        return number, url, not self.label or self.label in names
+
+    def _comment(self, number: int, body: str) -> str:
+        url = self.url(f"/issues/{number}/comments")
+        data = self.json("POST", url, Mapping, json={"body": body})
+        return str(data.get("html_url") or self._issue_url(number))
+
+    def file(self, result: CheckResult) -> list[IssueAction]:
+        """One issue per drift fingerprint of ``result``; a comment where one is open.
+
+        On failure the GitHubError's ``done`` lists the issues opened and commented so far.
+        """
+        groups: dict[str, Group] = {}
+        for endpoint in result.endpoints:
+            for finding in endpoint.drift:
+                groups.setdefault(finding.fingerprint, []).append((endpoint, finding))
+        actions: list[IssueAction] = []
+        try:
+            self._file(groups, result, actions)
+        except GitHubError as exc:
+            exc.done = tuple(actions)
+            raise
+        return actions
+
+    def _file(self, groups: dict[str, Group], result: CheckResult, out: list[IssueAction]) -> None:
+        if not groups:
+            return
+        existing = self.open_issues()
+        scanned = not self.label
+        for key, group in groups.items():
+            title = issue_title(group[0][1])
+            if key not in existing and f"title:{title}" not in existing and not scanned:
+                existing = {**self.open_issues(labelled=False), **existing}
+                scanned = True
+            number = existing.get(key) or existing.get(f"title:{title}")
+            if number is not None:
+                url = self._comment(number, comment_body(group, result, self.run_url))
+                out.append(IssueAction(key, "commented", number, url))
+                continue
+            body = issue_body(group, result, self.run_url)
+            number, url, labelled = self._create(title, body)
+            existing[key] = number
+            out.append(IssueAction(key, "opened", number, url, labelled=labelled))
+
+    def _issue_url(self, number: int) -> str:
+        return self.url(f"/issues/{number}")
 
 
 def _hint(status: int, said: str, headers: Mapping[str, str], repo: str, base: str) -> str:
@@ -231,3 +338,74 @@ def _hint(status: int, said: str, headers: Mapping[str, str], repo: str, base: s
         "the GitHub API rejected the request\n"
         f"TIP: GitHub may be having trouble: re-run later; check --api-url (now {base})."
     )
+
+
+def issue_title(finding: Finding) -> str:
+    return f"Provider drift: {finding.provider} {finding.kind} at {finding.answer_path}"
+
+
+def _table(finding: Finding, paths: Sequence[str]) -> list[str]:
+    rows = [
+        ("class", f"`{finding.kind}`"),
+        ("provider", f"`{finding.provider}`"),
+        ("endpoint", f"`{finding.endpoint}`"),
+        ("path", f"`{finding.answer_path}`"),
+        ("seen at", ", ".join(f"`{path}`" for path in paths)),
+        ("recorded", ", ".join(finding.recorded) or "—"),
+        ("live", ", ".join(finding.live) or "—"),
+    ]
+    if finding.variant:
+        rows.insert(5, ("in union member", f"`type: {finding.variant}`"))
+    return ["| | |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows)]
+
+
+def _details(group: Group) -> list[str]:
+    return [f"- `{finding.path}`: {finding.detail}" for _, finding in group]
+
+
+def issue_body(group: Group, result: CheckResult, run_url: str | None = None) -> str:
+    endpoint, finding = group[0]
+    lines = [
+        MARKER.format(finding.fingerprint),
+        f"`cassette-refresh` found a structural change in the live `{finding.provider}` API "
+        f"on {result.generated_at}.",
+        "",
+        *_table(finding, [f.path for _, f in group]),
+        "",
+        *_details(group),
+        "",
+        f"Compared {endpoint.live} live answer(s) with {endpoint.recorded} recorded one(s) from:",
+        *(f"- `{path}`" for path in endpoint.cassettes),
+        "",
+        "**Next steps**: check the code that reads this endpoint's answers copes with the new "
+        "shape, then re-record the cassettes with `cassette-refresh check cassettes/ --write` "
+        "and review the diff. Close this issue once the cassettes are re-recorded; a later run "
+        "that sees the change again while it is open comments here instead of opening another.",
+    ]
+    if run_url:
+        lines += ["", f"Workflow run: {run_url}"]
+    return "\n".join(lines) + "\n"
+
+
+def comment_body(group: Group, result: CheckResult, run_url: str | None = None) -> str:
+    finding = group[0][1]
+    lines = [
+        f"Still seen on {result.generated_at}:",
+        "",
+        *_details(group),
+        "",
+        f"recorded: {', '.join(finding.recorded) or '—'}; live: {', '.join(finding.live) or '—'}",
+    ]
+    if run_url:
+        lines += ["", f"Workflow run: {run_url}"]
+    return "\n".join(lines) + "\n"
+
+
+def run_url_from_env(env: Mapping[str, str]) -> str | None:
+    """The Actions run page, when running in GitHub Actions."""
+    server, repo, run = (
+        env.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")
+    )
+    if server and repo and run:
+        return f"{server.rstrip('/')}/{repo}/actions/runs/{run}"
+    return None

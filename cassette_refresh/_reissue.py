@@ -1,33 +1,303 @@
-"""Re-issuing recorded requests against the live provider.
+"""One drift check's walk: which cassettes, re-issuing their requests live, comparing shapes.
 
-The check talks to providers through one small seam, :class:`Reissuer`: give it a call (provider,
-endpoint, the body that was sent), get back the live answer or a :class:`ProviderError`. The
-implementation, :class:`ProviderReissuer`, sends calls through
-:class:`~cassettes_core.providers.Provider` objects: the built-in
-:class:`~cassettes_core.providers.http.HTTPProvider` ones (what the command uses, made by
-:func:`built_in_reissuer`) or your own (gRPC, an in-house gateway). It retries 429 and 5xx
-answers (honouring ``retry-after`` and ``retry-after-ms``, up to a cap), timeouts, connection
-failures and streams that fail part-way, a few times.
+The walk is one-way: cassette files → recorded answers → live calls (through a
+:class:`Reissuer`) → a shape per (provider, endpoint) and side → findings → a
+:class:`~cassette_refresh._report.CheckResult`. Nothing here prints or writes: the CLI renders
+the result and decides about ``--write``.
 
-A stream that fails part-way (Anthropic's ``event: error``, a Responses ``response.failed`` or
-``error`` event, an OpenAI chunk carrying an ``error`` object) is a failed call, never an answer
-to compare: its missing events would read as removed fields.
+**Which files.** The rule is the one ``cassettes scan`` follows. A file named on the command line
+must be a cassette. Under a folder, every ``*.yaml``/``*.yml`` file is read but hidden files and
+folders (``.github``, ``.venv``, the store's ``.{name}.*.tmp`` files), and a YAML file found
+there that is plainly something else (not a mapping, or a mapping with none of ``interactions``,
+``version``, ``manifest``: a CI workflow, a fixture) is skipped with a note, never silently.
+Anything that could be a cassette and does not read as one is a :class:`CassetteFormatError`: a
+damaged cassette is never passed over. A symlink found under a folder is followed; one whose
+target is missing is an error, not a file that was never there.
+
+**``--catalog MODULE``.** Each module is imported once, before any cassette is read: its
+:func:`cassettes_core.catalog.register` calls add endpoints to the catalog in force, re-issued
+and read like the built-in ones. A dotted name is imported as ``python -m`` would (the current
+folder first on the path); a name ending in ``.py`` is imported from that file.
+
+**Re-issuing.** The check talks to providers through one small seam, :class:`Reissuer`: give it a
+call (provider, endpoint, the body that was sent), get back the live answer or a
+:class:`ProviderError`. :class:`ProviderReissuer` sends calls through
+:class:`~cassettes_core.providers.Provider` objects: the built-in HTTP ones and
+:class:`BedrockProvider` (made by :func:`built_in_reissuer`: what the command uses) or your own
+(gRPC, an in-house gateway). It retries 429 and 5xx answers (honouring ``retry-after`` and
+``retry-after-ms``, up to a cap), timeouts, connection failures and streams that fail part-way,
+a few times. A stream that fails part-way (Anthropic's ``event: error``, a Responses
+``response.failed`` or ``error`` event, an OpenAI chunk carrying an ``error`` object) is a failed
+call, never an answer to compare: its missing events would read as removed fields.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
+import importlib.util
+import json
+import os
+import sys
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import quote
 
-from cassette_refresh._bedrock import BedrockProvider
-from cassettes_core import ConfigError, LLMRequest, ProviderError, catalog
+from cassette_refresh._report import CallProblem, CheckResult, EndpointResult
+from cassette_refresh._shape import Answer, Rules, ShapeBuilder, compare, vocabulary
+from cassettes_core import (
+    CassetteError,
+    CassetteFormatError,
+    ConfigError,
+    Interaction,
+    LLMRequest,
+    LLMResponse,
+    ProviderError,
+    StreamEvent,
+    catalog,
+)
 from cassettes_core.providers import Provider
 from cassettes_core.providers.http import HTTPProvider, http_module
+from cassettes_core.store import load_plain_yaml, read_snapshot
+from cassettes_core.transport import (
+    EVENTSTREAM_CONTENT_TYPE,
+    EventStreamParser,
+    aws_kept_headers,
+    decode_aws_event,
+    stored_body,
+)
+
+# Where a recorded call went when its interaction stored no endpoint: the canonical route.
+DEFAULT_ENDPOINTS: Mapping[str, str] = {e.name: e.route for e in catalog.DEFAULT_CATALOG}
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One recorded interaction and the file it came from."""
+
+    path: Path
+    interaction: Interaction
+
+    @property
+    def origin(self) -> str:
+        return f"{self.path}#{self.interaction.seq}"
+
+    @property
+    def provider(self) -> str:
+        return self.interaction.provider
+
+    @property
+    def endpoint(self) -> str:
+        if self.interaction.endpoint:
+            return self.interaction.endpoint
+        endpoint = catalog.current().get(self.provider)
+        return endpoint.route if endpoint is not None else ""
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (str(self.path), self.interaction.seq)
+
+    def call(self) -> LiveCall:
+        """The request to send again: semantic fields and recorded params, as first sent."""
+        interaction = self.interaction
+        return LiveCall(
+            self.provider,
+            self.endpoint,
+            interaction.request.body(),
+            self.origin,
+            stream=interaction.stream is not None,
+        )
+
+    def answer(self) -> Answer | None:
+        """The recorded answer for the shape check; ``None`` for a recorded error."""
+        interaction = self.interaction
+        if interaction.stream is not None and interaction.error is None:
+            events = tuple((event.event, event.data) for event in interaction.stream)
+            return Answer(self.provider, self.endpoint, events=events)
+        if interaction.response is not None:
+            return Answer(self.provider, self.endpoint, body=interaction.response.body)
+        return None
+
+
+def live_answer(recorded: Recorded, live: LiveAnswer) -> Answer:
+    return Answer(recorded.provider, recorded.endpoint, body=live.body, events=live.events)
+
+
+SUFFIXES = (".yaml", ".yml")
+CASSETTE_KEYS = ("interactions", "version", "manifest")
+
+
+@dataclass(frozen=True)
+class Found:
+    """The files to check, and which of them were named on the command line."""
+
+    files: tuple[Path, ...]
+    named: frozenset[Path]
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """What the files hold: their interactions, and the files skipped as not cassettes."""
+
+    files: tuple[Path, ...]
+    recorded: tuple[Recorded, ...]
+    not_cassettes: tuple[tuple[Path, str], ...] = ()
+
+
+def _hidden(relative: Path) -> bool:
+    return any(part.startswith(".") for part in relative.parts) or relative.name.endswith(".tmp")
+
+
+def find(paths: Iterable[Path | str]) -> Found:
+    """The cassette files named or found (recursively) under ``paths``.
+
+    A file named twice (``c.yaml`` and ``./c.yaml``, or a folder and a file in it) is checked
+    once, under the name it was first met by.
+    """
+    found: dict[Path, Path] = {}
+    named: set[Path] = set()
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            for candidate in sorted(path.rglob("*")):
+                if (
+                    candidate.suffix.lower() in SUFFIXES
+                    and not _hidden(candidate.relative_to(path))
+                    and (candidate.is_file() or _dangling(candidate))
+                ):
+                    found.setdefault(candidate.resolve(), candidate)
+        elif path.is_file():
+            named.add(found.setdefault(path.resolve(), path))
+        else:
+            what = (
+                "a symlink to a missing file"
+                if _dangling(path)
+                else "not a regular file (a device, FIFO or socket, or a link to one)"
+                if path.exists()
+                else "no such file or directory"
+            )
+            raise ConfigError(
+                f"{path}: {what}\n"
+                "TIP: pass cassette files or folders, e.g. `cassette-refresh check cassettes/`"
+            )
+    return Found(tuple(found.values()), frozenset(named))
+
+
+def _dangling(path: Path) -> bool:
+    return path.is_symlink() and not path.exists()
+
+
+def load(found: Found) -> Loaded:
+    """Every interaction of the files found; CassetteFormatError on the first bad cassette."""
+    files: list[Path] = []
+    recorded: list[Recorded] = []
+    skipped: list[tuple[Path, str]] = []
+    for path in found.files:
+        if _dangling(path):
+            raise CassetteFormatError(
+                path, f"is a symlink to {path.readlink()}, which does not exist"
+            )
+        try:
+            snapshot = read_snapshot(path)
+        except PermissionError as exc:
+            raise CassetteFormatError(path, f"cannot be read ({exc.strerror or exc})") from exc
+        except CassetteFormatError:
+            why = None if path in found.named else _not_a_cassette(path)
+            if why is None:
+                raise
+            skipped.append((path, why))
+            continue
+        if snapshot.manifest is None:
+            raise CassetteFormatError(path, "was removed while the check started")
+        files.append(path)
+        recorded.extend(Recorded(path, interaction) for interaction in snapshot.interactions)
+    return Loaded(tuple(files), tuple(recorded), tuple(skipped))
+
+
+def _not_a_cassette(path: Path) -> str | None:
+    """Why a YAML file is plainly not a cassette; ``None`` when it could be one."""
+    try:
+        document = load_plain_yaml(path.read_text(encoding="utf-8"), path)
+    except (OSError, UnicodeDecodeError, CassetteFormatError):
+        return None  # unreadable or broken: it may well be a damaged cassette
+    if not isinstance(document, Mapping):
+        kind = "empty" if document is None else f"a {type(document).__name__}, not a mapping"
+        return f"not a cassette (the YAML document is {kind})"
+    if not any(key in document for key in CASSETTE_KEYS):
+        return "not a cassette (a YAML mapping without `interactions`, `version` or `manifest`)"
+    return None
+
+
+def find_cassettes(paths: Iterable[Path | str]) -> list[Path]:
+    """The files :func:`find` finds, for callers that read them with :func:`load_recorded`."""
+    return list(find(paths).files)
+
+
+def load_recorded(files: Sequence[Path]) -> list[Recorded]:
+    """Every interaction of ``files`` (each must be a cassette); CassetteFormatError on the first
+    bad one."""
+    return list(load(Found(tuple(files), frozenset(files))).recorded)
+
+
+def load_catalogs(modules: Sequence[str]) -> None:
+    """Import each ``--catalog`` module (its ``catalog.register`` calls add its endpoints)."""
+    for name in modules:
+        try:
+            if name.endswith(".py"):
+                _import_file(name)
+            else:
+                if os.getcwd() not in sys.path:
+                    sys.path.insert(0, os.getcwd())  # as `python -m` would: your own modules
+                importlib.import_module(name)
+        except CassetteError:
+            raise  # a ConfigError of catalog.register: it says what to do
+        except ModuleNotFoundError as exc:
+            if exc.name is None or not (name == exc.name or name.startswith(f"{exc.name}.")):
+                raise _catalog_error(name, exc) from exc
+            raise ConfigError(
+                f"--catalog {name}: no module of that name can be imported from {os.getcwd()}\n"
+                "TIP: pass the dotted name of the module that calls catalog.register, run from "
+                "the folder it is importable from (or pass its file: --catalog path/to/file.py)."
+            ) from None
+        except Exception as exc:
+            raise _catalog_error(name, exc) from exc
+
+
+def _import_file(path: str) -> None:
+    if not Path(path).is_file():
+        raise ConfigError(
+            f"--catalog {path}: no such file\n"
+            "TIP: pass the .py file that calls catalog.register, or its dotted module name."
+        )
+    name = "_cassette_refresh_catalog_" + Path(path).stem
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ConfigError(f"--catalog {path}: not a Python file that can be imported")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+
+
+def _catalog_error(name: str, exc: BaseException) -> ConfigError:
+    return ConfigError(
+        f"--catalog {name}: importing it failed: {type(exc).__name__}: {exc}\n"
+        "TIP: fix the module (run `python -c 'import MODULE'` to see the traceback), or leave "
+        "--catalog out if the cassettes use only the built-in endpoints."
+    )
+
 
 RETRY_STATUSES: frozenset[int | None] = frozenset({429, 500, 502, 503, 504, 529})
 RETRY_KINDS = frozenset({"timeout", "connection"})
@@ -86,9 +356,7 @@ def _error_of(data: Any) -> Any:
 
 def stream_failure(events: Iterable[tuple[str | None, Any]]) -> tuple[str, Any] | None:
     """The first event saying the stream failed, as (its type, the error), else ``None``."""
-    # Stream events that say the stream failed part-way, by the catalog in force now (the
-    # built-in ones: Anthropic's and the Responses API's; a registered endpoint's too).
-    failed = catalog.current().drift().failure_events
+    failed = vocabulary().failure_events  # the catalog's in force: registered endpoints' too
     for name, data in events:
         kind = data.get("type") if isinstance(data, Mapping) else None
         if name in failed or kind in failed:
@@ -261,21 +529,14 @@ def _with_scheme(value: str, default: str) -> str:
     return f"{base.scheme}://{netloc}{slash}{path}".rstrip("/")
 
 
-def _check_url(url: str, variable: str, *, example: str) -> None:
-    """A base URL the HTTP client can use, or a ConfigError naming the variable."""
+def url_problem(url: str) -> str | None:
+    """Why the HTTP client cannot use ``url`` as an API base; ``None`` when it can."""
     http = http_module()
     try:
         parsed = http.URL(url)
     except (http.InvalidURL, TypeError, ValueError) as exc:
-        problem: str | None = str(exc)
-    else:
-        problem = None if parsed.scheme in {"http", "https"} and parsed.host else "not http(s)"
-    if problem is not None:
-        raise ConfigError(
-            f"{variable}={url!r} is not a usable URL ({problem})\n"
-            f"TIP: set {variable} to the API's base, e.g. {example}, "
-            "or unset it for the public API."
-        )
+        return str(exc)
+    return None if parsed.scheme in {"http", "https"} and parsed.host else "not an http(s) URL"
 
 
 def built_in_reissuer(
@@ -313,8 +574,329 @@ def built_in_reissuer(
                 "server), or in CI pass it from the repository secrets."
             )
         base_url = _with_scheme(env.get(route.base_env, "").strip(), route.base_url)
-        _check_url(base_url, route.base_env, example=route.base_url)
+        problem = url_problem(base_url)
+        if problem is not None:
+            raise ConfigError(
+                f"{route.base_env}={base_url!r} is not a usable URL ({problem})\n"
+                f"TIP: set {route.base_env} to the API's base, e.g. {route.base_url}, "
+                "or unset it for the public API."
+            )
         providers[name] = HTTPProvider(name, base_url=base_url, api_key=key, timeout=timeout)
     return ProviderReissuer(
         providers, retries=retries, max_retry_wait=max_retry_wait, require_json=True
     )
+
+
+_SERVICE = "bedrock-runtime"
+_SIGNING_NAME = "bedrock"
+
+
+class BedrockProvider:
+    """One Bedrock runtime endpoint (``bedrock.converse`` …), signed with botocore."""
+
+    def __init__(self, name: str, *, env: Mapping[str, str], timeout: float = 60.0) -> None:
+        endpoint = catalog.current().get(name)
+        if endpoint is None or endpoint.family != "bedrock":
+            raise ConfigError(f"{name!r} is not a Bedrock endpoint of the catalog")
+        self._name = name
+        self._route = endpoint.route
+        self._base_env = endpoint.base_env  # AWS_ENDPOINT_URL_BEDROCK_RUNTIME, botocore's own
+        self._timeout = timeout
+        self._env = dict(env)
+        self._session: Any = None
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    # -- where and who ------------------------------------------------------------------
+
+    def _botocore(self) -> Any:
+        if self._session is None:
+            try:
+                import botocore.session
+            except ImportError:
+                raise ConfigError(
+                    "re-issuing Bedrock calls needs botocore (it signs them): pip install boto3"
+                ) from None
+            self._session = botocore.session.get_session()
+        return self._session
+
+    def _region(self, model: str) -> str:
+        if model.startswith("arn:"):
+            parts = model.split(":")
+            if len(parts) > 3 and parts[3]:
+                return parts[3]
+        region = (
+            self._env.get("AWS_REGION")
+            or self._env.get("AWS_DEFAULT_REGION")
+            or self._botocore().get_config_variable("region")
+        )
+        if not region:
+            raise ConfigError(
+                "no AWS region to re-issue Bedrock calls in\n"
+                "TIP: export AWS_REGION (for example us-east-1), or set one in your AWS profile."
+            )
+        return str(region)
+
+    def _url(self, region: str, model: str) -> str:
+        base = self._env.get(self._base_env) or self._env.get("AWS_ENDPOINT_URL")
+        if not base:
+            client = self._botocore().create_client(_SERVICE, region_name=region)
+            base = client.meta.endpoint_url
+        head, _, operation = self._route.rpartition("/")
+        prefix = head.rsplit("/", 1)[0]  # the route's path up to the model
+        return f"{str(base).rstrip('/')}{prefix}/{quote(model, safe='')}/{operation}"
+
+    def _signed(self, request: LLMRequest, *, stream: bool) -> tuple[str, dict[str, str], bytes]:
+        from botocore.auth import SigV4Auth
+        from botocore.awsrequest import AWSRequest
+
+        body = dict(request.body())
+        model = str(body.pop("model", "") or "")
+        if not model:
+            raise ConfigError(f"a recorded {self._name} request has no model to send it to")
+        credentials = self._botocore().get_credentials()
+        if credentials is None:
+            raise ConfigError(
+                "no AWS credentials found to re-issue Bedrock calls\n"
+                "TIP: export AWS_PROFILE (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), as "
+                "boto3 would use them."
+            )
+        region = self._region(model)
+        content = json.dumps(body, separators=(",", ":")).encode()
+        accept = EVENTSTREAM_CONTENT_TYPE if stream else "application/json"
+        prepared = AWSRequest(
+            method="POST",
+            url=self._url(region, model),
+            data=content,
+            headers={"content-type": "application/json", "accept": accept},
+        )
+        SigV4Auth(credentials.get_frozen_credentials(), _SIGNING_NAME, region).add_auth(prepared)
+        return prepared.url, dict(prepared.headers.items()), content
+
+    # -- sending ------------------------------------------------------------------------
+
+    def _send(self, request: LLMRequest, *, stream: bool) -> Any:
+        url, headers, content = self._signed(request, stream=stream)
+        http = http_module()
+        try:
+            with http.Client(timeout=self._timeout) as client:
+                answer = client.post(url, headers=headers, content=content)
+        except http.TimeoutException as exc:
+            raise ProviderError("timeout", str(exc), provider=self._name) from None
+        except http.TransportError as exc:
+            raise ProviderError("connection", str(exc), provider=self._name) from None
+        if answer.status_code >= 300:
+            body = stored_body(answer.content, answer.headers.get("content-type"), lossy=True)
+            raise ProviderError(
+                "http_status",
+                provider=self._name,
+                status=answer.status_code,
+                body=body,
+                headers=dict(answer.headers.items()),
+            )
+        return answer
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        answer = self._send(request, stream=False)
+        body = stored_body(answer.content, answer.headers.get("content-type"))
+        # The headers a recording through boto3 keeps (a rewrite stores this answer).
+        kept = aws_kept_headers(answer.headers.items())
+        return LLMResponse(body=body, status=answer.status_code, headers=kept)
+
+    def stream(self, request: LLMRequest) -> Iterator[StreamEvent]:
+        answer = self._send(request, stream=True)
+        parser = EventStreamParser()
+        frames = parser.feed(answer.content)
+        parser.close()
+        for frame in frames:
+            yield decode_aws_event(frame)
+
+    async def acomplete(self, request: LLMRequest) -> LLMResponse:
+        return await asyncio.to_thread(self.complete, request)
+
+    async def astream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
+        events = await asyncio.to_thread(lambda: list(self.stream(request)))
+        for event in events:
+            yield event
+
+
+Progress = Callable[[int, int], None]
+AUTH_STATUSES = frozenset({401, 403})
+
+
+@dataclass(frozen=True)
+class CheckRun:
+    """A finished check: the result, and the live answers by (cassette path, seq)."""
+
+    result: CheckResult
+    live: dict[tuple[str, int], LiveAnswer] = field(default_factory=dict)
+    drifted: frozenset[str] = frozenset()  # the cassettes whose own answers drifted
+    digests: dict[tuple[str, int], str] = field(default_factory=dict)  # of the requests re-sent
+
+
+def plan(
+    recorded: Sequence[Recorded], *, supported: Callable[[str], bool] = supports
+) -> tuple[list[Recorded], list[CallProblem]]:
+    """Which interactions can be re-issued; the others, with the reason they are skipped."""
+    todo: list[Recorded] = []
+    skipped: list[CallProblem] = []
+    for item in recorded:
+        reason = None
+        answer = item.answer()
+        if answer is None:
+            reason = "recorded an error (kept as it is: it exists to test retry handling)"
+        elif answer.events is not None and stream_failure(answer.events) is not None:
+            reason = "recorded a stream that failed part-way (kept as it is)"
+        elif not supported(item.provider):
+            reason = f"no live re-issuer for provider {item.provider!r}"
+        elif not item.endpoint:
+            reason = "no endpoint recorded"
+        if reason:
+            skipped.append(CallProblem(item.origin, item.provider, item.endpoint, reason))
+        else:
+            todo.append(item)
+    return todo, skipped
+
+
+def providers_needed(recorded: Sequence[Recorded]) -> list[str]:
+    return sorted({item.provider for item in plan(recorded)[0]})
+
+
+async def reissue_all(
+    todo: Sequence[Recorded],
+    reissuer: Reissuer,
+    *,
+    concurrency: int = 4,
+    progress: Progress | None = None,
+) -> tuple[dict[tuple[str, int], LiveAnswer], list[CallProblem]]:
+    """Send every call (at most ``concurrency`` at once); refused credentials stop everything."""
+    gate = asyncio.Semaphore(max(1, concurrency))
+    answers: dict[tuple[str, int], LiveAnswer] = {}
+    errors: list[CallProblem] = []
+    done = 0
+
+    async def one(item: Recorded) -> None:
+        nonlocal done
+        async with gate:
+            try:
+                answers[item.key] = await reissuer.reissue(item.call())
+            except ProviderError as exc:
+                if exc.status in AUTH_STATUSES:
+                    raise _refused(item, exc) from exc
+                errors.append(CallProblem(item.origin, item.provider, item.endpoint, str(exc)))
+            except ConfigError:
+                raise
+            except Exception as exc:  # a provider's own bug must not hide the other answers
+                message = f"unexpected {type(exc).__name__}: {exc}"
+                errors.append(CallProblem(item.origin, item.provider, item.endpoint, message))
+        done += 1
+        if progress is not None:
+            progress(done, len(todo))
+
+    tasks = [asyncio.ensure_future(one(item)) for item in todo]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    errors.sort(key=lambda problem: problem.origin)
+    return answers, errors
+
+
+def _refused(item: Recorded, exc: ProviderError) -> ConfigError:
+    route = catalog.current().get(item.provider)
+    variable = route.key_env if route else "the API key"
+    return ConfigError(
+        f"the live {item.provider} API refused the credentials (HTTP {exc.status}) "
+        f"re-issuing {item.origin}\n"
+        f"TIP: check that {variable} is valid and allowed to call {item.endpoint}."
+    )
+
+
+def classify(
+    recorded: Sequence[Recorded],
+    live: dict[tuple[str, int], LiveAnswer],
+    *,
+    rules: Rules,
+) -> list[EndpointResult]:
+    """Aggregate both sides per (provider, endpoint), over the pairs that have both answers."""
+    groups: dict[tuple[str, str], list[tuple[Recorded, Answer, Answer]]] = {}
+    for item in recorded:
+        answer = item.answer()
+        if answer is None or item.key not in live:
+            continue
+        pair = (item, answer, live_answer(item, live[item.key]))
+        groups.setdefault((item.provider, item.endpoint), []).append(pair)
+    results: list[EndpointResult] = []
+    for (provider, endpoint), pairs in sorted(groups.items()):
+        rec = ShapeBuilder(enum_keys=rules.enum_keys).add_all(p[1] for p in pairs).build()
+        now = ShapeBuilder(enum_keys=rules.enum_keys).add_all(p[2] for p in pairs).build()
+        findings = compare(rec, now, provider=provider, endpoint=endpoint, rules=rules)
+        cassettes = tuple(dict.fromkeys(str(p[0].path) for p in pairs))
+        results.append(
+            EndpointResult(provider, endpoint, rec.answers, now.answers, tuple(findings), cassettes)
+        )
+    return results
+
+
+async def run_check(
+    files: Sequence[Path],
+    reissuer: Reissuer,
+    *,
+    recorded: Sequence[Recorded] | None = None,
+    rules: Rules | None = None,
+    concurrency: int = 4,
+    progress: Progress | None = None,
+) -> CheckRun:
+    """Check ``files`` (cassette paths) against the live side behind ``reissuer``.
+
+    ``recorded`` is what ``load_recorded(files)`` returns, when the caller has read it already.
+    """
+    rules = rules or Rules()
+    if recorded is None:
+        recorded = load_recorded(files)
+    todo, skipped = plan(recorded, supported=reissuer.supports)
+    try:
+        live, errors = await reissue_all(todo, reissuer, concurrency=concurrency, progress=progress)
+    finally:
+        await reissuer.aclose()
+    endpoints = classify(recorded, live, rules=rules)
+    result = CheckResult(
+        cassettes=tuple(str(path) for path in files),
+        endpoints=tuple(endpoints),
+        errors=tuple(errors),
+        skipped=tuple(skipped),
+    )
+    drifted = drifted_files(recorded, live, endpoints, rules=rules)
+    digests = {item.key: item.interaction.digest for item in todo}
+    return CheckRun(result, live, frozenset(drifted), digests)
+
+
+def drifted_files(
+    recorded: Sequence[Recorded],
+    live: dict[tuple[str, int], LiveAnswer],
+    endpoints: Sequence[EndpointResult],
+    *,
+    rules: Rules,
+) -> set[str]:
+    """The cassettes whose own answers show a structural drift the whole check found.
+
+    Each file's recorded answers are compared with its live ones; a finding counts when the
+    check over all files found it too (so one file's model behaviour, a tool call recorded and
+    text live, does not read as drift).
+    """
+    found = {finding.fingerprint for endpoint in endpoints for finding in endpoint.drift}
+    if not found:
+        return set()
+    by_file: dict[str, list[Recorded]] = {}
+    for item in recorded:
+        by_file.setdefault(str(item.path), []).append(item)
+    drifted: set[str] = set()
+    for name, items in by_file.items():
+        own = classify(items, live, rules=rules)
+        if any(finding.fingerprint in found for result in own for finding in result.drift):
+            drifted.add(name)
+    return drifted

@@ -15,10 +15,7 @@ line on stderr. ``--write`` rewrites only the cassettes with structural drift (a
 secret) is a refused write. With ``--json`` (or ``--markdown``) a report is printed even then,
 with its ``error``; what was done before a failure (issues filed, files re-recorded) is in it.
 
-``--catalog MODULE`` (repeatable) imports ``MODULE`` before anything else, for the endpoints it
-adds with :func:`cassettes_core.catalog.register`: their calls are re-issued and their drift
-vocabulary read like the built-in ones'. ``MODULE`` is a dotted module name, importable from the
-current folder (``--catalog tests.endpoints``), or a ``.py`` file (``--catalog endpoints.py``).
+``--catalog MODULE`` (repeatable) is imported first, for the endpoints it registers.
 """
 
 from __future__ import annotations
@@ -27,35 +24,146 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
+import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TextIO
 
-from cassette_refresh import _discover
-from cassette_refresh._cassettes import default_guard, write_all
-from cassette_refresh._catalogs import load_catalogs
-from cassette_refresh._check import CheckRun, providers_needed, run_check
-from cassette_refresh._cli_output import Output, emit, progress_line
-from cassette_refresh._finding import Rules
-from cassette_refresh._github import DEFAULT_API_URL, GitHubError
-from cassette_refresh._issues import LABEL, IssueOpener, run_url_from_env
-from cassette_refresh._reissue import built_in_reissuer
-from cassette_refresh._result import (
+from cassette_refresh._github import (
+    DEFAULT_API_URL,
+    LABEL,
+    GitHubError,
+    IssueOpener,
+    run_url_from_env,
+)
+from cassette_refresh._reissue import (
+    CheckRun,
+    Loaded,
+    built_in_reissuer,
+    find,
+    load,
+    load_catalogs,
+    providers_needed,
+    run_check,
+)
+from cassette_refresh._report import (
     EXIT_UNCHECKED,
     CallProblem,
     CheckResult,
     KeptAnswer,
     Unwritten,
+    render_markdown,
+    render_text,
+    to_json,
 )
-from cassette_refresh._rewrite import RewriteRefusedError
-from cassette_refresh._skeleton import current_enum_keys
-from cassette_refresh._vocabulary import vocabulary
-from cassettes_core import CassetteError, ConfigError, UnsafeCassetteError
+from cassette_refresh._rewrite import RewriteRefusedError, default_guard, write_all
+from cassette_refresh._shape import Rules, vocabulary
+from cassettes_core import CassetteError, ConfigError, UnsafeCassetteError, catalog
 from cassettes_core.console import run_console
 from cassettes_core.store import WriteGuard
 
-__all__ = ["console_main", "main"]
+__all__ = ["Output", "console_main", "main", "progress_line", "use_colour"]
+
+
+# Besides every catalog endpoint's key variable (``--catalog`` ones too, read at each print).
+SECRET_VARIABLES = ("GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+CLEAR_LINE = "\r\033[K"
+DEFAULT_TIP = "TIP: run `cassette-refresh check --help` for the options."
+
+
+class Output:
+    """stdout/stderr with every known secret value masked, whatever prints it."""
+
+    def __init__(self, env: Mapping[str, str], out: TextIO, err: TextIO) -> None:
+        self.env, self.out, self.err = env, out, err
+        self.progress_open = False  # a progress line is on stderr, not yet cleared
+
+    def redact(self, text: str) -> str:
+        names = {*SECRET_VARIABLES, *(endpoint.key_env for endpoint in catalog.current())}
+        values = {v for name in names if len(v := self.env.get(name, "")) >= 4}
+        for secret in sorted(values, key=len, reverse=True):  # a longer one first: no part left
+            text = text.replace(secret, "***")
+        return text
+
+    def print(self, text: str, *, err: bool = False) -> None:
+        stream = self.err if err else self.out
+        stream.write(self.redact(text))
+        stream.flush()
+
+    def clear_progress(self) -> None:
+        if self.progress_open:
+            self.progress_open = False
+            self.print(CLEAR_LINE, err=True)
+
+    def error(self, exc: BaseException | str) -> int:
+        """An ``ERROR:`` line (and a ``TIP:`` line) on stderr, below any progress line."""
+        self.clear_progress()
+        message = str(exc).strip()
+        first, _, rest = message.partition("\n")
+        lines = [f"ERROR: {first}"]
+        if rest:
+            lines.append(rest)
+        if "TIP:" not in message:
+            lines.append(DEFAULT_TIP)
+        self.print("\n".join(lines) + "\n", err=True)
+        return EXIT_UNCHECKED
+
+
+def progress_line(output: Output, enabled: bool) -> Callable[[int, int], None] | None:
+    if not enabled:
+        return None
+
+    def show(done: int, total: int) -> None:
+        end = CLEAR_LINE if done == total else ""
+        output.progress_open = done != total
+        output.print(f"{CLEAR_LINE}re-issuing {done}/{total}…{end}", err=True)
+
+    return show
+
+
+def use_colour(stream: TextIO, env: Mapping[str, str]) -> bool:
+    if env.get("NO_COLOR") or env.get("TERM") == "dumb":
+        return False
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def emit(
+    result: CheckResult,
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    output: Output,
+    *,
+    terminal: bool = True,
+) -> str | None:
+    """Print (or write to ``--output``) the report; the error, if ``--output`` cannot be written.
+
+    With ``--output`` the terminal report is printed as well, unless ``terminal`` is false; when
+    the file cannot be written the report is printed instead.
+    """
+    show_info = not args.no_info
+    if args.json:
+        report = json.dumps(to_json(result), indent=2, ensure_ascii=False) + "\n"
+    elif args.markdown:
+        report = render_markdown(result)
+    else:
+        colour = not args.output and use_colour(output.out, env)
+        report = render_text(result, colour=colour, show_info=show_info)
+    if not args.output:
+        output.print(report)
+        return None
+    try:
+        Path(args.output).write_text(output.redact(report), encoding="utf-8")
+    except OSError as exc:
+        output.print(report)  # not lost: on stdout instead
+        return (
+            f"could not write the report to {args.output}: {exc.strerror or exc}\n"
+            "TIP: pass --output a file in a folder that exists and can be written."
+        )
+    if terminal:
+        output.print(render_text(result, colour=use_colour(output.out, env), show_info=show_info))
+    return None
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -156,7 +264,7 @@ def _rules(args: argparse.Namespace) -> Rules:
     """The rules, with the vocabulary of the catalog in force (``--catalog`` entries too)."""
     words = vocabulary()
     return Rules(
-        enum_keys=current_enum_keys() | frozenset(args.enum_key),
+        enum_keys=words.enum_keys | frozenset(args.enum_key),
         strict_nulls=args.strict_nulls,
         optional_paths=words.behaviour_paths | frozenset(args.optional_path),
         known_values=dict(words.known_values),
@@ -199,7 +307,7 @@ def _check(args: argparse.Namespace, env: Mapping[str, str], output: Output) -> 
     load_catalogs(args.catalog)
     rules = _rules(args)
     _check_output(args.output)
-    loaded = _discover.load(_discover.find(args.paths))
+    loaded = load(find(args.paths))
     files, recorded = loaded.files, list(loaded.recorded)
     _not_a_cassette_of(args.output, files)
     if not files:
@@ -247,7 +355,7 @@ def _check(args: argparse.Namespace, env: Mapping[str, str], output: Output) -> 
     return result.exit_code
 
 
-def _not_cassettes(loaded: _discover.Loaded) -> tuple[CallProblem, ...]:
+def _not_cassettes(loaded: Loaded) -> tuple[CallProblem, ...]:
     """The YAML files found that are plainly not cassettes, as skipped entries."""
     return tuple(CallProblem(str(path), "", "", why) for path, why in loaded.not_cassettes)
 

@@ -7,7 +7,6 @@ before any live call, a symlinked cassette is written through to its target.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import pathlib
 from pathlib import Path
@@ -19,8 +18,8 @@ import yaml
 from cassette_refresh.cli import main
 from cassettes_core.store import read_snapshot
 from cassettes_core.testing.emulator import Emulator
-from tests.integration.test_refresh_emulator import chat_body
-from tests.integration.test_refresh_emulator import record_cassette as _record_direct
+from tests.integration.test_refresh_check import chat_body, sha_of
+from tests.integration.test_refresh_check import record_cassette as _record_direct
 
 NOT_CASSETTES = {
     "fixtures/weather.yaml": "city: Paris\ntemperature: 21\n",
@@ -32,10 +31,6 @@ HIDDEN = {
     ".c.yaml.k2j3.tmp": "version: 1\ninter",
     "sub/.draft.yaml": "version: [broken\n",
 }
-
-
-def _sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:
@@ -66,7 +61,7 @@ def _write_files(root: Path, files: dict[str, str]) -> dict[Path, str]:
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-        written[path] = _sha(path)
+        written[path] = sha_of(path)
     return written
 
 
@@ -89,7 +84,7 @@ def test_other_yaml_in_the_folder_is_skipped_with_a_note(
     skipped = {entry["origin"]: entry["message"] for entry in report["skipped"]}
     assert set(skipped) == {str(path) for path in others}
     assert all(message.startswith("not a cassette (") for message in skipped.values())
-    assert {path: _sha(path) for path in {**others, **hidden}} == {**others, **hidden}
+    assert {path: sha_of(path) for path in {**others, **hidden}} == {**others, **hidden}
 
 
 def test_a_file_named_on_the_command_line_must_be_a_cassette(
@@ -120,6 +115,9 @@ def test_only_other_yaml_is_no_cassette_to_check(
         pytest.param(b"version: 1\ninteractions: 3\n", "interactions", id="not-a-list"),
         pytest.param(b"version: 99\ninteractions: []\n", "version", id="future-version"),
         pytest.param(b"version: 1\ninteractions: []\nx: \xff\xfe\n", "UTF-8", id="not-utf8"),
+        pytest.param(b"version: 1\ninteractions:\n  - {seq: 1}\n", "missing 'digest'", id="cut"),
+        # A manifest without interactions is a damaged cassette, not someone else's YAML.
+        pytest.param(b"manifest:\n  library: provider-cassettes\n", "", id="cassette-key-only"),
     ],
 )
 def test_a_damaged_cassette_under_the_folder_stops_the_check_before_any_call(
@@ -134,14 +132,17 @@ def test_a_damaged_cassette_under_the_folder_stops_the_check_before_any_call(
     damaged = folder / "test_a" / "test_c.yaml"
     damaged.write_bytes(text)
     good = folder / "test_a" / "test_b.yaml"
-    before = (_sha(good), _sha(damaged))
+    before = (sha_of(good), sha_of(damaged))
     emu.set_drift("field_added")
-    code, report = _json(capsys, str(folder), "--write")
-    assert code == 2, report
-    assert str(damaged) in report["error"]
+    capsys.readouterr()
+    code = main(["check", str(folder), "--write", "--json", "--no-progress"])
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert (code, report["exit_code"]) == (2, 2), report
+    assert captured.err.startswith(f"ERROR: cassette {damaged}")
     assert reason in report["error"]
     assert (emu.hits, report["written"]) == (0, [])
-    assert (_sha(good), _sha(damaged)) == before
+    assert (sha_of(good), sha_of(damaged)) == before
 
 
 def test_a_dangling_symlink_is_an_error_not_a_missing_file(
@@ -208,7 +209,7 @@ def test_the_report_never_replaces_a_cassette(
     """`--output` naming a cassette being checked (here through another spelling of its path)
     is refused before any live call: the file stays byte for byte."""
     cassette = folder / "test_a" / "test_b.yaml"
-    before = _sha(cassette)
+    before = sha_of(cassette)
     emu.set_drift("field_added")
     spelled = folder / "test_a" / ".." / "test_a" / "test_b.yaml"
     capsys.readouterr()
@@ -216,19 +217,7 @@ def test_the_report_never_replaces_a_cassette(
     err = capsys.readouterr().err
     assert code == 2
     assert f"ERROR: --output {spelled} is the cassette {cassette}" in err
-    assert (_sha(cassette), emu.hits) == (before, 0)
-
-
-def test_a_yaml_file_with_a_cassette_key_is_never_skipped(
-    folder: Path, emu: Emulator, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A manifest without interactions is a damaged cassette, not someone else's YAML."""
-    damaged = folder / "test_a" / "test_half.yaml"
-    damaged.write_text("manifest:\n  library: provider-cassettes\n", encoding="utf-8")
-    code, report = _json(capsys, str(folder), "--write")
-    assert code == 2
-    assert str(damaged) in report["error"]
-    assert emu.hits == 0
+    assert (sha_of(cassette), emu.hits) == (before, 0)
 
 
 def test_the_earlier_find_cassettes_still_answers(folder: Path) -> None:

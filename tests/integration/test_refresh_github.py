@@ -19,7 +19,7 @@ import pytest
 
 from cassette_refresh.cli import main
 from cassettes_core.testing.emulator import Emulator
-from tests.integration.test_refresh_emulator import REQUESTS, record_cassette
+from tests.integration.test_refresh_check import REQUESTS, record_cassette
 
 REPO = "acme/widgets"
 PAGE_CAP = 2  # the fake serves at most two issues a page, so listing must paginate
@@ -175,12 +175,10 @@ def github(token: str) -> Iterator[FakeGitHub]:
     server = FakeGitHub(token)
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    yield server
+    server.shutdown()
+    server.server_close()
+    thread.join()
 
 
 @pytest.fixture

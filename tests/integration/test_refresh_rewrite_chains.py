@@ -15,11 +15,11 @@ import pytest
 import yaml
 
 from cassettes_core.testing.emulator import Emulator
+from tests.integration.test_refresh_check import sha_of
 from tests.integration.test_refresh_rewrite_replays import (
     check_replays,
     record_with_pytester,
     refresh_report,
-    sha_of,
 )
 
 if TYPE_CHECKING:
@@ -111,12 +111,34 @@ def test_twice():
 """
 
 
+REQUEST_ID = """
+import anthropic
+import openai
+import pytest
+
+
+@pytest.mark.cassette
+def test_report_slow_request():
+    with openai.OpenAI(max_retries=0) as client:
+        first = client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "Capital of Peru?"}]
+        )
+        assert first._request_id
+    with anthropic.Anthropic(max_retries=0) as claude:
+        claude.messages.create(model="claude-sonnet-4-5", max_tokens=64, messages=[
+            {"role": "user", "content": f"Why was request {first._request_id} slow?"}])
+"""
+
+
 @pytest.mark.parametrize(
     ("source", "quoted"),
     [
         pytest.param(GLUED_ID, "call_", id="chat-id-glued-into-a-file-name"),
         pytest.param(RESPONSES_STREAMED_TOOL, "call_", id="responses-streamed-call-id"),
         pytest.param(ANTHROPIC_TEXT_RESPACED, "The answer", id="anthropic-text-re-spaced"),
+        # The SDK gives the test the answer's `x-request-id` header: quoted in a later prompt,
+        # a rewrite (new request id) would make the next run miss on it.
+        pytest.param(REQUEST_ID, "req_", id="request-id-header-sent-later"),
     ],
 )
 def test_a_chain_in_another_form_is_refused(
@@ -128,6 +150,8 @@ def test_a_chain_in_another_form_is_refused(
     source: str,
     quoted: str,
 ) -> None:
+    """A quote glued into a name, a streamed call id, re-spaced text, a request id from the
+    answer's headers: refused (even forced), left byte for byte; the file replays."""
     cassette = record_with_pytester(pytester, inner, source, "test_chain")
     before = sha_of(cassette)
     provider.set_drift("field_added")
@@ -159,45 +183,5 @@ def test_repeated_identical_calls_are_no_chain_and_replay_after_a_rewrite(
     assert (report["written"], report["not_written"]) == ([str(cassette)], [])
     new = yaml.safe_load(cassette.read_text(encoding="utf-8"))["interactions"]
     assert [(i["seq"], i["digest"]) for i in new] == [(i["seq"], i["digest"]) for i in old]
-    provider.clear_drift()
-    check_replays(provider, inner, monkeypatch)
-
-
-REQUEST_ID = """
-import anthropic
-import openai
-import pytest
-
-
-@pytest.mark.cassette
-def test_report_slow_request():
-    with openai.OpenAI(max_retries=0) as client:
-        first = client.chat.completions.create(
-            model="gpt-4o-mini", messages=[{"role": "user", "content": "Capital of Peru?"}]
-        )
-        assert first._request_id
-    with anthropic.Anthropic(max_retries=0) as claude:
-        claude.messages.create(model="claude-sonnet-4-5", max_tokens=64, messages=[
-            {"role": "user", "content": f"Why was request {first._request_id} slow?"}])
-"""
-
-
-def test_a_request_id_from_the_answer_headers_sent_later_is_a_chain(
-    pytester: pytest.Pytester,
-    provider: Emulator,
-    inner: InnerRun,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """The SDK gives the test the answer's `x-request-id` header: quoted in a later prompt, a
-    rewrite (new request id) would make the next run miss on it."""
-    cassette = record_with_pytester(pytester, inner, REQUEST_ID, "test_chain")
-    before = sha_of(cassette)
-    provider.set_drift("field_added")
-    report = refresh_report(cassette, capsys)
-    assert (report["exit_code"], report["written"]) == (2, [])
-    [refused] = report["not_written"]
-    assert "seq 2's request quotes seq 1's answer ('req_" in refused["reason"]
-    assert sha_of(cassette) == before
     provider.clear_drift()
     check_replays(provider, inner, monkeypatch)

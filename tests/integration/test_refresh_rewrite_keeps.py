@@ -1,4 +1,5 @@
-"""What `cassette-refresh check --write` keeps: redacted answers, recorded errors, hand edits.
+"""What `cassette-refresh check --write` keeps: redacted answers, recorded errors, hand edits,
+answers the live model chose otherwise, and files that changed while the check ran.
 
 Cassettes come from real pytest runs (pytester, the real openai SDK, the emulator as the live
 provider); after the refresh the same run replays under CI=true with 0 provider hits.
@@ -6,7 +7,6 @@ provider); after the refresh the same run replays under CI=true with 0 provider 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 import time
@@ -19,8 +19,12 @@ import yaml
 
 from cassette_refresh.cli import main
 from cassettes_core.testing.emulator import Emulator
-from tests.integration.test_refresh_emulator import chat_body as _body
-from tests.integration.test_refresh_emulator import record_cassette as _record_direct
+from tests.integration.test_refresh_check import chat_body, record_cassette, sha_of
+from tests.integration.test_refresh_rewrite_replays import (
+    check_replays,
+    record_with_pytester,
+    refresh_report,
+)
 
 if TYPE_CHECKING:
     from tests.helpers.inner import InnerRun
@@ -82,37 +86,13 @@ def test_two():
 """
 
 
-def _sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def _record(pytester: pytest.Pytester, inner: InnerRun, source: str) -> Path:
-    pytester.makepyfile(test_keep=source)
-    first = inner()
-    assert first.ret == 0, first.stdout.str()
-    [cassette] = (pytester.path / "cassettes" / "test_keep").glob("*.yaml")
-    return cassette
-
-
-def _refresh(cassette: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, Any]:
-    capsys.readouterr()
-    code = main(["check", str(cassette), "--write", "--json", "--no-progress", *extra])
-    report: dict[str, Any] = json.loads(capsys.readouterr().out)
-    assert report["exit_code"] == code
-    return report
+    return record_with_pytester(pytester, inner, source, "test_keep")
 
 
 def _interactions(path: Path) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = yaml.safe_load(path.read_text(encoding="utf-8"))["interactions"]
     return items
-
-
-def _replays(provider: Emulator, inner: InnerRun, monkeypatch: pytest.MonkeyPatch) -> None:
-    provider.reset()
-    monkeypatch.setenv("CI", "true")
-    result = inner()
-    assert result.ret == 0, result.stdout.str()
-    assert provider.hits == 0
 
 
 def test_a_redacted_interaction_keeps_its_recorded_answer(
@@ -128,7 +108,7 @@ def test_a_redacted_interaction_keeps_its_recorded_answer(
     before = _interactions(cassette)
     assert [i.get("redacted", False) for i in before] == [True, False]
     provider.set_drift("field_added")
-    report = _refresh(cassette, capsys)
+    report = refresh_report(cassette, capsys)
     assert (report["exit_code"], report["written"]) == (1, [str(cassette)])
     assert report["kept"] == [
         {
@@ -141,7 +121,7 @@ def test_a_redacted_interaction_keeps_its_recorded_answer(
     assert after[0] == before[0]
     assert "service_tier_v2" in after[1]["response"]["body"]
     provider.clear_drift()
-    _replays(provider, inner, monkeypatch)
+    check_replays(provider, inner, monkeypatch)
     capsys.readouterr()
     provider.set_drift("field_added")  # seq 2 has the new key now: no drift, so force it
     assert main(["check", str(cassette), "--write", "--force-write", "--no-progress"]) == 0
@@ -159,11 +139,11 @@ def test_only_redacted_answers_to_rewrite_leaves_the_file_as_it_was(
     document = yaml.safe_load(cassette.read_text(encoding="utf-8"))
     document["interactions"] = document["interactions"][:1]  # the redacted one alone
     cassette.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
-    before = _sha(cassette)
+    before = sha_of(cassette)
     provider.set_drift("field_added")
-    report = _refresh(cassette, capsys)
+    report = refresh_report(cassette, capsys)
     assert (report["written"], [k["seq"] for k in report["kept"]]) == ([], [1])
-    assert _sha(cassette) == before
+    assert sha_of(cassette) == before
 
 
 def test_recorded_errors_survive_a_rewrite_unchanged(
@@ -182,7 +162,7 @@ def test_recorded_errors_survive_a_rewrite_unchanged(
     assert [("error" in i) for i in before] == [True, True, False]
     provider.reset()
     provider.set_drift("type_changed")
-    report = _refresh(cassette, capsys)
+    report = refresh_report(cassette, capsys)
     assert report["written"] == [str(cassette)]
     assert len(report["skipped"]) == 2
     after = _interactions(cassette)
@@ -190,26 +170,58 @@ def test_recorded_errors_survive_a_rewrite_unchanged(
     assert after[2]["digest"] == before[2]["digest"]
     assert after[2]["response"] != before[2]["response"]
     provider.clear_drift()
-    _replays(provider, inner, monkeypatch)
+    check_replays(provider, inner, monkeypatch)
+
+
+def _run_key(value: Any) -> Callable[[str], str]:
+    """A ``run:`` key (a record run's mark) that is not the library's own."""
+    return lambda text: yaml.safe_dump({**yaml.safe_load(text), "run": value})
 
 
 @pytest.mark.parametrize(
-    ("edit", "reason"),
+    ("edit", "reason", "replays"),
     [
         pytest.param(
             lambda text: text.replace("interactions:\n", "interactions:  # reviewed by Ann\n"),
             "it has a comment (line ",
+            True,
             id="comment",
+        ),
+        pytest.param(
+            lambda text: text.replace("\n", "\r\n").replace(
+                "interactions:", "interactions: # kept", 1
+            ),
+            "it has a comment (line ",
+            False,
+            id="comment-in-crlf",
         ),
         pytest.param(
             lambda text: text.replace("- seq: 2\n", "- seq: 2\n  note: keep this answer\n"),
             "it was edited by hand (interaction seq 2: note is not what the library writes)",
+            True,
             id="unknown-key",
         ),
         pytest.param(
             lambda text: text.replace("manifest:\n", "manifest:\n  reviewer: ann\n", 1),
             "it was edited by hand (manifest.reviewer is not",
+            True,
             id="manifest-key",
+        ),
+        pytest.param(_run_key("by hand"), "edited by hand (run", False, id="run-text"),
+        pytest.param(
+            _run_key({"id": "x", "process": "y", "started": 1.0, "by": "ann"}),
+            "edited by hand (run",
+            False,
+            id="run-extra-key",
+        ),
+        pytest.param(
+            _run_key({"id": "x", "process": "y"}), "edited by hand (run", False, id="run-missing"
+        ),
+        pytest.param(
+            _run_key({"id": 1, "process": "y", "started": 1.0}),
+            "edited by hand (run",
+            False,
+            id="run-wrong-type",
         ),
     ],
 )
@@ -219,27 +231,30 @@ def test_hand_edits_refuse_the_file(
     inner: InnerRun,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-    edit: Any,
+    edit: Callable[[str], str],
     reason: str,
+    replays: bool,
 ) -> None:
-    """A comment or a key the library does not write would be lost: the file is refused, left
-    byte for byte, named in the report; it still replays."""
+    """A comment (in a CRLF file too), a key the library does not write, a ``run:`` mark not of
+    the library would be lost: the file is refused (even forced), left byte for byte, named in
+    the report; it still replays."""
     cassette = _record(pytester, inner, TWO_CALLS)
     text = cassette.read_text(encoding="utf-8")
     edited = edit(text)
     assert edited != text
-    cassette.write_text(edited, encoding="utf-8")
-    before = _sha(cassette)
+    cassette.write_bytes(edited.encode())
+    before = sha_of(cassette)
     provider.set_drift("field_added")
     for extra in ((), ("--force-write",)):
-        report = _refresh(cassette, capsys, *extra)
+        report = refresh_report(cassette, capsys, *extra)
         assert (report["exit_code"], report["written"]) == (2, [])
         [refused] = report["not_written"]
         assert reason in refused["reason"], refused["reason"]
         assert "before_record hook" in refused["reason"]
-        assert _sha(cassette) == before
-    provider.clear_drift()
-    _replays(provider, inner, monkeypatch)
+        assert sha_of(cassette) == before
+    if replays:
+        provider.clear_drift()
+        check_replays(provider, inner, monkeypatch)
 
 
 def _flow(document: dict[str, Any]) -> bytes:
@@ -283,7 +298,7 @@ def test_a_reformatted_file_without_edits_is_rewritten(
     document = yaml.safe_load(cassette.read_text(encoding="utf-8"))
     cassette.write_bytes(LAYOUTS[layout](document))
     provider.set_drift("field_removed")
-    report = _refresh(cassette, capsys)
+    report = refresh_report(cassette, capsys)
     assert (report["written"], report["not_written"]) == ([str(cassette)], [])
     after = yaml.safe_load(cassette.read_text(encoding="utf-8"))
     keep = ("seq", "digest", "request")
@@ -291,87 +306,51 @@ def test_a_reformatted_file_without_edits_is_rewritten(
         [i[k] for k in keep] for i in document["interactions"]
     ]
     provider.clear_drift()
-    _replays(provider, inner, monkeypatch)
+    check_replays(provider, inner, monkeypatch)
 
 
-def test_a_comment_in_a_crlf_file_refuses_it(
-    pytester: pytest.Pytester,
-    provider: Emulator,
-    inner: InnerRun,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    cassette = _record(pytester, inner, TWO_CALLS)
-    text = cassette.read_text(encoding="utf-8").replace("\n", "\r\n")
-    cassette.write_bytes(text.replace("interactions:", "interactions: # kept", 1).encode())
-    before = _sha(cassette)
-    provider.set_drift("field_removed")
-    report = _refresh(cassette, capsys)
-    assert report["written"] == []
-    assert "it has a comment (line " in report["not_written"][0]["reason"]
-    assert _sha(cassette) == before
-
-
-def test_a_file_re_recorded_while_the_check_runs_is_not_overwritten(
+@pytest.mark.parametrize("change", ["re-recorded", "removed"])
+def test_a_file_changed_while_the_check_runs_is_not_overwritten(
     emu: Emulator,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    change: str,
 ) -> None:
     """The live answer belongs to the request re-sent: if seq 1 holds another request by the
-    time of the write (its test re-recorded meanwhile), the file is refused, not overwritten."""
+    time of the write (its test re-recorded meanwhile), the file is refused, not overwritten;
+    a file removed meanwhile is reported, not recreated."""
     monkeypatch.setenv("OPENAI_BASE_URL", emu.openai_base_url)
     monkeypatch.setenv("OPENAI_API_KEY", emu.api_key)
-    first, other = _body("Capital of France?"), _body("Capital of Spain?")
-    cassette = _record_direct(emu, tmp_path / "c.yaml", [("openai.chat", first, first)])
-    newer = _record_direct(emu, tmp_path / "newer.txt", [("openai.chat", other, other)])
+    first, other = chat_body("Capital of France?"), chat_body("Capital of Spain?")
+    cassette = record_cassette(emu, tmp_path / "c.yaml", [("openai.chat", first, first)])
+    newer = record_cassette(emu, tmp_path / "newer.txt", [("openai.chat", other, other)])
     emu.reset()
     emu.set_drift("field_added")
     emu.inject_timeout(0.6)
 
-    def re_record() -> None:
+    def meanwhile() -> None:
         time.sleep(0.2)
-        cassette.write_bytes(newer.read_bytes())
+        if change == "removed":
+            cassette.unlink()
+        else:
+            cassette.write_bytes(newer.read_bytes())
 
-    thread = threading.Thread(target=re_record)
+    thread = threading.Thread(target=meanwhile)
     thread.start()
     try:
-        report = _refresh(cassette, capsys)
+        report = refresh_report(cassette, capsys)
     finally:
         thread.join()
     assert (report["exit_code"], report["written"]) == (2, [])
     [refused] = report["not_written"]
-    expected = "it changed while the check ran (seq 1 no longer holds the request re-sent)"
-    assert expected in refused["reason"]
-    assert cassette.read_bytes() == newer.read_bytes()
-
-
-def test_a_file_removed_while_the_check_runs_is_reported_not_recreated(
-    emu: Emulator,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    monkeypatch.setenv("OPENAI_BASE_URL", emu.openai_base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", emu.api_key)
-    ask = _body("Capital of France?")
-    cassette = _record_direct(emu, tmp_path / "c.yaml", [("openai.chat", ask, ask)])
-    emu.reset()
-    emu.set_drift("field_added")
-    emu.inject_timeout(0.6)
-
-    def remove_it_mid_run() -> None:
-        time.sleep(0.2)
-        cassette.unlink()
-
-    thread = threading.Thread(target=remove_it_mid_run)
-    thread.start()
-    try:
-        report = _refresh(cassette, capsys)
-    finally:
-        thread.join()
-    assert (report["exit_code"], report["written"]) == (2, [])
-    assert "it was removed while the check ran" in report["not_written"][0]["reason"]
-    assert not cassette.exists()
+    if change == "removed":
+        assert "it was removed while the check ran" in refused["reason"]
+        assert not cassette.exists()
+    else:
+        expected = "it changed while the check ran (seq 1 no longer holds the request re-sent)"
+        assert expected in refused["reason"]
+        assert cassette.read_bytes() == newer.read_bytes()
 
 
 def _with_run_mark(cassette: Path) -> dict[str, Any]:
@@ -399,7 +378,7 @@ def test_a_cassette_recorded_in_record_mode_is_rewritten(
     [cassette] = (pytester.path / "cassettes" / "test_keep").glob("*.yaml")
     before = _with_run_mark(cassette)
     provider.set_drift("field_added")
-    report = _refresh(cassette, capsys)
+    report = refresh_report(cassette, capsys)
     assert (report["exit_code"], report["written"], report["not_written"]) == (
         1,
         [str(cassette)],
@@ -411,36 +390,9 @@ def test_a_cassette_recorded_in_record_mode_is_rewritten(
         i["digest"] for i in before["interactions"]
     ]
     provider.clear_drift()
-    _replays(provider, inner, monkeypatch)
+    check_replays(provider, inner, monkeypatch)
     monkeypatch.delenv("CI")
     assert inner("--cassette-mode=record").ret == 0
-
-
-@pytest.mark.parametrize(
-    "value",
-    [
-        pytest.param("by hand", id="text"),
-        pytest.param({"id": "x", "process": "y", "started": 1.0, "by": "ann"}, id="extra-key"),
-        pytest.param({"id": "x", "process": "y"}, id="missing-key"),
-        pytest.param({"id": 1, "process": "y", "started": 1.0}, id="wrong-type"),
-    ],
-)
-def test_a_run_key_not_of_the_library_is_a_hand_edit(
-    pytester: pytest.Pytester,
-    provider: Emulator,
-    inner: InnerRun,
-    capsys: pytest.CaptureFixture[str],
-    value: Any,
-) -> None:
-    cassette = _record(pytester, inner, TWO_CALLS)
-    document = yaml.safe_load(cassette.read_text(encoding="utf-8"))
-    cassette.write_text(yaml.safe_dump({**document, "run": value}), encoding="utf-8")
-    before = _sha(cassette)
-    provider.set_drift("field_added")
-    report = _refresh(cassette, capsys)
-    assert (report["exit_code"], report["written"]) == (2, [])
-    assert "edited by hand (run" in report["not_written"][0]["reason"]
-    assert _sha(cassette) == before
 
 
 CHOICE = """
@@ -486,7 +438,7 @@ def test_an_answer_the_live_model_chose_otherwise_is_kept_as_recorded(
     choice["finish_reason"] = "stop"
     cassette.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
     provider.set_drift("field_added")
-    report = _refresh(cassette, capsys)
+    report = refresh_report(cassette, capsys)
     assert (report["exit_code"], report["written"]) == (1, [str(cassette)])
     [kept] = report["kept"]
     assert (kept["path"], kept["seq"]) == (str(cassette), 1)
@@ -499,4 +451,4 @@ def test_an_answer_the_live_model_chose_otherwise_is_kept_as_recorded(
     assert "service_tier_v2" in after[1]["response"]["body"]
     provider.clear_drift()
     monkeypatch.setenv("EXPECT_TEXT", "1")
-    _replays(provider, inner, monkeypatch)
+    check_replays(provider, inner, monkeypatch)

@@ -8,8 +8,6 @@ and the file is byte for byte as it was.
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
 import json
 import secrets
 import subprocess
@@ -20,12 +18,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
-from cassette_refresh import LiveAnswer, Recorded, built_in_reissuer, rerecorded
 from cassette_refresh.cli import main
-from cassettes_core.store import read_snapshot, render
 from cassettes_core.testing.emulator import Emulator
-from tests.integration.test_refresh_emulator import chat_body
-from tests.integration.test_refresh_emulator import record_cassette as _record_direct
+from tests.integration.test_refresh_check import chat_body, record_cassette, sha_of
 
 if TYPE_CHECKING:
     from tests.helpers.inner import InnerRun
@@ -149,10 +144,6 @@ def test_six_questions():
 """
 
 
-def sha_of(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def refresh_report(
     cassette: Path, capsys: pytest.CaptureFixture[str], *extra: str
 ) -> dict[str, Any]:
@@ -230,27 +221,6 @@ def test_a_conversation_chain_is_refused_and_left_byte_for_byte(
     check_replays(provider, inner, monkeypatch)
 
 
-def test_the_refusal_reads_well_on_the_terminal_and_in_markdown(
-    pytester: pytest.Pytester,
-    provider: Emulator,
-    inner: InnerRun,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """Every output names the refused file and why; stderr has ERROR and the re-record TIP."""
-    cassette = record_with_pytester(pytester, inner, OPENAI_AGENT, "test_agent")
-    provider.set_drift("type_changed")
-    capsys.readouterr()
-    assert main(["check", str(cassette), "--write", "--no-progress"]) == 2
-    captured = capsys.readouterr()
-    assert f"not re-recorded {cassette}: refused to rewrite: it is a conversation" in captured.out
-    assert captured.err.startswith("ERROR: --write left 1 of 1 cassettes as they were")
-    assert "TIP: those files are unchanged on disk. Re-record each conversation" in captured.err
-    assert main(["check", str(cassette), "--write", "--markdown", "--no-progress"]) == 2
-    markdown = capsys.readouterr().out
-    assert f"- not `{cassette}`: refused to rewrite" in markdown
-    assert "--cassette-mode=record" in markdown
-
-
 @pytest.mark.parametrize(
     "drift", ["field_added", "field_removed", "type_changed", "enum_value_new", "stream_event_new"]
 )
@@ -313,41 +283,6 @@ def test_no_drift_leaves_every_file_byte_for_byte_unless_forced(
     check_replays(provider, inner, monkeypatch)
 
 
-def test_force_write_needs_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (tmp_path / "c.yaml").write_text("version: 1\ninteractions: []\n", encoding="utf-8")
-    assert main(["check", str(tmp_path), "--force-write", "--no-progress"]) == 2
-    assert "ERROR: --force-write only makes sense with --write" in capsys.readouterr().err
-
-
-def test_a_chain_rewritten_call_by_call_would_miss_on_the_next_run(
-    pytester: pytest.Pytester,
-    provider: Emulator,
-    inner: InnerRun,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Why chains are refused: each request re-sent alone (what --write did before) gives turn 1
-    a new tool-call id, and the next CI run misses on turn 2."""
-    cassette = record_with_pytester(pytester, inner, OPENAI_AGENT, "test_agent")
-    snapshot = read_snapshot(cassette)
-    env = {"OPENAI_BASE_URL": provider.openai_base_url, "OPENAI_API_KEY": provider.api_key}
-
-    async def answers() -> list[LiveAnswer]:
-        reissuer = built_in_reissuer(["openai.chat"], env)
-        calls = [Recorded(cassette, i).call() for i in snapshot.interactions]
-        return [await reissuer.reissue(call) for call in calls]
-
-    assert snapshot.manifest is not None
-    live = asyncio.run(answers())
-    naive = [rerecorded(i, a) for i, a in zip(snapshot.interactions, live, strict=True)]
-    cassette.write_text(render(snapshot.manifest, naive), encoding="utf-8")
-    provider.reset()
-    monkeypatch.setenv("CI", "true")
-    result = inner()
-    assert result.ret == 1
-    result.stdout.fnmatch_lines(["*CassetteMissError*"])
-    assert provider.hits == 0
-
-
 STREAMED = """
 import openai
 import pytest
@@ -406,20 +341,26 @@ def test_each_refused_file_stands_alone_and_the_tip_covers_every_kind(
     inner: InnerRun,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """A chain, a file holding a key and a plain one: the plain one is written, the other two
-    are left byte for byte, and the TIP says what to do about each."""
+    """A chain, a file holding a key (in its request) and a plain one: the plain one is written,
+    the other two are left byte for byte, every report says which, and the TIP says what to do
+    about each."""
     chain = record_with_pytester(pytester, inner, OPENAI_AGENT, "test_agent")
     leaked = "sk-proj-" + secrets.token_urlsafe(40)
     extra = pytester.path / "cassettes" / "extra"
     extra.mkdir()
     risky_ask, plain_ask = chat_body(f"Is {leaked} valid?"), chat_body("Capital of Spain?")
-    risky = _record_direct(provider, extra / "risky.yaml", [("openai.chat", risky_ask, risky_ask)])
-    plain = _record_direct(provider, extra / "plain.yaml", [("openai.chat", plain_ask, plain_ask)])
+    risky = record_cassette(provider, extra / "risky.yaml", [("openai.chat", risky_ask, risky_ask)])
+    plain = record_cassette(provider, extra / "plain.yaml", [("openai.chat", plain_ask, plain_ask)])
     before = {path: sha_of(path) for path in (chain, risky, plain)}
     provider.set_drift("field_added")
     report = refresh_report(pytester.path / "cassettes", capsys)
     assert report["written"] == [str(plain)]
     assert sorted(u["path"] for u in report["not_written"]) == sorted([str(chain), str(risky)])
+    reasons = {u["path"]: u["reason"] for u in report["not_written"]}
+    assert reasons[str(risky)].startswith(f"refused to write {risky}")
+    assert report["error"].startswith(
+        f"--write left 2 of 3 cassettes as they were (re-recorded: {plain})"
+    )
     assert sha_of(chain) == before[chain]
     assert sha_of(risky) == before[risky]
     assert sha_of(plain) != before[plain]
@@ -429,11 +370,14 @@ def test_each_refused_file_stands_alone_and_the_tip_covers_every_kind(
     assert leaked not in json.dumps(report)
 
 
-def test_the_console_command_refuses_a_chain_in_a_real_process(
-    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
+def test_the_refusal_reads_well_in_a_real_process_and_in_markdown(
+    pytester: pytest.Pytester,
+    provider: Emulator,
+    inner: InnerRun,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """`python -m cassette_refresh check --write` in its own process: exit 2, the ERROR and
-    TIP lines on stderr, the file untouched."""
+    TIP lines on stderr, the refused file named on stdout, untouched; Markdown names it too."""
     cassette = record_with_pytester(pytester, inner, ANTHROPIC_AGENT, "test_agent")
     before = sha_of(cassette)
     provider.set_drift("enum_value_new")
@@ -451,3 +395,8 @@ def test_the_console_command_refuses_a_chain_in_a_real_process(
     assert "Traceback" not in done.stderr
     assert f"not re-recorded {cassette}: refused to rewrite: it is a conversation" in done.stdout
     assert sha_of(cassette) == before
+    capsys.readouterr()
+    assert main(["check", str(cassette), "--write", "--markdown", "--no-progress"]) == 2
+    markdown = capsys.readouterr().out
+    assert f"- not `{cassette}`: refused to rewrite" in markdown
+    assert "--cassette-mode=record" in markdown

@@ -7,7 +7,6 @@ from typing import Any
 import pytest
 
 from cassette_refresh import (
-    BEHAVIOUR_PATHS,
     Answer,
     Finding,
     Rules,
@@ -16,8 +15,8 @@ from cassette_refresh import (
     event_type,
     fingerprint,
     shape_of,
-    skeleton,
     type_name,
+    vocabulary,
 )
 
 
@@ -55,17 +54,6 @@ def _drift(findings: list[Finding]) -> set[tuple[str, str]]:
 def test_type_names(value: Any, name: str) -> None:
     """JSON types by name; integers and floats are one type, booleans are not numbers."""
     assert type_name(value) == name
-
-
-def test_skeleton_merges_array_elements() -> None:
-    """Array elements merge into one `[]` path; values are gone, only types stay."""
-    body = {"choices": [{"message": {"content": "a"}}, {"message": {"content": None}}]}
-    assert skeleton(body) == {
-        "choices": frozenset({"array"}),
-        "choices[]": frozenset({"object"}),
-        "choices[].message": frozenset({"object"}),
-        "choices[].message.content": frozenset({"string", "null"}),
-    }
 
 
 @pytest.mark.parametrize(
@@ -158,7 +146,7 @@ def test_user_optional_path() -> None:
     """A path marked optional appears and vanishes as behaviour, never as drift."""
     recorded, live = [{"a": 1, "audio": {"id": "x"}}], [{"a": 1}]
     assert _drift(_diff(recorded, live)) == {("field_removed", "audio")}
-    optional = BEHAVIOUR_PATHS | {"audio"}
+    optional = vocabulary().behaviour_paths | {"audio"}
     assert _drift(_diff(recorded, live, optional_paths=optional)) == set()
     assert _drift(_diff(live, recorded, optional_paths=optional)) == set()
 

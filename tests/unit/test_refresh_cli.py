@@ -31,14 +31,18 @@ def test_colour_only_on_a_tty_without_no_color(
     assert use_colour(stream, env) is expected
 
 
-def test_output_masks_every_known_secret() -> None:
-    """Whatever is printed, the values of the key and token variables are masked."""
+@pytest.mark.parametrize(
+    "variable", ["OPENAI_API_KEY", "GROQ_API_KEY", "CO_API_KEY", "AWS_SECRET_ACCESS_KEY"]
+)
+def test_output_masks_every_known_secret(variable: str) -> None:
+    """Whatever is printed, the values of every provider's key variable and of the token are
+    masked (a provider may echo the key in an error)."""
     out, err = io.StringIO(), io.StringIO()
-    env = {"OPENAI_API_KEY": "sk-test-123456", "GITHUB_TOKEN": "ghs_abcdef", "OTHER": "x"}
+    env = {variable: "sk-test-123456", "GITHUB_TOKEN": "ghs_abcdef", "OTHER": "x"}
     output = Output(env, out, err)
-    output.print("key sk-test-123456 token ghs_abcdef\n")
+    output.print("key sk-test-123456 token ghs_abcdef x\n")
     assert output.error(RuntimeError("failed with ghs_abcdef")) == 2
-    assert out.getvalue() == "key *** token ***\n"
+    assert out.getvalue() == "key *** token *** x\n"
     assert err.getvalue().startswith("ERROR: failed with ***\nTIP: ")
 
 

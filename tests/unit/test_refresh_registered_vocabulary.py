@@ -13,7 +13,6 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from cassette_refresh import (
-    KNOWN_VALUES,
     Answer,
     LiveCall,
     ProviderReissuer,
@@ -22,6 +21,7 @@ from cassette_refresh import (
     answer_path,
     compare,
     shape_of,
+    vocabulary,
 )
 from cassettes_core import LLMRequest, LLMResponse, StreamEvent, catalog
 
@@ -112,8 +112,9 @@ def test_its_enum_key_and_keepalive_events_shape_the_skeleton() -> None:
 
 @pytest.mark.usefixtures("zed")
 def test_its_known_values_and_stream_paths_are_read() -> None:
-    assert KNOWN_VALUES["zed_state"] == frozenset({"ok", "busy"})
+    assert vocabulary().known_values["zed_state"] == frozenset({"ok", "busy"})
     assert Rules().known("zed_state") == frozenset({"ok", "busy"})
+    assert "zed_state" in Rules().enum_keys  # Rules() (run_check's default) reads it when made
     assert answer_path("stream[zed.done].result.zed_state") == "zed_state"
 
 
@@ -127,17 +128,8 @@ def test_its_content_events_vanishing_is_behaviour_not_drift() -> None:
 
 
 def test_unregistered_none_of_it_counts() -> None:
-    assert "zed_state" not in KNOWN_VALUES
+    """The default catalog alone has no ``zed_state``: the tests above are not vacuous."""
+    assert "zed_state" not in Rules().enum_keys
+    assert "zed_state" not in vocabulary().known_values
     assert answer_path("stream[zed.done].result.zed_state") == "stream[zed.done].result.zed_state"
     assert shape_of([Answer("zed.chat", "/v1/talk", body={"zed_state": "ok"})]).enums == {}
-
-
-@pytest.mark.usefixtures("zed")
-def test_rules_made_after_registering_know_its_enum_keys() -> None:
-    """``Rules()`` (what ``run_check`` uses when given none) reads the catalog when made."""
-    assert "zed_state" in Rules().enum_keys
-
-
-def test_rules_made_before_registering_do_not() -> None:
-    """The default catalog alone has no ``zed_state``: the test above is not vacuous."""
-    assert "zed_state" not in Rules().enum_keys

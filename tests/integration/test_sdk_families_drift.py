@@ -1,6 +1,10 @@
-"""``cassette-refresh check`` on cassettes recorded through groq, mistralai, ollama and cohere:
-fresh answers are no drift, and each emulator drift switch is found for each family, with
-the class and path the switch changes (the catalog's vocabulary for each endpoint)."""
+"""``cassette-refresh check`` on cassettes recorded through groq, mistralai, ollama, cohere and
+google-genai: fresh answers are no drift, and each emulator drift switch is found for each
+family, with the class and path the switch changes (the catalog's vocabulary for each endpoint).
+
+Gemini's calls are re-issued through the built-in provider (the model back in the path, the key
+in ``x-goog-api-key``, ``GOOGLE_GEMINI_BASE_URL`` as the base), streams included.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from mistralai.client import Mistral
 
 from cassette_refresh.cli import main
 from cassettes_core.testing.emulator import Emulator
+from tests.helpers import gemini as g
 from tests.helpers.family import record
 
 ASK: Any = [{"role": "user", "content": "Capital of France?"}]
@@ -35,6 +40,8 @@ def live(monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
         ):
             monkeypatch.setenv(base, emu.base_url(family))
             monkeypatch.setenv(key, emu.api_key)
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", emu.url)
+        monkeypatch.setenv("GEMINI_API_KEY", emu.api_key)
         yield emu
 
 
@@ -67,7 +74,19 @@ def _cohere(emu: Emulator) -> None:
         client.embed(model="embed-v4.0", texts=["hi"], input_type="search_query")
 
 
-FAMILIES = {"groq": _groq, "mistral": _mistral, "ollama": _ollama, "cohere": _cohere}
+def _gemini(emu: Emulator) -> None:
+    """generate, stream, embed and a function round trip."""
+    g.sync_calls(g.client(emu.url, emu.api_key))
+
+
+FAMILIES = {
+    "groq": _groq,
+    "mistral": _mistral,
+    "ollama": _ollama,
+    "cohere": _cohere,
+    "gemini": _gemini,
+}
+CALLS = {"groq": 2, "mistral": 2, "ollama": 4, "cohere": 3, "gemini": 5}
 
 
 def _check(capsys: pytest.CaptureFixture[str], path: Path) -> tuple[int, dict[str, Any]]:
@@ -90,55 +109,28 @@ def recorded(request: pytest.FixtureRequest, live: Emulator, tmp_path: Path) -> 
 def test_fresh_answers_are_no_drift(
     live: Emulator, recorded: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Fresh ids, timestamps, durations and text: exit 0, every interaction compared."""
+    """Fresh ids, timestamps, durations, text (Gemini's thought signatures, token counts): exit
+    0, every call re-issued once and compared."""
     code, report = _check(capsys, recorded)
     assert (code, report["status"]) == (0, "no_drift"), report
-    assert live.hits == report["summary"]["compared"] > 0
+    assert live.hits == report["summary"]["compared"] == CALLS[recorded.stem]
+
+
+def _chat_compatible(name: str) -> dict[str, set[tuple[str, str, str]]]:
+    """What each switch changes on an OpenAI-compatible chat endpoint (groq, mistral)."""
+    paths = {
+        "field_added": ("service_tier_v2", "stream[chunk].service_tier_v2"),
+        "field_removed": ("stream[chunk].system_fingerprint", "system_fingerprint"),
+        "type_changed": ("created", "stream[chunk].created"),
+        "enum_value_new": ("choices[].finish_reason", "stream[chunk].choices[].finish_reason"),
+    }
+    expected = {kind: {(name, kind, path) for path in found} for kind, found in paths.items()}
+    return {**expected, "stream_event_new": {(name, "enum_value_new", "stream[chunk].object")}}
 
 
 EXPECTED: dict[str, dict[str, set[tuple[str, str, str]]]] = {
-    "groq": {
-        "field_added": {
-            ("groq.chat", "field_added", "service_tier_v2"),
-            ("groq.chat", "field_added", "stream[chunk].service_tier_v2"),
-        },
-        "field_removed": {
-            ("groq.chat", "field_removed", "stream[chunk].system_fingerprint"),
-            ("groq.chat", "field_removed", "system_fingerprint"),
-        },
-        "type_changed": {
-            ("groq.chat", "type_changed", "created"),
-            ("groq.chat", "type_changed", "stream[chunk].created"),
-        },
-        "enum_value_new": {
-            ("groq.chat", "enum_value_new", "choices[].finish_reason"),
-            ("groq.chat", "enum_value_new", "stream[chunk].choices[].finish_reason"),
-        },
-        "stream_event_new": {
-            ("groq.chat", "enum_value_new", "stream[chunk].object"),
-        },
-    },
-    "mistral": {
-        "field_added": {
-            ("mistral.chat", "field_added", "service_tier_v2"),
-            ("mistral.chat", "field_added", "stream[chunk].service_tier_v2"),
-        },
-        "field_removed": {
-            ("mistral.chat", "field_removed", "stream[chunk].system_fingerprint"),
-            ("mistral.chat", "field_removed", "system_fingerprint"),
-        },
-        "type_changed": {
-            ("mistral.chat", "type_changed", "created"),
-            ("mistral.chat", "type_changed", "stream[chunk].created"),
-        },
-        "enum_value_new": {
-            ("mistral.chat", "enum_value_new", "choices[].finish_reason"),
-            ("mistral.chat", "enum_value_new", "stream[chunk].choices[].finish_reason"),
-        },
-        "stream_event_new": {
-            ("mistral.chat", "enum_value_new", "stream[chunk].object"),
-        },
-    },
+    "groq": _chat_compatible("groq.chat"),
+    "mistral": _chat_compatible("mistral.chat"),
     "ollama": {
         "field_added": {
             ("ollama.chat", "field_added", "service_tier_v2"),
@@ -191,6 +183,27 @@ EXPECTED: dict[str, dict[str, set[tuple[str, str, str]]]] = {
         "stream_event_new": {
             ("cohere.chat", "enum_value_new", "stream[].event"),
         },
+    },
+    "gemini": {
+        "field_added": {
+            ("gemini.generate", "field_added", "serviceTierV2"),
+            ("gemini.stream", "field_added", "stream[chunk].serviceTierV2"),
+            ("gemini.embed", "field_added", "serviceTierV2"),
+        },
+        "field_removed": {
+            ("gemini.generate", "field_removed", "modelVersion"),
+            ("gemini.stream", "field_removed", "stream[chunk].modelVersion"),
+        },
+        "type_changed": {
+            ("gemini.generate", "type_changed", "usageMetadata.promptTokenCount"),
+            ("gemini.stream", "type_changed", "stream[chunk].usageMetadata.promptTokenCount"),
+        },
+        # finishReason is compared by value; a new chunk key is what Gemini's switch adds
+        "enum_value_new": {
+            ("gemini.generate", "enum_value_new", "candidates[].finishReason"),
+            ("gemini.stream", "enum_value_new", "stream[chunk].candidates[].finishReason"),
+        },
+        "stream_event_new": {("gemini.stream", "field_added", "stream[chunk].promptFeedback")},
     },
 }
 
