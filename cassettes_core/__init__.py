@@ -27,8 +27,8 @@ from cassettes_core._errors import (
 from cassettes_core._version import __version__
 
 if TYPE_CHECKING:
-    from cassettes_core._errors import UnrecordedFailureError
     from cassettes_core._model import Interaction, LLMResponse, RecordedError, StreamEvent
+    from cassettes_core._record_errors import UnrecordedFailureError
     from cassettes_core._recorder import BeforeRecord, Recorder, RecorderStats
     from cassettes_core._request import LLMRequest, MatchPolicy
     from cassettes_core._wrapper import CassetteProvider
@@ -51,7 +51,7 @@ _LAZY = {
     "LLMResponse": "cassettes_core._model",
     "RecordedError": "cassettes_core._model",
     "StreamEvent": "cassettes_core._model",
-    "UnrecordedFailureError": "cassettes_core._errors",
+    "UnrecordedFailureError": "cassettes_core._record_errors",
     "BeforeRecord": "cassettes_core._recorder",
     "Recorder": "cassettes_core._recorder",
     "RecorderStats": "cassettes_core._recorder",

@@ -22,12 +22,14 @@ from cassettes_core._errors import (
     CassetteMissError,
     ConfigError,
     ProviderError,
+)
+from cassettes_core._model import Interaction, LLMResponse, RecordedError, StreamEvent
+from cassettes_core._record_errors import (
     RecordErrors,
     UnrecordedFailureError,
     parse_record_errors,
     refused,
 )
-from cassettes_core._model import Interaction, LLMResponse, RecordedError, StreamEvent
 from cassettes_core._request import DEFAULT_POLICY, LLMRequest, MatchPolicy
 from cassettes_core.digest import normalise
 from cassettes_core.events import CallEvent, CallLog, RecorderStats

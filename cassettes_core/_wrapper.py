@@ -14,8 +14,9 @@ import time
 from collections.abc import AsyncGenerator, Generator, Iterable, Iterator
 from pathlib import Path
 
-from cassettes_core._errors import ConfigError, ProviderError, RecordErrors
+from cassettes_core._errors import ConfigError, ProviderError
 from cassettes_core._model import Interaction, LLMResponse, StreamEvent
+from cassettes_core._record_errors import RecordErrors
 from cassettes_core._recorder import BeforeRecord, Recorder
 from cassettes_core._request import DEFAULT_POLICY, LLMRequest, MatchPolicy
 from cassettes_core.modes import Mode

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypedDict
 
-from cassettes_core._errors import RECORD_ERRORS, ConfigError, RecordErrors, parse_record_errors
+from cassettes_core._errors import ConfigError
+from cassettes_core._record_errors import RECORD_ERRORS, RecordErrors, parse_record_errors
 from cassettes_core._request import MatchPolicy
 
 BeforeRecord = Callable[[dict[str, Any]], dict[str, Any] | None]
