@@ -123,3 +123,19 @@ class ToEmulator(httpx2.BaseTransport):
 
     def close(self) -> None:
         self.inner.close()
+
+
+class AsyncToEmulator(httpx2.AsyncBaseTransport):
+    """:class:`ToEmulator` for an async client."""
+
+    def __init__(self, emu: Emulator) -> None:
+        self.emu = emu
+        self.inner = httpx2.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        request.url = httpx2.URL(self.emu.openai_base_url + "/chat/completions")
+        request.headers["host"] = request.url.netloc.decode()
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
