@@ -375,7 +375,14 @@ def _gemini_sdk() -> Sdk:
         ),
         tuning=(
             {"temperature": 0.2},
-            {"temperature": 0.9, "top_p": 0.1, "top_k": 3, "seed": 7, "max_output_tokens": 17},
+            {
+                "temperature": 0.9,
+                "top_p": 0.1,
+                "top_k": 3,
+                "seed": 7,
+                "max_output_tokens": 17,
+                "stop_sequences": ["END"],
+            },
         ),
         acomplete=acomplete,
     )
@@ -500,6 +507,8 @@ def _roundtrip(
     assert_no_key(path, emu.api_key)
     text = path.read_text(encoding="utf-8")
     assert not [value for value in secrets if value in text]
+    assert "x-goog-api-key" not in text.lower()
+    assert "x-api-key" not in text.lower()
     return recorded, replayed
 
 
@@ -599,4 +608,5 @@ def test_a_new_prompt_is_a_miss_at_once(
             ask()
     assert f"'{FRANCE}' → '{SPAIN}'" in str(caught.value)
     assert recorder.stats.missed == 1  # one attempt: no retry reached the cassette again
+    assert caught.value.report.digest == recorder.stats.misses[0].digest
     assert emu.hits == 0
