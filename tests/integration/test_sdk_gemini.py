@@ -17,6 +17,7 @@ from pathlib import Path
 
 import httpx2
 import pytest
+import yaml
 from google import genai
 from google.genai import errors, types
 
@@ -287,3 +288,22 @@ def test_two_processes_append_to_one_cassette(tmp_path: Path) -> None:
     asked = sorted(i.request.fields["contents"][0]["parts"][0]["text"] for i in stored.interactions)
     assert asked == ["aio one", "aio two", "sync one", "sync two"]
     assert sorted(i.seq for i in stored.interactions) == [1, 2, 3, 4]
+
+
+def test_the_stored_request_reads_well(emu: Emulator, tmp_path: Path) -> None:
+    """The model comes from the path; sampling sits under params; the schema parts on top."""
+    path = tmp_path / "gemini.yaml"
+    config = types.GenerateContentConfig(
+        temperature=0.4,
+        top_p=0.5,
+        response_mime_type="application/json",
+        system_instruction="Be terse.",
+    )
+    client = g.client(emu.url, emu.api_key)
+    with intercept(Recorder(path, mode="record")):
+        client.models.generate_content(model="gemini-2.5-pro", contents="Hi", config=config)
+    request = yaml.safe_load(path.read_text(encoding="utf-8"))["interactions"][0]["request"]
+    assert request["model"] == "gemini-2.5-pro"
+    assert request["generationConfig"] == {"responseMimeType": "application/json"}
+    assert request["params"] == {"generationConfig": {"temperature": 0.4, "topP": 0.5}}
+    assert request["systemInstruction"]["parts"] == [{"text": "Be terse."}]
