@@ -58,61 +58,35 @@ def _ask(text: str) -> Any:
     return [{"role": "user", "content": text}]
 
 
-def _tool_calls(answer: Any) -> bool:
-    return bool(answer["choices"][0]["message"]["tool_calls"])
-
-
-# The openai SDK: on httpx2 (its own), on a legacy httpx client, and on another provider's base
-# URL (the OpenAI-compatible family: the bytes reach the emulator beneath the cassette).
-def _openai(emu: Emulator, how: str) -> openai.OpenAI:
-    if how == "httpx":
-        legacy: Any = httpx.Client()
-        return openai.OpenAI(base_url=emu.openai_base_url, api_key=emu.api_key, http_client=legacy)
-    if how == "together":
-        http = httpx2.Client(transport=ToEmulator(emu))
-        return openai.OpenAI(
-            base_url="https://api.together.xyz/v1", api_key=emu.api_key, http_client=http
-        )
-    return openai.OpenAI(base_url=emu.openai_base_url, api_key=emu.api_key)
-
-
-def _async_openai(emu: Emulator, how: str) -> openai.AsyncOpenAI:
-    if how == "httpx":
-        legacy: Any = httpx.AsyncClient()
-        return openai.AsyncOpenAI(
-            base_url=emu.openai_base_url, api_key=emu.api_key, http_client=legacy
-        )
-    if how == "together":
-        http = httpx2.AsyncClient(transport=AsyncToEmulator(emu))
-        return openai.AsyncOpenAI(
-            base_url="https://api.together.xyz/v1", api_key=emu.api_key, http_client=http
-        )
-    return openai.AsyncOpenAI(base_url=emu.openai_base_url, api_key=emu.api_key)
-
-
-def _openai_sdk(how: str, provider: str) -> Sdk:
+def _chat_completions_sdk(
+    provider: str,
+    dist: str,
+    sync: Callable[[Emulator], Any],
+    asynchronous: Callable[[Emulator], Any],
+    **stream_options: Any,
+) -> Sdk:
+    """An SDK of the OpenAI shape (``client.chat.completions.create``): openai, groq."""
     model = "gpt-4o-mini"
 
     def complete(emu: Emulator, text: str, tuning: Tuning) -> Any:
-        with _openai(emu, how) as client:
+        with sync(emu) as client:
             return client.chat.completions.create(model=model, messages=_ask(text), **tuning)
 
     def stream(emu: Emulator, text: str) -> Any:
-        with _openai(emu, how) as client:
-            options: Any = {"include_usage": True}
+        with sync(emu) as client:
             chunks = client.chat.completions.create(
-                model=model, messages=_ask(text), stream=True, stream_options=options
+                model=model, messages=_ask(text), stream=True, **stream_options
             )
             return list(chunks)
 
     def tool(emu: Emulator) -> Any:
-        with _openai(emu, how) as client:
+        with sync(emu) as client:
             return client.chat.completions.create(
                 model=model, messages=_ask(WEATHER), tools=[WEATHER_TOOL]
             )
 
     async def acomplete(emu: Emulator, text: str) -> Any:
-        async with _async_openai(emu, how) as client:
+        async with asynchronous(emu) as client:
             answer = await client.chat.completions.create(model=model, messages=_ask(text))
             chunks = await client.chat.completions.create(
                 model=model, messages=_ask(text + " (stream)"), stream=True
@@ -121,13 +95,53 @@ def _openai_sdk(how: str, provider: str) -> Sdk:
 
     return Sdk(
         provider=provider,
-        dist="openai",
+        dist=dist,
         complete=complete,
         stream=stream,
         tool=tool,
-        called_tool=_tool_calls,
+        called_tool=lambda answer: bool(answer["choices"][0]["message"]["tool_calls"]),
         tuning=({"temperature": 0.2, "max_tokens": 64}, {"temperature": 1.5, "max_tokens": 5}),
         acomplete=acomplete,
+    )
+
+
+def _openai_sdk(how: str) -> Sdk:
+    """The openai SDK on httpx2 (its own), on a legacy httpx client, or on another provider's
+    base URL (the OpenAI-compatible family: the bytes reach the emulator beneath the cassette)."""
+    base_url = "https://api.together.xyz/v1" if how == "together" else None
+
+    def sync(emu: Emulator) -> openai.OpenAI:
+        if how == "httpx2":
+            return openai.OpenAI(base_url=emu.openai_base_url, api_key=emu.api_key)
+        http: Any = httpx.Client() if how == "httpx" else httpx2.Client(transport=ToEmulator(emu))
+        return openai.OpenAI(
+            base_url=base_url or emu.openai_base_url, api_key=emu.api_key, http_client=http
+        )
+
+    def asynchronous(emu: Emulator) -> openai.AsyncOpenAI:
+        if how == "httpx2":
+            return openai.AsyncOpenAI(base_url=emu.openai_base_url, api_key=emu.api_key)
+        http: Any = (
+            httpx2.AsyncClient(transport=AsyncToEmulator(emu))
+            if how == "together"
+            else httpx.AsyncClient()
+        )
+        return openai.AsyncOpenAI(
+            base_url=base_url or emu.openai_base_url, api_key=emu.api_key, http_client=http
+        )
+
+    provider = "together.chat" if how == "together" else "openai.chat"
+    return _chat_completions_sdk(
+        provider, "openai", sync, asynchronous, stream_options={"include_usage": True}
+    )
+
+
+def _groq_sdk() -> Sdk:
+    return _chat_completions_sdk(
+        "groq.chat",
+        "groq",
+        lambda emu: groq.Groq(base_url=emu.base_url("groq"), api_key=emu.api_key),
+        lambda emu: groq.AsyncGroq(base_url=emu.base_url("groq"), api_key=emu.api_key),
     )
 
 
@@ -181,46 +195,6 @@ def _anthropic_sdk() -> Sdk:
     )
 
 
-def _groq_sdk() -> Sdk:
-    model = "llama-3.3-70b-versatile"
-
-    def client(emu: Emulator) -> groq.Groq:
-        return groq.Groq(base_url=emu.base_url("groq"), api_key=emu.api_key)
-
-    def complete(emu: Emulator, text: str, tuning: Tuning) -> Any:
-        with client(emu) as c:
-            return c.chat.completions.create(model=model, messages=_ask(text), **tuning)
-
-    def stream(emu: Emulator, text: str) -> Any:
-        with client(emu) as c:
-            return list(c.chat.completions.create(model=model, messages=_ask(text), stream=True))
-
-    def tool(emu: Emulator) -> Any:
-        with client(emu) as c:
-            return c.chat.completions.create(
-                model=model, messages=_ask(WEATHER), tools=[WEATHER_TOOL]
-            )
-
-    async def acomplete(emu: Emulator, text: str) -> Any:
-        async with groq.AsyncGroq(base_url=emu.base_url("groq"), api_key=emu.api_key) as c:
-            answer = await c.chat.completions.create(model=model, messages=_ask(text))
-            chunks = await c.chat.completions.create(
-                model=model, messages=_ask(text + " (stream)"), stream=True
-            )
-            return [answer, [chunk async for chunk in chunks]]
-
-    return Sdk(
-        provider="groq.chat",
-        dist="groq",
-        complete=complete,
-        stream=stream,
-        tool=tool,
-        called_tool=_tool_calls,
-        tuning=({"temperature": 0.1}, {"temperature": 0.9, "seed": 7, "max_tokens": 5}),
-        acomplete=acomplete,
-    )
-
-
 def _mistral_sdk() -> Sdk:
     model = "mistral-small-latest"
 
@@ -251,7 +225,7 @@ def _mistral_sdk() -> Sdk:
         complete=complete,
         stream=stream,
         tool=tool,
-        called_tool=_tool_calls,
+        called_tool=lambda answer: bool(answer["choices"][0]["message"]["tool_calls"]),
         tuning=({"temperature": 0.1}, {"temperature": 0.8, "random_seed": 3, "max_tokens": 9}),
         acomplete=acomplete,
     )
@@ -471,9 +445,9 @@ class Sdk:
 
 
 TABLE: list[tuple[str, Sdk]] = [
-    ("openai", _openai_sdk("httpx2", "openai.chat")),
-    ("openai-legacy-httpx", _openai_sdk("httpx", "openai.chat")),
-    ("openai-compatible", _openai_sdk("together", "together.chat")),
+    ("openai", _openai_sdk("httpx2")),
+    ("openai-legacy-httpx", _openai_sdk("httpx")),
+    ("openai-compatible", _openai_sdk("together")),
     ("anthropic", _anthropic_sdk()),
     ("groq", _groq_sdk()),
     ("mistral", _mistral_sdk()),
