@@ -9,8 +9,6 @@ the same data, field by field.
 
 from __future__ import annotations
 
-import asyncio
-import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -70,21 +68,6 @@ def roundtrip(
     return recorded, replayed
 
 
-def aroundtrip(
-    emu: Emulator, monkeypatch: pytest.MonkeyPatch, path: Path, call: AsyncCall
-) -> tuple[Any, Any]:
-    """:func:`roundtrip` for an async SDK call (each run on its own event loop)."""
-
-    def run() -> Any:
-        return asyncio.run(_dumped(call))
-
-    return roundtrip(emu, monkeypatch, path, run)
-
-
-async def _dumped(call: AsyncCall) -> Any:
-    return dump(await call())
-
-
 def assert_no_key(path: Path, key: str) -> None:
     """The cassette holds neither the key nor any header that carried it."""
     text = path.read_text(encoding="utf-8")
@@ -103,10 +86,6 @@ def manifest_sdks(path: Path) -> dict[str, str]:
     loaded: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
     sdks: dict[str, str] = loaded["manifest"]["sdks"]
     return sdks
-
-
-def as_json(value: Any) -> str:
-    return json.dumps(dump(value), sort_keys=True)
 
 
 class ToEmulator(httpx2.BaseTransport):
