@@ -41,7 +41,6 @@ def _chat(emu: Emulator, base_url: str, text: str = "Capital of France?", **opti
 @pytest.mark.parametrize(
     ("base_url", "provider"),
     [
-        pytest.param("https://api.together.xyz/v1", "together.chat", id="together"),
         pytest.param("https://api.together.ai/v1", "together.chat", id="together-ai"),
         pytest.param("https://openrouter.ai/api/v1", "openrouter.chat", id="openrouter"),
         pytest.param("https://api.deepseek.com/v1", "deepseek.chat", id="deepseek"),
