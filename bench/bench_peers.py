@@ -148,7 +148,7 @@ def _pytest(tool: str, folder: Path, env: dict[str, str], *extra: str) -> dict[s
     }
 
 
-def w2(tools: tuple[str, ...], tests: int, folder: Path) -> list[dict[str, Any]]:
+def w2(tools: tuple[str, ...], tests: int, folder: Path, reps: int = 3) -> list[dict[str, Any]]:
     rows = []
     with Emulator() as emu:
         for tool in tools:
@@ -162,7 +162,7 @@ def w2(tools: tuple[str, ...], tests: int, folder: Path) -> list[dict[str, Any]]
             ci = {**env, "CI": "true"}
             _pytest(tool, floor, ci, "-p", f"no:{suite.PLUGINS[tool]}")  # bytecode, caches
             runs, floors, uncached = [], [], []
-            for _ in range(3):  # alternate, so that load on the machine hits both alike
+            for _ in range(reps):  # alternate, so that load on the machine hits both alike
                 runs.append(_pytest(tool, project, ci, *replay))
                 floors.append(_pytest(tool, floor, ci, "-p", f"no:{suite.PLUGINS[tool]}"))
                 if tool == "ours":  # as on a CI machine whose cache folder is new
@@ -250,8 +250,8 @@ def main(argv: list[str] | None = None) -> int:
         folder = Path(temp)
         os.environ["CASSETTE_CACHE_DIR"] = str(folder / "cache-limits")
         results["w1"] = w1(tools, plan["w1"], plan["sample"], folder)  # type: ignore[arg-type]
-        results["w2"] = w2(tools, plan["w2"], folder)  # type: ignore[arg-type]
         reps = 1 if args.tiny else 3
+        results["w2"] = w2(tools, plan["w2"], folder, reps)  # type: ignore[arg-type]
         results["w3"] = w3(tools, plan["w3"], plan["big"], folder, reps)  # type: ignore[arg-type]
     results["seconds"] = time.perf_counter() - started
     text = report.markdown(results)

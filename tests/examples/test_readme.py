@@ -18,12 +18,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import cohere  # noqa: F401 -- imported before the variables are set, as in a whole suite run
+import httpx2
+import openai
 import pytest
 import yaml
 
+from cassettes_core import Recorder
 from cassettes_core.testing.emulator import Emulator
+from cassettes_core.transport import intercept
+from tests.helpers.family import ToEmulator
 from tests.helpers.inner import PLUGIN_INI, run_inner
-from tests.integration.test_sdk_openai_compatible_readme import FAMILY_SECTIONS
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -37,6 +42,8 @@ _GEMINI = "Use with Gemini (google-genai)"
 _MATCHED = "What is matched"
 _EMULATOR_CLI = "The emulator from the command line"
 _AGENTS = "Agents: tools and MCP"
+_FAMILY = ("Use with Groq", "Use with Mistral", "Use with Ollama", "Use with Cohere")
+_COMPATIBLE = "Use with an OpenAI-compatible base URL"
 _SDK_VARIABLES = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")
 
 
@@ -108,7 +115,8 @@ def test_every_python_block_is_run_here() -> None:
         _MATCHED,
         _BEDROCK,
         _GEMINI,
-        *FAMILY_SECTIONS,
+        *_FAMILY,
+        _COMPATIBLE,
         _AGENTS,
     }
     assert {b.heading for b in _blocks() if b.lang == "python"} == run_here
@@ -187,6 +195,65 @@ def test_match_policy_example_builds_on_the_provider_api_one(emulator: Emulator)
     namespace: dict[str, object] = {"__name__": "readme"}
     _run(_code(_PROVIDER_API)[0], _PROVIDER_API, namespace)
     _run(_code(_MATCHED)[0], _MATCHED, namespace)
+
+
+@pytest.fixture
+def family(emulator: Emulator, monkeypatch: pytest.MonkeyPatch) -> Emulator:
+    """The emulator where each family SDK's own variables send it."""
+    for name, value in {
+        "GROQ_BASE_URL": emulator.base_url("groq"),
+        "GROQ_API_KEY": emulator.api_key,
+        "MISTRAL_BASE_URL": emulator.base_url("mistral"),
+        "MISTRAL_API_KEY": emulator.api_key,
+        "OLLAMA_HOST": emulator.base_url("ollama"),
+        "OLLAMA_API_KEY": emulator.api_key,
+        "CO_API_URL": emulator.base_url("cohere"),
+        "CO_API_KEY": emulator.api_key,
+        "TOGETHER_API_KEY": emulator.api_key,
+    }.items():
+        monkeypatch.setenv(name, value)
+    return emulator
+
+
+@pytest.mark.parametrize("section", _FAMILY)
+def test_family_example_records_then_replays_in_ci(
+    section: str, family: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """First run records (the emulator answers), the CI run replays (it answers nothing)."""
+    (code,) = _code(section)
+    _run(code, section)
+    [cassette] = tmp_path.glob("cassettes/*.yaml")
+    recorded = family.hits
+    assert recorded > 0
+    assert family.api_key not in cassette.read_text(encoding="utf-8")
+    monkeypatch.setenv("CI", "true")
+    _run(code, section)
+    assert family.hits == recorded
+
+
+def test_openai_compatible_example_replays_in_ci(
+    family: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The example's Together call, recorded once through the emulator, replays in CI as
+    together.chat with nothing sent anywhere."""
+    path = tmp_path / "cassettes" / "together.yaml"
+    with (
+        intercept(Recorder(path, mode="record")),
+        httpx2.Client(transport=ToEmulator(family)) as http,
+        openai.OpenAI(
+            base_url="https://api.together.xyz/v1", api_key=family.api_key, http_client=http
+        ) as client,
+    ):
+        client.chat.completions.create(
+            model="meta-llama/Llama-3.3-70B-Instruct-Turbo",
+            messages=[{"role": "user", "content": "Capital of France?"}],
+        )
+    assert "provider: together.chat" in path.read_text(encoding="utf-8")
+    family.reset()
+    monkeypatch.setenv("CI", "true")
+    (code,) = _code(_COMPATIBLE)
+    _run(code, _COMPATIBLE)
+    assert family.hits == 0
 
 
 # -- the marker example, and CI ---------------------------------------------------------

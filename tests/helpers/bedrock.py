@@ -111,14 +111,6 @@ def invoke_stream(bedrock: Any) -> Any:
     return {**answer, "body": [json.loads(e["chunk"]["bytes"]) for e in events], "raw": events}
 
 
-OPERATIONS = [
-    pytest.param(converse, id="converse"),
-    pytest.param(converse_stream, id="converse_stream"),
-    pytest.param(invoke, id="invoke_model"),
-    pytest.param(invoke_stream, id="invoke_model_with_response_stream"),
-]
-
-
 def comparable(answer: dict[str, Any]) -> dict[str, Any]:
     """The parsed answer without what is per call: the HTTP headers botocore shows in
     ResponseMetadata (date, server, connection) and, for a stream, the request id (a complete

@@ -9,8 +9,6 @@ the same data, field by field.
 
 from __future__ import annotations
 
-import asyncio
-import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -70,21 +68,6 @@ def roundtrip(
     return recorded, replayed
 
 
-def aroundtrip(
-    emu: Emulator, monkeypatch: pytest.MonkeyPatch, path: Path, call: AsyncCall
-) -> tuple[Any, Any]:
-    """:func:`roundtrip` for an async SDK call (each run on its own event loop)."""
-
-    def run() -> Any:
-        return asyncio.run(_dumped(call))
-
-    return roundtrip(emu, monkeypatch, path, run)
-
-
-async def _dumped(call: AsyncCall) -> Any:
-    return dump(await call())
-
-
 def assert_no_key(path: Path, key: str) -> None:
     """The cassette holds neither the key nor any header that carried it."""
     text = path.read_text(encoding="utf-8")
@@ -105,10 +88,6 @@ def manifest_sdks(path: Path) -> dict[str, str]:
     return sdks
 
 
-def as_json(value: Any) -> str:
-    return json.dumps(dump(value), sort_keys=True)
-
-
 class ToEmulator(httpx2.BaseTransport):
     """Sends every request to the emulator's OpenAI chat route, whatever host it names."""
 
@@ -123,3 +102,19 @@ class ToEmulator(httpx2.BaseTransport):
 
     def close(self) -> None:
         self.inner.close()
+
+
+class AsyncToEmulator(httpx2.AsyncBaseTransport):
+    """:class:`ToEmulator` for an async client."""
+
+    def __init__(self, emu: Emulator) -> None:
+        self.emu = emu
+        self.inner = httpx2.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        request.url = httpx2.URL(self.emu.openai_base_url + "/chat/completions")
+        request.headers["host"] = request.url.netloc.decode()
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()

@@ -2,6 +2,7 @@
 
 The emulator runs as a real subprocess; the real openai and anthropic SDKs are pointed at it
 through the `export` lines it prints, and a replayed pytest run shows its count staying at 0.
+Its argument and bind errors are checked on ``main`` in-process.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ import anthropic
 import openai
 import pytest
 
-from tests.helpers.inner import PLUGIN_INI
+from cassettes_core.testing.emulator.__main__ import main
+from tests.helpers.inner import PLUGIN_INI, run_inner
 
 pytestmark = pytest.mark.slow
 
@@ -154,13 +156,27 @@ def test_export_lines_point_both_sdks_and_every_call_is_counted(
     ]
 
 
-def test_sigterm_stops_it_and_quiet_keeps_only_the_count(
+def test_sigterm_quiet_port_and_host(
     serve: type[ServedEmulator], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`--quiet` prints no line per call, and SIGTERM ends it cleanly with the count."""
-    emulator = serve("--quiet", "--api-key", "emu-fixed-for-this-test")
+    """`--port` binds that port; `--host localhost` is loopback and gets no warning; `--quiet`
+    prints no line per call, and SIGTERM ends it cleanly with the count."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    emulator = serve(
+        "--quiet",
+        "--api-key",
+        "emu-fixed-for-this-test",
+        "--host",
+        "localhost",
+        "--port",
+        str(port),
+    )
+    emulator.expect(rf"http://127\.0\.0\.1:{port}")
     exports = emulator.exports()
     assert exports["OPENAI_API_KEY"] == "emu-fixed-for-this-test"
+    assert exports["OPENAI_BASE_URL"] == f"http://127.0.0.1:{port}/v1"
     _point_sdks(monkeypatch, exports)
     with openai.OpenAI(max_retries=0) as client:
         client.embeddings.create(model="text-embedding-3-small", input="hello")
@@ -168,38 +184,19 @@ def test_sigterm_stops_it_and_quiet_keeps_only_the_count(
         "stopped by SIGTERM: 1 provider call served (/v1/embeddings: 1)"
     ]
     assert emulator.calls() == []
-
-
-def test_port_and_host_are_honoured(serve: type[ServedEmulator]) -> None:
-    """`--port` binds that port; `--host localhost` is loopback and gets no warning."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    emulator = serve("--host", "localhost", "--port", str(port))
-    emulator.expect(rf"http://127\.0\.0\.1:{port}")
-    assert emulator.exports()["OPENAI_BASE_URL"] == f"http://127.0.0.1:{port}/v1"
-    assert emulator.stop() == ["stopped by SIGINT: 0 provider calls served"]
     assert not any("WARNING" in line for line in emulator.lines)
 
 
-def test_a_port_in_use_is_an_error_with_a_tip() -> None:
+def test_a_port_in_use_is_an_error_with_a_tip(capsys: pytest.CaptureFixture[str]) -> None:
     """A port already taken exits 2 with an ERROR and a TIP line, not a traceback."""
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        result = subprocess.run(
-            [sys.executable, "-m", "cassettes_core.testing.emulator", "--port", str(port)],
-            capture_output=True,
-            text=True,
-            timeout=_WAIT_S,
-            check=False,
-        )
-    assert result.returncode == 2
-    lines = result.stderr.splitlines()
+        assert main(["--port", str(port)]) == 2
+    lines = capsys.readouterr().err.splitlines()
     assert lines[0].startswith(f"ERROR: cannot listen on 127.0.0.1:{port}: ")
     assert lines[1] == "TIP: choose another --port (0 picks a free one) or --host"
-    assert "Traceback" not in result.stderr
 
 
 def test_a_replayed_pytest_run_leaves_the_count_at_zero(
@@ -210,7 +207,7 @@ def test_a_replayed_pytest_run_leaves_the_count_at_zero(
     pytester.makepyfile(test_capital=_USER_TEST)
     recording = serve()
     _point_sdks(monkeypatch, recording.exports())
-    recorded = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    recorded = run_inner(pytester)
     recorded.assert_outcomes(passed=1)
     recorded.stdout.fnmatch_lines(["*: 0 interactions replayed, 1 recorded, 0 missed, 0 unused"])
     recording.expect(r"call 1: POST /v1/chat/completions \(this route: 1\)")
@@ -221,7 +218,7 @@ def test_a_replayed_pytest_run_leaves_the_count_at_zero(
     replaying = serve()  # a fresh one: every call it counts would be the replay's
     _point_sdks(monkeypatch, replaying.exports())
     monkeypatch.setenv("CI", "true")
-    replayed = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    replayed = run_inner(pytester)
     replayed.assert_outcomes(passed=1)
     replayed.stdout.fnmatch_lines(["*: 1 interaction replayed, 0 recorded, 0 missed, 0 unused"])
     assert replaying.stop() == ["stopped by SIGINT: 0 provider calls served"]
@@ -229,15 +226,11 @@ def test_a_replayed_pytest_run_leaves_the_count_at_zero(
 
 
 @pytest.mark.parametrize("port", ["70000", "-1", "http"])
-def test_a_port_out_of_range_is_a_usage_error(port: str) -> None:
+def test_a_port_out_of_range_is_a_usage_error(
+    port: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     """`--port` outside 0..65535 is refused by the parser (exit 2), before anything binds."""
-    result = subprocess.run(
-        [sys.executable, "-m", "cassettes_core.testing.emulator", "--port", port],
-        capture_output=True,
-        text=True,
-        timeout=_WAIT_S,
-        check=False,
-    )
-    assert result.returncode == 2
-    assert f"argument --port: {port!r} is not a port (0 to 65535)" in result.stderr
-    assert "Traceback" not in result.stderr
+    with pytest.raises(SystemExit) as exited:
+        main(["--port", port])
+    assert exited.value.code == 2
+    assert f"argument --port: {port!r} is not a port (0 to 65535)" in capsys.readouterr().err

@@ -52,33 +52,108 @@ def _chat_call(server: RawServer, recorder: Recorder) -> Any:
         return Headed(parsed, dict(raw.headers))
 
 
-@pytest.mark.parametrize(
-    "value",
-    [
-        pytest.param("café".encode(), id="utf-8"),
-        pytest.param(b"caf\xe9", id="latin-1"),
-        pytest.param(b"\xff\xfe\x80\x81", id="invalid-utf-8"),
-        pytest.param(b"a\x01b\x7fc\tz", id="control-bytes"),
-        pytest.param("東京 ✓".encode(), id="cjk"),
+# Names Python knows, but as no charset: bytes-to-bytes or text-to-text codecs, and idna, a
+# text codec that fails on anything but a host name (as a UnicodeError, not a decode error).
+NOT_A_CHARSET = ["rot13", "base64", "hex", "zlib", "idna", "punycode", "utf-7", "unicode_escape"]
+
+
+def _reply(*headers: tuple[bytes, bytes], status: int = 200, body: bytes | None = None) -> RawReply:
+    return RawReply(
+        status=status, headers=list(headers), chunks=[_chat_bytes() if body is None else body]
+    )
+
+
+def _charset(name: str) -> tuple[bytes, bytes]:
+    return (b"content-type", f"application/json; charset={name}".encode())
+
+
+def _content(live: Any) -> bool:
+    return bool(live["answer"]["choices"][0]["message"]["content"] == "Café, naïve, 東京 ✓")
+
+
+def _status(code: int) -> Callable[[Any], bool]:
+    return lambda live: bool(live[:3] == ("status-error", "InternalServerError", code))
+
+
+_HTML_502 = "<html><body><h1>502 Bad Gateway</h1><p>naïve proxy</p></body></html>"
+ODD_ANSWERS = [
+    *[
+        pytest.param(
+            _reply(JSON_TYPE, (b"x-request-id", value)),
+            lambda live: bool(live["headers"]["x-request-id"]),
+            id=f"header-{name}",
+        )
+        for name, value in (
+            ("utf-8", "café".encode()),
+            ("latin-1", b"caf\xe9"),
+            ("invalid-utf-8", b"\xff\xfe\x80\x81"),
+            ("control-bytes", b"a\x01b\x7fc\tz"),
+            ("cjk", "東京 ✓".encode()),
+        )
     ],
-)
-def test_response_headers_with_any_bytes_replay_as_the_sdk_saw_them(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: bytes
-) -> None:
-    """A kept header (x-request-id) with any bytes records, and replays to the same text."""
-    reply = RawReply(headers=[JSON_TYPE, (b"x-request-id", value)], chunks=[_chat_bytes()])
-    live, replayed = record_then_replay(tmp_path, monkeypatch, reply, _chat_call)
-    assert replayed == live
-    assert live["headers"]["x-request-id"]
+    # UTF-8 and latin-1 values in one answer (the client then decodes all as latin-1).
+    pytest.param(
+        _reply(JSON_TYPE, (b"x-request-id", b"caf\xe9"), (b"x-ratelimit-note", "€".encode())),
+        lambda live: True,
+        id="mixed-header-encodings",
+    ),
+    # A JSON body in a declared charset (escaped, as JSON parsers need).
+    *[
+        pytest.param(
+            _reply(_charset(name), body=_chat_bytes(ascii_only=True).decode().encode(name)),
+            _content,
+            id=f"charset-{name}",
+        )
+        for name in ("iso-8859-1", "utf-16")
+    ],
+    # A codec that is no charset is read as UTF-8, as an unknown one is (no LookupError).
+    *[
+        pytest.param(_reply(_charset(name)), _content, id=f"not-a-charset-{name}")
+        for name in NOT_A_CHARSET
+    ],
+    # A proxy's HTML 502 page (not JSON, latin-1).
+    pytest.param(
+        _reply(
+            (b"content-type", b"text/html; charset=iso-8859-1"),
+            status=502,
+            body=_HTML_502.encode("latin-1"),
+        ),
+        _status(502),
+        id="html-502",
+    ),
+    # A 502 whose bytes are not UTF-8 (no charset declared): the SDK reads only its text, with
+    # replacement characters; that is stored.
+    pytest.param(
+        _reply(
+            (b"content-type", b"text/html"),
+            status=502,
+            body="<h1>caf\xe9 \x80</h1>".encode("latin-1"),
+        ),
+        _status(502),
+        id="undeclared-latin-1-502",
+    ),
+    pytest.param(
+        _reply((b"content-type", b"application/octet-stream"), status=502, body=bytes(range(256))),
+        _status(502),
+        id="binary-502",
+    ),
+    pytest.param(
+        _reply((b"content-type", b"text/plain"), status=503, body=b""), _status(503), id="empty-503"
+    ),
+    # An empty success body (stored as null) makes the SDK fail exactly as it did live.
+    pytest.param(_reply(JSON_TYPE, body=b""), lambda live: live[0] == "raised", id="empty-200"),
+]
 
 
-def test_mixed_header_encodings_replay_the_same_text(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("reply", "saw"), ODD_ANSWERS)
+def test_an_odd_answer_replays_as_the_sdk_saw_it_live(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reply: RawReply, saw: Callable[[Any], bool]
 ) -> None:
-    """UTF-8 and latin-1 values in one answer (the client then decodes all as latin-1)."""
-    headers = [JSON_TYPE, (b"x-request-id", b"caf\xe9"), (b"x-ratelimit-note", "€".encode())]
-    reply = RawReply(headers=headers, chunks=[_chat_bytes()])
+    """Header values with any bytes, bodies in any charset (or a codec name that is none), HTML,
+    undecodable and empty error pages, an empty 200: what the SDK made of it live (an answer
+    or an error) is recorded and replays the same."""
     live, replayed = record_then_replay(tmp_path, monkeypatch, reply, _chat_call)
+    assert saw(live)
     assert replayed == live
 
 
@@ -129,39 +204,6 @@ def test_a_stored_content_encoding_is_never_served_over_the_decoded_body(
         assert server.hits == 0
 
 
-@pytest.mark.parametrize(
-    "charset", [pytest.param("iso-8859-1", id="latin-1"), pytest.param("utf-16", id="utf-16")]
-)
-def test_bodies_in_another_charset_replay_the_same(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, charset: str
-) -> None:
-    """A JSON body in a declared charset (escaped, as JSON parsers need) replays equal."""
-    body = _chat_bytes(ascii_only=True).decode().encode(charset)
-    content_type = f"application/json; charset={charset}".encode()
-    reply = RawReply(headers=[(b"content-type", content_type)], chunks=[body])
-    live, replayed = record_then_replay(tmp_path, monkeypatch, reply, _chat_call)
-    assert replayed == live
-    assert live["answer"]["choices"][0]["message"]["content"] == "Café, naïve, 東京 ✓"
-
-
-# Names Python knows, but as no charset: bytes-to-bytes or text-to-text codecs, and idna, a
-# text codec that fails on anything but a host name (as a UnicodeError, not a decode error).
-NOT_A_CHARSET = ["rot13", "base64", "hex", "zlib", "idna", "punycode", "utf-7", "unicode_escape"]
-
-
-@pytest.mark.parametrize("charset", NOT_A_CHARSET)
-def test_a_charset_name_that_is_no_text_encoding_records_and_replays(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, charset: str
-) -> None:
-    """A content-type naming a codec that is no charset is read as UTF-8, as an unknown one
-    is: the answer records and replays equal instead of a LookupError from the codec."""
-    content_type = f"application/json; charset={charset}".encode()
-    reply = RawReply(headers=[(b"content-type", content_type)], chunks=[_chat_bytes()])
-    live, replayed = record_then_replay(tmp_path, monkeypatch, reply, _chat_call)
-    assert replayed == live
-    assert live["answer"]["choices"][0]["message"]["content"] == "Café, naïve, 東京 ✓"
-
-
 @pytest.mark.parametrize("charset", NOT_A_CHARSET)
 def test_a_hand_edited_charset_that_is_no_text_encoding_replays(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, charset: str
@@ -183,51 +225,6 @@ def test_a_hand_edited_charset_that_is_no_text_encoding_replays(
     assert replayed.value.choices[0].message.content == "Café, naïve, 東京 ✓"
 
 
-def test_html_error_pages_replay_as_the_same_status_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A proxy's HTML 502 page (not JSON, latin-1) is recorded and replays the same error."""
-    page = "<html><body><h1>502 Bad Gateway</h1><p>naïve proxy</p></body></html>"
-    reply = RawReply(
-        status=502,
-        headers=[(b"content-type", b"text/html; charset=iso-8859-1")],
-        chunks=[page.encode("latin-1")],
-    )
-    live, replayed = record_then_replay(tmp_path, monkeypatch, reply, _chat_call)
-    assert live[:3] == ("status-error", "InternalServerError", 502)
-    assert replayed == live
-
-
-@pytest.mark.parametrize(
-    ("content_type", "content"),
-    [
-        pytest.param(
-            b"text/html", "<h1>caf\xe9 \x80</h1>".encode("latin-1"), id="undeclared-latin-1"
-        ),
-        pytest.param(b"application/octet-stream", bytes(range(256)), id="binary"),
-    ],
-)
-def test_an_undecodable_error_body_is_recorded_as_the_sdk_reads_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content_type: bytes, content: bytes
-) -> None:
-    """A 502 whose bytes are not UTF-8 (no charset declared): the SDK reads only its text,
-    with replacement characters; that is stored, and the same error replays."""
-    reply = RawReply(status=502, headers=[(b"content-type", content_type)], chunks=[content])
-    live, replayed = record_then_replay(tmp_path, monkeypatch, reply, _chat_call)
-    assert live[:3] == ("status-error", "InternalServerError", 502)
-    assert replayed == live
-
-
-def test_an_empty_error_body_replays_as_the_same_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A 503 with no body at all replays as the same status error."""
-    reply = RawReply(status=503, headers=[(b"content-type", b"text/plain")], chunks=[b""])
-    live, replayed = record_then_replay(tmp_path, monkeypatch, reply, _chat_call)
-    assert live[:3] == ("status-error", "InternalServerError", 503)
-    assert replayed == live
-
-
 def test_a_binary_body_is_refused_at_record_time_and_nothing_is_written(
     tmp_path: Path,
 ) -> None:
@@ -243,16 +240,6 @@ def test_a_binary_body_is_refused_at_record_time_and_nothing_is_written(
     assert "not utf-8 text" in str(caught.value)
     assert "Nothing was written" in str(caught.value)
     assert not path.exists()
-
-
-def test_an_empty_200_body_fails_the_same_way_on_replay(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """An empty success body (stored as null) makes the SDK fail exactly as it did live."""
-    reply = RawReply(headers=[JSON_TYPE], chunks=[b""])
-    live, replayed = record_then_replay(tmp_path, monkeypatch, reply, _chat_call)
-    assert live[0] == "raised"
-    assert replayed == live
 
 
 def _claude_call(server: RawServer, recorder: Recorder) -> Any:

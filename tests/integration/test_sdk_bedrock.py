@@ -1,25 +1,26 @@
-"""The real boto3 ``bedrock-runtime`` client through ``intercept(recorder)``: every operation
-recorded against the emulator, then replayed under ``CI=true`` with the emulator untouched and
-botocore's own parsing giving the same answers, streams event for event."""
+"""The boto3 ``bedrock-runtime`` client's quirks (the shared promises are in
+test_sdk_contract.py): request ids, SigV4 never stored, model ids in the path, AWS event
+streams (tool use, exception events, readable chunks), error answers and retries, the refresh
+rewrite, the README's client on CI, and native bodies under a MatchPolicy."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
 import yaml
 from botocore.config import Config
 from botocore.exceptions import ClientError, EventStreamError
 
-from cassettes_core import CassetteMissError, Recorder, intercept
+from cassette_refresh.cli import main
+from cassettes_core import CassetteMissError, LLMRequest, MatchPolicy, Recorder, intercept
 from cassettes_core.testing.emulator import Emulator
 from tests.helpers.bedrock import (
     MODEL,
-    OPERATIONS,
     PROFILE,
     WEATHER,
-    Call,
     Credentials,
     client,
     comparable,
@@ -28,7 +29,6 @@ from tests.helpers.bedrock import (
     fake_aws,
     invoke,
     invoke_stream,
-    native,
     roundtrip,
     user,
 )
@@ -38,18 +38,6 @@ from tests.helpers.bedrock import (
 def aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Credentials:
     """Fake AWS credentials in the environment, no AWS config of the machine read."""
     return fake_aws(monkeypatch, tmp_path)
-
-
-@pytest.mark.parametrize("call", OPERATIONS)
-def test_each_operation_replays_as_recorded(
-    call: Call, emu: Emulator, tmp_path: Path, aws: Credentials, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Each operation replays the answer botocore parsed live, streams event for event."""
-    recorded, replayed = roundtrip(emu, tmp_path / "b.yaml", call, monkeypatch)
-    assert comparable(replayed) == comparable(recorded)
-    if "stream" in recorded:
-        assert [next(iter(e)) for e in recorded["stream"]][:1] == ["messageStart"]
-        assert "metadata" in recorded["stream"][-1]
 
 
 def test_request_id_and_bedrock_headers_replay(
@@ -79,57 +67,6 @@ def test_nothing_signed_or_secret_is_written(
             assert "p" not in event["data"]  # the padding is never stored
 
 
-def test_a_changed_prompt_is_a_miss_at_once(
-    emu: Emulator, tmp_path: Path, aws: Credentials, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The miss reaches the caller as itself, with the diff, on the first attempt although
-    botocore's retries are on (the default config), and nothing goes live."""
-    path = tmp_path / "b.yaml"
-    with intercept(Recorder(path, mode="record")):
-        converse(client(emu))
-    emu.reset()
-    replayer = Recorder(path, mode="replay")
-    with intercept(replayer), pytest.raises(CassetteMissError) as caught:
-        client(emu, config=Config()).converse(modelId=MODEL, messages=user("Capital of Spain?"))
-    assert "'Capital of France?' → 'Capital of Spain?'" in str(caught.value)
-    assert replayer.stats.missed == 1
-    assert emu.hits == 0
-
-
-@pytest.mark.parametrize(
-    "changed",
-    [
-        pytest.param(
-            lambda b: b.converse(
-                modelId=MODEL,
-                messages=user("Capital of France?"),
-                inferenceConfig={"temperature": 0.9, "maxTokens": 12, "topP": 0.5},
-                additionalModelRequestFields={"top_k": 3},
-            ),
-            id="converse-inferenceConfig",
-        ),
-        pytest.param(
-            lambda b: b.invoke_model(
-                modelId=MODEL, body=native("Capital of France?", temperature=0.9, max_tokens=9)
-            ),
-            id="invoke-temperature",
-        ),
-    ],
-)
-def test_changed_tuning_still_replays(
-    changed: Call, emu: Emulator, tmp_path: Path, aws: Credentials
-) -> None:
-    """Temperature, maxTokens, topP and model-specific knobs are tuning: the recording answers."""
-    path = tmp_path / "b.yaml"
-    with intercept(Recorder(path, mode="record")):
-        converse(client(emu))
-        invoke(client(emu))
-    emu.reset()
-    with intercept(Recorder(path, mode="replay")):
-        changed(client(emu))
-    assert emu.hits == 0
-
-
 @pytest.mark.parametrize("model", [MODEL, PROFILE, "us.anthropic.claude-3-5-sonnet/v2:0"])
 def test_model_ids_with_colons_and_slashes(
     model: str, emu: Emulator, tmp_path: Path, aws: Credentials
@@ -150,20 +87,18 @@ def test_model_ids_with_colons_and_slashes(
 def test_tool_use_replays_with_its_ids(
     emu: Emulator, tmp_path: Path, aws: Credentials, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A toolUse answer and a streamed contentBlockStart replay with the same tool-use ids."""
+    """A streamed toolUse (its contentBlockStart) replays with the same tool-use ids."""
 
     def call(bedrock: Any) -> Any:
         config = {"tools": [WEATHER]}
-        whole = bedrock.converse(modelId=MODEL, messages=user("Paris?"), toolConfig=config)
         streamed = bedrock.converse_stream(modelId=MODEL, messages=user("Rome?"), toolConfig=config)
-        return {"whole": comparable(whole), "stream": list(streamed["stream"])}
+        return list(streamed["stream"])
 
     recorded, replayed = roundtrip(emu, tmp_path / "b.yaml", call, monkeypatch)
-    assert recorded["whole"]["stopReason"] == "tool_use"
-    assert "contentBlockStart" in recorded["stream"][1]
+    assert "contentBlockStart" in recorded[1]
     assert replayed == recorded
     with intercept(Recorder(tmp_path / "b.yaml", mode="replay")), pytest.raises(CassetteMissError):
-        client(emu).converse(modelId=MODEL, messages=user("Paris?"))  # tools are semantic
+        client(emu).converse_stream(modelId=MODEL, messages=user("Rome?"))  # tools are semantic
 
 
 def test_invoke_stream_chunks_are_stored_readable(
@@ -239,3 +174,71 @@ def test_a_retried_throttle_replays_as_the_same_retry(
     assert emu.hits == 0
     assert replayed["ResponseMetadata"]["RetryAttempts"] == 1
     assert comparable(replayed) == comparable(recorded)
+
+
+def test_a_refresh_rewrite_keeps_the_headers_a_recording_keeps(
+    emu: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``cassette-refresh --write`` re-records a Bedrock answer with the same kept headers the
+    seam records (the allow-list plus Bedrock's own), not every header the live answer had
+    (``date``, ``server``, ``content-length``, a load balancer's cookie …)."""
+    fake_aws(monkeypatch, tmp_path)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", emu.url)
+    folder = tmp_path / "cassettes"
+    path = folder / "b.yaml"
+    with intercept(Recorder(path, mode="record")):
+        bedrock = client(emu)
+        converse(bedrock)
+        invoke(bedrock)
+    recorded = [i["response"]["headers"] for i in yaml.safe_load(path.read_text())["interactions"]]
+    assert main(["check", str(folder), "--no-progress", "--write", "--force-write"]) == 0
+    rewritten = [i["response"]["headers"] for i in yaml.safe_load(path.read_text())["interactions"]]
+    assert [set(h) for h in rewritten] == [set(h) for h in recorded]
+    assert not {"date", "server", "content-length"} & {name for h in rewritten for name in h}
+    emu.reset()
+    monkeypatch.setenv("CI", "true")
+    with intercept(Recorder(path)):
+        bedrock = client(emu)
+        assert converse(bedrock)["output"]
+        assert invoke(bedrock)["body"]["content"]
+    assert emu.hits == 0
+
+
+def test_the_readme_example_replays_on_ci_with_fake_keys_and_any_region(
+    emu: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Recorded against one endpoint, the README's client (no endpoint_url, no region_name)
+    replays under CI with fake keys and whatever region the environment names: the host and
+    region are not part of a request's identity, and nothing is sent."""
+    fake_aws(monkeypatch, tmp_path)
+    path = tmp_path / "cassettes" / "bedrock.yaml"
+    messages = [{"role": "user", "content": [{"text": "Capital of France?"}]}]
+    model = "anthropic.claude-3-haiku-20240307-v1:0"
+    with intercept(Recorder(path)):
+        recorded = client(emu).converse(modelId=model, messages=messages)
+    emu.reset()
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-3")
+    with intercept(Recorder(path)):
+        replayed = boto3.client("bedrock-runtime").converse(modelId=model, messages=messages)
+    assert emu.hits == 0
+    assert replayed["output"] == recorded["output"]
+
+
+def test_a_policy_still_widens_and_narrows_an_open_body() -> None:
+    """Every key of a native body is semantic but the tuning ones; a MatchPolicy can still make
+    a tuning key semantic (widen) or a key tuning (narrow)."""
+    provider = "bedrock.invoke_model"
+    body = {"model": "m", "query": "q", "documents": ["a"], "temperature": 0.1}
+
+    def digest(policy: MatchPolicy, **changed: Any) -> str:
+        return LLMRequest.from_body(provider, {**body, **changed}, policy=policy).digest()
+
+    plain = MatchPolicy()
+    assert digest(plain) == digest(plain, temperature=0.9)
+    assert digest(plain) != digest(plain, documents=["b"])
+    widened = MatchPolicy(widen={provider: ["temperature"]})
+    assert digest(widened) != digest(widened, temperature=0.9)
+    narrowed = MatchPolicy(narrow={provider: ["documents"]})
+    assert digest(narrowed) == digest(narrowed, documents=["b"])
+    assert digest(narrowed) != digest(narrowed, query="other")

@@ -43,14 +43,19 @@ def _ask(client: anthropic.AnthropicBedrock, text: str = "Capital of France?") -
 def test_anthropic_bedrock_records_and_replays(
     emu: Emulator, tmp_path: Path, aws: Credentials
 ) -> None:
-    """A message and a stream replay as recorded; the stream is stored as readable chunks."""
+    """A message and a stream replay as recorded, the stream stored as readable chunks; a new
+    prompt is CassetteMissError on the first attempt (max_retries=2)."""
     path = tmp_path / "ab.yaml"
     with intercept(Recorder(path, mode="record")):
         recorded = _ask(_client(emu))
     assert emu.hits == 2
     emu.reset()
-    with intercept(Recorder(path, mode="replay")):
+    replayer = Recorder(path, mode="replay")
+    with intercept(replayer):
         replayed = _ask(_client(emu))
+        with pytest.raises(CassetteMissError):  # not APIConnectionError after retries
+            _ask(_client(emu), "Capital of Spain?")
+    assert replayer.stats.missed == 1
     assert emu.hits == 0
     assert replayed == recorded
     stored = yaml.safe_load(path.read_text())["interactions"]
@@ -62,16 +67,3 @@ def test_anthropic_bedrock_records_and_replays(
     text = path.read_text()
     for value in aws.values():
         assert value not in text
-
-
-def test_an_anthropic_bedrock_miss_is_not_a_connection_error(
-    emu: Emulator, tmp_path: Path, aws: Credentials
-) -> None:
-    """A miss reaches the caller as CassetteMissError, not APIConnectionError after retries."""
-    path = tmp_path / "ab.yaml"
-    with intercept(Recorder(path, mode="record")):
-        _ask(_client(emu))
-    replayer = Recorder(path, mode="replay")
-    with intercept(replayer), pytest.raises(CassetteMissError):
-        _ask(_client(emu), "Capital of Spain?")
-    assert replayer.stats.missed == 1

@@ -1,32 +1,42 @@
-"""The real google-genai SDK through ``intercept(recorder)``, against the loopback emulator.
+"""The google-genai SDK's quirks (the shared promises are in test_sdk_contract.py).
 
-Sync calls go through httpx2, async ones through aiohttp (installed here): generate, stream,
-embed and a function-call round trip whose ``thoughtSignature`` travels back. Recorded once,
-replayed under ``CI=true`` with the emulator stopped (no socket could answer), the SDK objects
-are equal field by field; a changed prompt is a ``CassetteMissError`` raised through the SDK; a
-changed temperature still replays; the key is in no file.
+Sync calls go through httpx2, async ones through aiohttp: embed and a function-call round trip
+whose ``thoughtSignature`` travels back; what a request is matched on (the model from the path,
+the schema parts of ``generationConfig``); recorded errors; Vertex express mode; the key in the
+prompt or in the query; a stream split at every byte; two processes appending to one cassette.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
-from typing import Any
 
+import httpx2
 import pytest
+import yaml
 from google import genai
 from google.genai import errors, types
 
-from cassettes_core import CassetteMissError, Recorder, load_cassette
+from cassettes_core import CassetteMissError, Recorder, UnsafeCassetteError, load_cassette
 from cassettes_core.testing.emulator import Emulator
-from cassettes_core.transport import intercept
+from cassettes_core.transport import SSEParser, intercept
 from tests.helpers import gemini as g
 
+GENERATE = "/v1beta/models/gemini-2.5-flash:generateContent"
+BODY = {"contents": [{"role": "user", "parts": [{"text": "Hi"}]}]}
 
-def _record_and_replay_sync(
-    path: Path, monkeypatch: pytest.MonkeyPatch
-) -> tuple[list[Any], list[Any], int]:
+
+def test_sync_calls_replay_field_by_field_and_the_signature_goes_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """generate, stream, embed and a function round trip replay equal with the emulator gone;
+    the call's random signature is stored as sent (base64) in both directions, passes the
+    secret guard, and the follow-up request that carries it replays."""
+    path = tmp_path / "gemini.yaml"
     with Emulator() as emu:
         client = g.client(emu.url, emu.api_key)
         with intercept(Recorder(path, mode="record")):
@@ -35,15 +45,6 @@ def _record_and_replay_sync(
     monkeypatch.setenv("CI", "true")
     with intercept(Recorder(path)):  # the emulator is gone: nothing could answer live
         replayed = g.sync_calls(client)
-    return live, replayed, hits
-
-
-def test_sync_calls_record_then_replay_field_by_field(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """generate, stream, embed and a function round trip replay equal to what was recorded."""
-    path = tmp_path / "gemini.yaml"
-    live, replayed, hits = _record_and_replay_sync(path, monkeypatch)
     assert hits == 5  # generate, stream, embed, the call and its answer
     assert replayed == live
     stored = load_cassette(path)
@@ -58,17 +59,6 @@ def test_sync_calls_record_then_replay_field_by_field(
     assert stored.interactions[1].stream is not None  # event by event, not one body
     assert len(stored.interactions[1].stream) == len(live) - 4  # the chunks, one event each
     assert {i.request.model for i in stored.interactions} == {g.MODEL, g.EMBED_MODEL}
-
-
-def test_the_thought_signature_goes_back_and_replays(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The function call's random signature is stored as sent (base64) in both directions,
-    passes the secret guard, and the follow-up request that carries it replays."""
-    path = tmp_path / "gemini.yaml"
-    _record_and_replay_sync(path, monkeypatch)
-    stored = load_cassette(path)
-    assert stored is not None
     call, answer = stored.interactions[3], stored.interactions[4]
     assert call.response is not None
     given = call.response.body["candidates"][0]["content"]["parts"][0]["thoughtSignature"]
@@ -76,107 +66,6 @@ def test_the_thought_signature_goes_back_and_replays(
     assert len(given) > 100
     # The SDK decodes the signature and sends it back URL-safe encoded: the same bytes.
     assert base64.urlsafe_b64decode(sent_back) == base64.b64decode(given)
-
-
-def test_no_key_in_the_cassette(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The generated key is in no header, query or body of the file."""
-    path = tmp_path / "gemini.yaml"
-    with Emulator(api_key="emu-" + base64.b32encode(__import__("os").urandom(15)).decode()) as emu:
-        with intercept(Recorder(path, mode="record")):
-            g.sync_calls(g.client(emu.url, emu.api_key))
-        key = emu.api_key
-    text = path.read_text(encoding="utf-8")
-    assert key not in text
-    assert key[4:] not in text
-    assert "x-goog-api-key" not in text.lower()
-    assert "set-cookie" not in text.lower()
-
-
-def test_a_changed_prompt_is_a_miss_through_the_sdk(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The SDK lets the miss through unwrapped, at once, with the diff of the prompt."""
-    path = tmp_path / "gemini.yaml"
-    with Emulator() as emu:
-        client = g.client(emu.url, emu.api_key)
-        with intercept(Recorder(path, mode="record")):
-            client.models.generate_content(model=g.MODEL, contents="Paris?", config=g.config())
-        monkeypatch.setenv("CI", "true")
-        with intercept(Recorder(path)), pytest.raises(CassetteMissError) as raised:
-            client.models.generate_content(model=g.MODEL, contents="Lyon?", config=g.config())
-        assert emu.hits == 1
-    message = str(raised.value)
-    assert "'Paris?' → 'Lyon?'" in message
-    assert "contents[0].parts[0].text" in message
-
-
-def test_a_miss_is_not_retried_by_the_sdk_retry_options(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """With the SDK's own retries on (HttpRetryOptions), a miss still reaches the caller once."""
-    path = tmp_path / "gemini.yaml"
-    retrying = types.HttpRetryOptions(attempts=5, initial_delay=5.0)
-    with Emulator() as emu:
-        client = g.client(emu.url, emu.api_key, retry_options=retrying)
-        with intercept(Recorder(path, mode="record")):
-            client.models.generate_content(model=g.MODEL, contents="Paris?")
-    monkeypatch.setenv("CI", "true")
-    recorder = Recorder(path)
-    with intercept(recorder), pytest.raises(CassetteMissError):
-        client.models.generate_content(model=g.MODEL, contents="Rome?")
-    assert len(recorder.stats.misses) == 1
-
-
-@pytest.mark.parametrize(
-    "tuning",
-    [
-        pytest.param({"temperature": 0.9}, id="temperature"),
-        pytest.param({"top_p": 0.1, "top_k": 3, "seed": 7}, id="sampling"),
-        pytest.param({"max_output_tokens": 17, "stop_sequences": ["END"]}, id="limits"),
-    ],
-)
-def test_changed_tuning_still_replays(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tuning: dict[str, object]
-) -> None:
-    """The sampling keys of generationConfig are tuning: another value replays the answer."""
-    path = tmp_path / "gemini.yaml"
-    with Emulator() as emu:
-        client = g.client(emu.url, emu.api_key)
-        with intercept(Recorder(path, mode="record")):
-            live = client.models.generate_content(model=g.MODEL, contents="Hi", config=g.config())
-    monkeypatch.setenv("CI", "true")
-    tuned = types.GenerateContentConfig(**tuning)  # type: ignore[arg-type]
-    with intercept(Recorder(path)):
-        replayed = client.models.generate_content(model=g.MODEL, contents="Hi", config=tuned)
-    assert g.dumped(replayed) == g.dumped(live)
-
-
-@pytest.mark.parametrize(
-    "changed",
-    [
-        pytest.param({"system_instruction": "Answer in French."}, id="system"),
-        pytest.param({"response_mime_type": "application/json"}, id="mime-type"),
-        pytest.param(
-            {"response_json_schema": {"type": "object", "properties": {"a": {"type": "string"}}}},
-            id="json-schema",
-        ),
-        pytest.param({"tools": [g.get_weather]}, id="tools"),
-        pytest.param({"candidate_count": 2}, id="candidates"),
-    ],
-)
-def test_what_is_asked_is_matched(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, changed: dict[str, object]
-) -> None:
-    """The system instruction, tools and the schema parts of generationConfig are semantic."""
-    path = tmp_path / "gemini.yaml"
-    with Emulator() as emu:
-        client = g.client(emu.url, emu.api_key)
-        with intercept(Recorder(path, mode="record")):
-            client.models.generate_content(model=g.MODEL, contents="Hi", config=g.config())
-    monkeypatch.setenv("CI", "true")
-    other = types.GenerateContentConfig(temperature=0.2, **changed)  # type: ignore[arg-type]
-    with intercept(Recorder(path)), pytest.raises(CassetteMissError):
-        client.models.generate_content(model=g.MODEL, contents="Hi", config=other)
 
 
 def test_another_model_in_the_path_is_a_miss(
@@ -192,57 +81,6 @@ def test_another_model_in_the_path_is_a_miss(
     with intercept(Recorder(path)), pytest.raises(CassetteMissError) as raised:
         client.models.generate_content(model="gemini-2.5-pro", contents="Hi")
     assert "gemini-2.5-flash" in str(raised.value)
-
-
-def test_async_calls_through_aiohttp_record_then_replay(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """client.aio (aiohttp) records and replays generate, stream, embed and a function call,
-    field by field, with the emulator gone in replay."""
-    path = tmp_path / "gemini-aio.yaml"
-
-    async def record(emu: Emulator) -> list[object]:
-        async with intercept(Recorder(path, mode="record")):
-            return await g.async_calls(g.client(emu.url, emu.api_key))
-
-    with Emulator() as emu:
-        live = asyncio.run(record(emu))
-        hits, url, key = emu.hits, emu.url, emu.api_key
-    monkeypatch.setenv("CI", "true")
-
-    async def replay() -> list[object]:
-        async with intercept(Recorder(path)):
-            return await g.async_calls(g.client(url, key))
-
-    assert asyncio.run(replay()) == live
-    assert hits == 5
-    stored = load_cassette(path)
-    assert stored is not None
-    assert stored.interactions[1].provider == "gemini.stream"
-    assert stored.interactions[1].stream is not None
-
-
-def test_an_async_miss_is_raised_through_the_sdk(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Through aiohttp too, a changed prompt is our miss, not an aiohttp error the SDK retries."""
-    path = tmp_path / "gemini-aio.yaml"
-
-    async def ask(url: str, key: str, prompt: str, mode: str | None) -> None:
-        client = g.client(url, key)
-        try:
-            async with intercept(Recorder(path, mode=mode)):
-                await client.aio.models.generate_content(model=g.MODEL, contents=prompt)
-        finally:
-            await client.aio.aclose()
-
-    with Emulator() as emu:
-        asyncio.run(ask(emu.url, emu.api_key, "Paris?", "record"))
-        monkeypatch.setenv("CI", "true")
-        with pytest.raises(CassetteMissError) as raised:
-            asyncio.run(ask(emu.url, emu.api_key, "Lyon?", None))
-        assert emu.hits == 1
-    assert "'Paris?' → 'Lyon?'" in str(raised.value)
 
 
 def test_a_recorded_error_replays_as_the_sdk_error(
@@ -284,3 +122,160 @@ def test_vertex_express_mode_records_and_replays(
         "/v1beta1/publishers/google/models/gemini-2.5-flash:generateContent"
     )
     assert key not in path.read_text(encoding="utf-8")
+
+
+def test_a_recorded_error_replays_through_aiohttp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 429 recorded by the async client replays as the same ClientError, connection-less."""
+    path = tmp_path / "gemini.yaml"
+
+    async def ask(url: str, key: str, mode: str | None) -> errors.ClientError:
+        client = g.client(url, key)
+        try:
+            async with intercept(Recorder(path, mode=mode, record_errors="all")):
+                await client.aio.models.generate_content(model=g.MODEL, contents="Hi")
+        except errors.ClientError as exc:
+            return exc
+        finally:
+            await client.aio.aclose()
+        raise AssertionError("no error")
+
+    with Emulator() as emu:
+        emu.inject_error(429)
+        live = asyncio.run(ask(emu.url, emu.api_key, "record"))
+        url, key = emu.url, emu.api_key
+    monkeypatch.setenv("CI", "true")
+    replayed = asyncio.run(ask(url, key, None))
+    assert (replayed.code, replayed.status, replayed.message) == (
+        live.code,
+        live.status,
+        live.message,
+    )
+
+
+def test_a_key_pasted_into_the_prompt_is_refused_and_nothing_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SDK's own key variable, quoted in a prompt: refused through the SDK, no file."""
+    path = tmp_path / "gemini.yaml"
+    with Emulator() as emu:
+        monkeypatch.setenv("GEMINI_API_KEY", emu.api_key)
+        client = g.client(emu.url, emu.api_key)
+        with intercept(Recorder(path, mode="record")), pytest.raises(UnsafeCassetteError) as err:
+            client.models.generate_content(model=g.MODEL, contents=f"my key is {emu.api_key}")
+        key = emu.api_key
+    assert not path.exists()
+    assert key not in str(err.value)
+
+
+def test_the_query_key_is_not_in_the_file_nor_in_a_miss(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``?key=`` authenticates live, is not stored, and a later miss does not print it."""
+    path = tmp_path / "gemini.yaml"
+    with Emulator() as emu:
+        key = emu.api_key
+        recorder = Recorder(path, mode="record")
+        with intercept(recorder), httpx2.Client(base_url=emu.url) as client:
+            assert client.post(GENERATE, params={"key": key}, json=BODY).status_code == 200
+    assert key not in path.read_text(encoding="utf-8")
+    monkeypatch.setenv("CI", "true")
+    other = {"contents": [{"role": "user", "parts": [{"text": "Bye"}]}]}
+    with (
+        intercept(Recorder(path)),
+        httpx2.Client(base_url="http://127.0.0.1:9") as client,
+        pytest.raises(CassetteMissError) as miss,
+    ):
+        client.post(GENERATE, params={"key": key}, json=other)
+    assert key not in str(miss.value)
+
+
+def test_a_recorded_stream_parses_alike_however_it_is_split(tmp_path: Path) -> None:
+    """Gemini's CRLF frames, cut at every byte, give the events the cassette holds."""
+    path = tmp_path / "gemini.yaml"
+    with Emulator() as emu:
+        gemini = g.client(emu.url, emu.api_key)
+        with intercept(Recorder(path, mode="record")):
+            chunks = list(
+                gemini.models.generate_content_stream(model=g.MODEL, contents="Name three rivers")
+            )
+        with httpx2.Client(base_url=emu.url) as client:
+            raw = client.post(
+                "/v1/models/gemini-2.5-flash:streamGenerateContent",
+                params={"alt": "sse"},
+                json={"contents": [{"role": "user", "parts": [{"text": "Name three rivers"}]}]},
+                headers={"x-goog-api-key": emu.api_key},
+            ).content
+    stored = load_cassette(path)
+    assert stored is not None
+    events = stored.interactions[0].stream
+    assert events is not None
+    assert len(events) == len(chunks)
+    whole = [e.data for e in SSEParser().feed(raw)]
+    for cut in range(0, len(raw), 7):
+        parser = SSEParser()
+        split = [*parser.feed(raw[:cut]), *parser.feed(raw[cut:]), *parser.close()]
+        texts = [e.data["candidates"][0]["content"]["parts"][0]["text"] for e in split]
+        assert texts == [e["candidates"][0]["content"]["parts"][0]["text"] for e in whole]
+
+
+def test_two_processes_append_to_one_cassette(tmp_path: Path) -> None:
+    """Two processes recording Gemini calls into one file lose nothing (sync and async)."""
+    path = tmp_path / "shared.yaml"
+    script = textwrap.dedent(
+        """
+        import asyncio, sys
+        from google import genai
+        from google.genai import types
+        from cassettes_core import Recorder, intercept
+
+        url, key, path, word = sys.argv[1:]
+        MODEL = "gemini-2.5-flash"
+        client = genai.Client(api_key=key, http_options=types.HttpOptions(base_url=url))
+
+        async def both():
+            async with intercept(Recorder(path, mode="append")):
+                client.models.generate_content(model=MODEL, contents="sync " + word)
+                await client.aio.models.generate_content(model=MODEL, contents="aio " + word)
+            await client.aio.aclose()
+
+        asyncio.run(both())
+        """
+    )
+    with Emulator() as emu:
+        runs = [
+            subprocess.Popen(
+                [sys.executable, "-c", script, emu.url, emu.api_key, str(path), word],
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for word in ("one", "two")
+        ]
+        for run in runs:
+            _, err = run.communicate(timeout=120)
+            assert run.returncode == 0, err
+    stored = load_cassette(path)
+    assert stored is not None
+    asked = sorted(i.request.fields["contents"][0]["parts"][0]["text"] for i in stored.interactions)
+    assert asked == ["aio one", "aio two", "sync one", "sync two"]
+    assert sorted(i.seq for i in stored.interactions) == [1, 2, 3, 4]
+
+
+def test_the_stored_request_reads_well(emu: Emulator, tmp_path: Path) -> None:
+    """The model comes from the path; sampling sits under params; the schema parts on top."""
+    path = tmp_path / "gemini.yaml"
+    config = types.GenerateContentConfig(
+        temperature=0.4,
+        top_p=0.5,
+        response_mime_type="application/json",
+        system_instruction="Be terse.",
+    )
+    client = g.client(emu.url, emu.api_key)
+    with intercept(Recorder(path, mode="record")):
+        client.models.generate_content(model="gemini-2.5-pro", contents="Hi", config=config)
+    request = yaml.safe_load(path.read_text(encoding="utf-8"))["interactions"][0]["request"]
+    assert request["model"] == "gemini-2.5-pro"
+    assert request["generationConfig"] == {"responseMimeType": "application/json"}
+    assert request["params"] == {"generationConfig": {"temperature": 0.4, "topP": 0.5}}
+    assert request["systemInstruction"]["parts"] == [{"text": "Be terse."}]

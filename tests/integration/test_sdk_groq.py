@@ -1,6 +1,6 @@
-"""The real ``groq`` SDK (legacy httpx) against the emulator's Groq endpoint: recorded as
-``groq.chat``, replayed in CI with the emulator untouched; a miss reaches the user at once as
-CassetteMissError, although groq retries every exception its transport raises."""
+"""The ``groq`` SDK's quirks (legacy httpx; the shared promises are in test_sdk_contract.py):
+x_groq replays; a miss reaches the user at once as CassetteMissError although groq retries
+every exception its transport raises, while a real connection failure is still retried."""
 
 from __future__ import annotations
 
@@ -15,24 +15,10 @@ from cassettes_core import CassetteMissError, Recorder
 from cassettes_core.testing.emulator import Emulator
 from cassettes_core.transport import intercept
 from tests.helpers.fake_secrets import rand
-from tests.helpers.family import aroundtrip, interactions, manifest_sdks, record, roundtrip
+from tests.helpers.family import interactions, record, roundtrip
 from tests.helpers.sdk_sleeps import log_sleeps
 
 MODEL = "llama-3.3-70b-versatile"
-TOOLS: Any = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "description": "Current weather in a city",
-            "parameters": {
-                "type": "object",
-                "properties": {"city": {"type": "string"}},
-                "required": ["city"],
-            },
-        },
-    }
-]
 
 
 def _client(emu: Emulator, **options: Any) -> groq.Groq:
@@ -50,83 +36,23 @@ def _create(emu: Emulator, text: str = "Capital of France?", **options: Any) -> 
         return list(answer) if options.get("stream") else answer
 
 
-def test_chat_replays_as_groq_chat_with_its_sdk_in_the_manifest(
+def test_x_groq_replays_in_answers_and_streams(
     emu: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """A chat completion replays equal field by field (x_groq included), named groq.chat."""
+    """groq's own x_groq (the answer's request id, the last chunk's usage) replays; the stream
+    is stored chunk by chunk, then [DONE]; the endpoint keeps groq's /openai prefix."""
     path = tmp_path / "chat.yaml"
     recorded, replayed = roundtrip(
-        emu,
-        monkeypatch,
-        path,
-        lambda: _create(emu),
+        emu, monkeypatch, path, lambda: [_create(emu), _create(emu, "Stream?", stream=True)]
     )
     assert replayed == recorded
-    assert recorded["x_groq"]["id"].startswith("req_")
-    [interaction] = interactions(path)
-    assert interaction["provider"] == "groq.chat"
-    assert interaction["endpoint"] == "/openai/v1/chat/completions"
-    assert manifest_sdks(path)["groq"] == importlib.metadata.version("groq")
-
-
-def test_stream_and_its_x_groq_usage_replay(
-    emu: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    """Every chunk replays, with the last one's x_groq.usage, event by event."""
-    path = tmp_path / "stream.yaml"
-
-    recorded, replayed = roundtrip(emu, monkeypatch, path, lambda: _create(emu, stream=True))
-    assert replayed == recorded
-    assert recorded[-1]["x_groq"]["usage"]["completion_tokens"] > 0
-    [interaction] = interactions(path)
-    assert interaction["stream"][-1]["data"] == "[DONE]"
-    assert len(interaction["stream"]) == len(recorded) + 1
-
-
-def test_tool_call_replays(emu: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """A tool call replays with the same call id and arguments."""
-    recorded, replayed = roundtrip(
-        emu,
-        monkeypatch,
-        tmp_path / "tools.yaml",
-        lambda: _create(emu, "Weather in Paris?", tools=TOOLS),
-    )
-    assert replayed == recorded
-    [call] = recorded["choices"][0]["message"]["tool_calls"]
-    assert call["function"]["name"] == "get_weather"
-
-
-def test_async_client_replays(
-    emu: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    """AsyncGroq, JSON and streamed, replays equal."""
-
-    async def call() -> list[Any]:
-        client = groq.AsyncGroq(base_url=emu.base_url("groq"), api_key=emu.api_key)
-        answer = await client.chat.completions.create(model=MODEL, messages=_ask())
-        stream = await client.chat.completions.create(
-            model=MODEL, messages=_ask("Name a river"), stream=True
-        )
-        chunks = [chunk async for chunk in stream]
-        await client.close()
-        return [answer, chunks]
-
-    recorded, replayed = aroundtrip(emu, monkeypatch, tmp_path / "async.yaml", call)
-    assert replayed == recorded
-
-
-def test_a_changed_temperature_still_replays(emu: Emulator, tmp_path: Path) -> None:
-    """Temperature, seed and max_tokens are tuning: the recording still answers."""
-    path = tmp_path / "tuning.yaml"
-    first = record(
-        path,
-        lambda: _create(emu, temperature=0.1),
-    )
-    emu.reset()
-    with intercept(Recorder(path, mode="replay")):
-        again = _create(emu, temperature=0.9, seed=7, max_tokens=5)
-    assert emu.hits == 0
-    assert again.model_dump() == first.model_dump()
+    answer, chunks = recorded
+    assert answer["x_groq"]["id"].startswith("req_")
+    assert chunks[-1]["x_groq"]["usage"]["completion_tokens"] > 0
+    plain, streamed = interactions(path)
+    assert plain["endpoint"] == "/openai/v1/chat/completions"
+    assert streamed["stream"][-1]["data"] == "[DONE]"
+    assert len(streamed["stream"]) == len(chunks) + 1
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
@@ -151,29 +77,6 @@ def test_a_changed_prompt_is_a_miss_at_once_never_retried(
     assert not isinstance(caught.value, groq.APIConnectionError)
     assert "France" in str(caught.value)
     assert "Spain" in str(caught.value)
-
-
-@pytest.mark.asyncio
-async def test_async_miss_is_at_once_too(
-    emu: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    """AsyncGroq's retry loop (anyio sleeps) lets the miss through on the first attempt."""
-    path = tmp_path / "amiss.yaml"
-    record(path, lambda: _create(emu))
-    emu.reset()
-    slept: list[float] = []
-
-    async def no_sleep(seconds: float) -> None:
-        slept.append(seconds)
-
-    monkeypatch.setattr(importlib.import_module("groq._base_client").anyio, "sleep", no_sleep)
-    async with intercept(Recorder(path, mode="replay")):
-        client = groq.AsyncGroq(base_url=emu.base_url("groq"), api_key=emu.api_key)
-        with pytest.raises(CassetteMissError):
-            await client.chat.completions.create(model=MODEL, messages=_ask("Other?"))
-        await client.close()
-    assert slept == []
-    assert emu.hits == 0
 
 
 def test_a_real_connection_failure_is_still_retried_as_live(

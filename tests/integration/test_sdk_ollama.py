@@ -1,11 +1,9 @@
-"""The real ``ollama`` SDK (legacy httpx) against the emulator's native Ollama API:
-``/api/chat``, ``/api/generate``, ``/api/embed``; NDJSON streams stored line by line and
-replayed as the same lines, in CI with the emulator untouched."""
+"""The ``ollama`` SDK's quirks (legacy httpx; the shared promises are in test_sdk_contract.py):
+``/api/generate`` and ``/api/embed``; NDJSON streams stored line by line and replayed as the
+same lines; ``stream`` chooses the answer's shape, and Ollama streams when it is left out."""
 
 from __future__ import annotations
 
-import asyncio
-import importlib.metadata
 from pathlib import Path
 from typing import Any
 
@@ -16,32 +14,14 @@ import pytest
 from cassettes_core import CassetteMissError, Recorder
 from cassettes_core.testing.emulator import Emulator
 from cassettes_core.transport import intercept
-from tests.helpers.family import aroundtrip, interactions, manifest_sdks, record, roundtrip
+from tests.helpers.family import interactions, record, roundtrip
 
 MODEL = "llama3.2"
-TOOLS: Any = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "description": "Current weather in a city",
-            "parameters": {
-                "type": "object",
-                "properties": {"city": {"type": "string"}},
-                "required": ["city"],
-            },
-        },
-    }
-]
 
 
 def _client(emu: Emulator) -> ollama.Client:
     # The emulator wants a key, as Ollama Cloud does; a local Ollama wants none.
     return ollama.Client(host=emu.url, headers={"Authorization": f"Bearer {emu.api_key}"})
-
-
-def _async_client(emu: Emulator) -> ollama.AsyncClient:
-    return ollama.AsyncClient(host=emu.url, headers={"Authorization": f"Bearer {emu.api_key}"})
 
 
 def _ask(text: str = "Capital of France?") -> list[Any]:
@@ -51,21 +31,6 @@ def _ask(text: str = "Capital of France?") -> list[Any]:
 def _chat(emu: Emulator, text: str = "Capital of France?", **options: Any) -> Any:
     with _client(emu) as client:
         return client.chat(model=MODEL, messages=_ask(text), **options)
-
-
-def test_chat_replays_as_ollama_chat(
-    emu: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    """A chat answer replays equal, durations and counts included; stream stays a param."""
-    path = tmp_path / "chat.yaml"
-    recorded, replayed = roundtrip(emu, monkeypatch, path, lambda: _chat(emu))
-    assert replayed == recorded
-    assert recorded["done_reason"] == "stop"
-    [interaction] = interactions(path)
-    assert interaction["provider"] == "ollama.chat"
-    assert interaction["endpoint"] == "/api/chat"
-    assert interaction["request"]["params"]["stream"] is False
-    assert manifest_sdks(path)["ollama"] == importlib.metadata.version("ollama")
 
 
 def test_stream_is_stored_line_by_line_and_replays_the_same_lines(
@@ -87,21 +52,6 @@ def test_stream_is_stored_line_by_line_and_replays_the_same_lines(
     assert lines[-1]["data"]["done"] is True
     assert lines[-1]["data"]["eval_count"] > 0
     assert [line["data"]["done"] for line in lines[:-1]] == [False] * (len(lines) - 1)
-
-
-def test_a_tool_call_with_object_arguments_and_no_id_replays(
-    emu: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    """Ollama's tool calls carry their arguments as an object; the replay is equal."""
-    recorded, replayed = roundtrip(
-        emu,
-        monkeypatch,
-        tmp_path / "tools.yaml",
-        lambda: _chat(emu, "Weather in Paris?", tools=TOOLS),
-    )
-    assert replayed == recorded
-    [call] = recorded["message"]["tool_calls"]
-    assert call["function"]["arguments"] == {"city": "Paris"}
 
 
 def test_generate_and_embed_replay(
@@ -128,37 +78,16 @@ def test_generate_and_embed_replay(
     assert len(recorded[2]["embeddings"]) == 2
 
 
-def test_async_client_replays(
-    emu: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    """AsyncClient chat, JSON and streamed, replays equal."""
-
-    async def call() -> list[Any]:
-        async with _async_client(emu) as client:
-            answer = await client.chat(model=MODEL, messages=_ask())
-            stream = await client.chat(model=MODEL, messages=_ask("Name a river"), stream=True)
-            return [answer, [part async for part in stream]]
-
-    recorded, replayed = aroundtrip(emu, monkeypatch, tmp_path / "async.yaml", call)
-    assert replayed == recorded
-
-
-def test_options_and_keep_alive_are_tuning_but_format_is_asked(
-    emu: Emulator, tmp_path: Path
-) -> None:
-    """Temperature (in options) and keep_alive still replay; another format is a miss."""
-    path = tmp_path / "tuning.yaml"
-    first = record(path, lambda: _chat(emu, options={"temperature": 0.1}))
+def test_format_is_asked_and_stream_stays_a_param(emu: Emulator, tmp_path: Path) -> None:
+    """Another ``format`` (the output's schema) is a miss; ``stream`` is stored as a param."""
+    path = tmp_path / "format.yaml"
+    record(path, lambda: _chat(emu, options={"temperature": 0.1}))
+    assert interactions(path)[0]["request"]["params"]["stream"] is False
     emu.reset()
     schema = {"type": "object", "properties": {"city": {"type": "string"}}}
-    with intercept(Recorder(path, mode="replay")):
-        again = _chat(emu, options={"temperature": 0.9, "seed": 4}, keep_alive="10m")
-        with pytest.raises(CassetteMissError, match="format"):
-            _chat(emu, format=schema)
-        with pytest.raises(CassetteMissError, match="Spain"):
-            _chat(emu, "Capital of Spain?")
+    with intercept(Recorder(path, mode="replay")), pytest.raises(CassetteMissError, match="format"):
+        _chat(emu, format=schema)
     assert emu.hits == 0
-    assert again.model_dump() == first.model_dump()
 
 
 def test_a_stream_request_is_only_answered_by_a_recorded_stream(
@@ -175,21 +104,6 @@ def test_a_stream_request_is_only_answered_by_a_recorded_stream(
         _client(emu) as client,
     ):
         list(client.chat(model=MODEL, messages=_ask(), stream=True))
-    assert emu.hits == 0
-
-
-def test_async_miss_reaches_the_user(emu: Emulator, tmp_path: Path) -> None:
-    """A miss through AsyncClient is our error, not an ollama ResponseError."""
-    path = tmp_path / "amiss.yaml"
-    record(path, lambda: _chat(emu))
-    emu.reset()
-
-    async def call() -> None:
-        async with intercept(Recorder(path, mode="replay")), _async_client(emu) as client:
-            await client.chat(model=MODEL, messages=_ask("Other?"))
-
-    with pytest.raises(CassetteMissError):
-        asyncio.run(call())
     assert emu.hits == 0
 
 

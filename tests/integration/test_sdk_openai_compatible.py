@@ -19,36 +19,11 @@ from cassettes_core.testing.emulator import Emulator
 from cassettes_core.transport import intercept, match_route
 from tests.helpers.family import (
     ToEmulator,
-    aroundtrip,
     interactions,
     manifest_sdks,
     record,
     roundtrip,
 )
-
-TOOLS: Any = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
-        },
-    }
-]
-
-
-class _AsyncToEmulator(httpx2.AsyncBaseTransport):
-    def __init__(self, emu: Emulator) -> None:
-        self.emu = emu
-        self.inner = httpx2.AsyncHTTPTransport()
-
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        request.url = httpx2.URL(self.emu.openai_base_url + "/chat/completions")
-        request.headers["host"] = request.url.netloc.decode()
-        return await self.inner.handle_async_request(request)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 def _chat(emu: Emulator, base_url: str, text: str = "Capital of France?", **options: Any) -> Any:
@@ -66,7 +41,6 @@ def _chat(emu: Emulator, base_url: str, text: str = "Capital of France?", **opti
 @pytest.mark.parametrize(
     ("base_url", "provider"),
     [
-        pytest.param("https://api.together.xyz/v1", "together.chat", id="together"),
         pytest.param("https://api.together.ai/v1", "together.chat", id="together-ai"),
         pytest.param("https://openrouter.ai/api/v1", "openrouter.chat", id="openrouter"),
         pytest.param("https://api.deepseek.com/v1", "deepseek.chat", id="deepseek"),
@@ -90,52 +64,6 @@ def test_the_host_names_the_provider(
     assert "openai" in manifest_sdks(path)
 
 
-def test_stream_and_tool_call_on_another_base_url(
-    emu: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    """A streamed answer and a tool call replay equal as together.chat."""
-    base = "https://api.together.xyz/v1"
-
-    def call() -> list[Any]:
-        with (
-            httpx2.Client(transport=ToEmulator(emu)) as http,
-            openai.OpenAI(base_url=base, api_key=emu.api_key, http_client=http) as client,
-        ):
-            ask: Any = [{"role": "user", "content": "Weather in Paris?"}]
-            stream = client.chat.completions.create(model="m", messages=ask, stream=True)
-            chunks = list(stream)
-            tool = client.chat.completions.create(model="m", messages=ask, tools=TOOLS)
-            return [chunks, tool]
-
-    path = tmp_path / "mixed.yaml"
-    recorded, replayed = roundtrip(emu, monkeypatch, path, call)
-    assert replayed == recorded
-    assert {i["provider"] for i in interactions(path)} == {"together.chat"}
-    assert recorded[1]["choices"][0]["finish_reason"] == "tool_calls"
-
-
-def test_async_client_on_another_base_url(
-    emu: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    """AsyncOpenAI on xAI's base URL replays equal as xai.chat."""
-
-    async def call() -> Any:
-        async with (
-            httpx2.AsyncClient(transport=_AsyncToEmulator(emu)) as http,
-            openai.AsyncOpenAI(
-                base_url="https://api.x.ai/v1", api_key=emu.api_key, http_client=http
-            ) as client,
-        ):
-            return await client.chat.completions.create(
-                model="grok-4", messages=[{"role": "user", "content": "Hi"}]
-            )
-
-    path = tmp_path / "async.yaml"
-    recorded, replayed = aroundtrip(emu, monkeypatch, path, call)
-    assert replayed == recorded
-    assert interactions(path)[0]["provider"] == "xai.chat"
-
-
 def test_the_same_question_to_two_providers_is_two_recordings(
     emu: Emulator, tmp_path: Path
 ) -> None:
@@ -144,11 +72,9 @@ def test_the_same_question_to_two_providers_is_two_recordings(
     record(path, lambda: _chat(emu, "https://api.together.xyz/v1"))
     emu.reset()
     with intercept(Recorder(path, mode="replay")):
-        _chat(emu, "https://api.together.xyz/v1", temperature=1.5)  # tuning: still a hit
+        _chat(emu, "https://api.together.xyz/v1")
         with pytest.raises(CassetteMissError):
             _chat(emu, "https://api.deepseek.com/v1")
-        with pytest.raises(CassetteMissError, match="Spain"):
-            _chat(emu, "https://api.together.xyz/v1", "Capital of Spain?")
     assert emu.hits == 0
 
 

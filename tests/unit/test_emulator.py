@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -235,18 +233,6 @@ def test_chat_stream_helper_builds_the_final_completion(oai: openai.OpenAI) -> N
         final = stream.get_final_completion()
     calls = final.choices[0].message.tool_calls or []
     assert [c.function.name for c in calls] == ["get_weather"]
-
-
-@pytest.mark.asyncio
-async def test_async_openai_chat_and_stream(emu: Emulator) -> None:
-    """AsyncOpenAI gets the same answer plain and streamed."""
-    async with openai.AsyncOpenAI(
-        base_url=emu.openai_base_url, api_key=emu.api_key, max_retries=0
-    ) as client:
-        plain = await client.chat.completions.create(model="m", messages=_ask())
-        stream = await client.chat.completions.create(model="m", messages=_ask(), stream=True)
-        text = "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
-    assert text == plain.choices[0].message.content
 
 
 # -- OpenAI responses and embeddings ------------------------------------------------------
@@ -592,32 +578,3 @@ def test_bad_requests_get_a_400_in_the_provider_shape(
     assert response.status_code == 400
     body = response.json()
     assert body["error"]["type"] == "invalid_request_error"
-
-
-@pytest.mark.slow
-def test_module_entry_point_serves_and_prints_its_url() -> None:
-    """`python -m cassettes_core.testing.emulator --port 0` prints its URL and answers on it."""
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "cassettes_core.testing.emulator",
-            "--port",
-            "0",
-            "--api-key",
-            "emu-cli",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        url = process.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:")
-        with openai.OpenAI(base_url=url + "/v1", api_key="emu-cli", max_retries=0) as client:
-            assert client.embeddings.create(model="m", input="x").data
-    finally:
-        process.terminate()
-        _, err = process.communicate(timeout=10)
-    assert process.returncode == 0, err

@@ -1,6 +1,8 @@
-"""Attacks on the Gemini support against the emulator (the real google-genai SDK, and httpx2's
-async client as its async path uses it without aiohttp): a stream still being read by a worker
-thread when the cassette's block ends."""
+"""A live stream still being read by a worker thread when the cassette's block ends: the
+worker's call is not broken under it (no "generator already executing", no ReadError, the
+connection not taken away), and the stream it reads to its end is recorded whole and replays.
+Through the real google-genai SDK, httpx2's async client (google-genai's async path without
+aiohttp) on another thread's loop, and boto3's converse_stream."""
 
 from __future__ import annotations
 
@@ -17,9 +19,10 @@ from cassettes_core import Recorder, intercept
 from cassettes_core.testing.emulator import Emulator
 from cassettes_core.transport import AbandonedStreamWarning
 from tests.helpers import gemini as g
+from tests.helpers.bedrock import MODEL, client, fake_aws, user
 
 
-def test_a_sync_stream_another_thread_reads_is_left_to_it_and_recorded(
+def test_a_gemini_stream_another_thread_reads(
     emu: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The ``intercept`` block ends while a worker thread is still iterating
@@ -65,9 +68,7 @@ _STREAM = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
 _BODY = {"contents": [{"role": "user", "parts": [{"text": "Name a river"}]}]}
 
 
-def test_an_async_httpx2_stream_on_another_threads_loop_is_left_to_it_and_recorded(
-    emu: Emulator, tmp_path: Path
-) -> None:
+def test_an_async_httpx2_stream_on_another_threads_loop(emu: Emulator, tmp_path: Path) -> None:
     """The same with httpx2's async client (google-genai's async path without aiohttp): the
     worker's loop keeps reading (no ReadError under it) and the stream is recorded whole."""
     path = tmp_path / "c.yaml"
@@ -110,3 +111,42 @@ def test_an_async_httpx2_stream_on_another_threads_loop_is_left_to_it_and_record
 
     assert asyncio.run(replay()).count(b"data: ") == outcome["body"].count(b"data: ")
     assert emu.hits == 0
+
+
+def test_a_bedrock_stream_another_thread_reads(
+    emu: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ``intercept`` block ends while a worker thread is still reading a live stream:
+    the worker's call is not broken under it (the connection is not taken away), and the
+    stream it reads to its end is recorded whole and replays."""
+    fake_aws(monkeypatch, tmp_path)
+    path = tmp_path / "c.yaml"
+    emu.stream_delay_s = 0.03
+    outcome: dict[str, Any] = {}
+    started = threading.Event()
+
+    def worker(bedrock: Any) -> None:
+        try:
+            answer = bedrock.converse_stream(modelId=MODEL, messages=user("Capital of France?"))
+            started.set()
+            outcome["events"] = list(answer["stream"])
+        except Exception as exc:  # what the worker's live call raised, for the assertion
+            outcome["error"] = exc
+        finally:
+            started.set()
+
+    bedrock = client(emu)
+    with intercept(Recorder(path, mode="record")):
+        thread = threading.Thread(target=worker, args=(bedrock,))
+        thread.start()
+        assert started.wait(10)
+    thread.join(30)
+    assert "error" not in outcome, outcome
+    emu.reset()
+    emu.stream_delay_s = 0.0
+    monkeypatch.setenv("CI", "true")
+    with intercept(Recorder(path)):
+        answer = client(emu).converse_stream(modelId=MODEL, messages=user("Capital of France?"))
+        replayed = list(answer["stream"])
+    assert emu.hits == 0
+    assert replayed == outcome["events"]

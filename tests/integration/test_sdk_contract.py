@@ -1,0 +1,586 @@
+"""One contract, every SDK: each real provider SDK against the loopback emulator, recorded through
+``intercept(Recorder)``, then replayed under ``CI=true`` (no mode named) with 0 emulator hits.
+
+For each SDK the same promises: a complete answer, a stream, a tool call and the async client
+replay equal to what the SDK parsed live; a tuning change (temperature and the like) still
+replays; a new prompt is a ``CassetteMissError`` through the SDK on the first attempt (the SDK's
+own retries on, none taken); no key reaches the file. An SDK is one row of :data:`SDKS`; its
+own file keeps only its quirks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import boto3
+import cohere
+import groq
+import httpx
+import httpx2
+import ollama
+import openai
+import pytest
+from botocore.config import Config
+from google.genai import types
+from mistralai.client import Mistral
+
+from cassettes_core import CassetteMissError, Recorder
+from cassettes_core.testing.emulator import Emulator
+from cassettes_core.transport import intercept
+from tests.helpers import gemini as g
+from tests.helpers.bedrock import WEATHER as BEDROCK_TOOL
+from tests.helpers.bedrock import comparable, fake_aws, native, user
+from tests.helpers.family import (
+    AsyncToEmulator,
+    ToEmulator,
+    assert_no_key,
+    dump,
+    interactions,
+    manifest_sdks,
+    record,
+    replay_in_ci,
+)
+from tests.helpers.recorded import ANTHROPIC_TOOL, WEATHER_TOOL
+
+FRANCE, SPAIN = "Capital of France?", "Capital of Spain?"
+WEATHER = "Weather in Paris?"
+Tuning = Mapping[str, Any]
+
+
+def _ask(text: str) -> Any:
+    return [{"role": "user", "content": text}]
+
+
+def _chat_completions_sdk(
+    provider: str,
+    dist: str,
+    sync: Callable[[Emulator], Any],
+    asynchronous: Callable[[Emulator], Any],
+    **stream_options: Any,
+) -> Sdk:
+    """An SDK of the OpenAI shape (``client.chat.completions.create``): openai, groq."""
+    model = "gpt-4o-mini"
+
+    def complete(emu: Emulator, text: str, tuning: Tuning) -> Any:
+        with sync(emu) as client:
+            return client.chat.completions.create(model=model, messages=_ask(text), **tuning)
+
+    def stream(emu: Emulator, text: str) -> Any:
+        with sync(emu) as client:
+            chunks = client.chat.completions.create(
+                model=model, messages=_ask(text), stream=True, **stream_options
+            )
+            return list(chunks)
+
+    def tool(emu: Emulator) -> Any:
+        with sync(emu) as client:
+            return client.chat.completions.create(
+                model=model, messages=_ask(WEATHER), tools=[WEATHER_TOOL]
+            )
+
+    async def acomplete(emu: Emulator, text: str) -> Any:
+        async with asynchronous(emu) as client:
+            answer = await client.chat.completions.create(model=model, messages=_ask(text))
+            chunks = await client.chat.completions.create(
+                model=model, messages=_ask(text + " (stream)"), stream=True
+            )
+            return [answer, [chunk async for chunk in chunks]]
+
+    return Sdk(
+        provider=provider,
+        dist=dist,
+        complete=complete,
+        stream=stream,
+        tool=tool,
+        called_tool=lambda answer: bool(answer["choices"][0]["message"]["tool_calls"]),
+        tuning=({"temperature": 0.2, "max_tokens": 64}, {"temperature": 1.5, "max_tokens": 5}),
+        acomplete=acomplete,
+    )
+
+
+def _openai_sdk(how: str) -> Sdk:
+    """The openai SDK on httpx2 (its own), on a legacy httpx client, or on another provider's
+    base URL (the OpenAI-compatible family: the bytes reach the emulator beneath the cassette)."""
+    base_url = "https://api.together.xyz/v1" if how == "together" else None
+
+    def sync(emu: Emulator) -> openai.OpenAI:
+        if how == "httpx2":
+            return openai.OpenAI(base_url=emu.openai_base_url, api_key=emu.api_key)
+        http: Any = httpx.Client() if how == "httpx" else httpx2.Client(transport=ToEmulator(emu))
+        return openai.OpenAI(
+            base_url=base_url or emu.openai_base_url, api_key=emu.api_key, http_client=http
+        )
+
+    def asynchronous(emu: Emulator) -> openai.AsyncOpenAI:
+        if how == "httpx2":
+            return openai.AsyncOpenAI(base_url=emu.openai_base_url, api_key=emu.api_key)
+        http: Any = (
+            httpx2.AsyncClient(transport=AsyncToEmulator(emu))
+            if how == "together"
+            else httpx.AsyncClient()
+        )
+        return openai.AsyncOpenAI(
+            base_url=base_url or emu.openai_base_url, api_key=emu.api_key, http_client=http
+        )
+
+    provider = "together.chat" if how == "together" else "openai.chat"
+    return _chat_completions_sdk(
+        provider, "openai", sync, asynchronous, stream_options={"include_usage": True}
+    )
+
+
+def _groq_sdk() -> Sdk:
+    return _chat_completions_sdk(
+        "groq.chat",
+        "groq",
+        lambda emu: groq.Groq(base_url=emu.base_url("groq"), api_key=emu.api_key),
+        lambda emu: groq.AsyncGroq(base_url=emu.base_url("groq"), api_key=emu.api_key),
+    )
+
+
+def _anthropic_sdk() -> Sdk:
+    model = "claude-sonnet-5-5"
+
+    def client(emu: Emulator) -> anthropic.Anthropic:
+        return anthropic.Anthropic(base_url=emu.anthropic_base_url, api_key=emu.api_key)
+
+    def complete(emu: Emulator, text: str, tuning: Tuning) -> Any:
+        with client(emu) as c:
+            return c.messages.create(
+                **{"model": model, "max_tokens": 64, **tuning}, messages=_ask(text)
+            )
+
+    def stream(emu: Emulator, text: str) -> Any:
+        with (
+            client(emu) as c,
+            c.messages.stream(model=model, max_tokens=64, messages=_ask(text)) as events,
+        ):
+            return [list(events), events.get_final_message()]
+
+    def tool(emu: Emulator) -> Any:
+        with client(emu) as c:
+            return c.messages.create(
+                model=model, max_tokens=64, messages=_ask(WEATHER), tools=[ANTHROPIC_TOOL]
+            )
+
+    async def acomplete(emu: Emulator, text: str) -> Any:
+        async with anthropic.AsyncAnthropic(
+            base_url=emu.anthropic_base_url, api_key=emu.api_key
+        ) as c:
+            message = await c.messages.create(model=model, max_tokens=64, messages=_ask(text))
+            events = await c.messages.create(
+                model=model, max_tokens=64, messages=_ask(text + " (stream)"), stream=True
+            )
+            return [message, [event async for event in events]]
+
+    return Sdk(
+        provider="anthropic.messages",
+        dist="anthropic",
+        complete=complete,
+        stream=stream,
+        tool=tool,
+        called_tool=lambda answer: answer["stop_reason"] == "tool_use",
+        tuning=(
+            {"max_tokens": 64},
+            {"max_tokens": 9, "metadata": {"user_id": "u-1"}, "timeout": 9},
+        ),
+        acomplete=acomplete,
+    )
+
+
+def _mistral_sdk() -> Sdk:
+    model = "mistral-small-latest"
+
+    def client(emu: Emulator) -> Mistral:
+        return Mistral(api_key=emu.api_key, server_url=emu.base_url("mistral"))
+
+    def complete(emu: Emulator, text: str, tuning: Tuning) -> Any:
+        with client(emu) as c:
+            return c.chat.complete(model=model, messages=_ask(text), **tuning)
+
+    def stream(emu: Emulator, text: str) -> Any:
+        with client(emu) as c:
+            return list(c.chat.stream(model=model, messages=_ask(text)))
+
+    def tool(emu: Emulator) -> Any:
+        with client(emu) as c:
+            return c.chat.complete(model=model, messages=_ask(WEATHER), tools=[WEATHER_TOOL])
+
+    async def acomplete(emu: Emulator, text: str) -> Any:
+        async with client(emu) as c:
+            answer = await c.chat.complete_async(model=model, messages=_ask(text))
+            events = await c.chat.stream_async(model=model, messages=_ask(text + " (stream)"))
+            return [answer, [event async for event in events]]
+
+    return Sdk(
+        provider="mistral.chat",
+        dist="mistralai",
+        complete=complete,
+        stream=stream,
+        tool=tool,
+        called_tool=lambda answer: bool(answer["choices"][0]["message"]["tool_calls"]),
+        tuning=({"temperature": 0.1}, {"temperature": 0.8, "random_seed": 3, "max_tokens": 9}),
+        acomplete=acomplete,
+    )
+
+
+def _ollama_sdk() -> Sdk:
+    model = "llama3.2"
+    # The emulator wants a key, as Ollama Cloud does; a local Ollama wants none.
+
+    def client(emu: Emulator) -> ollama.Client:
+        return ollama.Client(host=emu.url, headers={"Authorization": f"Bearer {emu.api_key}"})
+
+    def complete(emu: Emulator, text: str, tuning: Tuning) -> Any:
+        with client(emu) as c:
+            return c.chat(model=model, messages=_ask(text), **tuning)
+
+    def stream(emu: Emulator, text: str) -> Any:
+        with client(emu) as c:
+            return list(c.chat(model=model, messages=_ask(text), stream=True))
+
+    def tool(emu: Emulator) -> Any:
+        with client(emu) as c:
+            return c.chat(model=model, messages=_ask(WEATHER), tools=[WEATHER_TOOL])
+
+    async def acomplete(emu: Emulator, text: str) -> Any:
+        headers = {"Authorization": f"Bearer {emu.api_key}"}
+        async with ollama.AsyncClient(host=emu.url, headers=headers) as c:
+            answer = await c.chat(model=model, messages=_ask(text))
+            parts = await c.chat(model=model, messages=_ask(text + " (stream)"), stream=True)
+            return [answer, [part async for part in parts]]
+
+    return Sdk(
+        provider="ollama.chat",
+        dist="ollama",
+        complete=complete,
+        stream=stream,
+        tool=tool,
+        called_tool=lambda answer: bool(answer["message"]["tool_calls"]),
+        tuning=(
+            {"options": {"temperature": 0.1}},
+            {"options": {"temperature": 0.9, "seed": 4}, "keep_alive": "10m"},
+        ),
+        acomplete=acomplete,
+    )
+
+
+def _cohere_sdk() -> Sdk:
+    model = "command-a-03-2025"
+
+    def with_client(emu: Emulator, use: Callable[[cohere.ClientV2], Any]) -> Any:
+        with httpx.Client() as http:
+            return use(cohere.ClientV2(api_key=emu.api_key, base_url=emu.url, httpx_client=http))
+
+    def complete(emu: Emulator, text: str, tuning: Tuning) -> Any:
+        return with_client(emu, lambda c: c.chat(model=model, messages=_ask(text), **tuning))
+
+    def stream(emu: Emulator, text: str) -> Any:
+        return with_client(emu, lambda c: list(c.chat_stream(model=model, messages=_ask(text))))
+
+    def tool(emu: Emulator) -> Any:
+        return with_client(
+            emu, lambda c: c.chat(model=model, messages=_ask(WEATHER), tools=[WEATHER_TOOL])
+        )
+
+    async def acomplete(emu: Emulator, text: str) -> Any:
+        async with httpx.AsyncClient() as http:
+            c = cohere.AsyncClientV2(api_key=emu.api_key, base_url=emu.url, httpx_client=http)
+            answer = await c.chat(model=model, messages=_ask(text))
+            events = c.chat_stream(model=model, messages=_ask(text + " (stream)"))
+            return [answer, [event async for event in events]]
+
+    return Sdk(
+        provider="cohere.chat",
+        dist="cohere",
+        complete=complete,
+        stream=stream,
+        tool=tool,
+        called_tool=lambda answer: answer["finish_reason"] == "TOOL_CALL",
+        tuning=({"temperature": 0.1}, {"temperature": 0.9, "seed": 3, "max_tokens": 20, "p": 0.5}),
+        acomplete=acomplete,
+    )
+
+
+def _gemini_sdk() -> Sdk:
+    # Calls return g.dumped(...): the SDK objects without the raw HTTP headers it copies in.
+    # Retries on (HttpRetryOptions): a miss must still reach the caller at once.
+    retrying = {"retry_options": types.HttpRetryOptions(attempts=5, initial_delay=5.0)}
+
+    def complete(emu: Emulator, text: str, tuning: Tuning) -> Any:
+        client = g.client(emu.url, emu.api_key, **retrying)
+        config = types.GenerateContentConfig(**tuning)
+        return g.dumped(client.models.generate_content(model=g.MODEL, contents=text, config=config))
+
+    def stream(emu: Emulator, text: str) -> Any:
+        client = g.client(emu.url, emu.api_key)  # held: a client collected closes its pool
+        chunks = client.models.generate_content_stream(model=g.MODEL, contents=text)
+        return [g.dumped(chunk) for chunk in chunks]
+
+    def tool(emu: Emulator) -> Any:
+        return g.function_round_trip(g.client(emu.url, emu.api_key))  # thoughtSignature sent back
+
+    async def acomplete(emu: Emulator, text: str) -> Any:
+        client = g.client(emu.url, emu.api_key, **retrying)
+        try:
+            answer = await client.aio.models.generate_content(model=g.MODEL, contents=text)
+            chunks = await client.aio.models.generate_content_stream(
+                model=g.MODEL, contents=text + " (stream)"
+            )
+            return [g.dumped(answer), [g.dumped(chunk) async for chunk in chunks]]
+        finally:
+            await client.aio.aclose()
+
+    return Sdk(
+        provider="gemini.generate",
+        dist="google-genai",
+        complete=complete,
+        stream=stream,
+        tool=tool,
+        called_tool=lambda answers: bool(
+            answers[0]["candidates"][0]["content"]["parts"][0]["function_call"]
+        ),
+        tuning=(
+            {"temperature": 0.2},
+            {
+                "temperature": 0.9,
+                "top_p": 0.1,
+                "top_k": 3,
+                "seed": 7,
+                "max_output_tokens": 17,
+                "stop_sequences": ["END"],
+            },
+        ),
+        acomplete=acomplete,
+    )
+
+
+def _bedrock(emu: Emulator) -> Any:
+    """A bedrock-runtime client on the emulator with botocore's default retries."""
+    return boto3.client("bedrock-runtime", endpoint_url=emu.url, config=Config())
+
+
+def _bedrock_converse_sdk() -> Sdk:
+    model = "anthropic.claude-3-haiku-20240307-v1:0"
+
+    def complete(emu: Emulator, text: str, tuning: Tuning) -> Any:
+        return comparable(_bedrock(emu).converse(modelId=model, messages=user(text), **tuning))
+
+    def stream(emu: Emulator, text: str) -> Any:
+        answer = _bedrock(emu).converse_stream(modelId=model, messages=user(text))
+        return comparable({**answer, "stream": list(answer["stream"])})
+
+    def tool(emu: Emulator) -> Any:
+        config: Any = {"tools": [BEDROCK_TOOL]}
+        answer = _bedrock(emu).converse(modelId=model, messages=user(WEATHER), toolConfig=config)
+        return comparable(answer)
+
+    return Sdk(
+        provider="bedrock.converse",
+        dist="boto3",
+        complete=complete,
+        stream=stream,
+        tool=tool,
+        called_tool=lambda answer: answer["stopReason"] == "tool_use",
+        tuning=(
+            {"inferenceConfig": {"temperature": 0.2}},
+            {
+                "inferenceConfig": {"temperature": 0.9, "maxTokens": 12, "topP": 0.5},
+                "additionalModelRequestFields": {"top_k": 3},
+            },
+        ),
+        secrets=lambda monkeypatch, tmp_path: fake_aws(monkeypatch, tmp_path).values(),
+    )
+
+
+def _bedrock_invoke_sdk() -> Sdk:
+    model = "anthropic.claude-3-haiku-20240307-v1:0"
+
+    def invoke(emu: Emulator, text: str, **extra: Any) -> Any:
+        answer = _bedrock(emu).invoke_model(modelId=model, body=native(text, **extra))
+        return comparable({**answer, "body": json.loads(answer["body"].read())})
+
+    def stream(emu: Emulator, text: str) -> Any:
+        answer = _bedrock(emu).invoke_model_with_response_stream(modelId=model, body=native(text))
+        return comparable(
+            {**answer, "body": [json.loads(e["chunk"]["bytes"]) for e in answer["body"]]}
+        )
+
+    return Sdk(
+        provider="bedrock.invoke_model",
+        dist="boto3",
+        complete=lambda emu, text, tuning: invoke(emu, text, **tuning),
+        stream=stream,
+        tool=lambda emu: invoke(emu, WEATHER, tools=[ANTHROPIC_TOOL]),
+        called_tool=lambda answer: answer["body"]["stop_reason"] == "tool_use",
+        tuning=({"temperature": 0.2}, {"temperature": 0.9, "max_tokens": 9, "top_k": 3}),
+        secrets=lambda monkeypatch, tmp_path: fake_aws(monkeypatch, tmp_path).values(),
+    )
+
+
+def _no_secrets(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> tuple[str, ...]:
+    return ()
+
+
+@dataclass(frozen=True)
+class Sdk:
+    """One SDK's calls, each made on a client of its own against the emulator."""
+
+    provider: str  # what the cassette names a complete call
+    dist: str  # the distribution the manifest records
+    complete: Callable[[Emulator, str, Tuning], Any]
+    stream: Callable[[Emulator, str], Any]
+    tool: Callable[[Emulator], Any]
+    called_tool: Callable[[Any], bool]  # the dumped tool answer holds a tool call
+    tuning: tuple[Tuning, Tuning]  # recorded with, then replayed with
+    acomplete: Callable[[Emulator, str], Awaitable[Any]] | None = None  # None: no async client
+    secrets: Callable[[pytest.MonkeyPatch, Path], tuple[str, ...]] = _no_secrets
+
+
+TABLE: list[tuple[str, Sdk]] = [
+    ("openai", _openai_sdk("httpx2")),
+    ("openai-legacy-httpx", _openai_sdk("httpx")),
+    ("openai-compatible", _openai_sdk("together")),
+    ("anthropic", _anthropic_sdk()),
+    ("groq", _groq_sdk()),
+    ("mistral", _mistral_sdk()),
+    ("ollama", _ollama_sdk()),
+    ("cohere", _cohere_sdk()),
+    ("gemini", _gemini_sdk()),
+    ("bedrock-converse", _bedrock_converse_sdk()),
+    ("bedrock-invoke", _bedrock_invoke_sdk()),
+]
+SDKS = [pytest.param(sdk, id=name) for name, sdk in TABLE]
+ASYNC_SDKS = [pytest.param(sdk, id=name) for name, sdk in TABLE if sdk.acomplete is not None]
+MISSES = [pytest.param(sdk, False, id=f"{name}-sync") for name, sdk in TABLE] + [
+    pytest.param(sdk, True, id=f"{name}-async") for name, sdk in TABLE if sdk.acomplete is not None
+]
+
+
+def _roundtrip(
+    sdk: Sdk, emu: Emulator, monkeypatch: pytest.MonkeyPatch, path: Path, call: Callable[[], Any]
+) -> tuple[Any, Any]:
+    """``call`` recorded live, then replayed in CI with 0 emulator hits: both answers dumped;
+    the cassette holds no key (the emulator's, or the SDK's own credentials)."""
+    secrets = sdk.secrets(monkeypatch, path.parent)
+    emu.reset()
+    recorded = dump(record(path, call))
+    assert emu.hits > 0
+    emu.reset()
+    replayed, recorder = replay_in_ci(monkeypatch, path, lambda: dump(call()))
+    assert emu.hits == 0
+    assert recorder.mode.value == "replay"
+    assert recorder.stats.replayed > 0
+    assert_no_key(path, emu.api_key)
+    text = path.read_text(encoding="utf-8")
+    assert not [value for value in secrets if value in text]
+    assert "x-goog-api-key" not in text.lower()
+    assert "x-api-key" not in text.lower()
+    return recorded, replayed
+
+
+@pytest.mark.parametrize("sdk", SDKS)
+def test_a_complete_answer_replays_equal(
+    sdk: Sdk, emu: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A complete answer replays equal, stored as YAML structure under the SDK's provider,
+    with the SDK's version in the manifest."""
+    path = tmp_path / "complete.yaml"
+    call = lambda: sdk.complete(emu, FRANCE, sdk.tuning[0])  # noqa: E731
+    recorded, replayed = _roundtrip(sdk, emu, monkeypatch, path, call)
+    assert replayed == recorded
+    [stored] = interactions(path)
+    assert stored["provider"] == sdk.provider
+    assert isinstance(stored["response"]["body"], dict)
+    assert manifest_sdks(path)[sdk.dist] == importlib.metadata.version(sdk.dist)
+
+
+@pytest.mark.parametrize("sdk", SDKS)
+def test_a_stream_replays_event_for_event(
+    sdk: Sdk, emu: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A stream read to its end replays every event the SDK parsed live, stored event by event."""
+    path = tmp_path / "stream.yaml"
+    recorded, replayed = _roundtrip(sdk, emu, monkeypatch, path, lambda: sdk.stream(emu, FRANCE))
+    assert replayed == recorded
+    [stored] = interactions(path)
+    assert len(stored["stream"]) > 1
+
+
+@pytest.mark.parametrize("sdk", SDKS)
+def test_a_tool_call_replays_with_its_ids(
+    sdk: Sdk, emu: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A tool call replays with the same call id, name and arguments."""
+    path = tmp_path / "tool.yaml"
+    recorded, replayed = _roundtrip(sdk, emu, monkeypatch, path, lambda: sdk.tool(emu))
+    assert sdk.called_tool(recorded)
+    assert replayed == recorded
+
+
+@pytest.mark.parametrize("sdk", ASYNC_SDKS)
+def test_the_async_client_replays(
+    sdk: Sdk, emu: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The async client's complete answer and stream replay equal (each run on its own loop)."""
+    assert sdk.acomplete is not None
+    acomplete = sdk.acomplete
+    path = tmp_path / "async.yaml"
+    call = lambda: asyncio.run(_awaited(acomplete(emu, FRANCE)))  # noqa: E731
+    recorded, replayed = _roundtrip(sdk, emu, monkeypatch, path, call)
+    assert replayed == recorded
+
+
+async def _awaited(answer: Awaitable[Any]) -> Any:
+    return await answer
+
+
+@pytest.mark.parametrize("sdk", SDKS)
+def test_a_tuning_change_still_replays(
+    sdk: Sdk, emu: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The same question with other temperature, seed or token limit replays the recording."""
+    path = tmp_path / "tuning.yaml"
+    sdk.secrets(monkeypatch, tmp_path)
+    recorded = dump(record(path, lambda: sdk.complete(emu, FRANCE, sdk.tuning[0])))
+    emu.reset()
+    replayed, _ = replay_in_ci(
+        monkeypatch, path, lambda: dump(sdk.complete(emu, FRANCE, sdk.tuning[1]))
+    )
+    assert emu.hits == 0
+    assert replayed == recorded
+
+
+@pytest.mark.parametrize(("sdk", "asynchronous"), MISSES)
+def test_a_new_prompt_is_a_miss_at_once(
+    sdk: Sdk, asynchronous: bool, emu: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Another question is a CassetteMissError through the SDK, with the prompt's diff, on the
+    first attempt (the SDK's retries are on: none is taken) and nothing goes live."""
+    path = tmp_path / "miss.yaml"
+    sdk.secrets(monkeypatch, tmp_path)
+    record(path, lambda: sdk.complete(emu, FRANCE, sdk.tuning[0]))
+    emu.reset()
+
+    def ask() -> Any:
+        if asynchronous:
+            assert sdk.acomplete is not None
+            return asyncio.run(_awaited(sdk.acomplete(emu, SPAIN)))
+        return sdk.complete(emu, SPAIN, sdk.tuning[0])
+
+    with monkeypatch.context() as env:
+        env.setenv("CI", "true")
+        recorder = Recorder(path)
+        with intercept(recorder), pytest.raises(CassetteMissError) as caught:
+            ask()
+    assert f"'{FRANCE}' → '{SPAIN}'" in str(caught.value)
+    assert recorder.stats.missed == 1  # one attempt: no retry reached the cassette again
+    assert caught.value.report.digest == recorder.stats.misses[0].digest
+    assert emu.hits == 0
