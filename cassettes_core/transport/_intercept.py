@@ -33,13 +33,14 @@ while fixtures of a wider scope set up).
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import functools
 import importlib
 import importlib.util
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import ModuleType, TracebackType
 from typing import Any, Self
 
@@ -151,6 +152,29 @@ def intercept(recorder: Recorder, *, block_unmatched: bool | None = None) -> Int
     ``block_unmatched=False`` none.
     """
     return Interception(recorder, block_unmatched=block_unmatched)
+
+
+# Set while a seam answers, records or passes on one request, for the code that runs under it:
+# a client that stacks two intercepted libraries (litellm's httpx transport sending through
+# aiohttp) is recorded once, by the outermost seam; the inner seams pass the request on as is.
+_handling: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "cassettes_seam_handling", default=False
+)
+
+
+@contextlib.contextmanager
+def handling() -> Iterator[None]:
+    """While inside, the request being handled is this seam's: inner seams let it be."""
+    token = _handling.set(True)
+    try:
+        yield
+    finally:
+        _handling.reset(token)
+
+
+def handled_outside() -> bool:
+    """Whether an outer seam handles the request being sent now (see :func:`handling`)."""
+    return _handling.get()
 
 
 def active() -> Interception | None:
@@ -291,6 +315,8 @@ def _patched(
     @functools.wraps(original)
     def _transport_for_url(self: Any, url: Any) -> Any:
         transport = original(self, url)
+        if _handling.get():
+            return transport  # an outer seam (aiohttp's, botocore's) handles this request
         current = active()
         if isinstance(transport, wrapper):
             return transport  # the client has a cassette transport: it wins

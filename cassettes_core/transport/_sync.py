@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 from cassettes_core._errors import CassetteError
 from cassettes_core._recorder import Recorder
 from cassettes_core.transport._exchange import Call, StreamTap, open_call, replay_response
+from cassettes_core.transport._intercept import handling
 from cassettes_core.transport._settle import LiveTap
 from cassettes_core.transport._tracking import route_request
 from cassettes_core.transport._visible import failing_response, retries_everything
@@ -42,7 +43,8 @@ class SyncCassetteTransport:
     def handle_request(self, request: Any) -> Any:
         """Replay, record or pass on one request."""
         try:
-            return self._handle(request)
+            with handling():
+                return self._handle(request)
         except CassetteError as error:
             if not retries_everything(request.headers):
                 raise

@@ -75,13 +75,16 @@ def _patch(module: ModuleType) -> None:
 def _patched(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     async def _request(self: Any, method: str, str_or_url: Any, **kwargs: Any) -> Any:
-        from cassettes_core.transport._intercept import active
+        from cassettes_core.transport._intercept import active, handled_outside, handling
 
         current = active()
-        if current is None:  # no cassette here: the isolation guard's connector seam decides
+        if current is None or handled_outside():
+            # No cassette here (the isolation guard's connector seam decides), or an outer
+            # seam (litellm's httpx transport over aiohttp) records this request already.
             return await original(self, method, str_or_url, **kwargs)
         from cassettes_core.transport._aiohttp_call import handle
 
-        return await handle(current, original, self, (method, str_or_url), kwargs)
+        with handling():
+            return await handle(current, original, self, (method, str_or_url), kwargs)
 
     return _request

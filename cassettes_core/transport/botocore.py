@@ -103,15 +103,18 @@ def _patch(module: ModuleType) -> None:
 def _patched(original: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     @functools.wraps(original)
     def _send(self: Any, request: Any) -> Any:
-        from cassettes_core.transport._intercept import active
+        from cassettes_core.transport._intercept import active, handled_outside, handling
 
+        if handled_outside():
+            return original(self, request)  # an outer seam records this request already
         current = active()
         if current is None:
             _refuse_unguarded(request)
             return original(self, request)
         from cassettes_core.transport._botocore_exchange import exchange  # botocore's own
 
-        return exchange(current.recorder, current.block_unmatched, self, request, original)
+        with handling():
+            return exchange(current.recorder, current.block_unmatched, self, request, original)
 
     return _send
 
