@@ -14,7 +14,15 @@ in force.
 from __future__ import annotations
 
 from cassettes_core.isolation._arming import arm, disarm
-from cassettes_core.isolation._guard import Guard, Policy, armed, check, deferred, provider_reason
+from cassettes_core.isolation._guard import (
+    Guard,
+    Policy,
+    armed,
+    check,
+    deferred,
+    deferred_refusal,
+    provider_reason,
+)
 from cassettes_core.isolation._hosts import (
     LOOPBACK,
     canonical_host,
@@ -37,6 +45,7 @@ __all__ = [
     "catalog_provider",
     "check",
     "deferred",
+    "deferred_refusal",
     "disarm",
     "endpoint_hosts",
     "grpc_target",

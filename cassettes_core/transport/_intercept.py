@@ -38,6 +38,7 @@ import contextvars
 import functools
 import importlib
 import importlib.util
+import inspect
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -46,7 +47,7 @@ from typing import Any, Self
 
 from cassettes_core._errors import ConfigError
 from cassettes_core._recorder import Recorder
-from cassettes_core.isolation import unwatch, watch
+from cassettes_core.isolation import deferred_refusal, unwatch, watch
 from cassettes_core.modes import Mode
 from cassettes_core.transport._guarded import guarded
 from cassettes_core.transport._settle import asettle, settle
@@ -63,8 +64,8 @@ class _State:
         self.lock = threading.RLock()
         # Active interceptions, outermost first. Replaced, never mutated: readers need no lock.
         self.active: tuple[Interception, ...] = ()
-        # (class, its own original attribute) for every class patched now.
-        self.saved: list[tuple[type, Any]] = []
+        # (class, method, its own original) for every method patched now.
+        self.saved: list[tuple[type, str, Any]] = []
         # Whether the patches are in force (libraries imported later are patched on import).
         self.installed = False
         self.watcher: Any = None
@@ -271,10 +272,10 @@ def _patch_library(module: ModuleType) -> None:
     with _state.lock:
         if not _state.installed:
             return  # imported while the patches were being taken back
-        patched = {cls for cls, _ in _state.saved}
+        patched = {(cls, method) for cls, method, _ in _state.saved}
         name = module.__name__
         for cls, is_async in ((module.Client, False), (module.AsyncClient, True)):
-            if cls in patched:  # httpx2.alias_httpx() makes `httpx` the same module
+            if (cls, _PATCHED) in patched:  # httpx2.alias_httpx() makes `httpx` the same module
                 continue
             original = cls.__dict__.get(_PATCHED)
             if not callable(original):
@@ -283,8 +284,41 @@ def _patch_library(module: ModuleType) -> None:
                     "this version is not supported by intercept().\nTIP: give the client "
                     "a CassetteTransport explicitly instead."
                 )
-            _state.saved.append((cls, original))
+            _state.saved.append((cls, _PATCHED, original))
             setattr(cls, _PATCHED, _patched(original, name, is_async=is_async))
+        for cls, method in (
+            (module.HTTPTransport, "handle_request"),
+            (module.AsyncHTTPTransport, "handle_async_request"),
+        ):
+            original = cls.__dict__.get(method)
+            if (cls, method) not in patched and callable(original):
+                _state.saved.append((cls, method, original))
+                setattr(cls, method, _sends_refused(original))
+
+
+def _sends_refused(original: Callable[..., Any]) -> Callable[..., Any]:
+    """The library's own network transport: a request the guard refused (see ``_guarded``)
+    is raised here, per request, before a byte of it is written, on a new connection or on
+    one the pool kept open (a socket seam would see only the new ones)."""
+    if inspect.iscoroutinefunction(original):
+
+        @functools.wraps(original)
+        async def handle_async_request(self: Any, request: Any) -> Any:
+            refused = deferred_refusal()
+            if refused is not None:
+                raise refused
+            return await original(self, request)
+
+        return handle_async_request
+
+    @functools.wraps(original)
+    def handle_request(self: Any, request: Any) -> Any:
+        refused = deferred_refusal()
+        if refused is not None:
+            raise refused
+        return original(self, request)
+
+    return handle_request
 
 
 def _restore() -> None:
@@ -294,8 +328,8 @@ def _restore() -> None:
     for _, restore in reversed(_other_seams):
         restore()
     while _state.saved:
-        cls, original = _state.saved.pop()
-        setattr(cls, _PATCHED, original)
+        cls, method, original = _state.saved.pop()
+        setattr(cls, method, original)
 
 
 def _available() -> bool:
