@@ -19,51 +19,36 @@ connection is opened (``_guard.check`` decides):
   ``socket.socket.connect`` / ``connect_ex`` (an address given directly), for any client
   without a seam of its own.
 
-A library is patched when it is imported (``_on_import``), or at once when it already is; one
+A library is patched when it is imported (``_egress.watch``), or at once when it already is; one
 never imported is never touched, and nothing is imported for the guard's sake.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 import socket
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-from cassettes_core import catalog
-from cassettes_core.isolation._guard import check, deferred_refusal
-from cassettes_core.isolation._hosts import canonical_host, url_host_port
-from cassettes_core.isolation._on_import import PatchOnImport, unwatch, watch
+from cassettes_core.isolation._egress import (
+    PatchOnImport,
+    cassette_live,
+    check,
+    deferred_refusal,
+    request_hint,
+    unwatch,
+    watch,
+)
 
 _MISSING = object()
 # (owner, attribute, what its own __dict__ held before: the function, or _MISSING)
 _saved: list[tuple[Any, str, Any]] = []
 _watcher: PatchOnImport | None = None
-# Seams other packages own, as (hold, release) pairs: the httpx/httpx2 one lives in
-# ``cassettes_core.transport``, which registers it on import (the package is always imported
-# with ``cassettes_core``), so the guard never imports the transport that imports the guard.
-_held_elsewhere: list[tuple[Callable[[], None], Callable[[], None]]] = []
-_live_elsewhere: list[Callable[[], bool]] = []
-
-
-def register_seam(
-    hold: Callable[[], None], release: Callable[[], None], live_allowed: Callable[[], bool]
-) -> None:
-    """Have ``hold`` run whenever the seams are installed and ``release`` when restored (at
-    once, if they are installed now); ``live_allowed`` says whether the package's own
-    interception lets a connection go live right now."""
-    if (hold, release) in _held_elsewhere:
-        return
-    _held_elsewhere.append((hold, release))
-    _live_elsewhere.append(live_allowed)
-    if _watcher is not None:
-        hold()
 
 
 def install() -> None:
-    """Patch every installed client's seam (called under the guard stack's lock)."""
+    """Patch every installed client's seam (called with the first guard armed)."""
     global _watcher  # noqa: PLW0603 -- one finder while the seams are installed
     try:
         _patch_socket()
@@ -76,8 +61,6 @@ def install() -> None:
                 "grpc.aio": _patch_grpc,
             }
         )
-        for hold, _ in _held_elsewhere:
-            hold()
     except BaseException:
         restore()
         raise
@@ -94,8 +77,6 @@ def restore() -> None:
             delattr(owner, name)
         else:
             setattr(owner, name, original)
-    for _, release in reversed(_held_elsewhere):
-        release()
 
 
 def _replace(owner: Any, name: str, make: Callable[[Any], Any]) -> None:
@@ -119,27 +100,17 @@ def _target(url: str, host: Any, port: Any) -> tuple[Any, Any]:
 
 
 def _call_hint(method: str, url: str, host: Any = None, port: Any = None) -> str | None:
-    """What the request line shows: a catalog endpoint's path is a provider call on any host
-    (the httpx seam knows it the same way, ``transport.request_hint``); a *bound* endpoint's
-    path (Ollama's ``/api/chat``) only on its own hosts or its base URL's host and port
-    (``OLLAMA_HOST``, ``localhost:11434``): these clients send no SDK headers to tell by."""
-    path = urlsplit(url if "://" in url[:16] else f"http://h{url}").path.rstrip("/")
-    claims = functools.partial(_claimed_at, host, port) if host else None
-    if catalog.current().match(method, path, claims=claims) is None:
+    """What the request line shows: a catalog endpoint's path is a provider call (a *bound*
+    endpoint's, Ollama's ``/api/chat``, only on its own hosts or its base URL's host and port:
+    these clients send no SDK headers to tell by)."""
+    if "://" not in url[:16]:
+        text = host.decode("ascii", "replace") if isinstance(host, bytes) else str(host or "h")
+        text = f"[{text}]" if ":" in text and not text.startswith("[") else text
+        url = f"http://{text}:{port}{url}" if port else f"http://{text}{url}"
+    try:
+        return request_hint(method, url)
+    except ValueError:  # not a URL urlsplit can read: the host seams still decide
         return None
-    return f"{method.upper()} …{path} is a provider call"
-
-
-def _claimed_at(host: Any, port: Any, endpoint: catalog.Endpoint) -> bool:
-    text = host.decode("ascii", "replace") if isinstance(host, bytes) else str(host)
-    where = url_host_port(f"http://{text}:{port}" if port else f"http://{text}")
-    if where is None:
-        return False
-    known = (canonical_host(name) for name in endpoint.api_hosts())
-    if any(where[0] == name or where[0].endswith("." + name) for name in known):
-        return True
-    bases = (endpoint.base_url, os.environ.get(endpoint.base_env) if endpoint.base_env else None)
-    return any(base and url_host_port(base) == where for base in bases)
 
 
 def _refuse(error: Exception | None) -> None:
@@ -150,17 +121,12 @@ def _refuse(error: Exception | None) -> None:
 # -- socket: the backstop -------------------------------------------------------------------
 
 
-def _live_allowed() -> bool:
-    # An active cassette interception that may go live (record, or block_unmatched=False).
-    return any(allowed() for allowed in _live_elsewhere)
-
-
 def _patch_socket() -> None:
     def guarded_getaddrinfo(original: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(original)
         def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
             _refuse(deferred_refusal(host, port))
-            _refuse(check(host, port, via="socket.getaddrinfo", cassette_live=_live_allowed()))
+            _refuse(check(host, port, via="socket.getaddrinfo", cassette_live=cassette_live()))
             return original(host, port, *args, **kwargs)
 
         return getaddrinfo
@@ -170,7 +136,7 @@ def _patch_socket() -> None:
         def connect(self: socket.socket, address: Any) -> Any:
             if self.family in (socket.AF_INET, socket.AF_INET6) and isinstance(address, tuple):
                 _refuse(deferred_refusal(address[0], address[1]))
-                live = _live_allowed()
+                live = cassette_live()
                 _refuse(check(address[0], address[1], via="socket.connect", cassette_live=live))
             return original(self, address)
 
@@ -181,7 +147,7 @@ def _patch_socket() -> None:
         def resolve(host: Any, *args: Any, **kwargs: Any) -> Any:
             _refuse(deferred_refusal(host))
             _refuse(check(host, None, via=f"socket.{original.__name__}",
-                          cassette_live=_live_allowed()))  # fmt: skip
+                          cassette_live=cassette_live()))  # fmt: skip
             return original(host, *args, **kwargs)
 
         return resolve

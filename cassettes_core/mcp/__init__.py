@@ -27,7 +27,7 @@ import importlib
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from cassettes_core.mcp._watch import watch
+from cassettes_core.isolation import PatchOnImport, watch
 
 if TYPE_CHECKING:
     from cassettes_core.mcp._policy import from_annotations, policy_of, replay_policies
@@ -65,15 +65,20 @@ def _patcher(module: str, name: str) -> Any:
     return patch
 
 
+_watching: list[PatchOnImport | None] = []
+
+
 def install() -> None:
-    """Patch the ``mcp`` SDK's session, stdio and SSE modules now or when they are imported."""
-    watch(
-        {
-            "mcp.client.session": _patcher("_session", "patch_session"),
-            "mcp.client.stdio": _patcher("_stdio", "patch_stdio"),
-            "mcp.client.sse": _patcher("_sse", "patch_sse"),
-        }
-    )
+    """Patch the ``mcp`` SDK's session, stdio and SSE modules now and whenever they are
+    imported, for the life of the process (each patch is idempotent); once."""
+    if _watching:
+        return
+    patches = {
+        "mcp.client.session": _patcher("_session", "patch_session"),
+        "mcp.client.stdio": _patcher("_stdio", "patch_stdio"),
+        "mcp.client.sse": _patcher("_sse", "patch_sse"),
+    }
+    _watching.append(watch(patches, every_time=True))
 
 
 __all__ = [

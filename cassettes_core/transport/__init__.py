@@ -25,13 +25,11 @@ clients are covered by the same switch (see :mod:`cassettes_core.transport.botoc
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from cassettes_core.isolation import register_seam
-from cassettes_core.transport import aiohttp, botocore
+from cassettes_core.isolation import Route, match_route, register_seam, request_hint
 from cassettes_core.transport._bodies import charset_of, encoded_body, served_answer, stored_body
 from cassettes_core.transport._botocore_events import event_of as decode_aws_event
 from cassettes_core.transport._botocore_events import frame_of as encode_aws_event
+from cassettes_core.transport._botocore_exchange import aws_kept_headers
 from cassettes_core.transport._eventstream import CONTENT_TYPE as EVENTSTREAM_CONTENT_TYPE
 from cassettes_core.transport._eventstream import (
     EventStreamError,
@@ -39,11 +37,9 @@ from cassettes_core.transport._eventstream import (
     Frame,
     encode_frame,
 )
-from cassettes_core.transport._guarded import request_hint
 from cassettes_core.transport._headers import kept_headers, recorded_delay, replay_headers
 from cassettes_core.transport._intercept import (
     Interception,
-    add_client_seam,
     hold_clients,
     intercept,
     is_patched,
@@ -58,7 +54,6 @@ from cassettes_core.transport._ndjson import (
     parse_ndjson,
     stream_framing,
 )
-from cassettes_core.transport._routes import Route, match_route
 from cassettes_core.transport._settle import AbandonedStreamWarning, settle
 from cassettes_core.transport._sse import (
     SSEParser,
@@ -69,28 +64,10 @@ from cassettes_core.transport._sse import (
     is_event_stream,
     parse_stream,
 )
-from cassettes_core.transport._tracking import forget_provider_hosts, provider_hosts_seen
 from cassettes_core.transport._wire import failure_kind
 
-if TYPE_CHECKING:
-    from cassettes_core.transport._botocore_exchange import aws_kept_headers
-
-
-def __getattr__(name: str) -> Any:
-    # botocore's exchange is loaded with the first botocore call, not with this package.
-    if name == "aws_kept_headers":
-        from cassettes_core.transport._botocore_exchange import aws_kept_headers
-
-        return aws_kept_headers
-    raise AttributeError(f"module 'cassettes_core.transport' has no attribute {name!r}")
-
-
-# The isolation guard checks httpx/httpx2 clients through this package's client seam.
+# The isolation guard keeps the httpx/httpx2 (and aiohttp, botocore) seams in while armed.
 register_seam(hold_clients, release_clients, live_allowed)
-# botocore's seam goes in and out with the httpx ones.
-add_client_seam(botocore.install, botocore.restore)
-# aiohttp's seam goes in and out with the httpx ones.
-add_client_seam(aiohttp.install, aiohttp.restore)
 
 __all__ = [
     "EVENTSTREAM_CONTENT_TYPE",
@@ -115,7 +92,6 @@ __all__ = [
     "encode_stream",
     "encoded_body",
     "failure_kind",
-    "forget_provider_hosts",
     "hold_clients",
     "intercept",
     "is_event_stream",
@@ -126,7 +102,6 @@ __all__ = [
     "match_route",
     "parse_ndjson",
     "parse_stream",
-    "provider_hosts_seen",
     "recorded_delay",
     "release_clients",
     "replay_headers",

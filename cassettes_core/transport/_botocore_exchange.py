@@ -22,6 +22,7 @@ from cassettes_core._errors import ConfigError
 from cassettes_core._model import LLMResponse, RecordedError
 from cassettes_core._recorder import Recorder
 from cassettes_core._request import LLMRequest
+from cassettes_core.isolation import Route
 from cassettes_core.transport._bodies import served_answer, stored_body
 from cassettes_core.transport._botocore_events import frame_of
 from cassettes_core.transport._botocore_failures import recorded_failure
@@ -29,7 +30,6 @@ from cassettes_core.transport._botocore_raw import LiveEventStream, ReplayedFram
 from cassettes_core.transport._eventstream import CONTENT_TYPE
 from cassettes_core.transport._exchange import Call, EventStreamTap
 from cassettes_core.transport._headers import kept_headers, replay_headers
-from cassettes_core.transport._routes import Route
 from cassettes_core.transport._tracking import route_request
 
 Send = Callable[[Any, Any], Any]

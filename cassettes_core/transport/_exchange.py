@@ -30,6 +30,7 @@ from cassettes_core._model import (
 from cassettes_core._recorder import Recorder
 from cassettes_core._request import LLMRequest
 from cassettes_core.catalog import StreamFraming
+from cassettes_core.isolation import Route
 from cassettes_core.transport._bodies import served_answer, stored_body
 from cassettes_core.transport._botocore_events import event_of, frame_of
 from cassettes_core.transport._botocore_failures import recorded_failure
@@ -37,7 +38,6 @@ from cassettes_core.transport._eventstream import CONTENT_TYPE as EVENTSTREAM_CO
 from cassettes_core.transport._eventstream import EventStreamParser
 from cassettes_core.transport._headers import kept_headers, replay_headers
 from cassettes_core.transport._ndjson import NDJSON, NDJSONParser, encode_ndjson, stream_framing
-from cassettes_core.transport._routes import Route
 from cassettes_core.transport._sse import EVENT_STREAM, SSEParser, encode_stream
 from cassettes_core.transport._visible import E, sent_by_anthropic, visible, visible_type
 from cassettes_core.transport._wire import Wire, failure_message

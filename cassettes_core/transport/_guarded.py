@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from cassettes_core._errors import LiveCallRefusedError
-from cassettes_core.transport._routes import match_route
+from cassettes_core.isolation import check, deferred, request_hint
 from cassettes_core.transport._visible import (
     failing_response,
     retries_everything,
@@ -25,22 +25,7 @@ from cassettes_core.transport._visible import (
 )
 
 
-def request_hint(method: str, url: str, headers: Any) -> str | None:
-    """Why this request is a provider's, from the request alone, or None."""
-    route = match_route(method, url, headers)
-    if route is not None:
-        return f"{method.upper()} …{route.endpoint.split('?', 1)[0]} is a provider call"
-    agent = str(headers.get("user-agent", "")).lower()
-    if sent_by_anthropic(None, headers):
-        return "the anthropic SDK sent it (the host of its client's base_url)"
-    if agent.startswith("openai/") or "x-stainless-lang" in headers:
-        return "the openai SDK sent it (the host of its client's base_url)"
-    return None
-
-
 def _verdict(request: Any, library: str) -> LiveCallRefusedError | None:
-    from cassettes_core.isolation import check
-
     url = request.url
     return check(
         url.host,
@@ -86,8 +71,6 @@ class Guarded:
         error = _verdict(request, self.library)
         if error is None:
             return self.inner.handle_request(request)
-        from cassettes_core.isolation import deferred
-
         with deferred(error):
             try:
                 return self.inner.handle_request(request)
@@ -103,8 +86,6 @@ class Guarded:
         error = _verdict(request, self.library)
         if error is None:
             return await self.inner.handle_async_request(request)
-        from cassettes_core.isolation import deferred
-
         with deferred(error):
             try:
                 return await self.inner.handle_async_request(request)

@@ -33,7 +33,6 @@ while fixtures of a wider scope set up).
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import functools
 import importlib
@@ -41,14 +40,15 @@ import importlib.util
 import inspect
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from types import ModuleType, TracebackType
 from typing import Any, Self
 
 from cassettes_core._errors import ConfigError
 from cassettes_core._recorder import Recorder
-from cassettes_core.isolation import deferred_refusal, unwatch, watch
+from cassettes_core.isolation import deferred_refusal, handled_outside, unwatch, watch
 from cassettes_core.modes import Mode
+from cassettes_core.transport import aiohttp, botocore
 from cassettes_core.transport._guarded import guarded
 from cassettes_core.transport._settle import asettle, settle
 
@@ -74,19 +74,6 @@ class _State:
 
 
 _state = _State()
-# Seams of clients that are not httpx (botocore's): (install, restore), in and out with these.
-_other_seams: list[tuple[Callable[[], None], Callable[[], None]]] = []
-
-
-def add_client_seam(install: Callable[[], None], restore: Callable[[], None]) -> None:
-    """Have ``install`` run whenever the client classes are patched, ``restore`` when not."""
-    with _state.lock:
-        if (install, restore) not in _other_seams:
-            _other_seams.append((install, restore))
-            if _state.installed:
-                install()
-
-
 # The interception the current thread or task entered last (and has not left).
 _bound: contextvars.ContextVar[Interception | None] = contextvars.ContextVar(
     "cassettes_interception", default=None
@@ -153,29 +140,6 @@ def intercept(recorder: Recorder, *, block_unmatched: bool | None = None) -> Int
     ``block_unmatched=False`` none.
     """
     return Interception(recorder, block_unmatched=block_unmatched)
-
-
-# Set while a seam answers, records or passes on one request, for the code that runs under it:
-# a client that stacks two intercepted libraries (litellm's httpx transport sending through
-# aiohttp) is recorded once, by the outermost seam; the inner seams pass the request on as is.
-_handling: contextvars.ContextVar[bool] = contextvars.ContextVar(
-    "cassettes_seam_handling", default=False
-)
-
-
-@contextlib.contextmanager
-def handling() -> Iterator[None]:
-    """While inside, the request being handled is this seam's: inner seams let it be."""
-    token = _handling.set(True)
-    try:
-        yield
-    finally:
-        _handling.reset(token)
-
-
-def handled_outside() -> bool:
-    """Whether an outer seam handles the request being sent now (see :func:`handling`)."""
-    return _handling.get()
 
 
 def active() -> Interception | None:
@@ -251,8 +215,8 @@ def _install() -> None:
     try:
         # Imported ones now; the others the moment they are imported, before anyone sees them.
         _state.watcher = watch(dict.fromkeys(_LIBRARIES, _patch_library))
-        for install, _ in _other_seams:
-            install()
+        aiohttp.install(active)  # the seams of the clients that are not httpx go in with these
+        botocore.install(active)
     except BaseException:
         _restore()
         raise
@@ -325,8 +289,8 @@ def _restore() -> None:
     _state.installed = False
     unwatch(_state.watcher)
     _state.watcher = None
-    for _, restore in reversed(_other_seams):
-        restore()
+    botocore.restore()
+    aiohttp.restore()
     while _state.saved:
         cls, method, original = _state.saved.pop()
         setattr(cls, method, original)
@@ -349,7 +313,7 @@ def _patched(
     @functools.wraps(original)
     def _transport_for_url(self: Any, url: Any) -> Any:
         transport = original(self, url)
-        if _handling.get():
+        if handled_outside():
             return transport  # an outer seam (aiohttp's, botocore's) handles this request
         current = active()
         if isinstance(transport, wrapper):

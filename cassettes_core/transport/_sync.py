@@ -14,8 +14,8 @@ from typing import Any, ClassVar
 
 from cassettes_core._errors import CassetteError
 from cassettes_core._recorder import Recorder
+from cassettes_core.isolation import handling
 from cassettes_core.transport._exchange import Call, StreamTap, open_call, replay_response
-from cassettes_core.transport._intercept import handling
 from cassettes_core.transport._settle import LiveTap
 from cassettes_core.transport._tracking import route_request
 from cassettes_core.transport._visible import failing_response, retries_everything

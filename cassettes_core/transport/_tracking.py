@@ -23,39 +23,25 @@ recorders.
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from cassettes_core import catalog
 from cassettes_core._errors import ConfigError
 from cassettes_core._recorder import Recorder
 from cassettes_core.events import CallEvent
-from cassettes_core.isolation import canonical_host, catalog_provider, endpoint_hosts, url_host_port
+from cassettes_core.isolation import (
+    Route,
+    canonical_host,
+    match_route,
+    provider_reason,
+    remember_host,
+    request_hint,
+    url_host_port,
+)
 from cassettes_core.modes import Mode
-from cassettes_core.transport._guarded import request_hint
-from cassettes_core.transport._routes import Route, match_route
 from cassettes_core.transport._visible import sent_by_anthropic, visible_type
 
 _DEFAULT_PORTS = {"https": 443, "http": 80}
-
-
-_HOSTS_LOCK = threading.Lock()
-# Every "scheme://host:port" a cassette saw a provider call to, kept after its recorder is gone:
-# a later test's plain request there is still one to a provider (the session guard reads it).
-_PROVIDER_HOSTS: set[str] = set()
-
-
-def provider_hosts_seen() -> set[str]:
-    """The ``scheme://host:port`` of every provider call a cassette has seen since
-    :func:`forget_provider_hosts`."""
-    with _HOSTS_LOCK:
-        return set(_PROVIDER_HOSTS)
-
-
-def forget_provider_hosts() -> None:
-    """Start a new session's record (an in-process pytest run must not inherit another's)."""
-    with _HOSTS_LOCK:
-        _PROVIDER_HOSTS.clear()
 
 
 def route_request(recorder: Recorder, request: Any, block_unmatched: bool | None) -> Route | None:
@@ -64,11 +50,9 @@ def route_request(recorder: Recorder, request: Any, block_unmatched: bool | None
     route = match_route(request.method, str(url), request.headers)
     log = recorder.log
     if route is not None:
-        key = _host_key(url.scheme, url.host, url.port)
-        log.saw_host(key)
-        if key not in _PROVIDER_HOSTS:  # a set lookup: no lock on the replay path
-            with _HOSTS_LOCK:
-                _PROVIDER_HOSTS.add(key)
+        port = url.port or _DEFAULT_PORTS.get(url.scheme, 0)
+        log.saw_host(f"{(url.host or '').lower()}:{port}")
+        remember_host(url.host, port)
         return route
     why = _provider_host(recorder, request)
     what = f"{request.method} {url.path}"
@@ -109,26 +93,17 @@ def blocked(
 
 
 def _provider_host(recorder: Recorder, request: Any) -> str | None:
-    """Why ``request`` goes to a provider host, or ``None`` when it does not."""
+    """Why ``request`` goes to a provider host (the one egress decision, with this cassette's
+    own hosts), or ``None`` when it does not."""
     url = request.url
-    raw = (url.host or "").lower()
-    port = url.port or _DEFAULT_PORTS.get(url.scheme, 0)
-    host = canonical_host(raw)
-    provider = catalog_provider(host)
-    if provider is not None:
-        return f"{host} is a provider host ({provider})"
-    key = _host_key(url.scheme, raw, url.port)
-    variable = endpoint_hosts().get((host, port))
-    if variable is not None:
-        return f"{key} is the provider's {variable}"
     seen = {url_host_port(f"http://{known}") for known in recorder.log.hosts()}
-    if (host, port) in seen:
-        return f"{key} is where this cassette's provider calls go"
-    return request_hint(request.method, str(url), request.headers)
-
-
-def _host_key(scheme: str, host: str | None, port: int | None) -> str:
-    return f"{(host or '').lower()}:{port or _DEFAULT_PORTS.get(scheme, 0)}"
+    return provider_reason(
+        canonical_host(url.host or ""),
+        url.port or _DEFAULT_PORTS.get(url.scheme, 0),
+        seen={key for key in seen if key is not None},
+        shown=(url.host or "").lower(),
+        hint=request_hint(request.method, str(url), request.headers),
+    )
 
 
 def _port(url: Any) -> str:

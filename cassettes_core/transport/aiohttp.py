@@ -24,9 +24,12 @@ import sys
 import threading
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cassettes_core.isolation import unwatch, watch
+from cassettes_core.isolation import handled_outside, handling, unwatch, watch
+
+if TYPE_CHECKING:
+    from cassettes_core.transport._intercept import Interception
 
 __all__ = ["install", "is_installed", "restore"]
 
@@ -34,12 +37,16 @@ _MODULE = "aiohttp.client"
 _PATCHED = "_request"
 _lock = threading.RLock()
 _original: list[Any] = []  # the ClientSession._request replaced now (one entry while patched)
+_active: list[Callable[[], Interception | None]] = []  # how a request finds its interception
 _watcher: list[Any] = []  # the import watcher while aiohttp is not imported yet
 
 
-def install() -> None:
-    """Patch ``ClientSession._request`` now if aiohttp is imported, else as soon as it is."""
+def install(active: Callable[[], Interception | None] | None = None) -> None:
+    """Patch ``ClientSession._request`` now if aiohttp is imported, else as soon as it is;
+    ``active`` tells the patched method the interception a request is bound to."""
     with _lock:
+        if active is not None:
+            _active[:] = [active]
         if _original or _watcher:
             return
         finder = watch({_MODULE: _patch})
@@ -75,9 +82,7 @@ def _patch(module: ModuleType) -> None:
 def _patched(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     async def _request(self: Any, method: str, str_or_url: Any, **kwargs: Any) -> Any:
-        from cassettes_core.transport._intercept import active, handled_outside, handling
-
-        current = active()
+        current = _active[0]() if _active else None
         if current is None or handled_outside():
             # No cassette here (the isolation guard's connector seam decides), or an outer
             # seam (litellm's httpx transport over aiohttp) records this request already.

@@ -36,11 +36,21 @@ import sys
 import threading
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cassettes_core._errors import LiveCallRefusedError
-from cassettes_core.isolation import armed, check, unwatch, watch
-from cassettes_core.transport._guarded import request_hint
+from cassettes_core.isolation import (
+    armed,
+    check,
+    handled_outside,
+    handling,
+    request_hint,
+    unwatch,
+    watch,
+)
+
+if TYPE_CHECKING:
+    from cassettes_core.transport._intercept import Interception
 
 __all__ = ["install", "is_installed", "restore"]
 
@@ -48,12 +58,16 @@ _MODULE = "botocore.endpoint"
 _PATCHED = "_send"
 _lock = threading.RLock()
 _original: list[Any] = []  # the Endpoint._send replaced now (one entry while patched)
+_active: list[Callable[[], Interception | None]] = []  # how a request finds its interception
 _watcher: list[Any] = []  # the import watcher while botocore is not imported yet
 
 
-def install() -> None:
-    """Patch ``Endpoint._send`` now if botocore is imported, else as soon as it is."""
+def install(active: Callable[[], Interception | None] | None = None) -> None:
+    """Patch ``Endpoint._send`` now if botocore is imported, else as soon as it is;
+    ``active`` tells the patched method the interception a request is bound to."""
     with _lock:
+        if active is not None:
+            _active[:] = [active]
         if _original or _watcher or not _installed():
             return
         finder = watch({_MODULE: _patch})
@@ -103,11 +117,9 @@ def _patch(module: ModuleType) -> None:
 def _patched(original: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     @functools.wraps(original)
     def _send(self: Any, request: Any) -> Any:
-        from cassettes_core.transport._intercept import active, handled_outside, handling
-
         if handled_outside():
             return original(self, request)  # an outer seam records this request already
-        current = active()
+        current = _active[0]() if _active else None
         if current is None:
             _refuse_unguarded(request)
             return original(self, request)
