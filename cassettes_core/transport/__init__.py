@@ -26,18 +26,39 @@ clients are covered by the same switch (see :mod:`cassettes_core.transport.botoc
 from __future__ import annotations
 
 from cassettes_core.isolation import Route, match_route, register_seam, request_hint
-from cassettes_core.transport._bodies import charset_of, encoded_body, served_answer, stored_body
-from cassettes_core.transport._botocore_events import event_of as decode_aws_event
-from cassettes_core.transport._botocore_events import frame_of as encode_aws_event
-from cassettes_core.transport._botocore_exchange import aws_kept_headers
-from cassettes_core.transport._eventstream import CONTENT_TYPE as EVENTSTREAM_CONTENT_TYPE
-from cassettes_core.transport._eventstream import (
+from cassettes_core.transport._codecs import CONTENT_TYPE as EVENTSTREAM_CONTENT_TYPE
+from cassettes_core.transport._codecs import (
     EventStreamError,
     EventStreamParser,
     Frame,
+    NDJSONParser,
+    SSEParser,
+    charset_of,
+    decode_data,
+    encode_data,
+    encode_event,
     encode_frame,
+    encode_ndjson,
+    encode_stream,
+    encoded_body,
+    is_event_stream,
+    is_ndjson,
+    parse_ndjson,
+    parse_stream,
+    served_answer,
+    stored_body,
+    stream_framing,
 )
-from cassettes_core.transport._headers import kept_headers, recorded_delay, replay_headers
+from cassettes_core.transport._codecs import event_of as decode_aws_event
+from cassettes_core.transport._codecs import frame_of as encode_aws_event
+from cassettes_core.transport._exchange import (
+    AbandonedStreamWarning,
+    failure_kind,
+    kept_headers,
+    recorded_delay,
+    replay_headers,
+    settle,
+)
 from cassettes_core.transport._intercept import (
     Interception,
     hold_clients,
@@ -47,24 +68,7 @@ from cassettes_core.transport._intercept import (
     release_clients,
 )
 from cassettes_core.transport._intercept import active as active_interception
-from cassettes_core.transport._ndjson import (
-    NDJSONParser,
-    encode_ndjson,
-    is_ndjson,
-    parse_ndjson,
-    stream_framing,
-)
-from cassettes_core.transport._settle import AbandonedStreamWarning, settle
-from cassettes_core.transport._sse import (
-    SSEParser,
-    decode_data,
-    encode_data,
-    encode_event,
-    encode_stream,
-    is_event_stream,
-    parse_stream,
-)
-from cassettes_core.transport._wire import failure_kind
+from cassettes_core.transport.botocore import aws_kept_headers
 
 # The isolation guard keeps the httpx/httpx2 (and aiohttp, botocore) seams in while armed.
 register_seam(hold_clients, release_clients, live_allowed)

@@ -11,7 +11,7 @@ asked for. A provider call (an endpoint of the catalog) is looked up in the cass
 answered by a real ``ClientResponse`` that no connection stands behind (no socket is opened),
 a miss in replay raises :class:`~cassettes_core.CassetteMissError` at once (no aiohttp error
 class, so no SDK retries it), and a live call is recorded: a complete answer after its body is
-read (it stays readable), a stream event by event as it passes (see ``_aiohttp_live``).
+read (it stays readable), a stream event by event as it passes (see ``_aiohttp``).
 Requests that are no provider calls pass through, except in replay those to a provider host
 (as for httpx). aiohttp is never imported for this: when it is imported later, it is patched
 then.
@@ -87,7 +87,7 @@ def _patched(original: Callable[..., Any]) -> Callable[..., Any]:
             # No cassette here (the isolation guard's connector seam decides), or an outer
             # seam (litellm's httpx transport over aiohttp) records this request already.
             return await original(self, method, str_or_url, **kwargs)
-        from cassettes_core.transport._aiohttp_call import handle
+        from cassettes_core.transport._aiohttp import handle
 
         with handling():
             return await handle(current, original, self, (method, str_or_url), kwargs)

@@ -14,7 +14,7 @@ from botocore.eventstream import EventStreamBuffer
 
 from cassettes_core import StreamEvent, UnrecordableAnswerError
 from cassettes_core.transport import EventStreamError, EventStreamParser, Frame, encode_frame
-from cassettes_core.transport._botocore_events import event_of, frame_of
+from cassettes_core.transport._codecs import event_of, frame_of
 
 HEADERS = {":event-type": "contentBlockDelta", ":content-type": "application/json",
            ":message-type": "event"}  # fmt: skip
