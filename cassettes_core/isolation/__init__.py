@@ -6,14 +6,13 @@
     disarm(guard)   # every patched function restored
 
 The pytest plugin arms one for the whole session under ``CI`` or ``--cassette-mode=replay``
-(and for ``--cassette-block-network``). ``_egress`` holds the decision (what a provider host
-is, whether a request may leave, the seam registry and the patch-on-import hook); ``_seams``
-the client patches that ask it.
+(and for ``--cassette-block-network``). ``_egress`` holds it all: the decision (what a
+provider host is, which requests are provider calls, whether one may leave), the guard, its
+client seams, the seam registry and the patch-on-import hook.
 """
 
 from __future__ import annotations
 
-from cassettes_core.isolation import _seams
 from cassettes_core.isolation._egress import (
     LOOPBACK,
     Guard,
@@ -31,6 +30,7 @@ from cassettes_core.isolation._egress import (
     disarm,
     endpoint_hosts,
     forget_recorded_hosts,
+    grpc_target,
     handled_outside,
     handling,
     is_endpoint_variable,
@@ -47,10 +47,6 @@ from cassettes_core.isolation._egress import (
     url_host_port,
     watch,
 )
-from cassettes_core.isolation._seams import grpc_target
-
-# The guard's own client seams: installed with the first guard armed, never at import.
-register_seam(_seams.install, _seams.restore)
 
 __all__ = [
     "LOOPBACK",
