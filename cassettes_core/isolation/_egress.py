@@ -488,7 +488,7 @@ class Guard:
     seen_hosts: Callable[[], set[tuple[str, int]]] = recorded_hosts
     refusals: list[LiveCallRefusedError] = field(default_factory=list)
     # Whether it judges the request being made now (a lingering guard judges only the threads
-    # and atexit handlers a session left behind: see ``_linger``).
+    # and atexit handlers a session left behind: see :func:`linger`).
     applies: Callable[[], bool] = lambda: True
     lingering: bool = False
     # (host, port) of provider requests refused so far: a ``base_url=`` host an SDK's headers
@@ -548,7 +548,7 @@ def provider_reason(
 
 
 class _Stack:
-    """The guards in force, innermost last (see :mod:`~cassettes_core.isolation._arming`)."""
+    """The guards in force, innermost last (see :func:`arm`)."""
 
     def __init__(self) -> None:
         self.lock = threading.RLock()

@@ -155,7 +155,7 @@ def annotations_of(result: Any) -> dict[str, Any]:
 # place and, while a cassette is active (bound at send time, like every model call):
 #
 # - **replay**: answers from the cassette; nothing reaches the transport (no server was
-#   started, see ``_stdio``), notifications are dropped; a request never recorded is a
+#   started, see below), notifications are dropped; a request never recorded is a
 #   :class:`~cassettes_core.CassetteMissError` with its diff;
 # - **a server connected** (record, append, passthrough): every request goes live, except a
 #   ``tools/call`` of a ``never`` tool that the cassette holds (a fork's prefix in ``append``),
@@ -296,7 +296,7 @@ def _ms(started: float) -> int:
     return round((time.perf_counter() - started) * 1000)
 
 
-# ``ClientSession`` gets the cassette dispatcher (``_dispatcher``) when it is made.
+# ``ClientSession`` gets the cassette dispatcher (:class:`CassetteDispatcher`) when it is made.
 #
 # One class attribute is patched, ``ClientSession.__init__``, so every session is covered
 # however the class was imported; the original runs first and unchanged, then its dispatcher
@@ -330,7 +330,7 @@ def patch_session(module: ModuleType) -> None:
 # ``stdio_client`` by name is covered too). While a cassette replays, that function returns a
 # :class:`NoProcess`: its stdout stays silent until its stdin is closed, then ends; it exits
 # with 0 when the transport shuts it down. The session's requests are answered from the
-# cassette before they reach it (``_dispatcher``), so nothing is ever written to it.
+# cassette before they reach it (:class:`CassetteDispatcher`), so nothing is ever written to it.
 
 _SPAWN = "_create_platform_compatible_process"
 _REPLAYING = "__cassettes_replay__"
@@ -400,7 +400,7 @@ def patch_stdio(module: ModuleType) -> None:
 # session its streams. While a cassette replays, that function yields a :class:`SilentEvents`
 # instead: it announces an endpoint on the same origin, then says nothing more until the
 # transport closes. The session's requests are answered from the cassette before they would be
-# posted there (``_dispatcher``), so no request is ever sent.
+# posted there (:class:`CassetteDispatcher`), so no request is ever sent.
 
 _OPEN = "sse_within_origin"
 

@@ -9,10 +9,10 @@ Two ways in, both over one implementation for ``httpx2`` (what the official SDKs
   for frameworks that build their own clients.
 
 Provider calls (the endpoints of ``cassettes_core.catalog``) are recognised by method and
-path (see ``_routes``); everything else passes through untouched,
+path (see ``cassettes_core.isolation``); everything else passes through untouched,
 except, in replay, requests to a provider host that are not provider calls (see
-``_tracking``). Live streams left open are settled, not left to the garbage collector (see
-``_settle``).
+``_exchange``). Live streams left open are settled, not left to the garbage collector (see
+``_exchange``).
 
 The codecs are here too, for code that reads or writes cassette bodies and streams itself:
 the body codec (:func:`stored_body`, :func:`encoded_body`, :func:`served_answer`) that the

@@ -6,7 +6,7 @@ bases, because its clients check). ``cassettes_core.transport.httpx`` and ``…h
 it their module and mix :class:`SyncCassetteTransport` / :class:`AsyncCassetteTransport` into
 the library's ``BaseTransport`` classes. A live SSE or NDJSON answer is handed on chunk by chunk
 as it arrives, parsed on the way, and recorded when it ends or is closed (or settled, see
-``_settle``, when the caller does neither); an abandoned async one on its own event loop.
+``_exchange``, when the caller does neither); an abandoned async one on its own event loop.
 """
 
 from __future__ import annotations
@@ -36,14 +36,14 @@ from cassettes_core.transport._exchange import (
 # :class:`SyncCassetteTransport` holds the logic; ``cassettes_core.transport.httpx2`` and
 # ``…httpx`` mix it into each library's ``BaseTransport``. A live SSE answer is handed on chunk by
 # chunk as it arrives, parsed on the way, and recorded when it ends or is closed (or settled, see
-# ``_settle``, when the caller does neither).
+# ``_exchange``, when the caller does neither).
 
 
 class SyncCassetteTransport:
     """Answers provider calls from ``recorder``; everything else goes to ``inner``.
 
     ``inner`` defaults to the library's own ``HTTPTransport()``. ``block_unmatched`` decides
-    what happens to requests that are not provider calls (see ``_tracking``): by default, in
+    what happens to requests that are not provider calls (see ``_exchange.route_request``): by default, in
     replay, those to a provider host raise :class:`ConfigError`; ``True`` blocks them all,
     ``False`` none.
     """
@@ -65,7 +65,7 @@ class SyncCassetteTransport:
         except CassetteError as error:
             if not retries_everything(request.headers):
                 raise
-            return failing_response(error, request)  # see ``_visible``: groq retries all
+            return failing_response(error, request)  # see ``_exchange``: groq retries all
 
     def _handle(self, request: Any) -> Any:
         route = route_request(self.recorder, request, self.block_unmatched)
@@ -171,7 +171,7 @@ class SyncChunks:
 
 # The asynchronous cassette transport: the twin of the sync one, line for line.
 #
-# An abandoned live stream is settled on its own event loop (``_settle``): awaited when the
+# An abandoned live stream is settled on its own event loop (``_exchange``): awaited when the
 # settling code runs on that loop, run on it when it is idle, and dropped with a warning when
 # the loop is gone.
 
@@ -200,7 +200,7 @@ class AsyncCassetteTransport:
         except CassetteError as error:
             if not retries_everything(request.headers):
                 raise
-            return failing_response(error, request)  # see ``_visible``: groq retries all
+            return failing_response(error, request)  # see ``_exchange``: groq retries all
 
     async def _handle(self, request: Any) -> Any:
         route = route_request(self.recorder, request, self.block_unmatched)

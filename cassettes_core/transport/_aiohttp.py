@@ -227,7 +227,7 @@ _REASONS = {
 # stream when it ends. The caller reads as before (``iter_any``, ``readline``, ``read``).
 # Releasing or closing the response before its end does not cut the recording short: the task
 # reads what is left first, then gives the connection back. An ``intercept`` block or a pytest
-# test that ends with the stream still open settles it (``_settle``), bounded by 30 s.
+# test that ends with the stream still open settles it (``_exchange.settle``), bounded by 30 s.
 #
 # A refusal of the secret guard reaches the caller's next read, never a log line.
 

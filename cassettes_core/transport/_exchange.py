@@ -216,7 +216,7 @@ class Call:
         return round((time.perf_counter() - self.started) * 1000)
 
     def visible(self, error: CassetteError) -> CassetteError:
-        """``error`` as the calling SDK lets it through (see ``_visible``)."""
+        """``error`` as the calling SDK lets it through (see below)."""
         return visible(error, anthropic_caller=self.anthropic_caller)
 
     def visible_type(self, ours: type[E]) -> type[E]:
@@ -543,7 +543,7 @@ def recorded_failure(exc: BaseException) -> RecordedError | None:
 # What a recorder's transports see besides the provider calls they replay or record.
 #
 # **Requests that are not provider calls.** A cassette holds the calls of the provider
-# catalog's endpoints (see ``_routes``); anything else passes through. But a request to a
+# catalog's endpoints (see ``isolation.match_route``); anything else passes through. But a request to a
 # *provider host* that is not one of those calls (``models.list()``, moderations, legacy
 # completions, ``messages.count_tokens``) would reach the live provider with the user's key, and
 # it has no recording to replay. A host is a provider host when the catalog names it (see

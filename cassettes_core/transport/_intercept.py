@@ -26,7 +26,7 @@ session that only ever uses httpx2 never pays for importing httpx, and a class i
 unpatched by anyone.
 
 **When the block exits**, live streams of its recorder that the code left open are read to
-their end and recorded (``_settle``). :meth:`Interception.pause` / :meth:`~Interception.resume`
+their end and recorded (``_exchange.settle``). :meth:`Interception.pause` / :meth:`~Interception.resume`
 take it out of force and back without that (the pytest plugin pauses a test's interception
 while fixtures of a wider scope set up).
 """
@@ -276,7 +276,7 @@ def _patch_library(module: ModuleType) -> None:
 
 
 def _sends_refused(original: Callable[..., Any]) -> Callable[..., Any]:
-    """The library's own network transport: a request the guard refused (see ``_guarded``)
+    """The library's own network transport: a request the guard refused (see :class:`Guarded`)
     is raised here, per request, before a byte of it is written, on a new connection or on
     one the pool kept open (a socket seam would see only the new ones)."""
     if inspect.iscoroutinefunction(original):
