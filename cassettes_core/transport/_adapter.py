@@ -43,8 +43,8 @@ class SyncCassetteTransport:
     """Answers provider calls from ``recorder``; everything else goes to ``inner``.
 
     ``inner`` defaults to the library's own ``HTTPTransport()``. ``block_unmatched`` decides
-    what happens to requests that are not provider calls (see ``_exchange.route_request``): by default, in
-    replay, those to a provider host raise :class:`ConfigError`; ``True`` blocks them all,
+    what happens to requests that are not provider calls (see ``route_request``): by default,
+    in replay, those to a provider host raise :class:`ConfigError`; ``True`` blocks them all,
     ``False`` none.
     """
 

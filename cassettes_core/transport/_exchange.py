@@ -543,7 +543,8 @@ def recorded_failure(exc: BaseException) -> RecordedError | None:
 # What a recorder's transports see besides the provider calls they replay or record.
 #
 # **Requests that are not provider calls.** A cassette holds the calls of the provider
-# catalog's endpoints (see ``isolation.match_route``); anything else passes through. But a request to a
+# catalog's endpoints (see ``isolation.match_route``); anything else passes through. But a
+# request to a
 # *provider host* that is not one of those calls (``models.list()``, moderations, legacy
 # completions, ``messages.count_tokens``) would reach the live provider with the user's key, and
 # it has no recording to replay. A host is a provider host when the catalog names it (see

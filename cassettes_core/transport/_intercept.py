@@ -26,9 +26,9 @@ session that only ever uses httpx2 never pays for importing httpx, and a class i
 unpatched by anyone.
 
 **When the block exits**, live streams of its recorder that the code left open are read to
-their end and recorded (``_exchange.settle``). :meth:`Interception.pause` / :meth:`~Interception.resume`
-take it out of force and back without that (the pytest plugin pauses a test's interception
-while fixtures of a wider scope set up).
+their end and recorded (``_exchange.settle``). :meth:`Interception.pause` /
+:meth:`~Interception.resume` take it out of force and back without that (the pytest plugin
+pauses a test's interception while fixtures of a wider scope set up).
 """
 
 from __future__ import annotations
