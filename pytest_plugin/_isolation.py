@@ -92,7 +92,7 @@ def start(config: pytest.Config) -> None:
     block = bool(_option(config, "cassette_block_network"))
     if reason is None and not block:
         return
-    from cassettes_core.isolation import Guard, Policy
+    from cassettes_core.isolation import Guard, Policy, recorded_hosts
     from pytest_plugin._isolation_hooks import IsolationHooks
 
     extra = _option(config, "cassette_allow_host")
@@ -105,7 +105,7 @@ def start(config: pytest.Config) -> None:
         mode_reason=reason or "",
     )
     hooks = IsolationHooks(config)
-    guard = Guard(policy, locate=hooks.locate, on_refusal=hooks.refused)
+    guard = Guard(policy, locate=hooks.locate, on_refusal=hooks.refused, seen_hosts=recorded_hosts)
     hooks.guard = guard
     config.pluginmanager.register(hooks, PLUGIN_NAME)
     import cassettes_core.transport  # noqa: F401 -- registers the httpx, aiohttp, botocore seams

@@ -485,7 +485,8 @@ class Guard:
     policy: Policy
     locate: Callable[[], str] = lambda: "this process"
     on_refusal: Callable[[LiveCallRefusedError], None] = lambda error: None
-    seen_hosts: Callable[[], set[tuple[str, int]]] = recorded_hosts
+    # Hosts cassettes recorded provider calls to (the plugin passes :func:`recorded_hosts`).
+    seen_hosts: Callable[[], set[tuple[str, int]]] = set
     refusals: list[LiveCallRefusedError] = field(default_factory=list)
     # Whether it judges the request being made now (a lingering guard judges only the threads
     # and atexit handlers a session left behind: see :func:`linger`).
