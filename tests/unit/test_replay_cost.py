@@ -38,7 +38,6 @@ REPLAY_NEVER_LOADS = (
     "yaml",
     "cassettes_core.diff",
     "cassettes_core.mcp._session",
-    "cassettes_core.mcp._session",
     "cassettes_core.store._file",
     "cassettes_core.tools._run",
     "cassettes_core.tools._decorator",
