@@ -57,7 +57,7 @@ _E = TypeVar("_E", bound=CassetteError)
 
 class RaiseAs(Protocol):
     """The class a caller needs one of our errors raised in (a subclass the anthropic SDK
-    lets through, see ``transport._visible``): chosen before the error is built, so the error
+    lets through, see ``transport._exchange``): chosen before the error is built, so the error
     is built once, in its final class, and the one logged is the one raised."""
 
     def __call__(self, ours: type[_E], /) -> type[_E]: ...

@@ -92,8 +92,8 @@ def start(config: pytest.Config) -> None:
     block = bool(_option(config, "cassette_block_network"))
     if reason is None and not block:
         return
-    from cassettes_core.isolation import Guard, Policy
-    from pytest_plugin._isolation_hooks import IsolationHooks, seen_hosts
+    from cassettes_core.isolation import Guard, Policy, recorded_hosts
+    from pytest_plugin._isolation_hooks import IsolationHooks
 
     extra = _option(config, "cassette_allow_host")
     allow = [*config.getini("cassette_allow_hosts"), *(extra if isinstance(extra, list) else [])]
@@ -105,13 +105,13 @@ def start(config: pytest.Config) -> None:
         mode_reason=reason or "",
     )
     hooks = IsolationHooks(config)
-    guard = Guard(policy, locate=hooks.locate, on_refusal=hooks.refused, seen_hosts=seen_hosts)
+    guard = Guard(policy, locate=hooks.locate, on_refusal=hooks.refused, seen_hosts=recorded_hosts)
     hooks.guard = guard
     config.pluginmanager.register(hooks, PLUGIN_NAME)
-    from cassettes_core.isolation import arm, threads_now
-    from cassettes_core.transport import forget_provider_hosts
+    import cassettes_core.transport  # noqa: F401 -- registers the httpx, aiohttp, botocore seams
+    from cassettes_core.isolation import arm, forget_recorded_hosts, threads_now
 
-    forget_provider_hosts()
+    forget_recorded_hosts()
     before = threads_now()
     arm(guard)  # from here on, for the whole session: conftests, collection, fixtures, threads
     config.add_cleanup(functools.partial(_end, guard, before))  # also when the run ends early

@@ -23,19 +23,6 @@ _WORKER_OUTPUT = "provider_cassettes_refusals"
 REFUSED_ID = "provider-cassettes-live-call"
 
 
-def seen_hosts() -> set[tuple[str, int]]:
-    """``(host, port)`` of every provider call a cassette of this session has seen."""
-    from cassettes_core.isolation import canonical_host
-    from cassettes_core.transport import provider_hosts_seen
-
-    seen: set[tuple[str, int]] = set()
-    for key in provider_hosts_seen():  # also those of recorders already gone (earlier tests)
-        host, _, port = key.rpartition(":")
-        if port.isdigit():
-            seen.add((canonical_host(host), int(port)))
-    return seen
-
-
 @dataclass(frozen=True)
 class Refusal:
     """One refused call: the test it fails (None: the run's), and how it is shown."""

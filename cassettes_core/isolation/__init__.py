@@ -6,44 +6,77 @@
     disarm(guard)   # every patched function restored
 
 The pytest plugin arms one for the whole session under ``CI`` or ``--cassette-mode=replay``
-(and for ``--cassette-block-network``); see ``_hosts`` for what a provider host is, ``_seams``
-for where each client is checked, ``_guard`` for the decision, ``_arming`` for putting a guard
-in force.
+(and for ``--cassette-block-network``). ``_egress`` holds it all: the decision (what a
+provider host is, which requests are provider calls, whether one may leave), the guard, its
+client seams, the seam registry and the patch-on-import hook.
 """
 
 from __future__ import annotations
 
-from cassettes_core.isolation._arming import arm, disarm
-from cassettes_core.isolation._guard import Guard, Policy, armed, check, deferred, provider_reason
-from cassettes_core.isolation._hosts import (
+from cassettes_core.isolation._egress import (
     LOOPBACK,
+    Guard,
+    PatchOnImport,
+    Policy,
+    Route,
+    arm,
+    armed,
     canonical_host,
+    cassette_live,
     catalog_provider,
+    check,
+    deferred,
+    deferred_refusal,
+    disarm,
     endpoint_hosts,
+    forget_recorded_hosts,
+    grpc_target,
+    handled_outside,
+    handling,
     is_endpoint_variable,
+    linger,
+    match_route,
+    provider_reason,
+    recorded_hosts,
+    register_seam,
+    remember_host,
+    request_hint,
+    stored_endpoint,
+    threads_now,
+    unwatch,
     url_host_port,
+    watch,
 )
-from cassettes_core.isolation._linger import linger, threads_now
-from cassettes_core.isolation._on_import import unwatch, watch
-from cassettes_core.isolation._seams import grpc_target, register_seam
 
 __all__ = [
     "LOOPBACK",
     "Guard",
+    "PatchOnImport",
     "Policy",
+    "Route",
     "arm",
     "armed",
     "canonical_host",
+    "cassette_live",
     "catalog_provider",
     "check",
     "deferred",
+    "deferred_refusal",
     "disarm",
     "endpoint_hosts",
+    "forget_recorded_hosts",
     "grpc_target",
+    "handled_outside",
+    "handling",
     "is_endpoint_variable",
     "linger",
+    "match_route",
     "provider_reason",
+    "recorded_hosts",
     "register_seam",
+    "remember_host",
+    "request_hint",
+    "stored_endpoint",
     "threads_now",
     "unwatch",
     "url_host_port",

@@ -16,9 +16,7 @@ policy matters when a server is connected (``append`` over a fork): a recorded `
 is answered from the cassette, a recorded ``safe`` one runs again and is compared.
 
 The ``mcp`` SDK is never imported here: :func:`install` patches its modules when (and if)
-they are imported. Inside: ``_watch`` (patch on import), ``_session`` (``ClientSession``),
-``_dispatcher`` (each request), ``_stdio`` (no process in replay), ``_sse`` (no connection in
-replay, for the legacy SSE transport), ``_requests`` (the request form), ``_policy``.
+they are imported (``_session`` holds them all).
 """
 
 from __future__ import annotations
@@ -27,53 +25,66 @@ import importlib
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from cassettes_core.mcp._watch import watch
+from cassettes_core.isolation import PatchOnImport, watch
 
 if TYPE_CHECKING:
-    from cassettes_core.mcp._policy import from_annotations, policy_of, replay_policies
-    from cassettes_core.mcp._requests import MCP_PROVIDER, mcp_request
-    from cassettes_core.mcp._sse import SilentEvents
-    from cassettes_core.mcp._stdio import NoProcess
+    from cassettes_core.mcp._session import (
+        MCP_PROVIDER,
+        NoProcess,
+        SilentEvents,
+        from_annotations,
+        mcp_request,
+        policy_of,
+        replay_policies,
+    )
 
-# Loaded on first use: importing provider-cassettes must not import the tool and MCP code.
-_LAZY = {
-    "from_annotations": "_policy",
-    "policy_of": "_policy",
-    "replay_policies": "_policy",
-    "MCP_PROVIDER": "_requests",
-    "mcp_request": "_requests",
-    "SilentEvents": "_sse",
-    "NoProcess": "_stdio",
-}
+# Loaded on first use (PEP 562): a replay that never meets MCP never imports the tool and MCP
+# code (``tests/unit/test_replay_cost.py`` measures it), and importing provider-cassettes only
+# installs the import hook below.
+_LAZY = frozenset(
+    {
+        "MCP_PROVIDER",
+        "NoProcess",
+        "SilentEvents",
+        "from_annotations",
+        "mcp_request",
+        "policy_of",
+        "replay_policies",
+    }
+)
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
+    if name not in _LAZY:
         raise AttributeError(f"module 'cassettes_core.mcp' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"cassettes_core.mcp.{module}"), name)
+    value = getattr(importlib.import_module("cassettes_core.mcp._session"), name)
     globals()[name] = value
     return value
 
 
-def _patcher(module: str, name: str) -> Any:
-    """A patch function that imports its module when the mcp SDK module it patches appears."""
+def _patcher(name: str) -> Any:
+    """A patch function that imports ``_session`` when the mcp SDK module it patches appears."""
 
     def patch(target: ModuleType) -> None:
-        getattr(importlib.import_module(f"cassettes_core.mcp.{module}"), name)(target)
+        getattr(importlib.import_module("cassettes_core.mcp._session"), name)(target)
 
     return patch
 
 
+_watching: list[PatchOnImport | None] = []
+
+
 def install() -> None:
-    """Patch the ``mcp`` SDK's session, stdio and SSE modules now or when they are imported."""
-    watch(
-        {
-            "mcp.client.session": _patcher("_session", "patch_session"),
-            "mcp.client.stdio": _patcher("_stdio", "patch_stdio"),
-            "mcp.client.sse": _patcher("_sse", "patch_sse"),
-        }
-    )
+    """Patch the ``mcp`` SDK's session, stdio and SSE modules now and whenever they are
+    imported, for the life of the process (each patch is idempotent); once."""
+    if _watching:
+        return
+    patches = {
+        "mcp.client.session": _patcher("patch_session"),
+        "mcp.client.stdio": _patcher("patch_stdio"),
+        "mcp.client.sse": _patcher("patch_sse"),
+    }
+    _watching.append(watch(patches, every_time=True))
 
 
 __all__ = [

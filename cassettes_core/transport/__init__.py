@@ -9,10 +9,10 @@ Two ways in, both over one implementation for ``httpx2`` (what the official SDKs
   for frameworks that build their own clients.
 
 Provider calls (the endpoints of ``cassettes_core.catalog``) are recognised by method and
-path (see ``_routes``); everything else passes through untouched,
+path (see ``cassettes_core.isolation``); everything else passes through untouched,
 except, in replay, requests to a provider host that are not provider calls (see
-``_tracking``). Live streams left open are settled, not left to the garbage collector (see
-``_settle``).
+``_exchange``). Live streams left open are settled, not left to the garbage collector (see
+``_exchange``).
 
 The codecs are here too, for code that reads or writes cassette bodies and streams itself:
 the body codec (:func:`stored_body`, :func:`encoded_body`, :func:`served_answer`) that the
@@ -25,25 +25,42 @@ clients are covered by the same switch (see :mod:`cassettes_core.transport.botoc
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from cassettes_core.isolation import register_seam
-from cassettes_core.transport import aiohttp, botocore
-from cassettes_core.transport._bodies import charset_of, encoded_body, served_answer, stored_body
-from cassettes_core.transport._botocore_events import event_of as decode_aws_event
-from cassettes_core.transport._botocore_events import frame_of as encode_aws_event
-from cassettes_core.transport._eventstream import CONTENT_TYPE as EVENTSTREAM_CONTENT_TYPE
-from cassettes_core.transport._eventstream import (
+from cassettes_core.isolation import Route, match_route, register_seam, request_hint
+from cassettes_core.transport._codecs import CONTENT_TYPE as EVENTSTREAM_CONTENT_TYPE
+from cassettes_core.transport._codecs import (
     EventStreamError,
     EventStreamParser,
     Frame,
+    NDJSONParser,
+    SSEParser,
+    charset_of,
+    decode_data,
+    encode_data,
+    encode_event,
     encode_frame,
+    encode_ndjson,
+    encode_stream,
+    encoded_body,
+    is_event_stream,
+    is_ndjson,
+    parse_ndjson,
+    parse_stream,
+    served_answer,
+    stored_body,
+    stream_framing,
 )
-from cassettes_core.transport._guarded import request_hint
-from cassettes_core.transport._headers import kept_headers, recorded_delay, replay_headers
+from cassettes_core.transport._codecs import event_of as decode_aws_event
+from cassettes_core.transport._codecs import frame_of as encode_aws_event
+from cassettes_core.transport._exchange import (
+    AbandonedStreamWarning,
+    failure_kind,
+    kept_headers,
+    recorded_delay,
+    replay_headers,
+    settle,
+)
 from cassettes_core.transport._intercept import (
     Interception,
-    add_client_seam,
     hold_clients,
     intercept,
     is_patched,
@@ -51,46 +68,10 @@ from cassettes_core.transport._intercept import (
     release_clients,
 )
 from cassettes_core.transport._intercept import active as active_interception
-from cassettes_core.transport._ndjson import (
-    NDJSONParser,
-    encode_ndjson,
-    is_ndjson,
-    parse_ndjson,
-    stream_framing,
-)
-from cassettes_core.transport._routes import Route, match_route
-from cassettes_core.transport._settle import AbandonedStreamWarning, settle
-from cassettes_core.transport._sse import (
-    SSEParser,
-    decode_data,
-    encode_data,
-    encode_event,
-    encode_stream,
-    is_event_stream,
-    parse_stream,
-)
-from cassettes_core.transport._tracking import forget_provider_hosts, provider_hosts_seen
-from cassettes_core.transport._wire import failure_kind
+from cassettes_core.transport.botocore import aws_kept_headers
 
-if TYPE_CHECKING:
-    from cassettes_core.transport._botocore_exchange import aws_kept_headers
-
-
-def __getattr__(name: str) -> Any:
-    # botocore's exchange is loaded with the first botocore call, not with this package.
-    if name == "aws_kept_headers":
-        from cassettes_core.transport._botocore_exchange import aws_kept_headers
-
-        return aws_kept_headers
-    raise AttributeError(f"module 'cassettes_core.transport' has no attribute {name!r}")
-
-
-# The isolation guard checks httpx/httpx2 clients through this package's client seam.
+# The isolation guard keeps the httpx/httpx2 (and aiohttp, botocore) seams in while armed.
 register_seam(hold_clients, release_clients, live_allowed)
-# botocore's seam goes in and out with the httpx ones.
-add_client_seam(botocore.install, botocore.restore)
-# aiohttp's seam goes in and out with the httpx ones.
-add_client_seam(aiohttp.install, aiohttp.restore)
 
 __all__ = [
     "EVENTSTREAM_CONTENT_TYPE",
@@ -115,7 +96,6 @@ __all__ = [
     "encode_stream",
     "encoded_body",
     "failure_kind",
-    "forget_provider_hosts",
     "hold_clients",
     "intercept",
     "is_event_stream",
@@ -126,7 +106,6 @@ __all__ = [
     "match_route",
     "parse_ndjson",
     "parse_stream",
-    "provider_hosts_seen",
     "recorded_delay",
     "release_clients",
     "replay_headers",

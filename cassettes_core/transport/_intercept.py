@@ -26,9 +26,9 @@ session that only ever uses httpx2 never pays for importing httpx, and a class i
 unpatched by anyone.
 
 **When the block exits**, live streams of its recorder that the code left open are read to
-their end and recorded (``_settle``). :meth:`Interception.pause` / :meth:`~Interception.resume`
-take it out of force and back without that (the pytest plugin pauses a test's interception
-while fixtures of a wider scope set up).
+their end and recorded (``_exchange.settle``). :meth:`Interception.pause` /
+:meth:`~Interception.resume` take it out of force and back without that (the pytest plugin
+pauses a test's interception while fixtures of a wider scope set up).
 """
 
 from __future__ import annotations
@@ -37,18 +37,35 @@ import contextvars
 import functools
 import importlib
 import importlib.util
+import inspect
 import sys
 import threading
 from collections.abc import Callable
 from types import ModuleType, TracebackType
 from typing import Any, Self
 
-from cassettes_core._errors import ConfigError
+from cassettes_core._errors import ConfigError, LiveCallRefusedError
 from cassettes_core._recorder import Recorder
-from cassettes_core.isolation import unwatch, watch
+from cassettes_core.isolation import (
+    check,
+    deferred,
+    deferred_refusal,
+    handled_outside,
+    request_hint,
+    unwatch,
+    watch,
+)
 from cassettes_core.modes import Mode
-from cassettes_core.transport._guarded import guarded
-from cassettes_core.transport._settle import asettle, settle
+from cassettes_core.transport import aiohttp, botocore
+from cassettes_core.transport._exchange import (
+    asettle,
+    failing_response,
+    retries_everything,
+    sent_by_anthropic,
+    settle,
+    visible,
+    visible_type,
+)
 
 _PATCHED = "_transport_for_url"
 _LIBRARIES = ("httpx2", "httpx")
@@ -62,8 +79,8 @@ class _State:
         self.lock = threading.RLock()
         # Active interceptions, outermost first. Replaced, never mutated: readers need no lock.
         self.active: tuple[Interception, ...] = ()
-        # (class, its own original attribute) for every class patched now.
-        self.saved: list[tuple[type, Any]] = []
+        # (class, method, its own original) for every method patched now.
+        self.saved: list[tuple[type, str, Any]] = []
         # Whether the patches are in force (libraries imported later are patched on import).
         self.installed = False
         self.watcher: Any = None
@@ -72,19 +89,6 @@ class _State:
 
 
 _state = _State()
-# Seams of clients that are not httpx (botocore's): (install, restore), in and out with these.
-_other_seams: list[tuple[Callable[[], None], Callable[[], None]]] = []
-
-
-def add_client_seam(install: Callable[[], None], restore: Callable[[], None]) -> None:
-    """Have ``install`` run whenever the client classes are patched, ``restore`` when not."""
-    with _state.lock:
-        if (install, restore) not in _other_seams:
-            _other_seams.append((install, restore))
-            if _state.installed:
-                install()
-
-
 # The interception the current thread or task entered last (and has not left).
 _bound: contextvars.ContextVar[Interception | None] = contextvars.ContextVar(
     "cassettes_interception", default=None
@@ -226,8 +230,8 @@ def _install() -> None:
     try:
         # Imported ones now; the others the moment they are imported, before anyone sees them.
         _state.watcher = watch(dict.fromkeys(_LIBRARIES, _patch_library))
-        for install, _ in _other_seams:
-            install()
+        aiohttp.install(active)  # the seams of the clients that are not httpx go in with these
+        botocore.install(active)
     except BaseException:
         _restore()
         raise
@@ -247,10 +251,10 @@ def _patch_library(module: ModuleType) -> None:
     with _state.lock:
         if not _state.installed:
             return  # imported while the patches were being taken back
-        patched = {cls for cls, _ in _state.saved}
+        patched = {(cls, method) for cls, method, _ in _state.saved}
         name = module.__name__
         for cls, is_async in ((module.Client, False), (module.AsyncClient, True)):
-            if cls in patched:  # httpx2.alias_httpx() makes `httpx` the same module
+            if (cls, _PATCHED) in patched:  # httpx2.alias_httpx() makes `httpx` the same module
                 continue
             original = cls.__dict__.get(_PATCHED)
             if not callable(original):
@@ -259,19 +263,52 @@ def _patch_library(module: ModuleType) -> None:
                     "this version is not supported by intercept().\nTIP: give the client "
                     "a CassetteTransport explicitly instead."
                 )
-            _state.saved.append((cls, original))
+            _state.saved.append((cls, _PATCHED, original))
             setattr(cls, _PATCHED, _patched(original, name, is_async=is_async))
+        for cls, method in (
+            (module.HTTPTransport, "handle_request"),
+            (module.AsyncHTTPTransport, "handle_async_request"),
+        ):
+            original = cls.__dict__.get(method)
+            if (cls, method) not in patched and callable(original):
+                _state.saved.append((cls, method, original))
+                setattr(cls, method, _sends_refused(original))
+
+
+def _sends_refused(original: Callable[..., Any]) -> Callable[..., Any]:
+    """The library's own network transport: a request the guard refused (see :class:`Guarded`)
+    is raised here, per request, before a byte of it is written, on a new connection or on
+    one the pool kept open (a socket seam would see only the new ones)."""
+    if inspect.iscoroutinefunction(original):
+
+        @functools.wraps(original)
+        async def handle_async_request(self: Any, request: Any) -> Any:
+            refused = deferred_refusal()
+            if refused is not None:
+                raise refused
+            return await original(self, request)
+
+        return handle_async_request
+
+    @functools.wraps(original)
+    def handle_request(self: Any, request: Any) -> Any:
+        refused = deferred_refusal()
+        if refused is not None:
+            raise refused
+        return original(self, request)
+
+    return handle_request
 
 
 def _restore() -> None:
     _state.installed = False
     unwatch(_state.watcher)
     _state.watcher = None
-    for _, restore in reversed(_other_seams):
-        restore()
+    botocore.restore()
+    aiohttp.restore()
     while _state.saved:
-        cls, original = _state.saved.pop()
-        setattr(cls, _PATCHED, original)
+        cls, method, original = _state.saved.pop()
+        setattr(cls, method, original)
 
 
 def _available() -> bool:
@@ -291,6 +328,8 @@ def _patched(
     @functools.wraps(original)
     def _transport_for_url(self: Any, url: Any) -> Any:
         transport = original(self, url)
+        if handled_outside():
+            return transport  # an outer seam (aiohttp's, botocore's) handles this request
         current = active()
         if isinstance(transport, wrapper):
             return transport  # the client has a cassette transport: it wins
@@ -300,3 +339,101 @@ def _patched(
         return wrapper(current.recorder, inner=transport, block_unmatched=current.block_unmatched)
 
     return _transport_for_url
+
+
+# httpx/httpx2 requests sent outside any cassette, seen by the isolation guard first.
+#
+# While the guard is armed, a client's transport is handed out wrapped in :class:`Guarded`
+# (by ``_intercept``'s patched ``_transport_for_url``) whenever no interception is active. The
+# wrapper asks the guard about the request before the real transport runs; a refusal is deferred
+# to the moment the transport opens a connection (the socket seams raise it), so a transport that
+# answers on its own (``MockTransport``, respx) is not refused. It
+# knows more than a socket does: a request the openai or anthropic SDK sent (its
+# ``x-stainless-*`` headers or user agent), or a provider call by its path
+# (an endpoint of the catalog), goes to a provider whatever host the client's ``base_url`` names.
+
+
+def _verdict(request: Any, library: str) -> LiveCallRefusedError | None:
+    url = request.url
+    return check(
+        url.host,
+        url.port or (443 if url.scheme == "https" else 80),
+        via=library,
+        method=request.method,
+        path=url.path,
+        hint=request_hint(request.method, str(url), request.headers),
+        record=False,  # only if the transport really connects (see ``deferred``)
+        error_type=visible_type(
+            LiveCallRefusedError, anthropic_caller=sent_by_anthropic(None, request.headers)
+        ),
+    )
+
+
+def _visible(error: LiveCallRefusedError, request: Any) -> LiveCallRefusedError:
+    shown = visible(error, anthropic_caller=sent_by_anthropic(None, request.headers))
+    assert isinstance(shown, LiveCallRefusedError)
+    return shown
+
+
+def _refusal_in(raised: BaseException) -> LiveCallRefusedError | None:
+    """The refusal ``raised`` is or holds: anyio's happy eyeballs raise it from a task group,
+    inside an ``ExceptionGroup`` that an SDK would wrap in a connection error and retry."""
+    if isinstance(raised, LiveCallRefusedError):
+        return raised
+    if isinstance(raised, BaseExceptionGroup):
+        for inner in raised.exceptions:
+            found = _refusal_in(inner)
+            if found is not None:
+                return found
+    return None
+
+
+class Guarded:
+    """A client's own transport, checked by the isolation guard before it connects."""
+
+    def __init__(self, inner: Any, library: str) -> None:
+        self.inner = inner
+        self.library = library
+
+    def handle_request(self, request: Any) -> Any:
+        error = _verdict(request, self.library)
+        if error is None:
+            return self.inner.handle_request(request)
+        with deferred(error):
+            try:
+                return self.inner.handle_request(request)
+            except (LiveCallRefusedError, BaseExceptionGroup) as raised:
+                refused = _refusal_in(raised)
+                if refused is None:
+                    raise
+                if retries_everything(request.headers):
+                    return failing_response(refused, request)
+                raise _visible(refused, request) from None
+
+    async def handle_async_request(self, request: Any) -> Any:
+        error = _verdict(request, self.library)
+        if error is None:
+            return await self.inner.handle_async_request(request)
+        with deferred(error):
+            try:
+                return await self.inner.handle_async_request(request)
+            except (LiveCallRefusedError, BaseExceptionGroup) as raised:
+                refused = _refusal_in(raised)
+                if refused is None:
+                    raise
+                if retries_everything(request.headers):
+                    return failing_response(refused, request)
+                raise _visible(refused, request) from None
+
+    def close(self) -> None:
+        self.inner.close()
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def guarded(transport: Any, library: str) -> Guarded:
+    return Guarded(transport, library)

@@ -11,7 +11,7 @@ asked for. A provider call (an endpoint of the catalog) is looked up in the cass
 answered by a real ``ClientResponse`` that no connection stands behind (no socket is opened),
 a miss in replay raises :class:`~cassettes_core.CassetteMissError` at once (no aiohttp error
 class, so no SDK retries it), and a live call is recorded: a complete answer after its body is
-read (it stays readable), a stream event by event as it passes (see ``_aiohttp_live``).
+read (it stays readable), a stream event by event as it passes (see ``_aiohttp``).
 Requests that are no provider calls pass through, except in replay those to a provider host
 (as for httpx). aiohttp is never imported for this: when it is imported later, it is patched
 then.
@@ -24,9 +24,12 @@ import sys
 import threading
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cassettes_core.isolation import unwatch, watch
+from cassettes_core.isolation import handled_outside, handling, unwatch, watch
+
+if TYPE_CHECKING:
+    from cassettes_core.transport._intercept import Interception
 
 __all__ = ["install", "is_installed", "restore"]
 
@@ -34,12 +37,16 @@ _MODULE = "aiohttp.client"
 _PATCHED = "_request"
 _lock = threading.RLock()
 _original: list[Any] = []  # the ClientSession._request replaced now (one entry while patched)
+_active: list[Callable[[], Interception | None]] = []  # how a request finds its interception
 _watcher: list[Any] = []  # the import watcher while aiohttp is not imported yet
 
 
-def install() -> None:
-    """Patch ``ClientSession._request`` now if aiohttp is imported, else as soon as it is."""
+def install(active: Callable[[], Interception | None] | None = None) -> None:
+    """Patch ``ClientSession._request`` now if aiohttp is imported, else as soon as it is;
+    ``active`` tells the patched method the interception a request is bound to."""
     with _lock:
+        if active is not None:
+            _active[:] = [active]
         if _original or _watcher:
             return
         finder = watch({_MODULE: _patch})
@@ -75,13 +82,14 @@ def _patch(module: ModuleType) -> None:
 def _patched(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     async def _request(self: Any, method: str, str_or_url: Any, **kwargs: Any) -> Any:
-        from cassettes_core.transport._intercept import active
-
-        current = active()
-        if current is None:  # no cassette here: the isolation guard's connector seam decides
+        current = _active[0]() if _active else None
+        if current is None or handled_outside():
+            # No cassette here (the isolation guard's connector seam decides), or an outer
+            # seam (litellm's httpx transport over aiohttp) records this request already.
             return await original(self, method, str_or_url, **kwargs)
-        from cassettes_core.transport._aiohttp_call import handle
+        from cassettes_core.transport._aiohttp import handle
 
-        return await handle(current, original, self, (method, str_or_url), kwargs)
+        with handling():
+            return await handle(current, original, self, (method, str_or_url), kwargs)
 
     return _request

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import httpx2
 
-from cassettes_core.transport._async import AsyncCassetteTransport as _AsyncLogic
-from cassettes_core.transport._async import AsyncChunks
-from cassettes_core.transport._sync import SyncCassetteTransport as _SyncLogic
-from cassettes_core.transport._sync import SyncChunks
-from cassettes_core.transport._wire import Wire
+from cassettes_core.transport._adapter import AsyncCassetteTransport as _AsyncLogic
+from cassettes_core.transport._adapter import AsyncChunks, SyncChunks
+from cassettes_core.transport._adapter import SyncCassetteTransport as _SyncLogic
+from cassettes_core.transport._exchange import Wire
 
 __all__ = ["AsyncCassetteTransport", "CassetteTransport"]
 

@@ -231,7 +231,6 @@ WHITE_BOX: dict[str, str] = {
     "tests/unit/test_plugin_naming.py": "pytest_plugin",  # node id -> cassette path, truncation
     "tests/unit/test_plugin_spec.py": "pytest_plugin",  # ini + marker -> recorder options
     "tests/unit/test_plugin_tally.py": "pytest_plugin",  # the summary's arithmetic
-    "tests/unit/test_eventstream.py": "cassettes_core.transport",  # Bedrock frames <-> events
     "tests/unit/test_store_versions.py": "cassettes_core.store",  # the metadata header reader
     "tests/unit/test_botocore_seam_memo.py": "cassettes_core.transport.botocore",  # its memo
 }

@@ -37,11 +37,10 @@ ROOT = Path(__file__).resolve().parents[2]
 REPLAY_NEVER_LOADS = (
     "yaml",
     "cassettes_core.miss_report",
-    "cassettes_core.mcp._policy",
     "cassettes_core.mcp._session",
     "cassettes_core.store._file",
     "cassettes_core.tools",
-    "cassettes_core.transport._botocore_exchange",
+    "cassettes_core.transport.botocore",
     "cassettes_core._wrapper",
     "detect_secrets",
     "deepdiff",

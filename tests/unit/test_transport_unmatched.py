@@ -76,11 +76,13 @@ def test_replay_blocks_the_host_of_a_recognised_call_and_its_base_url(
     calls: list[str] = []
     with _client(http, recorder, calls) as client:
         client.post("http://127.0.0.1:8123/v1/chat/completions", json=BODY)  # replayed
-        with pytest.raises(ConfigError, match=r"127\.0\.0\.1:8123 is where this cassette's"):
+        with pytest.raises(ConfigError, match=r"127\.0\.0\.1:8123 is where a cassette's"):
             client.post("http://127.0.0.1:8123/v1/moderations", json={"input": "x"})
         client.get("http://127.0.0.1:9999/health")  # another port: a local service
         monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://localhost:7000")
-        with pytest.raises(ConfigError, match=r"localhost:7000 is the provider's ANTHROPIC_BASE"):
+        with pytest.raises(
+            ConfigError, match=r"localhost:7000 is the provider endpoint of ANTHROPIC_BASE"
+        ):
             client.post("http://localhost:7000/v1/messages/count_tokens", json={})
     assert calls == ["GET http://127.0.0.1:9999/health"]
     assert recorder.log.events("went_live") == []

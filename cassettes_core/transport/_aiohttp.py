@@ -1,0 +1,487 @@
+"""One request through the patched ``aiohttp.ClientSession._request``: replayed, recorded or
+passed on.
+
+Imported with the first aiohttp request under a cassette (it imports aiohttp). A replayed
+answer is a real ``aiohttp.ClientResponse`` that no connection stands behind; a live answer
+is recorded once its body is read, a live stream event by event as it passes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import functools
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import aiohttp
+from aiohttp.base_protocol import BaseProtocol
+from multidict import CIMultiDict, CIMultiDictProxy
+from yarl import URL
+
+from cassettes_core._errors import CassetteError, ConfigError, ErrorKind
+from cassettes_core._model import Interaction, RecordedError
+from cassettes_core.events import CallEvent
+from cassettes_core.transport._codecs import (
+    EVENT_STREAM,
+    encode_stream,
+    is_event_stream,
+    served_answer,
+)
+from cassettes_core.transport._exchange import (
+    Call,
+    LiveTap,
+    Wire,
+    open_call,
+    replay_headers,
+    route_request,
+)
+
+_READ_LIMIT = 2**16
+
+
+@dataclass(frozen=True)
+class _NothingWritten:
+    """What the response's request "sent" (no bytes were: nothing connected)."""
+
+    output_size: int = 0
+
+
+class Headers:
+    """aiohttp's headers as the recording code reads httpx's: ``get`` and ``multi_items``."""
+
+    def __init__(self, headers: Any) -> None:
+        self._headers = headers
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        value = self._headers.get(name, default)
+        return value if value is None else str(value)
+
+    def multi_items(self) -> list[tuple[str, str]]:
+        return [(str(k), str(v)) for k, v in self._headers.items()]
+
+
+def failure_kind(exc: BaseException) -> ErrorKind | None:
+    """How an aiohttp failure is recorded: ``timeout``, ``connection``, or not at all."""
+    if isinstance(exc, (asyncio.TimeoutError, aiohttp.ServerTimeoutError)):
+        return "timeout"
+    if isinstance(exc, aiohttp.ClientConnectionError):
+        return "connection"
+    return None
+
+
+class AiohttpWire(Wire):
+    """The failure rule of :class:`Wire`, for aiohttp (the stream factories are not used)."""
+
+    def failure_kind(self, exc: BaseException) -> ErrorKind | None:
+        return failure_kind(exc)
+
+
+WIRE = AiohttpWire(module=aiohttp, sync_stream=lambda *_: None, async_stream=lambda *_: None)
+
+
+def replayed_failure(error: RecordedError) -> Exception:
+    """The aiohttp exception a recorded timeout or connection failure replays as."""
+    name, _, text = error.message.partition(": ")
+    if error.kind == "timeout":
+        return aiohttp.ServerTimeoutError(text or "replayed timeout")
+    if name == "ServerDisconnectedError":
+        return aiohttp.ServerDisconnectedError(text or None)
+    return aiohttp.ClientConnectionError(text or error.message or "replayed connection failure")
+
+
+class _Fed(BaseProtocol):
+    """The "connection" of a stream we feed ourselves: always there, never paused."""
+
+    __slots__ = ()
+
+    @property
+    def connected(self) -> bool:
+        return True
+
+    def pause_reading(self) -> None:
+        """Nothing to pause: the whole body is in memory or being teed."""
+
+    def resume_reading(self, resume_parser: bool = True) -> None:
+        """Nothing to resume."""
+
+
+def new_reader(loop: asyncio.AbstractEventLoop) -> aiohttp.StreamReader:
+    """An empty body stream, fed by us (not by a connection)."""
+    return aiohttp.StreamReader(_Fed(loop), _READ_LIMIT, loop=loop)
+
+
+def refill(response: aiohttp.ClientResponse, content: bytes) -> None:
+    """Give a live answer that was read whole (to be recorded) its body stream back: the caller
+    may read ``response.content`` as it would live, not only ``read()``/``text()``/``json()``."""
+    reader = new_reader(asyncio.get_running_loop())
+    if content:
+        reader.feed_data(content)
+    reader.feed_eof()
+    response.content = reader
+
+
+def replayed_response(
+    session: aiohttp.ClientSession,
+    method: str,
+    url: URL,
+    sent_headers: CIMultiDict[str],
+    found: Interaction,
+) -> aiohttp.ClientResponse:
+    """The recorded answer of ``found`` as a connection-less ``ClientResponse``."""
+    loop = asyncio.get_running_loop()
+    reader = new_reader(loop)
+    if found.stream is not None:
+        for chunk in encode_stream(found.stream):
+            reader.feed_data(chunk)
+        if found.error is not None:  # a stream that failed part-way fails there again
+            reader.set_exception(replayed_failure(found.error))
+        else:
+            reader.feed_eof()
+        served_stream = {"content-type": EVENT_STREAM}
+        return _response(
+            session, method, url, sent_headers, status=200, headers=served_stream, reader=reader
+        )
+    headers: Mapping[str, str]
+    if found.error is not None:
+        status, headers, body = found.error.status or 500, found.error.headers, found.error.body
+    else:
+        assert found.response is not None
+        status, headers, body = found.response.status, found.response.headers, found.response.body
+    served, content = served_answer(replay_headers(headers, status), body)
+    reader.feed_data(content)
+    reader.feed_eof()
+    response = _response(
+        session, method, url, sent_headers, status=status, headers=served, reader=reader
+    )
+    response._body = content  # read() and text() answer from it at once
+    return response
+
+
+def _response(
+    session: aiohttp.ClientSession,
+    method: str,
+    url: URL,
+    sent_headers: CIMultiDict[str],
+    *,
+    status: int,
+    headers: Mapping[str, str] | Iterable[tuple[bytes, bytes]],
+    reader: aiohttp.StreamReader,
+) -> aiohttp.ClientResponse:
+    loop = asyncio.get_running_loop()
+    info = aiohttp.RequestInfo(url, method, CIMultiDictProxy(sent_headers), url)
+    response = aiohttp.ClientResponse(
+        method,
+        url,
+        writer=None,
+        continue100=None,
+        timer=None,  # type: ignore[arg-type]
+        request_info=info,
+        traces=[],
+        loop=loop,
+        session=session,
+        stream_writer=_NothingWritten(),  # type: ignore[arg-type]
+    )
+    raw = [
+        (_wire(name), _wire(value))
+        for name, value in (headers.items() if isinstance(headers, Mapping) else headers)
+    ]
+    # Decoded as aiohttp decodes received headers.
+    served: CIMultiDict[str] = CIMultiDict(
+        (k.decode("utf-8", "surrogateescape"), v.decode("utf-8", "surrogateescape")) for k, v in raw
+    )
+    response.status = status
+    response.version = aiohttp.HttpVersion11  # what a live answer over HTTP/1.1 says
+    response.reason = _REASONS.get(status, "")
+    response._headers = CIMultiDictProxy(served)  # what `.headers` reads
+    response._raw_headers = tuple(raw)
+    response.content = reader
+    return response
+
+
+def _wire(text: str | bytes) -> bytes:
+    return text if isinstance(text, bytes) else text.encode("utf-8")
+
+
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+    504: "Gateway Timeout",
+}
+
+
+# A live aiohttp SSE answer, recorded as it passes: each chunk reaches the caller on arrival.
+#
+# The response's ``content`` is swapped for a stream we feed: a task on the response's loop reads
+# the connection, hands each chunk to the tap and to the caller's stream at once, and records the
+# stream when it ends. The caller reads as before (``iter_any``, ``readline``, ``read``).
+# Releasing or closing the response before its end does not cut the recording short: the task
+# reads what is left first, then gives the connection back. An ``intercept`` block or a pytest
+# test that ends with the stream still open settles it (``_exchange.settle``), bounded by 30 s.
+#
+# A refusal of the secret guard reaches the caller's next read, never a log line.
+
+_WATCH_S = 0.05  # how often a released stream checks that its connection is still there
+
+
+class LiveStream(LiveTap):
+    """Tees ``response``'s live body into the tap and into a stream the caller reads."""
+
+    def __init__(self, call: Call, response: aiohttp.ClientResponse) -> None:
+        super().__init__(call.recorder, call.tap(WIRE), response, request=None)
+        self.loop = asyncio.get_running_loop()
+        self._source = response.content
+        self._reader = new_reader(self.loop)
+        self._release: Callable[[], Any] = response.release
+        self._close: Callable[[], Any] = response.close
+        self._let_go: Callable[[], Any] | None = None  # what the caller asked for, once done
+        response.content = self._reader
+        # Instance attributes win over the class's methods: the caller's release waits for us.
+        response.release = self._released  # type: ignore[method-assign]
+        response.close = self._closed  # type: ignore[method-assign]
+        self.task = self.loop.create_task(self._pump())
+
+    async def _pump(self) -> None:
+        try:
+            async for chunk in self._source.iter_any():
+                self.tap.feed(chunk)
+                self._reader.feed_data(chunk)
+        except asyncio.CancelledError:  # its loop is going away: settling it says so later,
+            # in the caller's context (a warning raised in a dying task would be lost)
+            self._reader.set_exception(aiohttp.ClientPayloadError("stream cancelled"))
+            raise
+        except Exception as exc:
+            self._end(functools.partial(self.failed, exc), failure=exc)
+            return
+        self._end(self.finished)
+
+    def _end(self, record: Callable[[], None], failure: Exception | None = None) -> None:
+        try:
+            record()
+        except CassetteError as refusal:  # the caller must see it on its next read
+            self._reader.set_exception(refusal)
+        else:
+            if failure is not None:
+                self._reader.set_exception(failure)
+            else:
+                self._reader.feed_eof()
+        finally:
+            if self.tap.done:
+                if self.draining:
+                    self._log.add(CallEvent("drained", self.tap.provider))
+                self.ended()
+            # Else the caller had let go and the connection went before the end: the stream
+            # stays registered, and settling it says so (a warning in the caller's context).
+            if self._let_go is not None:  # the caller released early: do it now, on the
+                # connection's own stream (aiohttp marks the stream it releases as closed)
+                self.response.content = self._source
+                with contextlib.suppress(Exception):
+                    self._let_go()
+                self.response.content = self._reader
+
+    def _released(self) -> Any:
+        if self.task.done():
+            return self._release()
+        self._defer(self._let_go or self._release)
+        return None
+
+    def _closed(self) -> None:
+        if self.task.done():
+            self._close()
+            return
+        self._defer(self._close)
+
+    def _defer(self, let_go: Callable[[], Any]) -> None:
+        """The caller let go before the end: read the rest first, unless the connection goes
+        (a session closed meanwhile drops it without a word to the stream: watch for that)."""
+        first = self._let_go is None
+        self.draining = True
+        self._let_go = let_go
+        if first:
+            watch = self.loop.create_task(self._watch_connection())
+            self.task.add_done_callback(lambda _: watch.cancel())
+
+    async def _watch_connection(self) -> None:
+        protocol = getattr(self._source, "_protocol", None)
+        while not self.task.done():
+            if protocol is not None and not protocol.connected:
+                self._source.set_exception(aiohttp.ClientConnectionError("Connection closed"))
+                return
+            await asyncio.sleep(_WATCH_S)
+
+    async def asettle(self) -> None:
+        """Settle from async code on the stream's loop: wait for the rest (bounded)."""
+        if asyncio.get_running_loop() is not self.loop:
+            self.settle()
+            return
+        await self._wait()
+
+    def settle(self) -> None:
+        """Settle from sync code: run the rest on the stream's loop, if it can still run."""
+        if self.task.done():
+            if not self.tap.done:
+                self.drop(RuntimeError("its connection closed before its end"))
+            return
+        try:
+            if self.loop.is_running() and not _running_here(self.loop):
+                # Its loop runs in another thread (the stream's reader is there): wait for the
+                # rest on that loop, never reading it from here.
+                waiting = asyncio.run_coroutine_threadsafe(self._wait(), self.loop)
+                waiting.result(self.bound + 1.0)
+                return
+            if self.loop.is_closed() or self.loop.is_running():
+                raise RuntimeError("its event loop is closed or busy")
+            self.loop.run_until_complete(self._wait())
+        except CassetteError:
+            raise
+        except Exception as exc:
+            self.drop(exc)
+
+    async def _wait(self) -> None:
+        if self.task.done():
+            if not self.tap.done:
+                self.drop(RuntimeError("its connection closed before its end"))
+            return
+        self.draining = True
+        try:
+            await asyncio.wait_for(asyncio.shield(self.task), timeout=self.bound)
+        except TimeoutError as exc:
+            self.task.cancel()
+            self.drop(exc)
+        # Read to its end: the pump recorded it and counted it drained.
+
+
+def _running_here(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether ``loop`` is the loop running in this thread now."""
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
+# One request through a patched ``aiohttp.ClientSession._request``: replay, record or pass on.
+
+if TYPE_CHECKING:
+    from cassettes_core.transport._intercept import Interception
+
+
+@dataclass(frozen=True)
+class _Sent:
+    """One request as the patched method got it, and as the routing and isolation code reads
+    one (httpx's names: ``method``, ``url``, ``headers``)."""
+
+    original: Callable[..., Any]
+    session: aiohttp.ClientSession
+    method: str
+    url: URL
+    headers: CIMultiDict[str]
+    args: tuple[str, Any]
+    kwargs: dict[str, Any]
+
+    async def send(self) -> aiohttp.ClientResponse:
+        """Send it live, as the caller asked."""
+        response: aiohttp.ClientResponse = await self.original(
+            self.session, *self.args, **self.kwargs
+        )
+        return response
+
+
+async def handle(
+    current: Interception,
+    original: Callable[..., Any],
+    session: aiohttp.ClientSession,
+    args: tuple[str, Any],
+    kwargs: dict[str, Any],
+) -> Any:
+    """What ``session._request(*args, **kwargs)`` returns under a cassette."""
+    method, str_or_url = args
+    url = session._build_url(str_or_url)
+    if kwargs.get("params"):
+        url = url.extend_query(kwargs["params"])
+    headers: CIMultiDict[str] = CIMultiDict(session.headers)
+    headers.update(CIMultiDict(kwargs.get("headers") or {}))
+    sent = _Sent(original, session, method.upper(), url, headers, args, kwargs)
+    route = route_request(current.recorder, sent, current.block_unmatched)
+    if route is None:
+        return await sent.send()
+    call = open_call(current.recorder, route, headers, request_body(session, kwargs))
+    if call.found is not None:
+        if call.found.error is not None and call.found.error.kind != "http_status":
+            raise replayed_failure(call.found.error)
+        response = replayed_response(session, sent.method, url, headers, call.found)
+        await _raise_for_status(session, kwargs, response)
+        return response
+    return await _live(call, sent)
+
+
+async def _live(call: Call, sent: _Sent) -> aiohttp.ClientResponse:
+    # Recording, an error answer is recorded first, then raised as the caller asked (aiohttp
+    # would raise before anyone could read it, and the replay would have nothing to answer).
+    unchecked = {**sent.kwargs, "raise_for_status": False}
+    going = dataclasses.replace(sent, kwargs=unchecked) if call.records else sent
+    try:
+        response = await going.send()
+    except Exception as exc:
+        if call.records:
+            call.record_failure(WIRE, exc)
+        raise
+    if not call.records:
+        return response
+    if response.status < 400 and is_event_stream(response.headers.get("content-type")):
+        LiveStream(call, response)
+        return response
+    try:
+        content = await response.read()  # kept on the response: the caller reads it again
+    except Exception as exc:
+        call.record_failure(WIRE, exc)
+        raise
+    refill(response, content)
+    call.record_answer(response.status, Headers(response.headers), content)
+    await _raise_for_status(sent.session, sent.kwargs, response)
+    return response
+
+
+async def _raise_for_status(
+    session: aiohttp.ClientSession, kwargs: dict[str, Any], response: aiohttp.ClientResponse
+) -> None:
+    """What aiohttp does for ``raise_for_status`` (the request's, else the session's)."""
+    check = kwargs.get("raise_for_status")
+    if check is None:
+        check = session._raise_for_status
+    if check is True:
+        response.raise_for_status()
+    elif callable(check):
+        await check(response)
+
+
+def request_body(session: aiohttp.ClientSession, kwargs: dict[str, Any]) -> bytes:
+    """The body an aiohttp request sends, for matching (JSON bodies written by the session's own
+    serializer, as aiohttp writes them; bytes and text as given)."""
+    if kwargs.get("json") is not None:
+        dumps_bytes = getattr(session, "_json_serialize_bytes", None)
+        if dumps_bytes is not None:
+            return bytes(dumps_bytes(kwargs["json"]))
+        dumps = getattr(session, "_json_serialize", None) or json.dumps
+        return str(dumps(kwargs["json"])).encode()
+    data = kwargs.get("data")
+    if data is None:
+        return b""
+    if isinstance(data, bytes | bytearray | memoryview):
+        return bytes(data)
+    if isinstance(data, str):
+        return data.encode()
+    raise ConfigError(
+        f"a provider call sent through aiohttp has a {type(data).__name__} body, which a "
+        "cassette cannot match or record.\nTIP: send provider calls with a JSON body "
+        "(json=... or data=bytes), as the official SDKs do."
+    )
