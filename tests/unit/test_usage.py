@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 
 from cassettes_core import Interaction, LLMRequest, LLMResponse, StreamEvent, catalog
-from cassettes_core.prices import PriceLineError, PriceTable, parse_price_lines
-from cassettes_core.usage import Usage, usage_of
+from cassettes_core.usage import PriceLineError, PriceTable, Usage, parse_price_lines, usage_of
 
 ANTHROPIC_USAGE = {
     "input_tokens": 10,
