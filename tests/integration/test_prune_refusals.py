@@ -325,16 +325,6 @@ def test_a_damaged_list_is_refused_not_read_as_nothing_used(
     assert_all_kept(recorded, before)
 
 
-def test_a_list_that_is_not_text_is_an_error_about_the_list(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    (tmp_path / "usage.json").write_bytes(b"\xff\xfe\x00")
-    assert main(["prune", "--usage", str(tmp_path / "usage.json")]) == 2
-    err = capsys.readouterr().err
-    assert "not a usage list" in err
-    assert "re-record" not in err
-
-
 def test_an_absolute_cassette_dir_outside_rootdir_is_still_pruned(
     pytester: pytest.Pytester,
     provider: Emulator,
