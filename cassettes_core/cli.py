@@ -88,18 +88,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     # In the order `cassettes --help` lists them: reading first, then checking, then changing.
-    for add in (
-        _ls_parser,
-        _show_parser,
-        _verify_parser,
-        _diff_parser,
-        _prune_parser,
-        _import_parser,
-        _scan_parser,
-        _rehash_parser,
-        _fork_parser,
+    for add, handler in (
+        (_ls_parser, _ls),
+        (_show_parser, _show),
+        (_verify_parser, _verify),
+        (_diff_parser, _diff),
+        (_prune_parser, _prune),
+        (_import_parser, _import),
+        (_scan_parser, run_scan),
+        (_rehash_parser, _rehash),
+        (_fork_parser, _fork),
     ):
-        add(commands)
+        command = add(commands)
+        command.add_argument("--json", action="store_true", help="print a versioned JSON report")
+        command.set_defaults(handler=handler)
     return parser
 
 
@@ -157,7 +159,7 @@ def print_json(console: Console, report: Any) -> None:
 LS_VERSION = 1  # of the --json report
 
 
-def _ls_parser(commands: Parsers) -> None:
+def _ls_parser(commands: Parsers) -> argparse.ArgumentParser:
     parser = commands.add_parser(
         "ls",
         help="list cassettes: interactions, providers, models, tokens, recorded, size",
@@ -169,8 +171,7 @@ def _ls_parser(commands: Parsers) -> None:
     parser.add_argument(
         "--sort", choices=SORT_KEYS, default="path", help="the column to sort by (default: path)"
     )
-    parser.add_argument("--json", action="store_true", help="print a versioned JSON report")
-    parser.set_defaults(handler=_ls)
+    return parser
 
 
 def _default_paths() -> list[str]:
@@ -249,7 +250,7 @@ def _size(size: int) -> str:
     return f"{size / 1024 / 1024:.1f} MB"
 
 
-def _show_parser(commands: Parsers) -> None:
+def _show_parser(commands: Parsers) -> argparse.ArgumentParser:
     parser = commands.add_parser(
         "show",
         help="show a cassette as a timeline (--json, --html FILE)",
@@ -258,11 +259,10 @@ def _show_parser(commands: Parsers) -> None:
     parser.add_argument("path", metavar="PATH", type=Path, help="a cassette file")
     parser.add_argument("--seq", type=int, metavar="N", help="only interaction N")
     parser.add_argument("--full", action="store_true", help="do not fold long text")
-    parser.add_argument("--json", action="store_true", help="print a versioned JSON report")
     parser.add_argument(
         "--html", metavar="FILE", help="write a self-contained HTML page to FILE ('-': stdout)"
     )
-    parser.set_defaults(handler=_show)
+    return parser
 
 
 def _show(args: argparse.Namespace, console: Console) -> int:
@@ -368,7 +368,7 @@ def _write_html(
 VERIFY_VERSION = 1  # of the --json report
 
 
-def _verify_parser(commands: Parsers) -> None:
+def _verify_parser(commands: Parsers) -> argparse.ArgumentParser:
     parser = commands.add_parser(
         "verify",
         help="check cassettes as a load would (format, digests, seqs, manifest)",
@@ -381,8 +381,7 @@ def _verify_parser(commands: Parsers) -> None:
         default="warn",
         help="version drift: a note (warn, the default) or a problem (error)",
     )
-    parser.add_argument("--json", action="store_true", help="print a versioned JSON report")
-    parser.set_defaults(handler=_verify)
+    return parser
 
 
 def _verify(args: argparse.Namespace, console: Console) -> int:
@@ -439,7 +438,7 @@ DIFF_VERSION = 1  # of the --json report
 SHOWN_DIFFS = 12  # path-level differences shown per change
 
 
-def _diff_parser(commands: Parsers) -> None:
+def _diff_parser(commands: Parsers) -> argparse.ArgumentParser:
     parser = commands.add_parser(
         "diff",
         help="compare two recordings: requests new, gone, answered differently",
@@ -447,8 +446,7 @@ def _diff_parser(commands: Parsers) -> None:
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="A B, or with --git: folders")
     parser.add_argument("--git", metavar="REV", help="compare with revision REV (git show)")
-    parser.add_argument("--json", action="store_true", help="print a versioned JSON report")
-    parser.set_defaults(handler=_diff)
+    return parser
 
 
 def _diff(args: argparse.Namespace, console: Console) -> int:
@@ -567,7 +565,7 @@ error. With ``--git REV``, every cassette that differs between REV and the worki
 PRUNE_VERSION = 1  # of the --json report
 
 
-def _prune_parser(commands: Parsers) -> None:
+def _prune_parser(commands: Parsers) -> argparse.ArgumentParser:
     parser = commands.add_parser(
         "prune",
         help="list (or --delete) cassettes and interactions no test used",
@@ -578,8 +576,7 @@ def _prune_parser(commands: Parsers) -> None:
         "--usage", required=True, metavar="FILE", type=Path, help="the run's usage list"
     )
     parser.add_argument("--delete", action="store_true", help="delete what is listed")
-    parser.add_argument("--json", action="store_true", help="print a versioned JSON report")
-    parser.set_defaults(handler=_prune)
+    return parser
 
 
 def _prune(args: argparse.Namespace, console: Console) -> int:
@@ -652,7 +649,7 @@ nothing to prune (or it was pruned); 1: something would be pruned.
 IMPORT_VERSION = 1  # of the --json report
 
 
-def _import_parser(commands: Parsers) -> None:
+def _import_parser(commands: Parsers) -> argparse.ArgumentParser:
     parser = commands.add_parser(
         "import",
         help="convert vcrpy / pytest-recording / cassetter cassettes into ours",
@@ -673,8 +670,7 @@ def _import_parser(commands: Parsers) -> None:
         metavar="VALUE",
         help="a value the secret guard may let through (a known fake key; repeatable)",
     )
-    parser.add_argument("--json", action="store_true", help="print a versioned JSON report")
-    parser.set_defaults(handler=_import)
+    return parser
 
 
 def _import(args: argparse.Namespace, console: Console) -> int:
@@ -792,7 +788,7 @@ secret guard checks everything before anything is written. Exit 0: every call co
 """
 
 
-def _scan_parser(commands: Parsers) -> None:
+def _scan_parser(commands: Parsers) -> argparse.ArgumentParser:
     scan = commands.add_parser(
         "scan",
         help="scan cassettes for secrets",
@@ -811,15 +807,10 @@ def _scan_parser(commands: Parsers) -> None:
         metavar="VALUE",
         help="an exact value known to be safe (repeatable)",
     )
-    scan.add_argument("--json", action="store_true", help="print a versioned JSON report")
-    scan.set_defaults(handler=_scan)
+    return scan
 
 
-def _scan(args: argparse.Namespace, console: Console) -> int:
-    return run_scan(args, console)
-
-
-def _rehash_parser(commands: Parsers) -> None:
+def _rehash_parser(commands: Parsers) -> argparse.ArgumentParser:
     parser = commands.add_parser(
         "rehash",
         help="recompute the digests of requests you edited on purpose",
@@ -827,8 +818,7 @@ def _rehash_parser(commands: Parsers) -> None:
         "the request as it now stands. The file is rewritten atomically; nothing else changes.",
     )
     parser.add_argument("files", nargs="+", metavar="FILE", type=Path)
-    parser.add_argument("--json", action="store_true", help="print a versioned JSON report")
-    parser.set_defaults(handler=_rehash)
+    return parser
 
 
 REHASH_VERSION = 1  # of the --json report
@@ -849,7 +839,7 @@ def _rehash(args: argparse.Namespace, console: Console) -> int:
 FORK_VERSION = 1
 
 
-def _fork_parser(commands: Parsers) -> None:
+def _fork_parser(commands: Parsers) -> argparse.ArgumentParser:
     """Add ``fork`` to the ``cassettes`` command."""
     parser = commands.add_parser(
         "fork",
@@ -869,8 +859,7 @@ def _fork_parser(commands: Parsers) -> None:
         "-o", "--output", required=True, type=Path, metavar="NEW", help="the new cassette file"
     )
     parser.add_argument("--force", action="store_true", help="replace NEW if it exists")
-    parser.add_argument("--json", action="store_true", help="print a versioned JSON report")
-    parser.set_defaults(handler=_fork)
+    return parser
 
 
 def _fork(args: argparse.Namespace, console: Console) -> int:

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from cassettes_core.prices import PriceTable
+from cassettes_core.usage import PriceTable
 from pytest_plugin._agents import agent_lines
 
 MAX_LISTED = 10

@@ -173,7 +173,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(writer, "cassettes-usage")
     lines = config.getini("cassette_prices")
     if lines:  # checked up front so a typo fails at once, not in the summary
-        from cassettes_core.prices import PriceLineError, parse_price_lines
+        from cassettes_core.usage import PriceLineError, parse_price_lines
 
         try:
             parse_price_lines(lines)
@@ -374,7 +374,7 @@ def pytest_terminal_summary(
                 terminalreporter.write_line(line)
         return
     from cassettes_core.modes import is_ci
-    from cassettes_core.prices import PriceTable
+    from cassettes_core.usage import PriceTable
 
     prices = PriceTable.with_overrides(config.getini("cassette_prices"))
     terminalreporter.write_sep("=", "provider-cassettes")

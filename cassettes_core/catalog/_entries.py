@@ -28,18 +28,10 @@ _OPENAI = {
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 _RESPONSE_CONTENT_EVENTS = frozenset(
     f"response.{name}"
-    for name in (
-        "output_item.added",
-        "output_item.done",
-        "content_part.added",
-        "content_part.done",
-        "output_text.delta",
-        "output_text.done",
-        "output_text.annotation.added",
-        "refusal.delta",
-        "refusal.done",
-        "function_call_arguments.delta",
-        "function_call_arguments.done",
+    for name in fields(
+        "output_item.added output_item.done content_part.added content_part.done"
+        " output_text.delta output_text.done output_text.annotation.added refusal.delta"
+        " refusal.done function_call_arguments.delta function_call_arguments.done"
     )
 )
 
@@ -57,22 +49,14 @@ OPENAI_CHAT = Endpoint(
     usage=TokenFields(input=("prompt_tokens",), output=("completion_tokens",)),
     drift=Drift(
         known_values={
-            "finish_reason": frozenset(
-                {"stop", "length", "tool_calls", "content_filter", "function_call"}
-            ),
+            "finish_reason": fields("stop length tool_calls content_filter function_call"),
             "role": _ROLES,
         },
         enum_keys=fields("finish_reason role object"),
-        behaviour_paths=frozenset(
-            {
-                "choices[].message.tool_calls",
-                "choices[].message.function_call",
-                "choices[].message.audio",
-                "choices[].logprobs",
-                "stream[chunk].choices[].delta.tool_calls",
-                "stream[chunk].choices[].delta.function_call",
-                "stream[chunk].choices[].logprobs",
-            }
+        behaviour_paths=fields(
+            "choices[].message.tool_calls choices[].message.function_call"
+            " choices[].message.audio choices[].logprobs stream[chunk].choices[].delta.tool_calls"
+            " stream[chunk].choices[].delta.function_call stream[chunk].choices[].logprobs"
         ),
         lifecycle_events=frozenset({"chunk", "error"}),
         stream_paths=(("chunk", None, ""),),  # a chunk is the answer's envelope
@@ -108,22 +92,14 @@ OPENAI_RESPONSES = Endpoint(
     drift=Drift(
         known_values={
             "role": _ROLES,
-            "status": frozenset(
-                {"completed", "incomplete", "in_progress", "failed", "cancelled", "queued"}
-            ),
+            "status": fields("completed incomplete in_progress failed cancelled queued"),
             "output[].type": frozenset({"message", "function_call", "reasoning"}),
             "output[].content[].type": frozenset({"output_text", "refusal"}),
         },
         enum_keys=fields("role object type status"),
-        lifecycle_events=frozenset(
-            {
-                "error",
-                "response.created",
-                "response.in_progress",
-                "response.completed",
-                "response.incomplete",
-                "response.failed",
-            }
+        lifecycle_events=fields(
+            "error response.created response.in_progress response.completed"
+            " response.incomplete response.failed"
         ),
         content_events=_RESPONSE_CONTENT_EVENTS,
         failure_events=frozenset({"error", "response.failed"}),
@@ -164,9 +140,7 @@ ANTHROPIC_MESSAGES = Endpoint(
         },
         enum_keys=fields("stop_reason role type"),
         lifecycle_events=frozenset({"error", "message_start", "message_delta", "message_stop"}),
-        content_events=frozenset(
-            {"content_block_start", "content_block_delta", "content_block_stop"}
-        ),
+        content_events=fields("content_block_start content_block_delta content_block_stop"),
         keepalive_events=frozenset({"ping"}),
         failure_events=frozenset({"error"}),
         stream_paths=(
@@ -247,11 +221,7 @@ def family_endpoints(openai_chat: Endpoint) -> tuple[Endpoint, ...]:
         | frozenset({"prediction", "safe_prompt", "prompt_mode"}),
         drift=openai_chat.drift.merged(
             Drift(
-                known_values={
-                    "finish_reason": frozenset(
-                        {"stop", "length", "model_length", "error", "tool_calls"}
-                    )
-                }
+                known_values={"finish_reason": fields("stop length model_length error tool_calls")}
             )
         ),
     )
@@ -350,13 +320,9 @@ OLLAMA_CHAT = _ollama(
     semantic_fields=fields("model messages tools format think"),
     drift=_OLLAMA_DRIFT.merged(
         Drift(
-            behaviour_paths=frozenset(
-                {
-                    "message.tool_calls",
-                    "message.thinking",
-                    "stream[chunk].message.tool_calls",
-                    "stream[chunk].message.thinking",
-                }
+            behaviour_paths=fields(
+                "message.tool_calls message.thinking stream[chunk].message.tool_calls"
+                " stream[chunk].message.thinking"
             )
         )
     ),
@@ -399,18 +365,9 @@ _COHERE = {
     "bound": True,
 }
 
-_COHERE_CONTENT_EVENTS = frozenset(
-    {
-        "content-start",
-        "content-delta",
-        "content-end",
-        "tool-plan-delta",
-        "tool-call-start",
-        "tool-call-delta",
-        "tool-call-end",
-        "citation-start",
-        "citation-end",
-    }
+_COHERE_CONTENT_EVENTS = fields(
+    "content-start content-delta content-end tool-plan-delta tool-call-start tool-call-delta"
+    " tool-call-end citation-start citation-end"
 )
 
 COHERE_CHAT = Endpoint(
@@ -431,9 +388,7 @@ COHERE_CHAT = Endpoint(
     ),
     drift=Drift(
         known_values={
-            "finish_reason": frozenset(
-                {"COMPLETE", "STOP_SEQUENCE", "MAX_TOKENS", "TOOL_CALL", "ERROR", "TIMEOUT"}
-            ),
+            "finish_reason": fields("COMPLETE STOP_SEQUENCE MAX_TOKENS TOOL_CALL ERROR TIMEOUT"),
             "role": frozenset({"system", "user", "assistant", "tool"}),
             "message.content[].type": frozenset({"text", "thinking"}),
         },
@@ -497,82 +452,26 @@ _BEDROCK_KEY_HEADERS = ("authorization", "x-amz-security-token")
 _BEDROCK_MODEL = r"/model/(?P<model>[^/]+)"
 _BEDROCK_SAMPLE_MODEL = "/model/anthropic.claude-3-haiku-20240307-v1%3A0"
 
-_CONVERSE_FIELDS = frozenset(
-    {"model", "messages", "system", "toolConfig", "outputConfig", "promptVariables"}
-)
+_CONVERSE_FIELDS = fields("model messages system toolConfig outputConfig promptVariables")
 # The fields of the model-native bodies that say what is asked (Anthropic, Nova, Llama,
 # Mistral, Titan, Cohere; embeddings too).
-_INVOKE_FIELDS = frozenset(
-    {
-        "model",
-        "messages",
-        "system",
-        "tools",
-        "tool_choice",
-        "toolConfig",
-        "output_format",
-        "response_format",
-        "thinking",
-        "prompt",
-        "inputText",
-        "texts",
-        "images",
-        "input_type",
-        "embedding_types",
-        "embeddingTypes",
-        "dimensions",
-        "normalize",
-        "schemaVersion",
-    }
+_INVOKE_FIELDS = fields(
+    "model messages system tools tool_choice toolConfig output_format response_format thinking"
+    " prompt inputText texts images input_type embedding_types embeddingTypes dimensions"
+    " normalize schemaVersion"
 )
 # A model's own body is open-ended (image, rerank and embedding models carry their prompt in
 # keys of their own: textToImageParams, text_prompts, query, documents, inputImage, inputs …):
 # every key is semantic but these sampling and version knobs, so a changed prompt in a key no
 # one listed is still a miss, never another prompt's answer.
-_INVOKE_TUNING = frozenset(
-    {
-        "anthropic_version",
-        "anthropic_beta",
-        "metadata",
-        "max_tokens",
-        "max_tokens_to_sample",
-        "max_completion_tokens",
-        "max_gen_len",
-        "max_new_tokens",
-        "temperature",
-        "top_p",
-        "top_k",
-        "p",
-        "k",
-        "topP",
-        "topK",
-        "stop",
-        "stop_sequences",
-        "stopSequences",
-        "textGenerationConfig",
-        "inferenceConfig",
-        "seed",
-        "random_seed",
-        "cfg_scale",
-        "steps",
-        "sampler",
-        "frequency_penalty",
-        "presence_penalty",
-        "repetition_penalty",
-        "logprobs",
-        "top_logprobs",
-        "return_likelihoods",
-        "return_prompt",
-        "truncate",
-        # What every provider's body may carry besides (OpenAI-style models on Bedrock).
-        "max_output_tokens",
-        "stream",
-        "stream_options",
-        "timeout",
-        "user",
-        "store",
-        "service_tier",
-    }
+_INVOKE_TUNING = fields(
+    "anthropic_version anthropic_beta metadata max_tokens max_tokens_to_sample"
+    " max_completion_tokens max_gen_len max_new_tokens temperature top_p top_k p k topP topK"
+    " stop stop_sequences stopSequences textGenerationConfig inferenceConfig seed random_seed"
+    " cfg_scale steps sampler frequency_penalty presence_penalty repetition_penalty logprobs"
+    " top_logprobs return_likelihoods return_prompt truncate"
+    # What every provider's body may carry besides (OpenAI-style models on Bedrock).
+    " max_output_tokens stream stream_options timeout user store service_tier"
 )
 _CONVERSE_USAGE = TokenFields(
     input=("inputTokens", "cacheReadInputTokens", "cacheWriteInputTokens"),
@@ -597,15 +496,8 @@ _INVOKE_USAGE = TokenFields(
         ("*", "bytes.amazon-bedrock-invocationMetrics"),
     ),
 )
-_STOP_REASONS = frozenset(
-    {
-        "end_turn",
-        "tool_use",
-        "max_tokens",
-        "stop_sequence",
-        "guardrail_intervened",
-        "content_filtered",
-    }
+_STOP_REASONS = fields(
+    "end_turn tool_use max_tokens stop_sequence guardrail_intervened content_filtered"
 )
 _CONVERSE_DRIFT = Drift(
     known_values={
@@ -613,28 +505,16 @@ _CONVERSE_DRIFT = Drift(
         "role": frozenset({"user", "assistant"}),
     },
     enum_keys=frozenset({"stopReason", "role"}),
-    behaviour_paths=frozenset(
-        {
-            "output.message.content[].toolUse",
-            "output.message.content[].reasoningContent",
-            "stream[contentBlockStart]",
-            "stream[contentBlockStart].start.toolUse",
-            "stream[contentBlockDelta].delta.toolUse",
-            "stream[contentBlockDelta].delta.reasoningContent",
-        }
+    behaviour_paths=fields(
+        "output.message.content[].toolUse output.message.content[].reasoningContent"
+        " stream[contentBlockStart] stream[contentBlockStart].start.toolUse"
+        " stream[contentBlockDelta].delta.toolUse stream[contentBlockDelta].delta.reasoningContent"
     ),
     lifecycle_events=frozenset({"messageStart", "messageStop", "metadata"}),
     content_events=frozenset({"contentBlockStart", "contentBlockDelta", "contentBlockStop"}),
-    failure_events=frozenset(
-        {
-            "internalServerException",
-            "modelStreamErrorException",
-            "validationException",
-            "throttlingException",
-            "serviceUnavailableException",
-            "modelTimeoutException",
-            "error",
-        }
+    failure_events=fields(
+        "internalServerException modelStreamErrorException validationException"
+        " throttlingException serviceUnavailableException modelTimeoutException error"
     ),
 )
 _INVOKE_DRIFT = Drift(
@@ -732,22 +612,12 @@ def _both_spellings(*names: str) -> frozenset[str]:
     return frozenset(found)
 
 
-_GENERATION_SHAPE = (
-    "responseMimeType",
-    "responseSchema",
-    "responseJsonSchema",
-    "responseModalities",
-    "candidateCount",
-    "thinkingConfig",
-    "speechConfig",
+_GENERATION_SHAPE = fields(
+    "responseMimeType responseSchema responseJsonSchema responseModalities candidateCount"
+    " thinkingConfig speechConfig"
 )
 _GENERATE_FIELDS = _both_spellings(
-    "model",
-    "contents",
-    "systemInstruction",
-    "tools",
-    "toolConfig",
-    "cachedContent",
+    *fields("model contents systemInstruction tools toolConfig cachedContent"),
     *(f"generationConfig.{key}" for key in _GENERATION_SHAPE),
 )
 _GEMINI_USAGE = TokenFields(
@@ -759,23 +629,10 @@ _GEMINI_USAGE = TokenFields(
 _GEMINI_PART = "candidates[].content.parts[]"
 _GEMINI_DRIFT = Drift(
     known_values={
-        "finishReason": frozenset(
-            {
-                "FINISH_REASON_UNSPECIFIED",
-                "STOP",
-                "MAX_TOKENS",
-                "SAFETY",
-                "RECITATION",
-                "LANGUAGE",
-                "OTHER",
-                "BLOCKLIST",
-                "PROHIBITED_CONTENT",
-                "SPII",
-                "MALFORMED_FUNCTION_CALL",
-                "IMAGE_SAFETY",
-                "UNEXPECTED_TOOL_CALL",
-                "TOO_MANY_TOOL_CALLS",
-            }
+        "finishReason": fields(
+            "FINISH_REASON_UNSPECIFIED STOP MAX_TOKENS SAFETY RECITATION LANGUAGE OTHER BLOCKLIST"
+            " PROHIBITED_CONTENT SPII MALFORMED_FUNCTION_CALL IMAGE_SAFETY UNEXPECTED_TOOL_CALL"
+            " TOO_MANY_TOOL_CALLS"
         ),
         "role": frozenset({"user", "model"}),
         "modality": frozenset({"TEXT", "IMAGE", "AUDIO", "VIDEO", "DOCUMENT"}),
@@ -786,14 +643,9 @@ _GEMINI_DRIFT = Drift(
     behaviour_paths=frozenset(
         f"{where}{_GEMINI_PART}.{kind}"
         for where in ("", "stream[chunk].")
-        for kind in (
-            "text",
-            "functionCall",
-            "thoughtSignature",
-            "thought",
-            "inlineData",
-            "executableCode",
-            "codeExecutionResult",
+        for kind in fields(
+            "text functionCall thoughtSignature thought inlineData executableCode"
+            " codeExecutionResult"
         )
     ),
     lifecycle_events=frozenset({"chunk"}),

@@ -16,23 +16,8 @@ from cassettes_core.testing.emulator import Emulator
 from tests.helpers.recorded import record_anthropic, record_openai
 
 CHROMIUM = Path("/usr/bin/chromium")
-VOID = frozenset(
-    [
-        "area",
-        "base",
-        "br",
-        "col",
-        "embed",
-        "hr",
-        "img",
-        "input",
-        "link",
-        "meta",
-        "source",
-        "track",
-        "wbr",
-    ]
-)
+VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
+                 "source", "track", "wbr"})  # fmt: skip
 ATTACKS = (
     "</div></pre><script>document.title='pwned'</script><div>",
     "<img src=x onerror=\"document.title='pwned'\">",
@@ -108,27 +93,11 @@ def hostile(tmp_path: Path) -> Path:
     for seq, attack in enumerate(ATTACKS, start=1):
         body = {"model": "m", "messages": [{"role": "user", "content": f"ask {attack}"}]}
         request = LLMRequest.from_body("openai.chat", body)
-        answer = {
-            "choices": [
-                {
-                    "message": {
-                        "role": "assistant",
-                        "content": f"say {attack}",
-                        "tool_calls": [
-                            {"function": {"name": f"tool{attack}", "arguments": attack}}
-                        ],
-                    }
-                }
-            ]
-        }
-        items.append(
-            Interaction(
-                seq=seq,
-                digest=request.digest(),
-                request=request,
-                response=LLMResponse(body=answer),
-            )
-        )
+        call = {"function": {"name": f"tool{attack}", "arguments": attack}}
+        message = {"role": "assistant", "content": f"say {attack}", "tool_calls": [call]}
+        answer = {"choices": [{"message": message}]}
+        response = LLMResponse(body=answer)
+        items.append(Interaction(seq, request.digest(), request, response=response))
     path = tmp_path / "hostile.yaml"
     path.write_text(render(Manifest.current(), items), encoding="utf-8")
     return path

@@ -209,20 +209,31 @@ def test_xdist_workers_report_to_one_list(
     assert len(usage["cassettes"]) == 2
 
 
-def test_usage_file_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A missing list, a file that is not one, a newer version: ERROR and TIP, exit 2."""
-    code, _, err = prune(["--usage", str(tmp_path / "none.json")], capsys)
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        pytest.param(None, "no usage list", id="missing"),
+        pytest.param(b"[1, 2]", "not a provider-cassettes usage list", id="not-one"),
+        pytest.param(b"\xff\xfe\x00", "not a usage list", id="not-text"),
+        pytest.param(
+            json.dumps({"format": "provider-cassettes usage", "version": 9, "complete": True}),
+            "version 9",
+            id="newer",
+        ),
+    ],
+)
+def test_usage_file_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes | str | None, expected: str
+) -> None:
+    """A missing list, a file that is not one or not text, a newer version: an error about the
+    list, exit 2."""
+    path = tmp_path / "usage.json"
+    if content is not None:
+        path.write_bytes(content.encode() if isinstance(content, str) else content)
+    code, _, err = prune(["--usage", str(path)], capsys)
     assert code == 2
-    assert "no usage list" in err
-    (tmp_path / "x.json").write_text("[1, 2]", encoding="utf-8")
-    code, _, err = prune(["--usage", str(tmp_path / "x.json")], capsys)
-    assert code == 2
-    assert "not a provider-cassettes usage list" in err
-    future = {"format": "provider-cassettes usage", "version": 9, "complete": True}
-    (tmp_path / "f.json").write_text(json.dumps(future), encoding="utf-8")
-    code, _, err = prune(["--usage", str(tmp_path / "f.json")], capsys)
-    assert code == 2
-    assert "version 9" in err
+    assert expected in err
+    assert "re-record" not in err
 
 
 @pytest.mark.slow

@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -111,15 +112,17 @@ def test_show_one_seq_and_a_missing_one(
     assert "\nTIP: " in err
 
 
-def _long_cassette(path: Path, text: str) -> Path:
-    request = LLMRequest.from_body(
-        "openai.chat", {"model": "m", "messages": [{"role": "user", "content": "Tell me"}]}
-    )
-    answer = {"choices": [{"message": {"role": "assistant", "content": text}}]}
-    interaction = Interaction(
-        seq=1, digest=request.digest(), request=request, response=LLMResponse(body=answer)
-    )
-    path.write_text(render(Manifest.current(), [interaction]), encoding="utf-8")
+def cassette(
+    path: Path, answer: Any, body: Any = None, provider: str = "openai.chat", count: int = 1
+) -> Path:
+    """A cassette of ``count`` calls answered ``answer`` (chat text when a string)."""
+    if isinstance(answer, str):
+        answer = {"choices": [{"message": {"role": "assistant", "content": answer}}]}
+    body = body or {"model": "m", "messages": [{"role": "user", "content": "Tell me"}]}
+    request = LLMRequest.from_body(provider, body)
+    items = [Interaction(n, request.digest(), request, response=LLMResponse(body=answer))
+             for n in range(1, count + 1)]  # fmt: skip
+    path.write_text(render(Manifest.current(), items), encoding="utf-8")
     return path
 
 
@@ -129,7 +132,7 @@ def test_long_text_is_folded_to_columns_and_full_shows_all(
     """COLUMNS=60: no line passes 60 columns; a long answer is cut after a few lines unless
     --full, which shows every word."""
     words = " ".join(f"word{n}" for n in range(400))
-    path = _long_cassette(tmp_path / "long.yaml", words)
+    path = cassette(tmp_path / "long.yaml", words)
     monkeypatch.setenv("COLUMNS", "60")
     _, out, _ = run(["show", str(path)], capsys)
     body = out.splitlines()[2:]
@@ -147,7 +150,7 @@ def test_terminal_escapes_in_a_cassette_are_shown_not_obeyed(
 ) -> None:
     """An answer carrying an ANSI escape, a carriage return and a bidi override prints them as
     visible escapes: nothing from the cassette acts on the terminal."""
-    path = _long_cassette(tmp_path / "evil.yaml", "ok\x1b[2J\x1b]0;pwned\x07\rfake \u202eevil")
+    path = cassette(tmp_path / "evil.yaml", "ok\x1b[2J\x1b]0;pwned\x07\rfake \u202eevil")
     _, out, _ = run(["show", str(path)], capsys)
     assert "\x1b" not in out
     assert "\r" not in out
@@ -161,15 +164,9 @@ def test_a_provider_without_a_shape_is_shown_as_json(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A provider the shape table does not know: its request and answer as JSON, labelled."""
-    request = LLMRequest.from_body("acme.chat", {"model": "a-1", "query": "hi there"})
-    interaction = Interaction(
-        seq=1,
-        digest=request.digest(),
-        request=request,
-        response=LLMResponse(body={"output": {"words": ["hello", "back"]}}),
-    )
-    path = tmp_path / "acme.yaml"
-    path.write_text(render(Manifest.current(), [interaction]), encoding="utf-8")
+    answer = {"output": {"words": ["hello", "back"]}}
+    body = {"model": "a-1", "query": "hi there"}
+    path = cassette(tmp_path / "acme.yaml", answer, body, provider="acme.chat")
     code, out, _ = run(["show", str(path)], capsys)
     assert code == 0
     assert 'asked (JSON) {"query": "hi there", "model": "a-1"}' in out
@@ -245,20 +242,7 @@ def test_user_mistakes_are_an_error_line_and_a_tip(
 @pytest.mark.slow
 def test_show_piped_into_head_stops_quietly(tmp_path: Path) -> None:
     """`cassettes show big.yaml | head -1`: one line read, the pipe closed, no traceback."""
-    request = LLMRequest.from_body(
-        "openai.chat", {"model": "m", "messages": [{"role": "user", "content": "q"}]}
-    )
-    items = [
-        Interaction(
-            seq=n,
-            digest=request.digest(),
-            request=request,
-            response=LLMResponse(body={"choices": [{"message": {"content": "x " * 400}}]}),
-        )
-        for n in range(1, 400)
-    ]
-    path = tmp_path / "big.yaml"
-    path.write_text(render(Manifest.current(), items), encoding="utf-8")
+    path = cassette(tmp_path / "big.yaml", "x " * 400, count=399)
     child = subprocess.Popen(
         [str(BIN / "cassettes"), "show", str(path), "--full"],
         stdout=subprocess.PIPE,
@@ -278,7 +262,7 @@ def test_json_output_escapes_what_a_terminal_would_obey(
 ) -> None:
     """--json: bidi overrides and C1 controls arrive as \\u escapes, and decode back exactly."""
     text = "ok\x1b[2J \u202eevil\x85 \u2066x"
-    path = _long_cassette(tmp_path / "evil.yaml", text)
+    path = cassette(tmp_path / "evil.yaml", text)
     _, out, _ = run(["show", str(path), "--json"], capsys)
     assert not any(c in out for c in "\x1b\u202e\x85\u2066")
     assert json.loads(out)["interactions"][0]["answer"]["text"] == text
@@ -326,18 +310,7 @@ def test_the_system_prompt_is_shown_when_it_changes(
     assert page.count('class="turn system"') == 2
 
 
-def cassette(path: Path, answer: str = "Paris \u2014 caf\u00e9 \U0001f600 \u00b7 ok") -> Path:
-    request = LLMRequest.from_body(
-        "openai.chat", {"model": "m", "messages": [{"role": "user", "content": "Capital?"}]}
-    )
-    item = Interaction(
-        seq=1,
-        digest=request.digest(),
-        request=request,
-        response=LLMResponse(body={"choices": [{"message": {"content": answer}}]}),
-    )
-    path.write_text(render(Manifest.current(), [item]), encoding="utf-8")
-    return path
+UNICODE = "Paris \u2014 caf\u00e9 \U0001f600 \u00b7 ok"
 
 
 @pytest.mark.parametrize("how", ["itself", "a-link-to-it", "another-cassette", "json-file"])
@@ -346,11 +319,11 @@ def test_html_never_writes_over_a_cassette(
 ) -> None:
     """`show c.yaml --html c.yaml` (a slip of the shell's history) replaced the recording by a
     web page; so did a link to it, or another cassette."""
-    shown = cassette(tmp_path / "c.yaml")
+    shown = cassette(tmp_path / "c.yaml", UNICODE)
     target = {
         "itself": shown,
         "a-link-to-it": tmp_path / "page",
-        "another-cassette": cassette(tmp_path / "other.yml"),
+        "another-cassette": cassette(tmp_path / "other.yml", UNICODE),
         "json-file": tmp_path / "data.json",
     }[how]
     if how == "a-link-to-it":
@@ -371,14 +344,14 @@ def test_html_to_a_page_not_named_html_is_refused(
     tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The TIP says to name the page .html: a page named otherwise is not written."""
-    shown = cassette(tmp_path / "c.yaml")
+    shown = cassette(tmp_path / "c.yaml", UNICODE)
     assert main(["show", str(shown), "--html", str(tmp_path / name)]) == 2
     assert "TIP: name the page with .html" in capsys.readouterr().err
     assert not (tmp_path / name).exists()
 
 
 def test_html_to_a_new_page_still_works(tmp_path: Path) -> None:
-    shown = cassette(tmp_path / "c.yaml")
+    shown = cassette(tmp_path / "c.yaml", UNICODE)
     assert main(["show", str(shown), "--html", str(tmp_path / "c.yaml.html")]) == 0
     assert "Paris" in (tmp_path / "c.yaml.html").read_text(encoding="utf-8")
 
@@ -389,7 +362,7 @@ def test_a_terminal_that_cannot_print_a_character_gets_an_escape_not_a_traceback
     tmp_path: Path, encoding: str, args: tuple[str, ...]
 ) -> None:
     """An ASCII or Latin-1 terminal (PYTHONIOENCODING, an old locale, a Windows code page)."""
-    shown = cassette(tmp_path / "c.yaml")
+    shown = cassette(tmp_path / "c.yaml", UNICODE)
     env = {**os.environ, "PYTHONIOENCODING": encoding}
     done = subprocess.run(
         [str(BIN / "cassettes"), "show", str(shown), *args],
@@ -411,7 +384,7 @@ def test_a_pipe_or_device_is_refused_with_what_to_do_instead(
     """`cassettes diff <(git show HEAD~1:c.yaml) c.yaml`, `cat c.yaml | cassettes show -`, or
     a link to /dev/zero: never read (a device never ends), and the TIP says what works; the
     old TIP told the user to fix the file by hand or re-record it."""
-    shown = cassette(tmp_path / "c.yaml")
+    shown = cassette(tmp_path / "c.yaml", UNICODE)
     if what == "fifo":
         odd = tmp_path / "fifo.yaml"
         os.mkfifo(odd)  # no writer: reading it would block for ever

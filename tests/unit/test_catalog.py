@@ -20,24 +20,38 @@ ENDPOINTS = [pytest.param(endpoint, id=endpoint.name) for endpoint in DEFAULT_CA
 
 def gemini_like() -> Endpoint:
     """An endpoint whose model travels in the path (as Gemini's does; not the built-in one)."""
-    return Endpoint(
+    return acme(
         name="acme.generate",
         family="google",
-        base_url="https://api.acme.example",
         send_path="/v1beta/models/{model}:acmeGenerate",
         path=suffix(r"/(?:v1|v1beta)/models/(?P<model>[^/:]+):acmeGenerate"),
         route="/v1beta/models/gemini-2.0-flash:acmeGenerate",
-        base_env="GEMINI_BASE_URL",
-        key_env="GEMINI_API_KEY",
         key_header="x-goog-api-key",
         key_prefix="",
         key_headers=("x-goog-api-key",),
         key_query=("key",),
         semantic_fields=frozenset({"model", "contents", "systemInstruction", "tools"}),
-        usage=TokenFields(
-            input=("promptTokenCount",), output=("candidatesTokenCount",), answer="usageMetadata"
-        ),
+        headers={},
     )
+
+
+def acme(**changes: object) -> Endpoint:
+    """A made-up endpoint, written as a user following the docstring would."""
+    fields: dict[str, object] = {
+        "name": "acme.chat",
+        "family": "acme",
+        "base_url": "https://api.acme.example/v2",
+        "send_path": "/chat",
+        "path": r"/v2/chat",
+        "route": "/v2/chat",
+        "base_env": "ACME_BASE_URL",
+        "key_env": "ACME_API_KEY",
+        "semantic_fields": frozenset({"model", "messages"}),
+        "usage": TokenFields(input=("prompt_tokens",)),
+        "headers": {"acme-version": "1"},
+    }
+    fields.update(changes)
+    return Endpoint(**fields)  # type: ignore[arg-type]
 
 
 def test_the_built_in_endpoints_include_the_four_the_library_began_with() -> None:
@@ -207,25 +221,6 @@ def test_the_built_in_provider_refuses_a_stream_framing_it_cannot_read() -> None
         catalog.unregister("lines.chat")
 
 
-def acme(**changes: object) -> Endpoint:
-    """A made-up endpoint, written as a user following the docstring would."""
-    fields: dict[str, object] = {
-        "name": "acme.chat",
-        "family": "acme",
-        "base_url": "https://api.acme.example/v2",
-        "send_path": "/chat",
-        "path": r"/v2/chat",
-        "route": "/v2/chat",
-        "base_env": "ACME_BASE_URL",
-        "key_env": "ACME_API_KEY",
-        "semantic_fields": frozenset({"model", "messages"}),
-        "usage": TokenFields(input=("prompt_tokens",)),
-        "headers": {"acme-version": "1"},
-    }
-    fields.update(changes)
-    return Endpoint(**fields)  # type: ignore[arg-type]
-
-
 @pytest.mark.parametrize(
     "path", [pytest.param(r"/v2/chat", id="str"), pytest.param(re.compile("/v2/chat"), id="re")]
 )
@@ -320,20 +315,7 @@ def test_a_registered_endpoints_key_header_is_sensitive() -> None:
     """Every header an endpoint's key travels in is never stored, registered ones included."""
     from cassettes_core.secrets import is_sensitive_header
 
-    endpoint = catalog.Endpoint(
-        name="pass.chat",
-        family="pass",
-        base_url="https://api.pass-llm.test",
-        send_path="/v9/talk",
-        path="/v9/talk",
-        route="/v9/talk",
-        base_env="PASS_BASE_URL",
-        key_env="PASS_API_KEY",
-        key_header="x-pass-word",
-        key_headers=("x-pass-word",),
-        semantic_fields=frozenset({"model", "prompt"}),
-        usage=catalog.TokenFields(input=("in",)),
-    )
+    endpoint = acme(name="pass.chat", key_header="x-pass-word", key_headers=("x-pass-word",))
     assert not is_sensitive_header("X-Pass-Word")
     catalog.register(endpoint)
     try:

@@ -91,56 +91,25 @@ def test_responses_stream_reads_the_completed_response() -> None:
 @pytest.mark.parametrize(
     ("provider", "body", "expected"),
     [
-        pytest.param(
-            "openai.chat",
-            {"messages": [{"role": "user", "content": "hi"}]},
-            Said(text="hi"),
-            id="chat",
-        ),
-        pytest.param(
-            "openai.chat",
-            {
-                "messages": [
-                    {
-                        "role": "user",
-                        "content": [{"type": "text", "text": "a"}, {"type": "image_url"}],
-                    }
-                ]
-            },
-            Said(text="a"),
-            id="chat-parts",
-        ),
-        pytest.param(
-            "openai.chat",
-            {
-                "messages": [
-                    {"role": "user", "content": "q"},
-                    {"role": "tool", "tool_call_id": "c1", "content": "42"},
-                ]
-            },
-            Said(tool_results=(("c1", "42"),)),
-            id="chat-tool-result",
-        ),
-        pytest.param(
-            "openai.responses", {"input": "plain"}, Said(text="plain"), id="responses-text"
-        ),
-        pytest.param(
-            "openai.responses",
-            {"input": [{"type": "function_call_output", "call_id": "c", "output": "ok"}]},
-            Said(tool_results=(("c", "ok"),)),
-            id="responses-tool-output",
-        ),
-        pytest.param(
-            "openai.embeddings", {"input": ["a", "b"]}, Said(text="a\nb"), id="embeddings"
-        ),
-        pytest.param(
-            "anthropic.messages",
-            {"messages": [{"role": "user", "content": "yo"}]},
-            Said(text="yo"),
-            id="anthropic",
-        ),
+        pytest.param("openai.chat", {"messages": [{"role": "user", "content": "hi"}]},
+                     Said(text="hi"), id="chat"),
+        pytest.param("openai.chat", {"messages": [{"role": "user", "content": [
+            {"type": "text", "text": "a"}, {"type": "image_url"}]}]}, Said(text="a"),
+            id="chat-parts"),
+        pytest.param("openai.chat", {"messages": [{"role": "user", "content": "q"},
+            {"role": "tool", "tool_call_id": "c1", "content": "42"}]},
+            Said(tool_results=(("c1", "42"),)), id="chat-tool-result"),
+        pytest.param("openai.responses", {"input": "plain"}, Said(text="plain"),
+                     id="responses-text"),
+        pytest.param("openai.responses", {"input": [
+            {"type": "function_call_output", "call_id": "c", "output": "ok"}]},
+            Said(tool_results=(("c", "ok"),)), id="responses-tool-output"),
+        pytest.param("openai.embeddings", {"input": ["a", "b"]}, Said(text="a\nb"),
+                     id="embeddings"),
+        pytest.param("anthropic.messages", {"messages": [{"role": "user", "content": "yo"}]},
+                     Said(text="yo"), id="anthropic"),
     ],
-)
+)  # fmt: skip
 def test_what_was_asked(provider: str, body: dict[str, Any], expected: Said) -> None:
     assert asked(provider, body) == expected
 
@@ -163,35 +132,14 @@ def test_a_reader_can_be_registered() -> None:
         catalog.register_reader("test.echo", catalog.BY_SHAPE)
 
 
+KEYS = ["messages", "content", "role", "choices", "message", "delta", "tool_calls", "function",
+        "index", "type", "text", "input", "output", "data", "response", "content_block",
+        "name"]  # fmt: skip
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8),
     lambda children: (
         st.lists(children, max_size=4)
-        | st.dictionaries(
-            st.sampled_from(
-                [
-                    "messages",
-                    "content",
-                    "role",
-                    "choices",
-                    "message",
-                    "delta",
-                    "tool_calls",
-                    "function",
-                    "index",
-                    "type",
-                    "text",
-                    "input",
-                    "output",
-                    "data",
-                    "response",
-                    "content_block",
-                    "name",
-                ]
-            ),
-            children,
-            max_size=5,
-        )
+        | st.dictionaries(st.sampled_from(KEYS), children, max_size=5)
     ),
     max_leaves=20,
 )
@@ -250,56 +198,28 @@ def test_wide_characters_take_two_columns() -> None:
 @pytest.mark.parametrize(
     ("request_body", "answer", "asked_text", "answer_said"),
     [
-        pytest.param(
-            {"model": "llama-3", "messages": [{"role": "user", "content": "hi"}]},
-            {"choices": [{"message": {"content": "hello"}}]},
-            "hi",
-            Said(text="hello"),
-            id="openai-compatible",
-        ),
-        pytest.param(
-            {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]},
-            {
-                "candidates": [
-                    {"content": {"parts": [{"functionCall": {"name": "f", "args": {"a": 1}}}]}}
-                ]
-            },
-            "hi",
-            Said(tool_calls=(ToolCall("f", '{"a": 1}'),)),
-            id="gemini",
-        ),
-        pytest.param(
-            {"model": "llama3", "messages": [{"role": "user", "content": "hi"}], "stream": False},
-            {"message": {"role": "assistant", "content": "hey"}, "done": True},
-            "hi",
-            Said(text="hey"),
-            id="ollama-chat",
-        ),
-        pytest.param(
-            {"model": "command-r", "messages": [{"role": "user", "content": "hi"}]},
-            {"message": {"content": [{"type": "text", "text": "yo"}]}},
-            "hi",
-            Said(text="yo"),
-            id="cohere-v2",
-        ),
-        pytest.param(
-            {
-                "messages": [{"role": "user", "content": [{"text": "hi"}]}],
-                "system": [{"text": "s"}],
-            },
-            {
-                "output": {
-                    "message": {
-                        "content": [{"text": "ok"}, {"toolUse": {"name": "t", "input": {}}}]
-                    }
-                }
-            },
-            "hi",
-            Said(text="ok", tool_calls=(ToolCall("t", "{}"),)),
-            id="bedrock-converse",
-        ),
+        pytest.param({"model": "llama-3", "messages": [{"role": "user", "content": "hi"}]},
+                     {"choices": [{"message": {"content": "hello"}}]}, "hi", Said(text="hello"),
+                     id="openai-compatible"),
+        pytest.param({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]},
+                     {"candidates": [{"content": {"parts": [
+                         {"functionCall": {"name": "f", "args": {"a": 1}}}]}}]},
+                     "hi", Said(tool_calls=(ToolCall("f", '{"a": 1}'),)), id="gemini"),
+        pytest.param({"model": "llama3", "messages": [{"role": "user", "content": "hi"}],
+                      "stream": False},
+                     {"message": {"role": "assistant", "content": "hey"}, "done": True},
+                     "hi", Said(text="hey"), id="ollama-chat"),
+        pytest.param({"model": "command-r", "messages": [{"role": "user", "content": "hi"}]},
+                     {"message": {"content": [{"type": "text", "text": "yo"}]}},
+                     "hi", Said(text="yo"), id="cohere-v2"),
+        pytest.param({"messages": [{"role": "user", "content": [{"text": "hi"}]}],
+                      "system": [{"text": "s"}]},
+                     {"output": {"message": {"content": [
+                         {"text": "ok"}, {"toolUse": {"name": "t", "input": {}}}]}}},
+                     "hi", Said(text="ok", tool_calls=(ToolCall("t", "{}"),)),
+                     id="bedrock-converse"),
     ],
-)
+)  # fmt: skip
 def test_providers_without_a_shape_are_read_by_their_data(
     request_body: dict[str, Any], answer: dict[str, Any], asked_text: str, answer_said: Said
 ) -> None:
@@ -309,47 +229,25 @@ def test_providers_without_a_shape_are_read_by_their_data(
 
 
 @pytest.mark.parametrize(
-    ("events", "text"),
+    "events",
     [
-        pytest.param(
-            [
-                {"message": {"content": "Hel"}, "done": False},
-                {"message": {"content": "lo"}, "done": True},
-            ],
-            "Hello",
-            id="ollama-ndjson",
-        ),
-        pytest.param(
-            [
-                {"candidates": [{"content": {"parts": [{"text": "Hel"}]}}]},
-                {"candidates": [{"content": {"parts": [{"text": "lo"}]}}]},
-            ],
-            "Hello",
-            id="gemini-sse",
-        ),
-        pytest.param(
-            [
-                {"type": "content-delta", "delta": {"message": {"content": {"text": "Hel"}}}},
-                {"type": "content-delta", "delta": {"message": {"content": {"text": "lo"}}}},
-            ],
-            "Hello",
-            id="cohere-v2",
-        ),
-        pytest.param(
-            [
-                {"contentBlockDelta": {"delta": {"text": "Hel"}}},
-                {"contentBlockDelta": {"delta": {"text": "lo"}}},
-            ],
-            "Hello",
-            id="bedrock-converse-stream",
-        ),
+        pytest.param([{"message": {"content": "Hel"}, "done": False},
+                      {"message": {"content": "lo"}, "done": True}], id="ollama-ndjson"),
+        pytest.param([{"candidates": [{"content": {"parts": [{"text": "Hel"}]}}]},
+                      {"candidates": [{"content": {"parts": [{"text": "lo"}]}}]}],
+                     id="gemini-sse"),
+        pytest.param([
+            {"type": "content-delta", "delta": {"message": {"content": {"text": "Hel"}}}},
+            {"type": "content-delta", "delta": {"message": {"content": {"text": "lo"}}}},
+        ], id="cohere-v2"),
+        pytest.param([{"contentBlockDelta": {"delta": {"text": "Hel"}}},
+                      {"contentBlockDelta": {"delta": {"text": "lo"}}}],
+                     id="bedrock-converse-stream"),
     ],
-)
-def test_streams_without_a_shape_are_assembled_by_their_data(
-    events: list[dict[str, Any]], text: str
-) -> None:
+)  # fmt: skip
+def test_streams_without_a_shape_are_assembled_by_their_data(events: list[dict[str, Any]]) -> None:
     said = streamed("someone.new", [StreamEvent(e) for e in events])
-    assert said.text == text
+    assert said.text == "Hello"
     assert said.known
 
 

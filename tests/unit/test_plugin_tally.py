@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cassettes_core.prices import PriceTable
+from cassettes_core.usage import PriceTable
 from pytest_plugin._summary import CassetteRecord, Tally
 
 PRICES = PriceTable({"gpt-4o-mini": (0.15, 0.60)})

@@ -89,62 +89,120 @@ def test_a_tool_call_id_sent_back_is_a_chain() -> None:
     assert link.describe().startswith("seq 2's request quotes seq 1's answer ('call_")
 
 
-def test_a_short_assistant_text_sent_back_is_a_chain_but_not_as_a_user_prompt() -> None:
-    """ "4" in an assistant turn was the model's; "4" typed as a user's prompt is not a quote."""
-    first = chain_item(
-        1, "openai.chat", chain_chat(USER), chain_answer({"role": "assistant", "content": "4"})
-    )
-    echoed = chain_chat(
-        USER, {"role": "assistant", "content": "4"}, {"role": "user", "content": "+1?"}
-    )
-    typed = chain_chat({"role": "user", "content": "4"})
-    assert chain_links(first, chain_item(2, "openai.chat", echoed)) == [(2, 1)]
-    assert chain_links(first, chain_item(2, "openai.chat", typed)) == []
+def said(text: str, ask: dict[str, Any] | None = None) -> Interaction:
+    """Seq 1: a chat answer saying ``text``."""
+    answer = chain_answer({"role": "assistant", "content": text})
+    return chain_item(1, "openai.chat", ask or chain_chat(USER), answer)
 
 
-def test_a_long_answer_inside_a_later_prompt_is_a_chain() -> None:
-    text = "Paris is sunny today with a light breeze from the west."
-    first = chain_item(
-        1, "openai.chat", chain_chat(USER), chain_answer({"role": "assistant", "content": text})
-    )
-    later = chain_chat({"role": "user", "content": f"Summarise this for a child: {text}"})
-    assert chain_links(first, chain_item(2, "openai.chat", later)) == [(2, 1)]
+def then(body: dict[str, Any], provider: str = "openai.chat") -> Interaction:
+    return chain_item(2, provider, body)
 
 
-def test_responses_previous_response_id_and_function_call_output() -> None:
-    response_id, call = chain_token("resp_"), chain_token("call_")
-    answer = {
-        "id": response_id,
-        "object": "response",
-        "status": "completed",
+def _pair() -> list[Any]:
+    """(seq 1, seq 2, the links expected): one answer, one later request."""
+    response_id, call, use = chain_token("resp_"), chain_token("call_"), chain_token("toolu_01")
+    responses = {"id": response_id, "object": "response", "status": "completed",
         "output": [{"type": "function_call", "id": chain_token("fc_"), "call_id": call, "name": "f",
-                    "arguments": "{}", "status": "completed"}],
-    }  # fmt: skip
-    first = chain_item(1, "openai.responses", {"model": "gpt-4.1", "input": "Weather?"}, answer)
-    follow = {"model": "gpt-4.1", "input": "And tomorrow?", "previous_response_id": response_id}
-    output = {
-        "model": "gpt-4.1",
-        "input": [{"type": "function_call_output", "call_id": call, "output": "21 C"}],
-    }
-    assert chain_links(first, chain_item(2, "openai.responses", follow)) == [(2, 1)]
-    assert chain_links(first, chain_item(2, "openai.responses", output)) == [(2, 1)]
+                    "arguments": "{}", "status": "completed"}]}  # fmt: skip
+    first_response = chain_item(
+        1, "openai.responses", {"model": "gpt-4.1", "input": "Hi?"}, responses
+    )
+    claude: dict[str, Any] = {"model": "claude-sonnet-4-5", "max_tokens": 64, "messages": [USER]}
+    tool_use = {"id": chain_token("msg_01"), "type": "message", "role": "assistant",
+                "model": "claude-sonnet-4-5", "stop_reason": "tool_use",
+                "content": [{"type": "tool_use", "id": use, "name": "f",
+                             "input": {"city": "Paris"}}]}  # fmt: skip
+    tool_result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use}]}
+    long_text = "Paris is sunny today with a light breeze from the west."
+    arguments = '{"city":"Paris","unit":"celsius","days":3,"hourly":true}'
+    forecast = chain_answer({"role": "assistant", "content": None, "tool_calls": [
+        {"id": chain_token("call_"), "type": "function",
+         "function": {"name": "forecast", "arguments": arguments}}]})  # fmt: skip
+    pretty = json.dumps(json.loads(arguments), indent=2)
+    pieces = ["The weather ", "in Paris\n", "is sunny, ", "21 degrees ", "and calm."]
+    chunks: list[tuple[str | None, Any]] = [
+        (None, {"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {"content": p}}]})
+        for p in pieces
+    ]
+    blocks: list[tuple[str | None, Any]] = [
+        ("content_block_delta", {"type": "content_block_delta", "index": index,
+                                 "delta": {"type": "text_delta", "text": piece}})
+        for index, piece in ((0, "Let me look "), (1, "Sunny"), (0, "that up."), (1, ", 21 C"))
+    ]  # fmt: skip
+    streamed = {**claude, "stream": True}
+    # The answer repeats its own prompt; a later prompt holding the same words quotes the test.
+    question = "What is the weather in Paris this afternoon, and will the evening be clear?"
+    echo = said(f"The answer to '{question}' is: sunny, and yes.",
+                chain_chat({"role": "user", "content": question}))  # fmt: skip
+    # The answer echoes defaults its request left out; a later call setting them quotes nothing.
+    settings = {"truncation": "disabled", "tool_choice": "required",
+                "reasoning": {"effort": "minimal", "summary": "detailed"}}  # fmt: skip
+    echoed = {"id": chain_token("resp_"), "object": "response", **settings,
+              "text": {"format": {"type": "text"}, "verbosity": "verbose"},
+              "output": [{"type": "message", "id": chain_token("msg_"), "role": "assistant",
+                          "content": [{"type": "output_text", "text": "Sunny."}]}]}  # fmt: skip
+    # A data URL the answer produced is a quote; an unrelated image is not, whatever its bytes.
+    image, other = ("data:image/png;base64," + base64.b64encode(secrets.token_bytes(3000)).decode()
+                    for _ in range(2))  # fmt: skip
+    drawn = chain_item(1, "acme.images", {"prompt": "a cat"}, {"data": [{"b64_json": image}]})
+    rows = [
+        # "4" in an assistant turn was the model's; "4" typed as a user's prompt is not a quote
+        ("short-assistant-text", said("4"), then(chain_chat(
+            USER, {"role": "assistant", "content": "4"}, {"role": "user", "content": "+1?"})), 1),
+        ("short-text-typed-by-the-user", said("4"),
+         then(chain_chat({"role": "user", "content": "4"})), 0),
+        ("long-answer-in-a-prompt", said(long_text), then(chain_chat(
+            {"role": "user", "content": f"Summarise this for a child: {long_text}"})), 1),
+        ("responses-previous-response-id", first_response,
+         then({"model": "gpt-4.1", "input": "And?",
+            "previous_response_id": response_id}, "openai.responses"), 1),
+        ("responses-function-call-output", first_response, then({"model": "gpt-4.1", "input": [
+            {"type": "function_call_output", "call_id": call, "output": "21 C"}]},
+            "openai.responses"), 1),
+        ("anthropic-tool-use-id", chain_item(1, "anthropic.messages", claude, tool_use),
+         then({**claude, "messages": [USER, tool_result]}, "anthropic.messages"), 1),
+        ("tool-arguments-re-serialised", chain_item(1, "openai.chat", chain_chat(USER), forecast),
+         then(chain_chat({"role": "user", "content": f"Check these arguments:\n{pretty}"})), 1),
+        ("streamed-text-re-spaced", chain_item(1, "openai.chat", chain_chat(USER, stream=True),
+                                               stream=chunks),
+         then(chain_chat(USER, {"role": "assistant",
+                                "content": " ".join("".join(pieces).split())})), 1),
+        # two streamed text blocks: the second, short, sent back alone is a quote
+        ("each-streamed-block-alone", chain_item(1, "anthropic.messages", streamed, stream=blocks),
+         then({**streamed, "messages": [USER, {"role": "assistant", "content": [
+             {"type": "text", "text": "Sunny, 21 C"}]}]}, "anthropic.messages"), 1),
+        ("an-answer-echoing-its-question", echo, then(chain_chat(
+            {"role": "user", "content": f"{question} Answer in French, please."})), 0),
+        ("settings-a-responses-answer-echoes", chain_item(
+            1, "openai.responses", {"model": "o4-mini", "input": "Weather?"}, echoed),
+         then({"model": "o4-mini", "input": "And tomorrow?", **settings,
+               "text": {"verbosity": "verbose"}}, "openai.responses"), 0),
+        ("inline-image-sent-back", drawn,
+         then({"prompt": "the cat", "image": image}, "acme.images"), 1),
+        ("another-inline-image", drawn,
+         then({"prompt": "a dog", "image": other}, "acme.images"), 0),
+    ]  # fmt: skip
+    # A provider of one's own may use short ids, even numbers: in an id field they count.
+    for answer_id in ("r7", 7):
+        first = chain_item(
+            1, "acme.chat", {"prompt": "hi"}, {"id": answer_id, "text": "hello there"}
+        )
+        later = then({"prompt": "and?", "parent_id": answer_id}, "acme.chat")
+        unrelated = then({"prompt": "r7 and 7 are fine here"}, "acme.chat")
+        rows += [
+            (f"id-{answer_id!r}", first, later, 1),
+            (f"{answer_id!r}-in-text", first, unrelated, 0),
+        ]
+    return [pytest.param(first, later, [(2, 1)] if linked else [], id=name)
+            for name, first, later, linked in rows]  # fmt: skip
 
 
-def test_anthropic_tool_use_id_in_a_tool_result() -> None:
-    use = chain_token("toolu_01")
-    answer = {
-        "id": chain_token("msg_01"),
-        "type": "message",
-        "role": "assistant",
-        "model": "claude-sonnet-4-5",
-        "content": [{"type": "tool_use", "id": use, "name": "f", "input": {"city": "Paris"}}],
-        "stop_reason": "tool_use",
-    }
-    ask: dict[str, Any] = {"model": "claude-sonnet-4-5", "max_tokens": 64, "messages": [USER]}
-    first = chain_item(1, "anthropic.messages", ask, answer)
-    result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use}]}
-    later = {**ask, "messages": [USER, result]}
-    assert chain_links(first, chain_item(2, "anthropic.messages", later)) == [(2, 1)]
+@pytest.mark.parametrize(("first", "later", "expected"), _pair())
+def test_an_answer_sent_back_is_a_chain_and_shared_words_are_not(
+    first: Interaction, later: Interaction, expected: list[tuple[int, int]]
+) -> None:
+    assert chain_links(first, later) == expected
 
 
 def test_a_streamed_tool_call_and_text_spelled_out_in_pieces() -> None:
@@ -251,9 +309,7 @@ def test_comments_are_found_outside_scalars_only(text: str, line: int | None) ->
 
 
 def test_a_file_the_library_wrote_is_not_a_hand_edit(tmp_path: Path) -> None:
-    item = chain_item(
-        1, "openai.chat", chain_chat(USER), chain_answer({"role": "assistant", "content": "#1"})
-    )
+    item = said("#1")
     manifest = Manifest.current()  # once: two calls a second apart differ in recorded_at
     text = render(manifest, [item])
     assert edit_refusal(tmp_path / "c.yaml", text, manifest, [item]) is None
@@ -274,9 +330,7 @@ def test_a_file_the_library_wrote_is_not_a_hand_edit(tmp_path: Path) -> None:
     ],
 )
 def test_what_a_rewrite_would_lose_is_named(edit: Any, where: str | None, tmp_path: Path) -> None:
-    item = chain_item(
-        1, "openai.chat", chain_chat(USER), chain_answer({"role": "assistant", "content": "#1"})
-    )
+    item = said("#1")
     manifest = Manifest.current()  # once: two calls a second apart differ in recorded_at
     text = edit(render(manifest, [item]))
     stored = read_snapshot_text(tmp_path / "c.yaml", text)
@@ -293,28 +347,10 @@ def read_snapshot_text(path: Path, text: str) -> list[Interaction]:
     return list(read_snapshot(path).interactions)
 
 
-@pytest.mark.parametrize("answer_id", ["r7", 7])
-def test_a_short_or_integer_id_sent_back_in_an_id_field_is_a_chain(answer_id: Any) -> None:
-    """A provider of one's own may use short ids, even numbers: in an id field they count."""
-    first = chain_item(1, "acme.chat", {"prompt": "hi"}, {"id": answer_id, "text": "hello there"})
-    later = chain_item(2, "acme.chat", {"prompt": "and?", "parent_id": answer_id})
-    unrelated = chain_item(2, "acme.chat", {"prompt": "r7 and 7 are fine here"})
-    assert chain_links(first, later) == [(2, 1)]
-    assert chain_links(first, unrelated) == []
-
-
 ANSWER = (
     "Paris is sunny today.\n\nExpect 21 °C in the afternoon, with a light breeze from the "
     "west; the evening will be clear. Café terraces will be busy.\n"
 )
-
-
-def _text_answer(text: str = ANSWER) -> dict[str, Any]:
-    return chain_answer({"role": "assistant", "content": text})
-
-
-def _first_line(text: str) -> str:
-    return text.splitlines()[2]
 
 
 SENT_BACK: list[tuple[str, Callable[[str], str]]] = [
@@ -326,7 +362,7 @@ SENT_BACK: list[tuple[str, Callable[[str], str]]] = [
     ("nfd", lambda t: unicodedata.normalize("NFD", t)),
     ("fullwidth-digits", lambda t: t.replace("21", "\uff12\uff11")),
     ("upper-case", str.upper),
-    ("one-line-of-it", _first_line),
+    ("one-line-of-it", lambda t: t.splitlines()[2]),
     ("a-sentence-of-it", lambda t: t.split(";")[1]),
 ]
 
@@ -336,50 +372,13 @@ SENT_BACK: list[tuple[str, Callable[[str], str]]] = [
 def test_an_answer_text_sent_back_in_another_form_is_a_chain(
     how: str, form: Callable[[str], str], role: str
 ) -> None:
-    first = chain_item(1, "openai.chat", chain_chat(USER), _text_answer())
+    first = said(ANSWER)
     sent = form(ANSWER)
     assert sent != ANSWER or how == "as-is"
     content = sent if role == "assistant" else f"Summarise for a child: {sent}"
     later = chain_chat(USER, {"role": role, "content": content})
     [link] = find_links([first, chain_item(2, "openai.chat", later)])
     assert (link.later, link.earlier, link.quoted) == (2, 1, ANSWER.strip())
-
-
-def test_a_streamed_text_sent_back_re_spaced_is_a_chain() -> None:
-    pieces = ["The weather ", "in Paris\n", "is sunny, ", "21 degrees ", "and calm."]
-    chunks: list[tuple[str | None, Any]] = [
-        (None, {"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {"content": p}}]})
-        for p in pieces
-    ]
-    first = chain_item(1, "openai.chat", chain_chat(USER, stream=True), stream=chunks)
-    text = " ".join("".join(pieces).split())
-    later = chain_chat(USER, {"role": "assistant", "content": text})
-    assert chain_links(first, chain_item(2, "openai.chat", later)) == [(2, 1)]
-
-
-def test_each_streamed_block_is_spelled_out_on_its_own() -> None:
-    """Two text blocks: the second, short, sent back alone in an assistant turn, is a quote."""
-    events: list[tuple[str | None, Any]] = [
-        ("content_block_delta", {"type": "content_block_delta", "index": index,
-                                 "delta": {"type": "text_delta", "text": piece}})
-        for index, piece in ((0, "Let me look "), (1, "Sunny"), (0, "that up."), (1, ", 21 C"))
-    ]  # fmt: skip
-    ask: dict[str, Any] = {"model": "c", "max_tokens": 8, "messages": [USER], "stream": True}
-    first = chain_item(1, "anthropic.messages", ask, stream=events)
-    blocks = [{"type": "text", "text": "Sunny, 21 C"}]
-    again = {**ask, "messages": [USER, {"role": "assistant", "content": blocks}]}
-    assert chain_links(first, chain_item(2, "anthropic.messages", again)) == [(2, 1)]
-
-
-def test_tool_arguments_re_serialised_into_a_prompt_are_a_chain() -> None:
-    arguments = '{"city":"Paris","unit":"celsius","days":3,"hourly":true}'
-    call = {"id": chain_token("call_"), "type": "function",
-            "function": {"name": "forecast", "arguments": arguments}}  # fmt: skip
-    answer = chain_answer({"role": "assistant", "content": None, "tool_calls": [call]})
-    first = chain_item(1, "openai.chat", chain_chat(USER), answer)
-    pretty = json.dumps(json.loads(arguments), indent=2)
-    later = chain_chat({"role": "user", "content": f"Check these arguments:\n{pretty}"})
-    assert chain_links(first, chain_item(2, "openai.chat", later)) == [(2, 1)]
 
 
 @pytest.mark.parametrize(
@@ -464,18 +463,6 @@ def test_anthropic_thinking_blocks_sent_back_are_a_chain() -> None:
         assert chain_links(first, chain_item(2, "anthropic.messages", later)) == [(2, 1)], block
 
 
-def test_an_answer_echoing_its_question_is_not_quoted_by_a_later_question() -> None:
-    """The answer repeats its own prompt; a later, independent prompt holding the same words
-    (and more) quotes the test, not the answer."""
-    question = "What is the weather in Paris this afternoon, and will the evening be clear?"
-    echo = f"The answer to '{question}' is: sunny, and yes."
-    first = chain_item(
-        1, "openai.chat", chain_chat({"role": "user", "content": question}), _text_answer(echo)
-    )
-    later = chain_chat({"role": "user", "content": f"{question} Answer in French, please."})
-    assert chain_links(first, chain_item(2, "openai.chat", later)) == []
-
-
 def test_shared_instructions_and_tools_are_not_quotes() -> None:
     """Responses answers echo the request's instructions and tools; every call sends the same:
     independent calls stay independent."""
@@ -528,34 +515,6 @@ def test_a_chain_across_identical_repeated_requests_names_the_answer_quoted() ->
         assert chain_links(*asks, chain_item(3, "openai.chat", chain_chat(USER, result))) == [
             (3, n)
         ]
-
-
-def test_settings_a_responses_answer_echoes_are_not_quotes() -> None:
-    """The answer echoes defaults its request left out (`truncation: disabled`, a reasoning
-    `summary`); a later call that sets them itself quotes nothing."""
-    answer = {"id": chain_token("resp_"), "object": "response", "truncation": "disabled",
-              "tool_choice": "required", "reasoning": {"effort": "minimal", "summary": "detailed"},
-              "text": {"format": {"type": "text"}, "verbosity": "verbose"},
-              "output": [{"type": "message", "id": chain_token("msg_"), "role": "assistant",
-                          "content": [{"type": "output_text", "text": "Sunny."}]}]}  # fmt: skip
-    first = chain_item(1, "openai.responses", {"model": "o4-mini", "input": "Weather?"}, answer)
-    later = {"model": "o4-mini", "input": "And tomorrow?", "truncation": "disabled",
-             "tool_choice": "required", "reasoning": {"effort": "minimal", "summary": "detailed"},
-             "text": {"verbosity": "verbose"}}  # fmt: skip
-    assert chain_links(first, chain_item(2, "openai.responses", later)) == []
-
-
-def test_an_inline_image_is_compared_whole() -> None:
-    """A data URL the answer produced and the test sends back is a quote; an unrelated image
-    in a later prompt is not, whatever bytes it holds."""
-    image = "data:image/png;base64," + base64.b64encode(secrets.token_bytes(3000)).decode()
-    answer = {"data": [{"b64_json": image}], "created": 1}
-    first = chain_item(1, "acme.images", {"prompt": "a cat"}, answer)
-    again = chain_item(2, "acme.images", {"prompt": "the same cat", "image": image})
-    other = "data:image/png;base64," + base64.b64encode(secrets.token_bytes(3000)).decode()
-    unrelated = chain_item(2, "acme.images", {"prompt": "a dog", "image": other})
-    assert chain_links(first, again) == [(2, 1)]
-    assert chain_links(first, unrelated) == []
 
 
 def test_a_streamed_thinking_block_sent_back_is_a_chain() -> None:
