@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_plugin._config import MAX_NAME, cassette_path, node_name, safe_name
+from pytest_plugin._settings import MAX_NAME, cassette_path, node_name, safe_name
 
 ROOT = Path("/repo")
 DIR = ROOT / "cassettes"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cassettes_core.prices import PriceTable
-from pytest_plugin._summary import CassetteRecord, Tally
+from pytest_plugin._report import CassetteRecord, Tally
 
 PRICES = PriceTable({"gpt-4o-mini": (0.15, 0.60)})
 
@@ -75,7 +75,7 @@ def test_empty_tally_renders_nothing() -> None:
 
 def test_money_keeps_two_significant_digits_below_a_cent() -> None:
     """Small savings stay readable instead of rounding to zero."""
-    from pytest_plugin._summary import money
+    from pytest_plugin._report import money
 
     assert money(1234.5) == "$1,234.50"
     assert money(0.0123) == "$0.01"

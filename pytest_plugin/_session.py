@@ -1,4 +1,5 @@
-"""The cassette of one running test (or fixture): its recorder, interception, and results.
+"""The cassette session of one running test (or fixture): its recorder, interception, and
+results.
 
 ``CassetteSession`` is the value of the ``cassette`` fixture. It reads what happened from the
 recorder's event log (``recorder.log``), the one record of each call: the summary's counts,
@@ -27,9 +28,9 @@ from cassettes_core import (
 from cassettes_core.events import Cursor
 from cassettes_core.usage import usage_of
 from pytest_plugin._agents import agent_counts
-from pytest_plugin._config import CassetteSpec
-from pytest_plugin._state import REPORT_LINE_KEY, SESSION_KEY, state_of
-from pytest_plugin._summary import CassetteRecord
+from pytest_plugin._report import LEAVE_ALONE, CassetteRecord, Problems, error_failure
+from pytest_plugin._settings import MARKER, CassetteSpec, resolve
+from pytest_plugin.plugin import REPORT_LINE_KEY, SESSION_KEY, PluginState, state_of
 
 if TYPE_CHECKING:
     from cassettes_core.events import EventKind
@@ -253,45 +254,67 @@ class CassetteSession:
         )
 
 
-def open_session(spec: CassetteSpec, *, existed: bool, run_id: str) -> CassetteSession:
-    """Load the cassette and turn interception on; the caller stops it at teardown.
+def open_session(spec: CassetteSpec, state: PluginState) -> CassetteSession:
+    """Load the cassette and turn interception on; the caller closes it at teardown.
 
-    ``existed``: whether the file was there when the session collected its tests.
+    ``auto`` decides on whether the file was there when the session first looked (collection).
     """
-    session = CassetteSession(spec, existed=existed, run_id=run_id)
+    session = CassetteSession(spec, existed=state.existed(spec.path), run_id=state.run_id)
     session.start()
     return session
 
 
-def close_session(session: CassetteSession) -> CassetteRecord:
-    """Turn interception off and return what the test did."""
+def close_session(session: CassetteSession, state: PluginState, *, fixture: bool = False) -> None:
+    """Turn interception off and add what the test (or fixture) did to the run's results."""
+    if not fixture:
+        state.open.remove(session)
     session.stop()
-    return session.result()
+    record = session.result()
+    record.fixture = fixture
+    state.tally.add(record)
 
 
-def open_for_test(
-    item: pytest.Item, request: pytest.FixtureRequest, marker: str
-) -> CassetteSession:
+def close_for_fixture(
+    session: CassetteSession, state: PluginState, raised: BaseException | None
+) -> None:
+    """Close a fixture's own cassette and fail (its setup or teardown) on its problems."""
+    close_session(session, state, fixture=True)
+    if not isinstance(raised, LEAVE_ALONE):
+        fail_on_problems(session, raised)
+
+
+def fail_on_problems(session: CassetteSession, raised: BaseException | None) -> None:
+    """Fail (a fixture's setup or teardown) on the problems not reported yet."""
+    from pytest_plugin._report import problems_failure
+
+    problems = Problems(session.take("missed"), session.take("blocked"), session.take("refused"))
+    if problems.every:
+        text = problems_failure(problems, raised, session.path)
+        raise pytest.fail.Exception(text, pytrace=False) from None
+
+
+def open_for_test(item: pytest.Item, request: pytest.FixtureRequest) -> CassetteSession:
     """Open the cassette of test ``item`` (its markers over ``cassette_config``), or fail its
     setup with the error's class and the cassette file (never a bare "cassette:")."""
-    from pytest_plugin._config import build_spec
-    from pytest_plugin._failures import error_failure, path_of_item
-
     state = state_of(item.config)
+    where = None
     try:
-        spec = build_spec(
-            settings=state.settings,
+        where = state.place(item)
+        spec = resolve(
+            state.settings,
             nodeid=item.nodeid,
             test_file=item.path,
-            marks=item.iter_markers(marker),
+            marks=item.iter_markers("cassette"),
             defaults=request.getfixturevalue("cassette_config"),
+            label=MARKER,
+            where=where,
         )
-        session = open_session(spec, existed=state.existed(spec.path), run_id=state.run_id)
+        session = open_session(spec, state)
     except CassetteError as exc:
-        text = error_failure(exc, path_of_item(state, item, marker))
+        text = error_failure(exc, where.path if where is not None else None)
         raise pytest.fail.Exception(text, pytrace=False) from None
     item.stash[SESSION_KEY] = session
-    state.open.append(session)
+    state.open.append(session)  # the test's: closed at its teardown, or at the session's end
     base = str(state.settings.invocation_dir)
     item.stash[REPORT_LINE_KEY] = (str(spec.path), base, session.mode, session.mode_source)
     return session

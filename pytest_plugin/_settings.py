@@ -1,0 +1,585 @@
+"""The per-test cassette settings: one resolution of where the file is, its mode and its
+options, made once per test (or fixture) into one :class:`CassetteSpec` that everything after
+it reads; and ``cassette_for``, the cassette of a fixture of any scope.
+
+Precedence, per option: the command line > the closest marker (a function's over a class's or
+a module's ``pytestmark``) or ``cassette_for``'s arguments > the ``cassette_config`` fixture (a
+directory's defaults, from its ``conftest.py``) > the ini file (and, for the mode,
+``CASSETTE_MODE`` > ``CI`` ⇒ replay > auto; see ``cassettes_core.modes``). The session-wide
+values (command line, ini, environment) are read and checked once, at session start; a bad one
+is a usage error naming it and the valid values. Marker keywords, and the keys of
+``cassette_config`` (all but ``name``):
+
+===================  =======================================================================
+``name`` / arg       cassette name (see below for the path rules)
+``mode``             ``auto``/``replay``/``record``/``append``/``passthrough``
+``strict``           unused interactions fail the test (replay only)
+``repeat_last``      the last recording answers any further identical request
+``policy``           a ``cassettes_core.MatchPolicy`` widening or narrowing the matched fields
+``before_record``    a hook that scrubs each interaction before it is written
+``allow_secrets``    values the secret guard must let through
+``block_unmatched``  requests that are not provider calls: ``None`` (default) blocks, in replay,
+                     those to a provider host; ``True`` blocks all; ``False`` none
+``record_errors``    ``"useful"`` (default: auth failures, 404s, an account out of credit and an
+                     unreachable provider are not recorded, the test fails) or ``"all"``; over
+                     the ``cassette_record_errors`` ini option
+===================  =======================================================================
+
+Where the file is: ``<cassette dir>/<test module path, relative to rootdir, without .py>/<test>
+.yaml``, where ``<test>`` is the function name, ``Class.func`` inside a class, with the
+parametrisation id kept in brackets. Names are made filesystem-safe (letters, digits and
+``_ . , + = @ [ ] -``); a name that had to be changed, or is longer than :data:`MAX_NAME`, gets
+a short hash of the original so that two different tests never share a file by accident. A
+marker name is the caller's choice and is not rewritten: ``cassette("shared")`` is
+module-relative (``<dir>/<module path>/shared.yaml``); a name with a ``/`` or ending in
+``.yaml``/``.yml`` is relative to the cassette dir (``cassette("common/hello")`` is
+``<dir>/common/hello.yaml``); an absolute path is used as it is.
+
+**Fixtures of a wider scope** (class, module, package, session) are set up by whichever test
+needs them first; recording their provider calls into that test's cassette would make it
+depend on test order, so the plugin pauses every cassette in force while they set up and tear
+down. One that calls a provider gets a cassette of its own::
+
+    @pytest.fixture(scope="module")
+    def agent(request):
+        with cassette_for(request) as cassette:  # cassettes/<module path>/agent.yaml
+            agent = build_agent()                 # its provider calls: recorded, replayed
+            yield agent                           # the tests run with their own cassettes
+            agent.close()                         # teardown calls: in the same cassette
+
+Its file is named and placed like a test's, after the fixture: ``<cassette dir>/<path of the
+module, class or package that owns the scope, or of the conftest folder that defines a session
+fixture>/<Class.>fixture.yaml``. Its options resolve like a marker's (function, class and module
+fixtures read ``cassette_config``; package and session ones take keywords only), ``auto``
+decided on the file as the session first saw it. A miss, a blocked request or an unrecorded
+live failure fails the fixture's setup or teardown, even when the code caught it.
+
+Light on purpose: pytest and the standard library at import; the core when a cassette opens.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import os
+import re
+import shlex
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from cassettes_core import MatchPolicy
+    from cassettes_core.modes import ModeChoice
+    from cassettes_core.options import BeforeRecord, RecorderOptions
+    from pytest_plugin._session import CassetteSession
+
+# The choices of the enumerated settings, spelled out so that checking them at session start
+# loads nothing of the core (a test checks they are the core's own).
+MODES = ("auto", "replay", "record", "append", "passthrough")
+RECORD_ERRORS = ("useful", "all")
+DRIFT_CHOICES = ("summary", "warn", "error")
+MODE_ENV = "CASSETTE_MODE"
+
+MARKER_KEYWORDS = (
+    "name",
+    "mode",
+    "strict",
+    "repeat_last",
+    "policy",
+    "before_record",
+    "allow_secrets",
+    "block_unmatched",
+    "record_errors",
+)
+CONFIG_KEYS = MARKER_KEYWORDS[1:]  # a directory's defaults name no file
+MARKER = "@pytest.mark.cassette"
+CONFIG = "cassette_config"
+
+_PLUGIN_BOOLS = ("strict", "block_unmatched")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The session-wide options, read and checked once."""
+
+    rootdir: Path
+    invocation_dir: Path
+    cassette_dir: Path
+    cli_mode: str | None
+    strict: bool
+    ini_strict: bool
+    record_errors: str = "useful"
+    version_drift: str = "summary"
+
+
+def _ini(config: pytest.Config, name: str) -> str:
+    return str(config.getini(name) or "").strip()
+
+
+def _choice(value: str, choices: Sequence[str], where: str, why: str) -> str:
+    if value.lower() in choices:
+        return value.lower()
+    joined = " or ".join(choices) if len(choices) == 2 else ", ".join(choices)
+    raise pytest.UsageError(f"{where} = {value!r}: choose {joined} ({why})")
+
+
+def check_environment(environ: Mapping[str, str] | None = None) -> None:
+    """A ``CASSETTE_MODE`` that names no mode is a usage error at once, before the isolation
+    guard reads it: under ``CI`` a typo there must never turn the guard off."""
+    env = os.environ if environ is None else environ
+    value = env.get(MODE_ENV, "").strip()
+    if value:
+        _choice(value, MODES, MODE_ENV, "the mode of every cassette test without one of its own")
+
+
+def read_settings(config: pytest.Config) -> Settings:
+    """The session's settings; a bad value of an enumerated one is a usage error naming it."""
+    check_environment()
+    rootdir = config.rootpath
+    invocation_dir = config.invocation_params.dir
+    cli_dir = config.getoption("cassette_dir")
+    ini_dir = _ini(config, "cassette_dir")
+    if cli_dir:
+        cassette_dir = invocation_dir / Path(cli_dir)
+    elif ini_dir:
+        cassette_dir = rootdir / Path(ini_dir)
+    else:
+        cassette_dir = rootdir / "cassettes"
+    record_errors = _ini(config, "cassette_record_errors") or "useful"
+    drift = _ini(config, "cassette_version_drift") or "summary"
+    return Settings(
+        rootdir=rootdir,
+        invocation_dir=invocation_dir,
+        cassette_dir=cassette_dir,
+        cli_mode=config.getoption("cassette_mode"),
+        strict=bool(config.getoption("cassette_strict")),
+        ini_strict=bool(config.getini("cassette_strict")),
+        record_errors=_choice(
+            record_errors,
+            RECORD_ERRORS,
+            "cassette_record_errors",
+            "useful, the default, does not record auth failures, 404s, an account out of "
+            "credit or an unreachable provider; all records every failure",
+        ),
+        version_drift=_choice(
+            drift,
+            DRIFT_CHOICES,
+            "cassette_version_drift",
+            "summary, the default, lists drift in the terminal summary; warn also emits a "
+            "CassetteVersionWarning; error fails the tests that load a drifted cassette",
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where one test's (or fixture's) cassette file is."""
+
+    path: Path
+    shared: bool  # named in the marker: other tests may use it too
+    wide: bool  # named relative to the cassette dir (or absolute): shared across modules
+
+
+def place(settings: Settings, *, nodeid: str, test_file: Path, name: object) -> Place:
+    """The file for ``name`` (the marker's, unchecked: anything but a non-empty string names
+    none, and the option check says what is wrong with it)."""
+    given = name if isinstance(name, str) and name.strip() else None
+    path = cassette_path(
+        cassette_dir=settings.cassette_dir,
+        rootdir=settings.rootdir,
+        test_file=test_file,
+        nodeid=nodeid,
+        name=given,
+    )
+    wide = given is not None and (
+        "/" in given or given.endswith(_SUFFIXES) or Path(given).is_absolute()
+    )
+    return Place(path, shared=given is not None, wide=wide)
+
+
+def _no_options() -> RecorderOptions:
+    return {}
+
+
+@dataclass(frozen=True)
+class CassetteSpec:
+    """One test's cassette settings, resolved once: its file, mode, strictness and options."""
+
+    nodeid: str
+    path: Path
+    shared: bool
+    mode: ModeChoice
+    strict: bool
+    target: str
+    recorder_options: RecorderOptions = field(default_factory=_no_options)
+    block_unmatched: bool | None = None
+
+    def command(self, mode: str) -> str:
+        """The pytest command that runs this test again in ``mode``."""
+        return f"pytest {self.target} --cassette-mode={mode}"
+
+    def rerecord_hint(self, mode: str) -> str:
+        """The re-record line of a miss: ``record`` for a changed request, ``append`` for a
+        new one (the recorder decides which)."""
+        if mode == "record":
+            why = (
+                "the request changed: record rewrites the cassette with the new answer; "
+                "append would keep the stale recording beside it, unused, which "
+                "--cassette-strict rejects"
+            )
+            if self.shared:
+                why += "; the cassette is shared: run every test that uses it"
+        else:
+            why = (
+                "a new request: append records only what is missing and keeps every "
+                "recording; record would rewrite the cassette"
+            )
+        return f"{self.command(mode)}   ({why})"
+
+
+def marker_options(marks: Iterable[pytest.Mark], label: str = MARKER) -> dict[str, Any]:
+    """Merge ``cassette`` markers, closest first, unchecked but for their form (at most one
+    positional argument, known keywords): a ``ConfigError`` naming ``label`` otherwise."""
+    from cassettes_core import ConfigError
+
+    marks = list(marks)
+    merged: dict[str, Any] = {}
+    for mark in marks:
+        if len(mark.args) > 1:
+            raise ConfigError(
+                f"{label} takes at most one positional argument (the name), got {len(mark.args)}"
+            )
+        unknown = sorted(set(mark.kwargs) - set(MARKER_KEYWORDS))
+        if unknown:
+            raise ConfigError(
+                f"{label} got unknown keyword {', '.join(unknown)}; "
+                f"it takes {', '.join(MARKER_KEYWORDS)}"
+            )
+        for key, value in mark.kwargs.items():
+            if key != "name":
+                merged.setdefault(key, value)
+    name = marker_name(marks)
+    if name is not None:
+        merged["name"] = name
+    return merged
+
+
+def config_options(value: object) -> dict[str, Any]:
+    """The dict the ``cassette_config`` fixture returned, keys checked (``None`` values
+    dropped)."""
+    from cassettes_core import ConfigError
+
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigError(
+            f"the {CONFIG} fixture must return a dict of cassette defaults, "
+            f"not {type(value).__name__}"
+        )
+    unknown = sorted(str(key) for key in value if key not in CONFIG_KEYS)
+    if unknown:
+        keys = "key" if len(unknown) == 1 else "keys"
+        raise ConfigError(
+            f"{CONFIG} returned unknown {keys} {', '.join(repr(k) for k in unknown)}; "
+            f"the keys it may set are {', '.join(CONFIG_KEYS)}"
+        )
+    return {str(key): item for key, item in value.items() if item is not None}
+
+
+def checked_options(options: Mapping[str, Any], source: str) -> RecorderOptions:
+    """Check each value once (``source`` names where they came from); the recorder's options."""
+    from cassettes_core import ConfigError
+    from cassettes_core.options import check_options
+
+    def bad(key: str, wanted: str) -> ConfigError:
+        return ConfigError(f"{source}({key}={options[key]!r}): {key} must be {wanted}")
+
+    name = options.get("name")
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise bad("name", "a non-empty string")
+    mode = options.get("mode")
+    if mode is not None and not isinstance(mode, str):
+        raise bad("mode", "a mode name string")
+    if mode is not None and mode.strip().lower() not in MODES:
+        raise ConfigError(
+            f"{source}(mode={mode!r}) is not a cassette mode; use one of {', '.join(MODES)}"
+        )
+    for key in _PLUGIN_BOOLS:
+        if options.get(key) is not None and not isinstance(options[key], bool):
+            raise bad(key, "True or False")
+    allowed = options.get("allow_secrets")
+    if allowed is not None and not isinstance(allowed, str | bytes | Mapping):
+        # A generator would be used up by the check: keep it as a tuple (not iterable at all:
+        # check_options says what it must be).
+        with contextlib.suppress(TypeError):
+            options = {**options, "allow_secrets": tuple(allowed)}
+    return check_options(options, source=source)
+
+
+def resolve(
+    settings: Settings,
+    *,
+    nodeid: str,
+    test_file: Path,
+    marks: Iterable[pytest.Mark],
+    defaults: object = None,
+    label: str = MARKER,
+    where: Place | None = None,
+) -> CassetteSpec:
+    """The one resolution of a cassette's settings: file, mode (with its source), strictness
+    and recorder options, each value checked once, against the source that gave it.
+
+    ``defaults``: what the ``cassette_config`` fixture returned (the markers override it);
+    ``label``: how messages name where the options were given (``cassette_for`` for a
+    fixture); ``where``: the file, when the session placed it already (at collection).
+    """
+    from cassettes_core.modes import resolve as resolve_mode
+
+    given = marker_options(marks, label)
+    configured = config_options(defaults)
+    # A marker's keyword given as None leaves the directory's default in force.
+    own = {key: value for key, value in given.items() if value is not None}
+    checked: RecorderOptions = {
+        **checked_options(configured, CONFIG),
+        **checked_options(own, label),
+    }
+    merged = {**configured, **own}
+    if where is None:
+        where = place(settings, nodeid=nodeid, test_file=test_file, name=given.get("name"))
+    mode = resolve_mode(
+        cli=settings.cli_mode,
+        marker=merged.get("mode"),
+        marker_source="marker" if "mode" in own else CONFIG,
+    )
+    own_strict = merged.get("strict")
+    strict = settings.strict or (settings.ini_strict if own_strict is None else own_strict)
+    return CassetteSpec(
+        nodeid=nodeid,
+        path=where.path,
+        shared=where.shared,
+        mode=mode,
+        strict=strict,
+        target=rerecord_target(settings, nodeid, test_file),
+        recorder_options=recorder_options(checked, settings),
+        block_unmatched=merged.get("block_unmatched"),
+    )
+
+
+def recorder_options(checked: RecorderOptions, settings: Settings) -> RecorderOptions:
+    """The options the recorder is made with: the checked ones over the ini's."""
+    options: RecorderOptions = {"repeat_last": bool(checked.get("repeat_last"))}
+    record_errors = checked.get("record_errors") or settings.record_errors
+    if record_errors != "useful":
+        options["record_errors"] = "all"
+    for key in ("policy", "before_record"):
+        if key in checked:
+            options[key] = checked[key]
+    if checked.get("allow_secrets"):
+        options["allow_secrets"] = checked["allow_secrets"]
+    return options
+
+
+# -- a fixture's own cassette -----------------------------------------------------------------
+
+# The scopes whose fixtures may read `cassette_config` (a module-scoped fixture by default).
+_CONFIGURED_SCOPES = ("function", "class", "module")
+
+
+def _config_for(request: pytest.FixtureRequest) -> dict[str, object] | None:
+    """What ``cassette_config`` says for this fixture: a function, class or module fixture
+    reads the directory's defaults like a test. A package or session fixture is wider than any
+    one directory's defaults (which ``cassette_config`` pytest would pick would depend on the
+    test that happened to set it up first), so it takes its options as keywords only."""
+    if request.scope not in _CONFIGURED_SCOPES:
+        return None
+    from cassettes_core import ConfigError
+
+    try:
+        config: dict[str, object] = request.getfixturevalue("cassette_config")
+    except pytest.fail.Exception as exc:  # ScopeMismatch: a narrower override than the fixture
+        raise ConfigError(
+            f"the {request.scope}-scoped fixture {request.fixturename!r} cannot read a "
+            f"narrower cassette_config ({str(exc).strip().splitlines()[0]}); make the "
+            "cassette_config override module-scoped, as the plugin's own is"
+        ) from None
+    return config
+
+
+def _defined_under(request: pytest.FixtureRequest) -> str:
+    """The folder (node id) of the conftest that defines a session fixture, ``""`` at the
+    root: two same-named session fixtures in different folders get different cassettes."""
+    definition = getattr(request, "_fixturedef", None)  # pytest's FixtureDef (no public API)
+    baseid = getattr(definition, "baseid", "")
+    return baseid if isinstance(baseid, str) else ""
+
+
+@contextlib.contextmanager
+def cassette_for(
+    request: pytest.FixtureRequest,
+    name: str | None = None,
+    *,
+    mode: str | None = None,
+    repeat_last: bool | None = None,
+    policy: MatchPolicy | None = None,
+    before_record: BeforeRecord | None = None,
+    allow_secrets: Sequence[str] | None = None,
+    block_unmatched: bool | None = None,
+    record_errors: str | None = None,
+) -> Iterator[CassetteSession]:
+    """A cassette of its own for the fixture ``request`` belongs to, in force inside the block.
+
+    The keywords are the marker's (see ``@pytest.mark.cassette``); ``strict`` is the tests'
+    own, so it is not one of them. See the module doc for where the file goes.
+    """
+    from cassettes_core import CassetteError
+    from pytest_plugin._report import error_failure
+    from pytest_plugin._session import close_for_fixture, open_session
+    from pytest_plugin.plugin import state_of
+
+    given = {
+        "mode": mode,
+        "repeat_last": repeat_last,
+        "policy": policy,
+        "before_record": before_record,
+        "allow_secrets": allow_secrets,
+        "block_unmatched": block_unmatched,
+        "record_errors": record_errors,
+    }
+    mark = pytest.mark.cassette(
+        *([name] if name is not None else []),
+        **{key: value for key, value in given.items() if value is not None},
+    ).mark
+    fixture = request.fixturename
+    if fixture is None:
+        raise pytest.UsageError(
+            "cassette_for(request) takes the request of a fixture; a test gets its cassette "
+            "from @pytest.mark.cassette or the cassette fixture"
+        )
+    state = state_of(request.config)
+    if request.scope == "function" and state.current() is not None:
+        # Its calls run inside the test's own cassette, which already covers function fixtures:
+        # a second cassette there would take the test body's calls too.
+        raise pytest.fail.Exception(
+            f"ConfigError: the function-scoped fixture {fixture!r} runs inside the test's own "
+            "cassette, which records its calls already; drop cassette_for there, or give the "
+            "fixture a wider scope (class, module, package, session) to keep a cassette of "
+            "its own",
+            pytrace=False,
+        )
+    node = request.node
+    owner = node.nodeid.partition("[")[0] if isinstance(node, pytest.Item) else node.nodeid
+    test_file = node.path
+    if request.scope == "session" and (folder := _defined_under(request)):
+        owner, test_file = folder, request.config.rootpath / folder
+    try:
+        spec = resolve(
+            state.settings,
+            nodeid=f"{owner}::{fixture}",
+            test_file=test_file,
+            marks=[mark],
+            defaults=_config_for(request),
+            label="cassette_for",
+        )
+        # Re-recorded by running the module, class or folder that owns its scope; never
+        # strict (strict is the tests').
+        target = rerecord_target(state.settings, owner, test_file) if owner else shlex.quote(".")
+        spec = replace(spec, target=target, strict=False)
+        session = open_session(spec, state)
+    except CassetteError as exc:
+        raise pytest.fail.Exception(error_failure(exc, None), pytrace=False) from None
+    state.fixtures.append((fixture, session))
+    raised: BaseException | None = None
+    try:
+        yield session
+    except BaseException as exc:
+        raised = exc
+        raise
+    finally:
+        state.fixtures.remove((fixture, session))
+        close_for_fixture(session, state, raised)
+
+
+# -- where the file is (pure functions of a node id) --------------------------------------------
+
+MAX_NAME = 100
+HASH_LEN = 8
+SUFFIX = ".yaml"
+_SUFFIXES = (".yaml", ".yml")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.,+=@\[\]-]+")
+
+
+def short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_LEN]
+
+
+def safe_name(name: str) -> str:
+    """``name`` as a file-name stem any filesystem accepts, unique to ``name``."""
+    cleaned = _UNSAFE.sub("_", name).lstrip(".") or "_"
+    changed = cleaned != name
+    if not changed and len(cleaned) <= MAX_NAME:
+        return cleaned
+    keep = MAX_NAME - HASH_LEN - 1
+    return f"{cleaned[:keep]}-{short_hash(name)}"
+
+
+def node_name(nodeid: str) -> str:
+    """The test part of a node id: ``test_f``, ``Class.test_f``, ``test_f[id]``."""
+    base, bracket, params = nodeid.partition("[")  # an id may itself contain "::"
+    parts = base.split("::")[1:]
+    return (".".join(parts) if parts else base) + bracket + params
+
+
+@functools.lru_cache(maxsize=4096)
+def module_dir(test_file: Path, rootdir: Path) -> PurePosixPath:
+    """The test module's path relative to ``rootdir``, without its ``.py`` suffix (once per
+    module: resolving both paths costs a system call per folder, for every test)."""
+    try:
+        relative = test_file.resolve().relative_to(rootdir.resolve())
+    except ValueError:  # a test file outside the rootdir: keep only its own name
+        relative = Path(test_file.name)
+    stem = relative.with_suffix("") if relative.suffix == ".py" else relative
+    return PurePosixPath(*(safe_name(part) for part in stem.parts))
+
+
+def marker_name(marks: Iterable[Any]) -> Any:
+    """The name given by the closest ``cassette`` marker that gives one (unchecked), or None."""
+    for mark in marks:
+        name = mark.args[0] if mark.args else mark.kwargs.get("name")
+        if name is not None:
+            return name
+    return None
+
+
+def cassette_path(
+    *,
+    cassette_dir: Path,
+    rootdir: Path,
+    test_file: Path,
+    nodeid: str,
+    name: str | None = None,
+) -> Path:
+    """The cassette file of one test (see the module docstring for the rules)."""
+    if name is not None:
+        chosen = Path(name)
+        if chosen.is_absolute():
+            return chosen
+        if "/" in name or name.endswith(_SUFFIXES):
+            return cassette_dir / (name if name.endswith(_SUFFIXES) else name + SUFFIX)
+        return cassette_dir / module_dir(test_file, rootdir) / (name + SUFFIX)
+    stem = safe_name(node_name(nodeid))
+    return cassette_dir / module_dir(test_file, rootdir) / (stem + SUFFIX)
+
+
+def rerecord_target(settings: Settings, nodeid: str, test_file: Path) -> str:
+    """This test's node id, runnable from where pytest was started, shell-quoted."""
+    _, sep, rest = nodeid.partition("::")
+    try:
+        where = os.path.relpath(test_file, settings.invocation_dir)
+    except ValueError:  # another drive on Windows
+        where = str(test_file)
+    return shlex.quote(f"{where}{sep}{rest}" if sep else where)
