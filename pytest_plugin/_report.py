@@ -62,7 +62,7 @@ import math
 import os
 import shlex
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -127,23 +127,6 @@ class Unused:
 class Tally:
     records: list[CassetteRecord] = field(default_factory=list)
 
-    def add(self, record: CassetteRecord) -> None:
-        self.records.append(record)
-
-    def extend(self, records: Iterable[CassetteRecord]) -> None:
-        self.records.extend(records)
-
-    # -- xdist: workers send their records to the controller ------------------------------
-
-    def to_json(self) -> str:
-        return json.dumps([asdict(record) for record in self.records])
-
-    @staticmethod
-    def records_from_json(text: str) -> list[CassetteRecord]:
-        return [CassetteRecord(**item) for item in json.loads(text)]
-
-    # -- derived ------------------------------------------------------------------------------
-
     def unused(self) -> list[Unused]:
         """Interactions of each cassette file that no test of this run played."""
         by_path: dict[str, list[CassetteRecord]] = {}
@@ -165,10 +148,6 @@ class Tally:
                     )
                 )
         return found
-
-    def strict_failures(self) -> list[Unused]:
-        """Unused interactions of shared cassettes under strict replay (fail the session)."""
-        return [u for u in self.unused() if u.strict and u.shared]
 
     def render(
         self,
@@ -374,21 +353,6 @@ class Users:
     def deselected(self, path: str) -> None:
         self.partial.add(path)
 
-    # -- xdist: every worker collects; the controller merges --------------------------------
-
-    def to_json(self) -> str:
-        tests = {path: sorted(ids) for path, ids in self.tests.items()}
-        return json.dumps(
-            {"tests": tests, "wide": sorted(self.wide), "partial": sorted(self.partial)}
-        )
-
-    def merge_json(self, text: str) -> None:
-        data = json.loads(text)
-        for path, ids in data["tests"].items():
-            self.tests.setdefault(path, set()).update(ids)
-        self.wide.update(data["wide"])
-        self.partial.update(data["partial"])
-
 
 @dataclass(frozen=True)
 class Verdict:
@@ -417,8 +381,6 @@ def seqs_of(item: Unused) -> str:
 
 
 # -- version drift ----------------------------------------------------------------------
-
-WORKER_OUTPUT = "provider_cassettes_drift"
 
 
 class DriftReporter:
@@ -452,21 +414,6 @@ def start_drift(config: pytest.Config, policy: str) -> None:
     config.add_cleanup(lambda: _ACTIVE.remove(reporter))
 
 
-def drift_to_json(config: pytest.Config) -> str:
-    """An xdist worker's findings, for the controller."""
-    reporter = config.stash.get(_KEY, None)
-    return json.dumps(reporter.found if reporter is not None else {})
-
-
-def merge_drift(config: pytest.Config, text: str | None) -> None:
-    """On the controller: add a finished worker's findings."""
-    reporter = config.stash.get(_KEY, None)
-    if reporter is None or not text:
-        return
-    for path, drift in json.loads(text).items():
-        reporter.report(path, drift)
-
-
 def drift_lines(config: pytest.Config, *, verbose: bool = False) -> list[str]:
     """The summary's drift lines: one per cassette, paths relative to the invocation dir."""
     reporter = config.stash.get(_KEY, None)
@@ -484,6 +431,40 @@ def drift_lines(config: pytest.Config, *, verbose: bool = False) -> list[str]:
     lines.extend(f"  {shown(path, base)}: {'; '.join(drift)}" for path, drift in listed[:limit])
     _more(lines, count, limit)
     return lines
+
+
+# -- xdist: each worker sends its results to the controller, which reports ------------------
+
+WORKER_OUTPUT = "provider_cassettes"
+
+
+def worker_output(config: pytest.Config, state: PluginState) -> str:
+    """A worker's records, the tests of each cassette it collected, and the drift it saw."""
+    users = state.users
+    reporter = config.stash.get(_KEY, None)
+    return json.dumps(
+        {
+            "records": [asdict(record) for record in state.tally.records],
+            "tests": {path: sorted(ids) for path, ids in users.tests.items()},
+            "wide": sorted(users.wide),
+            "partial": sorted(users.partial),
+            "drift": reporter.found if reporter is not None else {},
+        }
+    )
+
+
+def merge_worker_output(config: pytest.Config, state: PluginState, text: str) -> None:
+    """On the controller: add a finished worker's results."""
+    sent = json.loads(text)
+    state.tally.records.extend(CassetteRecord(**item) for item in sent["records"])
+    for path, ids in sent["tests"].items():
+        state.users.tests.setdefault(path, set()).update(ids)
+    state.users.wide.update(sent["wide"])
+    state.users.partial.update(sent["partial"])
+    reporter = config.stash.get(_KEY, None)
+    if reporter is not None:
+        for path, drift in sent["drift"].items():
+            reporter.report(path, drift)
 
 
 def write_summary(
@@ -648,7 +629,8 @@ def judge_run(session: pytest.Session, state: PluginState) -> None:
     """Judge strict shared cassettes over the run; each failure is an error of its own (in the
     short summary and the count), and the run exits 1."""
     config = session.config
-    state.verdict = judge(config, state.users, state.tally.records, state.tally.strict_failures())
+    unused = [u for u in state.tally.unused() if u.strict and u.shared]
+    state.verdict = judge(config, state.users, state.tally.records, unused)
     base = str(config.invocation_params.dir)
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     for item in state.verdict.failed:

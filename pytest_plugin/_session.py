@@ -271,7 +271,7 @@ def close_session(session: CassetteSession, state: PluginState, *, fixture: bool
     session.stop()
     record = session.result()
     record.fixture = fixture
-    state.tally.add(record)
+    state.tally.records.append(record)
 
 
 def close_for_fixture(

@@ -34,8 +34,6 @@ if TYPE_CHECKING:
     from pytest_plugin._session import CassetteSession
 
 MARKER = "cassette"
-_WORKER_OUTPUT = "provider_cassettes"
-_WORKER_USERS = "provider_cassettes_users"
 
 _MARKER_HELP = (
     "cassette(name=None, *, mode=None, strict=None, repeat_last=False, policy=None, "
@@ -468,13 +466,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     workeroutput: dict[str, Any] | None = getattr(config, "workeroutput", None)
     from pytest_plugin import _report
 
-    if workeroutput is not None:  # an xdist worker: the controller adds up and reports
-        if state is not None:
-            workeroutput[_WORKER_OUTPUT] = state.tally.to_json()
-            workeroutput[_WORKER_USERS] = state.users.to_json()
-        workeroutput[_report.WORKER_OUTPUT] = _report.drift_to_json(config)
+    if state is None:
         return
-    if state is not None and state.tally.records:
+    if workeroutput is not None:  # an xdist worker: the controller adds up and reports
+        workeroutput[_report.WORKER_OUTPUT] = _report.worker_output(config, state)
+    elif state.tally.records:
         _report.judge_run(session, state)
 
 
@@ -483,15 +479,9 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
     """pytest-xdist, on the controller: take a finished worker's cassette results."""
     from pytest_plugin import _report
 
-    output = getattr(node, "workeroutput", {})
-    _report.merge_drift(node.config, output.get(_report.WORKER_OUTPUT))
-    text = output.get(_WORKER_OUTPUT)
+    text = getattr(node, "workeroutput", {}).get(_report.WORKER_OUTPUT)
     if text:
-        state = state_of(node.config)
-        state.tally.extend(_report.Tally.records_from_json(text))
-        users = output.get(_WORKER_USERS)
-        if users:
-            state.users.merge_json(users)
+        _report.merge_worker_output(node.config, state_of(node.config), text)
 
 
 def pytest_terminal_summary(
