@@ -1,57 +1,39 @@
 """The end of a run: what each cassette did, the failures it causes, drift, the usage list.
 
-**The summary.** Each test that used a cassette (and each fixture with a cassette of its own)
-leaves one :class:`CassetteRecord`, made from its recorder's event log; xdist workers send
-theirs to the controller, which adds them up and prints one summary. Unused interactions are
-computed per cassette file over every test of the run that used it (a shared cassette is
-played by several tests), so they are known only once all those tests have run.
+**Summary.** Each test (and each fixture with a cassette of its own) leaves one
+:class:`CassetteRecord`, made from its recorder's event log; xdist workers send theirs to the
+controller, which prints one summary. Unused interactions are counted per cassette file over
+every test of the run that used it.
 
-**A test phase fails.** A miss, a request blocked in replay, or a live failure kept out of the
-recording fails the phase it happened in (setup, call or teardown), whatever the code made of
-it: raised as is, wrapped by an SDK or the code under test, or caught and swallowed. The
-problems are the recorder's logged errors, the very objects that were raised, so the plugin
-knows them by identity. Under strict, unused interactions fail the teardown. The failure is a
-``pytest.fail(..., pytrace=False)``, so the report shows the message alone.
+**A test phase fails** on a miss, a request blocked in replay, or a live failure kept out of
+the recording, in the phase it happened in, whatever the code made of it (raised, wrapped by an
+SDK, caught): the problems are the recorder's logged errors, known by identity. Under strict,
+unused interactions fail the teardown. Failures are ``pytest.fail(..., pytrace=False)``.
 
-**The run fails.** ``--cassette-strict`` on a shared cassette is judged over the run, and only
-over a whole one: an interaction of a shared cassette is unused when no test of the run played
-it, which says something only when every test that uses the cassette ran. So strict fails the
-run for a shared cassette (one named in the marker) only when:
-
-- every collected test that uses it ran (none skipped, none left unrun by ``-x``,
-  ``--maxfail`` or an interruption) and none was deselected (``-k``, ``-m``, ``--deselect``,
-  ``--lf``, ``--sw``);
-- the tests were not picked by node id (``file.py::test``) and ``--lf`` is off;
-- for a cassette shared across modules (a name with ``/`` or ``.yaml``, or an absolute path),
-  pytest collected from its default roots (``testpaths`` or the current folder, no paths given).
-
-Otherwise its unused interactions are listed, with a line saying strict was not applied and
-why. A failure is an error of its own, named after the cassette, and the run exits 1.
+**The run fails** on ``--cassette-strict`` for a shared cassette (one named in the marker) with
+interactions no test played, but only when the run speaks for every test that uses it: each
+collected one ran (none skipped, deselected, or left unrun by ``-x``/``--maxfail``), the tests
+were not picked by node id or ``--lf``, and, for a cassette shared across modules (a name with
+``/`` or ``.yaml``, or an absolute path), pytest collected from its default roots. Otherwise
+the unused interactions are listed with the reason strict was not applied. A failure is an
+error of its own, named after the cassette, and the run exits 1.
 
 **Version drift.** Every cassette loaded while a session runs reports its drift to the
-session's :class:`DriftReporter`, whoever made its Recorder, because the core looks for this
-module's :func:`active` reporter (``cassettes_core.store``) before it warns. The ini option
-``cassette_version_drift`` says what then happens: ``summary`` (default: no warning, each
-drifted cassette listed once at the end), ``warn`` (also a ``CassetteVersionWarning``) or
-``error`` (loading a drifted cassette raises ``VersionDriftError``). A Recorder given an
-explicit ``on_version_drift`` keeps its own choice (and is still listed).
+session's :class:`DriftReporter` (the core looks up :func:`active` here before it warns),
+whoever made its Recorder. ``cassette_version_drift``: ``summary`` (default: listed once at the
+end, no warning), ``warn`` (also a ``CassetteVersionWarning``) or ``error`` (loading a drifted
+cassette raises ``VersionDriftError``); a Recorder's own ``on_version_drift`` wins.
 
-**The usage list** (``--cassette-usage=FILE``, relative to the current directory, or the ini
-option ``cassette_usage_file``, relative to rootdir): which cassettes and interactions the run
-used, for ``cassettes prune``, one JSON file written atomically by the controller:
+**The usage list** (``--cassette-usage=FILE`` or the ini ``cassette_usage_file``) for
+``cassettes prune``: one JSON file, written atomically by the controller, with ``complete``
+(false, with the reasons in ``partial``, when tests were deselected, only some paths or node
+ids were named, the run stopped early, collection failed, or ``--lf``/``--sw`` narrowed it)
+and, per cassette file (relative to rootdir), the tests that used it, the seqs they played,
+the seqs it held, a hash of the file, and ``not_judged`` when a test of it failed or was
+skipped. ``prune`` refuses a partial list and skips a cassette whose file changed since.
 
-- ``complete``: whether this run can speak for the whole suite. A run is *partial* when tests
-  were deselected (``-k``, ``-m``, ``--deselect``, ``--lf``, a plugin), only some paths or node
-  ids were named on the command line, it stopped early (``-x``, ``--maxfail``, Ctrl-C, a
-  crashed worker), collection failed, or ``--lf``/``--sw`` narrowed it; ``partial`` says why.
-- ``cassettes``: per cassette file (relative to rootdir): the tests that used it, the seqs
-  they played, the seqs it held, a hash of the file as the run left it, and ``not_judged``
-  when a test of it failed or was skipped (its unplayed interactions prove nothing).
-
-``prune`` refuses a partial list, and skips a cassette whose file changed since the run.
-
-Light on purpose: the plugin arms the drift reporter in ``pytest_configure``, so only pytest
-and the standard library are imported here; the core comes in when a cassette is used.
+Light on purpose: only pytest and the standard library at import (the drift reporter is armed
+at configure); the core comes in when a cassette is used.
 """
 
 from __future__ import annotations
@@ -468,12 +450,12 @@ def merge_worker_output(config: pytest.Config, state: PluginState, text: str) ->
 
 
 def write_summary(
-    terminalreporter: pytest.TerminalReporter, config: pytest.Config, state: PluginState | None
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config, state: PluginState
 ) -> None:
     """The run's one summary section: counts, savings, drift and the strict verdict."""
     verbose = config.get_verbosity() > 0
     lines = drift_lines(config, verbose=verbose)
-    if state is not None and state.tally.records:
+    if state.tally.records:
         from cassettes_core.modes import is_ci
         from cassettes_core.prices import PriceTable
 
@@ -818,21 +800,19 @@ class UsageWriter:
             self._because(f"only {', '.join(narrowed)} named on the command line")
 
     def _document(self) -> dict[str, Any]:
-        from pytest_plugin.plugin import config_state
+        from pytest_plugin.plugin import state_of
 
-        state = config_state(self.config)
+        state = state_of(self.config)
         root = self.config.rootpath
         cassettes: dict[str, dict[str, Any]] = {}
-        if state is not None:
-            for record in state.tally.records:
-                entry = _entry(cassettes, _relative(Path(record.path), root))
-                entry["tests"].add(record.nodeid)
-                entry["played"].update(record.played)
-                entry["interactions"].update(record.seqs)
-                if record.nodeid in self.failed or record.skipped:
-                    entry["not_judged"] = f"{record.nodeid} failed or was skipped"
-        marked = list(state.users.tests.items()) if state is not None else []
-        for path, tests in [*marked, *self.fixture_users.items()]:
+        for record in state.tally.records:
+            entry = _entry(cassettes, _relative(Path(record.path), root))
+            entry["tests"].add(record.nodeid)
+            entry["played"].update(record.played)
+            entry["interactions"].update(record.seqs)
+            if record.nodeid in self.failed or record.skipped:
+                entry["not_judged"] = f"{record.nodeid} failed or was skipped"
+        for path, tests in [*state.users.tests.items(), *self.fixture_users.items()]:
             entry = _entry(cassettes, _relative(Path(path), root))
             for nodeid in tests:
                 if nodeid not in entry["tests"]:

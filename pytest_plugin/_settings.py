@@ -35,24 +35,12 @@ module-relative (``<dir>/<module path>/shared.yaml``); a name with a ``/`` or en
 ``.yaml``/``.yml`` is relative to the cassette dir (``cassette("common/hello")`` is
 ``<dir>/common/hello.yaml``); an absolute path is used as it is.
 
-**Fixtures of a wider scope** (class, module, package, session) are set up by whichever test
-needs them first; recording their provider calls into that test's cassette would make it
-depend on test order, so the plugin pauses every cassette in force while they set up and tear
-down. One that calls a provider gets a cassette of its own::
-
-    @pytest.fixture(scope="module")
-    def agent(request):
-        with cassette_for(request) as cassette:  # cassettes/<module path>/agent.yaml
-            agent = build_agent()                 # its provider calls: recorded, replayed
-            yield agent                           # the tests run with their own cassettes
-            agent.close()                         # teardown calls: in the same cassette
-
-Its file is named and placed like a test's, after the fixture: ``<cassette dir>/<path of the
-module, class or package that owns the scope, or of the conftest folder that defines a session
-fixture>/<Class.>fixture.yaml``. Its options resolve like a marker's (function, class and module
-fixtures read ``cassette_config``; package and session ones take keywords only), ``auto``
-decided on the file as the session first saw it. A miss, a blocked request or an unrecorded
-live failure fails the fixture's setup or teardown, even when the code caught it.
+**A fixture of a wider scope** (class, module, package, session) is set up by whichever test
+needs it first, so the plugin pauses every cassette in force while it sets up and tears down;
+``cassette_for(request)`` gives one a cassette of its own, named and placed like a test's after
+the fixture (``<cassette dir>/<path of the module, class or package that owns the scope, or of
+the conftest folder of a session fixture>/<Class.>fixture.yaml``), its options resolved like a
+marker's (package and session fixtures do not read ``cassette_config``).
 
 Light on purpose: pytest and the standard library at import; the core when a cassette opens.
 """
@@ -431,10 +419,16 @@ def cassette_for(
     block_unmatched: bool | None = None,
     record_errors: str | None = None,
 ) -> Iterator[CassetteSession]:
-    """A cassette of its own for the fixture ``request`` belongs to, in force inside the block.
+    """A cassette of its own for the fixture ``request`` belongs to, in force inside the block::
 
-    The keywords are the marker's (see ``@pytest.mark.cassette``); ``strict`` is the tests'
-    own, so it is not one of them. See the module doc for where the file goes.
+        @pytest.fixture(scope="module")
+        def agent(request):
+            with cassette_for(request) as cassette:  # cassettes/<module path>/agent.yaml
+                yield build_agent()                   # setup and teardown calls recorded here
+
+    The keywords are the marker's; ``strict`` is the tests' own, so it is not one of them.
+    A miss, a blocked request or an unrecorded live failure fails the fixture's setup or
+    teardown, even when its code caught it.
     """
     from cassettes_core import CassetteError
     from pytest_plugin._report import error_failure

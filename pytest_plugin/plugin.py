@@ -400,8 +400,7 @@ def pytest_fixture_setup(
         result = yield
     finally:
         _resume(paused)
-    state = config_state(request.config)
-    for owner, session in state.fixtures if state is not None else ():
+    for owner, session in state_of(request.config).fixtures:
         if owner == fixturedef.argname:
             from pytest_plugin._session import fail_on_problems
 
@@ -413,17 +412,10 @@ def pytest_fixture_setup(
     return result
 
 
-def config_state(config: pytest.Config) -> PluginState | None:
-    """This session's state, if the plugin was configured in it."""
-    return config.stash.get(_STATE_KEY, None)
-
-
 def _in_force(config: pytest.Config, *, but: str | None) -> list[CassetteSession]:
     """The fixtures' own cassettes in force, except fixture ``but``'s, then the running test's
     (outermost first, as they were put in force)."""
-    state = config_state(config)
-    if state is None:
-        return []
+    state = state_of(config)
     test = state.current()
     fixtures = [session for owner, session in state.fixtures if owner != but]
     return [*fixtures, *([test] if test is not None else [])]
@@ -441,8 +433,7 @@ def pytest_fixture_post_finalizer(
 ) -> None:
     if fixturedef.scope == "function":
         return
-    state = config_state(request.config)
-    _resume(state.paused.pop(id(fixturedef), []) if state is not None else [])
+    _resume(state_of(request.config).paused.pop(id(fixturedef), []))
 
 
 def _pause(sessions: list[CassetteSession]) -> None:
@@ -460,14 +451,12 @@ def _resume(sessions: list[CassetteSession]) -> None:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
-    state = config_state(config)
-    while state is not None and state.open:  # interrupted mid-test: interception must end
+    state = state_of(config)
+    while state.open:  # interrupted mid-test: interception must end
         state.open.pop().stop()
     workeroutput: dict[str, Any] | None = getattr(config, "workeroutput", None)
     from pytest_plugin import _report
 
-    if state is None:
-        return
     if workeroutput is not None:  # an xdist worker: the controller adds up and reports
         workeroutput[_report.WORKER_OUTPUT] = _report.worker_output(config, state)
     elif state.tally.records:
@@ -489,4 +478,4 @@ def pytest_terminal_summary(
 ) -> None:
     from pytest_plugin._report import write_summary
 
-    write_summary(terminalreporter, config, config_state(config))
+    write_summary(terminalreporter, config, state_of(config))
