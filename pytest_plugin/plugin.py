@@ -27,11 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_plugin._settings import MODES, Place, Settings, check_environment, place
-
 if TYPE_CHECKING:
     from pytest_plugin._report import Tally, Users, Verdict
     from pytest_plugin._session import CassetteSession
+    from pytest_plugin._settings import Place, Settings
 
 MARKER = "cassette"
 
@@ -48,7 +47,7 @@ SESSION_KEY = pytest.StashKey["CassetteSession"]()
 # A failed report's "cassette" section: the file (and the folder it is shown relative to),
 # the mode and its source; the line is written only for a report that failed.
 REPORT_LINE_KEY = pytest.StashKey[tuple[str, str, str, str]]()
-_PLACE_KEY = pytest.StashKey[Place]()
+_PLACE_KEY = pytest.StashKey["Place"]()
 
 
 class PluginState:
@@ -79,7 +78,7 @@ class PluginState:
         """The cassette file of test ``item``, computed once (at collection) and kept."""
         found = item.stash.get(_PLACE_KEY, None)
         if found is None:
-            from pytest_plugin._settings import marker_name
+            from pytest_plugin._settings import marker_name, place
 
             name = marker_name(item.iter_markers(MARKER))
             found = place(self.settings, nodeid=item.nodeid, test_file=item.path, name=name)
@@ -125,6 +124,8 @@ def state_of(config: pytest.Config) -> PluginState:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    from pytest_plugin._settings import MODES
+
     group = parser.getgroup("cassettes", "provider-cassettes (record and replay LLM calls)")
     group.addoption(
         "--cassette-mode",
@@ -224,6 +225,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     """Arm the isolation guard before any conftest.py is imported (its module-level code too);
     a ``CASSETTE_MODE`` that names no mode fails the run first (the guard reads it)."""
     from pytest_plugin import _isolation
+    from pytest_plugin._settings import check_environment
 
     check_environment()
     _isolation.start(early_config)
