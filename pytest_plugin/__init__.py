@@ -21,8 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pytest_plugin._session import CassetteSession
-    from pytest_plugin._settings import cassette_for
+    from pytest_plugin._session import CassetteSession, cassette_for
 
 __all__ = ["CassetteSession", "cassette_for"]
 
@@ -33,7 +32,7 @@ def __getattr__(name: str) -> Any:
 
         return CassetteSession
     if name == "cassette_for":
-        from pytest_plugin._settings import cassette_for
+        from pytest_plugin._session import cassette_for
 
         return cassette_for
     raise AttributeError(f"module 'pytest_plugin' has no attribute {name!r}")

@@ -44,7 +44,8 @@ import math
 import os
 import shlex
 import threading
-from collections.abc import Sequence
+import uuid
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -54,12 +55,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_plugin._agents import agent_lines
+from pytest_plugin._settings import Place, Settings, marker_name, place, read_settings
 
 if TYPE_CHECKING:
     from cassettes_core import CassetteError, Interaction
     from cassettes_core.prices import PriceTable
     from pytest_plugin._session import CassetteSession
-    from pytest_plugin.plugin import PluginState
 
 MAX_LISTED = 10
 
@@ -715,8 +716,6 @@ class UsageWriter:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Note the cassette of each test that uses the ``cassette`` fixture without the marker:
         skipped by a mark, it never opens it, and its cassette must not look unused."""
-        from pytest_plugin.plugin import state_of
-
         for item in session.items:
             names = getattr(item, "fixturenames", ())
             if "cassette" in names and item.get_closest_marker("cassette") is None:
@@ -800,8 +799,6 @@ class UsageWriter:
             self._because(f"only {', '.join(narrowed)} named on the command line")
 
     def _document(self) -> dict[str, Any]:
-        from pytest_plugin.plugin import state_of
-
         state = state_of(self.config)
         root = self.config.rootpath
         cassettes: dict[str, dict[str, Any]] = {}
@@ -864,8 +861,6 @@ def _hash(path: Path) -> str | None:
 
 
 def _cassette_dir(config: pytest.Config) -> str:
-    from pytest_plugin.plugin import state_of
-
     return _relative(state_of(config).settings.cassette_dir, config.rootpath)
 
 
@@ -892,3 +887,77 @@ def _write(target: Path, document: dict[str, Any]) -> None:
     from cassettes_core.store import atomic_write
 
     atomic_write(target, json.dumps(document, indent=2) + "\n")
+
+
+# -- the session's state, in config.stash ------------------------------------------------------
+
+SESSION_KEY = pytest.StashKey["CassetteSession"]()
+# A failed report's "cassette" section: the file (and the folder it is shown relative to),
+# the mode and its source; the line is written only for a report that failed.
+REPORT_LINE_KEY = pytest.StashKey[tuple[str, str, str, str]]()
+_PLACE_KEY = pytest.StashKey[Place]()
+
+
+class PluginState:
+    """Settings read once, the results of every cassette of the run, the tests that use each
+    cassette, and the test run's id."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.settings: Settings = read_settings(config)
+        self.tally: Tally = Tally()
+        self.users: Users = Users()
+        self.verdict: Verdict = Verdict()  # strict on shared cassettes, judged at the end
+        # One id per test run, the same in every xdist worker: a cassette in `record` is
+        # rewritten once per run (by whichever process writes it first), never once per worker.
+        workerinput: dict[str, Any] = getattr(config, "workerinput", {})
+        self.run_id: str = str(workerinput.get("testrunuid") or uuid.uuid4().hex)
+        self._existed: dict[Path, bool] = {}
+        # Sessions of tests opened and not yet closed; an interrupted run closes them at the end.
+        self.open: list[CassetteSession] = []
+        # Fixtures' own cassettes in force (``cassette_for``), by the fixture's name.
+        self.fixtures: list[tuple[str, CassetteSession]] = []
+        # Fixtures of a wider scope tearing down now, and the sessions each one paused.
+        self.paused: dict[int, list[CassetteSession]] = {}
+
+    def place(self, item: pytest.Item) -> Place:
+        """The cassette file of test ``item``, computed once (at collection) and kept."""
+        found = item.stash.get(_PLACE_KEY, None)
+        if found is None:
+            name = marker_name(item.iter_markers("cassette"))
+            found = place(self.settings, nodeid=item.nodeid, test_file=item.path, name=name)
+            item.stash[_PLACE_KEY] = found
+        return found
+
+    def note_collected(self, items: Iterable[pytest.Item]) -> None:
+        """Remember which cassettes exist before any test runs (what ``auto`` decides on), and
+        which tests use each one (what strict on a shared cassette needs).
+
+        Taken at the end of collection: with xdist every worker collects before any test is
+        scheduled, so all workers see the same snapshot.
+        """
+        for item in items:
+            where = self.place(item)
+            self.existed(where.path)
+            self.users.collected(str(where.path), item.nodeid, wide=where.wide)
+
+    def existed(self, path: Path) -> bool:
+        """Whether ``path`` existed when this session first looked (collection or first use)."""
+        found = self._existed.get(path)
+        if found is None:
+            found = self._existed[path] = path.exists()
+        return found
+
+    def current(self) -> CassetteSession | None:
+        """The cassette of the test running now, if it has one."""
+        return self.open[-1] if self.open else None
+
+
+_STATE_KEY = pytest.StashKey[PluginState]()
+
+
+def state_of(config: pytest.Config) -> PluginState:
+    """This session's state (made at configure: the settings are checked then)."""
+    state = config.stash.get(_STATE_KEY, None)
+    if state is None:
+        state = config.stash[_STATE_KEY] = PluginState(config)
+    return state

@@ -53,18 +53,16 @@ import hashlib
 import os
 import re
 import shlex
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:
-    from cassettes_core import MatchPolicy
     from cassettes_core.modes import ModeChoice
-    from cassettes_core.options import BeforeRecord, RecorderOptions
-    from pytest_plugin._session import CassetteSession
+    from cassettes_core.options import RecorderOptions
 
 # The choices of the enumerated settings, spelled out so that checking them at session start
 # loads nothing of the core (a test checks they are the core's own).
@@ -370,132 +368,6 @@ def recorder_options(checked: RecorderOptions, settings: Settings) -> RecorderOp
     if checked.get("allow_secrets"):
         options["allow_secrets"] = checked["allow_secrets"]
     return options
-
-
-# -- a fixture's own cassette -----------------------------------------------------------------
-
-# The scopes whose fixtures may read `cassette_config` (a module-scoped fixture by default).
-_CONFIGURED_SCOPES = ("function", "class", "module")
-
-
-def _config_for(request: pytest.FixtureRequest) -> dict[str, object] | None:
-    """What ``cassette_config`` says for this fixture: a function, class or module fixture
-    reads the directory's defaults like a test. A package or session fixture is wider than any
-    one directory's defaults (which ``cassette_config`` pytest would pick would depend on the
-    test that happened to set it up first), so it takes its options as keywords only."""
-    if request.scope not in _CONFIGURED_SCOPES:
-        return None
-    from cassettes_core import ConfigError
-
-    try:
-        config: dict[str, object] = request.getfixturevalue("cassette_config")
-    except pytest.fail.Exception as exc:  # ScopeMismatch: a narrower override than the fixture
-        raise ConfigError(
-            f"the {request.scope}-scoped fixture {request.fixturename!r} cannot read a "
-            f"narrower cassette_config ({str(exc).strip().splitlines()[0]}); make the "
-            "cassette_config override module-scoped, as the plugin's own is"
-        ) from None
-    return config
-
-
-def _defined_under(request: pytest.FixtureRequest) -> str:
-    """The folder (node id) of the conftest that defines a session fixture, ``""`` at the
-    root: two same-named session fixtures in different folders get different cassettes."""
-    definition = getattr(request, "_fixturedef", None)  # pytest's FixtureDef (no public API)
-    baseid = getattr(definition, "baseid", "")
-    return baseid if isinstance(baseid, str) else ""
-
-
-@contextlib.contextmanager
-def cassette_for(
-    request: pytest.FixtureRequest,
-    name: str | None = None,
-    *,
-    mode: str | None = None,
-    repeat_last: bool | None = None,
-    policy: MatchPolicy | None = None,
-    before_record: BeforeRecord | None = None,
-    allow_secrets: Sequence[str] | None = None,
-    block_unmatched: bool | None = None,
-    record_errors: str | None = None,
-) -> Iterator[CassetteSession]:
-    """A cassette of its own for the fixture ``request`` belongs to, in force inside the block::
-
-        @pytest.fixture(scope="module")
-        def agent(request):
-            with cassette_for(request) as cassette:  # cassettes/<module path>/agent.yaml
-                yield build_agent()                   # setup and teardown calls recorded here
-
-    The keywords are the marker's; ``strict`` is the tests' own, so it is not one of them.
-    A miss, a blocked request or an unrecorded live failure fails the fixture's setup or
-    teardown, even when its code caught it.
-    """
-    from cassettes_core import CassetteError
-    from pytest_plugin._report import error_failure
-    from pytest_plugin._session import close_for_fixture, open_session
-    from pytest_plugin.plugin import state_of
-
-    given = {
-        "mode": mode,
-        "repeat_last": repeat_last,
-        "policy": policy,
-        "before_record": before_record,
-        "allow_secrets": allow_secrets,
-        "block_unmatched": block_unmatched,
-        "record_errors": record_errors,
-    }
-    mark = pytest.mark.cassette(
-        *([name] if name is not None else []),
-        **{key: value for key, value in given.items() if value is not None},
-    ).mark
-    fixture = request.fixturename
-    if fixture is None:
-        raise pytest.UsageError(
-            "cassette_for(request) takes the request of a fixture; a test gets its cassette "
-            "from @pytest.mark.cassette or the cassette fixture"
-        )
-    state = state_of(request.config)
-    if request.scope == "function" and state.current() is not None:
-        # Its calls run inside the test's own cassette, which already covers function fixtures:
-        # a second cassette there would take the test body's calls too.
-        raise pytest.fail.Exception(
-            f"ConfigError: the function-scoped fixture {fixture!r} runs inside the test's own "
-            "cassette, which records its calls already; drop cassette_for there, or give the "
-            "fixture a wider scope (class, module, package, session) to keep a cassette of "
-            "its own",
-            pytrace=False,
-        )
-    node = request.node
-    owner = node.nodeid.partition("[")[0] if isinstance(node, pytest.Item) else node.nodeid
-    test_file = node.path
-    if request.scope == "session" and (folder := _defined_under(request)):
-        owner, test_file = folder, request.config.rootpath / folder
-    try:
-        spec = resolve(
-            state.settings,
-            nodeid=f"{owner}::{fixture}",
-            test_file=test_file,
-            marks=[mark],
-            defaults=_config_for(request),
-            label="cassette_for",
-        )
-        # Re-recorded by running the module, class or folder that owns its scope; never
-        # strict (strict is the tests').
-        target = rerecord_target(state.settings, owner, test_file) if owner else shlex.quote(".")
-        spec = replace(spec, target=target, strict=False)
-        session = open_session(spec, state)
-    except CassetteError as exc:
-        raise pytest.fail.Exception(error_failure(exc, None), pytrace=False) from None
-    state.fixtures.append((fixture, session))
-    raised: BaseException | None = None
-    try:
-        yield session
-    except BaseException as exc:
-        raised = exc
-        raise
-    finally:
-        state.fixtures.remove((fixture, session))
-        close_for_fixture(session, state, raised)
 
 
 # -- where the file is (pure functions of a node id) --------------------------------------------

@@ -20,17 +20,15 @@ teardown starts.
 from __future__ import annotations
 
 import functools
-import uuid
-from collections.abc import Generator, Iterable
-from pathlib import Path
+from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_plugin._report import REPORT_LINE_KEY, SESSION_KEY, state_of
+
 if TYPE_CHECKING:
-    from pytest_plugin._report import Tally, Users, Verdict
     from pytest_plugin._session import CassetteSession
-    from pytest_plugin._settings import Place, Settings
 
 MARKER = "cassette"
 
@@ -40,85 +38,6 @@ _MARKER_HELP = (
     "and replay this test's LLM provider calls (any httpx/httpx2 client, the openai and "
     "anthropic SDKs) through a YAML cassette; default file cassettes/<module path>/<test name>.yaml"
 )
-
-# -- the session's state, in config.stash ------------------------------------------------------
-
-SESSION_KEY = pytest.StashKey["CassetteSession"]()
-# A failed report's "cassette" section: the file (and the folder it is shown relative to),
-# the mode and its source; the line is written only for a report that failed.
-REPORT_LINE_KEY = pytest.StashKey[tuple[str, str, str, str]]()
-_PLACE_KEY = pytest.StashKey["Place"]()
-
-
-class PluginState:
-    """Settings read once, the results of every cassette of the run, the tests that use each
-    cassette, and the test run's id."""
-
-    def __init__(self, config: pytest.Config) -> None:
-        from pytest_plugin._report import Tally, Users, Verdict
-        from pytest_plugin._settings import read_settings
-
-        self.settings: Settings = read_settings(config)
-        self.tally: Tally = Tally()
-        self.users: Users = Users()
-        self.verdict: Verdict = Verdict()  # strict on shared cassettes, judged at the end
-        # One id per test run, the same in every xdist worker: a cassette in `record` is
-        # rewritten once per run (by whichever process writes it first), never once per worker.
-        workerinput: dict[str, Any] = getattr(config, "workerinput", {})
-        self.run_id: str = str(workerinput.get("testrunuid") or uuid.uuid4().hex)
-        self._existed: dict[Path, bool] = {}
-        # Sessions of tests opened and not yet closed; an interrupted run closes them at the end.
-        self.open: list[CassetteSession] = []
-        # Fixtures' own cassettes in force (``cassette_for``), by the fixture's name.
-        self.fixtures: list[tuple[str, CassetteSession]] = []
-        # Fixtures of a wider scope tearing down now, and the sessions each one paused.
-        self.paused: dict[int, list[CassetteSession]] = {}
-
-    def place(self, item: pytest.Item) -> Place:
-        """The cassette file of test ``item``, computed once (at collection) and kept."""
-        found = item.stash.get(_PLACE_KEY, None)
-        if found is None:
-            from pytest_plugin._settings import marker_name, place
-
-            name = marker_name(item.iter_markers(MARKER))
-            found = place(self.settings, nodeid=item.nodeid, test_file=item.path, name=name)
-            item.stash[_PLACE_KEY] = found
-        return found
-
-    def note_collected(self, items: Iterable[pytest.Item]) -> None:
-        """Remember which cassettes exist before any test runs (what ``auto`` decides on), and
-        which tests use each one (what strict on a shared cassette needs).
-
-        Taken at the end of collection: with xdist every worker collects before any test is
-        scheduled, so all workers see the same snapshot.
-        """
-        for item in items:
-            where = self.place(item)
-            self.existed(where.path)
-            self.users.collected(str(where.path), item.nodeid, wide=where.wide)
-
-    def existed(self, path: Path) -> bool:
-        """Whether ``path`` existed when this session first looked (collection or first use)."""
-        found = self._existed.get(path)
-        if found is None:
-            found = self._existed[path] = path.exists()
-        return found
-
-    def current(self) -> CassetteSession | None:
-        """The cassette of the test running now, if it has one."""
-        return self.open[-1] if self.open else None
-
-
-_STATE_KEY = pytest.StashKey[PluginState]()
-
-
-def state_of(config: pytest.Config) -> PluginState:
-    """This session's state (made at configure: the settings are checked then)."""
-    state = config.stash.get(_STATE_KEY, None)
-    if state is None:
-        state = config.stash[_STATE_KEY] = PluginState(config)
-    return state
-
 
 # -- options ----------------------------------------------------------------------------------
 

@@ -82,18 +82,6 @@ def test_an_unknown_mode_names_its_source_and_the_choices(
         resolve(marker=marker, env=environ, marker_label="@pytest.mark.cassette(mode={!r})")
 
 
-def test_the_plugin_spells_exactly_the_core_choices() -> None:
-    """The plugin's choices (spelled out so that loading it loads nothing else) are exactly the
-    core's modes, record_errors values and session drift policies."""
-    from cassettes_core.options import RECORD_ERRORS
-    from cassettes_core.store import SESSION_DRIFT_POLICIES
-    from pytest_plugin import _settings
-
-    assert tuple(m.value for m in Mode) == _settings.MODES
-    assert tuple(RECORD_ERRORS) == _settings.RECORD_ERRORS
-    assert tuple(SESSION_DRIFT_POLICIES) == _settings.DRIFT_CHOICES
-
-
 @pytest.mark.parametrize(
     ("requested", "exists", "expected"),
     [

@@ -8,7 +8,10 @@ from typing import Any
 
 import pytest
 
-from cassettes_core import ConfigError, MatchPolicy
+from cassettes_core import ConfigError, MatchPolicy, Mode
+from cassettes_core.options import RECORD_ERRORS
+from cassettes_core.store import SESSION_DRIFT_POLICIES
+from pytest_plugin import _settings
 from pytest_plugin._settings import CassetteSpec, Settings, marker_options, resolve
 
 SETTINGS = Settings(
@@ -137,3 +140,11 @@ def test_the_directory_defaults_sit_under_the_marker(
     built = _spec(decorator, defaults=defaults)
     assert (built.mode.mode, built.mode.source, built.strict) == expected
     assert built.recorder_options["repeat_last"] is True
+
+
+def test_the_plugin_spells_exactly_the_core_choices() -> None:
+    """The plugin's choices (spelled out so that loading it loads nothing else) are exactly the
+    core's modes, record_errors values and session drift policies."""
+    assert tuple(m.value for m in Mode) == _settings.MODES
+    assert tuple(RECORD_ERRORS) == _settings.RECORD_ERRORS
+    assert tuple(SESSION_DRIFT_POLICIES) == _settings.DRIFT_CHOICES
