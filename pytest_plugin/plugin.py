@@ -25,9 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_plugin._report import REPORT_LINE_KEY, SESSION_KEY, state_of
-
 if TYPE_CHECKING:
+    from pytest_plugin._report import PluginState
     from pytest_plugin._session import CassetteSession
 
 MARKER = "cassette"
@@ -40,6 +39,14 @@ _MARKER_HELP = (
 )
 
 # -- options ----------------------------------------------------------------------------------
+
+
+def state_of(config: pytest.Config) -> PluginState:
+    """This session's state (``_report``, loaded at configure: importing this module loads no
+    other module of the plugin)."""
+    from pytest_plugin._report import state_of
+
+    return state_of(config)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -210,6 +217,8 @@ def _open_marked(request: pytest.FixtureRequest) -> None:
     pay nothing), so wider fixtures set up after it (and are paused); as a fixture it can
     read ``cassette_config``. Raising here (a bad option, a corrupt file) fails the setup.
     """
+    from pytest_plugin._report import SESSION_KEY
+
     item = request.node
     if isinstance(item, pytest.Item) and _marked(item) and SESSION_KEY not in item.stash:
         from pytest_plugin._session import open_for_test
@@ -236,6 +245,8 @@ def cassette(request: pytest.FixtureRequest) -> CassetteSession:
     Without the marker, the fixture itself turns the cassette on, from its own setup on
     (fixtures set up before it are not covered: list it first, or use the marker).
     """
+    from pytest_plugin._report import SESSION_KEY
+
     item = request.node
     assert isinstance(item, pytest.Item)  # function scope: the node is the test
     session = item.stash.get(SESSION_KEY, None)
@@ -252,6 +263,8 @@ def pytest_runtest_teardown(
 ) -> Generator[None, None, None]:
     """Settle the streams the test left open before its fixtures are torn down (an async
     test's event loop is still there), and close the cassette after."""
+    from pytest_plugin._report import SESSION_KEY
+
     session = item.stash.get(SESSION_KEY, None)
     unsettled: Exception | None = None
     if session is not None:
@@ -278,6 +291,8 @@ def pytest_runtest_makereport(
     """A miss in this phase (even one the code caught) is the phase's failure; so are unused
     interactions under strict, at teardown. The failure is set before the report is made, so
     xfail and every other plugin see it as the outcome."""
+    from pytest_plugin._report import REPORT_LINE_KEY, SESSION_KEY
+
     session = item.stash.get(SESSION_KEY, None)
     failure = None
     if session is not None:
