@@ -3,8 +3,9 @@ results.
 
 ``CassetteSession`` is the value of the ``cassette`` fixture. It reads what happened from the
 recorder's event log (``recorder.log``), the one record of each call: the summary's counts,
-the tokens replay saved, and the problems that fail a test phase all come from there. Imported
-(with the core, httpx and YAML) only when a test uses a cassette.
+the tokens replay saved, and the problems that fail a test phase all come from there.
+``cassette_for`` opens one for a fixture of any scope. Imported (with the core) only when a
+test uses a cassette.
 """
 
 from __future__ import annotations

@@ -37,7 +37,8 @@ module-relative (``<dir>/<module path>/shared.yaml``); a name with a ``/`` or en
 
 **A fixture of a wider scope** (class, module, package, session) is set up by whichever test
 needs it first, so the plugin pauses every cassette in force while it sets up and tears down;
-``cassette_for(request)`` gives one a cassette of its own, named and placed like a test's after
+``cassette_for(request)`` (in ``_session``) gives one a cassette of its own, named and placed
+like a test's after
 the fixture (``<cassette dir>/<path of the module, class or package that owns the scope, or of
 the conftest folder of a session fixture>/<Class.>fixture.yaml``), its options resolved like a
 marker's (package and session fixtures do not read ``cassette_config``).
