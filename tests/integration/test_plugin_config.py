@@ -136,54 +136,20 @@ def test_the_config_s_policy_decides_what_is_matched(
     assert provider.hits == before
 
 
-@pytest.mark.parametrize(
-    ("returned", "message"),
-    [
-        pytest.param(
-            "{'mdoe': 'replay'}",
-            "cassette_config returned unknown key 'mdoe'; the keys it may set are mode, strict,",
-            id="typo",
-        ),
-        pytest.param(
-            "{'name': 'shared'}",
-            "cassette_config returned unknown key 'name'; the keys it may set are mode,",
-            id="name-is-the-marker-s",
-        ),
-        pytest.param(
-            "{'strict': 'yes'}",
-            "cassette_config(strict='yes'): strict must be True or False",
-            id="bool",
-        ),
-        pytest.param(
-            "{'record_errors': 'some'}",
-            "cassette_config(record_errors)='some' is not a recording policy*",
-            id="record-errors",
-        ),
-        pytest.param("['replay']", "the cassette_config fixture must return a dict*", id="list"),
-    ],
-)
-def test_a_bad_config_is_a_config_error_that_names_the_key(
-    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun, returned: str, message: str
-) -> None:
-    """The test fails at setup with our ConfigError, naming the key and the valid ones."""
-    pytester.makeconftest(
-        f"import pytest\n\n@pytest.fixture(scope='module')\ndef cassette_config():\n"
-        f"    return {returned}\n"
-    )
-    pytester.makepyfile(test_bad=ASK + "\n@pytest.mark.cassette\ndef test_it():\n    ask('x')\n")
-    result = inner()
-    result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines([f"*ConfigError: {message}*"])
-    assert provider.hits == 0
-
-
-def test_unmarked_tests_never_read_the_config(
+def test_a_bad_config_fails_only_the_tests_that_use_a_cassette(
     pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
 ) -> None:
-    """A bad config fails only the tests that use a cassette."""
+    """A marked test fails at setup with our ConfigError naming the key and the valid ones
+    (each bad value: tests/unit/test_plugin_spec.py); an unmarked test never reads it."""
     pytester.makeconftest(
         "import pytest\n\n@pytest.fixture(scope='module')\ndef cassette_config():\n"
-        "    return {'colour': 'red'}\n"
+        "    return {'mdoe': 'replay'}\n"
     )
+    pytester.makepyfile(test_bad=ASK + "\n@pytest.mark.cassette\ndef test_it():\n    ask('x')\n")
     pytester.makepyfile(test_plain="def test_plain():\n    assert True\n")
-    inner().assert_outcomes(passed=1)
+    result = inner()
+    result.assert_outcomes(errors=1, passed=1)
+    result.stdout.fnmatch_lines(
+        ["*ConfigError: cassette_config returned unknown key 'mdoe'; the keys it may set are *"]
+    )
+    assert provider.hits == 0

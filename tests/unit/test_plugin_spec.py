@@ -74,6 +74,18 @@ def test_closest_marker_wins_and_options_merge() -> None:
             id="config-mode",
         ),
         pytest.param(pytest.mark.cassette, {"name": "x"}, "unknown key 'name'", id="config-key"),
+        pytest.param(
+            pytest.mark.cassette,
+            {"strict": "yes"},
+            r"cassette_config\(strict='yes'\): strict must be True or False",
+            id="config-bool",
+        ),
+        pytest.param(
+            pytest.mark.cassette,
+            {"record_errors": "some"},
+            r"cassette_config\(record_errors\)='some' is not a recording policy",
+            id="config-errors",
+        ),
         pytest.param(pytest.mark.cassette, ["mode"], "must return a dict", id="config-list"),
     ],
 )
