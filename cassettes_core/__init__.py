@@ -24,54 +24,35 @@ from cassettes_core._errors import (
     UnsafeCassetteError,
     VersionDriftError,
 )
+from cassettes_core._model import Interaction, LLMResponse, RecordedError, StreamEvent
+from cassettes_core._record_errors import UnrecordedFailureError
+from cassettes_core._recorder import BeforeRecord, Recorder, RecorderStats
+from cassettes_core._request import LLMRequest, MatchPolicy
 from cassettes_core._version import __version__
+from cassettes_core.modes import Mode
+from cassettes_core.providers import FakeProvider, Provider
+from cassettes_core.store import Cassette, CassetteVersionWarning, load_cassette
+from cassettes_core.transport import AbandonedStreamWarning, Interception, intercept
 
 if TYPE_CHECKING:
-    from cassettes_core._model import Interaction, LLMResponse, RecordedError, StreamEvent
-    from cassettes_core._record_errors import UnrecordedFailureError
-    from cassettes_core._recorder import BeforeRecord, Recorder, RecorderStats
-    from cassettes_core._request import LLMRequest, MatchPolicy
     from cassettes_core._wrapper import CassetteProvider
-    from cassettes_core.modes import Mode
-    from cassettes_core.providers import FakeProvider, Provider
     from cassettes_core.secrets import UnsafeInteractionDroppedWarning
-    from cassettes_core.store import Cassette, CassetteVersionWarning, load_cassette
     from cassettes_core.tools import (
         RecordedToolError,
         ToolResultChangedError,
         ToolResultChangedWarning,
         tool,
     )
-    from cassettes_core.transport import AbandonedStreamWarning, Interception, intercept
 
-# Each public name's module, imported on first use (PEP 562): a pytest session, or a test that
-# only replays, pays for what it touches, not for the MCP, tool, botocore or YAML code.
+# Imported on first use (PEP 562), each proved by a test that a replay never loads it: the
+# wrapper, the secret guard (detect-secrets), the tool runner.
 _LAZY = {
-    "Interaction": "cassettes_core._model",
-    "LLMResponse": "cassettes_core._model",
-    "RecordedError": "cassettes_core._model",
-    "StreamEvent": "cassettes_core._model",
-    "UnrecordedFailureError": "cassettes_core._record_errors",
-    "BeforeRecord": "cassettes_core._recorder",
-    "Recorder": "cassettes_core._recorder",
-    "RecorderStats": "cassettes_core._recorder",
-    "LLMRequest": "cassettes_core._request",
-    "MatchPolicy": "cassettes_core._request",
     "CassetteProvider": "cassettes_core._wrapper",
-    "Mode": "cassettes_core.modes",
-    "FakeProvider": "cassettes_core.providers",
-    "Provider": "cassettes_core.providers",
-    "UnsafeInteractionDroppedWarning": "cassettes_core.secrets",  # detect-secrets on first use
-    "Cassette": "cassettes_core.store",
-    "CassetteVersionWarning": "cassettes_core.store",
-    "load_cassette": "cassettes_core.store",
+    "UnsafeInteractionDroppedWarning": "cassettes_core.secrets",
     "RecordedToolError": "cassettes_core.tools",
     "ToolResultChangedError": "cassettes_core.tools",
     "ToolResultChangedWarning": "cassettes_core.tools",
     "tool": "cassettes_core.tools",
-    "AbandonedStreamWarning": "cassettes_core.transport",
-    "Interception": "cassettes_core.transport",
-    "intercept": "cassettes_core.transport",
 }
 
 

@@ -21,19 +21,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pytest_plugin._live import CassetteSession
-    from pytest_plugin._scopes import cassette_for
+    from pytest_plugin._session import CassetteSession, cassette_for
 
 __all__ = ["CassetteSession", "cassette_for"]
 
 
 def __getattr__(name: str) -> Any:
     if name == "CassetteSession":
-        from pytest_plugin._live import CassetteSession
+        from pytest_plugin._session import CassetteSession
 
         return CassetteSession
     if name == "cassette_for":
-        from pytest_plugin._scopes import cassette_for
+        from pytest_plugin._session import cassette_for
 
         return cassette_for
     raise AttributeError(f"module 'pytest_plugin' has no attribute {name!r}")

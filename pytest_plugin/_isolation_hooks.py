@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_plugin._summary import FailureText
+from pytest_plugin._report import FailureText
 
 if TYPE_CHECKING:
     from cassettes_core import LiveCallRefusedError

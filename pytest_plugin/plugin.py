@@ -1,8 +1,9 @@
-"""pytest plugin for provider-cassettes: the ``cassette`` marker, fixture, options and summary.
+"""pytest plugin for provider-cassettes: the ``cassette`` marker, fixtures, options and hooks.
 
-Thin on purpose: hooks and the fixtures here, the work in the ``_``-modules beside it and in
-the core. Nothing heavy is imported until a test uses a cassette, so sessions that never do
-pay nothing.
+Thin on purpose: the hooks and the session's state here; each test's settings in
+``_settings``, its cassette session in ``_session``, the end of the run in ``_report``, the
+work in the core. Nothing heavy is imported until a test uses a cassette, so sessions that
+never do pay nothing.
 
 A test marked ``@pytest.mark.cassette`` has its cassette open from the start of its setup
 (a fixture of this plugin put first in its fixtures) to the end of its teardown: every
@@ -18,28 +19,17 @@ teardown starts.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_plugin._state import (
-    REPORT_LINE_KEY,
-    SESSION_KEY,
-    report_line,
-    state_if_any,
-    state_of,
-)
-
 if TYPE_CHECKING:
-    from pytest_plugin._live import CassetteSession
+    from pytest_plugin._report import PluginState
+    from pytest_plugin._session import CassetteSession
 
 MARKER = "cassette"
-_WORKER_OUTPUT = "provider_cassettes"
-_WORKER_USERS = "provider_cassettes_users"
-# The --cassette-mode choices; the same as ``cassettes_core.Mode`` (a test checks), spelled out
-# here so that loading the plugin loads nothing else.
-MODES = ("auto", "replay", "record", "append", "passthrough")
 
 _MARKER_HELP = (
     "cassette(name=None, *, mode=None, strict=None, repeat_last=False, policy=None, "
@@ -48,11 +38,20 @@ _MARKER_HELP = (
     "anthropic SDKs) through a YAML cassette; default file cassettes/<module path>/<test name>.yaml"
 )
 
-
 # -- options ----------------------------------------------------------------------------------
 
 
+def state_of(config: pytest.Config) -> PluginState:
+    """This session's state (``_report``, loaded at configure: importing this module loads no
+    other module of the plugin)."""
+    from pytest_plugin._report import state_of
+
+    return state_of(config)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
+    from pytest_plugin._settings import MODES
+
     group = parser.getgroup("cassettes", "provider-cassettes (record and replay LLM calls)")
     group.addoption(
         "--cassette-mode",
@@ -149,27 +148,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
-    """Arm the isolation guard before any conftest.py is imported (its module-level code too)."""
+    """Arm the isolation guard before any conftest.py is imported (its module-level code too);
+    a ``CASSETTE_MODE`` that names no mode fails the run first (the guard reads it)."""
     from pytest_plugin import _isolation
+    from pytest_plugin._settings import check_environment
 
+    check_environment()
     _isolation.start(early_config)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from pytest_plugin import _isolation, _scopes
+    from pytest_plugin import _isolation, _report
 
     config.addinivalue_line("markers", _MARKER_HELP)
-    config.pluginmanager.register(_scopes, "cassettes-scopes")
-    from pytest_plugin import _drift
-    from pytest_plugin._config import check_ini  # choice-valued ini options fail at once
-
-    check_ini(config)
-    _drift.start(config)  # every cassette loaded in this session reports drift to it
+    settings = state_of(config).settings  # every setting checked: a bad one fails at once
+    _report.start_drift(config, settings.version_drift)  # every cassette loaded reports to it
     _isolation.start(config)  # unless armed already (a run that loads no initial conftests)
     if config.getoption("cassette_usage") or config.getini("cassette_usage_file"):
-        from pytest_plugin import _usage  # the list `cassettes prune` reads
-
-        writer = _usage.UsageWriter(config, _usage.usage_target(config))
+        writer = _report.UsageWriter(config, _report.usage_target(config))
         config.pluginmanager.register(writer, "cassettes-usage")
     lines = config.getini("cassette_prices")
     if lines:  # checked up front so a typo fails at once, not in the summary
@@ -191,16 +187,10 @@ def _marked(item: pytest.Item) -> bool:
     return item.get_closest_marker(MARKER) is not None
 
 
-def _open(item: pytest.Item, request: pytest.FixtureRequest) -> CassetteSession:
-    from pytest_plugin._live import open_for_test
-
-    return open_for_test(item, request, MARKER)
-
-
 def pytest_collection_finish(session: pytest.Session) -> None:
     wanted = [item for item in session.items if _marked(item)]
     if wanted:
-        state_of(session.config).note_collected(wanted, MARKER)
+        state_of(session.config).note_collected(wanted)
     for item in wanted:  # its cassette opens first, before any fixture (see _open_marked)
         names = getattr(item, "fixturenames", None)
         if isinstance(names, list) and _OPENER not in names:
@@ -211,7 +201,9 @@ def pytest_deselected(items: list[pytest.Item]) -> None:
     """Shared cassettes that lose tests to -k, -m, --lf, --deselect: strict is not judged."""
     wanted = [item for item in items if isinstance(item, pytest.Item) and _marked(item)]
     if wanted:
-        state_of(wanted[0].config).note_deselected(wanted, MARKER)
+        state = state_of(wanted[0].config)
+        for item in wanted:
+            state.users.deselected(str(state.place(item).path))
 
 
 _OPENER = "_cassette_opener"
@@ -222,13 +214,16 @@ def _open_marked(request: pytest.FixtureRequest) -> None:
     """Open a marked test's cassette before any of its fixtures is set up.
 
     Put first in the fixtures of each marked test at the end of collection (unmarked tests
-    pay nothing), so wider fixtures set up after it (and are paused, see ``_scopes``); as a
-    fixture it can read ``cassette_config``. Raising here (a bad option, a corrupt file)
-    fails the setup.
+    pay nothing), so wider fixtures set up after it (and are paused); as a fixture it can
+    read ``cassette_config``. Raising here (a bad option, a corrupt file) fails the setup.
     """
+    from pytest_plugin._report import SESSION_KEY
+
     item = request.node
     if isinstance(item, pytest.Item) and _marked(item) and SESSION_KEY not in item.stash:
-        _open(item, request)
+        from pytest_plugin._session import open_for_test
+
+        open_for_test(item, request)
 
 
 @pytest.fixture(scope="module")
@@ -243,12 +238,33 @@ def cassette_config() -> dict[str, object]:
     return {}
 
 
+@pytest.fixture
+def cassette(request: pytest.FixtureRequest) -> CassetteSession:
+    """This test's cassette: recorder, interactions, counts, mode, ``unused()``, transports.
+
+    Without the marker, the fixture itself turns the cassette on, from its own setup on
+    (fixtures set up before it are not covered: list it first, or use the marker).
+    """
+    from pytest_plugin._report import SESSION_KEY
+
+    item = request.node
+    assert isinstance(item, pytest.Item)  # function scope: the node is the test
+    session = item.stash.get(SESSION_KEY, None)
+    if session is None:
+        from pytest_plugin._session import open_for_test
+
+        session = open_for_test(item, request)
+    return session
+
+
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_teardown(
     item: pytest.Item, nextitem: pytest.Item | None
 ) -> Generator[None, None, None]:
     """Settle the streams the test left open before its fixtures are torn down (an async
     test's event loop is still there), and close the cassette after."""
+    from pytest_plugin._report import SESSION_KEY
+
     session = item.stash.get(SESSION_KEY, None)
     unsettled: Exception | None = None
     if session is not None:
@@ -260,7 +276,9 @@ def pytest_runtest_teardown(
         result = yield
     finally:
         if session is not None:
-            _close(item, session)
+            from pytest_plugin._session import close_session
+
+            close_session(session, state_of(item.config))
     if unsettled is not None:
         raise unsettled
     return result
@@ -273,10 +291,12 @@ def pytest_runtest_makereport(
     """A miss in this phase (even one the code caught) is the phase's failure; so are unused
     interactions under strict, at teardown. The failure is set before the report is made, so
     xfail and every other plugin see it as the outcome."""
+    from pytest_plugin._report import REPORT_LINE_KEY, SESSION_KEY
+
     session = item.stash.get(SESSION_KEY, None)
     failure = None
     if session is not None:
-        from pytest_plugin._failures import phase_failure
+        from pytest_plugin._report import phase_failure
 
         failure = phase_failure(session, call)
         if failure is not None:
@@ -287,36 +307,79 @@ def pytest_runtest_makereport(
     if session is not None:
         session.skipped = session.skipped or report.skipped
     if failure is not None:
-        from pytest_plugin._failures import first_line
+        from pytest_plugin._report import first_line
 
         first_line(report)
     line = item.stash.get(REPORT_LINE_KEY, None)
     if line is not None and report.failed:
-        report.sections.append(("cassette", report_line(line)))
+        from pytest_plugin._report import shown
+
+        path, base, mode, source = line
+        report.sections.append(("cassette", f"{shown(path, base)} (mode {mode}, from {source})"))
     return report
 
 
-def _close(item: pytest.Item, session: CassetteSession) -> None:
-    from pytest_plugin._live import close_session
-
-    state = state_of(item.config)
-    state.open.remove(session)
-    state.tally.add(close_session(session))
+# -- pausing what is in force while a wider fixture sets up or tears down ----------------------
 
 
-@pytest.fixture
-def cassette(request: pytest.FixtureRequest) -> CassetteSession:
-    """This test's cassette: recorder, interactions, counts, mode, ``unused()``, transports.
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(
+    fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest
+) -> Generator[None, Any, Any]:
+    """Pause every cassette in force while a class/module/package/session fixture sets up;
+    its teardown is paused the same way (a finalizer, then the post-finalizer). A fixture
+    whose own cassette met a problem in its setup fails it, even when its code caught it."""
+    wide = fixturedef.scope != "function"
+    paused = _in_force(request.config, but=None) if wide else []
+    _pause(paused)
+    try:
+        result = yield
+    finally:
+        _resume(paused)
+    for owner, session in state_of(request.config).fixtures:
+        if owner == fixturedef.argname:
+            from pytest_plugin._session import fail_on_problems
 
-    Without the marker, the fixture itself turns the cassette on, from its own setup on
-    (fixtures set up before it are not covered: list it first, or use the marker).
-    """
-    item = request.node
-    assert isinstance(item, pytest.Item)  # function scope: the node is the test
-    session = item.stash.get(SESSION_KEY, None)
-    if session is None:
-        session = _open(item, request)
-    return session
+            fail_on_problems(session, None)
+    if not wide:
+        return result
+    # Runs first when the fixture is finished (finalizers run last in, first out).
+    fixturedef.addfinalizer(functools.partial(_pause_for_teardown, request.config, fixturedef))
+    return result
+
+
+def _in_force(config: pytest.Config, *, but: str | None) -> list[CassetteSession]:
+    """The fixtures' own cassettes in force, except fixture ``but``'s, then the running test's
+    (outermost first, as they were put in force)."""
+    state = state_of(config)
+    test = state.current()
+    fixtures = [session for owner, session in state.fixtures if owner != but]
+    return [*fixtures, *([test] if test is not None else [])]
+
+
+def _pause_for_teardown(config: pytest.Config, fixturedef: pytest.FixtureDef[Any]) -> None:
+    paused = _in_force(config, but=fixturedef.argname)
+    _pause(paused)
+    if paused:
+        state_of(config).paused[id(fixturedef)] = paused
+
+
+def pytest_fixture_post_finalizer(
+    fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest
+) -> None:
+    if fixturedef.scope == "function":
+        return
+    _resume(state_of(request.config).paused.pop(id(fixturedef), []))
+
+
+def _pause(sessions: list[CassetteSession]) -> None:
+    for session in reversed(sessions):  # innermost (the test's) first
+        session.pause()
+
+
+def _resume(sessions: list[CassetteSession]) -> None:
+    for session in sessions:  # outermost first: the test's is innermost again
+        session.resume()
 
 
 # -- session: xdist aggregation, strict shared cassettes, summary ---------------------------------
@@ -324,65 +387,31 @@ def cassette(request: pytest.FixtureRequest) -> CassetteSession:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
-    state = state_if_any(config)
-    while state is not None and state.open:  # interrupted mid-test: interception must end
+    state = state_of(config)
+    while state.open:  # interrupted mid-test: interception must end
         state.open.pop().stop()
     workeroutput: dict[str, Any] | None = getattr(config, "workeroutput", None)
+    from pytest_plugin import _report
+
     if workeroutput is not None:  # an xdist worker: the controller adds up and reports
-        if state is not None:
-            workeroutput[_WORKER_OUTPUT] = state.tally.to_json()
-            workeroutput[_WORKER_USERS] = state.users.to_json()
-        from pytest_plugin import _drift
-
-        workeroutput[_drift.WORKER_OUTPUT] = _drift.to_json(config)
-        return
-    if state is not None and state.tally.records:
-        from pytest_plugin._failures import judge_run
-
-        judge_run(session, state)
+        workeroutput[_report.WORKER_OUTPUT] = _report.worker_output(config, state)
+    elif state.tally.records:
+        _report.judge_run(session, state)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
     """pytest-xdist, on the controller: take a finished worker's cassette results."""
-    output = getattr(node, "workeroutput", {})
-    from pytest_plugin import _drift
+    from pytest_plugin import _report
 
-    _drift.merge(node.config, output.get(_drift.WORKER_OUTPUT))
-    text = output.get(_WORKER_OUTPUT)
+    text = getattr(node, "workeroutput", {}).get(_report.WORKER_OUTPUT)
     if text:
-        from pytest_plugin._summary import Tally
-
-        state = state_of(node.config)
-        state.tally.extend(Tally.records_from_json(text))
-        users = output.get(_WORKER_USERS)
-        if users:
-            state.users.merge_json(users)
+        _report.merge_worker_output(node.config, state_of(node.config), text)
 
 
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
 ) -> None:
-    from pytest_plugin._drift import summary_lines
+    from pytest_plugin._report import write_summary
 
-    drift = summary_lines(config, verbose=config.get_verbosity() > 0)
-    state = state_if_any(config)
-    if state is None or not state.tally.records:
-        if drift:  # only tests' own Recorders loaded cassettes
-            terminalreporter.write_sep("=", "provider-cassettes")
-            for line in drift:
-                terminalreporter.write_line(line)
-        return
-    from cassettes_core.modes import is_ci
-    from cassettes_core.usage import PriceTable
-
-    prices = PriceTable.with_overrides(config.getini("cassette_prices"))
-    terminalreporter.write_sep("=", "provider-cassettes")
-    base = str(config.invocation_params.dir)
-    verbose = config.get_verbosity() > 0
-    for line in state.tally.render(prices, base=base, verbose=verbose, ci=is_ci()):
-        terminalreporter.write_line(line)
-    for line in drift:
-        terminalreporter.write_line(line)
-    for line in state.verdict.lines(base):
-        terminalreporter.write_line(line, red=line.startswith("--cassette-strict FAILED"))
+    write_summary(terminalreporter, config, state_of(config))

@@ -263,12 +263,12 @@ def _environment_policy() -> DriftPolicy:
 
 
 def _pytest_session_reporter() -> Any:
-    """The running pytest session's drift reporter (``pytest_plugin._drift``), if any.
+    """The running pytest session's drift reporter (``pytest_plugin._report``), if any.
 
     Looked up, never imported: the core does not depend on the plugin, and a process without
     a pytest session has none.
     """
-    module = sys.modules.get("pytest_plugin._drift")
+    module = sys.modules.get("pytest_plugin._report")
     return module.active() if module is not None else None
 
 

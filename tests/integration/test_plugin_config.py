@@ -6,7 +6,6 @@ Inner runs are in-process pytest runs of user test files, against the loopback e
 
 from __future__ import annotations
 
-import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -137,71 +136,20 @@ def test_the_config_s_policy_decides_what_is_matched(
     assert provider.hits == before
 
 
-@pytest.mark.parametrize(
-    ("returned", "message"),
-    [
-        pytest.param(
-            "{'mdoe': 'replay'}",
-            "cassette_config returned unknown key 'mdoe'; the keys it may set are mode, strict,",
-            id="typo",
-        ),
-        pytest.param(
-            "{'name': 'shared'}",
-            "cassette_config returned unknown key 'name'; the keys it may set are mode,",
-            id="name-is-the-marker-s",
-        ),
-        pytest.param(
-            "{'strict': 'yes'}",
-            "cassette_config(strict='yes'): strict must be True or False",
-            id="bool",
-        ),
-        pytest.param(
-            "{'record_errors': 'some'}",
-            "cassette_config(record_errors)='some' is not a recording policy*",
-            id="record-errors",
-        ),
-        pytest.param("['replay']", "the cassette_config fixture must return a dict*", id="list"),
-    ],
-)
-def test_a_bad_config_is_a_config_error_that_names_the_key(
-    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun, returned: str, message: str
-) -> None:
-    """The test fails at setup with our ConfigError, naming the key and the valid ones."""
-    pytester.makeconftest(
-        f"import pytest\n\n@pytest.fixture(scope='module')\ndef cassette_config():\n"
-        f"    return {returned}\n"
-    )
-    pytester.makepyfile(test_bad=ASK + "\n@pytest.mark.cassette\ndef test_it():\n    ask('x')\n")
-    result = inner()
-    result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines([f"*ConfigError: {message}*"])
-    assert provider.hits == 0
-
-
-def test_unmarked_tests_never_read_the_config(
+def test_a_bad_config_fails_only_the_tests_that_use_a_cassette(
     pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
 ) -> None:
-    """A bad config fails only the tests that use a cassette."""
+    """A marked test fails at setup with our ConfigError naming the key and the valid ones
+    (each bad value: tests/unit/test_plugin_spec.py); an unmarked test never reads it."""
     pytester.makeconftest(
         "import pytest\n\n@pytest.fixture(scope='module')\ndef cassette_config():\n"
-        "    return {'colour': 'red'}\n"
+        "    return {'mdoe': 'replay'}\n"
     )
+    pytester.makepyfile(test_bad=ASK + "\n@pytest.mark.cassette\ndef test_it():\n    ask('x')\n")
     pytester.makepyfile(test_plain="def test_plain():\n    assert True\n")
-    inner().assert_outcomes(passed=1)
-
-
-def test_allowed_secrets_given_as_a_generator_are_all_allowed(
-    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
-) -> None:
-    """``allow_secrets`` as a generator: checked once and used once would leave the guard an
-    empty list, and it would refuse the very value the user allowed."""
-    key = "sk-proj-" + secrets.token_hex(20)
-    pytester.makeconftest(
-        "import pytest\n\n\n@pytest.fixture(scope='module')\ndef cassette_config():\n"
-        f"    return {{'allow_secrets': (value for value in [{key!r}])}}\n"
+    result = inner()
+    result.assert_outcomes(errors=1, passed=1)
+    result.stdout.fnmatch_lines(
+        ["*ConfigError: cassette_config returned unknown key 'mdoe'; the keys it may set are *"]
     )
-    pytester.makepyfile(
-        test_allowed=ASK + f"\n@pytest.mark.cassette\ndef test_it():\n    ask('use {key}')\n"
-    )
-    inner().assert_outcomes(passed=1)
-    assert prompts(pytester.path / "cassettes/test_allowed/test_it.yaml") == [f"use {key}"]
+    assert provider.hits == 0

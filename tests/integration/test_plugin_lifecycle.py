@@ -23,7 +23,7 @@ _PRELOADED = (
     "anthropic openai httpx httpx2 cassettes_core.secrets._guard cassettes_core.transport.httpx"
     " cassettes_core.transport.httpx2"
 )
-for _module in [*_PRELOADED.split(), "pytest_plugin._live"]:
+for _module in [*_PRELOADED.split(), "pytest_plugin._session"]:
     importlib.import_module(_module)
 
 ASYNC_INI = """

@@ -171,6 +171,35 @@ def test_precedence(
         assert not (pytester.path / "cassettes").exists()
 
 
+UNMARKED = """
+import openai
+
+
+def test_unmarked():
+    with openai.OpenAI(max_retries=0) as client:
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+"""
+
+
+@pytest.mark.parametrize("value", ["none", "replay-only", "off"])
+def test_a_mode_variable_naming_no_mode_stops_the_run_before_the_guard_reads_it(
+    pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    """Under CI, a CASSETTE_MODE that names no mode never turns the isolation guard off: the run
+    stops at its start with a usage error naming the value and the modes, and nothing goes
+    live (an unmarked test's call included)."""
+    write(pytester, ["one"])
+    pytester.makepyfile(test_unmarked=UNMARKED)
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.setenv("CASSETTE_MODE", value)
+    result = run(pytester)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [f"*CASSETTE_MODE = {value!r}: choose auto, replay, record, append, passthrough*"]
+    )
+    assert live.hits == 0
+
+
 # -- unused interactions and strict -------------------------------------------------------
 
 

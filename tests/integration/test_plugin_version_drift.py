@@ -152,15 +152,6 @@ def test_error_fails_each_test_naming_the_drift(
     )
 
 
-def test_a_bad_drift_setting_is_a_usage_error(pytester: pytest.Pytester) -> None:
-    """A typo stops the run at once, listing the choices."""
-    pytester.makeini(PLUGIN_INI + "cassette_version_drift = loud\n")
-    pytester.makepyfile(test_x="def test_x():\n    pass\n")
-    result = run(pytester)
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*cassette_version_drift = 'loud': choose summary, warn, error*"])
-
-
 # -- the rule itself --------------------------------------------------------------------------
 
 

@@ -10,70 +10,40 @@ import pytest
 from cassettes_core import ConfigError, Mode, Recorder
 from cassettes_core.modes import MODES, ModeChoice, resolve
 
-
-@pytest.mark.parametrize(
-    ("explicit", "environ", "expected"),
-    [
-        pytest.param(None, {}, Mode.AUTO, id="nothing-set"),
-        pytest.param(None, {"CI": "true"}, Mode.REPLAY, id="ci"),
-        pytest.param(None, {"CI": "1"}, Mode.REPLAY, id="ci-1"),
-        pytest.param(None, {"CI": "false"}, Mode.AUTO, id="ci-false"),
-        pytest.param(None, {"CI": ""}, Mode.AUTO, id="ci-empty"),
-        pytest.param(None, {"CASSETTE_MODE": "append", "CI": "true"}, Mode.APPEND, id="env>ci"),
-        pytest.param("record", {"CASSETTE_MODE": "append", "CI": "1"}, Mode.RECORD, id="arg>env"),
-        pytest.param(" Passthrough ", {}, Mode.PASSTHROUGH, id="case-and-space"),
-    ],
-)
-def test_resolution_order(explicit: str | None, environ: dict[str, str], expected: Mode) -> None:
-    """Each source wins over the ones after it."""
-    assert resolve(marker=explicit, env=environ).mode is expected
-
-
-def test_unknown_mode_names_the_choices() -> None:
-    """A typo in CASSETTE_MODE is a ConfigError listing the modes."""
-    with pytest.raises(ConfigError, match=r"CASSETTE_MODE 'replai'.*auto, replay, record"):
-        resolve(env={"CASSETTE_MODE": "replai"})
+R, A, P = Mode.REPLAY, Mode.AUTO, Mode.APPEND
 
 
 @pytest.mark.parametrize(
     ("cli", "marker", "environ", "expected"),
     [
-        pytest.param(None, None, {}, ModeChoice(Mode.AUTO, "default"), id="nothing"),
-        pytest.param(None, None, {"CI": "true"}, ModeChoice(Mode.REPLAY, "CI"), id="ci"),
-        pytest.param(None, None, {"CI": "0"}, ModeChoice(Mode.AUTO, "default"), id="ci-0"),
+        pytest.param(None, None, {}, ModeChoice(A, "default"), id="nothing"),
+        pytest.param(None, None, {"CI": "true"}, ModeChoice(R, "CI"), id="ci"),
+        pytest.param(None, None, {"CI": "1"}, ModeChoice(R, "CI"), id="ci-1"),
+        pytest.param(None, None, {"CI": "0"}, ModeChoice(A, "default"), id="ci-0"),
+        pytest.param(None, None, {"CI": "false"}, ModeChoice(A, "default"), id="ci-false"),
+        pytest.param(None, None, {"CI": ""}, ModeChoice(A, "default"), id="ci-empty"),
         pytest.param(
-            None,
-            None,
-            {"CASSETTE_MODE": "append", "CI": "1"},
-            ModeChoice(Mode.APPEND, "CASSETTE_MODE"),
+            None, None, {"CASSETTE_MODE": "append", "CI": "1"}, ModeChoice(P, "CASSETTE_MODE"),
             id="env>ci",
         ),
         pytest.param(
-            None,
-            "record",
-            {"CASSETTE_MODE": "append"},
-            ModeChoice(Mode.RECORD, "marker"),
+            None, "record", {"CASSETTE_MODE": "append"}, ModeChoice(Mode.RECORD, "marker"),
             id="marker>env",
         ),
         pytest.param(
-            "replay",
-            "record",
-            {"CASSETTE_MODE": "append"},
-            ModeChoice(Mode.REPLAY, "--cassette-mode"),
+            "replay", "record", {"CASSETTE_MODE": "append"}, ModeChoice(R, "--cassette-mode"),
             id="cli>marker",
         ),
         pytest.param(
-            "record",
-            None,
-            {"CI": "true"},
-            ModeChoice(Mode.RECORD, "--cassette-mode"),
+            "record", None, {"CI": "true"}, ModeChoice(Mode.RECORD, "--cassette-mode"),
             id="cli-records-on-ci",
         ),
+        pytest.param(None, "append", {"CI": "true"}, ModeChoice(P, "marker"), id="marker-on-ci"),
         pytest.param(
-            None, "append", {"CI": "true"}, ModeChoice(Mode.APPEND, "marker"), id="marker-on-ci"
+            None, " Passthrough ", {}, ModeChoice(Mode.PASSTHROUGH, "marker"), id="case-and-space"
         ),
     ],
-)
+)  # fmt: skip
 def test_precedence(
     cli: str | None, marker: str | None, environ: dict[str, str], expected: ModeChoice
 ) -> None:
@@ -96,24 +66,20 @@ def test_auto_never_records_on_ci(
     assert resolve(cli=cli, marker=marker, env=environ).mode is Mode.REPLAY
 
 
-def test_bad_marker_mode_names_the_choices() -> None:
-    """A typo in the marker's mode is a ConfigError listing every mode, worded as given."""
-    with pytest.raises(ConfigError, match=r"mode='replai'.*auto, replay, record, append"):
-        resolve(marker="replai", env={}, marker_label="@pytest.mark.cassette(mode={!r})")
-
-
-def test_bad_env_mode_names_the_variable() -> None:
-    """A typo in CASSETTE_MODE names the variable."""
-    with pytest.raises(ConfigError, match="CASSETTE_MODE"):
-        resolve(env={"CASSETTE_MODE": "nope"})
-
-
-def test_the_plugin_offers_exactly_the_core_modes() -> None:
-    """The plugin's --cassette-mode choices (spelled out so that loading it loads nothing
-    else) are exactly the core's modes."""
-    from pytest_plugin import plugin
-
-    assert tuple(m.value for m in Mode) == plugin.MODES
+@pytest.mark.parametrize(
+    ("marker", "environ", "message"),
+    [
+        pytest.param(None, {"CASSETTE_MODE": "replai"}, "CASSETTE_MODE 'replai'", id="env"),
+        pytest.param(None, {"CASSETTE_MODE": "none", "CI": "1"}, "CASSETTE_MODE 'none'", id="ci"),
+        pytest.param("replai", {}, "@pytest.mark.cassette\\(mode='replai'\\)", id="marker"),
+    ],
+)
+def test_an_unknown_mode_names_its_source_and_the_choices(
+    marker: str | None, environ: dict[str, str], message: str
+) -> None:
+    """A typo in a mode is a ConfigError naming where it was given and every mode."""
+    with pytest.raises(ConfigError, match=message + ".*auto, replay, record, append"):
+        resolve(marker=marker, env=environ, marker_label="@pytest.mark.cassette(mode={!r})")
 
 
 @pytest.mark.parametrize(

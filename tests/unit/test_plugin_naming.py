@@ -6,17 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from pytest_plugin._config import MAX_NAME, cassette_path, node_name, safe_name
+from pytest_plugin._settings import MAX_NAME, Settings, node_name, place, safe_name
 
 ROOT = Path("/repo")
 DIR = ROOT / "cassettes"
 TEST_FILE = ROOT / "tests" / "api" / "test_chat.py"
-
-
-def _path(nodeid: str, name: str | None = None) -> Path:
-    return cassette_path(
-        cassette_dir=DIR, rootdir=ROOT, test_file=TEST_FILE, nodeid=nodeid, name=name
-    )
+SETTINGS = Settings(
+    rootdir=ROOT, invocation_dir=ROOT, cassette_dir=DIR, cli_mode=None, strict=False,
+    ini_strict=False,
+)  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -34,75 +32,51 @@ def test_node_name(nodeid: str, expected: str) -> None:
     assert node_name(nodeid) == expected
 
 
-def test_default_path_is_dir_module_test() -> None:
-    """A plain test's cassette is <dir>/<module path without .py>/<test>.yaml."""
-    assert (
-        _path("tests/api/test_chat.py::test_hello") == DIR / "tests/api/test_chat/test_hello.yaml"
-    )
-
-
-def test_class_prefix() -> None:
-    """A method's cassette is named Class.method."""
-    got = _path("tests/api/test_chat.py::TestChat::test_hi")
-    assert got == DIR / "tests/api/test_chat/TestChat.test_hi.yaml"
-
-
-def test_safe_id_is_kept_as_is() -> None:
-    """An id made of safe characters stays readable and unhashed."""
-    assert safe_name("test_p[gpt-4o-mini-0.5]") == "test_p[gpt-4o-mini-0.5]"
-
-
-def test_unsafe_id_is_sanitised_with_a_hash() -> None:
-    """Spaces, slashes and quotes become '_' and a hash keeps distinct ids distinct."""
-    a = safe_name('test_p[what is 2/2?"]')
-    b = safe_name("test_p[what_is_2_2_]")
-    assert a.startswith("test_p[what_is_2_2_]-")
-    assert not set('/ "') & set(a)
-    assert a != b
-
-
-def test_non_ascii_and_leading_dot_are_safe() -> None:
-    """Non-ASCII ids and a leading dot (a hidden file) are rewritten."""
-    name = safe_name(".résumé")
-    assert not name.startswith(".")
-    assert name.isascii()
-
-
-def test_long_names_are_capped_with_a_hash() -> None:
-    """Names over the cap are cut and suffixed with a hash of the whole name."""
-    long_a = "test_x[" + "a" * 300 + "]"
-    long_b = "test_x[" + "a" * 299 + "b]"
-    assert len(safe_name(long_a)) == MAX_NAME
-    assert safe_name(long_a) != safe_name(long_b)
-
-
-def test_marker_name_is_module_relative() -> None:
-    """cassette("shared") lives beside the module's own cassettes."""
-    assert (
-        _path("tests/api/test_chat.py::test_a", "shared") == DIR / "tests/api/test_chat/shared.yaml"
-    )
+M = "tests/api/test_chat"
 
 
 @pytest.mark.parametrize(
-    ("name", "expected"),
+    ("nodeid", "name", "expected", "shared", "wide"),
     [
-        pytest.param("common/hello", DIR / "common/hello.yaml", id="slash"),
-        pytest.param("hello.yaml", DIR / "hello.yaml", id="yaml-suffix"),
-        pytest.param("deep/one.yml", DIR / "deep/one.yml", id="yml-suffix"),
-        pytest.param("/abs/c.yaml", Path("/abs/c.yaml"), id="absolute"),
+        pytest.param("::test_hello", None, DIR / M / "test_hello.yaml", False, False, id="plain"),
+        pytest.param("::TestChat::test_hi", None, DIR / M / "TestChat.test_hi.yaml", False, False,
+                     id="class-prefix"),
+        pytest.param("::test_a", "shared", DIR / M / "shared.yaml", True, False, id="module-name"),
+        pytest.param("::test_a", "common/hello", DIR / "common/hello.yaml", True, True, id="slash"),
+        pytest.param("::test_a", "hello.yaml", DIR / "hello.yaml", True, True, id="yaml-suffix"),
+        pytest.param("::test_a", "deep/one.yml", DIR / "deep/one.yml", True, True, id="yml"),
+        pytest.param("::test_a", "/abs/c.yaml", Path("/abs/c.yaml"), True, True, id="absolute"),
+        # Not a name (the option check fails the test): the default file, for the report.
+        pytest.param("::test_a", 5, DIR / M / "test_a.yaml", False, False, id="not-a-name"),
     ],
-)
-def test_marker_name_relative_to_cassette_dir(name: str, expected: Path) -> None:
-    """A name with a slash or a YAML suffix is relative to the cassette dir; absolute stays."""
-    assert _path("tests/api/test_chat.py::test_a", name) == expected
+)  # fmt: skip
+def test_where_the_file_is(
+    nodeid: str, name: object, expected: Path, shared: bool, wide: bool
+) -> None:
+    """<dir>/<module path without .py>/<test>.yaml; a marker name is module-relative, relative
+    to the cassette dir with a slash or a YAML suffix, or absolute."""
+    where = place(SETTINGS, nodeid=f"{M}.py{nodeid}", test_file=TEST_FILE, name=name)
+    assert (where.path, where.shared, where.wide) == (expected, shared, wide)
 
 
-def test_test_file_outside_rootdir_uses_its_name() -> None:
+def test_a_test_file_outside_rootdir_uses_its_name() -> None:
     """A test file outside the rootdir keeps only its own name as the folder."""
-    got = cassette_path(
-        cassette_dir=DIR,
-        rootdir=ROOT,
-        test_file=Path("/elsewhere/test_far.py"),
-        nodeid="../elsewhere/test_far.py::test_x",
-    )
-    assert got == DIR / "test_far/test_x.yaml"
+    far = Path("/elsewhere/test_far.py")
+    where = place(SETTINGS, nodeid="../elsewhere/test_far.py::test_x", test_file=far, name=None)
+    assert where.path == DIR / "test_far/test_x.yaml"
+
+
+def test_names_are_made_safe_and_stay_distinct() -> None:
+    """Safe ids stay readable; spaces, slashes, quotes, non-ASCII and a leading dot are
+    rewritten with a hash that keeps distinct ids distinct; long names are capped."""
+    assert safe_name("test_p[gpt-4o-mini-0.5]") == "test_p[gpt-4o-mini-0.5]"
+    unsafe = safe_name('test_p[what is 2/2?"]')
+    assert unsafe.startswith("test_p[what_is_2_2_]-")
+    assert not set('/ "') & set(unsafe)
+    assert unsafe != safe_name("test_p[what_is_2_2_]")
+    hidden = safe_name(".résumé")
+    assert not hidden.startswith(".")
+    assert hidden.isascii()
+    long_a, long_b = "test_x[" + "a" * 300 + "]", "test_x[" + "a" * 299 + "b]"
+    assert len(safe_name(long_a)) == MAX_NAME
+    assert safe_name(long_a) != safe_name(long_b)

@@ -1,9 +1,9 @@
-"""The end-of-run summary: counts, unused per cassette, savings, and the xdist round trip."""
+"""The end-of-run summary: counts, unused per cassette, savings, tool and MCP lines."""
 
 from __future__ import annotations
 
 from cassettes_core.usage import PriceTable
-from pytest_plugin._summary import CassetteRecord, Tally
+from pytest_plugin._report import CassetteRecord, Tally
 
 PRICES = PriceTable({"gpt-4o-mini": (0.15, 0.60)})
 
@@ -41,8 +41,8 @@ def test_strict_shared_failure_only_in_replay() -> None:
     """Strict unused interactions of a shared cassette fail the run in replay, not in append."""
     replay = Tally([_record("t::a", "s.yaml", shared=True, strict=True, seqs=[1], played=[])])
     append = Tally([_record("t::a", "s.yaml", mode="append", shared=True, strict=True, seqs=[1])])
-    assert [u.path for u in replay.strict_failures()] == ["s.yaml"]
-    assert append.strict_failures() == []
+    assert [(u.path, u.strict, u.shared) for u in replay.unused()] == [("s.yaml", True, True)]
+    assert [u.strict for u in append.unused()] == [False]
 
 
 def test_savings_line_prices_known_models_and_names_the_rest() -> None:
@@ -69,14 +69,6 @@ def test_a_tool_call_adds_no_price_line() -> None:
     assert not any("no price" in line for line in lines)
 
 
-def test_json_round_trip_for_xdist() -> None:
-    """Records survive the worker → controller trip unchanged."""
-    tally = Tally(
-        [_record("t::a", "a.yaml", replayed=1, seqs=[1], played=[1], saved={"m": [1, 2]})]
-    )
-    assert Tally.records_from_json(tally.to_json()) == tally.records
-
-
 def test_empty_tally_renders_nothing() -> None:
     """A run without cassette tests prints no summary section."""
     assert Tally().render(PRICES) == []
@@ -84,7 +76,7 @@ def test_empty_tally_renders_nothing() -> None:
 
 def test_money_keeps_two_significant_digits_below_a_cent() -> None:
     """Small savings stay readable instead of rounding to zero."""
-    from pytest_plugin._summary import money
+    from pytest_plugin._report import money
 
     assert money(1234.5) == "$1,234.50"
     assert money(0.0123) == "$0.01"
@@ -117,5 +109,6 @@ def test_tool_and_mcp_calls_are_counted_apart_and_changed_results_listed() -> No
 
 
 def test_no_agent_line_without_tool_or_mcp_calls() -> None:
+    """A run without tool or MCP calls keeps the summary it always had."""
     lines = Tally([_record("t.py::a", "c/a.yaml", replayed=1)]).render(PRICES)
     assert not any("of these" in line for line in lines)

@@ -1,11 +1,14 @@
-"""One cassette's request: where its file is, and its options from the command line, the
-markers, ``cassette_config`` and the ini file.
+"""The per-test cassette settings: one resolution of where the file is, its mode and its
+options, made once per test (or fixture) into one :class:`CassetteSpec` that everything after
+it reads; and ``cassette_for``, the cassette of a fixture of any scope.
 
-Imported only once a test uses a cassette. Precedence, per option: the command line >
-the closest marker (a function's over a class's or a module's ``pytestmark``) > the
-``cassette_config`` fixture (a directory's defaults, from its ``conftest.py``) > the ini file
-(and, for the mode, ``CASSETTE_MODE`` > ``CI`` ⇒ replay > auto; see ``cassettes_core.modes``).
-Marker keywords, and the keys of ``cassette_config`` (all but ``name``):
+Precedence, per option: the command line > the closest marker (a function's over a class's or
+a module's ``pytestmark``) or ``cassette_for``'s arguments > the ``cassette_config`` fixture (a
+directory's defaults, from its ``conftest.py``) > the ini file (and, for the mode,
+``CASSETTE_MODE`` > ``CI`` ⇒ replay > auto; see ``cassettes_core.modes``). The session-wide
+values (command line, ini, environment) are read and checked once, at session start; a bad one
+is a usage error naming it and the valid values. Marker keywords, and the keys of
+``cassette_config`` (all but ``name``):
 
 ===================  =======================================================================
 ``name`` / arg       cassette name (see below for the path rules)
@@ -31,6 +34,16 @@ marker name is the caller's choice and is not rewritten: ``cassette("shared")`` 
 module-relative (``<dir>/<module path>/shared.yaml``); a name with a ``/`` or ending in
 ``.yaml``/``.yml`` is relative to the cassette dir (``cassette("common/hello")`` is
 ``<dir>/common/hello.yaml``); an absolute path is used as it is.
+
+**A fixture of a wider scope** (class, module, package, session) is set up by whichever test
+needs it first, so the plugin pauses every cassette in force while it sets up and tears down;
+``cassette_for(request)`` (in ``_session``) gives one a cassette of its own, named and placed
+like a test's after
+the fixture (``<cassette dir>/<path of the module, class or package that owns the scope, or of
+the conftest folder of a session fixture>/<Class.>fixture.yaml``), its options resolved like a
+marker's (package and session fixtures do not read ``cassette_config``).
+
+Light on purpose: pytest and the standard library at import; the core when a cassette opens.
 """
 
 from __future__ import annotations
@@ -41,8 +54,8 @@ import hashlib
 import os
 import re
 import shlex
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +64,13 @@ import pytest
 if TYPE_CHECKING:
     from cassettes_core.modes import ModeChoice
     from cassettes_core.options import RecorderOptions
+
+# The choices of the enumerated settings, spelled out so that checking them at session start
+# loads nothing of the core (a test checks they are the core's own).
+MODES = ("auto", "replay", "record", "append", "passthrough")
+RECORD_ERRORS = ("useful", "all")
+DRIFT_CHOICES = ("summary", "warn", "error")
+MODE_ENV = "CASSETTE_MODE"
 
 MARKER_KEYWORDS = (
     "name",
@@ -64,9 +84,6 @@ MARKER_KEYWORDS = (
     "record_errors",
 )
 CONFIG_KEYS = MARKER_KEYWORDS[1:]  # a directory's defaults name no file
-# The record_errors choices (cassettes_core.options.RECORD_ERRORS; a test checks), spelled
-# out so that checking the ini option loads nothing of the core.
-RECORD_ERRORS = ("useful", "all")
 MARKER = "@pytest.mark.cassette"
 CONFIG = "cassette_config"
 
@@ -75,7 +92,7 @@ _PLUGIN_BOOLS = ("strict", "block_unmatched")
 
 @dataclass(frozen=True)
 class Settings:
-    """The session-wide options, read once."""
+    """The session-wide options, read and checked once."""
 
     rootdir: Path
     invocation_dir: Path
@@ -84,36 +101,44 @@ class Settings:
     strict: bool
     ini_strict: bool
     record_errors: str = "useful"
-
-
-def check_ini(config: pytest.Config) -> None:
-    """Fail the run at once (a usage error) on a bad value of our choice-valued ini options."""
-    # Checked here without loading the core (a session without cassettes never loads it).
-    record_errors = _ini(config, "cassette_record_errors")
-    if record_errors and record_errors.lower() not in RECORD_ERRORS:
-        raise pytest.UsageError(
-            f"cassette_record_errors = {record_errors!r}: choose {' or '.join(RECORD_ERRORS)} "
-            "(useful, the default, does not record auth failures, 404s, an account out of "
-            "credit or an unreachable provider; "
-            "all records every failure)"
-        )
+    version_drift: str = "summary"
 
 
 def _ini(config: pytest.Config, name: str) -> str:
     return str(config.getini(name) or "").strip()
 
 
+def _choice(value: str, choices: Sequence[str], where: str, why: str) -> str:
+    if value.lower() in choices:
+        return value.lower()
+    joined = " or ".join(choices) if len(choices) == 2 else ", ".join(choices)
+    raise pytest.UsageError(f"{where} = {value!r}: choose {joined} ({why})")
+
+
+def check_environment(environ: Mapping[str, str] | None = None) -> None:
+    """A ``CASSETTE_MODE`` that names no mode is a usage error at once, before the isolation
+    guard reads it: under ``CI`` a typo there must never turn the guard off."""
+    env = os.environ if environ is None else environ
+    value = env.get(MODE_ENV, "").strip()
+    if value:
+        _choice(value, MODES, MODE_ENV, "the mode of every cassette test without one of its own")
+
+
 def read_settings(config: pytest.Config) -> Settings:
+    """The session's settings; a bad value of an enumerated one is a usage error naming it."""
+    check_environment()
     rootdir = config.rootpath
     invocation_dir = config.invocation_params.dir
     cli_dir = config.getoption("cassette_dir")
-    ini_dir = str(config.getini("cassette_dir") or "").strip()
+    ini_dir = _ini(config, "cassette_dir")
     if cli_dir:
         cassette_dir = invocation_dir / Path(cli_dir)
     elif ini_dir:
         cassette_dir = rootdir / Path(ini_dir)
     else:
         cassette_dir = rootdir / "cassettes"
+    record_errors = _ini(config, "cassette_record_errors") or "useful"
+    drift = _ini(config, "cassette_version_drift") or "summary"
     return Settings(
         rootdir=rootdir,
         invocation_dir=invocation_dir,
@@ -121,8 +146,47 @@ def read_settings(config: pytest.Config) -> Settings:
         cli_mode=config.getoption("cassette_mode"),
         strict=bool(config.getoption("cassette_strict")),
         ini_strict=bool(config.getini("cassette_strict")),
-        record_errors=_ini(config, "cassette_record_errors").lower() or "useful",
+        record_errors=_choice(
+            record_errors,
+            RECORD_ERRORS,
+            "cassette_record_errors",
+            "useful, the default, does not record auth failures, 404s, an account out of "
+            "credit or an unreachable provider; all records every failure",
+        ),
+        version_drift=_choice(
+            drift,
+            DRIFT_CHOICES,
+            "cassette_version_drift",
+            "summary, the default, lists drift in the terminal summary; warn also emits a "
+            "CassetteVersionWarning; error fails the tests that load a drifted cassette",
+        ),
     )
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where one test's (or fixture's) cassette file is."""
+
+    path: Path
+    shared: bool  # named in the marker: other tests may use it too
+    wide: bool  # named relative to the cassette dir (or absolute): shared across modules
+
+
+def place(settings: Settings, *, nodeid: str, test_file: Path, name: object) -> Place:
+    """The file for ``name`` (the marker's, unchecked: anything but a non-empty string names
+    none, and the option check says what is wrong with it)."""
+    given = name if isinstance(name, str) and name.strip() else None
+    path = cassette_path(
+        cassette_dir=settings.cassette_dir,
+        rootdir=settings.rootdir,
+        test_file=test_file,
+        nodeid=nodeid,
+        name=given,
+    )
+    wide = given is not None and (
+        "/" in given or given.endswith(_SUFFIXES) or Path(given).is_absolute()
+    )
+    return Place(path, shared=given is not None, wide=wide)
 
 
 def _no_options() -> RecorderOptions:
@@ -131,7 +195,7 @@ def _no_options() -> RecorderOptions:
 
 @dataclass(frozen=True)
 class CassetteSpec:
-    """Everything needed to open one test's cassette."""
+    """One test's cassette settings, resolved once: its file, mode, strictness and options."""
 
     nodeid: str
     path: Path
@@ -141,11 +205,6 @@ class CassetteSpec:
     target: str
     recorder_options: RecorderOptions = field(default_factory=_no_options)
     block_unmatched: bool | None = None
-
-    def for_fixture(self, target: str) -> CassetteSpec:
-        """This spec for a fixture's own cassette: re-recorded by running ``target`` (the
-        module, class or folder that owns its scope); never strict (strict is the tests')."""
-        return replace(self, target=target, strict=False)
 
     def command(self, mode: str) -> str:
         """The pytest command that runs this test again in ``mode``."""
@@ -171,8 +230,8 @@ class CassetteSpec:
 
 
 def marker_options(marks: Iterable[pytest.Mark], label: str = MARKER) -> dict[str, Any]:
-    """Merge ``cassette`` markers, closest first; raises ``ConfigError`` on bad keywords
-    (``label`` names where they were given)."""
+    """Merge ``cassette`` markers, closest first, unchecked but for their form (at most one
+    positional argument, known keywords): a ``ConfigError`` naming ``label`` otherwise."""
     from cassettes_core import ConfigError
 
     marks = list(marks)
@@ -194,22 +253,12 @@ def marker_options(marks: Iterable[pytest.Mark], label: str = MARKER) -> dict[st
     name = marker_name(marks)
     if name is not None:
         merged["name"] = name
-    _settle_iterables(merged)
-    checked_options(merged, label)
     return merged
 
 
-def _settle_iterables(options: dict[str, Any]) -> None:
-    # A generator of allowed values would be used up by the first check: keep it as a tuple.
-    allowed = options.get("allow_secrets")
-    if allowed is not None and not isinstance(allowed, str | bytes | Mapping):
-        # Not iterable at all: checked_options says what it must be.
-        with contextlib.suppress(TypeError):
-            options["allow_secrets"] = tuple(allowed)
-
-
 def config_options(value: object) -> dict[str, Any]:
-    """The dict the ``cassette_config`` fixture returned, checked (``None`` values dropped)."""
+    """The dict the ``cassette_config`` fixture returned, keys checked (``None`` values
+    dropped)."""
     from cassettes_core import ConfigError
 
     if value is None:
@@ -226,14 +275,11 @@ def config_options(value: object) -> dict[str, Any]:
             f"{CONFIG} returned unknown {keys} {', '.join(repr(k) for k in unknown)}; "
             f"the keys it may set are {', '.join(CONFIG_KEYS)}"
         )
-    options = {str(key): item for key, item in value.items() if item is not None}
-    _settle_iterables(options)
-    checked_options(options, CONFIG)
-    return options
+    return {str(key): item for key, item in value.items() if item is not None}
 
 
 def checked_options(options: Mapping[str, Any], source: str) -> RecorderOptions:
-    """Check each value (``source`` names where it came from); the recorder's options."""
+    """Check each value once (``source`` names where they came from); the recorder's options."""
     from cassettes_core import ConfigError
     from cassettes_core.options import check_options
 
@@ -243,61 +289,70 @@ def checked_options(options: Mapping[str, Any], source: str) -> RecorderOptions:
     name = options.get("name")
     if name is not None and (not isinstance(name, str) or not name.strip()):
         raise bad("name", "a non-empty string")
-    if options.get("mode") is not None and not isinstance(options["mode"], str):
+    mode = options.get("mode")
+    if mode is not None and not isinstance(mode, str):
         raise bad("mode", "a mode name string")
+    if mode is not None and mode.strip().lower() not in MODES:
+        raise ConfigError(
+            f"{source}(mode={mode!r}) is not a cassette mode; use one of {', '.join(MODES)}"
+        )
     for key in _PLUGIN_BOOLS:
         if options.get(key) is not None and not isinstance(options[key], bool):
             raise bad(key, "True or False")
+    allowed = options.get("allow_secrets")
+    if allowed is not None and not isinstance(allowed, str | bytes | Mapping):
+        # A generator would be used up by the check: keep it as a tuple (not iterable at all:
+        # check_options says what it must be).
+        with contextlib.suppress(TypeError):
+            options = {**options, "allow_secrets": tuple(allowed)}
     return check_options(options, source=source)
 
 
-def build_spec(
-    *,
+def resolve(
     settings: Settings,
+    *,
     nodeid: str,
     test_file: Path,
     marks: Iterable[pytest.Mark],
-    environ: Mapping[str, str] | None = None,
     defaults: object = None,
     label: str = MARKER,
+    where: Place | None = None,
 ) -> CassetteSpec:
-    """The cassette request of one test: path, mode (with its source), strictness, options.
+    """The one resolution of a cassette's settings: file, mode (with its source), strictness
+    and recorder options, each value checked once, against the source that gave it.
 
     ``defaults``: what the ``cassette_config`` fixture returned (the markers override it);
-    ``label``: how messages name where the options were given (``cassette_for`` for a fixture).
+    ``label``: how messages name where the options were given (``cassette_for`` for a
+    fixture); ``where``: the file, when the session placed it already (at collection).
     """
-    from cassettes_core.modes import resolve
+    from cassettes_core.modes import resolve as resolve_mode
 
-    options = marker_options(marks, label)
+    given = marker_options(marks, label)
     configured = config_options(defaults)
-    name = options.get("name")
-    path = cassette_path(
-        cassette_dir=settings.cassette_dir,
-        rootdir=settings.rootdir,
-        test_file=test_file,
-        nodeid=nodeid,
-        name=name,
-    )
     # A marker's keyword given as None leaves the directory's default in force.
-    merged = {**configured, **{key: value for key, value in options.items() if value is not None}}
-    source = label if options.get("mode") is not None else CONFIG
-    mode = resolve(
+    own = {key: value for key, value in given.items() if value is not None}
+    checked: RecorderOptions = {
+        **checked_options(configured, CONFIG),
+        **checked_options(own, label),
+    }
+    merged = {**configured, **own}
+    if where is None:
+        where = place(settings, nodeid=nodeid, test_file=test_file, name=given.get("name"))
+    mode = resolve_mode(
         cli=settings.cli_mode,
         marker=merged.get("mode"),
-        env=environ,
-        marker_label=f"{source}(mode={{!r}})",
-        marker_source="marker" if source == label else CONFIG,
+        marker_source="marker" if "mode" in own else CONFIG,
     )
     own_strict = merged.get("strict")
     strict = settings.strict or (settings.ini_strict if own_strict is None else own_strict)
     return CassetteSpec(
         nodeid=nodeid,
-        path=path,
-        shared=name is not None,
+        path=where.path,
+        shared=where.shared,
         mode=mode,
         strict=strict,
         target=rerecord_target(settings, nodeid, test_file),
-        recorder_options=recorder_options(checked_options(merged, label), settings),
+        recorder_options=recorder_options(checked, settings),
         block_unmatched=merged.get("block_unmatched"),
     )
 

@@ -1,15 +1,20 @@
-"""The cassette of one running test (or fixture): its recorder, interception, and results.
+"""The cassette session of one running test (or fixture): its recorder, interception, and
+results.
 
 ``CassetteSession`` is the value of the ``cassette`` fixture. It reads what happened from the
 recorder's event log (``recorder.log``), the one record of each call: the summary's counts,
-the tokens replay saved, and the problems that fail a test phase all come from there. Imported
-(with the core, httpx and YAML) only when a test uses a cassette.
+the tokens replay saved, and the problems that fail a test phase all come from there.
+``cassette_for`` opens one for a fixture of any scope. Imported (with the core) only when a
+test uses a cassette.
 """
 
 from __future__ import annotations
 
+import contextlib
+import shlex
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,12 +32,23 @@ from cassettes_core import (
 from cassettes_core.events import Cursor
 from cassettes_core.usage import usage_of
 from pytest_plugin._agents import agent_counts
-from pytest_plugin._config import CassetteSpec
-from pytest_plugin._state import REPORT_LINE_KEY, SESSION_KEY, state_of
-from pytest_plugin._summary import CassetteRecord
+from pytest_plugin._report import (
+    LEAVE_ALONE,
+    REPORT_LINE_KEY,
+    SESSION_KEY,
+    CassetteRecord,
+    PluginState,
+    Problems,
+    error_failure,
+    problems_failure,
+    state_of,
+)
+from pytest_plugin._settings import MARKER, CassetteSpec, rerecord_target, resolve
 
 if TYPE_CHECKING:
+    from cassettes_core import MatchPolicy
     from cassettes_core.events import EventKind
+    from cassettes_core.options import BeforeRecord
     from cassettes_core.transport import Interception
     from cassettes_core.transport import httpx as httpx_adapter
     from cassettes_core.transport import httpx2 as httpx2_adapter
@@ -253,45 +269,187 @@ class CassetteSession:
         )
 
 
-def open_session(spec: CassetteSpec, *, existed: bool, run_id: str) -> CassetteSession:
-    """Load the cassette and turn interception on; the caller stops it at teardown.
+def open_session(spec: CassetteSpec, state: PluginState) -> CassetteSession:
+    """Load the cassette and turn interception on; the caller closes it at teardown.
 
-    ``existed``: whether the file was there when the session collected its tests.
+    ``auto`` decides on whether the file was there when the session first looked (collection).
     """
-    session = CassetteSession(spec, existed=existed, run_id=run_id)
+    session = CassetteSession(spec, existed=state.existed(spec.path), run_id=state.run_id)
     session.start()
     return session
 
 
-def close_session(session: CassetteSession) -> CassetteRecord:
-    """Turn interception off and return what the test did."""
+def close_session(session: CassetteSession, state: PluginState, *, fixture: bool = False) -> None:
+    """Turn interception off and add what the test (or fixture) did to the run's results."""
+    if not fixture:
+        state.open.remove(session)
     session.stop()
-    return session.result()
+    record = session.result()
+    record.fixture = fixture
+    state.tally.records.append(record)
 
 
-def open_for_test(
-    item: pytest.Item, request: pytest.FixtureRequest, marker: str
-) -> CassetteSession:
+def close_for_fixture(
+    session: CassetteSession, state: PluginState, raised: BaseException | None
+) -> None:
+    """Close a fixture's own cassette and fail (its setup or teardown) on its problems."""
+    close_session(session, state, fixture=True)
+    if not isinstance(raised, LEAVE_ALONE):
+        fail_on_problems(session, raised)
+
+
+def fail_on_problems(session: CassetteSession, raised: BaseException | None) -> None:
+    """Fail (a fixture's setup or teardown) on the problems not reported yet."""
+
+    problems = Problems(session.take("missed"), session.take("blocked"), session.take("refused"))
+    if problems.every:
+        text = problems_failure(problems, raised, session.path)
+        raise pytest.fail.Exception(text, pytrace=False) from None
+
+
+def open_for_test(item: pytest.Item, request: pytest.FixtureRequest) -> CassetteSession:
     """Open the cassette of test ``item`` (its markers over ``cassette_config``), or fail its
     setup with the error's class and the cassette file (never a bare "cassette:")."""
-    from pytest_plugin._config import build_spec
-    from pytest_plugin._failures import error_failure, path_of_item
-
     state = state_of(item.config)
+    where = None
     try:
-        spec = build_spec(
-            settings=state.settings,
+        where = state.place(item)
+        spec = resolve(
+            state.settings,
             nodeid=item.nodeid,
             test_file=item.path,
-            marks=item.iter_markers(marker),
+            marks=item.iter_markers("cassette"),
             defaults=request.getfixturevalue("cassette_config"),
+            label=MARKER,
+            where=where,
         )
-        session = open_session(spec, existed=state.existed(spec.path), run_id=state.run_id)
+        session = open_session(spec, state)
     except CassetteError as exc:
-        text = error_failure(exc, path_of_item(state, item, marker))
+        text = error_failure(exc, where.path if where is not None else None)
         raise pytest.fail.Exception(text, pytrace=False) from None
     item.stash[SESSION_KEY] = session
-    state.open.append(session)
+    state.open.append(session)  # the test's: closed at its teardown, or at the session's end
     base = str(state.settings.invocation_dir)
     item.stash[REPORT_LINE_KEY] = (str(spec.path), base, session.mode, session.mode_source)
     return session
+
+
+# -- a fixture's own cassette -----------------------------------------------------------------
+
+# The scopes whose fixtures may read `cassette_config` (a module-scoped fixture by default).
+_CONFIGURED_SCOPES = ("function", "class", "module")
+
+
+def _config_for(request: pytest.FixtureRequest) -> dict[str, object] | None:
+    """What ``cassette_config`` says for this fixture: a function, class or module fixture
+    reads the directory's defaults like a test. A package or session fixture is wider than any
+    one directory's defaults (which ``cassette_config`` pytest would pick would depend on the
+    test that happened to set it up first), so it takes its options as keywords only."""
+    if request.scope not in _CONFIGURED_SCOPES:
+        return None
+    from cassettes_core import ConfigError
+
+    try:
+        config: dict[str, object] = request.getfixturevalue("cassette_config")
+    except pytest.fail.Exception as exc:  # ScopeMismatch: a narrower override than the fixture
+        raise ConfigError(
+            f"the {request.scope}-scoped fixture {request.fixturename!r} cannot read a "
+            f"narrower cassette_config ({str(exc).strip().splitlines()[0]}); make the "
+            "cassette_config override module-scoped, as the plugin's own is"
+        ) from None
+    return config
+
+
+def _defined_under(request: pytest.FixtureRequest) -> str:
+    """The folder (node id) of the conftest that defines a session fixture, ``""`` at the
+    root: two same-named session fixtures in different folders get different cassettes."""
+    definition = getattr(request, "_fixturedef", None)  # pytest's FixtureDef (no public API)
+    baseid = getattr(definition, "baseid", "")
+    return baseid if isinstance(baseid, str) else ""
+
+
+@contextlib.contextmanager
+def cassette_for(
+    request: pytest.FixtureRequest,
+    name: str | None = None,
+    *,
+    mode: str | None = None,
+    repeat_last: bool | None = None,
+    policy: MatchPolicy | None = None,
+    before_record: BeforeRecord | None = None,
+    allow_secrets: Sequence[str] | None = None,
+    block_unmatched: bool | None = None,
+    record_errors: str | None = None,
+) -> Iterator[CassetteSession]:
+    """A cassette of its own for the fixture ``request`` belongs to, in force inside the block::
+
+        @pytest.fixture(scope="module")
+        def agent(request):
+            with cassette_for(request) as cassette:  # cassettes/<module path>/agent.yaml
+                yield build_agent()                   # setup and teardown calls recorded here
+
+    The keywords are the marker's; ``strict`` is the tests' own, so it is not one of them.
+    A miss, a blocked request or an unrecorded live failure fails the fixture's setup or
+    teardown, even when its code caught it.
+    """
+    given = {
+        "mode": mode,
+        "repeat_last": repeat_last,
+        "policy": policy,
+        "before_record": before_record,
+        "allow_secrets": allow_secrets,
+        "block_unmatched": block_unmatched,
+        "record_errors": record_errors,
+    }
+    mark = pytest.mark.cassette(
+        *([name] if name is not None else []),
+        **{key: value for key, value in given.items() if value is not None},
+    ).mark
+    fixture = request.fixturename
+    if fixture is None:
+        raise pytest.UsageError(
+            "cassette_for(request) takes the request of a fixture; a test gets its cassette "
+            "from @pytest.mark.cassette or the cassette fixture"
+        )
+    state = state_of(request.config)
+    if request.scope == "function" and state.current() is not None:
+        # Its calls run inside the test's own cassette, which already covers function fixtures:
+        # a second cassette there would take the test body's calls too.
+        raise pytest.fail.Exception(
+            f"ConfigError: the function-scoped fixture {fixture!r} runs inside the test's own "
+            "cassette, which records its calls already; drop cassette_for there, or give the "
+            "fixture a wider scope (class, module, package, session) to keep a cassette of "
+            "its own",
+            pytrace=False,
+        )
+    node = request.node
+    owner = node.nodeid.partition("[")[0] if isinstance(node, pytest.Item) else node.nodeid
+    test_file = node.path
+    if request.scope == "session" and (folder := _defined_under(request)):
+        owner, test_file = folder, request.config.rootpath / folder
+    try:
+        spec = resolve(
+            state.settings,
+            nodeid=f"{owner}::{fixture}",
+            test_file=test_file,
+            marks=[mark],
+            defaults=_config_for(request),
+            label="cassette_for",
+        )
+        # Re-recorded by running the module, class or folder that owns its scope; never
+        # strict (strict is the tests').
+        target = rerecord_target(state.settings, owner, test_file) if owner else shlex.quote(".")
+        spec = replace(spec, target=target, strict=False)
+        session = open_session(spec, state)
+    except CassetteError as exc:
+        raise pytest.fail.Exception(error_failure(exc, None), pytrace=False) from None
+    state.fixtures.append((fixture, session))
+    raised: BaseException | None = None
+    try:
+        yield session
+    except BaseException as exc:
+        raised = exc
+        raise
+    finally:
+        state.fixtures.remove((fixture, session))
+        close_for_fixture(session, state, raised)

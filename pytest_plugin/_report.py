@@ -1,0 +1,965 @@
+"""The end of a run: what each cassette did, the failures it causes, drift, the usage list.
+
+**Summary.** Each test (and each fixture with a cassette of its own) leaves one
+:class:`CassetteRecord`, made from its recorder's event log; xdist workers send theirs to the
+controller, which prints one summary. Unused interactions are counted per cassette file over
+every test of the run that used it.
+
+**A test phase fails** on a miss, a request blocked in replay, or a live failure kept out of
+the recording, in the phase it happened in, whatever the code made of it (raised, wrapped by an
+SDK, caught): the problems are the recorder's logged errors, known by identity. Under strict,
+unused interactions fail the teardown. Failures are ``pytest.fail(..., pytrace=False)``.
+
+**The run fails** on ``--cassette-strict`` for a shared cassette (one named in the marker) with
+interactions no test played, but only when the run speaks for every test that uses it: each
+collected one ran (none skipped, deselected, or left unrun by ``-x``/``--maxfail``), the tests
+were not picked by node id or ``--lf``, and, for a cassette shared across modules (a name with
+``/`` or ``.yaml``, or an absolute path), pytest collected from its default roots. Otherwise
+the unused interactions are listed with the reason strict was not applied. A failure is an
+error of its own, named after the cassette, and the run exits 1.
+
+**Version drift.** Every cassette loaded while a session runs reports its drift to the
+session's :class:`DriftReporter` (the core looks up :func:`active` here before it warns),
+whoever made its Recorder. ``cassette_version_drift``: ``summary`` (default: listed once at the
+end, no warning), ``warn`` (also a ``CassetteVersionWarning``) or ``error`` (loading a drifted
+cassette raises ``VersionDriftError``); a Recorder's own ``on_version_drift`` wins.
+
+**The usage list** (``--cassette-usage=FILE`` or the ini ``cassette_usage_file``) for
+``cassettes prune``: one JSON file, written atomically by the controller, with ``complete``
+(false, with the reasons in ``partial``, when tests were deselected, only some paths or node
+ids were named, the run stopped early, collection failed, or ``--lf``/``--sw`` narrowed it)
+and, per cassette file (relative to rootdir), the tests that used it, the seqs they played,
+the seqs it held, a hash of the file, and ``not_judged`` when a test of it failed or was
+skipped. ``prune`` refuses a partial list and skips a cassette whose file changed since.
+
+Light on purpose: only pytest and the standard library at import (the drift reporter is armed
+at configure); the core comes in when a cassette is used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shlex
+import threading
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_plugin._agents import agent_lines
+from pytest_plugin._settings import Place, Settings, marker_name, place, read_settings
+
+if TYPE_CHECKING:
+    from cassettes_core import CassetteError, Interaction
+    from cassettes_core.usage import PriceTable
+    from pytest_plugin._session import CassetteSession
+
+MAX_LISTED = 10
+
+
+@dataclass
+class CassetteRecord:
+    """What one test did with its cassette."""
+
+    nodeid: str
+    path: str
+    mode: str
+    source: str
+    shared: bool = False
+    strict: bool = False
+    replayed: int = 0
+    recorded: int = 0
+    missed: int = 0
+    live: int = 0
+    seqs: list[int] = field(default_factory=list)
+    played: list[int] = field(default_factory=list)
+    saved: dict[str, list[int]] = field(default_factory=dict)  # model -> [input, output]
+    skipped: bool = False
+    fixture: bool = False  # a fixture's own cassette (cassette_for), not a test's
+    went_live: list[str] = field(default_factory=list)  # unrecognised, to a provider host
+    blocked: int = 0
+    drained: int = 0  # live streams left open, read to their end at the test's end
+    dropped: int = 0  # … that could not be: not recorded
+    unrecorded: int = 0  # live failures the record_errors policy kept out of the cassette
+    # Of the interactions above, those of tools (@tool) and MCP calls, counted apart.
+    tool_replayed: int = 0
+    tool_recorded: int = 0
+    mcp_replayed: int = 0
+    mcp_recorded: int = 0
+    tools_changed: list[str] = field(default_factory=list)  # "name (seq N)", safe tools
+
+
+@dataclass(frozen=True)
+class Unused:
+    path: str
+    seqs: tuple[int, ...]
+    tests: tuple[str, ...]
+    strict: bool
+    shared: bool
+
+
+@dataclass
+class Tally:
+    records: list[CassetteRecord] = field(default_factory=list)
+
+    def unused(self) -> list[Unused]:
+        """Interactions of each cassette file that no test of this run played."""
+        by_path: dict[str, list[CassetteRecord]] = {}
+        for record in self.records:
+            by_path.setdefault(record.path, []).append(record)
+        found: list[Unused] = []
+        for path, records in sorted(by_path.items()):
+            every = set().union(*(r.seqs for r in records))
+            played = set().union(*(r.played for r in records))
+            left = tuple(sorted(every - played))
+            if left:
+                found.append(
+                    Unused(
+                        path=path,
+                        seqs=left,
+                        tests=tuple(dict.fromkeys(r.nodeid for r in records)),
+                        strict=any(r.strict and r.mode == "replay" for r in records),
+                        shared=any(r.shared for r in records),
+                    )
+                )
+        return found
+
+    def render(
+        self,
+        prices: PriceTable,
+        *,
+        base: str | None = None,
+        verbose: bool = False,
+        ci: bool = False,
+    ) -> list[str]:
+        """The summary lines; paths under ``base`` (the invocation dir) are shown relative.
+
+        ``ci``: the run is on CI, where a marker's explicit recording mode deserves a warning.
+        """
+        if not self.records:
+            return []
+        records = self.records
+        unused = self.unused()
+        counts = [
+            _count(sum(r.replayed for r in records), "interaction", "replayed"),
+            f"{sum(r.recorded for r in records)} recorded",
+            f"{sum(r.missed for r in records)} missed",
+            f"{sum(len(u.seqs) for u in unused)} unused",
+        ]
+        blocked = sum(r.blocked for r in records)
+        if blocked:
+            counts.append(f"{blocked} blocked")
+        unrecorded = sum(r.unrecorded for r in records)
+        if unrecorded:
+            counts.append(f"{unrecorded} live failure{'s' if unrecorded != 1 else ''} not recorded")
+        live = sum(r.live for r in records if r.mode == "passthrough")
+        if live:
+            counts.append(f"{live} passed through live")
+        cassettes = _count(len({r.path for r in records}), "cassette", "used")
+        tests = _count(len({r.nodeid for r in records if not r.fixture}), "test")
+        fixtures = len({r.nodeid for r in records if r.fixture})
+        if fixtures:
+            tests += f" and {_count(fixtures, 'fixture')}"
+        lines = [f"{cassettes} by {tests}: {', '.join(counts)}"]
+        lines.extend(_savings(records, prices))
+        limit = None if verbose else MAX_LISTED
+        if unused:
+            lines.append("unused interactions (recorded, never played in this run):")
+            for item in unused[:limit]:
+                seqs = ", ".join(str(s) for s in item.seqs)
+                label = "seq" if len(item.seqs) == 1 else "seqs"
+                lines.append(
+                    f"  {shown(item.path, base)}: {label} {seqs}  ({', '.join(item.tests[:3])}"
+                    f"{', …' if len(item.tests) > 3 else ''})"
+                )
+            _more(lines, len(unused), limit)
+        missed = [r for r in records if r.missed]
+        if missed:
+            lines.append("missed (see each failure for the diff):")
+            lines.extend(f"  {r.nodeid} -> {shown(r.path, base)}" for r in missed[:limit])
+            _more(lines, len(missed), limit)
+        lines.extend(agent_lines(records, limit))
+        lines.extend(_went_live(records, limit))
+        lines.extend(_streams(records))
+        if ci:
+            lines.extend(_recorded_on_ci(records))
+        return lines
+
+
+def shown(path: str, base: str | None) -> str:
+    """``path`` relative to ``base`` when it lies under it, else as it is."""
+    if base is None:
+        return path
+    try:
+        relative = os.path.relpath(path, base)
+    except ValueError:  # another drive on Windows
+        return path
+    return path if relative.startswith(os.pardir) else relative
+
+
+def money(cost: float) -> str:
+    """Dollars: cents when there are any, else two significant digits (``$0.000016``)."""
+    if cost >= 0.01:
+        return f"${cost:,.2f}"
+    if cost <= 0:
+        return "$0"
+    return f"${cost:.{1 - math.floor(math.log10(cost))}f}"
+
+
+def _count(n: int, noun: str, verb: str = "") -> str:
+    text = f"{n} {noun}{'' if n == 1 else 's'}"
+    return f"{text} {verb}" if verb else text
+
+
+def _more(lines: list[str], total: int, limit: int | None) -> None:
+    if limit is not None and total > limit:
+        lines.append(f"  … and {total - limit} more (-v lists all)")
+
+
+def _savings(records: Sequence[CassetteRecord], prices: PriceTable) -> list[str]:
+    per_model: dict[str, list[int]] = {}
+    for record in records:
+        for model, (tokens_in, tokens_out) in record.saved.items():
+            slot = per_model.setdefault(model, [0, 0])
+            slot[0] += tokens_in
+            slot[1] += tokens_out
+    # A tool or MCP call asks no model and reports no tokens: nothing to price.
+    per_model = {model: counts for model, counts in per_model.items() if any(counts)}
+    total_in = sum(v[0] for v in per_model.values())
+    total_out = sum(v[1] for v in per_model.values())
+    if not total_in and not total_out:
+        return []
+    cost = 0.0
+    unpriced: list[str] = []
+    for model, (tokens_in, tokens_out) in sorted(per_model.items()):
+        price = prices.cost(model, tokens_in, tokens_out)
+        if price is None:
+            unpriced.append(model)
+        else:
+            cost += price
+    line = (
+        f"replay saved {total_in + total_out:,} tokens ({total_in:,} input, {total_out:,} output)"
+    )
+    if len(unpriced) < len(per_model):
+        line += f", about {money(cost)} (estimated)"
+    lines = [line]
+    if unpriced:
+        lines.append(
+            f"  no price for {', '.join(unpriced)}: add one with the cassette_prices ini option"
+        )
+    return lines
+
+
+def _went_live(records: Sequence[CassetteRecord], limit: int | None) -> list[str]:
+    tests = [r for r in records if r.went_live]
+    if not tests:
+        return []
+    total = sum(len(r.went_live) for r in tests)
+    lines = [
+        f"{_count(total, 'request')} to provider hosts went live unrecorded (not a kind of call "
+        "a cassette records; replay blocks them unless block_unmatched=False):"
+    ]
+    for record in tests[:limit]:
+        calls = list(dict.fromkeys(record.went_live))
+        lines.append(f"  {record.nodeid}: {', '.join(calls[:5])}{' …' if len(calls) > 5 else ''}")
+    _more(lines, len(tests), limit)
+    return lines
+
+
+def _streams(records: Sequence[CassetteRecord]) -> list[str]:
+    lines = []
+    drained = sum(r.drained for r in records)
+    dropped = sum(r.dropped for r in records)
+    if drained:
+        lines.append(
+            f"{_count(drained, 'live stream')} left open by the test read to the end and recorded"
+        )
+    if dropped:
+        lines.append(
+            f"{_count(dropped, 'live stream')} left open could not be read to the end: not "
+            "recorded (see the warnings)"
+        )
+    return lines
+
+
+def _recorded_on_ci(records: Sequence[CassetteRecord]) -> list[str]:
+    chosen = [
+        r for r in records if r.source == "marker" and r.recorded and r.mode in ("record", "append")
+    ]
+    if not chosen:
+        return []
+    first = chosen[0]
+    return [
+        f"warning: CI is set, but {_count(len(chosen), 'test')} recorded because the marker "
+        f"chose mode={first.mode!r} (first: {first.nodeid}); a marker's mode overrides CI, so "
+        "remove it once the cassette is committed"
+    ]
+
+
+class FailureText:
+    """A failure text whose short-summary line is its first line (``reprcrash.message``)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.reprcrash = SimpleNamespace(message=text.split("\n", 1)[0])
+
+    def toterminal(self, out: Any) -> None:
+        for line in self.text.split("\n"):
+            out.line(line)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+# -- strict on shared cassettes: who uses each one, and the verdict ----------------------------
+
+
+@dataclass
+class Users:
+    """The collected tests of each cassette file, and which files lost tests to deselection."""
+
+    tests: dict[str, set[str]] = field(default_factory=dict)
+    wide: set[str] = field(default_factory=set)
+    partial: set[str] = field(default_factory=set)
+
+    def collected(self, path: str, nodeid: str, *, wide: bool) -> None:
+        self.tests.setdefault(path, set()).add(nodeid)
+        if wide:
+            self.wide.add(path)
+
+    def deselected(self, path: str) -> None:
+        self.partial.add(path)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Strict shared cassettes with unused interactions: those that fail, those let off."""
+
+    failed: tuple[Unused, ...] = ()
+    waived: tuple[tuple[Unused, str], ...] = ()
+
+    def lines(self, base: str | None) -> list[str]:
+        out = [
+            f"--cassette-strict FAILED {shown(u.path, base)}: {seqs_of(u)} played by none of the "
+            f"{len(u.tests)} tests that use it (the run exits 1)"
+            for u in self.failed
+        ]
+        out.extend(
+            f"--cassette-strict not applied to {shown(u.path, base)} in this run: {why}"
+            for u, why in self.waived
+        )
+        return out
+
+
+def seqs_of(item: Unused) -> str:
+    label = "seq" if len(item.seqs) == 1 else "seqs"
+    verb = "was" if len(item.seqs) == 1 else "were"
+    return f"{label} {', '.join(str(s) for s in item.seqs)} {verb} recorded but"
+
+
+# -- version drift ----------------------------------------------------------------------
+
+
+class DriftReporter:
+    """One session's drifted cassettes (path → the versions that changed) and its policy."""
+
+    def __init__(self, policy: str) -> None:
+        self.policy = policy
+        self.found: dict[str, list[str]] = {}
+        self._lock = threading.Lock()
+
+    def report(self, path: object, drift: Sequence[object]) -> None:
+        with self._lock:
+            self.found.setdefault(str(path), [str(d) for d in drift])
+
+
+_KEY = pytest.StashKey[DriftReporter]()
+# The reporters of the sessions running in this process, innermost last (pytester runs a
+# session inside a session). The core reads the last one.
+_ACTIVE: list[DriftReporter] = []
+
+
+def active() -> DriftReporter | None:
+    """The reporter of the innermost running session (what the core reports to)."""
+    return _ACTIVE[-1] if _ACTIVE else None
+
+
+def start_drift(config: pytest.Config, policy: str) -> None:
+    """Arm the session's reporter (from ``pytest_configure``, ``policy`` checked already)."""
+    reporter = config.stash[_KEY] = DriftReporter(policy)
+    _ACTIVE.append(reporter)
+    config.add_cleanup(lambda: _ACTIVE.remove(reporter))
+
+
+def drift_lines(config: pytest.Config, *, verbose: bool = False) -> list[str]:
+    """The summary's drift lines: one per cassette, paths relative to the invocation dir."""
+    reporter = config.stash.get(_KEY, None)
+    if reporter is None or not reporter.found:
+        return []
+    base = str(config.invocation_params.dir)
+    listed = sorted(reporter.found.items())
+    count = len(listed)
+    lines = [
+        f"version drift: {count} cassette{'s' if count != 1 else ''} recorded with other "
+        "versions than installed (replay is structurally auditable, not re-derivable; "
+        "re-record with --cassette-mode=record to refresh):"
+    ]
+    limit = None if verbose else MAX_LISTED
+    lines.extend(f"  {shown(path, base)}: {'; '.join(drift)}" for path, drift in listed[:limit])
+    _more(lines, count, limit)
+    return lines
+
+
+# -- xdist: each worker sends its results to the controller, which reports ------------------
+
+WORKER_OUTPUT = "provider_cassettes"
+
+
+def worker_output(config: pytest.Config, state: PluginState) -> str:
+    """A worker's records, the tests of each cassette it collected, and the drift it saw."""
+    users = state.users
+    reporter = config.stash.get(_KEY, None)
+    return json.dumps(
+        {
+            "records": [asdict(record) for record in state.tally.records],
+            "tests": {path: sorted(ids) for path, ids in users.tests.items()},
+            "wide": sorted(users.wide),
+            "partial": sorted(users.partial),
+            "drift": reporter.found if reporter is not None else {},
+        }
+    )
+
+
+def merge_worker_output(config: pytest.Config, state: PluginState, text: str) -> None:
+    """On the controller: add a finished worker's results."""
+    sent = json.loads(text)
+    state.tally.records.extend(CassetteRecord(**item) for item in sent["records"])
+    for path, ids in sent["tests"].items():
+        state.users.tests.setdefault(path, set()).update(ids)
+    state.users.wide.update(sent["wide"])
+    state.users.partial.update(sent["partial"])
+    reporter = config.stash.get(_KEY, None)
+    if reporter is not None:
+        for path, drift in sent["drift"].items():
+            reporter.report(path, drift)
+
+
+def write_summary(
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config, state: PluginState
+) -> None:
+    """The run's one summary section: counts, savings, drift and the strict verdict."""
+    verbose = config.get_verbosity() > 0
+    lines = drift_lines(config, verbose=verbose)
+    if state.tally.records:
+        from cassettes_core.modes import is_ci
+        from cassettes_core.usage import PriceTable
+
+        prices = PriceTable.with_overrides(config.getini("cassette_prices"))
+        base = str(config.invocation_params.dir)
+        lines = [*state.tally.render(prices, base=base, verbose=verbose, ci=is_ci()), *lines]
+        lines.extend(state.verdict.lines(base))
+    if lines:  # drift alone: only tests' own Recorders loaded cassettes
+        terminalreporter.write_sep("=", "provider-cassettes")
+    for line in lines:
+        terminalreporter.write_line(line, red=line.startswith("--cassette-strict FAILED"))
+
+
+# -- failures ----------------------------------------------------------------------
+
+LEAVE_ALONE = (KeyboardInterrupt, SystemExit, pytest.exit.Exception)
+
+
+def phase_failure(
+    session: CassetteSession, call: pytest.CallInfo[None]
+) -> pytest.ExceptionInfo[BaseException] | None:
+    """The failure to report for this phase instead of its own outcome, if any."""
+    from cassettes_core import CassetteError
+
+    raised = call.excinfo.value if call.excinfo is not None else None
+    if isinstance(raised, LEAVE_ALONE):
+        return None
+    changed = session.take("changed")  # a safe tool's other result: a failure under strict
+    problems = Problems(
+        session.take("missed"),
+        session.take("blocked"),
+        session.take("refused"),
+        changed if session.spec.strict else (),
+    )
+    if problems.every:
+        return _failed(problems_failure(problems, raised, session.path))
+    if isinstance(raised, CassetteError):  # unsafe write, corrupt file
+        return _failed(error_failure(raised, session.path))
+    if call.when == "teardown" and raised is None:
+        unused = session.strict_unused()
+        if unused:
+            return _failed(unused_failure(session, unused))
+    return None
+
+
+def _failed(text: str) -> pytest.ExceptionInfo[BaseException]:
+    try:
+        raise pytest.fail.Exception(text, pytrace=False) from None
+    except pytest.fail.Exception as exc:
+        return pytest.ExceptionInfo.from_exception(exc)
+
+
+@dataclass(frozen=True)
+class Problems:
+    """A phase's problems, by the kind the recorder's log filed them under."""
+
+    misses: Sequence[CassetteError] = ()
+    blocked: Sequence[CassetteError] = ()
+    refused: Sequence[CassetteError] = ()
+    changed: Sequence[CassetteError] = ()
+
+    @property
+    def every(self) -> list[CassetteError]:
+        return [*self.misses, *self.blocked, *self.refused, *self.changed]
+
+
+def problems_failure(
+    problems: Problems, raised: BaseException | None, path: Path | None = None
+) -> str:
+    """The failure text of a phase with cassette misses, blocked requests or unrecorded live
+    failures, then what the test did with them."""
+    every = problems.every
+    text = "\n\n".join(error_failure(problem, path) for problem in every)
+    kinds = [
+        (len(problems.misses), "cassette miss", "cassette misses", "miss"),
+        (len(problems.blocked), "blocked request", "blocked requests", "blocked request"),
+        (
+            len(problems.refused),
+            "unrecorded live failure",
+            "unrecorded live failures",
+            "live failure",
+        ),
+        (len(problems.changed), "changed tool result", "changed tool results", "tool result"),
+    ]
+    present = [kind for kind in kinds if kind[0]]
+    noun = present[0][3] if len(present) == 1 else "problem"
+    if len(every) > 1:
+        counted = [f"{n} {one if n == 1 else many}" for n, one, many, _ in present]
+        text = f"{' and '.join(counted)} in this test:\n\n{text}"
+    if raised is not None and not any(raised is problem for problem in every):
+        # The log holds each error in the class it was raised in: identity is the whole test.
+        kind = type(raised)
+        name = (
+            kind.__qualname__
+            if kind.__module__ == "builtins"
+            else (f"{kind.__module__}.{kind.__qualname__}")
+        )
+        message = str(raised).strip().splitlines()
+        first = f": {message[0]}" if message else ""
+        text += (
+            f"\n\n(the test then failed with {name}{first}; the {noun} above is the cause: "
+            "the SDK or the code under test wrapped or caught it)"
+        )
+    elif raised is None and len(every) == len(problems.changed):
+        text += (
+            "\n\n(strict is on: --cassette-strict, the cassette_strict ini option or strict=True)"
+        )
+    elif raised is None:
+        text += f"\n\n(the code under test caught the {noun}; the plugin fails the test anyway)"
+    return text
+
+
+def error_failure(error: CassetteError, path: Path | None) -> str:
+    """The failure text of one of our errors: its class name, its message, and the cassette
+    file when the message does not name it already."""
+    text = f"{type(error).__name__}: {error}"
+    if path is not None and str(path) not in text:
+        text += f"\n  cassette file: {path}"
+    return text
+
+
+def first_line(report: pytest.TestReport) -> None:
+    """Keep only the first line of a cassette failure in the short test summary (the whole
+    text is in the failure section above it)."""
+    crash: Any = getattr(report.longrepr, "reprcrash", None)
+    message = getattr(crash, "message", None)
+    if isinstance(message, str) and "\n" in message:
+        crash.message = message.split("\n", 1)[0]
+
+
+def unused_failure(session: CassetteSession, unused: Sequence[Interaction]) -> str:
+    count = len(unused)
+    lines = [
+        f"{count} unused interaction{'s' if count != 1 else ''} in {session.path} "
+        "(recorded, never played by this test), and strict is on:"
+    ]
+    for interaction in unused:
+        model = f" {interaction.request.model}" if interaction.request.model else ""
+        lines.append(f"  seq {interaction.seq}: {interaction.provider}{model}")
+    lines.append(
+        f"  re-record: {session.spec.command('record')}   "
+        "(strict comes from --cassette-strict, the cassette_strict ini option or strict=True)"
+    )
+    return "\n".join(lines)
+
+
+# -- --cassette-strict on a shared cassette: judged over the run -------------------------------
+
+STRICT_ID = "cassette-strict"
+
+
+def judge_run(session: pytest.Session, state: PluginState) -> None:
+    """Judge strict shared cassettes over the run; each failure is an error of its own (in the
+    short summary and the count), and the run exits 1."""
+    config = session.config
+    unused = [u for u in state.tally.unused() if u.strict and u.shared]
+    state.verdict = judge(config, state.users, state.tally.records, unused)
+    base = str(config.invocation_params.dir)
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    for item in state.verdict.failed:
+        if reporter is not None:
+            reporter.stats.setdefault("error", []).append(failure_report(item, base))
+    if state.verdict.failed and session.exitstatus in (0, pytest.ExitCode.NO_TESTS_COLLECTED):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def judge(
+    config: pytest.Config, users: Users, records: Sequence[CassetteRecord], unused: list[Unused]
+) -> Verdict:
+    """Which strict shared cassettes with unused interactions fail this run (module doc)."""
+    failed: list[Unused] = []
+    waived: list[tuple[Unused, str]] = []
+    for item in unused:
+        if not (item.strict and item.shared):
+            continue
+        why = _incomplete(config, users, records, item.path)
+        if why is None:
+            failed.append(item)
+        else:
+            waived.append((item, why))
+    return Verdict(tuple(failed), tuple(waived))
+
+
+def _incomplete(
+    config: pytest.Config, users: Users, records: Sequence[CassetteRecord], path: str
+) -> str | None:
+    if config.getoption("lf", default=False):
+        return "--lf runs only some of the tests that use it"
+    if any("::" in str(arg) for arg in config.args):
+        return "tests were picked by node id, so not every test that uses it was collected"
+    if path in users.wide and config.args_source == pytest.Config.ArgsSource.ARGS:
+        return "it is shared across modules and pytest was given paths to collect"
+    if path in users.partial:
+        return "some tests that use it were deselected"
+    ran = {r.nodeid for r in records if r.path == path and not r.skipped}
+    left = len(users.tests.get(path, set()) - ran)
+    if left:
+        tests = "1 test that uses it" if left == 1 else f"{left} tests that use it"
+        return f"{tests} did not run (skipped, or the run stopped early)"
+    return None
+
+
+def failure_report(item: Unused, base: str | None) -> pytest.TestReport:
+    """The error that stands for one failed strict shared cassette in the run's report."""
+    where = shown(item.path, base)
+    files = " ".join(dict.fromkeys(test.partition("::")[0] for test in item.tests))
+    text = (
+        f"{len(item.seqs)} unused interaction{'s' if len(item.seqs) != 1 else ''} in {where} "
+        f"under --cassette-strict: {seqs_of(item)} played by none of the {len(item.tests)} tests "
+        f"that share it ({', '.join(item.tests[:3])}{', …' if len(item.tests) > 3 else ''}).\n"
+        f"  re-record: pytest {files} --cassette-mode=record   (strict comes from "
+        "--cassette-strict, the cassette_strict ini option or strict=True)"
+    )
+    longrepr: Any = FailureText(text)
+    return pytest.TestReport(
+        nodeid=f"{where}::{STRICT_ID}",
+        location=(where, None, STRICT_ID),
+        keywords={},
+        outcome="failed",
+        longrepr=longrepr,
+        when="teardown",
+    )
+
+
+# -- the usage list for `cassettes prune` ----------------------------------------
+
+USAGE_VERSION = 1
+USAGE_FORMAT = "provider-cassettes usage"
+_WORKER_KEY = "provider_cassettes_usage"
+_RUN_NOTHING = (
+    ("collectonly", "--collect-only"),
+    ("setuponly", "--setup-only"),
+    ("setupplan", "--setup-plan"),
+)
+
+
+def usage_target(config: pytest.Config) -> Path:
+    """Where this run writes its usage list: the flag's file, else the ini option's."""
+    flag = config.getoption("cassette_usage", None)
+    if flag:
+        return Path(config.invocation_params.dir) / str(flag)
+    return config.rootpath / str(config.getini("cassette_usage_file")).strip()
+
+
+class UsageWriter:
+    """Plugin object: notes why a run is partial and which tests failed; writes the list."""
+
+    def __init__(self, config: pytest.Config, target: Path) -> None:
+        self.config = config
+        self.target = target
+        self.partial: list[str] = []
+        self.failed: set[str] = set()
+        self.skipped: set[str] = set()
+        self.fixture_users: dict[str, set[str]] = {}  # tests that ask for the fixture alone
+        self.ran: set[str] = set()  # every test that reported (under xdist: to the controller)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Note the cassette of each test that uses the ``cassette`` fixture without the marker:
+        skipped by a mark, it never opens it, and its cassette must not look unused."""
+        for item in session.items:
+            names = getattr(item, "fixturenames", ())
+            if "cassette" in names and item.get_closest_marker("cassette") is None:
+                path = state_of(self.config).place(item).path
+                self.fixture_users.setdefault(str(path), set()).add(item.nodeid)
+
+    def _because(self, reason: str) -> None:
+        if reason not in self.partial:
+            self.partial.append(reason)
+
+    def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
+        self._because("tests were deselected (-k, -m, --deselect, --lf or a plugin)")
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self._because(f"collection failed ({report.nodeid or 'the session'})")
+        elif report.skipped:  # pytest.skip(allow_module_level=True), importorskip
+            self._because(f"{report.nodeid or 'a module'} was skipped whole at collection")
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.ran.add(report.nodeid)
+        if report.failed:
+            self.failed.add(report.nodeid)
+        elif report.skipped:
+            self.skipped.add(report.nodeid)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        output = getattr(node, "workeroutput", {})
+        sent = json.loads(output.get(_WORKER_KEY) or "{}")
+        for reason in sent.get("partial", []):
+            self._because(reason)
+        for path, tests in sent.get("fixture_users", {}).items():
+            self.fixture_users.setdefault(path, set()).update(tests)
+        if error:
+            self._because("an xdist worker crashed")
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        workeroutput: dict[str, Any] | None = getattr(self.config, "workeroutput", None)
+        if workeroutput is not None:  # an xdist worker: the controller writes
+            if session.shouldstop or session.shouldfail:
+                self._because(
+                    f"a worker stopped early ({session.shouldstop or session.shouldfail})"
+                )
+            users = {path: sorted(tests) for path, tests in self.fixture_users.items()}
+            workeroutput[_WORKER_KEY] = json.dumps(
+                {"partial": self.partial, "fixture_users": users}
+            )
+            return
+        self._judge_run(session, exitstatus)
+        _write(self.target, self._document())
+
+    def _judge_run(self, session: pytest.Session, exitstatus: int) -> None:
+        config = self.config
+        if session.shouldstop or session.shouldfail:
+            self._because(f"the run stopped early ({session.shouldstop or session.shouldfail})")
+        if exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR):
+            self._because(f"the run ended with {pytest.ExitCode(exitstatus).name}")
+        maxfail = config.getoption("maxfail", 0) or 0
+        if maxfail and len(self.failed) >= maxfail:  # -x / --maxfail, also under xdist
+            self._because(f"the run stopped after {len(self.failed)} failed (--maxfail {maxfail})")
+        for option, flag in (("lf", "--lf"), ("stepwise", "--sw")):
+            if config.getoption(option, False):
+                self._because(f"{flag} runs only some tests")
+        # Whatever ended the run (pytest.exit in a test, --fixtures, a plugin): every test
+        # collected must have run for the list to speak for the suite.
+        collected = session.testscollected
+        if not collected or len(self.ran) < collected:
+            ran = f"only {len(self.ran)} of {collected} collected tests ran"
+            self._because(ran if collected else "no test ran")
+        for option, flag in _RUN_NOTHING:
+            if config.getoption(option, False):
+                self._because(f"{flag} runs no test")
+        given = [*config.invocation_params.args, *shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))]
+        ignored = [a for a in given if a.startswith("--ignore")]
+        if ignored:  # in the ini's addopts it is the suite's shape; on the command line, not
+            self._because(f"{ignored[0]} left tests out")
+        narrowed = _narrowed(config)
+        if narrowed:
+            self._because(f"only {', '.join(narrowed)} named on the command line")
+
+    def _document(self) -> dict[str, Any]:
+        state = state_of(self.config)
+        root = self.config.rootpath
+        cassettes: dict[str, dict[str, Any]] = {}
+        for record in state.tally.records:
+            entry = _entry(cassettes, _relative(Path(record.path), root))
+            entry["tests"].add(record.nodeid)
+            entry["played"].update(record.played)
+            entry["interactions"].update(record.seqs)
+            if record.nodeid in self.failed or record.skipped:
+                entry["not_judged"] = f"{record.nodeid} failed or was skipped"
+        for path, tests in [*state.users.tests.items(), *self.fixture_users.items()]:
+            entry = _entry(cassettes, _relative(Path(path), root))
+            for nodeid in tests:
+                if nodeid not in entry["tests"]:
+                    entry["tests"].add(nodeid)
+                    entry["not_judged"] = f"{nodeid} did not run its cassette"
+        for name, entry in cassettes.items():
+            entry["sha256"] = _hash(root / name)
+            if entry["tests"] & self.failed and entry["not_judged"] is None:
+                entry["not_judged"] = "a test that uses it failed"
+        return {
+            "format": USAGE_FORMAT,
+            "version": USAGE_VERSION,
+            "complete": not self.partial,
+            "partial": self.partial,
+            "rootdir": str(root),
+            "cassette_dir": _cassette_dir(self.config),
+            "written_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "cassettes": {
+                name: {
+                    "tests": sorted(entry["tests"]),
+                    "played": sorted(entry["played"]),
+                    "interactions": sorted(entry["interactions"]),
+                    "sha256": entry["sha256"],
+                    "not_judged": entry["not_judged"],
+                }
+                for name, entry in sorted(cassettes.items())
+            },
+        }
+
+
+def _entry(cassettes: dict[str, dict[str, Any]], name: str) -> dict[str, Any]:
+    return cassettes.setdefault(
+        name, {"tests": set(), "played": set(), "interactions": set(), "not_judged": None}
+    )
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(path.resolve())
+
+
+def _hash(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _cassette_dir(config: pytest.Config) -> str:
+    return _relative(state_of(config).settings.cassette_dir, config.rootpath)
+
+
+def _narrowed(config: pytest.Config) -> list[str]:
+    """The command-line arguments that select less than the whole suite (the testpaths, or
+    rootdir when there are none)."""
+    root = config.rootpath.resolve()
+    tops = [(root / p).resolve() for p in config.getini("testpaths") or []] or [root]
+    here = Path(config.invocation_params.dir).resolve()
+    if config.args_source is pytest.Config.ArgsSource.TESTPATHS:
+        return []
+    if config.args_source is pytest.Config.ArgsSource.INVOCATION_DIR:
+        args = [str(here)]
+    else:
+        args = list(config.args)
+    named = [arg for arg in args if "::" in arg]
+    paths = [(here / arg).resolve() for arg in args if "::" not in arg]
+    if any(not any(top == p or top.is_relative_to(p) for p in paths) for top in tops):
+        named += [arg for arg in args if "::" not in arg]
+    return named
+
+
+def _write(target: Path, document: dict[str, Any]) -> None:
+    from cassettes_core.store import atomic_write
+
+    atomic_write(target, json.dumps(document, indent=2) + "\n")
+
+
+# -- the session's state, in config.stash ------------------------------------------------------
+
+SESSION_KEY = pytest.StashKey["CassetteSession"]()
+# A failed report's "cassette" section: the file (and the folder it is shown relative to),
+# the mode and its source; the line is written only for a report that failed.
+REPORT_LINE_KEY = pytest.StashKey[tuple[str, str, str, str]]()
+_PLACE_KEY = pytest.StashKey[Place]()
+
+
+class PluginState:
+    """Settings read once, the results of every cassette of the run, the tests that use each
+    cassette, and the test run's id."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.settings: Settings = read_settings(config)
+        self.tally: Tally = Tally()
+        self.users: Users = Users()
+        self.verdict: Verdict = Verdict()  # strict on shared cassettes, judged at the end
+        # One id per test run, the same in every xdist worker: a cassette in `record` is
+        # rewritten once per run (by whichever process writes it first), never once per worker.
+        workerinput: dict[str, Any] = getattr(config, "workerinput", {})
+        self.run_id: str = str(workerinput.get("testrunuid") or uuid.uuid4().hex)
+        self._existed: dict[Path, bool] = {}
+        # Sessions of tests opened and not yet closed; an interrupted run closes them at the end.
+        self.open: list[CassetteSession] = []
+        # Fixtures' own cassettes in force (``cassette_for``), by the fixture's name.
+        self.fixtures: list[tuple[str, CassetteSession]] = []
+        # Fixtures of a wider scope tearing down now, and the sessions each one paused.
+        self.paused: dict[int, list[CassetteSession]] = {}
+
+    def place(self, item: pytest.Item) -> Place:
+        """The cassette file of test ``item``, computed once (at collection) and kept."""
+        found = item.stash.get(_PLACE_KEY, None)
+        if found is None:
+            name = marker_name(item.iter_markers("cassette"))
+            found = place(self.settings, nodeid=item.nodeid, test_file=item.path, name=name)
+            item.stash[_PLACE_KEY] = found
+        return found
+
+    def note_collected(self, items: Iterable[pytest.Item]) -> None:
+        """Remember which cassettes exist before any test runs (what ``auto`` decides on), and
+        which tests use each one (what strict on a shared cassette needs).
+
+        Taken at the end of collection: with xdist every worker collects before any test is
+        scheduled, so all workers see the same snapshot.
+        """
+        for item in items:
+            where = self.place(item)
+            self.existed(where.path)
+            self.users.collected(str(where.path), item.nodeid, wide=where.wide)
+
+    def existed(self, path: Path) -> bool:
+        """Whether ``path`` existed when this session first looked (collection or first use)."""
+        found = self._existed.get(path)
+        if found is None:
+            found = self._existed[path] = path.exists()
+        return found
+
+    def current(self) -> CassetteSession | None:
+        """The cassette of the test running now, if it has one."""
+        return self.open[-1] if self.open else None
+
+
+_STATE_KEY = pytest.StashKey[PluginState]()
+
+
+def state_of(config: pytest.Config) -> PluginState:
+    """This session's state (made at configure: the settings are checked then)."""
+    state = config.stash.get(_STATE_KEY, None)
+    if state is None:
+        state = config.stash[_STATE_KEY] = PluginState(config)
+    return state
