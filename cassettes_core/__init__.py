@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from cassettes_core._record_errors import UnrecordedFailureError
     from cassettes_core._recorder import BeforeRecord, Recorder, RecorderStats
     from cassettes_core._request import LLMRequest, MatchPolicy
-    from cassettes_core._wrapper import CassetteProvider
+    from cassettes_core._cassette_provider import CassetteProvider
     from cassettes_core.modes import Mode
     from cassettes_core.providers import FakeProvider, Provider
     from cassettes_core.secrets import UnsafeInteractionDroppedWarning
@@ -57,7 +57,7 @@ _LAZY = {
     "RecorderStats": "cassettes_core._recorder",
     "LLMRequest": "cassettes_core._request",
     "MatchPolicy": "cassettes_core._request",
-    "CassetteProvider": "cassettes_core._wrapper",
+    "CassetteProvider": "cassettes_core._cassette_provider",
     "Mode": "cassettes_core.modes",
     "FakeProvider": "cassettes_core.providers",
     "Provider": "cassettes_core.providers",

@@ -111,6 +111,7 @@ class Interception:
     ) -> None:
         self.pause()
         settle(self.recorder)
+        self.recorder.close()
 
     async def __aenter__(self) -> Self:
         return self.__enter__()
@@ -123,6 +124,7 @@ class Interception:
     ) -> None:
         self.pause()
         await asettle(self.recorder)
+        self.recorder.close()
 
     def resume(self) -> None:
         """Put it in force (again): requests sent from here on are bound to it."""

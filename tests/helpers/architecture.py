@@ -226,8 +226,6 @@ WHITE_BOX: dict[str, str] = {
     "tests/unit/test_secrets_text.py": SECRETS,  # name = value assignments found in prose
     "tests/unit/test_secrets_unicode.py": SECRETS,  # normalisation with its offset map
     "tests/unit/test_secrets_batch_search.py": SECRETS,  # the one-pass search against str.find
-    "tests/unit/test_store_roundtrip.py": "cassettes_core.store",  # data that reads back
-    "tests/unit/test_store_inplace_sync.py": "cassettes_core.store",  # the deferred head fsync
     "tests/unit/test_attack_speed_secrets.py": SECRETS,  # the one pass off, the env remembered
     # Files crafted with a matching checksum, the head against a fresh render, the fast proof.
     "tests/integration/test_attack_speed_store.py": "cassettes_core.store",

@@ -35,15 +35,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # What a replay from a cassette the load cache holds never needs.
 REPLAY_NEVER_LOADS = (
-    "yaml",
+    "filelock",
     "cassettes_core.diff",
     "cassettes_core.mcp._policy",
     "cassettes_core.mcp._session",
-    "cassettes_core.store._file",
     "cassettes_core.tools._run",
     "cassettes_core.tools._decorator",
     "cassettes_core.transport._botocore_exchange",
-    "cassettes_core._wrapper",
+    "cassettes_core._cassette_provider",
     "detect_secrets",
     "deepdiff",
 )
