@@ -27,11 +27,11 @@ from cassettes_core._errors import (
 from cassettes_core._version import __version__
 
 if TYPE_CHECKING:
+    from cassettes_core._cassette_provider import CassetteProvider
     from cassettes_core._model import Interaction, LLMResponse, RecordedError, StreamEvent
     from cassettes_core._record_errors import UnrecordedFailureError
     from cassettes_core._recorder import BeforeRecord, Recorder, RecorderStats
     from cassettes_core._request import LLMRequest, MatchPolicy
-    from cassettes_core._cassette_provider import CassetteProvider
     from cassettes_core.modes import Mode
     from cassettes_core.providers import FakeProvider, Provider
     from cassettes_core.secrets import UnsafeInteractionDroppedWarning

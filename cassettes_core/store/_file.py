@@ -16,8 +16,9 @@ a :class:`~cassettes_core._errors.CassetteFormatError`. ``seq`` is given under t
 the highest seq of the cassette and its journal, so it continues across runs and processes.
 
 ``record`` starts a cassette over once per run: the first write of a record run replaces the
-file, unless the file's ``run`` mark is that run's (pytest-xdist workers share one run id),
-and every later write appends.
+file and marks it (``run:``), unless the mark is that run's (pytest-xdist workers share one
+run id) or another process's made after this run began (processes launched together); every
+later write appends.
 """
 
 from __future__ import annotations
@@ -64,7 +65,43 @@ RUN_KEY = "run"
 # What the store keeps for itself in a cassette, not data: a rewrite by another tool may drop
 # it (``checksum`` is what older versions wrote; it is dropped at the next write).
 BOOKKEEPING_KEYS = (RUN_KEY, "checksum")
-_PROCESS = uuid.uuid4().hex[:12]
+
+
+def _started(pid: int | str = "self") -> float:
+    """When a process began, as wall-clock time (from /proc on Linux; else now)."""
+    now = time.time()
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return now
+    return now - age if 0 <= age < now else now
+
+
+class _Process:
+    """This process: a token that names it in a run mark, and when it began."""
+
+    token = uuid.uuid4().hex[:12]
+    began = _started()
+
+
+def _new_process() -> None:
+    # A forked child (multiprocessing, a pre-forking runner) is a process of its own.
+    _Process.token, _Process.began = uuid.uuid4().hex[:12], time.time()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_process)
+
+
+def _run_began(run: str) -> float:
+    """When run ``run`` began here: for a pytest-xdist worker recording its session's run,
+    when its controller (its parent) began; else when this process did."""
+    if run != os.environ.get("PYTEST_XDIST_TESTRUNUID"):
+        return _Process.began
+    return min(_Process.began, _started(os.getppid()))
+
+
 JOURNAL_SUFFIX = ".journal"
 _CHECK_CHARS = 16
 NAME_MAX = 255
@@ -302,6 +339,22 @@ def _run_of(document: Mapping[str, Any] | None) -> str | None:
     mark = None if document is None else document.get(RUN_KEY)
     run = mark.get("id") if isinstance(mark, Mapping) else None
     return run if isinstance(run, str) else None
+
+
+def _joins(document: Mapping[str, Any] | None, run: str) -> bool:
+    """Whether the first write of record run ``run`` appends instead of starting over: the
+    file's mark is this run's, or another process's made after this process began."""
+    mark = None if document is None else document.get(RUN_KEY)
+    if not isinstance(mark, Mapping):
+        return False
+    if mark.get("id") == run:
+        return True
+    started = mark.get("started")
+    return (
+        mark.get("process") != _Process.token
+        and isinstance(started, int | float)
+        and started >= _run_began(run)
+    )
 
 
 def read_snapshot(path: Path) -> Snapshot:
@@ -633,7 +686,7 @@ class CassetteFile:
                     read = _read(self.path)
                 except CassetteFormatError:
                     read = _Read(None, [], [], 0, 0, None)  # `record` starts it over whole
-                if _run_of(read.document) != run:
+                if not _joins(read.document, run):
                     self._start_over(read, [{"seq": 1, **item}], run)
                     return interaction.with_seq(1)
             seq = self._next_seq() + 1
@@ -729,7 +782,8 @@ class CassetteFile:
         kept = {} if read.document is None else _extra(read.document)
         head: dict[str, Any] = {"version": FORMAT_VERSION, "manifest": Manifest.current()}
         if run is not None:
-            head[RUN_KEY] = {"id": run, "process": _PROCESS, "started": round(time.time(), 6)}
+            mark = {"id": run, "process": _Process.token, "started": round(time.time(), 6)}
+            head[RUN_KEY] = mark
         self._render(head | kept, items)
 
     def _write(self, read: _Read, new: list[dict[str, Any]]) -> None:
