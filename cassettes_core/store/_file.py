@@ -391,12 +391,14 @@ def read_document(path: Path | str) -> dict[str, Any] | None:
 
 
 def read_text(path: Path) -> str | None:
-    """The cassette's text (with its journal's interactions, when it has some), or ``None``
-    when it does not exist."""
-    read = _read(path)
-    if not read.journal:
-        data = _read_bytes(path) if read.document is not None else None
-        return None if data is None else _decode(data, path)
+    """The file's text (with its journal's interactions, when it has a journal), or ``None``
+    when it does not exist; only a file with a journal is parsed."""
+    if _stat(journal_path(path)) is None:
+        data = _read_bytes(path)
+        if data is None:
+            return None
+        text = _decode(data, path)  # universal newlines, as Path.read_text reads them
+        return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
     document = read_document(path)
     return None if document is None else _yaml.dump(document)
 
