@@ -509,6 +509,11 @@ def _umask() -> int:
     return 0o022
 
 
+# The journal's line, with the file size that reaches it, is on the disk before the call
+# returns; its modification time need not be (fdatasync skips it where there is one).
+_sync = getattr(os, "fdatasync", os.fsync)
+
+
 def _fsync_dir(folder: Path) -> None:
     # The rename is durable only once the directory entry is on disk.
     with contextlib.suppress(OSError):
@@ -719,7 +724,7 @@ class CassetteFile:
                 before = os.fstat(fd).st_size
                 try:
                     os.write(fd, line)
-                    os.fsync(fd)
+                    _sync(fd)
                 except BaseException:
                     with contextlib.suppress(OSError):
                         os.ftruncate(fd, before)  # a full disk: the journal as it was
