@@ -57,6 +57,7 @@ class AsyncCassetteTransport:
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+        self.recorder.close()  # the client is done: its recording is folded into the file
 
     async def _live(self, call: Call, request: Any) -> Any:
         try:

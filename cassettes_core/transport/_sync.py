@@ -59,6 +59,7 @@ class SyncCassetteTransport:
 
     def close(self) -> None:
         self.inner.close()
+        self.recorder.close()  # the client is done: its recording is folded into the file
 
     def _live(self, call: Call, request: Any) -> Any:
         try:
