@@ -35,7 +35,7 @@ from cassettes_core.store import Cassette, CassetteVersionWarning, load_cassette
 from cassettes_core.transport import AbandonedStreamWarning, Interception, intercept
 
 if TYPE_CHECKING:
-    from cassettes_core._wrapper import CassetteProvider
+    from cassettes_core._cassette_provider import CassetteProvider
     from cassettes_core.secrets import UnsafeInteractionDroppedWarning
     from cassettes_core.tools import (
         RecordedToolError,
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 # Imported on first use (PEP 562), each proved by a test that a replay never loads it: the
 # wrapper, the secret guard (detect-secrets), the tool runner.
 _LAZY = {
-    "CassetteProvider": "cassettes_core._wrapper",
+    "CassetteProvider": "cassettes_core._cassette_provider",
     "UnsafeInteractionDroppedWarning": "cassettes_core.secrets",
     "RecordedToolError": "cassettes_core.tools",
     "ToolResultChangedError": "cassettes_core.tools",

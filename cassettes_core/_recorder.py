@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import threading
+import uuid
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -37,6 +38,7 @@ from cassettes_core.modes import MODES, Mode, resolve
 from cassettes_core.options import BeforeRecord, RerecordHint
 from cassettes_core.store import (
     Cassette,
+    CassetteFile,
     DriftPolicy,
     VersionDrift,
     check_drift_policy,
@@ -47,8 +49,8 @@ from cassettes_core.store import (
     parse_interaction,
 )
 
-if TYPE_CHECKING:  # the writer and YAML load when a recorder first writes, not to replay
-    from cassettes_core.store import CassetteFile, RecordRun, WriteGuard
+if TYPE_CHECKING:
+    from cassettes_core.store import WriteGuard
 
 __all__ = ["BeforeRecord", "RaiseAs", "Recorder", "RecorderStats", "RerecordHint"]
 
@@ -133,20 +135,27 @@ class Recorder:
         # named now: a relative path must not follow the process into another directory.
         self._file_path = self.path.absolute()
         self._file_made: CassetteFile | None = None
-        # `record` starts the file over once per run, keeping what other writers record
-        # meanwhile; what the file holds now is what this run replaces.
-        self._run: RecordRun | None = (
-            self._file.begin_record(run_id) if MODES[self.mode].rewrites else None
-        )
+        # `record` starts the file over at the first write of its run (the plugin gives every
+        # test of a session, and every pytest-xdist worker, one run id); later writes append.
+        self._run_id = (run_id or uuid.uuid4().hex) if MODES[self.mode].rewrites else None
+        if self.records:
+            self._file.fold()  # a journal a killed writer left is folded in at this open
 
     @property
     def _file(self) -> CassetteFile:
         """The file this recorder writes (its guard is made at the first write)."""
         if self._file_made is None:
-            from cassettes_core.store import CassetteFile
-
             self._file_made = CassetteFile(self._file_path)
         return self._file_made
+
+    def close(self) -> None:
+        """Fold what this recorder journaled into the cassette file (a whole write).
+
+        The test's end and an ``intercept`` block's exit call it; a recorder may record again
+        after it, and is folded again at its next close.
+        """
+        if self._file_made is not None:
+            self._file_made.fold()
 
     @property
     def stats(self) -> RecorderStats:
@@ -309,16 +318,14 @@ class Recorder:
                 return None
             interaction = hooked
         with self._lock:
-            rewrite = self._run is not None and self._first_write
-            written = self._writer().append([interaction], rewrite=rewrite, run=self._run)
+            run = self._run_id if self._first_write else None
+            written = self._writer().record(interaction, run=run)
             self._first_write = False
-            self.cassette.add(written[0])
+            self.cassette.add(written)
         self.log.add(
-            CallEvent(
-                "recorded", request.provider, digest=written[0].digest, interaction=written[0]
-            )
+            CallEvent("recorded", request.provider, digest=written.digest, interaction=written)
         )
-        return written[0]
+        return written
 
     def _apply_hook(self, interaction: Interaction) -> Interaction | None:
         assert self.before_record is not None

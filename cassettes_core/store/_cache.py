@@ -13,8 +13,9 @@ instead. Nothing here is trusted on its name alone:
   to someone else or can be written by others is not used, and entries are opened without
   following links and must be regular files of this user;
 - writes go to a temporary file renamed into place (two processes writing one entry each
-  rename a whole file), and the folder is pruned to :data:`MAX_BYTES`, oldest entries first
-  (a hit writes nothing: it stays a read).
+  rename a whole file), and the folder is pruned to :data:`MAX_BYTES`, oldest entries first,
+  at most once every :data:`PRUNE_EVERY_S` seconds (a ``.pruned`` stamp's age says when), so
+  that a store costs its own entry, never a walk of the folder (a hit writes nothing).
 
 Any failure (an unwritable, read-only or missing folder, a damaged entry) means "no cache": the
 file is parsed as if the cache did not exist. The folder is ``$CASSETTE_CACHE_DIR``, else
@@ -46,10 +47,12 @@ MAX_BYTES = 512 * 1024 * 1024
 _SUFFIX = ".json"
 _TMP_PREFIX = ".entry."
 _STALE_TMP_NS = 600 * 10**9
+PRUNE_EVERY_S = 600
+_STAMP = ".pruned"
 _HEADER_MAX = 4096  # a longer first line is no header of ours
 _OFF = frozenset({"0", "off", "false", "no"})
 # The modules whose code decides what a parse yields and what a load accepts.
-_READERS = ("_yaml", "_parse", "_read", "_manifest", "_cache")
+_READERS = ("_yaml", "_format", "_file", "_manifest", "_cache")
 
 
 @functools.cache
@@ -192,7 +195,23 @@ def store(digest: str, document: Any) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         return
-    _prune(folder)
+    if _prune_due(folder):
+        _prune(folder)
+
+
+def _prune_due(folder: Path) -> bool:
+    """Whether the last prune is older than :data:`PRUNE_EVERY_S` (then this one is now)."""
+    stamp = folder / _STAMP
+    try:
+        if time.time() - stamp.stat().st_mtime < PRUNE_EVERY_S:
+            return False
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return False
+    with contextlib.suppress(OSError):
+        stamp.touch()
+    return True
 
 
 def _is_plain_json(document: Any) -> bool:

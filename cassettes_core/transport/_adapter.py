@@ -78,6 +78,7 @@ class SyncCassetteTransport:
 
     def close(self) -> None:
         self.inner.close()
+        self.recorder.close()  # the client is done: its recording is folded into the file
 
     def _live(self, call: Call, request: Any) -> Any:
         try:
@@ -213,6 +214,7 @@ class AsyncCassetteTransport:
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+        self.recorder.close()  # the client is done: its recording is folded into the file
 
     async def _live(self, call: Call, request: Any) -> Any:
         try:

@@ -115,6 +115,7 @@ class Interception:
     ) -> None:
         self.pause()
         settle(self.recorder)
+        self.recorder.close()
 
     async def __aenter__(self) -> Self:
         return self.__enter__()
@@ -127,6 +128,7 @@ class Interception:
     ) -> None:
         self.pause()
         await asettle(self.recorder)
+        self.recorder.close()
 
     def resume(self) -> None:
         """Put it in force (again): requests sent from here on are bound to it."""

@@ -224,8 +224,6 @@ WHITE_BOX: dict[str, str] = {
     "tests/integration/test_secret_corpus.py": SECRETS,  # each plugin's gate, one at a time
     "tests/unit/test_secrets_formats.py": SECRETS,  # the shape predicates; the one-pass search
     "tests/unit/test_secrets_unicode.py": SECRETS,  # normalisation with its offset map
-    "tests/unit/test_store_roundtrip.py": "cassettes_core.store",  # data that reads back
-    "tests/unit/test_store_inplace_sync.py": "cassettes_core.store",  # the deferred head fsync
     # Files crafted with a matching checksum, the head against a fresh render, the fast proof.
     "tests/integration/test_attack_speed_store.py": "cassettes_core.store",
     "tests/unit/test_plugin_naming.py": "pytest_plugin",  # node id -> cassette path, truncation

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from cassettes_core import CassetteError, CassetteProvider, FakeProvider, LLMResponse, load_cassette
-from cassettes_core.store import CassetteFile, own_layout
+from cassettes_core.store import CassetteFile
 from tests.helpers.factories import chat_request, interaction, stream_events
 
 QUESTIONS = ["first question", "second question\nwith two lines", "third " + "long " * 40]
@@ -95,6 +95,7 @@ def _record_base(path: Path) -> str:
     for question in QUESTIONS:
         recording.complete(chat_request(question))
     list(recording.stream(chat_request(STREAMED)))
+    recording.close()  # the journal folded into the file
     return path.read_text(encoding="utf-8")
 
 
@@ -117,7 +118,6 @@ def test_append_keeps_every_interaction_whatever_the_layout(tmp_path: Path, layo
     after = load_cassette(path)
     assert after is not None
     assert [i.seq for i in after.interactions] == [1, 2, 3, 4, 5, 6]
-    assert own_layout(path.read_text(encoding="utf-8")) is not None  # written in our layout
     replay = CassetteProvider(FakeProvider([]), path, mode="replay")
     for n, question in enumerate(QUESTIONS):
         assert replay.complete(chat_request(question)).body == {"text": f"answer {n}"}
@@ -207,7 +207,7 @@ def test_appends_to_randomly_formatted_cassettes_keep_every_interaction(tmp_path
     own = _record_base(path)
     document = yaml.safe_load(own)
     rng = random.Random(5)
-    checked = carried_as_text = 0
+    checked = 0
     for case in range(800):
         text = _random_layout(rng, document) if case % 2 else _near_own_layout(rng, own)
         path.write_bytes(text.encode("utf-8"))
@@ -216,7 +216,6 @@ def test_appends_to_randomly_formatted_cassettes_keep_every_interaction(tmp_path
         except CassetteError:
             continue  # the edit itself broke the file (a comment inside a block scalar)
         assert before is not None
-        carried_as_text += own_layout(path.read_text(encoding="utf-8")) is not None
         new = interaction(1, f"appended {case}")
         CassetteFile(path).append([new])
         after = load_cassette(path)
@@ -226,7 +225,6 @@ def test_appends_to_randomly_formatted_cassettes_keep_every_interaction(tmp_path
         assert after.interactions[-1].request == new.request, case
         checked += 1
     assert checked > 600  # most edits keep the file valid, or this proves little
-    assert carried_as_text > 200  # the text-carrying path was exercised, not only rewrites
 
 
 def test_append_to_a_file_with_interactions_first_stays_loadable(tmp_path: Path) -> None:

@@ -3,7 +3,8 @@ the result replays under CI with no live call."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 import yaml
@@ -45,18 +46,36 @@ def live(monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
         yield emu
 
 
-@pytest.mark.parametrize("crlf", [False, True], ids=["lf", "crlf"])
+def _dump(document: Any, **options: Any) -> str:
+    return str(yaml.dump(document, sort_keys=False, allow_unicode=True, **options))
+
+
+def _keys_reversed(document: dict[str, Any]) -> dict[str, Any]:
+    items = [dict(reversed(item.items())) for item in document["interactions"]]
+    return dict(reversed({**document, "interactions": items}.items()))
+
+
+# What a formatter or a person does to a cassette; each stays a valid cassette.
+LAYOUTS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "prettier": lambda doc: _dump(doc, Dumper=_Indented).rstrip(),  # and no final newline
+    "prettier-crlf": lambda doc: _dump(doc, Dumper=_Indented).rstrip().replace("\n", "\r\n"),
+    "flow-style": lambda doc: _dump(doc, default_flow_style=True),
+    "keys-reordered": lambda doc: _dump(_keys_reversed(doc)),
+    "no-final-newline-crlf": lambda doc: _dump(doc).rstrip("\n").replace("\n", "\r\n"),
+}
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
 def test_append_to_a_reformatted_cassette_then_replay_in_ci(
-    pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch, crlf: bool
+    pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch, layout: str
 ) -> None:
-    """Record 3, re-indent the file Prettier-style (no final newline), append 2: 5 replay."""
+    """Record 3, re-lay the file out as a formatter would, append 2: all 5 replay under CI."""
     pytester.makeini(PLUGIN_INI)
     pytester.makepyfile(test_questions=QUESTIONS)
     run_inner(pytester, "--cassette-mode=record").assert_outcomes(passed=3)
     cassette = pytester.path / "cassettes" / "test_questions" / "shared.yaml"
     document = yaml.safe_load(cassette.read_text(encoding="utf-8"))
-    text = yaml.dump(document, Dumper=_Indented, sort_keys=False, allow_unicode=True).rstrip()
-    cassette.write_bytes(text.replace("\n", "\r\n" if crlf else "\n").encode("utf-8"))
+    cassette.write_bytes(LAYOUTS[layout](document).encode("utf-8"))
 
     live.reset()
     monkeypatch.setenv("QUESTIONS", "5")

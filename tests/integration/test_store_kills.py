@@ -16,6 +16,7 @@ import pytest
 
 from cassettes_core import load_cassette
 from cassettes_core.store import CassetteFile
+from cassettes_core.testing.emulator import Emulator
 from tests.helpers.factories import interaction
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -152,3 +153,56 @@ def test_record_runs_killed_at_many_points_leave_a_whole_cassette(tmp_path: Path
     CassetteFile(path).append([interaction(1, "after the last kill")])
     assert _asked(path) == [*previous, "after the last kill"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml"]  # lock and temporaries gone
+
+
+KILLED_TEST = """
+import os, signal
+
+import httpx2
+import pytest
+
+
+@pytest.mark.cassette("killed")
+def test_three_calls_then_killed():
+    for n in range(3):
+        answer = httpx2.post(
+            os.environ["OPENAI_BASE_URL"] + "/chat/completions",
+            headers={"authorization": "Bearer " + os.environ["OPENAI_API_KEY"]},
+            json={"model": "gpt-4o-mini", "messages": [{"role": "user", "content": f"q {n}"}]},
+        )
+        assert answer.status_code == 200
+    os.kill(os.getpid(), signal.SIGKILL)  # mid-test: the cassette is never closed
+"""
+
+
+def test_a_test_killed_mid_recording_keeps_every_finished_call(
+    pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGKILL inside a recording test: its 3 finished calls are in the journal, the next
+    writer's open folds them in, and a run under CI replays all 3 with no live call."""
+    from cassettes_core import Recorder
+    from cassettes_core.store import journal_path
+    from tests.helpers.inner import PLUGIN_INI
+
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makeini(PLUGIN_INI)
+    pytester.makepyfile(test_killed=KILLED_TEST)
+    killed = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--cassette-mode=record")
+    assert killed.ret == -signal.SIGKILL
+    cassette = pytester.path / "cassettes" / "test_killed" / "killed.yaml"
+    assert journal_path(cassette).exists()
+    loaded = load_cassette(cassette)  # a reader sees the journal as part of the cassette
+    assert loaded is not None
+    assert len(loaded) == 3
+    Recorder(cassette, mode="append")  # the next writer's open folds the journal in
+    assert not journal_path(cassette).exists()
+    assert len(load_cassette(cassette) or ()) == 3
+
+    live.reset()
+    monkeypatch.setenv("CI", "true")
+    replayed = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-k", "three", "-p", "no:randomly"
+    )
+    # The test replays its 3 calls, then kills itself again: what counts is what it asked.
+    assert replayed.ret == -signal.SIGKILL
+    assert live.hits == 0

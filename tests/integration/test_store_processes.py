@@ -147,7 +147,7 @@ def test_a_writer_killed_while_holding_the_lock_does_not_block_the_next(tmp_path
     assert child.stdout is not None
     try:
         assert child.stdout.readline().strip() == "locked"
-        assert lock_for(path).lock_file.exists()
+        assert Path(lock_for(path).lock_file).exists()
         os.kill(child.pid, signal.SIGKILL)
     finally:
         child.wait(timeout=30)
@@ -156,7 +156,7 @@ def test_a_writer_killed_while_holding_the_lock_does_not_block_the_next(tmp_path
     CassetteFile(path).append([interaction(2, "b")])
     assert time.monotonic() - started < 60  # far below the 120 s lock timeout
     assert _asked(path) == ["What is the capital of France?", "b"]
-    assert not lock_for(path).lock_file.exists()
+    assert not Path(lock_for(path).lock_file).exists()
 
 
 RELEASE = "time.sleep(1.0); open(sys.argv[2], 'w').close(); lock.release()"
@@ -293,3 +293,58 @@ def test_eight_processes_append_two_hundred_interactions(tmp_path: Path) -> None
     asked = {i.request.fields["messages"][0]["content"] for i in loaded.interactions}
     assert asked == {f"worker {w} question {n}" for w in range(8) for n in range(25)}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["shared.yaml"]
+
+
+JOURNALING = """
+import sys
+from pathlib import Path
+from cassettes_core.store import CassetteFile
+from tests.helpers.factories import interaction
+path, who = Path(sys.argv[1]), sys.argv[2]
+writer = CassetteFile(path)
+for n in range(100):
+    writer.record(interaction(0, f"{who}-{n}"))
+    if n % 40 == 39:
+        writer.fold()  # a test's end, while the other process goes on journaling
+writer.fold()
+"""
+
+WATCHER = """
+import sys
+from pathlib import Path
+from cassettes_core import load_cassette
+path, last = Path(sys.argv[1]), 0
+while last < 201:
+    loaded = load_cassette(path)
+    seqs = [i.seq for i in loaded.interactions]
+    assert seqs == list(range(1, len(seqs) + 1)), seqs[-5:]
+    assert len(seqs) >= last
+    last = len(seqs)
+print("reader saw", last)
+"""
+
+
+@pytest.mark.slow
+def test_two_processes_record_one_cassette_while_a_third_reads(tmp_path: Path) -> None:
+    """Two writers journal and fold 100 each into one cassette, concurrently: all 201 kept
+    with unique seq, each writer's in its order; a reader meanwhile only ever sees 1..n."""
+    path = tmp_path / "c.yaml"
+    CassetteFile(path).append([interaction(1, "first")])
+    writers = [
+        subprocess.Popen([sys.executable, "-c", JOURNALING, str(path), who], cwd=ROOT)
+        for who in ("a", "b")
+    ]
+    reader = subprocess.Popen(
+        [sys.executable, "-c", WATCHER, str(path)], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
+    assert [w.wait(timeout=300) for w in writers] == [0, 0]
+    out, _ = reader.communicate(timeout=300)
+    assert reader.returncode == 0
+    assert out.strip() == "reader saw 201"
+    loaded = load_cassette(path)
+    assert loaded is not None
+    asked = [i.request.fields["messages"][0]["content"] for i in loaded.interactions]
+    assert len(asked) == 201
+    for who in ("a", "b"):
+        assert [q for q in asked if q.startswith(f"{who}-")] == [f"{who}-{n}" for n in range(100)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml"]  # no journal, no lock

@@ -174,6 +174,7 @@ def test_append_replays_hits_and_records_misses(tmp_path: Path) -> None:
     assert provider.complete(chat_request("old")) == answer("old")
     assert provider.complete(chat_request("new")) == answer("new")
     assert len(live.calls) == 1
+    provider.close()
     document = yaml.safe_load(path.read_text())
     assert [i["seq"] for i in document["interactions"]] == [1, 2]
 

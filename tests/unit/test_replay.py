@@ -70,6 +70,7 @@ def test_replay_order_follows_seq_not_file_order(tmp_path: Path) -> None:
     appender = CassetteProvider(FakeProvider([answer("2")]), path, mode="append")
     appender.complete(chat_request())  # replays seq 1
     appender.complete(chat_request())  # asked once more: recorded as seq 2
+    appender.close()
     document = yaml.safe_load(path.read_text())
     document["interactions"].reverse()
     path.write_text(yaml.safe_dump(document, sort_keys=False))

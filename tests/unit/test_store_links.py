@@ -57,9 +57,7 @@ def test_every_mode_refuses_a_looping_link_and_keeps_it(loop: Path, mode: str) -
 @pytest.mark.parametrize("rewrite", [False, True])
 def test_the_store_never_replaces_a_looping_link(loop: Path, rewrite: bool) -> None:
     with pytest.raises(CassetteError, match="symbolic link"):
-        CassetteFile(loop).append(
-            [interaction(1)], rewrite=rewrite, run="a-run" if rewrite else None
-        )
+        CassetteFile(loop).append([interaction(1)], rewrite=rewrite)
     assert loop.is_symlink()
     assert sorted(p.name for p in loop.parent.iterdir() if not p.is_symlink()) == []
 

@@ -1,7 +1,7 @@
 """CassetteProvider: any Provider, recorded and replayed.
 
-    provider = CassetteProvider(MyProvider(), "cassettes/agent.yaml")
-    answer = provider.complete(LLMRequest.from_body("openai.chat", body))
+    with CassetteProvider(MyProvider(), "cassettes/agent.yaml") as provider:
+        answer = provider.complete(LLMRequest.from_body("openai.chat", body))
 
 Replayed answers, streams and failures come back exactly as recorded; a recorded
 ``ProviderError`` (a 429, a timeout) is raised again, so retry logic is testable offline.
@@ -13,6 +13,7 @@ import copy
 import time
 from collections.abc import AsyncGenerator, Generator, Iterable, Iterator
 from pathlib import Path
+from typing import Self
 
 from cassettes_core._errors import ConfigError, ProviderError
 from cassettes_core._model import Interaction, LLMResponse, StreamEvent
@@ -67,6 +68,16 @@ class CassetteProvider:
     @property
     def cassette(self) -> object:
         return self.recorder.cassette
+
+    def close(self) -> None:
+        """Fold what was recorded into the cassette file (see :meth:`Recorder.close`)."""
+        self.recorder.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     # -- complete ---------------------------------------------------------------------------
 

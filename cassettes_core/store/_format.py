@@ -1,21 +1,28 @@
-"""Turn a cassette's parsed YAML into interactions, or say exactly what is wrong and where.
+"""The cassette format: a YAML document checked into interactions, and interactions rendered back.
 
 Nothing here lets a ``KeyError``/``TypeError`` out: every defect is a
-:class:`~cassettes_core._errors.CassetteFormatError` naming the file, the interaction and its
-line. A digest that does not match its stored request means the file was edited by hand.
+:class:`~cassettes_core._errors.CassetteFormatError` naming the file and the place (the
+interaction and its line). A digest that does not match its stored request means the file was
+edited by hand. Any valid YAML layout is read the same: block or flow style, keys in any
+order, CRLF line ends, with or without a final newline.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast, get_args
+
+import yaml
 
 from cassettes_core._errors import CassetteFormatError, ConfigError, ErrorKind
 from cassettes_core._model import Interaction, LLMResponse, RecordedError, StreamEvent
 from cassettes_core._request import LLMRequest
 from cassettes_core.digest import request_digest
+from cassettes_core.store import _yaml
+from cassettes_core.store._manifest import Manifest
 
+FORMAT_VERSION = 1
 _ERROR_KINDS = frozenset(get_args(ErrorKind))
 
 
@@ -51,12 +58,14 @@ def parse_interactions(
     return interactions
 
 
-def parse_interaction(item: Any, path: Path) -> Interaction:
-    """One interaction from its plain form (as a ``before_record`` hook returns it)."""
+def parse_interaction(
+    item: Any, path: Path, *, location: str = "before_record result"
+) -> Interaction:
+    """One interaction from its plain form (a journal line, a ``before_record`` result)."""
     try:
         return _parse_one(item)
     except _DefectError as exc:
-        raise CassetteFormatError(path, str(exc), location="before_record result") from None
+        raise CassetteFormatError(path, str(exc), location=location) from None
 
 
 def trusted_interactions(raw: list[Any] | None) -> list[Interaction]:
@@ -113,8 +122,6 @@ def _where(text: str, index: int, item: Any) -> str:
     parts = [f"interactions[{index}]"]
     if isinstance(item, Mapping) and isinstance(item.get("seq"), int):
         parts.append(f"seq {item['seq']}")
-    from cassettes_core.store import _yaml  # an error's place: YAML only when one is found
-
     line = _yaml.line_of_item(text, "interactions", index)
     if line is not None:
         parts.append(f"line {line}")
@@ -246,3 +253,111 @@ def _require(raw: Mapping[str, Any], key: str, kind: type, *, where: str | None 
 
 def _kind_name(kind: type) -> str:
     return {int: "an integer", str: "a string", list: "a list"}.get(kind, "a mapping")
+
+
+def load_plain_yaml(text: str, path: Path) -> Any:
+    """``text`` as plain safe YAML, to tell another tool's file from a damaged cassette.
+
+    Anchors and merge keys, which a cassette may not hold, are read here; a document that is
+    not YAML even so is a :class:`CassetteFormatError`. Never use it to read a cassette.
+    """
+    try:
+        return _yaml.load_plain(text)
+    except ValueError as exc:
+        raise CassetteFormatError(path, str(exc)) from None
+
+
+def parse_yaml(text: str, path: Path) -> Any:
+    """Parse a cassette's YAML text into JSON data; any defect is a CassetteFormatError."""
+    # `from None`: the message carries the parser's problem; a chained parser traceback
+    # would read as a foreign crash in a pytest failure.
+    try:
+        return _yaml.load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
+        raise CassetteFormatError(
+            path, f"not valid YAML ({exc.problem or exc.context})", location=where
+        ) from None
+    except yaml.reader.ReaderError as exc:
+        raise CassetteFormatError(
+            path,
+            f"holds a character YAML does not allow ({exc.character!r}); is it a binary file?",
+            location=f"character {exc.position + 1}",
+        ) from None
+    except yaml.YAMLError as exc:
+        raise CassetteFormatError(path, f"not valid YAML ({exc})", location="top level") from None
+    except RecursionError:
+        raise CassetteFormatError(
+            path,
+            f"data nested too deeply (at most {_yaml.MAX_DEPTH} levels are read)",
+            location=_deep_place(text),
+        ) from None
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
+        # A last net under the loader's own checks: never a foreign traceback for a bad file.
+        raise CassetteFormatError(
+            path, f"not valid cassette YAML ({exc})", location="top level"
+        ) from None
+
+
+def _deep_place(text: str) -> str:
+    """The first line nested past the limit, by indentation and open brackets (error path)."""
+    flow = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        flow += line.count("[") + line.count("{") - line.count("]") - line.count("}")
+        indent = len(line) - len(line.lstrip(" "))
+        if indent // 2 + max(flow, 0) > _yaml.MAX_DEPTH:
+            return f"line {number}"
+    return "the whole document"
+
+
+def parse_document(text: str, path: Path) -> dict[str, Any]:
+    """Parse YAML text into the top-level mapping, checking the format version."""
+    document = parse_yaml(text, path)
+    if not isinstance(document, dict):
+        what = "empty" if document is None else f"a {type(document).__name__}"
+        raise CassetteFormatError(
+            path,
+            f"the top level must be a mapping with 'version' and 'interactions' (the file is "
+            f"{what})",
+            location="top level",
+        )
+    check_version(document, path)
+    return document
+
+
+def check_version(document: dict[str, Any], path: Path) -> None:
+    """The document's format version is one this library reads."""
+    version = document.get("version")
+    if version is None:
+        raise CassetteFormatError(path, "no 'version' key", location="version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise CassetteFormatError(
+            path, f"version {version!r} is not an integer", location="version"
+        )
+    if version > FORMAT_VERSION:
+        raise CassetteFormatError(
+            path,
+            f"format version {version} is newer than this library reads ({FORMAT_VERSION}); "
+            "upgrade provider-cassettes",
+            location="version",
+        )
+    if version < 1:
+        raise CassetteFormatError(path, f"unknown format version {version}", location="version")
+
+
+def check_document(document: dict[str, Any], path: Path, text: str) -> None:
+    """Everything a load refuses, except a digest that no longer matches its request: for
+    readers that do not replay (``cassettes scan``), a hand-edited request is not a defect."""
+    check_version(document, path)
+    Manifest.from_dict(document.get("manifest") or {}, path)
+    parse_interactions(document.get("interactions"), path, text, check_digests=False)
+
+
+def render(manifest: Manifest, interactions: Sequence[Interaction]) -> str:
+    document = {
+        "version": FORMAT_VERSION,
+        "manifest": manifest.to_dict(),
+        "interactions": [interaction.to_dict() for interaction in interactions],
+    }
+    return _yaml.dump(document)

@@ -72,7 +72,8 @@ def test_append_through_a_symlink_writes_the_target(
 def test_every_mode_writes_through_a_symlink(tmp_path: Path) -> None:
     """record, append and rehash all write the target, and share the target's lock."""
     link, target = _linked(tmp_path)
-    assert lock_for(link).lock_file == lock_for(target).lock_file == target.parent / ".c.yaml.lock"
+    assert Path(lock_for(link).lock_file) == target.parent / ".c.yaml.lock"
+    assert lock_for(link).lock_file == lock_for(target).lock_file
     live = FakeProvider(lambda r: LLMResponse({"ok": 1}))
     CassetteProvider(live, link, mode="record").complete(chat_request("recorded"))
     assert link.is_symlink()
