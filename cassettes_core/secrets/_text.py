@@ -46,6 +46,7 @@ from cassettes_core.secrets._formats import (
     mask,
     searched_always,
     snake,
+    words,
 )
 
 # ---------------- Unicode folding
@@ -249,41 +250,12 @@ _SPACED = re.compile(r"""[ \t]++(?P<bare>[A-Za-z0-9/+=_-]{16,512}+)(?![^\s,;)}\]
 _GROUPS = ("quoted", "bare", "word", "called", "cell")
 # Words that say a *_key name is not a credential: a cache, sort or public key is a value of
 # another kind (checked on the word before "key").
-_NOT_CREDENTIAL_KEYS = frozenset(
-    {
-        "public",
-        "cache",
-        "sort",
-        "partition",
-        "foreign",
-        "unique",
-        "object",
-        "row",
-        "hash",
-        "range",
-        "dedup",
-        "dedupe",
-        "idempotency",
-        "lookup",
-        "map",
-        "dict",
-        "index",
-        "group",
-        "routing",
-        "message",
-        "translation",
-        "i18n",
-        "cursor",
-        "page",
-        "storage",
-        "s3",
-        "file",
-        "prompt",
-        "tool",
-        "event",
-        "sequence",
-        "item",
-    }
+_NOT_CREDENTIAL_KEYS = words(
+    """
+    public cache sort partition foreign unique object row hash range dedup dedupe idempotency
+    lookup map dict index group routing message translation i18n cursor page storage s3 file
+    prompt tool event sequence item
+    """
 )
 _CREDENTIAL_LAST_WORDS = frozenset({"key", "token", "secret", "credential", "credentials"})
 _NUMBERED_KEY = re.compile(r"(?:api_?)?key_?[12]")
