@@ -140,17 +140,15 @@ def test_harmless_assignments_pass(text: str) -> None:
     assert scan(text_in_response(text)) == []
 
 
+CREDENTIAL_NAMES = """
+azure_openai_key AZURE_OPENAI_KEY azureOpenAIKey openaiKey DeployToken LLMSecret
+service_credential
+"""
+
+
 @pytest.mark.parametrize(
     "name",
-    [
-        "azure_openai_key",
-        "AZURE_OPENAI_KEY",
-        "azureOpenAIKey",
-        "openaiKey",
-        "DeployToken",
-        "LLMSecret",
-        "service_credential",
-    ],
+    CREDENTIAL_NAMES.split(),
 )
 @pytest.mark.parametrize("value", [hex32, lambda: rand(86, B64) + "=="], ids=["hex", "base64"])
 def test_a_credential_named_field_of_a_body_is_refused(name: str, value: Any) -> None:
@@ -168,19 +166,15 @@ def test_a_credential_named_field_of_a_body_is_refused(name: str, value: Any) ->
         assert_masked(findings, key)
 
 
+OTHER_KEY_NAMES = """
+cache_key promptCacheKey next_page_token continuation_token sort_key public_key idempotencyKey
+max_tokens item_key
+"""
+
+
 @pytest.mark.parametrize(
     "name",
-    [
-        "cache_key",
-        "promptCacheKey",
-        "next_page_token",
-        "continuation_token",
-        "sort_key",
-        "public_key",
-        "idempotencyKey",
-        "max_tokens",
-        "item_key",
-    ],
+    OTHER_KEY_NAMES.split(),
 )
 def test_fields_named_like_other_keys_pass(name: str) -> None:
     """Cache, page, sort, public and idempotency keys hold hex digests that open nothing (a
