@@ -495,7 +495,7 @@ class Batch:
 # A key never starts right after one of these: the prefix would sit inside a longer token
 # (a base64 blob, ``task-runner``). Checked in code so that every pattern starts with a literal,
 # which the regular-expression engine finds with a fast substring search.
-_TOKEN_SET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _E = r"(?![A-Za-z0-9_-])"  # fixed-length formats never run on into more token characters
 
 
@@ -837,7 +837,7 @@ def find_formats_batch(batch: Batch) -> dict[int, list[Hit]]:
 
 
 def _at_boundary(text: str, start: int) -> bool:
-    return start == 0 or text[start - 1] not in _TOKEN_SET
+    return start == 0 or text[start - 1] not in NAME_CHARS
 
 
 def _without_overlaps(hits: list[Hit]) -> list[Hit]:
@@ -863,12 +863,8 @@ def _without_overlaps(hits: list[Hit]) -> list[Hit]:
 
 def iter_kinds() -> Iterator[str]:
     """Every kind name our own detectors report (for documentation and tests)."""
-    seen: set[str] = set()
-    for _, kind in _SK_KINDS:
-        seen.add(kind)
-    seen.update(("OpenAI API key", "API key (sk-…)"))
-    seen.update(detector.kind for detector in _DETECTORS if detector.kind)
-    yield from sorted(seen)
+    sk_kinds = {kind for _, kind in _SK_KINDS} | {"OpenAI API key", "API key (sk-…)"}
+    yield from sorted(sk_kinds | {detector.kind for detector in _DETECTORS if detector.kind})
 
 
 # ---------------- the environment's own credentials

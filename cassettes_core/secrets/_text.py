@@ -32,6 +32,7 @@ from typing import Any
 
 from cassettes_core.secrets._formats import (
     MIN_ENV_SECRET,
+    NAME_CHARS,
     Batch,
     FieldKind,
     Hit,
@@ -179,7 +180,6 @@ def _unit(text: str, position: int) -> tuple[str, int]:
 # Every credential name holds one of these, in any case.
 _NEEDLES = ("key", "token", "secret", "auth", "credential", "bearer", "pass", "pwd")
 searched_always(_NEEDLES, ignorecase=True)
-_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _NAME_RUN = re.compile(r"[A-Za-z0-9_-]*+")
 _MAX_NAME = 64
 # After the name: an optional closing quote or bracket, an assignment, an optional auth scheme,
@@ -332,7 +332,7 @@ def _name_around(text: str, position: int) -> tuple[int, int]:
     # steps (a longer run is no name).
     start = position
     floor = max(0, position - _MAX_NAME - 1)
-    while start > floor and text[start - 1] in _NAME_CHARS:
+    while start > floor and text[start - 1] in NAME_CHARS:
         start -= 1
     run = _NAME_RUN.match(text, position)
     return start, run.end() if run is not None else position
