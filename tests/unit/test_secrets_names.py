@@ -24,16 +24,12 @@ from tests.helpers.fake_secrets import (
     URLSAFE,
     assert_masked,
     hex32,
-    in_response,
     rand,
     reply,
     request_body,
     scan,
-    scan_lines,
-    seeded,
     text_in_response,
     tool_arguments,
-    tool_call,
 )
 
 
@@ -291,38 +287,6 @@ def test_a_camel_case_name_beside_a_key_name_is_not_a_credential() -> None:
     """Words in camelCase (a quarter upper case at most) are an identifier, not a key."""
     text = '{"name": "AZURE_OPENAI_API_KEY", "value": "readFromTheVaultWhenTheServiceStarts"}'
     assert scan(reply(f"Here is the config:\n{text}")) == []
-
-
-@pytest.mark.parametrize(
-    "body",
-    [
-        pytest.param({"password": "Sunsh1ne$2024!"}, id="dollar-in-password-field"),
-        pytest.param({"password": "wherearemykeys42"}, id="here-in-password-field"),
-        pytest.param({"db_password": "Yourmom1987!"}, id="your-in-password-field"),
-        pytest.param(
-            {"content": "DATABASE_URL=postgres://app:Pa$$w0rd2024@db.internal:5432/prod"},
-            id="dollar-in-url-password",
-        ),
-        pytest.param({"dsn": "mysql://svc:k8{Xq2!pL9z@10.0.0.5/app"}, id="brace-in-url-password"),
-        pytest.param(
-            {"content": f"aws_secret_access_key = {seeded(40, ALNUM + '/+')}"},
-            id="aws-secret-in-text",
-        ),
-        pytest.param({"content": f"api_key: {seeded(32)}\nmodel: x"}, id="api-key-in-yaml-text"),
-        pytest.param({"content": f'{{"api_key": "{seeded(32)}"}}'}, id="api-key-in-json-text"),
-    ],
-)
-def test_template_characters_in_passwords_and_assigned_keys_are_refused(
-    body: dict[str, Any],
-) -> None:
-    """Real passwords holding "$", "{", "here" or "your", and keys assigned in text."""
-    assert scan_lines(in_response(body))
-
-
-@pytest.mark.parametrize("name", ["access_token", "refresh_token", "id_token", "api_token"])
-def test_credential_tokens_in_tool_arguments_are_still_refused(name: str) -> None:
-    """Pagination tokens pass; the tokens that open an account do not."""
-    assert scan_lines(in_response(tool_call({name: seeded(44, URLSAFE, seed=3)})))
 
 
 ALNUM_R = random.Random(0)
