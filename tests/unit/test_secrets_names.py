@@ -37,33 +37,22 @@ def _assignments() -> list[Any]:
     def b64() -> str:
         return rand(86, B64) + "=="
 
+    # (The corpus holds more: .env, export, os.environ, AzureKeyCredential, connection
+    # strings, YAML and JSON text, each refused in every place.)
     cases = {
-        "dotenv-azure-hex": lambda: f"AZURE_OPENAI_API_KEY={hex32()}",
         "dotenv-quoted": lambda: f'AZURE_OPENAI_KEY="{hex32()}"',
-        "export-hex": lambda: f"export AZURE_OPENAI_KEY={hex32()}",
         "export-speech": lambda: f"export SPEECH_KEY={hex32()}\nexport SPEECH_REGION=westeurope",
         "yaml-hex": lambda: (
             f"azure:\n  endpoint: https://x.openai.azure.com\n  api_key: {hex32()}\n"
         ),
         "yaml-base64": lambda: f"storage:\n  account_key: {b64()}\n",
-        "python-environ": lambda: f'os.environ["AZURE_OPENAI_KEY"] = "{hex32()}"',
         "python-environ-single": lambda: f"os.environ['COHERE_TOKEN'] = '{rand(40)}'",
-        "azure-key-credential": lambda: (
-            f'client = ChatCompletionsClient(ep, AzureKeyCredential("{hex32()}"))'
-        ),
         "json-config": lambda: f'{{"azure": {{"subscriptionKey": "{hex32()}"}}}}',
         "azure-cli-keys-list": lambda: f'{{"key1": "{hex32()}", "key2": "{hex32()}"}}',
         "azure-storage-keys": lambda: f'"primaryKey": "{b64()}", "secondaryKey": "{b64()}"',
         "cosmos-master-key": lambda: f"primaryMasterKey: {b64()}",
         "connection-string-account-key": lambda: (
             f"DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={b64()};EndpointSuffix=core.windows.net"
-        ),
-        "connection-string-shared-access": lambda: (
-            "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=root;"
-            f"SharedAccessKey={rand(43, B64)}="
-        ),
-        "connection-string-password": lambda: (
-            f"Server=db;Database=app;User Id=svc;Password={rand(14)}7!;"
         ),
         "dotenv-password": lambda: f"POSTGRES_PASSWORD={rand(10)}9x",
         "postgres-url": lambda: f"postgres://svc:{rand(16)}@db.internal:5432/app",
@@ -73,10 +62,6 @@ def _assignments() -> list[Any]:
         "r-assignment": lambda: f"azure_openai_key <- '{hex32()}'",
         "xml-app-config": lambda: f'<add key="AzureOpenAIKey" value="{hex32()}" />',
         "xml-element": lambda: f"<AzureOpenAIKey>{hex32()}</AzureOpenAIKey>",
-        "yaml-api-key": lambda: f"api_key: {rand(32)}\nmodel: mistral-large",
-        "json-in-text": lambda: f'{{"api_key": "{rand(32)}"}}',
-        "ini-aws-secret": lambda: f"aws_secret_access_key = {rand(40, B64)}",
-        "env-file": lambda: f"MISTRAL_API_KEY={rand(32)}\nDEBUG=1",
         "python-kwarg": lambda: f'client = Mistral(api_key="{rand(32)}")',
         "js-camel": lambda: f"const cfg = {{ apiKey: '{rand(32)}' }};",
         "azure-header": lambda: f'curl -H "api-key: {hex32()}" https://x',
