@@ -191,6 +191,7 @@ def test_exit_codes_and_reports(
     for fragment in err_holds:
         assert fragment.format(t=tmp_path) in err
     assert all(line.startswith(("ERROR: ", "TIP: ")) for line in err.splitlines())
+    assert (err == "") == (codes[1] == 0)  # stderr holds the errors and nothing else
     assert key not in out + err
 
 
