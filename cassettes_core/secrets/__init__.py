@@ -43,41 +43,17 @@ if TYPE_CHECKING:
 #: and project ids that identify an account. :func:`is_sensitive_header` also treats as
 #: sensitive any header whose last word is ``key``, ``token``, ``secret``, ``auth``, … .
 SENSITIVE_HEADERS: frozenset[str] = frozenset(
-    {
-        "authorization",
-        "proxy-authorization",
-        "cookie",
-        "set-cookie",
-        "api-key",
-        "x-api-key",
-        "x-goog-api-key",
-        "ocp-apim-subscription-key",
-        "x-auth-token",
-        "x-access-token",
-        "x-amz-security-token",
-        "x-vault-token",
-        "private-token",
-        "cf-access-client-id",
-        "cf-access-client-secret",
-        "openai-organization",
-        "openai-project",
-        "anthropic-organization-id",
-    }
+    """
+    authorization proxy-authorization cookie set-cookie api-key x-api-key x-goog-api-key
+    ocp-apim-subscription-key x-auth-token x-access-token x-amz-security-token x-vault-token
+    private-token cf-access-client-id cf-access-client-secret openai-organization openai-project
+    anthropic-organization-id
+    """.split()  # noqa: SIM905 - a list of words
 )
 _SENSITIVE_LAST_WORDS = frozenset(
-    {
-        "authorization",
-        "auth",
-        "token",
-        "secret",
-        "password",
-        "passwd",
-        "apikey",
-        "key",
-        "cookie",
-        "credential",
-        "credentials",
-    }
+    """
+    authorization auth token secret password passwd apikey key cookie credential credentials
+    """.split()  # noqa: SIM905 - a list of words
 )
 _NOT_SENSITIVE = frozenset({"idempotency-key", "x-idempotency-key"})
 _WORDS = re.compile(r"[-_\s]+")

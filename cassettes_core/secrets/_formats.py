@@ -85,38 +85,19 @@ _VOCABULARY = """
     hf huggingface groq stripe slack
 """
 _PLACEHOLDER_VOCABULARY = frozenset(_VOCABULARY.split())
-_EXAMPLE_PASSWORDS = frozenset(
-    {
-        "password",
-        "pass",
-        "passwd",
-        "pwd",
-        "secret",
-        "changeme",
-        "test",
-        "testing",
-        "example",
-        "guest",
-        "admin",
-        "root",
-        "user",
-        "postgres",
-        "mysql",
-        "redis",
-        "mongo",
-        "rabbitmq",
-        "minio",
-        "minioadmin",
-        "sa",
-        "default",
-        "demo",
-        "dev",
-        "local",
-        "123456",
-        "12345678",
-        "qwerty",
-        "letmein",
-    }
+
+
+def words(text: str) -> frozenset[str]:
+    """The words of ``text``: the lists of names below are written as text."""
+    return frozenset(text.split())
+
+
+_EXAMPLE_PASSWORDS = words(
+    """
+    password pass passwd pwd secret changeme test testing example guest admin root user postgres
+    mysql redis mongo rabbitmq minio minioadmin sa default demo dev local 123456 12345678 qwerty
+    letmein
+    """
 )
 
 
@@ -280,36 +261,14 @@ def snake(name: str) -> str:
 
 # Field and parameter names (snake case) whose value is a credential when it has the shape of one.
 _PASSWORD_FIELDS = frozenset({"password", "passwd", "pwd", "passphrase", "db_password"})
-_TOKEN_FIELDS = frozenset(
-    {
-        "api_key",
-        "apikey",
-        "x_api_key",
-        "api_token",
-        "access_token",
-        "refresh_token",
-        "id_token",
-        "auth_token",
-        "bearer_token",
-        "session_token",
-        "security_token",
-        "x_amz_security_token",
-        "secret",
-        "secret_key",
-        "secret_access_key",
-        "aws_secret_access_key",
-        "client_secret",
-        "private_token",
-        "x_auth_token",
-        "subscription_key",
-        "ocp_apim_subscription_key",
-        "x_goog_api_key",
-        "authorization",
-        "proxy_authorization",
-        "bearer",
-        "credential",
-        "credentials",
-    }
+_TOKEN_FIELDS = words(
+    """
+    api_key apikey x_api_key api_token access_token refresh_token id_token auth_token
+    bearer_token session_token security_token x_amz_security_token secret secret_key
+    secret_access_key aws_secret_access_key client_secret private_token x_auth_token
+    subscription_key ocp_apim_subscription_key x_goog_api_key authorization proxy_authorization
+    bearer credential credentials
+    """
 )
 # Generic names ("key" is the Gemini query parameter, but also a cache key): the value must look
 # random (mixed case and digits) or be a long hex string before it counts.
@@ -317,43 +276,23 @@ _GENERIC_FIELDS = frozenset({"key", "token", "auth"})
 
 
 # Compound names that end like a credential field: MISTRAL_API_KEY, stripe_webhook_secret.
-_TOKEN_SUFFIXES = (
-    "_api_key",
-    "_apikey",
-    "_api_token",
-    "_access_token",
-    "_refresh_token",
-    "_auth_token",
-    "_bearer_token",
-    "_session_token",
-    "_secret_key",
-    "_secret_access_key",
-    "_client_secret",
-    "_secret",
+_TOKEN_SUFFIXES = tuple(
+    words(
+        """
+    _api_key _apikey _api_token _access_token _refresh_token _auth_token _bearer_token
+    _session_token _secret_key _secret_access_key _client_secret _secret
+    """
+    )
 )
 _PASSWORD_SUFFIXES = ("_password", "_passwd", "_pwd", "_passphrase")
 # Pagination and cache tokens: opaque by design, and not credentials (a page cursor opens
 # nothing). Only named here, never as a suffix, so that access_token & co. stay auth positions.
-_NOT_CREDENTIALS = frozenset(
-    {
-        "page_token",
-        "next_page_token",
-        "prev_page_token",
-        "previous_page_token",
-        "next_token",
-        "continuation_token",
-        "request_token",
-        "sync_token",
-        "cursor",
-        "next_cursor",
-        "prev_cursor",
-        "start_cursor",
-        "end_cursor",
-        "page_cursor",
-        "cache_key",
-        "prompt_cache_key",
-        "idempotency_key",
-    }
+_NOT_CREDENTIALS = words(
+    """
+    page_token next_page_token prev_page_token previous_page_token next_token continuation_token
+    request_token sync_token cursor next_cursor prev_cursor start_cursor end_cursor page_cursor
+    cache_key prompt_cache_key idempotency_key
+    """
 )
 
 
@@ -378,61 +317,26 @@ def credential_in_field(kind: FieldKind, value: str) -> bool:
     return looks_like_credential(value, strict=kind == "generic")
 
 
-# Fields whose values are opaque by design (snake case, exact or as a suffix).
-_OPAQUE_FIELDS = frozenset(
-    {
-        "signature",
-        "thought_signature",
-        "encrypted_content",
-        "encrypted_reasoning",
-        # Bedrock Converse's redacted reasoning (Claude's redacted thinking): opaque base64,
-        # sent back as is in the next turn.
-        "redacted_content",
-        "b64_json",
-        "partial_image_b64",
-        "embedding",
-        "embeddings",
-        "obfuscation",  # OpenAI stream padding: random characters by design
-        "system_fingerprint",
-        "fingerprint",
-        "etag",
-        "digest",
-        "hash",
-        "checksum",
-        "nonce",
-        "cf_ray",
-        "traceparent",
-        "tracestate",
-        # Signed URLs (image and file links in responses) carry a per-object signature that
-        # expires; it opens one object, not an account.
-        "sig",
-        "x_amz_signature",
-        "x_goog_signature",
-        # Google's resumable-upload id header: an opaque handle, not an account credential.
-        "x_guploader_uploadid",
-        # Base64 payloads beside a media type (Anthropic's source.data, Gemini's inline_data);
-        # the walk names them so.
-        "base64_data",
-        # Bedrock's invoke_model stream chunk, kept as base64 only when it is not JSON.
-        "bytes",
-        # Images in model-native bodies (Llama vision's and image models' `images`, Titan's
-        # `inputImage`, in-painting's `image` and `maskImage`): base64 media, not keys.
-        "image",
-        "images",
-    }
+# Fields whose values are opaque by design (snake case, exact or as a suffix): reasoning
+# signatures and ciphertext, Bedrock's redacted reasoning, stream padding (``obfuscation``),
+# hashes and trace ids, signed URLs' per-object signatures (they open one object, not an
+# account), Google's resumable-upload id, base64 media (``base64_data`` is how the walk names a
+# payload beside a media type; ``bytes`` is Bedrock's stream chunk when it is not JSON; images in
+# model-native bodies).
+_OPAQUE_FIELDS = words(
+    """
+    signature thought_signature encrypted_content encrypted_reasoning redacted_content b64_json
+    partial_image_b64 embedding embeddings obfuscation system_fingerprint fingerprint etag
+    digest hash checksum nonce cf_ray traceparent tracestate sig x_amz_signature
+    x_goog_signature x_guploader_uploadid base64_data bytes image images
+    """
 )
-_OPAQUE_SUFFIXES = (
-    "_signature",
-    "_hash",
-    "_digest",
-    "_checksum",
-    "_fingerprint",
-    "_b64",
-    "_base64",
-    "_nonce",
-    "_sha256",
-    "_image",
-    "_images",
+_OPAQUE_SUFFIXES = tuple(
+    words(
+        """
+    _signature _hash _digest _checksum _fingerprint _b64 _base64 _nonce _sha256 _image _images
+    """
+    )
 )
 
 
@@ -591,7 +495,7 @@ class Batch:
 # A key never starts right after one of these: the prefix would sit inside a longer token
 # (a base64 blob, ``task-runner``). Checked in code so that every pattern starts with a literal,
 # which the regular-expression engine finds with a fast substring search.
-_TOKEN_SET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _E = r"(?![A-Za-z0-9_-])"  # fixed-length formats never run on into more token characters
 
 
@@ -933,7 +837,7 @@ def find_formats_batch(batch: Batch) -> dict[int, list[Hit]]:
 
 
 def _at_boundary(text: str, start: int) -> bool:
-    return start == 0 or text[start - 1] not in _TOKEN_SET
+    return start == 0 or text[start - 1] not in NAME_CHARS
 
 
 def _without_overlaps(hits: list[Hit]) -> list[Hit]:
@@ -959,12 +863,8 @@ def _without_overlaps(hits: list[Hit]) -> list[Hit]:
 
 def iter_kinds() -> Iterator[str]:
     """Every kind name our own detectors report (for documentation and tests)."""
-    seen: set[str] = set()
-    for _, kind in _SK_KINDS:
-        seen.add(kind)
-    seen.update(("OpenAI API key", "API key (sk-…)"))
-    seen.update(detector.kind for detector in _DETECTORS if detector.kind)
-    yield from sorted(seen)
+    sk_kinds = {kind for _, kind in _SK_KINDS} | {"OpenAI API key", "API key (sk-…)"}
+    yield from sorted(sk_kinds | {detector.kind for detector in _DETECTORS if detector.kind})
 
 
 # ---------------- the environment's own credentials

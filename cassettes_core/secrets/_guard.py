@@ -139,9 +139,11 @@ class SecretGuard:
         seen: set[str] = set()
         for form, suffix in forms:
             for hit in text_hits(form, environment):
-                if hit.value in seen or hit.value in self._allow:
-                    continue
-                if is_documented_example(hit.value):
+                if (
+                    hit.value in seen
+                    or hit.value in self._allow
+                    or is_documented_example(hit.value)
+                ):
                     continue
                 seen.add(hit.value)
                 line = form.count("\n", 0, max(hit.start, 0)) + 1
@@ -166,30 +168,25 @@ class SecretGuard:
         environment = credential_environment()
         tables, plugins = self._detect([value for value, _ in distinct], [k for _, k in distinct])
         flagged = plugins.keys() | {slot for table in tables for slot in table}
+        # The common case: nothing found and not an auth position.
+        keys = walk.keys
+        candidates = [
+            (index, slot)
+            for index, slot in enumerate(slots)
+            if slot in flagged
+            or roles.get(index) == "header"
+            or (keys[index] and name_kind(keys[index]) is not None)
+        ]
+        # Strings read raw (a JSON document, a URL's query) or decoded (a URL's path) come last,
+        # for what the other form did not already show (a key repeated in an object, a "+").
+        candidates.sort(key=lambda candidate: roles.get(candidate[0]) == "raw")
         found: set[str] = set()
-        raw: list[tuple[int, int]] = []
-        for index, slot in enumerate(slots):
-            role = roles.get(index, "value")
-            key = walk.keys[index]
-            if slot not in flagged and role != "header" and (not key or name_kind(key) is None):
-                continue  # the common case: nothing found and not an auth position
-            if role == "raw":
-                raw.append((index, slot))
-                continue
+        for index, slot in candidates:
             leaf = walk.leaf(index)
             if leaf.value in self._allow:
                 continue
             for kind, value in _leaf_hits(leaf, tables, plugins, slot):
-                found.add(value)
-                yield leaf.path, kind, value
-        # Strings read raw (a JSON document, a URL's query) or decoded (a URL's path): what the
-        # other form did not already show (a key repeated in an object, a "+" in a query).
-        for index, slot in raw:
-            leaf = walk.leaf(index)
-            if leaf.value in self._allow:
-                continue
-            for kind, value in _leaf_hits(leaf, tables, plugins, slot):
-                if not already_found(value, found):
+                if leaf.role != "raw" or not already_found(value, found):
                     found.add(value)
                     yield leaf.path, kind, value
 

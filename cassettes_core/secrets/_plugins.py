@@ -82,6 +82,7 @@ from cassettes_core.secrets._formats import (
     is_prose,
     is_sequence_fragment,
     searched_always,
+    words,
 )
 
 # ---------------- base64 wrapped over many lines
@@ -89,25 +90,10 @@ from cassettes_core.secrets._formats import (
 _LINE = re.compile(r"^[ \t]*+[A-Za-z0-9+/=_-]{4,4096}+[ \t]*+\r?$", re.MULTILINE)
 _MIN_WIDTH = 40  # every line but the last is this long at least (the last may be short)
 _BEGIN = re.compile(r"-----BEGIN ([A-Z0-9 ]{1,40}+)-----[ \t]*+\r?$")
-_PUBLIC_LABELS = frozenset(
-    {
-        "CERTIFICATE",
-        "TRUSTED CERTIFICATE",
-        "X509 CERTIFICATE",
-        "CERTIFICATE REQUEST",
-        "NEW CERTIFICATE REQUEST",
-        "X509 CRL",
-        "PUBLIC KEY",
-        "RSA PUBLIC KEY",
-        "SSH2 PUBLIC KEY",
-        "PGP PUBLIC KEY BLOCK",
-        "PGP SIGNATURE",
-        "PKCS7",
-        "CMS",
-        "DH PARAMETERS",
-        "EC PARAMETERS",
-    }
-)
+_PUBLIC = """CERTIFICATE|TRUSTED CERTIFICATE|X509 CERTIFICATE|CERTIFICATE REQUEST|X509 CRL|
+NEW CERTIFICATE REQUEST|PUBLIC KEY|RSA PUBLIC KEY|SSH2 PUBLIC KEY|PGP PUBLIC KEY BLOCK|
+PGP SIGNATURE|PKCS7|CMS|DH PARAMETERS|EC PARAMETERS"""
+_PUBLIC_LABELS = frozenset(_PUBLIC.replace("\n", "").split("|"))
 _MIN_LINES = 2
 # Longer than any key, as a token on one line must be for the entropy plugins to pass it (an
 # HMAC secret wrapped over two lines is still a secret).
@@ -336,17 +322,9 @@ _PLUGINS: tuple[tuple[type[Any], Gate], ...] = (
     (
         GitLabTokenDetector,
         literal(
-            "glpat-",
-            "gldt-",
-            "glft-",
-            "glsoat-",
-            "glrt-",
-            "GR1348941",
-            "glcbt-",
-            "glimt-",
-            "glptt-",
-            "glagent-",
-            "gloas-",
+            *words(
+                "glpat- gldt- glft- glsoat- glrt- GR1348941 glcbt- glimt- glptt- glagent- gloas-"
+            )
         ),
     ),
     (Base64HighEntropyString, quoted_run),

@@ -26,7 +26,7 @@ from cassettes_core.review import NotACassetteError, cassette_files, plainly_not
 from cassettes_core.store import check_document, parse_yaml, require_regular_file
 
 if TYPE_CHECKING:
-    from cassettes_core.secrets._guard import SecretGuard
+    from cassettes_core.secrets._guard import SecretFinding
 
 REPORT_VERSION = 1  # of the --json report
 
@@ -81,7 +81,7 @@ def run_scan(args: argparse.Namespace, console: Console) -> int:
             "error": None,
         }
         try:
-            interactions = _load(path)
+            interactions = load_interactions(path)
         except NotACassetteError as exc:
             if not named:
                 skipped.append({"path": str(path), "reason": exc.reason})
@@ -89,24 +89,18 @@ def run_scan(args: argparse.Namespace, console: Console) -> int:
                     console.print(f"note: skipped {path}: {exc.reason}")
                 continue
             report["error"] = str(exc)
-            report["findings"] = _text_findings(guard, path)
         except CassetteError as exc:
             report["error"] = str(exc)
-            report["findings"] = _text_findings(guard, path)
         else:
             report["interactions"] = len(interactions)
-            for interaction in interactions:
-                report["findings"].extend(
-                    {"seq": f.seq, "path": f.path, "kind": f.kind, "preview": f.preview}
-                    for f in guard.scan(interaction)
-                )
-            # The file as stored: what loading drops (a comment) must not hide a key either.
-            shown = {finding["preview"] for finding in report["findings"]}
-            report["findings"].extend(
-                {"seq": None, "path": f.path, "kind": f.kind, "preview": f.preview}
-                for f in guard.scan_text(path.read_text(encoding="utf-8"))
-                if f.preview not in shown
-            )
+            found = (f for interaction in interactions for f in guard.scan(interaction))
+            report["findings"] = [_reported(f) for f in found]
+        # The file as stored: what loading drops (a comment) must not hide a key, and neither
+        # must a file that cannot be loaded (broken YAML, a merge conflict, a refused tag).
+        shown = {finding["preview"] for finding in report["findings"]}
+        report["findings"] += [
+            _reported(f) for f in guard.scan_text(_text(path)) if f.preview not in shown
+        ]
         reports.append(report)
         if not args.json:
             _print_report(console, report)
@@ -126,28 +120,21 @@ def run_scan(args: argparse.Namespace, console: Console) -> int:
     return EXIT_FINDINGS if summary["findings"] else EXIT_OK
 
 
-def _text_findings(guard: SecretGuard, path: Path) -> list[FindingReport]:
-    # A file that cannot be loaded (broken YAML, a merge conflict, a refused tag) can still
-    # hold a key: its text is read all the same, so the error does not hide it.
+def _reported(finding: SecretFinding) -> FindingReport:
+    return {
+        "seq": finding.seq,
+        "path": finding.path,
+        "kind": finding.kind,
+        "preview": finding.preview,
+    }
+
+
+def _text(path: Path) -> str:
     try:
         require_regular_file(path)
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except (CassetteFormatError, OSError, UnicodeDecodeError):
-        return []
-    return [
-        {"seq": None, "path": f.path, "kind": f.kind, "preview": f.preview}
-        for f in guard.scan_text(text)
-    ]
-
-
-def _load(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        raise ConfigError(
-            f"no such file or directory: {path}\n"
-            "TIP: check the path; `cassettes scan` takes cassette files and directories "
-            "that hold them."
-        )
-    return load_interactions(path)
+        return ""
 
 
 def load_interactions(path: Path) -> list[dict[str, Any]]:
@@ -156,8 +143,15 @@ def load_interactions(path: Path) -> list[dict[str, Any]]:
     Raises :class:`CassetteFormatError` for unreadable text, invalid YAML, a document that
     has no ``interactions`` list of mappings (:class:`NotACassetteError` for a document that
     is plainly not a cassette: not a mapping, or without ``interactions`` and ``version``),
-    and anything else a load refuses, except a digest that no longer matches its request.
+    and anything else a load refuses, except a digest that no longer matches its request;
+    :class:`ConfigError` for a path that does not exist.
     """
+    if not path.exists():
+        raise ConfigError(
+            f"no such file or directory: {path}\n"
+            "TIP: check the path; `cassettes scan` takes cassette files and directories "
+            "that hold them."
+        )
     require_regular_file(path)
     try:
         text = path.read_text(encoding="utf-8")

@@ -32,6 +32,7 @@ from typing import Any
 
 from cassettes_core.secrets._formats import (
     MIN_ENV_SECRET,
+    NAME_CHARS,
     Batch,
     FieldKind,
     Hit,
@@ -46,6 +47,7 @@ from cassettes_core.secrets._formats import (
     mask,
     searched_always,
     snake,
+    words,
 )
 
 # ---------------- Unicode folding
@@ -54,47 +56,19 @@ from cassettes_core.secrets._formats import (
 _ASCII_HIDDEN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 # Letters of other scripts that look like Latin ones, and the dashes and quotes that look like
-# ASCII punctuation (what NFKD leaves as it is).
-_LOOK_ALIKES = {
-    **dict.fromkeys("\u0430\u1ea1\u0105\u0251\u03b1", "a"),
-    **dict.fromkeys("\u0410\u0391", "A"),
-    **dict.fromkeys("\u0412\u0392", "B"),
-    **dict.fromkeys("\u0441\u03f2", "c"),
-    **dict.fromkeys("\u0421\u03f9", "C"),
-    **dict.fromkeys("\u0501", "d"),
-    **dict.fromkeys("\u0435\u04bd", "e"),
-    **dict.fromkeys("\u0415\u0395", "E"),
-    **dict.fromkeys("\u04bb", "h"),
-    **dict.fromkeys("\u041d\u0397", "H"),
-    **dict.fromkeys("\u0456\u03b9", "i"),
-    **dict.fromkeys("\u0406\u0399\u04c0", "I"),
-    **dict.fromkeys("\u0458", "j"),
-    **dict.fromkeys("\u0408", "J"),
-    **dict.fromkeys("\u03ba\u043a", "k"),
-    **dict.fromkeys("\u041a\u039a", "K"),
-    **dict.fromkeys("\u217c", "l"),
-    **dict.fromkeys("\u041c\u039c", "M"),
-    **dict.fromkeys("\u039dN", "N"),
-    **dict.fromkeys("\u043e\u03bf\u03c3", "o"),
-    **dict.fromkeys("\u041e\u039f", "O"),
-    **dict.fromkeys("\u0440\u03c1", "p"),
-    **dict.fromkeys("\u0420\u03a1", "P"),
-    **dict.fromkeys("\u051b", "q"),
-    **dict.fromkeys("\u0455", "s"),
-    **dict.fromkeys("\u0405", "S"),
-    **dict.fromkeys("\u0422\u03a4", "T"),
-    **dict.fromkeys("\u03c5\u057d", "u"),
-    **dict.fromkeys("\u03bd", "v"),
-    **dict.fromkeys("\u051d", "w"),
-    **dict.fromkeys("\u0445\u03c7", "x"),
-    **dict.fromkeys("\u0425\u03a7", "X"),
-    **dict.fromkeys("\u0443\u03b3", "y"),
-    **dict.fromkeys("\u0423\u03a5", "Y"),
-    **dict.fromkeys("\u0396Z", "Z"),
-    **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u2043\ufe58", "-"),
-    **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032", "'"),
-    **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033", '"'),
-}
+# ASCII punctuation (what NFKD leaves as it is): each group is the Latin letter or the ASCII
+# character, then those that look like it.
+_LOOK_ALIKE_GROUPS = (
+    "a\u0430\u1ea1\u0105\u0251\u03b1 A\u0410\u0391 B\u0412\u0392 c\u0441\u03f2 "
+    "C\u0421\u03f9 d\u0501 e\u0435\u04bd E\u0415\u0395 h\u04bb H\u041d\u0397 i\u0456\u03b9 "
+    "I\u0406\u0399\u04c0 j\u0458 J\u0408 k\u03ba\u043a K\u041a\u039a l\u217c M\u041c\u039c "
+    "N\u039dN o\u043e\u03bf\u03c3 O\u041e\u039f p\u0440\u03c1 P\u0420\u03a1 q\u051b s\u0455 "
+    "S\u0405 T\u0422\u03a4 u\u03c5\u057d v\u03bd w\u051d x\u0445\u03c7 X\u0425\u03a7 "
+    "y\u0443\u03b3 Y\u0423\u03a5 Z\u0396Z "
+    "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u2043\ufe58 "
+    "'\u2018\u2019\u201a\u201b\u2032 \"\u201c\u201d\u201e\u201f\u2033"
+)
+_LOOK_ALIKES = {char: group[0] for group in _LOOK_ALIKE_GROUPS.split() for char in group[1:]}
 _TAG_FIRST, _TAG_LAST = 0xE0020, 0xE007E  # Unicode tags that spell printable ASCII
 _KEPT_CONTROLS = frozenset("\t\n")
 # Letters and symbols that render as nothing or as blank space without being spaces: the Hangul
@@ -188,14 +162,7 @@ _ESCAPE = re.compile(
 # The escapes that stand for one character by name: JSON's escaped slash (base64 keys hold
 # slashes), and HTML's named entities. (Not ``\\"`` and ``\\\\``: code is full of them, and
 # reading each such file twice would double the guard's cost on code.)
-_NAMED = {
-    "\\/": "/",
-    "&amp;": "&",
-    "&quot;": '"',
-    "&apos;": "'",
-    "&lt;": "<",
-    "&gt;": ">",
-}
+_NAMED = {"\\/": "/", "&amp;": "&", "&quot;": '"', "&apos;": "'", "&lt;": "<", "&gt;": ">"}
 
 
 def _unit(text: str, position: int) -> tuple[str, int]:
@@ -213,7 +180,6 @@ def _unit(text: str, position: int) -> tuple[str, int]:
 # Every credential name holds one of these, in any case.
 _NEEDLES = ("key", "token", "secret", "auth", "credential", "bearer", "pass", "pwd")
 searched_always(_NEEDLES, ignorecase=True)
-_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _NAME_RUN = re.compile(r"[A-Za-z0-9_-]*+")
 _MAX_NAME = 64
 # After the name: an optional closing quote or bracket, an assignment, an optional auth scheme,
@@ -249,50 +215,21 @@ _SPACED = re.compile(r"""[ \t]++(?P<bare>[A-Za-z0-9/+=_-]{16,512}+)(?![^\s,;)}\]
 _GROUPS = ("quoted", "bare", "word", "called", "cell")
 # Words that say a *_key name is not a credential: a cache, sort or public key is a value of
 # another kind (checked on the word before "key").
-_NOT_CREDENTIAL_KEYS = frozenset(
-    {
-        "public",
-        "cache",
-        "sort",
-        "partition",
-        "foreign",
-        "unique",
-        "object",
-        "row",
-        "hash",
-        "range",
-        "dedup",
-        "dedupe",
-        "idempotency",
-        "lookup",
-        "map",
-        "dict",
-        "index",
-        "group",
-        "routing",
-        "message",
-        "translation",
-        "i18n",
-        "cursor",
-        "page",
-        "storage",
-        "s3",
-        "file",
-        "prompt",
-        "tool",
-        "event",
-        "sequence",
-        "item",
-    }
+_NOT_CREDENTIAL_KEYS = words(
+    """
+    public cache sort partition foreign unique object row hash range dedup dedupe idempotency
+    lookup map dict index group routing message translation i18n cursor page storage s3 file
+    prompt tool event sequence item
+    """
 )
 _CREDENTIAL_LAST_WORDS = frozenset({"key", "token", "secret", "credential", "credentials"})
 _NUMBERED_KEY = re.compile(r"(?:api_?)?key_?[12]")
 
 
 @lru_cache(maxsize=4096)
-def _name_kind(name: str) -> FieldKind | None:
-    """How a name in text is read: an auth position's kind, or (for other names that end like
-    a credential, ``AZURE_OPENAI_KEY``, ``AccountKey``, ``AzureKeyCredential``) a generic one."""
+def name_kind(name: str) -> FieldKind | None:
+    """How a name is read when it names a value: an auth position's kind, or (for other names
+    that end like a credential, ``AZURE_OPENAI_KEY``, ``AccountKey``, ``key1``) a generic one."""
     snaked = snake(name.strip("-_"))
     kind = field_kind(snaked)
     if kind is not None or is_opaque_field(snaked):
@@ -303,12 +240,6 @@ def _name_kind(name: str) -> FieldKind | None:
     if len(words) >= 2 and words[-1] in _CREDENTIAL_LAST_WORDS:
         return None if words[-2] in _NOT_CREDENTIAL_KEYS else "generic"
     return None
-
-
-def name_kind(name: str) -> FieldKind | None:
-    """How a name is read when it names a value: an auth position's kind, a generic credential
-    (``AZURE_OPENAI_KEY``, ``key1``), or None."""
-    return _name_kind(name)
 
 
 def _password_value(
@@ -354,7 +285,7 @@ def find_assignments_batch(batch: Batch, *, passwords: bool = False) -> dict[int
         if end - start > _MAX_NAME:
             continue  # a long token, not a name
         name = text[start:end]
-        kind = _name_kind(name)
+        kind = name_kind(name)
         if kind is None:
             continue
         match = _VALUE.match(text, end)
@@ -401,7 +332,7 @@ def _name_around(text: str, position: int) -> tuple[int, int]:
     # steps (a longer run is no name).
     start = position
     floor = max(0, position - _MAX_NAME - 1)
-    while start > floor and text[start - 1] in _NAME_CHARS:
+    while start > floor and text[start - 1] in NAME_CHARS:
         start -= 1
     run = _NAME_RUN.match(text, position)
     return start, run.end() if run is not None else position
@@ -420,7 +351,7 @@ def redact(text: str, *, field: str = "") -> str:
     diff's path), so that a prefix-less key in an auth position (``api_key``) is masked whole;
     passwords assigned in code are masked too.
     """
-    kind = _name_kind(field) if field else None
+    kind = name_kind(field) if field else None
     if kind is not None and credential_in_field(kind, text):
         return mask(text)
     spans = [

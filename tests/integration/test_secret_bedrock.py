@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,21 @@ def crafted(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Crafted
 def _redacted(size: int) -> str:
     """Redacted reasoning as Bedrock sends it: random bytes, base64."""
     return base64.b64encode(os.urandom(size)).decode()
+
+
+def _recorded_and_replayed(
+    crafted: Crafted, path: Path, monkeypatch: pytest.MonkeyPatch, calls: Callable[[], Any]
+) -> Any:
+    """What ``calls`` answers live while recording, once checked to replay alike offline."""
+    with intercept(Recorder(path, mode="record")):
+        live = calls()
+    crafted.hits = 0
+    monkeypatch.setenv("CI", "true")
+    with intercept(Recorder(path)):
+        replayed = calls()
+    assert crafted.hits == 0
+    assert replayed == live
+    return live
 
 
 @pytest.mark.parametrize("size", [48, 100, 1500])
@@ -80,16 +95,16 @@ def test_redacted_reasoning_is_recorded_and_replays(
         return [whole, streamed]
 
     delta = _redacted(size)
-    with intercept(Recorder(path, mode="record")):
-        live = calls()
-    crafted.hits = 0
-    monkeypatch.setenv("CI", "true")
-    with intercept(Recorder(path)):
-        replayed = calls()
-    assert crafted.hits == 0
-    assert replayed == live
+    live = _recorded_and_replayed(crafted, path, monkeypatch, calls)
     parsed = live[0]["message"]["content"][0]["reasoningContent"]["redactedContent"]
     assert parsed == base64.b64decode(redacted)
+
+
+def _bedrock(provider: str, request: Any, body: Any) -> dict[str, Any]:
+    """An interaction of ``provider`` with this request and this answer's body."""
+    response = {"status": 200, "headers": {}, "body": body}
+    head = {"seq": 1, "digest": "0" * 64, "provider": provider, "endpoint": "/model/m/invoke"}
+    return {**head, "request": request, "response": response}
 
 
 def test_a_key_hidden_in_redacted_reasoning_is_still_refused() -> None:
@@ -105,16 +120,7 @@ def test_a_key_hidden_in_redacted_reasoning_is_still_refused() -> None:
             }
         }
     }
-    findings = scan(
-        {
-            "seq": 1,
-            "digest": "0" * 64,
-            "provider": "bedrock.converse",
-            "endpoint": "/model/m/converse",
-            "request": {"model": "m"},
-            "response": {"status": 200, "headers": {}, "body": body},
-        }
-    )
+    findings = scan(_bedrock("bedrock.converse", {"model": "m"}, body))
     assert findings
     assert all("redactedContent" in f.path for f in findings)
 
@@ -144,29 +150,14 @@ def test_a_tiny_image_in_a_native_body_is_recorded_and_replays(
         answer = crafted.client().invoke_model(modelId="m", body=json.dumps(body))
         return json.loads(answer["body"].read())
 
-    with intercept(Recorder(path, mode="record")):
-        live = call()
-    crafted.hits = 0
-    monkeypatch.setenv("CI", "true")
-    with intercept(Recorder(path)):
-        replayed = call()
-    assert crafted.hits == 0
-    assert replayed == live
+    _recorded_and_replayed(crafted, path, monkeypatch, call)
 
 
 def test_a_key_hidden_in_an_image_field_is_still_refused() -> None:
     blob = _tiny_image()
     key = openai_key()
-    findings = scan(
-        {
-            "seq": 1,
-            "digest": "0" * 64,
-            "provider": "bedrock.invoke_model",
-            "endpoint": "/model/m/invoke",
-            "request": {"model": "m", "images": [f"{blob[:30]}+{key}+{blob[30:]}"]},
-            "response": {"status": 200, "headers": {}, "body": {"images": [blob]}},
-        }
-    )
+    request = {"model": "m", "images": [f"{blob[:30]}+{key}+{blob[30:]}"]}
+    findings = scan(_bedrock("bedrock.invoke_model", request, {"images": [blob]}))
     assert [f.path for f in findings] == ["request.images[0]"]
 
 
@@ -200,12 +191,5 @@ def test_anthropic_redacted_thinking_on_invoke_is_recorded_and_replays(
         answer = bedrock.invoke_model_with_response_stream(modelId="m", body=json.dumps(body))
         return [whole, [json.loads(e["chunk"]["bytes"]) for e in answer["body"]]]
 
-    with intercept(Recorder(path, mode="record")):
-        live = calls()
-    crafted.hits = 0
-    monkeypatch.setenv("CI", "true")
-    with intercept(Recorder(path)):
-        replayed = calls()
-    assert crafted.hits == 0
-    assert replayed == live
+    live = _recorded_and_replayed(crafted, path, monkeypatch, calls)
     assert live[1][0]["content_block"]["data"] == data

@@ -740,15 +740,6 @@ NON_ASCII_PROSE = [
     "Family emoji \U0001f468\u200d\U0001f469\u200d\U0001f467 uses zero-width joiners.",
     "\u202bעברית\u202c mixed with English and a right-to-left mark.",
 ]
-HARMLESS_ASSIGNMENTS = [
-    "cache_key = 5d41402abc4b2a76b9719d911017c592",
-    "sort_key: 0d5b7c9e3f1a2b4c6d8e0f1a2b3c4d5e",
-    "partition_key: tenant-eu-west-1",
-    "AZURE_OPENAI_KEY=${AZURE_OPENAI_KEY}",
-    "export OPENAI_API_KEY=<your key here>",
-    "Server=db;User Id=app;Password=changeme;",
-    'cred = AzureKeyCredential(os.environ["AZURE_KEY"])',
-]
 PAGINATION = ("page_token", "cursor", "next_page_token", "request_token", "continuation_token")
 
 
@@ -808,8 +799,6 @@ def _lookalike_fragments(g: random.Random, add: Callable[[str, Edit], None]) -> 
     add("protein-sequence", lambda i: message(i).update(content=protein))
     for text in NON_ASCII_PROSE:
         add("non-ascii-prose", lambda i, t=text: message(i).update(content=t))
-    for text in HARMLESS_ASSIGNMENTS:
-        add("harmless-assignment", lambda i, t=text: message(i).update(content=t))
     honest = [(0, "Paris "), (1, "Lyon "), (0, "is the capital"), (1, "is a city")]
     events = [
         {"event": None, "data": {"choices": [{"index": n, "delta": {"content": t}}]}, "t_ms": 1}

@@ -80,45 +80,42 @@ def _with_arguments(arguments: dict[str, Any]) -> LLMRequest:
     return chat_request("unused", messages=messages)
 
 
-def test_a_miss_message_masks_a_key_in_an_auth_position(tmp_path: Path) -> None:
+def _auth_position() -> tuple[LLMRequest, LLMRequest, str, str]:
     """A prefix-less key changed under a schema's ``api_key.default``: the diff's path says
     what the value is, so the value is masked whole."""
     value = secrets.token_hex(16)
-    message = _miss_message(
-        tmp_path,
-        chat_request("Weather?", tools=[schema_tool("none")]),
-        chat_request("Weather?", tools=[schema_tool(value)]),
-    )
-    assert "properties.api_key.default" in message
-    assert_never_printed(message, [value])
+    recorded = chat_request("Weather?", tools=[schema_tool("none")])
+    requested = chat_request("Weather?", tools=[schema_tool(value)])
+    return recorded, requested, "properties.api_key.default", value
 
 
-def test_a_miss_message_masks_a_key_in_an_added_mapping(tmp_path: Path) -> None:
+def _added_mapping() -> tuple[LLMRequest, LLMRequest, str, str]:
+    """The added mapping is shown, its key masked (the cut at 60 characters would hide the
+    rest anyway)."""
     value = secrets.token_hex(16)
-    tool = schema_tool(value)
-    bare = {
-        "type": "function",
-        "function": {"name": "weather", "parameters": {"type": "object", "properties": {}}},
-    }
-    message = _miss_message(
-        tmp_path, chat_request("Weather?", tools=[bare]), chat_request("Weather?", tools=[tool])
-    )
-    assert "'default': '" in message  # the mapping is shown, its key masked
-    assert value[:8] not in message  # (the cut at 60 characters would hide the rest anyway)
-    assert_never_printed(message, [value])
+    parameters = {"type": "object", "properties": {}}
+    bare = {"type": "function", "function": {"name": "weather", "parameters": parameters}}
+    recorded = chat_request("Weather?", tools=[bare])
+    return recorded, chat_request("Weather?", tools=[schema_tool(value)]), "'default': '", value
 
 
-def test_a_miss_message_masks_a_password_in_tool_arguments(tmp_path: Path) -> None:
+def _password_in_arguments() -> tuple[LLMRequest, LLMRequest, str, str]:
     """Passwords in code are left to detect-secrets when recording; a miss diff, which never
     loads it, masks every assigned password (masking an example costs nothing)."""
     password = rand(6) + "&" + rand(9)
-    message = _miss_message(
-        tmp_path,
-        _with_arguments({"user": "ana", "password": "old"}),
-        _with_arguments({"user": "ana", "password": password}),
-    )
-    assert "function.arguments" in message
-    assert_never_printed(message, [password])
+    recorded = _with_arguments({"user": "ana", "password": "old"})
+    requested = _with_arguments({"user": "ana", "password": password})
+    return recorded, requested, "function.arguments", password
+
+
+@pytest.mark.parametrize("case", [_auth_position, _added_mapping, _password_in_arguments])
+def test_a_miss_message_masks_a_changed_key(tmp_path: Path, case: Any) -> None:
+    """In an auth position, in an added mapping, a password in tool arguments."""
+    recorded, requested, where, value = case()
+    message = _miss_message(tmp_path, recorded, requested)
+    assert where in message
+    assert value[:8] not in message
+    assert_never_printed(message, [value])
 
 
 def test_redact_does_not_load_detect_secrets() -> None:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import secrets
-import string
 from pathlib import Path
 
 import pytest
@@ -19,12 +17,7 @@ from cassettes_core import (
     UnsafeInteractionDroppedWarning,
 )
 from tests.helpers.factories import answer, chat_request
-
-
-def _fake_openai_key() -> str:
-    """A format-valid, random, obviously-test key generated at run time."""
-    alphabet = string.ascii_letters + string.digits
-    return "sk-proj-" + "".join(secrets.choice(alphabet) for _ in range(56))
+from tests.helpers.fake_secrets import openai_key
 
 
 def _leaky(key: str) -> LLMResponse:
@@ -37,7 +30,7 @@ def _digests(folder: Path) -> dict[str, str]:
 
 def test_refusal_creates_no_new_file(tmp_path: Path) -> None:
     """A refused first interaction leaves no cassette behind and names the place and kind."""
-    key = _fake_openai_key()
+    key = openai_key()
     provider = CassetteProvider(FakeProvider([_leaky(key)]), tmp_path / "new.yaml", mode="record")
     with pytest.raises(UnsafeCassetteError) as caught:
         provider.complete(chat_request())
@@ -55,7 +48,7 @@ def test_refusal_leaves_existing_cassettes_byte_identical(tmp_path: Path) -> Non
     CassetteProvider(FakeProvider([answer()]), target, mode="record").complete(chat_request())
     CassetteProvider(FakeProvider([answer()]), neighbour, mode="record").complete(chat_request())
     before = _digests(tmp_path)
-    appender = CassetteProvider(FakeProvider([_leaky(_fake_openai_key())]), target, mode="append")
+    appender = CassetteProvider(FakeProvider([_leaky(openai_key())]), target, mode="append")
     with pytest.raises(UnsafeCassetteError):
         appender.complete(chat_request("something new"))
     assert _digests(tmp_path) == before
@@ -63,7 +56,7 @@ def test_refusal_leaves_existing_cassettes_byte_identical(tmp_path: Path) -> Non
 
 def test_a_secret_in_a_recorded_error_is_refused_too(tmp_path: Path) -> None:
     """Error bodies are scanned like answers."""
-    leak = ProviderError("http_status", status=401, body={"error": f"bad key {_fake_openai_key()}"})
+    leak = ProviderError("http_status", status=401, body={"error": f"bad key {openai_key()}"})
     provider = CassetteProvider(
         FakeProvider([leak]), tmp_path / "c.yaml", mode="record", record_errors="all"
     )  # a 401 is recorded only under record_errors="all"
@@ -74,7 +67,7 @@ def test_a_secret_in_a_recorded_error_is_refused_too(tmp_path: Path) -> None:
 
 def test_allowed_value_is_written(tmp_path: Path) -> None:
     """A value allowed explicitly is recorded."""
-    key = _fake_openai_key()
+    key = openai_key()
     path = tmp_path / "c.yaml"
     CassetteProvider(
         FakeProvider([_leaky(key)]), path, mode="record", allow_secrets=[key]
@@ -84,7 +77,7 @@ def test_allowed_value_is_written(tmp_path: Path) -> None:
 
 def test_before_record_hook_scrubs_a_secret(tmp_path: Path) -> None:
     """Scrubbing in before_record lets the interaction through."""
-    key = _fake_openai_key()
+    key = openai_key()
     path = tmp_path / "c.yaml"
 
     def scrub(item: dict[str, object]) -> dict[str, object]:
@@ -102,7 +95,7 @@ def test_before_record_hook_scrubs_a_secret(tmp_path: Path) -> None:
 def test_best_effort_drops_with_a_warning_and_never_raises(tmp_path: Path) -> None:
     """Best-effort recording warns, drops the unsafe interaction and returns the answer."""
     path = tmp_path / "c.yaml"
-    key = _fake_openai_key()
+    key = openai_key()
     provider = CassetteProvider(
         FakeProvider([_leaky(key), answer()]), path, mode="record", best_effort=True
     )

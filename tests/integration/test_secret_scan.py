@@ -79,21 +79,6 @@ def _existing_files(folder: Path, key: str) -> dict[str, Path]:
     }
 
 
-def test_cassettes_scan_flags_every_class_in_existing_files(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """The same guard reads existing files: each class is flagged, none is printed."""
-    key = openai_key()
-    files = _existing_files(tmp_path, key)
-    code = cli.main(["scan", "--json", str(tmp_path)])
-    out = capsys.readouterr().out
-    assert code == 1
-    report = json.loads(out)
-    flagged = {Path(c["path"]).name for c in report["cassettes"] if c["findings"]}
-    assert flagged == {path.name for path in files.values()}
-    assert_never_printed(out, [key, fullwidth(key)])
-
-
 def test_cassettes_scan_flags_the_environment_credential_in_a_subprocess(tmp_path: Path) -> None:
     """The console script, in its own process, refuses its environment's credential."""
     value = f"{rand(6, string.ascii_lowercase)}.{rand(24)}"
@@ -191,13 +176,14 @@ def test_cassettes_scan_reads_the_text_of_a_file_it_cannot_load(
     assert report["summary"]["findings"] == 1
 
 
-def test_cassettes_scan_flags_the_new_classes_in_existing_files(
+def test_cassettes_scan_flags_every_class_in_existing_files(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each class this pass closed, in a hand-written cassette: exit 1, each file flagged,
-    no value printed."""
+    """The same guard reads files written by hand, not through it: each class of attack is
+    flagged (exit 1), none is printed."""
     key, pair, token = openai_key(), secrets.token_hex(16), f"{secrets.token_hex(12)}{rand(8)}"
     monkeypatch.setenv("BILLING_SERVICE_TOKEN", token)
+    files = _existing_files(tmp_path, key)
     contents = {
         "blank.yaml": f"      content: 'key {chr(0x3164).join(key)}'\n",
         "pair.yaml": (
@@ -217,5 +203,5 @@ def test_cassettes_scan_flags_the_new_classes_in_existing_files(
     report = json.loads(out)
     assert code == 1, out
     flagged = {Path(c["path"]).name for c in report["cassettes"] if c["findings"]}
-    assert flagged == set(contents)
-    assert_never_printed(out, [key, pair, token, token.upper()])
+    assert flagged == {path.name for path in files.values()} | set(contents)
+    assert_never_printed(out, [key, fullwidth(key), pair, token, token.upper()])

@@ -31,67 +31,104 @@ from tests.helpers.fake_secrets import (
     schema_tool,
 )
 
+# Each refusal: (the create() arguments, what the error names, the values never printed).
+Refusal = tuple[dict[str, Any], list[str], list[str]]
 
-@pytest.mark.parametrize("attack", ATTACKS)
-def test_the_openai_sdk_cannot_record_a_hidden_secret(
-    attack: Attack, emu: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A chat call whose prompt hides a key is refused; no cassette file appears."""
+
+def _prompt(text: str) -> dict[str, Any]:
+    return {"messages": [{"role": "user", "content": text}]}
+
+
+def _tool_turn(name: str, arguments: str) -> dict[str, Any]:
+    """A conversation that replays one call of the tool ``name`` with these ``arguments``."""
+    call = {"id": "call_1", "type": "function", "function": {"name": name, "arguments": arguments}}
+    messages = [
+        {"role": "user", "content": "Do it."},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "done"},
+    ]
+    return {"messages": messages}
+
+
+def _attack(attack: Attack, monkeypatch: pytest.MonkeyPatch) -> Refusal:
     text, values = attack(monkeypatch)
-    path = tmp_path / "chat.yaml"
-    with (
-        openai_client(emu, Recorder(path, mode="record")) as client,
-        pytest.raises(UnsafeCassetteError) as caught,
-    ):
-        client.chat.completions.create(
-            model="gpt-4o-mini", messages=[{"role": "user", "content": text}]
-        )
-    assert "request.messages[0].content" in str(caught.value)
-    assert_never_printed(str(caught.value), values)
-    assert list(tmp_path.iterdir()) == []
+    return _prompt(text), ["request.messages[0].content"], values
 
 
-def test_a_repeated_json_key_in_tool_arguments_is_refused(emu: Emulator, tmp_path: Path) -> None:
+def _blank_joined(blank: str) -> Refusal:
+    key = openai_key()
+    text = "my key: " + blank.join(key)
+    return _prompt(text), ["request.messages[0].content"], [key, text]
+
+
+def _putenv() -> Refusal:
+    key = secrets.token_hex(16)
+    text = f'os.putenv("MY_SERVICE_API_KEY", "{key}")'
+    return _prompt(text), ["request.messages[0].content"], [key, text]
+
+
+def _repeated_json_key() -> Refusal:
     """Tool-call arguments whose first "cmd" holds a key (a parser keeps the second)."""
     key = openai_key()
     arguments = f'{{"cmd": "export OPENAI_API_KEY={key}", "cmd": "ls"}}'
-    call = {
-        "id": "call_1",
-        "type": "function",
-        "function": {"name": "shell", "arguments": arguments},
-    }
-    messages: list[Any] = [
-        {"role": "user", "content": "List the files."},
-        {"role": "assistant", "content": None, "tool_calls": [call]},
-        {"role": "tool", "tool_call_id": "call_1", "content": "README.md"},
-    ]
-    path = tmp_path / "tools.yaml"
-    with (
-        openai_client(emu, Recorder(path, mode="record")) as client,
-        pytest.raises(UnsafeCassetteError) as caught,
-    ):
-        client.chat.completions.create(model="gpt-4o-mini", messages=messages)
-    assert "request.messages[1].tool_calls[0].function.arguments" in str(caught.value)
-    assert_never_printed(str(caught.value), [key])
-    assert not path.exists()
+    where = "request.messages[1].tool_calls[0].function.arguments"
+    return _tool_turn("shell", arguments), [where], [key]
 
 
-@pytest.mark.parametrize("name", ["azureOpenAIKey", "AZURE_OPENAI_KEY", "deploy_token"])
-def test_a_credential_named_body_field_is_refused(name: str, emu: Emulator, tmp_path: Path) -> None:
+def _body_field(name: str) -> Refusal:
     """A 32-hex Azure key sent as a body field (the SDK's extra_body), not as text."""
     key = secrets.token_hex(16)
-    path = tmp_path / "extra.yaml"
+    arguments = {**_prompt("hi"), "extra_body": {"settings": {name: key}}}
+    return arguments, [f"request.params.settings.{name}: credential in field"], [key]
+
+
+def _sibling_named() -> Refusal:
+    """Tool-call arguments holding a Kubernetes-style env list with a 32-hex Azure key."""
+    value = secrets.token_hex(16)
+    env = [
+        {"name": "LOG_LEVEL", "value": "debug"},
+        {"name": "AZURE_OPENAI_API_KEY", "value": value},
+    ]
+    names = ["request.messages[1].tool_calls[0].function.arguments", "AZURE_OPENAI_API_KEY"]
+    return _tool_turn("deploy", json.dumps({"env": env})), names, [value]
+
+
+def _schema_default() -> Refusal:
+    value = secrets.token_hex(16)  # a 32-hex Azure key: no entropy plugin flags it
+    arguments = {**_prompt("Weather in Paris?"), "tools": [schema_tool(value)]}
+    return arguments, ["properties.api_key.default"], [value]
+
+
+REFUSALS = [
+    *(pytest.param(lambda mp, a=p.values[0]: _attack(a, mp), id=str(p.id)) for p in ATTACKS),
+    pytest.param(lambda _: _blank_joined("\u3164"), id="hangul-filler"),
+    pytest.param(lambda _: _blank_joined("\u2800"), id="braille-blank"),
+    pytest.param(lambda _: _putenv(), id="putenv"),
+    pytest.param(lambda _: _repeated_json_key(), id="repeated-json-key-in-tool-arguments"),
+    *(
+        pytest.param(lambda _, n=name: _body_field(n), id=f"body-field-{name}")
+        for name in ("azureOpenAIKey", "AZURE_OPENAI_KEY", "deploy_token")
+    ),
+    pytest.param(lambda _: _sibling_named(), id="named-by-a-sibling-field"),
+    pytest.param(lambda _: _schema_default(), id="tool-schema-default"),
+]
+
+
+@pytest.mark.parametrize("refusal", REFUSALS)
+def test_the_openai_sdk_cannot_record_a_hidden_secret(
+    refusal: Any, emu: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chat call that hides a key (in its prompt, its tool arguments, a body field, a tool
+    schema) is refused where it sits, never printing the key; no cassette file appears."""
+    arguments, names, values = refusal(monkeypatch)
     with (
-        openai_client(emu, Recorder(path, mode="record")) as client,
+        openai_client(emu, Recorder(tmp_path / "chat.yaml", mode="record")) as client,
         pytest.raises(UnsafeCassetteError) as caught,
     ):
-        client.chat.completions.create(
-            model="gpt-4o-mini",
-            messages=[{"role": "user", "content": "hi"}],
-            extra_body={"settings": {name: key}},
-        )
-    assert f"request.params.settings.{name}: credential in field" in str(caught.value)
-    assert_never_printed(str(caught.value), [key])
+        client.chat.completions.create(model="gpt-4o-mini", **arguments)
+    for name in names:
+        assert name in str(caught.value)
+    assert_never_printed(str(caught.value), values)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -120,82 +157,6 @@ def test_a_stream_echoing_a_disguised_key_is_refused(emu: Emulator, tmp_path: Pa
     with client, pytest.raises(UnsafeCassetteError) as caught:
         read_stream()
     assert_never_printed(str(caught.value), [key, fullwidth(key)])
-    assert not path.exists()
-
-
-def test_the_openai_sdk_cannot_record_a_credential_its_sibling_names(
-    emu: Emulator, tmp_path: Path
-) -> None:
-    """Tool-call arguments holding a Kubernetes-style env list with a 32-hex Azure key."""
-    value = secrets.token_hex(16)
-    env = [
-        {"name": "LOG_LEVEL", "value": "debug"},
-        {"name": "AZURE_OPENAI_API_KEY", "value": value},
-    ]
-    call = {
-        "id": "call_1",
-        "type": "function",
-        "function": {"name": "deploy", "arguments": json.dumps({"env": env})},
-    }
-    messages: list[Any] = [
-        {"role": "user", "content": "Deploy it."},
-        {"role": "assistant", "content": None, "tool_calls": [call]},
-        {"role": "tool", "tool_call_id": "call_1", "content": "deployed"},
-    ]
-    path = tmp_path / "deploy.yaml"
-    with (
-        openai_client(emu, Recorder(path, mode="record")) as client,
-        pytest.raises(UnsafeCassetteError) as caught,
-    ):
-        client.chat.completions.create(model="gpt-4o-mini", messages=messages)
-    message = str(caught.value)
-    assert "request.messages[1].tool_calls[0].function.arguments" in message
-    assert "AZURE_OPENAI_API_KEY" in message
-    assert_never_printed(message, [value])
-    assert list(tmp_path.iterdir()) == []
-
-
-@pytest.mark.parametrize(
-    "prompt",
-    [
-        pytest.param(lambda key: "my key: " + "\u3164".join(key), id="hangul-filler"),
-        pytest.param(lambda key: "my key: " + "\u2800".join(key), id="braille-blank"),
-        pytest.param(lambda key: f'os.putenv("MY_SERVICE_API_KEY", "{key}")', id="putenv"),
-    ],
-)
-def test_the_openai_sdk_cannot_record_a_hidden_or_paired_key(
-    prompt: Any, emu: Emulator, tmp_path: Path
-) -> None:
-    key = openai_key() if "putenv" not in prompt("x") else secrets.token_hex(16)
-    path = tmp_path / "chat.yaml"
-    with (
-        openai_client(emu, Recorder(path, mode="record")) as client,
-        pytest.raises(UnsafeCassetteError) as caught,
-    ):
-        client.chat.completions.create(
-            model="gpt-4o-mini", messages=[{"role": "user", "content": prompt(key)}]
-        )
-    assert "request.messages[0].content" in str(caught.value)
-    assert_never_printed(str(caught.value), [key, prompt(key)])
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_the_openai_sdk_cannot_record_a_key_as_a_schema_default(
-    emu: Emulator, tmp_path: Path
-) -> None:
-    value = secrets.token_hex(16)  # a 32-hex Azure key: no entropy plugin flags it
-    path = tmp_path / "schema.yaml"
-    with (
-        openai_client(emu, Recorder(path, mode="record")) as client,
-        pytest.raises(UnsafeCassetteError) as caught,
-    ):
-        client.chat.completions.create(
-            model="gpt-4o-mini",
-            messages=[{"role": "user", "content": "Weather in Paris?"}],
-            tools=[schema_tool(value)],  # type: ignore[list-item]
-        )
-    assert "properties.api_key.default" in str(caught.value)
-    assert_never_printed(str(caught.value), [value])
     assert not path.exists()
 
 

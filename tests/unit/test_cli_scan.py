@@ -51,12 +51,148 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
-def test_a_clean_cassette_exits_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """No findings: exit 0 and one summary line."""
-    path = write_cassette(tmp_path / "clean.yaml", "What is 2 + 2?", "And 3 + 3?")
-    code, out, err = run(capsys, str(path))
-    assert (code, err) == (0, "")
-    assert out == "scanned 1 cassette (2 interactions): no secrets found\n"
+# Each row: the files (a list of texts is a cassette of those messages, a string is written as
+# is; KEY is a fake key), the arguments, the exit code, the number of ERROR lines, and what the
+# output holds (a string: the whole output) and what the errors hold. Paths are under {t}.
+RUNS = [
+    pytest.param(
+        {"clean.yaml": ["What is 2 + 2?", "And 3 + 3?"]},
+        ["clean.yaml"],
+        (0, 0),
+        "scanned 1 cassette (2 interactions): no secrets found\n",
+        [],
+        id="clean-exits-zero-with-one-line",
+    ),
+    pytest.param(
+        {"a/one.yaml": ["fine"], "a/b/two.yml": ["oops KEY"], "notes.txt": "KEY"}
+        | {"a/.cassette-tmp-123.yaml": "{"},
+        ["."],
+        (1, 0),
+        ["{t}/a/b/two.yml: 1 possible secret", "scanned 2 cassettes (2 interactions)"],
+        [],
+        id="directories-searched-for-yaml-and-yml",
+    ),
+    pytest.param(
+        {"c.yaml": ["demo key KEY"]}, ["--allow", "KEY", "c.yaml"], (0, 0), [], [], id="allow"
+    ),
+    pytest.param(
+        {"leak.yaml": ["key KEY"], "broken.yaml": "{"},
+        ["missing.yaml", "broken.yaml", "leak.yaml"],
+        (2, 2),
+        ["{t}/leak.yaml: 1 possible secret"],
+        ["ERROR: no such file or directory: {t}/missing.yaml"],
+        id="errors-do-not-stop-other-files",
+    ),
+    pytest.param({}, ["."], (0, 0), ["no cassette files"], [], id="an-empty-directory"),
+    pytest.param(
+        {"empty.yaml": "version: 1\ninteractions:\n"},
+        ["."],
+        (0, 0),
+        ["scanned 1 cassette (0 interactions)"],
+        [],
+        id="no-interactions-yet",
+    ),
+    pytest.param(
+        {"cassettes/one.yaml": ["fine"], "hooks.yaml": "- id: cassettes-scan\n  entry: x\n"}
+        | {"ci.yml": "on: push\njobs: {}\n", "empty.yaml": ""},
+        ["."],
+        (0, 0),
+        [
+            "note: skipped {t}/hooks.yaml: not a cassette",
+            "note: skipped {t}/ci.yml: not a cassette",
+            "\nscanned 1 cassette (1 interaction): no secrets found; skipped 3 files\n",
+        ],
+        [],
+        id="other-yaml-under-a-directory-skipped-with-a-note",
+    ),
+    pytest.param(
+        {"c.yaml": "version: 1\nmanifest: {}\n"},
+        ["."],
+        (2, 1),
+        [],
+        ["no 'interactions' list"],
+        id="damaged-cassette-under-a-directory-is-an-error",
+    ),
+    pytest.param(
+        {"ci.yml": "on: push\n"},
+        ["ci.yml"],
+        (2, 1),
+        [],
+        ["ERROR: cassette {t}/ci.yml: not a cassette"],
+        id="a-named-file-must-be-a-cassette",
+    ),
+    pytest.param(
+        {},
+        ["nope"],
+        (2, 1),
+        "no cassette scanned: 1 error\n",
+        ["ERROR: no such file or directory"],
+        id="a-missing-path-is-not-counted-as-scanned",
+    ),
+    pytest.param(
+        {"c.yaml": ["fine"], ".github/workflows/leak.yml": ["k KEY"]}
+        | {".c.yaml.k2j3.tmp": ["k KEY"], ".hidden.yaml": ["k KEY"], "c.yaml.tmp": "{"},
+        ["."],
+        (0, 0),
+        "scanned 1 cassette (1 interaction): no secrets found\n",
+        [],
+        id="hidden-and-temporary-files-skipped",
+    ),
+    # Unreadable cassettes: an ERROR line naming the file (and the line of a YAML error), a TIP.
+    *(
+        pytest.param(
+            {"bad.yaml": text},
+            ["bad.yaml"],
+            (2, 1),
+            [],
+            ["ERROR: cassette {t}/bad.yaml", reason, "\nTIP: "],
+            id=name,
+        )
+        for text, reason, name in [
+            ("interactions: [\n", "not valid YAML", "invalid-yaml"),
+            ("version: 1\ninteractions:\n  - seq: [1\n", ", line 4, column 1: ", "line"),
+            ("\udcff\udcfe\x00", "not UTF-8 text", "not-utf8"),  # the bytes FF FE 00
+            ("- just\n- a list\n", "the document is not a mapping", "not-a-mapping"),
+            ("version: 1\n", "no 'interactions' list", "no-interactions"),
+            ("interactions: 3\n", "'interactions' is not a list", "not-a-list"),
+            ("interactions: [1]\n", "an interaction is not a mapping", "bad-item"),
+        ]
+    ),
+]
+
+
+@pytest.mark.parametrize(("files", "args", "codes", "out_holds", "err_holds"), RUNS)
+def test_exit_codes_and_reports(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    files: dict[str, list[str] | str],
+    args: list[str],
+    codes: tuple[int, int],
+    out_holds: str | list[str],
+    err_holds: list[str],
+) -> None:
+    """Exit 0 when clean, 1 with findings, 2 with errors (each an ERROR line and a TIP, the
+    other files still scanned); which files a directory holds as cassettes; no value printed."""
+    key = fake_key()
+    for name, content in files.items():
+        if isinstance(content, list):
+            write_cassette(tmp_path / name, *(text.replace("KEY", key) for text in content))
+        else:
+            (tmp_path / name).write_bytes(
+                content.replace("KEY", key).encode("utf-8", "surrogateescape")
+            )
+    paths = [key if a == "KEY" else a if a.startswith("-") else str(tmp_path / a) for a in args]
+    code, out, err = run(capsys, *paths)
+    assert (code, err.count("ERROR: ")) == codes
+    if isinstance(out_holds, str):
+        assert out == out_holds
+    for fragment in [] if isinstance(out_holds, str) else out_holds:
+        assert fragment.format(t=tmp_path) in out
+    for fragment in err_holds:
+        assert fragment.format(t=tmp_path) in err
+    assert all(line.startswith(("ERROR: ", "TIP: ")) for line in err.splitlines())
+    assert (err == "") == (codes[1] == 0)  # stderr holds the errors and nothing else
+    assert key not in out + err
 
 
 def test_findings_exit_one_with_masked_previews(
@@ -73,86 +209,6 @@ def test_findings_exit_one_with_masked_previews(
     assert "scanned 1 cassette (2 interactions): 1 possible secret in 1 cassette" in out
     assert lines[-1].startswith("TIP: ")
     assert key not in out
-
-
-def test_directories_are_searched_for_yaml(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A directory is searched recursively for *.yaml and *.yml; other files are ignored."""
-    write_cassette(tmp_path / "a" / "one.yaml", "fine")
-    write_cassette(tmp_path / "a" / "b" / "two.yml", f"oops {fake_key()}")
-    (tmp_path / "notes.txt").write_text(fake_key(), encoding="utf-8")
-    (tmp_path / "a" / ".cassette-tmp-123.yaml").write_text("{", encoding="utf-8")
-    code, out, _ = run(capsys, str(tmp_path))
-    assert code == 1
-    assert f"{tmp_path / 'a' / 'b' / 'two.yml'}: 1 possible secret" in out
-    assert "scanned 2 cassettes (2 interactions)" in out
-
-
-def test_allow_suppresses_a_known_value(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """--allow VALUE accepts an exact value known to be safe."""
-    path = write_cassette(tmp_path / "c.yaml", f"demo key {fake_key()}")
-    code, _, _ = run(capsys, "--allow", fake_key(), str(path))
-    assert code == 0
-
-
-@pytest.mark.parametrize(
-    ("text", "reason"),
-    [
-        pytest.param("interactions: [\n", "not valid YAML", id="invalid-yaml"),
-        pytest.param("version: 1\ninteractions:\n  - seq: [1\n", ", line 4, column 1: ", id="line"),
-        pytest.param("\udcff\udcfe\x00", "not UTF-8 text", id="not-utf8"),
-        pytest.param("- just\n- a list\n", "the document is not a mapping", id="not-a-mapping"),
-        pytest.param("version: 1\n", "no 'interactions' list", id="no-interactions"),
-        pytest.param("interactions: 3\n", "'interactions' is not a list", id="not-a-list"),
-        pytest.param("interactions: [1]\n", "an interaction is not a mapping", id="bad-item"),
-    ],
-)
-def test_a_file_that_is_not_a_cassette_exits_two(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, reason: str
-) -> None:
-    """Unreadable cassettes are an ERROR line naming the file (and the line of a YAML error)
-    and a TIP line, exit 2."""
-    path = tmp_path / "bad.yaml"
-    path.write_bytes(text.encode("utf-8", "surrogateescape"))  # (not-utf8: bytes FF FE 00)
-    code, _, err = run(capsys, str(path))
-    assert code == 2
-    first, tip = err.splitlines()
-    assert first.startswith(f"ERROR: cassette {path}")
-    assert reason in first
-    assert tip.startswith("TIP: ")
-
-
-def test_errors_do_not_stop_other_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A missing path and a broken file are reported; the other files are still scanned."""
-    leak = write_cassette(tmp_path / "leak.yaml", f"key {fake_key()}")
-    broken = tmp_path / "broken.yaml"
-    broken.write_text("{", encoding="utf-8")
-    code, out, err = run(capsys, str(tmp_path / "missing.yaml"), str(broken), str(leak))
-    assert code == 2
-    assert err.count("ERROR: ") == 2
-    assert f"ERROR: no such file or directory: {tmp_path / 'missing.yaml'}" in err
-    assert f"{leak}: 1 possible secret" in out
-
-
-@pytest.mark.parametrize(
-    ("content", "line"),
-    [
-        pytest.param(None, "no cassette files", id="an-empty-directory"),
-        pytest.param(
-            "version: 1\ninteractions:\n", "scanned 1 cassette (0 interactions)", id="none-yet"
-        ),
-    ],
-)
-def test_nothing_to_scan_is_clean(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | None, line: str
-) -> None:
-    """An empty directory, or a cassette with no interactions yet, scans clean."""
-    if content is not None:
-        (tmp_path / "empty.yaml").write_text(content, encoding="utf-8")
-    code, out, _ = run(capsys, str(tmp_path))
-    assert code == 0
-    assert out.startswith(line)
 
 
 def test_json_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -229,70 +285,11 @@ def test_pre_commit_hook_definition() -> None:
     assert not files.search("cassettes/readme.md")
 
 
-def test_yaml_that_is_not_a_cassette_is_skipped_under_a_directory(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """CI workflows, hook lists and fixtures under a directory are skipped with a note."""
-    write_cassette(tmp_path / "cassettes" / "one.yaml", "fine")
-    (tmp_path / "hooks.yaml").write_text("- id: cassettes-scan\n  entry: x\n", encoding="utf-8")
-    (tmp_path / "ci.yml").write_text("on: push\njobs: {}\n", encoding="utf-8")
-    (tmp_path / "empty.yaml").write_text("", encoding="utf-8")
-    code, out, err = run(capsys, str(tmp_path))
-    assert (code, err) == (0, "")
-    assert f"note: skipped {tmp_path / 'hooks.yaml'}: not a cassette" in out
-    assert f"note: skipped {tmp_path / 'ci.yml'}: not a cassette" in out
-    assert out.splitlines()[-1] == (
-        "scanned 1 cassette (1 interaction): no secrets found; skipped 3 files"
-    )
-
-
-def test_a_damaged_cassette_under_a_directory_is_still_an_error(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A mapping with a version but no interactions is a cassette gone wrong, not another file."""
-    (tmp_path / "c.yaml").write_text("version: 1\nmanifest: {}\n", encoding="utf-8")
-    code, _, err = run(capsys, str(tmp_path))
-    assert code == 2
-    assert "no 'interactions' list" in err
-
-
-def test_a_named_file_that_is_not_a_cassette_is_an_error(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Named on the command line, a file must be a cassette."""
-    path = tmp_path / "ci.yml"
-    path.write_text("on: push\n", encoding="utf-8")
-    code, _, err = run(capsys, str(path))
-    assert code == 2
-    assert err.startswith(f"ERROR: cassette {path}: not a cassette")
-
-
-def test_a_missing_path_is_an_error_not_a_scanned_cassette(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A path that does not exist exits 2 and is not counted as scanned."""
-    code, out, err = run(capsys, str(tmp_path / "nope"))
-    assert code == 2
-    assert "ERROR: no such file or directory" in err
-    assert "scanned 1 cassette" not in out
-    assert out == "no cassette scanned: 1 error\n"
+def test_json_report_of_a_missing_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A path that does not exist is an error in the JSON report, not a scanned cassette."""
     code, out, _ = run(capsys, "--json", str(tmp_path / "nope"))
     report = json.loads(out)
     assert (code, report["summary"]["cassettes"], report["summary"]["errors"]) == (2, 0, 1)
-
-
-def test_hidden_and_temporary_files_are_skipped(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Hidden folders (.github, .venv), hidden files and the store's temp files are not read."""
-    write_cassette(tmp_path / "c.yaml", "fine")
-    write_cassette(tmp_path / ".github" / "workflows" / "leak.yml", f"k {fake_key()}")
-    write_cassette(tmp_path / ".c.yaml.k2j3.tmp", f"k {fake_key()}")
-    write_cassette(tmp_path / ".hidden.yaml", f"k {fake_key()}")
-    (tmp_path / "c.yaml.tmp").write_text("{", encoding="utf-8")
-    code, out, _ = run(capsys, str(tmp_path))
-    assert code == 0
-    assert out == "scanned 1 cassette (1 interaction): no secrets found\n"
 
 
 def test_json_report_lists_skipped_files(

@@ -85,13 +85,10 @@ def test_credential_and_account_headers_are_sensitive(name: str, sensitive: bool
 
 
 def test_strip_sensitive_headers_is_case_insensitive() -> None:
-    """Stripping compares names case-insensitively and keeps the others as written."""
+    """Stripping compares names case-insensitively and keeps the others as written; the
+    published set holds lower-case names, the auth headers among them."""
     headers = {"Authorization": "Bearer x", "X-API-KEY": "k", "Content-Type": "application/json"}
     assert strip_sensitive_headers(headers) == {"Content-Type": "application/json"}
-
-
-def test_sensitive_headers_are_lower_case_names() -> None:
-    """The published set holds lower-case names, the auth headers among them."""
     assert all(name == name.lower() for name in SENSITIVE_HEADERS)
     assert {"authorization", "x-api-key", "cookie", "openai-organization"} <= SENSITIVE_HEADERS
 
@@ -108,15 +105,12 @@ def test_a_stored_sensitive_header_is_a_finding() -> None:
 # ------------------------------------------------------------------ findings and previews
 
 
-def test_finding_renders_seq_path_kind_and_preview() -> None:
-    """A finding prints as 'seq N path: kind (preview)'."""
+def test_findings_render_pickle_and_compare() -> None:
+    """A finding prints as 'seq N path: kind (preview)'; findings are frozen records: hashable,
+    comparable, picklable (xdist, logs)."""
     finding = SecretFinding(3, "request.messages[0].content", "OpenAI API key", "sk-p…9xQz")
     assert str(finding) == "seq 3 request.messages[0].content: OpenAI API key (sk-p…9xQz)"
     assert str(SecretFinding(None, "endpoint", "x", "…")) == "endpoint: x (…)"
-
-
-def test_findings_pickle_and_compare() -> None:
-    """Findings are frozen records: hashable, comparable, picklable (xdist, logs)."""
     finding = SecretFinding(1, "endpoint", "kind", "ab…yz")
     assert pickle.loads(pickle.dumps(finding)) == finding
     assert len({finding, SecretFinding(1, "endpoint", "kind", "ab…yz")}) == 1
@@ -130,11 +124,7 @@ def test_preview_never_shows_the_value(length: int) -> None:
     shown = preview.replace("…", "").split("(")[0]
     assert value not in preview
     assert len(shown) <= min(8, length // 3)
-
-
-def test_preview_is_one_line() -> None:
-    """A multi-line value (a PEM block) previews on one line."""
-    assert "\n" not in mask("-----BEGIN\nabcdef\nghijkl\n-----END")
+    assert "\n" not in mask("-----BEGIN\nabcdef\nghijkl\n-----END")  # (a PEM block) one line
 
 
 # ------------------------------------------------------------------ where the guard looks
@@ -198,17 +188,13 @@ def test_percent_encoded_query_values_are_decoded() -> None:
     assert finding.kind == "private key (PEM)"
 
 
-def test_plain_words_are_not_secrets() -> None:
-    """Plain text never trips the entropy plugins (as detect-secrets' eager mode would)."""
+def test_scalars_none_and_bytes_are_handled() -> None:
+    """Numbers, booleans and None are skipped; bytes are scanned as text; plain words never
+    trip the entropy plugins (as detect-secrets' eager mode would)."""
     item = interaction()
     item["request"]["messages"][0]["content"] = "hello world"
     item["response"]["body"]["note"] = "correct horse battery staple"
     assert SecretGuard().scan(item) == []
-
-
-def test_scalars_none_and_bytes_are_handled() -> None:
-    """Numbers, booleans and None are skipped; bytes are scanned as text."""
-    item = interaction()
     item["response"]["body"].update(n=1, f=0.5, b=True, z=None, raw=openai_key().encode())
     [finding] = SecretGuard().scan(item)
     assert finding.path == "response.body.raw"
@@ -317,11 +303,7 @@ def test_check_raises_with_every_finding_of_every_interaction(tmp_path: Any) -> 
     assert "  seq 1 response.headers.x-debug: OpenAI project API key (sk-p…" in message
     assert message.splitlines()[-1].startswith("TIP: ")
     assert openai_key(1) not in message
-
-
-def test_check_passes_clean_interactions() -> None:
-    """check() returns quietly when nothing is found."""
-    SecretGuard().check([interaction(), interaction(seq=4)], path=None)
+    SecretGuard().check([interaction(), interaction(seq=4)], path=None)  # clean: quiet
 
 
 def test_the_interaction_is_never_changed_by_a_scan() -> None:

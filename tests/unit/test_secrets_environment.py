@@ -37,9 +37,14 @@ def billing_token(monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def test_an_environment_credential_is_refused_anywhere(billing_token: str) -> None:
-    """In prose, a header, a long key, a query (percent-encoded) and a stream split."""
+    """In prose, a header, a long key, a query (percent-encoded), a stream split, laced with
+    zero-width characters, in fullwidth letters, base64-encoded (a Kubernetes secret pasted in)."""
+    disguised = ["\u200b".join(billing_token), fullwidth(billing_token)]
+    encoded = base64.b64encode(billing_token.encode()).decode()
     places = [
         text_in_response(f"it said {billing_token}!"),
+        *(text_in_response(text) for text in disguised),
+        text_in_response(f"the blob is {encoded} as given"),
         {"seq": 1, "response": {"headers": {"x-echo": billing_token}}},
         {"seq": 1, "response": {"body": {billing_token: True}}},
         {"seq": 1, "endpoint": "/v1/x?t=" + billing_token.replace(".", "%2E")},
@@ -54,19 +59,12 @@ def test_an_environment_credential_is_refused_anywhere(billing_token: str) -> No
     for interaction in places:
         findings = scan(interaction)
         assert any("BILLING_SERVICE_TOKEN" in f.kind for f in findings), interaction
-        assert_masked(findings, billing_token)
-
-
-def test_an_environment_credential_is_refused_in_disguise(billing_token: str) -> None:
-    """Laced with zero-width characters or in fullwidth letters, it is still refused."""
-    for disguised in ("\u200b".join(billing_token), fullwidth(billing_token)):
-        findings = scan(text_in_response(disguised))
-        assert any("BILLING_SERVICE_TOKEN" in f.kind for f in findings)
-        assert_masked(findings, billing_token, disguised)
+        assert_masked(findings, billing_token, *disguised)
 
 
 def test_the_environment_is_read_at_scan_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A guard made before the variable was set still refuses its value."""
+    """A guard made before the variable was set still refuses its value; an allowed one passes
+    in any case."""
     guard = SecretGuard()
     value = rand(24)
     interaction = text_in_response(f"value {value}")
@@ -74,6 +72,7 @@ def test_the_environment_is_read_at_scan_time(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("PAYMENTS_PRIVATE_KEY", value)
     assert any("PAYMENTS_PRIVATE_KEY" in f.kind for f in guard.scan(interaction))
     assert SecretGuard(allow=[value]).scan(interaction) == []
+    assert SecretGuard(allow=[value]).scan(reply(f"token {value.upper()}")) == []
 
 
 @pytest.mark.parametrize("name", ["DB_PASSWORD", "VAULT_PASSPHRASE", "SMTP_PASSWD", "ADMIN_PWD"])
@@ -141,13 +140,6 @@ def test_the_lines_of_a_multi_line_environment_credential_are_refused(
     assert_masked(findings, lines[1])
 
 
-def test_an_environment_credential_in_base64_is_refused(billing_token: str) -> None:
-    """The process's own credential, base64-encoded (a Kubernetes secret pasted in)."""
-    encoded = base64.b64encode(billing_token.encode()).decode()
-    findings = scan(text_in_response(f"the blob is {encoded} as given"))
-    assert any("BILLING_SERVICE_TOKEN" in f.kind for f in findings)
-
-
 def test_a_credential_that_starts_with_a_slash_is_not_taken_for_a_path(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -199,14 +191,6 @@ def test_an_environment_credential_in_another_case_is_refused(
         assert "value of the environment variable BILLING_SERVICE_TOKEN" in kinds, interaction
         assert_masked(findings, value, shown)
     assert shown not in redact(f"token {shown}")
-
-
-def test_an_allowed_environment_credential_passes_in_any_case(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    value = f"{secrets.token_hex(12)}{rand(8)}"
-    monkeypatch.setenv("BILLING_SERVICE_TOKEN", value)
-    assert SecretGuard(allow=[value]).scan(reply(f"token {value.upper()}")) == []
 
 
 def test_an_html_escaped_environment_credential_is_refused(

@@ -16,7 +16,6 @@ import pytest
 
 from tests.helpers.fake_secrets import (
     ALNUM,
-    URLSAFE,
     assert_masked,
     in_request,
     in_response,
@@ -29,7 +28,6 @@ from tests.helpers.fake_secrets import (
     seeded,
     text_in_response,
     tool_arguments,
-    tool_call,
     wrapped,
 )
 
@@ -89,125 +87,9 @@ def test_a_certificate_line_that_reads_like_an_artifactory_token_passes() -> Non
     assert scan(reply(f"Here it is:\n{text}\nDone.")) == []
 
 
-PNG_1X1 = (
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5E"
-    "rkJggg=="
-)
-
-
 def _image_source(data: str) -> dict[str, Any]:
     source = {"type": "base64", "media_type": "image/png", "data": data}
     return {"messages": [{"role": "user", "content": [{"type": "image", "source": source}]}]}
-
-
-def _image_url(data: str) -> dict[str, Any]:
-    url = {"url": f"data:image/png;base64,{data}"}
-    return {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": url}]}]}
-
-
-SMALL_B64 = base64.b64encode(random.Random(9).randbytes(150)).decode()
-
-
-@pytest.mark.parametrize(
-    "interaction",
-    [
-        pytest.param(
-            in_response({"content": "A PEM file starts with -----BEGIN PRIVATE KEY-----."}),
-            id="pem-header-in-prose",
-        ),
-        pytest.param(
-            in_response(
-                {
-                    "content": "def is_key(t):\n"
-                    '    return t.startswith("-----BEGIN RSA PRIVATE KEY-----")'
-                }
-            ),
-            id="pem-header-in-code",
-        ),
-        pytest.param(
-            in_response(
-                {
-                    "content": "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC...\n"
-                    "-----END PRIVATE KEY-----"
-                }
-            ),
-            id="pem-example-cut-short",
-        ),
-        pytest.param(
-            in_response({"content": 'if line.startswith("PuTTY-User-Key-File-2"):\n    parse()'}),
-            id="putty-header-in-code",
-        ),
-        pytest.param(in_request(_image_source(PNG_1X1)), id="tiny-png-source-data"),
-        pytest.param(in_request(_image_source(SMALL_B64)), id="small-image-source-data"),
-        pytest.param(in_request(_image_url(SMALL_B64)), id="small-image-data-url"),
-        pytest.param(
-            in_request(
-                {
-                    "contents": [
-                        {"parts": [{"inline_data": {"mime_type": "image/png", "data": SMALL_B64}}]}
-                    ]
-                }
-            ),
-            id="gemini-inline-data",
-        ),
-        pytest.param(
-            in_response(tool_call({"page_token": seeded(44, URLSAFE), "cursor": seeded(40)})),
-            id="pagination-tool-arguments",
-        ),
-        pytest.param(
-            in_response(
-                tool_call(
-                    {
-                        "next_page_token": seeded(40),
-                        "request_token": seeded(40),
-                        "continuation_token": seeded(48, URLSAFE),
-                    }
-                )
-            ),
-            id="more-pagination-tool-arguments",
-        ),
-        pytest.param(
-            in_response({"data": [], "next_page_token": seeded(40)}), id="next-page-token"
-        ),
-        pytest.param(in_response({"api_key": "Set in dashboard"}), id="prose-in-api-key"),
-        pytest.param(in_response({"secret": "see vault"}), id="prose-in-secret"),
-        pytest.param(
-            in_response({"secret": "The secret ingredient is love and butter"}), id="recipe"
-        ),
-        pytest.param(
-            in_response(
-                {
-                    "url": "https://b.s3.amazonaws.com/a.png?X-Amz-Credential=AKIAIOSFODNN7EXAMPLE"
-                    "%2F20240101%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Expires=3600"
-                }
-            ),
-            id="aws-example-key-id",
-        ),
-        pytest.param(
-            in_response(
-                {
-                    "content": "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\n"
-                    'aws_secret_access_key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"'
-                }
-            ),
-            id="aws-example-credentials-file",
-        ),
-        pytest.param(
-            {
-                "seq": 1,
-                "response": {
-                    "status": 200,
-                    "headers": {"x-guploader-uploadid": "ABgVH8" + seeded(90, URLSAFE)},
-                    "body": {},
-                },
-            },
-            id="x-guploader-uploadid",
-        ),
-    ],
-)
-def test_pem_headers_images_cursors_and_public_examples_pass(interaction: dict[str, Any]) -> None:
-    """PEM headers without a key, small inline images, page cursors, prose, public examples."""
-    assert scan_lines(interaction) == []
 
 
 def test_a_real_pem_key_is_still_refused() -> None:

@@ -25,20 +25,8 @@ from tests.helpers.fake_secrets import (
 # Characters that render as nothing, or change nothing a reader sees: zero-width, soft hyphen,
 # bidi and control characters, and letters that render as nothing (default-ignorable, yet not
 # format characters: the Hangul fillers, the blank Braille pattern).
-INVISIBLE = [
-    "\u200b",
-    "\u200c",
-    "\u200d",
-    "\u2060",
-    "\ufeff",
-    "\xad",
-    "\u180e",
-    "\u202e",
-    "\x00",
-    "\r",
-    "\x1b",
-]
-BLANK_LETTERS = ["\u115f", "\u1160", "\u3164", "\uffa0", "\u2800"]
+INVISIBLE = list("\u200b\u200c\u200d\u2060\ufeff\xad\u180e\u202e\x00\r\x1b")
+BLANK_LETTERS = list("\u115f\u1160\u3164\uffa0\u2800")
 
 
 @pytest.mark.parametrize(
