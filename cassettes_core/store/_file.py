@@ -23,6 +23,7 @@ later write appends.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import errno
 import gc
@@ -33,7 +34,6 @@ import stat
 import tempfile
 import time
 import uuid
-import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -640,7 +640,6 @@ class CassetteFile:
         self._lock = lock_for(self.path)
         self._known: tuple[int, ...] | None = None  # the signature after this writer's write
         self._last_seq = 0
-        self._finalizer: weakref.finalize[Any, CassetteFile] | None = None
 
     @contextlib.contextmanager
     def _locked(self, *, last: bool = False) -> Iterator[None]:
@@ -733,15 +732,14 @@ class CassetteFile:
                 os.close(fd)
         except OSError as exc:
             raise unwritable(self.path, exc) from exc
-        if self._finalizer is None:
-            # A recording nobody closes is folded when its writer goes (or at exit).
-            self._finalizer = weakref.finalize(self, _fold_quietly, self.path)
+        _UNFOLDED.add(self.path)
         self._known = self._signature()
 
     # -- whole writes ------------------------------------------------------------------------
 
     def fold(self) -> None:
         """Fold the journal into the cassette (a whole write), then remove the journal."""
+        _UNFOLDED.discard(self.path)
         if _stat(journal_path(self.path)) is None:
             return
         with self._locked(last=True):
@@ -839,9 +837,17 @@ def _extra(document: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in document.items() if k not in own}
 
 
-def _fold_quietly(path: Path) -> None:
-    with contextlib.suppress(Exception):
-        CassetteFile(path).fold()
+# The journals this process wrote and has not folded yet: a recording nobody closes is folded
+# at exit (or by the next writer's open), never from a garbage-collector finaliser, which can
+# run in the middle of another write of the same file while its lock is held.
+_UNFOLDED: set[Path] = set()
+
+
+@atexit.register
+def _fold_at_exit() -> None:
+    for path in sorted(_UNFOLDED):
+        with contextlib.suppress(Exception):
+            CassetteFile(path).fold()
 
 
 # -- rehash ---------------------------------------------------------------------------------
