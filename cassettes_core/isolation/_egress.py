@@ -1138,13 +1138,19 @@ class _PatchingLoader(importlib.abc.Loader):
         return getattr(self.loader, name)
 
 
+def half_imported(module: ModuleType) -> bool:
+    """Another thread is executing ``module`` right now (it is in ``sys.modules`` already):
+    patching it would find half its names; its importer waits for it whole."""
+    return bool(getattr(module.__spec__, "_initializing", False))
+
+
 def watch(patches: Mapping[str, Patch], *, every_time: bool = False) -> PatchOnImport | None:
     """Patch what is imported already, watch for the rest (``every_time``: for every import
     to come, the imported ones too); the finder to :func:`unwatch`."""
     pending: dict[str, Patch] = {}
     for name, patch in patches.items():
         module = sys.modules.get(name)
-        if module is not None:
+        if module is not None and not half_imported(module):
             patch(module)
         if module is None or every_time:
             pending[name] = patch

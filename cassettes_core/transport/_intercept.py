@@ -50,6 +50,7 @@ from cassettes_core.isolation import (
     check,
     deferred,
     deferred_refusal,
+    half_imported,
     handled_outside,
     request_hint,
     unwatch,
@@ -192,6 +193,7 @@ def hold_clients() -> None:
         if not _state.installed and _available():
             _install()
         _state.held += 1
+    _patch_finished_imports()
 
 
 def release_clients() -> None:
@@ -208,6 +210,7 @@ def _activate(interception: Interception) -> None:
         if not _state.installed:
             _install()
         _state.active = (*_state.active, interception)
+    _patch_finished_imports()
 
 
 def _deactivate(interception: Interception) -> None:
@@ -247,6 +250,16 @@ def _settle_imports() -> None:
         for name in _LIBRARIES:
             if name in sys.modules:
                 importlib.import_module(name)
+
+
+def _patch_finished_imports() -> None:
+    # A library another thread began importing between _settle_imports and _install was
+    # skipped by watch() (half a module: no classes yet) and passed the hook already: wait for
+    # its import here, outside the lock, and patch it whole.
+    for name in _LIBRARIES:
+        module = sys.modules.get(name)
+        if module is not None and half_imported(module):
+            _patch_library(importlib.import_module(name))
 
 
 def _patch_library(module: ModuleType) -> None:
