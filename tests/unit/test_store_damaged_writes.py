@@ -1,5 +1,5 @@
-"""Fuzzing what writes and the command lines do with mutated cassettes (other seeds, and more
-hostile values, than ``test_fuzz_corpus``).
+"""Mutating what writes and the command lines do with mutated cassettes (other seeds, and more
+hostile values, than ``test_store_mutated_files``).
 
 For each mutated file: an append either keeps every interaction the file held and adds the new
 one (a file that loads, in whatever layout the mutation left), or raises our
@@ -25,9 +25,9 @@ from cassettes_core import CassetteError, CassetteFormatError, load_cassette
 from cassettes_core.cli import main as cassettes_main
 from cassettes_core.store import CassetteFile
 from tests.helpers.factories import interaction
-from tests.unit.test_fuzz_corpus import LAYOUTS, TOKENS, structure_mutation, text_mutation
+from tests.unit.test_store_mutated_files import LAYOUTS, TOKENS, structure_mutation, text_mutation
 
-CASES = 2400
+CASES = 600
 # Values that read as something else than they look, or cannot be written back.
 MORE_TOKENS = [
     "0x" + "f" * 3600,
@@ -126,7 +126,7 @@ def _check_cli(path: Path, data: bytes, loads: bool) -> None:
 
 
 @pytest.mark.slow
-def test_appends_and_command_lines_on_thousands_of_mutated_cassettes(tmp_path: Path) -> None:
+def test_appends_and_command_lines_on_hundreds_of_mutated_cassettes(tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
     failures: list[str] = []
     loaded = 0
@@ -144,4 +144,4 @@ def test_appends_and_command_lines_on_thousands_of_mutated_cassettes(tmp_path: P
         for stray in tmp_path.iterdir():
             stray.unlink()
     assert not failures, f"{len(failures)} failures; first:\n" + "\n".join(failures[:3])
-    assert loaded > 300  # appends to files that load were exercised, in many layouts
+    assert loaded > 60  # appends to files that load were exercised, in many layouts
