@@ -41,7 +41,7 @@ from cassettes_core.store import (
     atomic_write,
     first_comment_line,
     load_yaml,
-    lock_for,
+    locked,
     read_snapshot,
     read_text,
     render,
@@ -267,7 +267,7 @@ def write_back(
     :class:`RewriteRefusedError` for a file that must stay as it is.
     """
     target = path.resolve()  # a symlinked cassette is written through to its target
-    with lock_for(target):
+    with locked(target):
         snapshot = read_snapshot(target)
         text = read_text(target)
         if snapshot.manifest is None or text is None:

@@ -25,7 +25,7 @@ from cassettes_core.store import (
     BOOKKEEPING_KEYS,
     atomic_write,
     dump_yaml,
-    lock_for,
+    locked,
     read_document,
     read_text,
 )
@@ -205,9 +205,7 @@ def _hash(path: Path) -> str | None:
 def drop_interactions(path: Path, seqs: set[int]) -> int:
     """Rewrite ``path`` without the interactions ``seqs`` (atomic, under its lock); the others
     keep their seqs. Returns how many were removed."""
-    lock = lock_for(path)
-    lock.acquire()
-    try:
+    with locked(path):
         document = read_document(path)
         if document is None:
             return 0
@@ -220,5 +218,3 @@ def drop_interactions(path: Path, seqs: set[int]) -> int:
         interactions_from_text(text, path)  # proven to load before it replaces the file
         atomic_write(path, text)
         return len(items) - len(kept)
-    finally:
-        lock.release()

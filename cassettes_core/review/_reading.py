@@ -16,6 +16,7 @@ reported as a note, and as a problem only when asked (``--drift error``).
 
 from __future__ import annotations
 
+import re
 import stat
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -32,7 +33,6 @@ from cassettes_core.store import (
     load_plain_yaml,
     parse_interaction,
     parse_yaml,
-    read_document,
     read_text,
     version_drift,
 )
@@ -258,15 +258,9 @@ class Verified:
 
 def verify_file(path: Path) -> Verified:
     """Every problem of the cassette at ``path``; a missing file is one problem."""
-    try:
-        document = read_document(path)
-    except CassetteFormatError as exc:
-        return Verified(path, 0, (Problem(path, None, _reason(exc)),))
-    if document is None:
-        return Verified(path, 0, (Problem(path, None, "does not exist"),))
-    if foreign(path):
-        what = "a vcrpy / pytest-recording / cassetter cassette; convert it: cassettes import"
-        return Verified(path, 0, (Problem(path, None, f"{what} {path}"),))
+    document = _verifiable(path)
+    if isinstance(document, Problem):
+        return Verified(path, 0, (document,))
     problems: list[Problem] = []
     manifest: Manifest | None = None
     try:
@@ -309,5 +303,53 @@ def verify_file(path: Path) -> Verified:
     return Verified(path, len(raw), tuple(problems))
 
 
+def _verifiable(path: Path) -> dict[str, Any] | Problem:
+    """The file's top-level mapping, its format version checked, or the one problem that
+    stops its check.
+
+    The file is read as text and its interactions are left to :func:`verify_file`, to check
+    one by one: the store's ``read_document`` validates every interaction and stops at the
+    first defect. A cassette with a journal beside it is the exception: its text is the
+    store's reading of both, so a defect in either is its one problem.
+    """
+    try:
+        text = read_text(path)
+    except CassetteFormatError as exc:
+        return _problem(path, exc)
+    if text is None:
+        return Problem(path, None, "does not exist")
+    if not_ours(text, path) == _FOREIGN:  # before the checks: its 'missing seq' is no help
+        what = "a vcrpy / pytest-recording / cassetter cassette; convert it: cassettes import"
+        return Problem(path, None, f"{what} {path}")
+    try:
+        document = parse_yaml(text, path)
+        if not isinstance(document, dict):
+            kind = "empty" if document is None else f"a {type(document).__name__}"
+            raise CassetteFormatError(
+                path,
+                "the top level must be a mapping with 'version' and 'interactions' (the file "
+                f"is {kind})",
+                location="top level",
+            )
+        check_document({"version": document.get("version")}, path, text)  # the version alone
+    except CassetteFormatError as exc:
+        return _problem(path, exc)
+    return document
+
+
 def _reason(exc: CassetteFormatError) -> str:
     return f"{exc.location}: {exc.reason}" if exc.location else exc.reason
+
+
+def _problem(path: Path, exc: CassetteFormatError) -> Problem:
+    """The store's error as one ``path:seq: what`` line: the seq its location names (such as
+    ``interactions[1], seq 2, line 73``) goes before the colon, the rest of the location stays
+    in ``what``; a defect in the journal names the journal."""
+    parts = [part for part in (exc.location or "").split(", ") if part]
+    seqs = [part for part in parts if re.fullmatch(r"seq \d+", part)]
+    seq = int(seqs[0].split()[1]) if seqs else None
+    location = ", ".join(part for part in parts if part not in seqs)
+    what = f"{location}: {exc.reason}" if location else exc.reason
+    if exc.path != path:
+        what = f"{exc.path.name}, {what}"
+    return Problem(path, seq, what)

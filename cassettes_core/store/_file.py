@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import errno
 import gc
 import hashlib
@@ -41,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import blake3
 
-from cassettes_core._errors import CassetteFormatError, ConfigError
+from cassettes_core._errors import CassetteFormatError, ConfigError, UnsafeCassetteError
 from cassettes_core._model import Interaction
 from cassettes_core._request import DEFAULT_POLICY, PARAMS_KEY, MatchPolicy
 from cassettes_core.digest import request_digest
@@ -146,6 +147,28 @@ def lock_for(path: Path | str) -> filelock.FileLock:
     import filelock  # only a writer needs it (some 50 ms to import): a replay never does
 
     return filelock.FileLock(_companion(path, ".lock"), timeout=LOCK_TIMEOUT_S)
+
+
+@contextlib.contextmanager
+def locked(path: Path | str) -> Iterator[None]:
+    """Hold the cassette's lock for a rewrite done outside :class:`CassetteFile` (``cassettes
+    prune``, ``cassette-refresh --write``). What such a rewrite reads holds the journal too, so
+    when it replaced the file the journal goes with it (folded, not written twice). The lock
+    file is removed before letting go, so none is left beside the cassette (a waiter that
+    locked the removed file takes the new one)."""
+    lock = lock_for(path)
+    lock.acquire()
+    try:
+        before = _stat(Path(path))
+        yield
+        after = _stat(Path(path))
+        if after is not None and (before is None or before.st_ino != after.st_ino):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(journal_path(path))
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(lock.lock_file)
+        lock.release()
 
 
 # -- reading --------------------------------------------------------------------------------
@@ -682,8 +705,7 @@ class CassetteFile:
         mark is already this run's.
         """
         item = interaction.to_dict()
-        if self.guard is not None:
-            self.guard.check([item], path=self.path)
+        self._check([item], run=run)
         del item["seq"]  # given under the lock, put first in the line
         body = _storable(self.path, item)  # data a cassette cannot hold fails before the lock
         with self._locked():
@@ -699,6 +721,41 @@ class CassetteFile:
             self._append_line(_journal_line(b'{"seq":%d,' % seq + body[1:]))
             self._last_seq = seq
         return interaction.with_seq(seq)
+
+    def _check(
+        self, items: list[dict[str, Any]], *, run: str | None = None, restart: bool = False
+    ) -> None:
+        """The guard's one call, before the lock (a refusal writes nothing). ``seq`` is only
+        given under the lock, so the items are numbered by their place here, and a refusal's
+        findings then name the seq each would have had: after the highest seq the file and its
+        journal hold now (read without the lock: only a refusal pays for it), or none at all
+        when the file cannot tell. ``run``: as :meth:`record` takes it; ``restart``: the write
+        starts the file over (:meth:`append` with ``rewrite``)."""
+        if self.guard is None:
+            return
+        for n, item in enumerate(items, start=1):
+            item["seq"] = n  # replaced under the lock
+        try:
+            self.guard.check(items, path=self.path)
+        except UnsafeCassetteError as exc:
+            top = 0 if restart else self._provisional_top(run)
+            findings = [_renumbered(finding, top) for finding in exc.findings]
+            raise UnsafeCassetteError(exc.path, findings) from None
+
+    def _provisional_top(self, run: str | None) -> int | None:
+        """The seq the next write would follow, read without the lock (None: unknown)."""
+        if run is None and self._known is not None and self._known == self._signature():
+            return self._last_seq
+        try:
+            read = _read(self.path)
+            if run is not None and not _joins(read.document, run):
+                return 0  # the write starts the file over
+            journal = _journal_interactions(self.path, read)
+        except CassetteFormatError:
+            return 0 if run is not None else None  # `record` starts it over; else it fails
+        except OSError:
+            return None
+        return max((i.seq for i in (*read.interactions, *journal)), default=0)
 
     def _next_seq(self) -> int:
         """The highest seq of the cassette and its journal; a torn journal tail is cut off."""
@@ -755,8 +812,7 @@ class CassetteFile:
         """Write ``new`` after what the file and its journal hold (or, with ``rewrite``, start
         the file over), whole, at once. Returns the interactions as written."""
         items = [interaction.to_dict() for interaction in new]
-        if self.guard is not None:
-            self.guard.check(items, path=self.path)
+        self._check(items, restart=rewrite)
         for item in items:
             _storable(self.path, item)
         with self._locked(last=True):
@@ -817,6 +873,17 @@ class CassetteFile:
         _sweep_temporaries(target)
         self._known = self._signature()
         self._last_seq = max((int(item["seq"]) for item in items), default=0)
+
+
+def _renumbered(finding: Any, top: int | None) -> Any:
+    """A guard's finding numbered by place (1 = the first new item) given the seq it would
+    have had after ``top``; no seq when ``top`` is unknown."""
+    seq = getattr(finding, "seq", None)
+    if not dataclasses.is_dataclass(finding) or isinstance(finding, type):
+        return finding
+    if not isinstance(seq, int) or isinstance(seq, bool):
+        return finding
+    return dataclasses.replace(finding, seq=None if top is None else top + seq)
 
 
 def _sweep_temporaries(target: Path) -> None:

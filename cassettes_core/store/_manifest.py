@@ -51,7 +51,6 @@ class CassetteVersionWarning(UserWarning):
     """A cassette was recorded with other library or SDK versions than the ones running now."""
 
 
-@functools.cache
 @functools.cache  # read for every cassette opened: the installed version is read once
 def library_version() -> str:
     try:
@@ -63,7 +62,8 @@ def library_version() -> str:
 def _installed_version(name: str) -> str:
     """``metadata.version(name)``, from the ``Version`` header of the distribution's metadata
     read as text: the email parser ``metadata.version`` runs on the whole file costs more than
-    every other part of a session's first cassette. Raises ``PackageNotFoundError``."""
+    every other part of a session's first cassette. Raises ``PackageNotFoundError``, also for
+    a distribution whose metadata gives no version."""
     distribution = metadata.distribution(name)
     text = distribution.read_text("METADATA") or distribution.read_text("PKG-INFO") or ""
     for line in text.splitlines():
@@ -74,7 +74,13 @@ def _installed_version(name: str) -> str:
         key, colon, value = line.partition(":")
         if colon and key.strip().lower() == "version" and value.strip():
             return value.strip()
-    return distribution.version  # no Version header where expected: the full parse decides
+    # No Version header where expected: the full parse decides. ``get_all``, not ``.version``:
+    # a distribution without one gives None (Python 3.11), a DeprecationWarning (3.12, 3.13)
+    # or a KeyError (importlib_metadata 8) there; without a version it counts as not installed.
+    version = next(iter(distribution.metadata.get_all("Version") or []), None)
+    if not isinstance(version, str) or not version.strip():
+        raise metadata.PackageNotFoundError(name)
+    return version.strip()
 
 
 @functools.cache

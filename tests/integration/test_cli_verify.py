@@ -82,8 +82,16 @@ def test_every_problem_is_reported_not_only_the_first(
     ("edit", "expected"),
     [
         pytest.param(lambda t: t.replace("version: 1", "version: 7", 1), "newer", id="too-new"),
-        pytest.param(lambda t: t[: len(t) // 2], "", id="truncated-half"),
-        pytest.param(lambda t: t[: t.rindex("  response:")], "cut short", id="truncated-item"),
+        # A cassette has no checksum head any more (it is written whole, beside a journal): a
+        # cut is found only when what is left is not a valid cassette. Half the file ends
+        # mid-mapping (not YAML); a cut before the last answer leaves an interaction with
+        # none. A cut between interactions is a valid, shorter cassette: see the test below.
+        pytest.param(lambda t: t[: len(t) // 2], "not valid YAML", id="truncated-half"),
+        pytest.param(
+            lambda t: t[: t.rindex("  response:")],
+            "has no 'response', 'stream' or 'error'",
+            id="truncated-item",
+        ),
         pytest.param(lambda t: "", "", id="empty"),
         pytest.param(
             lambda t: t.replace("digest_scheme: blake3-v1", "digest_scheme: sha9", 1),
@@ -104,6 +112,21 @@ def test_damaged_files_fail_with_a_line(
     problem = next(line for line in out.splitlines() if line.startswith(str(path)))
     assert expected in problem
     assert "Traceback" not in out
+
+
+def test_a_cut_between_interactions_is_a_shorter_cassette(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Whole interactions in valid YAML: nothing tells such a cut from a hand edit that drops
+    the last interactions (no checksum head), so verify passes what is left, and says how many
+    interactions that is."""
+    path = folder / "anthropic.yaml"
+    text = path.read_text(encoding="utf-8")
+    whole = text.count("\n- seq: ")
+    path.write_text(text[: text.rindex("\n- seq: ") + 1], encoding="utf-8")
+    code, out, _ = run(["verify", str(path)], capsys)
+    assert code == 0
+    assert out.splitlines() == [f"1 cassette ({whole - 1} interactions) verified: all good"]
 
 
 def test_json_report_and_other_yaml_skipped(

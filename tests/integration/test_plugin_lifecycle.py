@@ -210,7 +210,8 @@ def test_calls_a_cassette_cannot_hold_are_counted_live_and_blocked_in_replay(
         [
             "3 blocked requests in this test:",
             "ConfigError: blocked GET http://127.0.0.1:*/v1/models in replay: 127.0.0.1:* is the "
-            "provider's OPENAI_BASE_URL, but this is not a kind of call a cassette records *",
+            "provider endpoint of OPENAI_BASE_URL, but this is not a kind of call a cassette "
+            "records *",
             "(the code under test caught the blocked request; the plugin fails the test anyway)",
             "*2 interactions replayed, 0 recorded, 0 missed, 0 unused, 3 blocked",
             "3 requests to provider hosts went live unrecorded *",

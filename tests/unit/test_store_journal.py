@@ -22,6 +22,7 @@ from cassettes_core import (
     UnsafeCassetteError,
     load_cassette,
 )
+from cassettes_core.secrets import SecretGuard
 from cassettes_core.store import (
     CassetteFile,
     journal_path,
@@ -30,6 +31,7 @@ from cassettes_core.store import (
     read_text,
 )
 from tests.helpers.factories import chat_request, interaction
+from tests.helpers.fake_secrets import openai_key
 
 
 def _seqs(path: Path) -> list[int]:
@@ -165,6 +167,36 @@ def test_a_refused_interaction_leaves_the_file_and_the_journal_byte_for_byte(
         assert {p: p.read_bytes() for p in files} == files
     assert len(guard.seen) == 3  # the guard walked each interaction once
     del writer
+
+
+def test_a_refusal_names_the_seq_each_interaction_would_have_had(tmp_path: Path) -> None:
+    """The guard runs before the lock, before seq is given: its findings still name the seq
+    that follows what the file and its journal hold (or the first, when the write starts the
+    file over), never the recorder's placeholder 0."""
+    path = tmp_path / "c.yaml"
+    _journaled(path, 2).fold()
+    writer = _journaled(path, 1)  # seq 3, in the journal
+    guard = SecretGuard()
+    leaky = interaction(0, f"my key is {openai_key()}")
+
+    def seqs(write: Callable[[CassetteFile], object]) -> list[int | None]:
+        with pytest.raises(UnsafeCassetteError) as refused:
+            write(CassetteFile(path, guard=guard))
+        return sorted({finding.seq for finding in refused.value.findings}, key=str)
+
+    assert seqs(lambda file: file.record(leaky)) == [4]
+    assert seqs(lambda file: file.record(leaky, run="a new run")) == [1]  # it starts over
+    assert seqs(lambda file: file.append([interaction(0, "fine"), leaky])) == [5]
+    assert seqs(lambda file: file.append([leaky, leaky], rewrite=True)) == [1, 2]
+    assert _seqs(path) == [1, 2, 3]
+    del writer
+    alone = CassetteFile(tmp_path / "new.yaml", guard=guard)
+    with pytest.raises(UnsafeCassetteError, match=r"\n  seq 1 request\.messages\[0\]"):
+        alone.record(leaky)
+    alone.record(interaction(0, "fine"))
+    with pytest.raises(UnsafeCassetteError, match=r"\n  seq 2 request\.messages\[0\]"):
+        alone.record(leaky)  # the file as this writer left it: not read again
+    alone.fold()
 
 
 def test_record_starts_over_once_per_run_and_its_other_writers_append(tmp_path: Path) -> None:
