@@ -33,8 +33,10 @@ import json
 import os
 import stat
 import tempfile
+import threading
 import time
 import uuid
+import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -158,6 +160,7 @@ def locked(path: Path | str) -> Iterator[None]:
     locked the removed file takes the new one)."""
     lock = lock_for(path)
     lock.acquire()
+    _HOLDING.depth = getattr(_HOLDING, "depth", 0) + 1
     try:
         before = _stat(Path(path))
         yield
@@ -166,6 +169,7 @@ def locked(path: Path | str) -> Iterator[None]:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(journal_path(path))
     finally:
+        _HOLDING.depth -= 1
         with contextlib.suppress(OSError):
             os.unlink(lock.lock_file)
         lock.release()
@@ -679,9 +683,11 @@ class CassetteFile:
             ) from exc
         except OSError as exc:
             raise unwritable(self.path, exc) from exc
+        _HOLDING.depth = getattr(_HOLDING, "depth", 0) + 1
         try:
             yield
         finally:
+            _HOLDING.depth -= 1
             if last:
                 with contextlib.suppress(OSError):
                     os.unlink(self._lock.lock_file)
@@ -789,7 +795,9 @@ class CassetteFile:
                 os.close(fd)
         except OSError as exc:
             raise unwritable(self.path, exc) from exc
-        _UNFOLDED.add(self.path)
+        if self.path not in _UNFOLDED:
+            _UNFOLDED.add(self.path)
+            weakref.finalize(self, _fold_when_safe, self.path)
         self._known = self._signature()
 
     # -- whole writes ------------------------------------------------------------------------
@@ -904,10 +912,18 @@ def _extra(document: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in document.items() if k not in own}
 
 
-# The journals this process wrote and has not folded yet: a recording nobody closes is folded
-# at exit (or by the next writer's open), never from a garbage-collector finaliser, which can
-# run in the middle of another write of the same file while its lock is held.
+# The journals this process wrote and has not folded yet. A recording nobody closes is folded
+# when its writer is collected, unless the collector runs while this thread holds a cassette's
+# lock (in the middle of another write: folding there would wait on that lock, or write inside
+# the write); it is then folded at exit, or by the next writer's open.
 _UNFOLDED: set[Path] = set()
+_HOLDING = threading.local()  # .depth: the cassette locks this thread holds
+
+
+def _fold_when_safe(path: Path) -> None:
+    if path in _UNFOLDED and not getattr(_HOLDING, "depth", 0):
+        with contextlib.suppress(Exception):
+            CassetteFile(path).fold()
 
 
 @atexit.register

@@ -5,8 +5,10 @@ README promises, and whatever a cassette is handed reads back exactly."""
 
 from __future__ import annotations
 
+import gc
 import json
 import random
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,7 @@ from cassettes_core.store import (
     CassetteFile,
     journal_path,
     load_yaml,
+    locked,
     read_document,
     read_text,
 )
@@ -61,6 +64,36 @@ def test_every_reader_sees_the_journal_and_a_fold_writes_it_whole(tmp_path: Path
     file.fold()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml"]  # no journal, no lock
     assert _seqs(path) == [1, 2, 3]
+
+
+def test_a_writer_nobody_closed_is_folded_when_collected_never_inside_a_write(
+    tmp_path: Path,
+) -> None:
+    """Collected outside any write, an unclosed writer's journal is folded; collected while this
+    thread holds the cassette's lock (the collector runs anywhere, mid-write included), it is
+    left for later instead of waiting on that lock for good."""
+    path = tmp_path / "c.yaml"
+    _journaled(path, 1)
+    gc.collect()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml"]
+
+    file = _journaled(path, 1)
+    done = threading.Event()
+
+    def collect_while_locked() -> None:
+        nonlocal file
+        with locked(path):
+            del file
+            gc.collect()
+        done.set()
+
+    worker = threading.Thread(target=collect_while_locked, daemon=True)
+    worker.start()
+    worker.join(30)
+    assert done.is_set(), "the collector's fold waited on the lock this thread holds"
+    assert _seqs(path) == [1, 2]  # still one cassette: the journal is folded by the next writer
+    CassetteFile(path).fold()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml"]
 
 
 def test_seq_continues_across_writers_folds_and_runs(tmp_path: Path) -> None:
