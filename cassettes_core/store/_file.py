@@ -348,6 +348,8 @@ def _folded(item: Mapping[str, Any], top: int) -> bool:
 
 
 def _journal_interactions(path: Path, read: _Read) -> list[Interaction]:
+    if not read.journal:  # the usual case: no path to resolve again on a replay's load
+        return []
     where = journal_path(path)
     seen = {i.seq for i in read.interactions}
     out = []
