@@ -70,7 +70,7 @@ from cassettes_core.review import (
     verify_file,
 )
 from cassettes_core.review import timeline as timeline_of
-from cassettes_core.secrets import run_scan
+from cassettes_core.secrets.scan import run_scan
 from cassettes_core.store import atomic_write, rehash
 
 Handler = Callable[[argparse.Namespace, Console], int]

@@ -1,22 +1,8 @@
-"""What secrets and LLM payloads look like: key formats, auth positions, LLM ids, the
-environment's own keys, and the one-pass search they are found with.
-
-- **Shapes**: placeholders (``sk-...``, ``<YOUR_API_KEY>``, ``${API_KEY}``), example passwords
-  (``postgres:postgres@``), the shape of a credential in an auth position, and :func:`mask`, the
-  preview every finding shows (``sk-p…9xQz``).
-- **LLM payloads**: fields that hold credentials (``api_key``, ``?key=``: Mistral, Cohere and
-  Azure keys have no prefix), and the opaque values LLM APIs return by the megabyte that
-  entropy detectors mistake for keys (``chatcmpl-…``, ``toolu_…``, signatures,
-  ``encrypted_content``, base64 embeddings and images): the field name, the id prefix and the
-  length tell them apart, since their entropy is *higher* than a key's.
-- **Key formats** of the LLM era that detect-secrets 1.5 does not know (OpenAI, Anthropic,
-  Google, Hugging Face, Groq, xAI …), the classics (GitHub, AWS, Slack, Stripe, JWTs, PEM keys,
-  passwords in URLs), and AWS beyond the key id (session tokens, SigV4, Bedrock API keys). Each
-  is a literal anchor plus a pattern that starts at a token boundary; anchors are found in all
-  the strings of an interaction at once (:class:`Batch`), so a string without one costs nothing.
-- **The environment**: the literal values of the process's credential-like variables
-  (``OPENAI_API_KEY``, ``DB_PASSWORD``), refused wherever they appear, in any case and
-  percent-encoded.
+"""What secrets and LLM payloads look like: placeholders and credential shapes, the masked
+preview (:func:`mask`), auth positions and the opaque values LLM APIs return (ids, signatures,
+embeddings: told apart by field name, id prefix and length), key formats (each a literal anchor
+plus a pattern at a token boundary, the anchors found in all the strings of an interaction in
+one pass: :class:`Batch`), and the environment's own credentials.
 """
 
 from __future__ import annotations
@@ -102,14 +88,7 @@ _EXAMPLE_PASSWORDS = words(
 
 
 def is_placeholder(value: str) -> bool:
-    """True for stand-ins that documentation and code use instead of a real secret.
-
-    The whole value must have a placeholder's shape: a template (``${API_KEY}``, ``$TOKEN``,
-    ``<your-key>``, ``{{ secrets.KEY }}``), a mask or an elision (``xxxx``, ``***``,
-    ``sk-...``), a variable's name (``OPENAI_API_KEY``), or words that describe a key
-    (``your_api_key_here``, ``changeme``, ``dummy-token``). A value that merely *contains* a
-    ``$``, a brace or the word "here" (``Pa$$w0rd2024``, ``wherearemykeys42``) is not one.
-    """
+    """True for stand-ins that documentation and code use instead of a real secret."""
     text = value.strip()
     if not text or len(set(text.lower())) <= 2:
         return True
@@ -123,10 +102,7 @@ def is_placeholder(value: str) -> bool:
 
 
 def is_prose(value: str) -> bool:
-    """Whether ``value`` is words of prose ("Set in dashboard", "see vault"), not a token.
-
-    Two or more words separated by spaces, each made of letters (with its punctuation).
-    """
+    """Whether ``value`` is words of prose ("Set in dashboard", "see vault"), not a token."""
     words = value.split()
     return len(words) >= 2 and all(word.strip(_PUNCTUATION).isalpha() for word in words)
 
@@ -151,14 +127,10 @@ def strip_scheme(value: str) -> str:
 
 
 def looks_like_credential(value: str, *, password: bool = False, strict: bool = False) -> bool:
-    """Whether a value in an auth position (``api_key``, ``?key=``) has the shape of a secret.
-
-    Passwords: six characters or more that are not a placeholder. Tokens: sixteen or more token
-    characters mixing letters and digits, or letters of random case (Mistral, Cohere and Azure
-    keys have no prefix), or thirty-two or more hex digits. ``strict`` (for generic names such
-    as ``key``) asks for twenty characters mixing upper case, lower case and digits, or the
-    long hex string.
-    """
+    """Whether a value in an auth position (``api_key``, ``?key=``) has the shape of a secret:
+    a password of six characters or more, a token of 16 or more mixing letters and digits (or
+    of random case), or 32+ hex digits; ``strict`` (for names such as ``key``) asks for 20
+    mixing upper case, lower case and digits, or the long hex string."""
     text = strip_scheme(value)
     if is_placeholder(text):
         return False
@@ -192,11 +164,8 @@ def randomly_cased(text: str) -> bool:
 
 
 def mask(value: str) -> str:
-    """A preview that identifies a value to its owner without disclosing it.
-
-    At most four characters of each end, never more than a third of the value, and nothing at
-    all of values shorter than six characters: ``sk-p…9xQz``.
-    """
+    """A preview that identifies a value to its owner without disclosing it: at most four
+    characters of each end, never more than a third of the value (``sk-p…9xQz``)."""
     text = " ".join(value.split())  # no line breaks or tabs in a one-line report
     n = len(text)
     keep = 4 if n >= 24 else 2 if n >= 12 else 1 if n >= 6 else 0
@@ -231,12 +200,7 @@ _ALNUM_RUN = re.compile(r"[A-Za-z0-9]++")
 
 
 def is_sequence_fragment(value: str, line: str = "") -> bool:
-    """Whether an AWS-key-id-shaped value is a piece of a DNA, RNA or protein sequence.
-
-    ``ACCA`` is an AWS prefix and a codon: a value of nucleotide letters only is a sequence, so
-    is one whose body holds only amino-acid letters (a protein), and so is one found only inside
-    a longer run of letters and digits (a key id is a token of its own).
-    """
+    """Whether an AWS-key-id-shaped value is a piece of a DNA, RNA or protein sequence."""
     if set(value) <= _NUCLEOTIDES or set(value[4:]) <= _AMINO_ACIDS:
         return True
     if not line:
@@ -373,12 +337,8 @@ _DATA_URL = re.compile(r"data:[\w.+-]+/[\w.+-]+(?:;[\w.+-]+=[^;,]*)*;base64,[A-Z
 
 
 def is_opaque_blob(value: str) -> bool:
-    """Whether ``value`` is one long base64/hex token (embedding, image, signature, ciphertext),
-    or a base64 ``data:`` URL of any length (an inline image, audio or file).
-
-    Longer than any key format we know without a prefix, so only our format detectors (which
-    need a prefix at a token boundary) look inside it.
-    """
+    """Whether ``value`` is one long base64/hex token (embedding, image, signature, ciphertext), or
+    a base64 ``data:`` URL of any length (an inline image, audio or file)."""
     if value.startswith("data:"):
         return _DATA_URL.fullmatch(value) is not None
     return len(value) > _BLOB_MIN and _BLOB.fullmatch(value) is not None
@@ -960,15 +920,15 @@ def credential_environment() -> dict[str, str]:
 def _environment_key() -> object:
     """A copy of the environment as it is now, compared at C speed: CPython keeps the encoded
     variables in a plain dict (``os.environ._data``); decoding every variable, as iterating
-    ``os.environ`` does, cost more than the scan it guarded. Other Pythons get the items."""
+    ``os.environ`` does, cost more than the scan it guarded."""
     raw = getattr(os.environ, "_data", None)
     return dict(raw) if isinstance(raw, dict) else tuple(os.environ.items())
 
 
 def find_environment_values(batch: Batch, environment: dict[str, str]) -> dict[int, list[Hit]]:
-    """Where each credential of ``environment`` appears in the strings of ``batch``, in any
-    case (a tool that upper-cases a hex token, a lower-case ``%2b``): the hit names the value
-    as the environment holds it."""
+    """Where each credential of ``environment`` appears in the strings of ``batch``, in any case (a
+    tool that upper-cases a hex token, a lower-case ``%2b``): the hit names the value as the
+    environment holds it."""
     found: dict[int, list[Hit]] = {}
     for value, name in environment.items():
         for position in batch.find_all(lower_in_place(value), ignorecase=True):

@@ -1,43 +1,23 @@
-"""The secret guard: nothing secret ever reaches a cassette.
-
-Cassettes are committed and shared, so every interaction is scanned before it is written,
-exactly as it will be stored: the endpoint and its query, request and response bodies at any
-depth, every stream event (and the text a stream spreads over many events, joined by position
-and per choice, tool call or content block), every stored header. A string that holds JSON is
-read raw and parsed (every value of a repeated key kept), and every string is read again in its
-normal form (:func:`~cassettes_core.secrets._text.fold`: look-alikes folded, invisible characters
-and escapes undone). These find secrets:
-
-1. our detectors for key formats of the LLM era (OpenAI, Anthropic, Google, Hugging Face, Groq,
-   xAI …) and the classics (GitHub, AWS, Slack, Stripe, JWTs, PEM keys, passwords in URLs);
-2. auth positions: a value of credential shape in a field or query parameter named like
-   ``api_key``, ``token``, ``password`` or ``key`` (keys without a prefix: Mistral, Azure …),
-   and credentials assigned in any text (``.env``, ``export``, YAML, ``os.environ[…]``,
-   ``AzureKeyCredential("…")``, connection strings);
-3. the literal values of the process's credential-like environment variables, and keys written
-   in base64;
-4. detect-secrets' plugins and filters, in process, per field, behind cheap gates.
-
-Every pattern runs in linear time on any input (``bench/bench_secrets.py`` measures the worst
-inputs we could build for each).
-
-Known LLM payloads are not secrets: ids with the providers' prefixes, fingerprints, base64
-embeddings and images, thinking signatures, ``encrypted_content``, UUIDs, hashes, code, prose.
-
-Headers that carry credentials (``is_sensitive_header``) are never stored: the
-recorder strips them and the guard refuses a cassette that still holds one. Scanning happens
-only on the write path; replay never calls it.
+"""The secret guard: every interaction is scanned, exactly as it will be stored, before it is
+written (the endpoint and its query, bodies at any depth, every stream event and the text a
+stream spreads over many, every stored header), each string also in its normal form
+(:func:`~cassettes_core.secrets._text.fold`). Our detectors of key formats, auth positions,
+assignments in text, the environment's credentials and keys in base64 run beside
+detect-secrets' plugins; every pattern runs in linear time on any input. Known LLM payloads
+(ids, fingerprints, embeddings, signatures, UUIDs, code, prose) are not secrets. Headers that
+carry credentials are never stored: the recorder strips them, the guard refuses them.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from cassettes_core import catalog
 from cassettes_core._errors import UnsafeCassetteError
-from cassettes_core.secrets import is_sensitive_header
 from cassettes_core.secrets._formats import (
     Batch,
     Hit,
@@ -45,7 +25,6 @@ from cassettes_core.secrets._formats import (
     is_documented_example,
     mask,
 )
-from cassettes_core.secrets._plugins import PluginScanner, plugin_scanner
 from cassettes_core.secrets._text import (
     fold,
     name_kind,
@@ -64,6 +43,43 @@ from cassettes_core.secrets._walk import (
     stream_hits,
 )
 
+if TYPE_CHECKING:
+    from cassettes_core.secrets._plugins import PluginScanner
+
+#: Header names (lower case) that are never stored: credentials, cookies, and the organization
+#: and project ids that identify an account. :func:`is_sensitive_header` also treats as
+#: sensitive any header whose last word is ``key``, ``token``, ``secret``, ``auth``, … .
+SENSITIVE_HEADERS: frozenset[str] = frozenset(
+    """
+    authorization proxy-authorization cookie set-cookie api-key x-api-key x-goog-api-key
+    ocp-apim-subscription-key x-auth-token x-access-token x-amz-security-token x-vault-token
+    private-token cf-access-client-id cf-access-client-secret openai-organization openai-project
+    anthropic-organization-id
+    """.split()  # noqa: SIM905 - a list of words
+)
+_SENSITIVE_LAST_WORDS = frozenset(
+    """
+    authorization auth token secret password passwd apikey key cookie credential credentials
+    """.split()  # noqa: SIM905 - a list of words
+)
+_NOT_SENSITIVE = frozenset({"idempotency-key", "x-idempotency-key"})
+_HEADER_WORDS = re.compile(r"[-_\s]+")
+
+
+def is_sensitive_header(name: str) -> bool:
+    """Whether a header (any case) carries a credential or an account id and is never stored."""
+    low = name.strip().lower()
+    if low in SENSITIVE_HEADERS or low in catalog.credential_headers():
+        return True  # the catalog's: every header any endpoint's key may travel in
+    if low in _NOT_SENSITIVE:
+        return False
+    return _HEADER_WORDS.split(low)[-1] in _SENSITIVE_LAST_WORDS or "api-key" in low
+
+
+def strip_sensitive_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """``headers`` without the sensitive ones (names compared case-insensitively)."""
+    return {name: value for name, value in headers.items() if not is_sensitive_header(name)}
+
 
 class UnsafeInteractionDroppedWarning(UserWarning):
     """Best-effort recording dropped an interaction that holds a possible secret."""
@@ -71,10 +87,8 @@ class UnsafeInteractionDroppedWarning(UserWarning):
 
 @dataclass(frozen=True, slots=True)
 class SecretFinding:
-    """One possible secret: which interaction, where in it, what kind, and a masked preview.
-
-    The value itself is not kept: a finding can be printed, logged and pickled safely.
-    """
+    """One possible secret: which interaction, where in it, what kind, and a masked preview
+    (never the value: a finding can be printed, logged and pickled safely)."""
 
     seq: int | None
     path: str
@@ -89,22 +103,21 @@ class SecretFinding:
 class SecretGuard:
     """Scans interactions before they are written, and refuses those that hold a secret.
 
-    ``allow`` lists exact values known to be safe (a test fixture's fake key, a public demo
-    token); a finding whose value is one of them is not reported.
+    ``allow`` lists exact values known to be safe (a test's fake key): they are not reported.
     """
 
     def __init__(self, *, allow: Iterable[str] = ()) -> None:
         allowed = [value for value in allow if value]
         self._allow = frozenset([*allowed, *(fold(value) for value in allowed)])
+        from cassettes_core.secrets._plugins import plugin_scanner  # detect-secrets: heavy
+
         self._plugins: PluginScanner = plugin_scanner()
 
     def scan(
         self, interaction: Mapping[str, Any], *, seq: int | None = None
     ) -> list[SecretFinding]:
-        """Every possible secret in one interaction, in document order.
-
-        ``seq`` defaults to the interaction's own ``seq``.
-        """
+        """Every possible secret in one interaction, in document order (``seq``: the
+        interaction's own by default)."""
         if seq is None:
             own = interaction.get("seq")
             seq = own if isinstance(own, int) and not isinstance(own, bool) else None
@@ -124,13 +137,8 @@ class SecretGuard:
             raise UnsafeCassetteError(path, findings)
 
     def scan_text(self, text: str) -> list[SecretFinding]:
-        """Findings in a file's text as stored, each at ``line N`` (what parsing drops, such as
-        a YAML comment, is read too).
-
-        Our detectors only (key formats, assignments, the environment's credentials, base64),
-        in the text and its normal form: the plugins read fields under their names, which a
-        file's raw text does not give them.
-        """
+        """Findings in a file's text as stored, each at ``line N`` (what parsing drops, such as a
+        YAML comment, is read too)."""
         environment = credential_environment()
         forms = [(text, "")]
         if needs_folding(text):
@@ -197,9 +205,8 @@ class SecretGuard:
     def _detect(
         self, values: list[str], keys: list[str | None]
     ) -> tuple[tuple[dict[int, list[Hit]], ...], dict[int, list[tuple[str, str]]]]:
-        """What every detector finds in each string, by slot: the tables of our detectors
-        (formats, assignments, the environment's values, base64-encoded keys) and the
-        plugins' findings."""
+        """What every detector finds in each string, by slot: the tables of our detectors (formats,
+        assignments, the environment's values, base64-encoded keys) and the plugins' findings."""
         # The normal form of each string that has one is scanned beside it (the stored bytes
         # are what is written; the normal form is what a reader sees): batch index → slot.
         hidden: dict[int, int] = {}

@@ -1,22 +1,12 @@
 """detect-secrets, in process, with file-scan semantics, behind cheap gates.
 
-Each string is scanned as detect-secrets scans a file: line by line, each line rendered as
-``key: "value"`` so that the quoted-string entropy plugin, the keyword plugin and the id filter
-see what they expect; findings pass detect-secrets' own heuristic filters, then our LLM rules.
-
-* Plugins are instances we own, called through ``analyze_string``: detect-secrets' global
-  settings are neither read nor changed (thread-safe, never any network verification).
-* Every plugin has a *gate*, a necessary condition of its own patterns found in all the strings
-  at once (a literal, a pattern with a literal start, or a run of token characters of the right
-  shape): only lines that pass it meet the plugin. Gates change the cost, never the result.
-  Lines over 4 KB are read in windows around the gate hits.
-* Base64 wrapped over many lines (``base64 logo.png``, MIME, a PEM certificate) is one long token,
-  not a column of keys, when it is public or binary data; key material (a private PEM label,
-  DER, an OpenSSH key, text) stays flagged.
-* Left out: ``HexHighEntropyString`` (every sha256 and trace id is hex; hex keys are found in auth
-  positions), ``IPPublicDetector`` and ``PrivateKeyDetector`` (it flags a PEM header named in
-  prose; our detector asks for the body). ``is_indirect_reference`` dismisses keyword findings
-  only; ``pragma: allowlist secret`` is not honoured, since a model's answer could carry it.
+Each string is read line by line, each line rendered as ``key: "value"`` as detect-secrets
+renders a file; findings pass its heuristic filters, then our LLM rules. The plugins are our own
+instances (its global settings are never read or changed). Each has a gate, a necessary
+condition of its patterns found in all the strings at once: gates change the cost, never the
+result. Base64 wrapped over many lines is one token when it is public or binary data. Left out:
+``HexHighEntropyString`` (every hash is hex), ``IPPublicDetector``, ``PrivateKeyDetector`` (ours
+asks for the key's body); ``pragma: allowlist secret`` is not honoured (a model could write it).
 """
 
 from __future__ import annotations
@@ -369,10 +359,7 @@ class PluginScanner:
         )
 
     def scan(self, batch: Batch, keys: Sequence[str | None]) -> dict[int, list[tuple[str, str]]]:
-        """``(kind, secret)`` for each string of ``batch`` in which detect-secrets finds one.
-
-        ``keys[i]`` is the field name of string ``i`` (``None``: do not scan it).
-        """
+        """``(kind, secret)`` for each string of ``batch`` in which detect-secrets finds one."""
         found: dict[int, list[tuple[str, str]]] = {}
         known: dict[int, set[tuple[str, str]]] = {}  # the same, as sets (a line read twice)
         wrapped: dict[int, list[tuple[int, int]]] = {}

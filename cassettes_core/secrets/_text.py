@@ -1,21 +1,7 @@
-"""The text scan: Unicode folding, credentials assigned in text, keys in base64, redaction.
-
-- **Unicode folding** (:func:`fold`): a key written so that no pattern sees it while any reader
-  does (zero-width spaces, soft hyphens, fullwidth or mathematical look-alikes, Cyrillic letters
-  that look Latin, combining marks, control characters, escapes, invisible Unicode tags) is
-  folded back: escapes decoded (``\\u0073``, ``&#115;``, ``\\/``), NFKD, invisible characters
-  and marks removed, tags turned into the ASCII they spell, look-alikes mapped to Latin. Line
-  breaks and tabs stay. The stored bytes never change: the guard scans the folded form *beside*
-  the stored one, and :func:`fold_mapped` maps each folded character back for redaction.
-- **Assignments**: ``api_key: 3kT9…``, ``export AZURE_OPENAI_KEY=…``, ``os.environ["X"] = …``,
-  ``AzureKeyCredential("…")``, ``…;Password=…;``: the name says what the value is, so the value's
-  shape decides. Passwords assigned in code are left to detect-secrets' keyword plugin.
-- **Keys in base64** (``c2stcHJvai0…`` is ``sk-proj-…``): runs of a key's encoded length are
-  decoded and read again.
-- **Paths and names** in findings (``request.messages[0].content``, ``endpoint?key``,
-  ``arguments(json).x``), masked where a name is itself a secret.
-- :func:`redact` masks every secret our detectors know in any text (a miss message quoting a
-  request must never print a key). Nothing here loads detect-secrets.
+"""The text scan: Unicode folding, credentials assigned in text, keys in base64, the paths of
+findings, and :func:`redact` (every secret our detectors know masked in any text). The stored
+bytes never change: the guard scans the folded form beside the stored one. Nothing here loads
+detect-secrets.
 """
 
 from __future__ import annotations
@@ -262,15 +248,7 @@ def _password_value(
 
 
 def find_assignments_batch(batch: Batch, *, passwords: bool = False) -> dict[int, list[Hit]]:
-    """Credentials assigned to a credential-named variable, in each string of ``batch``.
-
-    ``API_KEY=…``, ``api_key: …``, ``"apiKey": "…"``, ``--api-key=…``, ``X-Api-Key: …``,
-    ``export AZURE_OPENAI_KEY=…``, ``os.environ["X_TOKEN"] = "…"``, ``AzureKeyCredential("…")``,
-    ``…;Password=…;``: the value counts when it has a credential's shape (a bare value: the
-    strict shape, since code assigns names and calls too). Found by the needles every such name
-    holds, so a text without them costs a few substring searches; each name is read once, however
-    many needles it holds. ``passwords``: passwords assigned in code count too (redaction).
-    """
+    """Credentials assigned to a credential-named variable, in each string of ``batch``."""
     text = batch.text
     found: dict[int, list[Hit]] = {}
     positions = sorted(
@@ -404,8 +382,8 @@ class Query:
 
 
 def secret_name(name: str, *, strict: bool = False) -> bool:
-    """Whether a name (a mapping key, a variable, a header) is itself a secret, in either form:
-    one of the environment's credentials (read now: it may have changed), a key format, or a
+    """Whether a name (a mapping key, a variable, a header) is itself a secret, in either form: one
+    of the environment's credentials (read now: it may have changed), a key format, or a
     credential's shape."""
     if len(name) < MIN_ENV_SECRET:
         return False
@@ -469,10 +447,7 @@ _BASE64 = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345
 
 
 def find_encoded_batch(batch: Batch, environment: dict[str, str]) -> dict[int, list[Hit]]:
-    """Keys found in the base64-decoded runs of each string of ``batch``, by index.
-
-    A hit's value is the encoded run as stored (what a person would have to remove).
-    """
+    """Keys found in the base64-decoded runs of each string of ``batch``, by index."""
     found: dict[int, list[Hit]] = {}
     text = batch.text
     for start, end in batch.runs:
@@ -519,9 +494,9 @@ _LINE_BREAKS = str.maketrans("", "", "\r\n\t")
 def own_hits(
     batch: Batch, environment: dict[str, str], *, passwords: bool = False
 ) -> tuple[dict[int, list[Hit]], ...]:
-    """What our own detectors find in each string of ``batch``, detector by detector: key
-    formats, assignments, the environment's values, keys in base64 (``passwords``: passwords
-    assigned in code count too, as redaction wants)."""
+    """What our own detectors find in each string of ``batch``, detector by detector: key formats,
+    assignments, the environment's values, keys in base64 (``passwords``: passwords assigned in code
+    count too, as redaction wants)."""
     return (
         find_formats_batch(batch),
         find_assignments_batch(batch, passwords=passwords),

@@ -1,21 +1,12 @@
 """Every string an interaction would write, with the path a person reads in a finding.
 
-An interaction is walked once, as the plain data that goes to YAML (mappings, lists, tuples,
-sets, scalars), at any depth (a hostile file cannot exhaust the stack), visiting each container
-once (YAML aliases can make a structure refer to itself). Strings are expanded where they hold
-more structure: a URL's query parameters one by one (``endpoint?key``), a JSON document in a
-string (``arguments(json).api_key``, every value of a repeated key kept), and values that a
-sibling names (``{"name": "X_API_KEY", "value": "…"}``).
-
-A stream spreads text over many events (``sk-pr`` | ``oj-Ab3…``): the strings at one place in many
-events are joined in event order, by position (``stream[*].data.choices[0].delta.content``) and
-by channel, the choice, tool call or content block named by ``index``, ``output_index``,
-``content_index``, ``summary_index`` or ``item_id`` (``stream[*].data.choices[index=1]…``), so a key
-split over interleaved deltas is seen whole; tool-call arguments so joined are parsed once whole.
-
-This is the guard's hot loop (an interaction can hold a hundred thousand strings): places are
-rows of a table (parent, piece), spelled out only for a finding, and strings are kept column by
-column, without an object each.
+The walk reaches any depth (deep containers are set aside and walked afresh, so no nesting
+exhausts the stack) and visits each container once (YAML aliases). A URL's query is read
+parameter by parameter, a JSON string raw and parsed (every value of a repeated key kept), and
+a value that its sibling names counts. A stream's strings are joined in event order by position
+and by channel (the catalog's :data:`~cassettes_core.catalog.CHANNEL_FIELDS`), so a key split
+over interleaved deltas is seen whole. Places are rows of a table (parent, piece), spelled out
+only for a finding: an interaction can hold a hundred thousand strings.
 """
 
 from __future__ import annotations
@@ -27,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import parse_qsl, unquote
 
+from cassettes_core.catalog import CHANNEL_FIELDS
 from cassettes_core.secrets._formats import (
     credential_in_field,
     is_known_id,
@@ -78,20 +70,11 @@ class Leaf:
 
 
 _ROOT = -1
-#: Fields that tell the streams of one response apart: OpenAI's choice and tool-call
-#: ``index``, the Responses API's ``output_index``, ``content_index``, ``summary_index`` and
-#: ``item_id``, Anthropic's content-block ``index``.
-CHANNEL_FIELDS = frozenset({"index", "output_index", "content_index", "summary_index", "item_id"})
 _MAX_DEPTH = 100  # two frames a level (three through a JSON string): well within the limit
 
 
 class Walk:
-    """The strings of one interaction, and the raw strings of its stream events.
-
-    ``values[i]`` sits at place ``places[i]`` under the key ``keys[i]``; roles and names that
-    are not those of a plain value are in ``roles`` and ``names``. A place is a row of the
-    table ``parents``/``pieces``; :meth:`path` spells it out.
-    """
+    """The strings of one interaction, and the raw strings of its stream events."""
 
     def __init__(self, root: Any, prefix: str = "") -> None:
         self.prefix = prefix  # the path of the root
@@ -298,11 +281,7 @@ def _json_container(text: str) -> Any:
 
 
 class DuplicateKeys(Mapping[str, Any]):
-    """A JSON object that names a key twice: every pair is kept, in order, and walked.
-
-    ``json.loads`` keeps the last value of a repeated key, while the text that is stored keeps
-    them all: ``{"cmd": "export KEY=sk-…", "cmd": "ls"}`` must be read whole.
-    """
+    """A JSON object that names a key twice: every pair is kept, in order, and walked."""
 
     __slots__ = ("_last", "pairs")
 
@@ -404,14 +383,7 @@ HIDDEN = " (hidden by look-alike, invisible or escaped characters)"
 def stream_hits(
     walk: Walk, found: set[str], environment: dict[str, str]
 ) -> Iterator[tuple[str, str, str]]:
-    """``(path, kind, value)`` of what only the joined text of a stream shows.
-
-    What our detectors find in the joined text (stored and folded) that the per-event scan did
-    not (a value spanning events, or one that only its neighbours reveal: "user:" in the event
-    before a URL's ":password@"); then the auth positions and named values of tool-call
-    arguments reassembled from their deltas. ``found``: values already reported (they are not
-    reported again, and the new are added).
-    """
+    """``(path, kind, value)`` of what only the joined text of a stream shows."""
     for leaf in iter_stream_text(walk):
         for text, segments, suffix in _forms(leaf):
             for hit in text_hits(text, environment):
@@ -452,11 +424,7 @@ def _forms(leaf: Leaf) -> Iterator[tuple[str, tuple[tuple[int, int], ...], str]]
 
 
 def json_documents(text: str) -> list[Any]:
-    """The JSON documents that ``text`` holds one after another (``{…}{…}``), or none.
-
-    Parallel tool calls stream their arguments at one place; joined up they are two documents.
-    A key named twice in an object keeps both values.
-    """
+    """The JSON documents that ``text`` holds one after another (``{…}{…}``), or none."""
     decoder = json.JSONDecoder(object_pairs_hook=json_object)
     documents: list[Any] = []
     position = 0
@@ -478,12 +446,7 @@ Group = list[tuple[int, int, str]]  # (event index, the string's place, the stri
 
 
 def iter_stream_text(walk: Walk) -> Iterator[Leaf]:
-    """The strings found at one place (or in one channel) in many events, joined in order.
-
-    ``stream[*].data.delta.text`` holds what ``stream[3..17].data.delta.text`` spread out. A
-    place whose strings are all the same (an id repeated in every chunk) is not text. A
-    channel that joins the same strings as a place is not read twice.
-    """
+    """The strings found at one place (or in one channel) in many events, joined in order."""
     by_place: dict[tuple[Any, ...], Group] = {}
     by_channel: dict[tuple[Any, ...], Group] = {}
     rendered: dict[tuple[Any, ...], tuple[Any, ...]] = {}

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 # Loaded once here: in-process runs drop what they import, and these are slow to import.
 _PRELOADED = (
-    "anthropic openai httpx httpx2 cassettes_core.secrets._guard cassettes_core.transport.httpx"
+    "anthropic openai httpx httpx2 cassettes_core.secrets._plugins cassettes_core.transport.httpx"
     " cassettes_core.transport.httpx2"
 )
 for _module in [*_PRELOADED.split(), "pytest_plugin._session"]:

@@ -1,16 +1,7 @@
-"""``cassettes scan``: existing cassette files through the guard that checks every recording.
-
-Each interaction is scanned as the recorder scans it, and then the file's text as stored, so
-that what loading drops (a YAML comment in a hand-edited cassette) is read too; a value found
-both ways is reported once. The text of a file that cannot be loaded (an error, exit 2) is read
-as well: a broken file must not hide a key.
-
-Files named on the command line must be cassettes; a file that is not one is an error. Under
-a directory, every ``*.yaml`` and ``*.yml`` file is read, except hidden files and folders
-(``.github``, the store's half-written ``.{name}.*.tmp`` files) and YAML that is plainly
-something else: a document that is not a mapping, or a mapping with neither ``interactions``
-nor ``version`` (CI workflows, hook definitions, fixtures). Those are skipped with a note. A
-path that does not exist is an error, and is not counted as a scanned cassette.
+"""``cassettes scan``: cassette files through the recorder's guard, then their text as stored (a
+YAML comment, a file that cannot be loaded), each value reported once. Named files must be
+cassettes; under a directory, hidden files and YAML that is plainly something else (not a
+mapping, or neither ``interactions`` nor ``version``) are skipped with a note.
 """
 
 from __future__ import annotations
@@ -18,15 +9,13 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import Any, TypedDict
 
 from cassettes_core._errors import CassetteError, CassetteFormatError, ConfigError
 from cassettes_core.console import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Console
 from cassettes_core.review import NotACassetteError, cassette_files, plainly_not_a_cassette
+from cassettes_core.secrets._guard import SecretFinding, SecretGuard
 from cassettes_core.store import check_document, parse_yaml, require_regular_file
-
-if TYPE_CHECKING:
-    from cassettes_core.secrets._guard import SecretFinding
 
 REPORT_VERSION = 1  # of the --json report
 
@@ -68,8 +57,6 @@ class ScanReport(TypedDict):
 
 def run_scan(args: argparse.Namespace, console: Console) -> int:
     """The ``scan`` command: report, then exit 0 (clean), 1 (findings) or 2 (errors)."""
-    from cassettes_core.secrets._guard import SecretGuard  # detect-secrets loads only when scanning
-
     guard = SecretGuard(allow=args.allow)
     reports: list[CassetteReport] = []
     skipped: list[SkippedReport] = []
@@ -138,14 +125,7 @@ def _text(path: Path) -> str:
 
 
 def load_interactions(path: Path) -> list[dict[str, Any]]:
-    """The interactions of a cassette file, as plain data.
-
-    Raises :class:`CassetteFormatError` for unreadable text, invalid YAML, a document that
-    has no ``interactions`` list of mappings (:class:`NotACassetteError` for a document that
-    is plainly not a cassette: not a mapping, or without ``interactions`` and ``version``),
-    and anything else a load refuses, except a digest that no longer matches its request;
-    :class:`ConfigError` for a path that does not exist.
-    """
+    """The interactions of a cassette file, as plain data."""
     if not path.exists():
         raise ConfigError(
             f"no such file or directory: {path}\n"
