@@ -325,7 +325,7 @@ _KNOWN_ID = re.compile(
     r"[_-][A-Za-z0-9_-]{4,}"
 )
 _BLOB = re.compile(r"[A-Za-z0-9+/_=-]+")
-_BLOB_MIN = 256
+BLOB_MIN = 256
 
 
 def is_known_id(value: str) -> bool:
@@ -341,12 +341,25 @@ def is_opaque_blob(value: str) -> bool:
     a base64 ``data:`` URL of any length (an inline image, audio or file)."""
     if value.startswith("data:"):
         return _DATA_URL.fullmatch(value) is not None
-    return len(value) > _BLOB_MIN and _BLOB.fullmatch(value) is not None
+    return len(value) > BLOB_MIN and _BLOB.fullmatch(value) is not None
 
 
-def is_long_token(value: str) -> bool:
-    """Whether a single token found by an entropy detector is too long to be a prefix-less key."""
-    return len(value) > _BLOB_MIN
+_LINE_BREAKS = str.maketrans("", "", "\r\n\t")
+
+
+def base64_bytes(body: str) -> bytes | None:
+    """``body`` decoded as base64 of either alphabet, padding optional (None if it is not)."""
+    padded = body.rstrip("=")
+    padded += "=" * (-len(padded) % 4)
+    try:
+        return base64.urlsafe_b64decode(padded.replace("+", "-").replace("/", "_"))
+    except (binascii.Error, ValueError):
+        return None
+
+
+def is_text(data: bytes) -> bool:
+    """Whether ``data`` is printable ASCII, over lines (a PEM key file is text too)."""
+    return data.isascii() and data.decode("ascii").translate(_LINE_BREAKS).isprintable()
 
 
 # ---------------- one search over many strings
@@ -846,8 +859,6 @@ _PATH_START = re.compile(r"(?:[/~]|\.\.?/|[A-Za-z]:[\\/])")
 _PATH_TEXT = re.compile(r"[\w.~:@%+=,\-/\\]+")
 _SEGMENTS = re.compile(r"[/\\]+")
 
-_cache: tuple[object, dict[str, str]] | None = None
-
 
 def is_credential_name(name: str) -> bool:
     """Whether an environment variable's name says it holds a credential."""
@@ -897,10 +908,6 @@ def _long_pieces(value: str) -> list[str]:
 def credential_environment() -> dict[str, str]:
     """``{value: variable name}`` for each credential-like variable of ``os.environ`` now,
     with each value's percent-encoded form (as a URL query carries it) too."""
-    global _cache  # noqa: PLW0603 - a one-entry cache keyed by the environment itself
-    key = _environment_key()
-    if _cache is not None and _cache[0] == key:
-        return _cache[1]
     found: dict[str, str] = {}
     for name, value in os.environ.items():
         if not is_credential_name(name):
@@ -913,16 +920,7 @@ def credential_environment() -> dict[str, str]:
         for piece in pieces:
             found.setdefault(piece, name)
             found.setdefault(quote(piece, safe=""), name)
-    _cache = (key, found)
     return found
-
-
-def _environment_key() -> object:
-    """A copy of the environment as it is now, compared at C speed: CPython keeps the encoded
-    variables in a plain dict (``os.environ._data``); decoding every variable, as iterating
-    ``os.environ`` does, cost more than the scan it guarded."""
-    raw = getattr(os.environ, "_data", None)
-    return dict(raw) if isinstance(raw, dict) else tuple(os.environ.items())
 
 
 def find_environment_values(batch: Batch, environment: dict[str, str]) -> dict[int, list[Hit]]:

@@ -174,7 +174,9 @@ class SecretGuard:
             for index, (value, key) in enumerate(zip(walk.values, walk.keys, strict=True))
         ]
         environment = credential_environment()
-        tables, plugins = self._detect([value for value, _ in distinct], [k for _, k in distinct])
+        tables, plugins = self._detect(
+            [value for value, _ in distinct], [k for _, k in distinct], environment
+        )
         flagged = plugins.keys() | {slot for table in tables for slot in table}
         # The common case: nothing found and not an auth position.
         keys = walk.keys
@@ -203,7 +205,7 @@ class SecretGuard:
         yield from stream_hits(walk, found, environment)
 
     def _detect(
-        self, values: list[str], keys: list[str | None]
+        self, values: list[str], keys: list[str | None], environment: dict[str, str]
     ) -> tuple[tuple[dict[int, list[Hit]], ...], dict[int, list[tuple[str, str]]]]:
         """What every detector finds in each string, by slot: the tables of our detectors (formats,
         assignments, the environment's values, base64-encoded keys) and the plugins' findings."""
@@ -221,7 +223,6 @@ class SecretGuard:
                     values.append(normal)
                     keys.append(keys[slot])
         batch = Batch(values)
-        environment = credential_environment()
         plugins = self._plugins.scan(batch, keys)  # (first: it finds the runs the others share)
         tables = own_hits(batch, environment)
         for index, slot in hidden.items():

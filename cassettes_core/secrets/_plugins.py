@@ -11,8 +11,6 @@ asks for the key's body); ``pragma: allowlist secret`` is not honoured (a model 
 
 from __future__ import annotations
 
-import base64
-import binascii
 import math
 import re
 from collections import Counter
@@ -62,15 +60,17 @@ from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
 from cassettes_core.secrets._formats import (
+    BLOB_MIN,
     Batch,
+    base64_bytes,
     is_alphabet,
     is_example_password,
     is_known_id,
-    is_long_token,
     is_opaque_blob,
     is_opaque_field,
     is_prose,
     is_sequence_fragment,
+    is_text,
     searched_always,
     words,
 )
@@ -87,7 +87,6 @@ _PUBLIC_LABELS = frozenset(_PUBLIC.replace("\n", "").split("|"))
 _MIN_LINES = 2
 # Longer than any key, as a token on one line must be for the entropy plugins to pass it (an
 # HMAC secret wrapped over two lines is still a secret).
-_BLOB_MIN = 256
 _MAX_DECODED = 1 << 20
 _KEY_MAGIC = (b"0", b"openssh-key-v1")  # DER starts with 0x30 ("0"): PKCS#1, PKCS#8, SEC1
 
@@ -111,7 +110,7 @@ def harmless_blocks(text: str) -> list[tuple[int, int]]:
         ):
             last += 1
         start, end = lines[first].start(), lines[last].end()
-        long_enough = last - first + 1 >= _MIN_LINES and end - start > _BLOB_MIN
+        long_enough = last - first + 1 >= _MIN_LINES and end - start > BLOB_MIN
         if long_enough and _harmless(text, start, end):
             blocks.append((start, end))
         first = last + 1
@@ -123,26 +122,9 @@ def _harmless(text: str, start: int, end: int) -> bool:
     header = _BEGIN.search(text, before + 1, max(start - 1, 0)) if start else None
     if header is not None:
         return header.group(1) in _PUBLIC_LABELS
-    data = _decoded("".join(text[start:end].split()))
-    if data is None:
-        return False
-    if data.startswith(_KEY_MAGIC):
-        return False
-    return not (data.isascii() and data.decode("ascii").translate(_LINE_BREAKS).isprintable())
-
-
-_LINE_BREAKS = str.maketrans("", "", "\r\n\t")
-
-
-def _decoded(body: str) -> bytes | None:
-    if len(body) > _MAX_DECODED * 4 // 3:
-        return None
-    padded = body.rstrip("=")
-    padded += "=" * (-len(padded) % 4)
-    try:
-        return base64.urlsafe_b64decode(padded.replace("+", "-").replace("/", "_"))
-    except (binascii.Error, ValueError):
-        return None
+    body = "".join(text[start:end].split())
+    data = base64_bytes(body) if len(body) <= _MAX_DECODED * 4 // 3 else None
+    return data is not None and not data.startswith(_KEY_MAGIC) and not is_text(data)
 
 
 # ---------------- gates: what a line must hold before a plugin reads it
@@ -510,7 +492,7 @@ def _entropy(charset: str, data: str) -> float:
 def _dismissed(plugin: Any, secret: str, line: str, key: str) -> bool:
     # detect-secrets' default heuristic filters, then what we know about LLM payloads.
     if isinstance(plugin, HighEntropyStringsPlugin) and (
-        is_long_token(secret)
+        len(secret) > BLOB_MIN  # longer than any key without a prefix
         or is_opaque_field(key)
         or is_known_id(secret)
         or is_alphabet(secret)

@@ -6,8 +6,6 @@ detect-secrets.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import re
 import unicodedata
@@ -22,6 +20,7 @@ from cassettes_core.secrets._formats import (
     Batch,
     FieldKind,
     Hit,
+    base64_bytes,
     credential_environment,
     credential_in_field,
     field_kind,
@@ -29,6 +28,7 @@ from cassettes_core.secrets._formats import (
     find_formats,
     find_formats_batch,
     is_opaque_field,
+    is_text,
     looks_like_credential,
     mask,
     searched_always,
@@ -355,8 +355,8 @@ def redact(text: str, *, field: str = "") -> str:
 
 
 # ---------------- paths and names in findings
-# Mapping keys shorter than this are field names; nothing we detect is that short.
-_MIN_KEY_SCAN = 16
+#: Mapping keys shorter than this are field names; nothing we detect is that short.
+MIN_KEY_SCAN = 16
 _PLAIN_SEGMENT = re.compile(r"[A-Za-z0-9_$@-]+")
 
 
@@ -396,7 +396,7 @@ def secret_name(name: str, *, strict: bool = False) -> bool:
 @lru_cache(maxsize=4096)
 def _secret_shape(name: str, *, strict: bool) -> bool:
     # Remembered: the same field names are spelled in every path (a key format search each).
-    return len(name) >= _MIN_KEY_SCAN and (
+    return len(name) >= MIN_KEY_SCAN and (
         bool(find_formats(name)) or looks_like_credential(name, strict=strict)
     )
 
@@ -468,24 +468,10 @@ def find_encoded_batch(batch: Batch, environment: dict[str, str]) -> dict[int, l
 
 def _base64_text(run: str) -> str | None:
     # The run's bytes as text, if it is base64 (either alphabet) of printable ASCII.
-    raw = run.encode("ascii", "ignore")
-    if len(raw) != len(run) or not _BASE64.issuperset(raw):
+    if not run.isascii() or not _BASE64.issuperset(run.encode()):
         return None
-    padded = raw.rstrip(b"=")
-    padded += b"=" * (-len(padded) % 4)
-    try:
-        data = base64.urlsafe_b64decode(padded.replace(b"+", b"-").replace(b"/", b"_"))
-    except (binascii.Error, ValueError):
-        return None
-    if not data.isascii():
-        return None
-    decoded = data.decode("ascii")
-    # Printable text, over lines (a PEM key file is text too).
-    printable = decoded.translate(_LINE_BREAKS).isprintable()
-    return decoded if printable else None
-
-
-_LINE_BREAKS = str.maketrans("", "", "\r\n\t")
+    data = base64_bytes(run)
+    return data.decode("ascii") if data is not None and is_text(data) else None
 
 
 # ---------------- our own detectors together

@@ -28,6 +28,7 @@ from cassettes_core.secrets._formats import (
 )
 from cassettes_core.secrets._text import (
     JSON,
+    MIN_KEY_SCAN,
     STAR,
     Query,
     fold,
@@ -44,8 +45,6 @@ from cassettes_core.secrets._text import (
 # URL's percent-decoded path; its findings count only where the decoded form has none.
 Role = Literal["value", "key", "header", "query", "stream_text", "raw"]
 
-# Mapping keys shorter than this are field names; nothing we detect is that short.
-_MIN_KEY_SCAN = 16
 MAX_JSON = 2_000_000  # characters: a longer string is not parsed as JSON
 _URL_STARTS = ("/", "http://", "https://", "ws://", "wss://")
 _SKIPPED = frozenset({int, float, bool, type(None)})
@@ -173,9 +172,9 @@ class Walk:
             child_key, child_event, name = key, event, piece
             if mapping:
                 name = piece if type(piece) is str else str(piece)
-                if kind in _SKIPPED and len(name) < _MIN_KEY_SCAN:
+                if kind in _SKIPPED and len(name) < MIN_KEY_SCAN:
                     continue  # a number or None under a field name: nothing to scan
-                if len(name) >= _MIN_KEY_SCAN:
+                if len(name) >= MIN_KEY_SCAN:
                     self.add(len(parents), "", name, "key")
                 child_key = "base64_data" if piece is _BASE64_DATA else snake(name)
             elif kind in _SKIPPED:
@@ -224,7 +223,7 @@ class Walk:
                 self.add(place, key, value, "raw")
             for name, param in parse_qsl(query, keep_blank_values=True):
                 param_place = self._place(place, Query(name))
-                if len(name) >= _MIN_KEY_SCAN:
+                if len(name) >= MIN_KEY_SCAN:
                     self.add(param_place, "", name, "key")
                 if param:
                     self.add(param_place, snake(name), param, "query", name)
