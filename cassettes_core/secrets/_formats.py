@@ -14,13 +14,11 @@ import json
 import os
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import Any, Literal
+from typing import Literal
 from urllib.parse import quote
-
-import ahocorasick
 
 # ---------------- what values look like: placeholders, credentials, masks
 _TOKEN_CHARS = re.compile(r"[A-Za-z0-9._~+/=:-]+")
@@ -364,35 +362,11 @@ def is_text(data: bytes) -> bool:
 
 # ---------------- one search over many strings
 # An interaction holds hundreds of short strings: they are joined (one per line) and searched
-# as one text, and the needles every scan looks for (the detectors' anchors, the plugins'
-# keywords), registered with searched_always, are all found in one pass (an Aho-Corasick
-# automaton). Any other needle (an environment variable's value) is searched for on its own.
-
+# as one text, each needle once per scan.
 Span = tuple[int, int]
-_ALWAYS: dict[bool, set[str]] = {False: set(), True: set()}
-_AUTOMATA: dict[bool, tuple[Any, frozenset[str]]] = {}  # by case: the automaton, its needles
 # A run of token characters (the base64 and URL-safe alphabets, dots, backslashes): every
 # prefix-less secret a plugin finds, and every key in base64, is one of 16 characters or more.
 _RUN = re.compile(r"[A-Za-z0-9+/=_.\\-]{16,}")
-
-
-def searched_always(needles: Iterable[str], *, ignorecase: bool = False) -> None:
-    """Register needles that every scan looks for, so that they are found in one pass (call
-    at import time; a needle searched for without registering is found all the same)."""
-    _ALWAYS[ignorecase].update(needle for needle in needles if needle)
-    _AUTOMATA.pop(ignorecase, None)
-
-
-def _automaton(ignorecase: bool) -> tuple[Any, frozenset[str]]:
-    built = _AUTOMATA.get(ignorecase)
-    if built is None:
-        needles = frozenset(_ALWAYS[ignorecase])
-        automaton = ahocorasick.Automaton()
-        for needle in needles:
-            automaton.add_word(needle, needle)
-        automaton.make_automaton()
-        built = _AUTOMATA[ignorecase] = (automaton, needles)
-    return built
 
 
 def lower_in_place(text: str) -> str:
@@ -411,8 +385,7 @@ class Batch:
             self.starts.append(position)
             position += len(value) + 1
         self.text = "\n".join(self.values)
-        # Where each always-searched needle starts, by case, and which needles that covers.
-        self._found: dict[bool, tuple[dict[str, list[int]], frozenset[str]]] = {}
+        self._found: dict[tuple[str, bool], list[int]] = {}
 
     @cached_property
     def lower(self) -> str:
@@ -430,28 +403,16 @@ class Batch:
         index = bisect_right(self.starts, position) - 1
         return index, position - self.starts[index]
 
-    def _starts(self, needle: str, ignorecase: bool) -> list[int] | None:
-        # Every offset of a registered needle, from the one pass; None for another needle.
-        found = self._found.get(ignorecase)
-        if found is None:
-            automaton, needles = _automaton(ignorecase)
-            starts: dict[str, list[int]] = {}
-            for end, word in automaton.iter(self.lower if ignorecase else self.text):
-                starts.setdefault(word, []).append(end - len(word) + 1)
-            found = self._found[ignorecase] = (starts, needles)
-        return found[0].get(needle, []) if needle in found[1] else None
-
     def find_all(self, needle: str, *, ignorecase: bool = False) -> list[int]:
         """Every offset of ``needle`` in the text (in the lower-cased text if ``ignorecase``)."""
-        starts = self._starts(needle, ignorecase)
-        if starts is not None:
-            return starts
-        haystack = self.lower if ignorecase else self.text
-        found: list[int] = []
-        position = haystack.find(needle)
-        while position != -1:
-            found.append(position)
-            position = haystack.find(needle, position + 1)
+        found = self._found.get((needle, ignorecase))
+        if found is None:
+            haystack = self.lower if ignorecase else self.text
+            found = self._found[needle, ignorecase] = []
+            position = haystack.find(needle)
+            while position != -1:
+                found.append(position)
+                position = haystack.find(needle, position + 1)
         return found
 
     def holders(self, needles: Sequence[str], *, ignorecase: bool = False) -> set[int]:
@@ -776,8 +737,6 @@ _DETECTORS: tuple[_Detector, ...] = (
         bounded=False,
     ),
 )
-for _detector in _DETECTORS:
-    searched_always(_detector.anchors, ignorecase=_detector.lower)
 
 
 def find_formats(text: str) -> list[Hit]:

@@ -11,9 +11,7 @@ asks for the key's body); ``pragma: allowlist secret`` is not honoured (a model 
 
 from __future__ import annotations
 
-import math
 import re
-from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from functools import cache, lru_cache
 from typing import Any
@@ -71,7 +69,6 @@ from cassettes_core.secrets._formats import (
     is_prose,
     is_sequence_fragment,
     is_text,
-    searched_always,
     words,
 )
 
@@ -137,7 +134,6 @@ _QUOTES = "\"'\n"
 
 def literal(*needles: str, ignorecase: bool = False) -> Gate:
     """Any of ``needles``."""
-    searched_always(needles, ignorecase=ignorecase)
 
     def gate(batch: Batch, keys: Keys) -> Iterator[Span]:
         for needle in needles:
@@ -231,8 +227,6 @@ def assigned_run(batch: Batch, keys: Keys) -> Iterator[Span]:
 # quote soon after it (``private_key "…";``), or a comparison before it (``"…" == password``).
 KEYWORD_NEEDLES = ("key", "pass", "pwd", "secret", "contrase")
 _OPERATORS = ("==", "!=", "=!", "!!")  # [!=]{2,3} holds one of these
-searched_always(KEYWORD_NEEDLES, ignorecase=True)
-searched_always(_OPERATORS)
 # The word a needle starts runs on possessively: ``key\w*`` could only give characters back to
 # ``\S``, which would take them again, so the gate is the same without backtracking.
 _WORD_RUN = re.compile(r"\w*+")
@@ -469,24 +463,13 @@ def _analyze(plugin: Any, line: str, key: str) -> Iterator[str]:
     for secret in matches:
         if not secret or _dismissed(plugin, secret, line, key):
             continue
-        # The entropy comes last, as the dearest check: a count per character of the charset.
+        # The entropy comes last, as the dearest check.
         if (
             isinstance(plugin, HighEntropyStringsPlugin)
-            and _entropy(plugin.charset, secret) <= plugin.entropy_limit
+            and plugin.calculate_shannon_entropy(secret) <= plugin.entropy_limit
         ):
             continue
         yield secret
-
-
-@lru_cache(maxsize=4096)
-def _entropy(charset: str, data: str) -> float:
-    # detect-secrets' calculate_shannon_entropy (over the characters of its charset), from one
-    # count of the string rather than one str.count per character of the charset: a line read
-    # in three windows, by two plugins, costs one count.
-    size = len(data)
-    return -sum(
-        (n / size) * math.log2(n / size) for char, n in Counter(data).items() if char in charset
-    )
 
 
 def _dismissed(plugin: Any, secret: str, line: str, key: str) -> bool:
@@ -513,7 +496,7 @@ def _dismissed(plugin: Any, secret: str, line: str, key: str) -> bool:
             len(secret) < _MIN_KEYWORD_SECRET
             or is_example_password(secret)  # also placeholders
             or is_prose(secret)  # "Set in dashboard", "see vault"
-            or _indirect_reference(line)
+            or is_indirect_reference(line)
         )
     if isinstance(plugin, BasicAuthDetector):
         return is_example_password(secret)
@@ -526,12 +509,6 @@ def _dismissed(plugin: Any, secret: str, line: str, key: str) -> bool:
 # file, quoted whole by the entropy plugins.
 _INTEGRITY = re.compile(r"sha(?:256|384|512)-[A-Za-z0-9+/]{43,86}={0,2}")
 _AWS_KEY_ID = re.compile(r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}")
-
-
-@lru_cache(maxsize=256)
-def _indirect_reference(line: str) -> bool:
-    # Its regex costs about a millisecond on a long line: once per line, not once per finding.
-    return bool(is_indirect_reference(line))
 
 
 @cache

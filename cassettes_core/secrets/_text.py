@@ -31,7 +31,6 @@ from cassettes_core.secrets._formats import (
     is_text,
     looks_like_credential,
     mask,
-    searched_always,
     snake,
     words,
 )
@@ -165,7 +164,6 @@ def _unit(text: str, position: int) -> tuple[str, int]:
 # ---------------- credentials assigned in text
 # Every credential name holds one of these, in any case.
 _NEEDLES = ("key", "token", "secret", "auth", "credential", "bearer", "pass", "pwd")
-searched_always(_NEEDLES, ignorecase=True)
 _NAME_RUN = re.compile(r"[A-Za-z0-9_-]*+")
 _MAX_NAME = 64
 # After the name: an optional closing quote or bracket, an assignment, an optional auth scheme,

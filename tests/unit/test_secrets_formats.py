@@ -1,27 +1,22 @@
 """What secrets look like: placeholders matched on the whole value, prose that is not a token,
-AWS credentials wherever an interaction holds them (ordinary Bedrock answers left alone), and
-the one-pass search that finds exactly what one ``str.find`` per needle finds."""
+AWS credentials wherever an interaction holds them (ordinary Bedrock answers left alone)."""
 
 from __future__ import annotations
 
 import base64
-import random
 import secrets
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from cassettes_core.secrets import _formats
 from cassettes_core.secrets._formats import (
-    Batch,
     is_alphabet,
     is_documented_example,
     is_example_password,
     is_placeholder,
     is_prose,
     looks_like_credential,
-    searched_always,
 )
 from tests.helpers.fake_secrets import assert_masked, scan
 
@@ -195,51 +190,3 @@ def test_ordinary_bedrock_answers_are_not_flagged(body: dict[str, Any]) -> None:
 def test_a_lone_40_character_word_is_not_a_secret() -> None:
     """Without a key id beside it a 40-character random word is not called a secret key."""
     assert scan(where(f"digest {secret_key()}")[1]) == []
-
-
-# Anchors, keyword needles and characters that change length when lower-cased.
-PIECES = "sk- k- s ghp_ AKIA AK eyJ xox XOX key KEY kEy pass == = ! :// İ i ß 😀 é a _ -"
-_PIECES = [*PIECES.split(), "\n", " "]
-
-
-def _texts(seed: int) -> list[list[str]]:
-    rng = random.Random(seed)
-    return [
-        ["".join(rng.choices(_PIECES, k=rng.randint(0, 40))) for _ in range(rng.randint(1, 6))]
-        for _ in range(150)
-    ]
-
-
-def _every_offset(haystack: str, needle: str) -> list[int]:
-    return [at for at in range(len(haystack)) if haystack.startswith(needle, at)]
-
-
-@pytest.mark.parametrize("seed", range(4))
-def test_the_one_pass_finds_what_each_search_finds(seed: int) -> None:
-    for values in _texts(seed):
-        batch = Batch(values)
-        for ignorecase in (False, True):
-            haystack = batch.lower if ignorecase else batch.text
-            for needle in sorted(_formats._ALWAYS[ignorecase]):
-                expected = _every_offset(haystack, needle)
-                assert list(batch.find_all(needle, ignorecase=ignorecase)) == expected
-                holding = {batch.locate(at)[0] for at in expected}
-                assert batch.holders((needle,), ignorecase=ignorecase) == holding
-
-
-def test_the_one_pass_is_used() -> None:
-    batch = Batch(["a key here", "ghp_x"])
-    assert list(batch.find_all("key", ignorecase=True)) == [2]
-    assert batch._found[True] is not None  # answered from the automaton's pass
-
-
-def test_a_needle_registered_after_the_text_was_read_is_still_found() -> None:
-    batch = Batch(["abc zqxjv-late-needle def"])
-    assert list(batch.find_all("key", ignorecase=True)) == []  # the pass ran
-    searched_always(["zqxjv-late-needle"])
-    try:
-        assert list(batch.find_all("zqxjv-late-needle")) == [4]
-        assert batch.holders(("zqxjv-late-needle",)) == {0}
-    finally:
-        _formats._ALWAYS[False].discard("zqxjv-late-needle")
-        _formats._AUTOMATA.pop(False, None)
