@@ -154,16 +154,6 @@ def pattern(regex: str) -> Gate:
     return gate
 
 
-def either(*gates: Gate) -> Gate:
-    """Any of ``gates``."""
-
-    def gate(batch: Batch, keys: Keys) -> Iterator[Span]:
-        for each in gates:
-            yield from each(batch, keys)
-
-    return gate
-
-
 def run(min_length: int, regex: str | None = None, *, before: int = 0) -> Gate:
     """A run of at least ``min_length`` characters, holding ``regex`` (which may start up to
     ``before`` characters ahead of the run, outside the token alphabet)."""
@@ -273,13 +263,7 @@ _DENYLIST = re.compile("|".join(DENYLIST), re.IGNORECASE)
 _ASSIGNED = assigned_run  # one gate object: the plugins behind it share its pass
 _PLUGINS: tuple[tuple[type[Any], Gate], ...] = (
     (ArtifactoryDetector, pattern(r"AKC|AP[0-9A-F]")),
-    (
-        AWSKeyDetector,
-        either(
-            literal("A3T", "ABIA", "ACCA", "AKIA", "ASIA"),
-            literal("aws", ignorecase=True),
-        ),
-    ),
+    (AWSKeyDetector, pattern(r"A3T|ABIA|ACCA|AKIA|ASIA|[aA][wW][sS]")),
     (AzureStorageKeyDetector, literal("AccountKey=")),
     (BasicAuthDetector, literal("://")),
     (CloudantDetector, _ASSIGNED),

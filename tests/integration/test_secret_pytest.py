@@ -5,44 +5,59 @@ not written and the secret is never printed; a replay miss under CI masks the ke
 from __future__ import annotations
 
 import secrets
+from typing import cast
 
 import pytest
 
 from cassettes_core.testing.emulator import Emulator
-from tests.helpers.fake_secrets import ATTACKS, LEAKING_TEST, Attack, assert_never_printed, rand
+from tests.helpers.fake_secrets import ATTACKS, Attack, assert_never_printed, rand
 from tests.helpers.inner import run_inner
 
+# Every attack a test of its own, in one inner run: ``ATTACK_TEXT_<n>`` is what test n sends.
+LEAKING_TESTS = """
+import os
 
-@pytest.mark.parametrize("attack", ATTACKS)
-def test_a_pytest_run_fails_the_test_and_writes_nothing(
-    attack: Attack, pytester: pytest.Pytester, provider: Emulator, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A real pytest run: the test fails with the guard's finding, no file, no value shown."""
-    text, values = attack(monkeypatch)
-    monkeypatch.setenv("ATTACK_TEXT", text)
-    pytester.makepyfile(test_leaky=LEAKING_TEST)
-    result = run_inner(pytester)
-    result.assert_outcomes(failed=1)
-    output = result.stdout.str() + result.stderr.str()
-    assert "UnsafeCassetteError: refused to write" in output
-    assert_never_printed(output, values)
-    assert not (pytester.path / "cassettes" / "test_leaky" / "test_leaks.yaml").exists()
+import openai
+import pytest
 
 
-def test_a_pytest_run_refuses_a_paired_credential(
+@pytest.mark.cassette
+@pytest.mark.parametrize("n", range(int(os.environ["ATTACKS"])))
+def test_leaks(n):
+    with openai.OpenAI(max_retries=0) as client:
+        text = os.environ[f"ATTACK_TEXT_{n}"]
+        client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": text}]
+        )
+"""
+
+
+def _paired(_: pytest.MonkeyPatch) -> tuple[str, list[str]]:
+    value = secrets.token_hex(16)
+    return f"env:\n  - name: AZURE_OPENAI_API_KEY\n    value: {value}\n", [value]
+
+
+def test_a_pytest_run_fails_each_leaking_test_and_writes_nothing(
     pytester: pytest.Pytester, provider: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A real run: the test fails naming the finding; nothing written, the value never shown."""
-    value = secrets.token_hex(16)
-    monkeypatch.setenv("ATTACK_TEXT", f"env:\n  - name: AZURE_OPENAI_API_KEY\n    value: {value}\n")
-    pytester.makepyfile(test_leaky=LEAKING_TEST)
+    """A real pytest run: each test whose call carries a hidden secret (zero-width, look-alike,
+    an assignment, the environment's value, a name/value pair) fails with the guard's finding;
+    no cassette is written and no value is shown."""
+    attacks: list[Attack] = [*(cast("Attack", param.values[0]) for param in ATTACKS), _paired]
+    values: list[str] = []
+    for n, attack in enumerate(attacks):
+        text, shown = attack(monkeypatch)
+        monkeypatch.setenv(f"ATTACK_TEXT_{n}", text)
+        values += shown
+    monkeypatch.setenv("ATTACKS", str(len(attacks)))
+    pytester.makepyfile(test_leaky=LEAKING_TESTS)
     result = run_inner(pytester)
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(failed=len(attacks))
     output = result.stdout.str() + result.stderr.str()
-    assert "UnsafeCassetteError: refused to write" in output
+    assert output.count("UnsafeCassetteError: refused to write") >= len(attacks)
     assert "AZURE_OPENAI_API_KEY" in output
-    assert_never_printed(output, [value])
-    assert not (pytester.path / "cassettes" / "test_leaky" / "test_leaks.yaml").exists()
+    assert_never_printed(output, values)
+    assert not list(pytester.path.rglob("*.yaml"))
 
 
 SCHEMA = """

@@ -75,39 +75,6 @@ def test_a_credential_field_a_repeated_key_hides_is_refused() -> None:
     assert_masked(findings, secret)
 
 
-@pytest.mark.parametrize(
-    "encode",
-    [
-        lambda c: f"\\u{ord(c):04x}",
-        lambda c: f"\\x{ord(c):02x}",
-        lambda c: f"&#{ord(c)};",
-        lambda c: f"&#x{ord(c):x};",
-    ],
-    ids=["backslash-u", "backslash-x", "html-decimal", "html-hex"],
-)
-def test_a_key_written_in_escapes_is_refused(encode: Any) -> None:
-    """Its first characters as escapes, in text that is not JSON (so nothing decodes them)."""
-    key = openai_key()
-    escaped = "".join(encode(c) for c in key[:4]) + key[4:]
-    findings = scan(text_in_response(f"key: {escaped} (escaped)"))
-    assert findings
-    assert_masked(findings, key)
-
-
-@pytest.mark.parametrize(
-    "encode",
-    [base64.b64encode, base64.urlsafe_b64encode, lambda raw: base64.b64encode(raw).rstrip(b"=")],
-    ids=["standard", "urlsafe", "unpadded"],
-)
-def test_a_key_written_in_base64_is_refused(encode: Any) -> None:
-    """``c2stcHJvai0…`` decodes to ``sk-proj-…``: the stored run is refused and masked."""
-    key = f"sk-proj-{rand(30)}"
-    encoded = encode(key.encode()).decode()
-    findings = scan(text_in_response(f"decode this: {encoded}"))
-    assert any("(base64-encoded)" in f.kind for f in findings)
-    assert_masked(findings, key, encoded)
-
-
 def _letters_only(n: int) -> str:
     # A random key with no digit at all: one random key in a few hundred looks like this.
     pick = secrets.SystemRandom()
@@ -118,37 +85,66 @@ def _letters_only(n: int) -> str:
             return letters
 
 
-@pytest.mark.parametrize(
-    "encode",
-    [pytest.param(lambda key: key, id="plain"), pytest.param(
-        lambda key: base64.urlsafe_b64encode(key.encode()).decode(), id="base64")],
-)  # fmt: skip
-def test_a_prefixed_key_without_a_digit_is_refused(encode: Callable[[str], str]) -> None:
-    """``sk-proj-`` and thirty letters of random case, no digit: still a key, written plainly
-    or in base64 (the random test above missed one run in three hundred)."""
-    key = f"sk-proj-{_letters_only(30)}"
-    stored = encode(key)
-    findings = scan(text_in_response(f"use {stored}"))
-    assert findings, key
-    assert_masked(findings, key, stored)
-
-
-@pytest.mark.parametrize(
-    "escape",
-    [
-        pytest.param(lambda key: key.replace("/", "\\/"), id="json-escaped-slash"),
-        pytest.param(lambda key: key.replace("/", "&#x2F;").replace("+", "&#43;"), id="numeric"),
-    ],
-)
-def test_an_escaped_base64_credential_is_refused(escape: Callable[[str], str]) -> None:
-    """A PHP-style JSON encoder writes ``\\/``; an HTML page writes entities."""
+def _slashed() -> str:
     value = base64.b64encode(secrets.token_bytes(30)).decode()
-    while "/" not in value:
-        value = base64.b64encode(secrets.token_bytes(30)).decode()
-    text = f"AZURE_STORAGE_KEY={escape(value)}"
-    findings = scan(reply(text))
+    return value if "/" in value else _slashed()
+
+
+def _escaped(encode: Callable[[str], str]) -> Callable[[str], str]:
+    """The key's first characters as escapes, in text that is not JSON (nothing decodes them)."""
+    return lambda key: "key: " + "".join(encode(c) for c in key[:4]) + key[4:] + " (escaped)"
+
+
+def _b64(raw: str) -> str:
+    return base64.b64encode(raw.encode()).decode()
+
+
+# (the key, the text that writes it, what the kind says): ``c2stcHJvai0…`` is ``sk-proj-…``, a
+# PHP-style JSON encoder writes ``\\/``, an HTML page writes entities; thirty letters of random
+# case with no digit are a key too (a random test missed one run in three hundred).
+WRITTEN: dict[str, tuple[Callable[[], str], Callable[[str], str], str]] = {
+    "backslash-u": (openai_key, _escaped(lambda c: f"\\u{ord(c):04x}"), ""),
+    "backslash-x": (openai_key, _escaped(lambda c: f"\\x{ord(c):02x}"), ""),
+    "html-decimal": (openai_key, _escaped(lambda c: f"&#{ord(c)};"), ""),
+    "html-hex": (openai_key, _escaped(lambda c: f"&#x{ord(c):x};"), ""),
+    "base64-standard": (
+        lambda: f"sk-proj-{rand(30)}",
+        lambda k: f"decode this: {_b64(k)}",
+        "(base64",
+    ),
+    "base64-urlsafe": (
+        lambda: f"sk-proj-{rand(30)}",
+        lambda k: f"decode: {base64.urlsafe_b64encode(k.encode()).decode()}",
+        "(base64-encoded)",
+    ),
+    "base64-unpadded": (
+        lambda: f"sk-proj-{rand(30)}",
+        lambda k: _b64(k).rstrip("="),
+        "(base64-encoded)",
+    ),
+    "no-digit": (lambda: f"sk-proj-{_letters_only(30)}", lambda k: f"use {k}", ""),
+    "no-digit-base64": (lambda: f"sk-proj-{_letters_only(30)}", lambda k: f"use {_b64(k)}", ""),
+    "json-escaped-slash": (_slashed, lambda v: "AZURE_STORAGE_KEY=" + v.replace("/", "\\/"), ""),
+    "numeric-entities": (
+        _slashed,
+        lambda v: "AZURE_STORAGE_KEY=" + v.replace("/", "&#x2F;").replace("+", "&#43;"),
+        "",
+    ),
+}
+
+
+@pytest.mark.parametrize(("make", "write", "kind"), WRITTEN.values(), ids=list(WRITTEN))
+def test_a_key_in_another_written_form_is_refused(
+    make: Callable[[], str], write: Callable[[str], str], kind: str
+) -> None:
+    """Escaped, in base64 (either alphabet, padded or not) or in entities, a key is refused and
+    neither its value nor its stored form is printed."""
+    key = make()
+    text = write(key)
+    findings = scan(text_in_response(text))
     assert findings, text
-    assert_masked(findings, value)
+    assert any(kind in f.kind for f in findings)
+    assert_masked(findings, key, *(word for word in text.split() if len(word) >= 24))
 
 
 PNG = b"\x89PNG\r\n\x1a\n"
