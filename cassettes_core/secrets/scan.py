@@ -7,12 +7,13 @@ mapping, or neither ``interactions`` nor ``version``) are skipped with a note.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 from cassettes_core._errors import CassetteError, CassetteFormatError, ConfigError
-from cassettes_core.console import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Console
+from cassettes_core.console import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, Console, plural
 from cassettes_core.review import NotACassetteError, cassette_files, plainly_not_a_cassette
 from cassettes_core.secrets._guard import SecretFinding, SecretGuard
 from cassettes_core.store import check_document, parse_yaml, require_regular_file
@@ -108,12 +109,7 @@ def run_scan(args: argparse.Namespace, console: Console) -> int:
 
 
 def _reported(finding: SecretFinding) -> FindingReport:
-    return {
-        "seq": finding.seq,
-        "path": finding.path,
-        "kind": finding.kind,
-        "preview": finding.preview,
-    }
+    return cast("FindingReport", dataclasses.asdict(finding))
 
 
 def _text(path: Path) -> str:
@@ -222,8 +218,3 @@ def _print_summary(console: Console, summary: ScanSummary, paths: list[str]) -> 
         console.print(f"{scanned}: no secrets found, {errors}{skipped}")
     else:
         console.print(f"{scanned}: no secrets found{skipped}")
-
-
-def plural(n: int, noun: str) -> str:
-    """``1 cassette``, ``2 cassettes``."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
