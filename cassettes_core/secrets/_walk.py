@@ -265,18 +265,8 @@ _BASE64_DATA = _Base64Name("data")
 
 
 def _json_container(text: str) -> Any:
-    if text[:1] not in _JSON_STARTS:
-        return None
-    stripped = text.strip()
-    if len(stripped) < 2 or len(stripped) > MAX_JSON:
-        return None
-    if (stripped[0], stripped[-1]) not in {("{", "}"), ("[", "]")}:
-        return None
-    try:
-        parsed = json.loads(stripped, object_pairs_hook=json_object)
-    except (ValueError, RecursionError):
-        return None
-    return parsed if isinstance(parsed, dict | list | DuplicateKeys) else None
+    documents = json_documents(text)
+    return documents[0] if len(documents) == 1 else None
 
 
 class DuplicateKeys(Mapping[str, Any]):
