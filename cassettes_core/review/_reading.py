@@ -45,8 +45,11 @@ class NotACassetteError(CassetteFormatError):
     """A YAML file under a directory that is plainly not a cassette (skipped with a note)."""
 
 
-def cassette_files(paths: Sequence[str | Path]) -> Iterator[tuple[Path, bool]]:
-    """``(file, named)``: each file named, and the cassette-like files under each directory."""
+def cassette_files(
+    paths: Sequence[str | Path], *, suffixes: Sequence[str] = SUFFIXES
+) -> Iterator[tuple[Path, bool]]:
+    """``(file, named)``: each file named, and the visible files with one of ``suffixes`` under
+    each directory (hidden files and folders aside)."""
     for raw in paths:
         path = Path(raw)
         if not path.is_dir():
@@ -55,16 +58,12 @@ def cassette_files(paths: Sequence[str | Path]) -> Iterator[tuple[Path, bool]]:
         found = [
             candidate
             for candidate in path.rglob("*")
-            if candidate.suffix.lower() in SUFFIXES
-            and not _hidden(candidate.relative_to(path))
+            if candidate.suffix.lower() in suffixes
+            and not any(part.startswith(".") for part in candidate.relative_to(path).parts)
             and candidate.is_file()
         ]
         for candidate in sorted(found):
             yield candidate, False
-
-
-def _hidden(relative: Path) -> bool:
-    return any(part.startswith(".") for part in relative.parts) or relative.name.endswith(".tmp")
 
 
 def read_cassette(path: Path, *, named: bool = True) -> Cassette:
