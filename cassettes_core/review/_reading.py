@@ -16,6 +16,7 @@ reported as a note, and as a problem only when asked (``--drift error``).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import stat
 from collections.abc import Iterator, Mapping, Sequence
@@ -83,7 +84,7 @@ def read_cassette(path: Path, *, named: bool = True) -> Cassette:
     except CassetteFormatError:
         if not named and plainly_not_a_cassette(path):
             raise NotACassetteError(path, "not a cassette: YAML of another kind") from None
-        if foreign(path):
+        if _file_not_ours(path) == _FOREIGN:
             raise ConfigError(
                 f"{path} is a vcrpy / pytest-recording / cassetter cassette, not one of ours\n"
                 f"TIP: convert it first: cassettes import {path} -o converted.yaml"
@@ -120,18 +121,21 @@ _FOREIGN = "a vcrpy / pytest-recording / cassetter cassette (cassettes import co
 
 def not_ours(text: str, path: Path) -> str | None:
     """Why the YAML ``text`` is no cassette of ours to compare (another tool's YAML, such as a
-    CI workflow, or a vcrpy cassette), or ``None`` when it is one (or a damaged one)."""
+    CI workflow, or a vcrpy cassette: a first interaction with a ``request.uri`` and no
+    ``seq``), or ``None`` when it is one (or a damaged one, or an empty file)."""
     try:
         document = load_plain_yaml(text, path)
     except CassetteFormatError:
         return None
-    if document is None:  # an empty file: a cassette cut to nothing, reported as one
+    if document is None:
         return None
-    if not isinstance(document, dict) or (
-        "interactions" not in document and "version" not in document
-    ):
+    if not isinstance(document, dict) or not {"interactions", "version"} & set(document):
         return _OTHER
-    return _FOREIGN if _foreign_document(document) else None
+    items = document.get("interactions")
+    first = items[0] if isinstance(items, list) and items and isinstance(items[0], dict) else {}
+    request = first.get("request")
+    foreign = isinstance(request, dict) and "uri" in request and "seq" not in first
+    return _FOREIGN if foreign else None
 
 
 def _file_not_ours(path: Path) -> str | None:
@@ -144,23 +148,6 @@ def _file_not_ours(path: Path) -> str | None:
 def plainly_not_a_cassette(path: Path) -> bool:
     """Whether a file the store refuses is some other tool's YAML (not a damaged cassette)."""
     return _file_not_ours(path) == _OTHER
-
-
-def foreign(path: Path) -> bool:
-    """Whether the file holds another tool's interactions (``request`` with a ``uri``)."""
-    return _file_not_ours(path) == _FOREIGN
-
-
-def _foreign_document(document: Any) -> bool:
-    items = document.get("interactions") if isinstance(document, dict) else None
-    first = items[0] if isinstance(items, list) and items else None
-    request = first.get("request") if isinstance(first, dict) else None
-    return (
-        isinstance(first, dict)
-        and isinstance(request, dict)
-        and "uri" in request
-        and ("seq" not in first)
-    )
 
 
 @dataclass(frozen=True)
@@ -176,15 +163,7 @@ class Listing:
     size: int
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "interactions": self.interactions,
-            "providers": list(self.providers),
-            "models": list(self.models),
-            "tokens": self.tokens,
-            "recorded_at": self.recorded_at,
-            "size": self.size,
-        }
+        return dataclasses.asdict(self)
 
 
 def listing_of(cassette: Cassette, shown_as: str) -> Listing:
