@@ -51,7 +51,7 @@ from cassettes_core.catalog._entry import (
     TokenFields,
     suffix,
 )
-from cassettes_core.catalog._hosts import OTHER_KEY_HEADERS, PROVIDER_DOMAINS, PROVIDER_PATTERNS
+from cassettes_core.catalog._hosts import PROVIDER_DOMAINS, PROVIDER_PATTERNS
 from cassettes_core.catalog._readers import (
     BY_SHAPE,
     CHANNEL_FIELDS,
@@ -104,8 +104,6 @@ __all__ = [
 
 DEFAULT_CATALOG = Catalog(BUILT_IN)
 _active = DEFAULT_CATALOG
-# Read for every header a recording keeps: computed once per catalog in force.
-_credentials: tuple[Catalog | None, tuple[str, ...]] = (None, ())
 
 # What each built-in provider's answer depends on. Anything else in the body is tuning.
 DEFAULT_SEMANTIC_FIELDS: Mapping[str, frozenset[str]] = MappingProxyType(
@@ -129,12 +127,7 @@ def current() -> Catalog:
 
 def credential_headers() -> tuple[str, ...]:
     """Every request header a provider key may travel in (lower case, each once)."""
-    global _credentials  # noqa: PLW0603 -- one entry: the catalog in force and its headers
-    if _credentials[0] is not _active:
-        names = [name for e in _active for name in e.key_headers]
-        found = tuple(dict.fromkeys(name.lower() for name in (*names, *OTHER_KEY_HEADERS)))
-        _credentials = (_active, found)
-    return _credentials[1]
+    return _active.credential_headers
 
 
 def reader_for(provider: str) -> AnswerReader:

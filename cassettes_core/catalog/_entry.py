@@ -10,6 +10,7 @@ from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from cassettes_core._errors import ConfigError
+from cassettes_core.catalog._hosts import OTHER_KEY_HEADERS
 from cassettes_core.catalog._readers import BY_SHAPE, AnswerReader
 
 StreamFraming = Literal["sse", "ndjson", "aws-eventstream"]
@@ -298,8 +299,10 @@ class Catalog:
             self._by_name[endpoint.name] = endpoint
         self._hosts = {host: e.family for e in self._by_name.values() for host in e.api_hosts()}
         self._drift: Drift | None = None
-        # Read for every stored endpoint: derived once (the catalog is immutable).
+        # Read for every stored endpoint and header: derived once (the catalog is immutable).
         self._key_query = frozenset(name.lower() for e in self for name in e.key_query)
+        names = [*(name for e in self for name in e.key_headers), *OTHER_KEY_HEADERS]
+        self.credential_headers = tuple(dict.fromkeys(name.lower() for name in names))
 
     def __iter__(self) -> Iterator[Endpoint]:
         return iter(self._by_name.values())
