@@ -1,17 +1,7 @@
-"""Which files are cassettes, read through the store; what ``ls`` says of each one, and what
-``verify`` finds in it.
-
-Files named on the command line must be cassettes. Under a directory every visible ``*.yaml``
-and ``*.yml`` file is read (hidden files and folders aside, such as ``.github`` and the store's
-half-written ``.{name}.*.tmp`` files); YAML that is plainly something else (not a mapping, or
-a mapping with neither ``interactions`` nor ``version``) is skipped with a note.
-
-``verify`` runs the checks a load makes, on every interaction, as a list of problems: a load
-stops at the first defect; a CI step wants all of them, one line each. The file as a whole
-(readable, YAML, format version, manifest) is checked first; when it passes, each interaction
-is checked on its own (its fields, its digest against its stored request) and seqs are checked
-for uniqueness. Version drift (the SDKs that recorded a cassette are not the ones installed) is
-reported as a note, and as a problem only when asked (``--drift error``).
+"""Which files are cassettes (under a directory: the visible ``*.yaml``/``*.yml`` files, YAML
+that is plainly something else skipped), what ``ls`` says of each one, and what ``verify``
+finds in it: the checks a load makes, on every interaction, as a list of problems (a load
+stops at the first defect; a CI step wants all of them), version drift as a note.
 """
 
 from __future__ import annotations
@@ -283,13 +273,7 @@ def verify_file(path: Path) -> Verified:
 
 def _verifiable(path: Path) -> dict[str, Any] | Problem:
     """The file's top-level mapping, its format version checked, or the one problem that
-    stops its check.
-
-    The file is read as text and its interactions are left to :func:`verify_file`, to check
-    one by one: the store's ``read_document`` validates every interaction and stops at the
-    first defect. A cassette with a journal beside it is the exception: its text is the
-    store's reading of both, so a defect in either is its one problem.
-    """
+    stops its check (its interactions are left to :func:`verify_file`, one by one)."""
     try:
         text = read_text(path)
     except CassetteFormatError as exc:
