@@ -42,7 +42,7 @@ from cassettes_core.console import (
     run_console,
 )
 from cassettes_core.forking import fork_cassette
-from cassettes_core.importers import Imported, foreign_files, import_file, plan_import
+from cassettes_core.importers import Imported, foreign_files, import_file
 from cassettes_core.review import (
     SORT_KEYS,
     Comparison,
@@ -677,11 +677,8 @@ def _import(args: argparse.Namespace, console: Console) -> int:
     _refuse_clashes(planned)
     for source, target in planned:
         try:
-            if args.dry_run:
-                kind, converted, not_converted = plan_import(source)
-                results.append(Imported(source, None, kind, tuple(converted), tuple(not_converted)))
-            else:
-                results.append(import_file(source, target, guard=guard, force=args.force))
+            done = import_file(source, target, guard=guard, force=args.force, dry_run=args.dry_run)
+            results.append(done)
         except CassetteError as exc:
             errors.append((source, exc))
     skipped = sum(len(r.skipped) for r in results)

@@ -557,16 +557,19 @@ def plan_import(source: Path) -> tuple[Format, list[Interaction], list[Skipped]]
     return kind, converted, skipped
 
 
-def import_file(source: Path, target: Path, *, guard: WriteGuard, force: bool = False) -> Imported:
-    """Convert ``source`` into a cassette at ``target`` (kept if it exists, unless ``force``)."""
+def import_file(
+    source: Path, target: Path, *, guard: WriteGuard, force: bool = False, dry_run: bool = False
+) -> Imported:
+    """Convert ``source`` into a cassette at ``target`` (kept if it exists, unless ``force``;
+    nothing written on a ``dry_run``)."""
     if target.resolve() == source.resolve():
         raise ConfigError(
             f"{target} is the file being imported; nothing was written\n"
             "TIP: write the converted cassette elsewhere (-o FILE or --out-dir DIR)."
         )
     kind, converted, skipped = plan_import(source)
-    if not converted:
-        return Imported(source, None, kind, (), tuple(skipped))
+    if not converted or dry_run:
+        return Imported(source, None, kind, tuple(converted), tuple(skipped))
     if (target.exists() or target.is_symlink()) and not force:
         raise ConfigError(
             f"{target} exists already; nothing was written\n"

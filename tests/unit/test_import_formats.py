@@ -189,6 +189,9 @@ def test_never_overwrites_without_force(tmp_path: Path, capsys: pytest.CaptureFi
     assert code == 2
     assert "--force" in err
     assert out.read_text(encoding="utf-8") == "keep me\n"
+    code, printed, _ = run(["import", str(source), "-o", str(out), "--dry-run"], capsys)
+    assert (code, out.read_text(encoding="utf-8")) == (0, "keep me\n")
+    assert "1 interaction would be imported" in printed
     code, _, _ = run(["import", str(source), "-o", str(out), "--force"], capsys)
     assert code == 0
     assert load_cassette(out) is not None
