@@ -27,7 +27,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cassettes_core._errors import CassetteError, ConfigError
 from cassettes_core._model import Interaction
@@ -42,9 +42,8 @@ from cassettes_core.console import (
     run_console,
 )
 from cassettes_core.forking import fork_cassette
-from cassettes_core.importers import Imported, foreign_files, import_file, plan_import
+from cassettes_core.importers import Imported, foreign_files, import_file
 from cassettes_core.review import (
-    SHOW_VERSION,
     SORT_KEYS,
     Comparison,
     Listing,
@@ -75,33 +74,155 @@ from cassettes_core.store import atomic_write, rehash
 
 Handler = Callable[[argparse.Namespace, Console], int]
 
-if TYPE_CHECKING:
-    Parsers = argparse._SubParsersAction[argparse.ArgumentParser]
-
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``cassettes`` parser; each subcommand sets ``handler``."""
     parser = argparse.ArgumentParser(
-        prog="cassettes",
-        description="Work with provider-cassettes cassette files.",
+        prog="cassettes", description="Work with provider-cassettes cassette files."
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def command(name: str, handler: Handler, summary: str, about: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=summary, description=about)
+        sub.add_argument("--json", action="store_true", help="print a versioned JSON report")
+        sub.set_defaults(handler=handler)
+        return sub
+
+    def allow(sub: argparse.ArgumentParser, what: str) -> None:
+        sub.add_argument("--allow", action="append", default=[], metavar="VALUE", help=what)
+
     # In the order `cassettes --help` lists them: reading first, then checking, then changing.
-    for add, handler in (
-        (_ls_parser, _ls),
-        (_show_parser, _show),
-        (_verify_parser, _verify),
-        (_diff_parser, _diff),
-        (_prune_parser, _prune),
-        (_import_parser, _import),
-        (_scan_parser, run_scan),
-        (_rehash_parser, _rehash),
-        (_fork_parser, _fork),
-    ):
-        command = add(commands)
-        command.add_argument("--json", action="store_true", help="print a versioned JSON report")
-        command.set_defaults(handler=handler)
+    ls = command(
+        "ls",
+        _ls,
+        "list cassettes: interactions, providers, models, tokens, recorded, size",
+        "List every cassette under DIR (default: cassettes/ if it exists, else the current "
+        "directory). YAML files that are plainly not cassettes are skipped; a cassette that "
+        "cannot be read is reported (exit 2) after the others are listed.",
+    )
+    ls.add_argument("paths", nargs="*", metavar="DIR", help="folders or cassette files")
+    ls.add_argument(
+        "--sort", choices=SORT_KEYS, default="path", help="the column to sort by (default: path)"
+    )
+    show = command(
+        "show",
+        _show,
+        "show a cassette as a timeline (--json, --html FILE)",
+        "Show a cassette as a timeline: one block per interaction in seq order.",
+    )
+    show.add_argument("path", metavar="PATH", type=Path, help="a cassette file")
+    show.add_argument("--seq", type=int, metavar="N", help="only interaction N")
+    show.add_argument("--full", action="store_true", help="do not fold long text")
+    show.add_argument(
+        "--html", metavar="FILE", help="write a self-contained HTML page to FILE ('-': stdout)"
+    )
+    verify = command(
+        "verify",
+        _verify,
+        "check cassettes as a load would (format, digests, seqs, manifest)",
+        "Every file named, and every cassette under every directory named, is checked whole: "
+        "readable UTF-8 YAML, a format version this library reads, a manifest with a known "
+        "digest scheme, each interaction well formed, each digest matching its stored request, "
+        "each seq used once. One line per problem (``path:seq: what``). Version drift (the SDKs "
+        "that recorded a cassette are not the ones installed now) is a note, and a problem with "
+        "``--drift error``. Exit 0: every cassette is good; 1: problems found; 2: a usage error "
+        "(a path that does not exist).",
+    )
+    verify.add_argument("paths", nargs="+", metavar="PATH", help="cassette files or folders")
+    verify.add_argument(
+        "--drift",
+        choices=("warn", "error"),
+        default="warn",
+        help="version drift: a note (warn, the default) or a problem (error)",
+    )
+    diff = command(
+        "diff",
+        _diff,
+        "compare two recordings: requests new, gone, answered differently",
+        "Each request is ``new`` (only B asks it), ``gone`` (only A did) or ``answered "
+        "differently`` (with the path-level differences of the answers). Exit 0: the same; 1: "
+        "differences; 2: an error. With ``--git REV``, every cassette that differs between REV "
+        "and the working tree (under PATH..., default the whole repository) is compared, REV's "
+        "version as A.",
+    )
+    diff.add_argument("paths", nargs="*", metavar="PATH", help="A B, or with --git: folders")
+    diff.add_argument("--git", metavar="REV", help="compare with revision REV (git show)")
+    prune = command(
+        "prune",
+        _prune,
+        "list (or --delete) cassettes and interactions no test used",
+        "FILE is the usage list a complete pytest run wrote (``--cassette-usage=FILE`` or the "
+        "ini option ``cassette_usage_file``); DIR defaults to that run's cassette folder. "
+        "Nothing is deleted unless ``--delete``: then unused cassette files are removed and "
+        "unplayed interactions are cut out of the others, each file rewritten atomically. A "
+        "partial run's list (``-k``, ``-m``, ``--lf``, ``--deselect``, node ids, ``-x``) is "
+        "refused (exit 2). Exit 0: nothing to prune (or it was pruned); 1: something would be "
+        "pruned.",
+    )
+    prune.add_argument("dirs", nargs="*", metavar="DIR", help="cassette folders to prune")
+    prune.add_argument(
+        "--usage", required=True, metavar="FILE", type=Path, help="the run's usage list"
+    )
+    prune.add_argument("--delete", action="store_true", help="delete what is listed")
+    imports = command(
+        "import",
+        _import,
+        "convert vcrpy / pytest-recording / cassetter cassettes into ours",
+        "Each file named, and each ``*.yaml``/``*.yml``/``*.json`` under each folder named, is "
+        "read; its provider calls are converted, and every call that is not (another host, a "
+        "body that is not JSON, an answer that cannot be decoded) is listed with the reason. "
+        "Output: ``-o FILE`` for one input, else ``--out-dir DIR`` (default ``cassettes/``) "
+        "keeping each file's place under the folder it was found in, as ``.yaml``. A file "
+        "already there is kept unless ``--force``; the secret guard checks everything before "
+        "anything is written. Exit 0: every call converted; 1: some calls (listed) were not; "
+        "2: an error (nothing written for that file).",
+    )
+    imports.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to import")
+    where = imports.add_mutually_exclusive_group()
+    where.add_argument("-o", "--output", metavar="FILE", type=Path, help="the cassette to write")
+    where.add_argument(
+        "--out-dir", metavar="DIR", type=Path, help="folder to write into (default: cassettes)"
+    )
+    imports.add_argument("--force", action="store_true", help="replace cassettes already there")
+    imports.add_argument("--dry-run", action="store_true", help="convert and report, write nothing")
+    allow(imports, "a value the secret guard may let through (a known fake key; repeatable)")
+    scan = command(
+        "scan",
+        run_scan,
+        "scan cassettes for secrets",
+        "Scan cassette files for secrets with the guard that checks every recording. "
+        "Directories are searched for *.yaml and *.yml files (hidden ones aside); YAML files "
+        "there that are not cassettes are skipped with a note. Exit 0: nothing found; 1: "
+        "possible secrets found; 2: a path could not be scanned.",
+    )
+    scan.add_argument("paths", nargs="+", metavar="PATH", help="cassette file or directory")
+    allow(scan, "an exact value known to be safe (repeatable)")
+    rehash_ = command(
+        "rehash",
+        _rehash,
+        "recompute the digests of requests you edited on purpose",
+        "Accept intended edits to recorded requests: each digest becomes the one of the "
+        "request as it now stands. The file is rewritten atomically; nothing else changes.",
+    )
+    rehash_.add_argument("files", nargs="+", metavar="FILE", type=Path)
+    fork = command(
+        "fork",
+        _fork,
+        "copy a cassette up to a seq, to replay that prefix and go live after it",
+        "Write a new cassette holding the interactions 1..SEQ of CASSETTE (model, tool and "
+        "MCP calls alike), marked as forked from it. A test run against it with "
+        "CASSETTE_MODE=append replays the prefix (no side effect before SEQ runs again) and "
+        "records what comes after it live.",
+    )
+    fork.add_argument("cassette", metavar="CASSETTE", type=Path, help="the source cassette")
+    fork.add_argument(
+        "--at", required=True, type=int, metavar="SEQ", help="the last seq the fork keeps"
+    )
+    fork.add_argument(
+        "-o", "--output", required=True, type=Path, metavar="NEW", help="the new cassette file"
+    )
+    fork.add_argument("--force", action="store_true", help="replace NEW if it exists")
     return parser
 
 
@@ -151,32 +272,20 @@ def shown(path: Path) -> str:
 _UNSAFE = re.compile("[\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
 
 
-def print_json(console: Console, report: Any) -> None:
-    text = json.dumps(report, ensure_ascii=False, indent=2)
+REPORT_VERSION = 1  # of every --json report
+
+
+def print_json(console: Console, report: dict[str, Any]) -> None:
+    """``report`` as versioned JSON, with what a terminal would obey escaped."""
+    text = json.dumps({"version": REPORT_VERSION, **report}, ensure_ascii=False, indent=2)
     console.print(_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
 
 
-LS_VERSION = 1  # of the --json report
-
-
-def _ls_parser(commands: Parsers) -> argparse.ArgumentParser:
-    parser = commands.add_parser(
-        "ls",
-        help="list cassettes: interactions, providers, models, tokens, recorded, size",
-        description="List every cassette under DIR (default: cassettes/ if it exists, else the "
-        "current directory). YAML files that are plainly not cassettes are skipped; a cassette "
-        "that cannot be read is reported (exit 2) after the others are listed.",
-    )
-    parser.add_argument("paths", nargs="*", metavar="DIR", help="folders or cassette files")
-    parser.add_argument(
-        "--sort", choices=SORT_KEYS, default="path", help="the column to sort by (default: path)"
-    )
-    return parser
+def _unstyled(text: str, code: str) -> str:
+    return text
 
 
 def _default_paths() -> list[str]:
-    from pathlib import Path
-
     return ["cassettes"] if Path("cassettes").is_dir() else ["."]
 
 
@@ -197,7 +306,6 @@ def _ls(args: argparse.Namespace, console: Console) -> int:
         print_json(
             console,
             {
-                "version": LS_VERSION,
                 "cassettes": [item.to_json() for item in listings],
                 "errors": [str(exc).partition("\nTIP: ")[0] for exc in errors],
             },
@@ -250,21 +358,6 @@ def _size(size: int) -> str:
     return f"{size / 1024 / 1024:.1f} MB"
 
 
-def _show_parser(commands: Parsers) -> argparse.ArgumentParser:
-    parser = commands.add_parser(
-        "show",
-        help="show a cassette as a timeline (--json, --html FILE)",
-        description="Show a cassette as a timeline: one block per interaction in seq order.",
-    )
-    parser.add_argument("path", metavar="PATH", type=Path, help="a cassette file")
-    parser.add_argument("--seq", type=int, metavar="N", help="only interaction N")
-    parser.add_argument("--full", action="store_true", help="do not fold long text")
-    parser.add_argument(
-        "--html", metavar="FILE", help="write a self-contained HTML page to FILE ('-': stdout)"
-    )
-    return parser
-
-
 def _show(args: argparse.Namespace, console: Console) -> int:
     path: Path = args.path
     cassette = read_cassette(path)
@@ -291,14 +384,13 @@ def _show(args: argparse.Namespace, console: Console) -> int:
         print_json(
             console,
             {
-                "version": SHOW_VERSION,
                 "path": shown(path),
                 "recorded_at": recorded or None,
                 "interactions": [entry.to_json() for entry in entries],
             },
         )
         return EXIT_OK
-    style = console.style if console.colour else _plain
+    style = console.style if console.colour else _unstyled
     console.print(style(shown(path), "1") + f" · {subtitle}")
     console.print()
     width = console.width()
@@ -307,10 +399,6 @@ def _show(args: argparse.Namespace, console: Console) -> int:
     if text:
         console.print(text)
     return EXIT_OK
-
-
-def _plain(text: str, code: str) -> str:
-    return text
 
 
 def _refuse_overwriting(target: str, shown_path: Path) -> None:
@@ -365,25 +453,6 @@ def _write_html(
     console.print(f"wrote {shown(out)} ({plural(len(items), 'interaction')})")
 
 
-VERIFY_VERSION = 1  # of the --json report
-
-
-def _verify_parser(commands: Parsers) -> argparse.ArgumentParser:
-    parser = commands.add_parser(
-        "verify",
-        help="check cassettes as a load would (format, digests, seqs, manifest)",
-        description=_VERIFY_HELP,
-    )
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="cassette files or folders")
-    parser.add_argument(
-        "--drift",
-        choices=("warn", "error"),
-        default="warn",
-        help="version drift: a note (warn, the default) or a problem (error)",
-    )
-    return parser
-
-
 def _verify(args: argparse.Namespace, console: Console) -> int:
     for raw in args.paths:
         if not Path(raw).exists() and not Path(raw).is_symlink():
@@ -403,7 +472,6 @@ def _verify(args: argparse.Namespace, console: Console) -> int:
         print_json(
             console,
             {
-                "version": VERIFY_VERSION,
                 "cassettes": len(results),
                 "interactions": sum(r.interactions for r in results),
                 "problems": [p.to_json(shown(p.path)) for p in failing],
@@ -424,29 +492,7 @@ def _verify(args: argparse.Namespace, console: Console) -> int:
     return EXIT_FINDINGS if failing else EXIT_OK
 
 
-_VERIFY_HELP = """\
-Every file named, and every cassette under every directory named, is checked whole: readable
-UTF-8 YAML, a format version this library reads, a manifest with a known digest scheme, each
-interaction well formed, each digest matching its stored request, each seq used once. One line
-per problem (``path:seq: what``). Version drift (the SDKs that recorded a cassette are not the
-ones installed now) is a note, and a problem with ``--drift error``. Exit 0: every cassette is
-good; 1: problems found; 2: a usage error (a path that does not exist).
-"""
-
-
-DIFF_VERSION = 1  # of the --json report
 SHOWN_DIFFS = 12  # path-level differences shown per change
-
-
-def _diff_parser(commands: Parsers) -> argparse.ArgumentParser:
-    parser = commands.add_parser(
-        "diff",
-        help="compare two recordings: requests new, gone, answered differently",
-        description=_DIFF_HELP,
-    )
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="A B, or with --git: folders")
-    parser.add_argument("--git", metavar="REV", help="compare with revision REV (git show)")
-    return parser
 
 
 def _diff(args: argparse.Namespace, console: Console) -> int:
@@ -498,7 +544,6 @@ def _diff(args: argparse.Namespace, console: Console) -> int:
         print_json(
             console,
             {
-                "version": DIFF_VERSION,
                 "cassettes": [
                     {
                         "name": name,
@@ -554,31 +599,6 @@ def _print_diff(console: Console, name: str, result: Comparison) -> None:
             console.print(f"      … {plural(more, 'more difference')} (--json lists all)")
 
 
-_DIFF_HELP = """\
-Each request is ``new`` (only B asks it), ``gone`` (only A did) or ``answered differently``
-(with the path-level differences of the answers). Exit 0: the same; 1: differences; 2: an
-error. With ``--git REV``, every cassette that differs between REV and the working tree
-(under PATH..., default the whole repository) is compared, REV's version as A.
-"""
-
-
-PRUNE_VERSION = 1  # of the --json report
-
-
-def _prune_parser(commands: Parsers) -> argparse.ArgumentParser:
-    parser = commands.add_parser(
-        "prune",
-        help="list (or --delete) cassettes and interactions no test used",
-        description=_PRUNE_HELP,
-    )
-    parser.add_argument("dirs", nargs="*", metavar="DIR", help="cassette folders to prune")
-    parser.add_argument(
-        "--usage", required=True, metavar="FILE", type=Path, help="the run's usage list"
-    )
-    parser.add_argument("--delete", action="store_true", help="delete what is listed")
-    return parser
-
-
 def _prune(args: argparse.Namespace, console: Console) -> int:
     usage = read_usage(args.usage)
     folders = [Path(d) for d in args.dirs] or [usage.cassette_dir]
@@ -599,7 +619,6 @@ def _prune(args: argparse.Namespace, console: Console) -> int:
         print_json(
             console,
             {
-                "version": PRUNE_VERSION,
                 "deleted": args.delete,
                 "unused_cassettes": [shown(p) for p in plan.unused],
                 "unplayed_interactions": [
@@ -636,43 +655,6 @@ def _print_prune(console: Console, plan: PrunePlan, *, deleted: bool, removed: i
         console.print("nothing to prune")
 
 
-_PRUNE_HELP = """\
-FILE is the usage list a complete pytest run wrote (``--cassette-usage=FILE`` or the ini
-option ``cassette_usage_file``); DIR defaults to that run's cassette folder. Nothing is
-deleted unless ``--delete``: then unused cassette files are removed and unplayed
-interactions are cut out of the others, each file rewritten atomically. A partial run's list
-(``-k``, ``-m``, ``--lf``, ``--deselect``, node ids, ``-x``) is refused (exit 2). Exit 0:
-nothing to prune (or it was pruned); 1: something would be pruned.
-"""
-
-
-IMPORT_VERSION = 1  # of the --json report
-
-
-def _import_parser(commands: Parsers) -> argparse.ArgumentParser:
-    parser = commands.add_parser(
-        "import",
-        help="convert vcrpy / pytest-recording / cassetter cassettes into ours",
-        description=_IMPORTS_HELP,
-    )
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to import")
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument("-o", "--output", metavar="FILE", type=Path, help="the cassette to write")
-    where.add_argument(
-        "--out-dir", metavar="DIR", type=Path, help="folder to write into (default: cassettes)"
-    )
-    parser.add_argument("--force", action="store_true", help="replace cassettes already there")
-    parser.add_argument("--dry-run", action="store_true", help="convert and report, write nothing")
-    parser.add_argument(
-        "--allow",
-        action="append",
-        default=[],
-        metavar="VALUE",
-        help="a value the secret guard may let through (a known fake key; repeatable)",
-    )
-    return parser
-
-
 def _import(args: argparse.Namespace, console: Console) -> int:
     from cassettes_core.secrets import SecretGuard
 
@@ -695,11 +677,8 @@ def _import(args: argparse.Namespace, console: Console) -> int:
     _refuse_clashes(planned)
     for source, target in planned:
         try:
-            if args.dry_run:
-                kind, converted, not_converted = plan_import(source)
-                results.append(Imported(source, None, kind, tuple(converted), tuple(not_converted)))
-            else:
-                results.append(import_file(source, target, guard=guard, force=args.force))
+            done = import_file(source, target, guard=guard, force=args.force, dry_run=args.dry_run)
+            results.append(done)
         except CassetteError as exc:
             errors.append((source, exc))
     skipped = sum(len(r.skipped) for r in results)
@@ -758,7 +737,6 @@ def _import_report(
     results: list[Imported], errors: list[tuple[Path, CassetteError]]
 ) -> dict[str, object]:
     return {
-        "version": IMPORT_VERSION,
         "files": [
             {
                 "source": shown(r.source),
@@ -777,53 +755,6 @@ def _import_report(
     }
 
 
-_IMPORTS_HELP = """\
-Each file named, and each ``*.yaml``/``*.yml``/``*.json`` under each folder named, is read;
-its provider calls are converted, and every call that is not (another host, a body that is not
-JSON, an answer that cannot be decoded) is listed with the reason. Output: ``-o FILE`` for one
-input, else ``--out-dir DIR`` (default ``cassettes/``) keeping each file's place under the
-folder it was found in, as ``.yaml``. A file already there is kept unless ``--force``; the
-secret guard checks everything before anything is written. Exit 0: every call converted;
-1: some calls (listed) were not; 2: an error (nothing written for that file).
-"""
-
-
-def _scan_parser(commands: Parsers) -> argparse.ArgumentParser:
-    scan = commands.add_parser(
-        "scan",
-        help="scan cassettes for secrets",
-        description=(
-            "Scan cassette files for secrets with the guard that checks every recording. "
-            "Directories are searched for *.yaml and *.yml files (hidden ones aside); YAML "
-            "files there that are not cassettes are skipped with a note. Exit 0: nothing "
-            "found; 1: possible secrets found; 2: a path could not be scanned."
-        ),
-    )
-    scan.add_argument("paths", nargs="+", metavar="PATH", help="cassette file or directory")
-    scan.add_argument(
-        "--allow",
-        action="append",
-        default=[],
-        metavar="VALUE",
-        help="an exact value known to be safe (repeatable)",
-    )
-    return scan
-
-
-def _rehash_parser(commands: Parsers) -> argparse.ArgumentParser:
-    parser = commands.add_parser(
-        "rehash",
-        help="recompute the digests of requests you edited on purpose",
-        description="Accept intended edits to recorded requests: each digest becomes the one of "
-        "the request as it now stands. The file is rewritten atomically; nothing else changes.",
-    )
-    parser.add_argument("files", nargs="+", metavar="FILE", type=Path)
-    return parser
-
-
-REHASH_VERSION = 1  # of the --json report
-
-
 def _rehash(args: argparse.Namespace, console: Console) -> int:
     done = []
     for path in args.files:
@@ -832,54 +763,20 @@ def _rehash(args: argparse.Namespace, console: Console) -> int:
         if not args.json:
             console.print(f"{path}: {changed} of {plural(total, 'interaction')} rehashed")
     if args.json:
-        print_json(console, {"version": REHASH_VERSION, "files": done})
+        print_json(console, {"files": done})
     return EXIT_OK
-
-
-FORK_VERSION = 1
-
-
-def _fork_parser(commands: Parsers) -> argparse.ArgumentParser:
-    """Add ``fork`` to the ``cassettes`` command."""
-    parser = commands.add_parser(
-        "fork",
-        help="copy a cassette up to a seq, to replay that prefix and go live after it",
-        description=(
-            "Write a new cassette holding the interactions 1..SEQ of CASSETTE (model, tool and "
-            "MCP calls alike), marked as forked from it. A test run against it with "
-            "CASSETTE_MODE=append replays the prefix (no side effect before SEQ runs again) "
-            "and records what comes after it live."
-        ),
-    )
-    parser.add_argument("cassette", metavar="CASSETTE", type=Path, help="the source cassette")
-    parser.add_argument(
-        "--at", required=True, type=int, metavar="SEQ", help="the last seq the fork keeps"
-    )
-    parser.add_argument(
-        "-o", "--output", required=True, type=Path, metavar="NEW", help="the new cassette file"
-    )
-    parser.add_argument("--force", action="store_true", help="replace NEW if it exists")
-    return parser
 
 
 def _fork(args: argparse.Namespace, console: Console) -> int:
     fork = fork_cassette(args.cassette, at=args.at, output=args.output, force=args.force)
     if args.json:
-        report = {
-            "version": FORK_VERSION,
-            "output": str(fork.output),
-            "source": str(fork.source),
-            "at": fork.at,
-            "kept": fork.kept,
-            "dropped": fork.dropped,
-            "source_digest": fork.source_digest,
-        }
-        console.print(json.dumps(report, indent=2))
+        report = {"output": str(fork.output), "source": str(fork.source), "at": fork.at}
+        report |= {"kept": fork.kept, "dropped": fork.dropped, "source_digest": fork.source_digest}
+        print_json(console, report)
         return EXIT_OK
-    kept = f"{fork.kept} interaction{'s' if fork.kept != 1 else ''}"
     console.print(
-        f"{fork.output}: forked from {fork.source} at seq {fork.at} ({kept} kept, "
-        f"{fork.dropped} left out)"
+        f"{fork.output}: forked from {fork.source} at seq {fork.at} "
+        f"({plural(fork.kept, 'interaction')} kept, {fork.dropped} left out)"
     )
     console.print(
         f"next: run the test against it with CASSETTE_MODE=append: seqs 1..{fork.at} replay, "

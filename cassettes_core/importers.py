@@ -39,6 +39,7 @@ from cassettes_core import catalog
 from cassettes_core._errors import CassetteError, CassetteFormatError, ConfigError
 from cassettes_core._model import Interaction, LLMResponse, RecordedError
 from cassettes_core._request import LLMRequest
+from cassettes_core.review import cassette_files
 from cassettes_core.store import MAX_DEPTH, CassetteFile, WriteGuard, require_regular_file
 from cassettes_core.transport import (
     is_event_stream,
@@ -49,7 +50,6 @@ from cassettes_core.transport import (
 )
 
 Format = Literal["vcrpy", "cassetter"]
-PARSED = "parsed"  # a body kept parsed (JSON structure), not as text or bytes
 
 
 @dataclass(frozen=True)
@@ -149,20 +149,16 @@ def shown_uri(uri: str) -> str:
     head = f"{parts.scheme}://{host}" if parts.scheme else host
     if SecretGuard().scan_text(parts.path.replace("/", "\n")) or _TOKEN_LIKE.search(parts.path):
         return f"{head}/… (its path holds what looks like a secret)"
-    return head + (f":{parts.port}" if _port(parts) else "") + parts.path
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:  # a port that is no number
+        port = ""
+    return head + port + parts.path
 
 
 # A run of 20+ letters, digits, '-' or '_' mixing letters and digits: a token glued into a path
 # (`/bot<token>/`) that no detector anchors on; ids such as UUIDs are hidden too, which is safe.
 _TOKEN_LIKE = re.compile(r"(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]{20,}")
-
-
-def _port(parts: Any) -> int | None:
-    try:
-        port: int | None = parts.port
-    except ValueError:
-        return None
-    return port
 
 
 def _exchange(index: int, item: Any, kind: Format) -> Exchange:
@@ -243,13 +239,8 @@ def _cassetter_body(side: Mapping[str, Any], *, response: bool) -> Body:
     raise _UnreadableError(f"a body of type {kind!r} is not known")
 
 
-# -- reading a foreign file ----------------------------------------------------------------
-#
-# Reading another tool's cassette file safely: YAML (``!!binary`` included) or JSON.
-#
-# Foreign files are untrusted: only safe YAML is read (no Python tags), aliases are refused
-# before anything is built (a "billion laughs" bomb would otherwise expand in memory), nesting
-# is bounded, and every defect is a :class:`CassetteFormatError` naming the file.
+# -- reading a foreign file: untrusted, so safe YAML only (``!!binary`` included), no aliases
+# (a "billion laughs" bomb), bounded nesting; every defect a CassetteFormatError naming it.
 MAX_BYTES = 256 * 1024 * 1024  # a cassette larger than this is not one anybody recorded
 
 try:  # the C loader when PyYAML has it: large vcrpy files load several times faster
@@ -308,23 +299,11 @@ def read_foreign(path: Path) -> Any:
 
 def _json(text: str, path: Path) -> Any:
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys(path))
+        return json.loads(text, object_pairs_hook=_once)
+    except _NotConvertedError as exc:
+        raise CassetteFormatError(path, f"has {exc} (JSON)") from None
     except (ValueError, RecursionError) as exc:
-        if isinstance(exc, CassetteFormatError):
-            raise
         raise CassetteFormatError(path, f"is not valid JSON ({exc})") from None
-
-
-def _unique_keys(path: Path) -> Any:
-    def build(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in out:
-                raise CassetteFormatError(path, f"the JSON key {key!r} appears twice in one object")
-            out[key] = value
-        return out
-
-    return build
 
 
 def _yaml(text: str, path: Path) -> Any:
@@ -360,19 +339,10 @@ def _yaml(text: str, path: Path) -> Any:
         raise CassetteFormatError(path, "data nested too deeply") from None
 
 
-# -- converting one call -------------------------------------------------------------------
-#
-# One foreign HTTP call into one interaction, the way the transport would have recorded it.
-#
-# A call is a provider call when the catalog recognises its method and path (any host: a proxy
-# or the loopback emulator too); anything else is skipped with the reason. The request body
-# (text, bytes, gzip, or kept parsed) must be a JSON object: it is split into semantic fields and
-# params as a live recording splits it, a model carried in the path joins it, and the digest is
-# computed. The answer is decompressed (``content-encoding`` gzip or deflate, or gzip bytes that
-# ``decode_compressed_response`` left), decoded in its charset, and an SSE answer (by its
-# content type, or text that starts as one) is split into events. Request headers are never
-# kept (auth headers go with them); response headers pass the same allow-list as a live
-# recording's.
+# -- converting one call, as the transport would have recorded it: a provider call when the
+# catalog recognises its method and path (any host); the request body must be a JSON object;
+# the answer is decompressed, decoded, split into events when it is SSE. Request headers are
+# never kept; response headers pass a live recording's allow-list.
 class _NotConvertedError(Exception):
     pass
 
@@ -468,6 +438,8 @@ def _request_body(exchange: Exchange) -> dict[str, Any]:
             value = json.loads(data.decode("utf-8"), object_pairs_hook=_once)
         except (UnicodeDecodeError, ValueError, RecursionError):
             raise _NotConvertedError("the request body is not JSON") from None
+        except _NotConvertedError as exc:
+            raise _NotConvertedError(f"the request body has {exc}") from None
     if not isinstance(value, dict):
         raise _NotConvertedError("the request body is not a JSON object")
     _require_json_data(value, "request")
@@ -478,7 +450,7 @@ def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:  # which one the provider read is not known: never guessed
-            raise _NotConvertedError(f"the request body has the key {key!r} twice")
+            raise _NotConvertedError(f"the key {key!r} twice in one object")
         out[key] = value
     return out
 
@@ -560,13 +532,9 @@ def _stream(data: bytes, provider: str) -> dict[str, Any]:
     return {"stream": events}
 
 
-# -- importing one file --------------------------------------------------------------------
-#
-# Importing one foreign cassette file: read, convert every call, check, write.
-#
-# Nothing is half-written: the converted interactions go through the secret guard before the
-# store writes them atomically, and a file already at the destination is kept unless
-# ``force``. An input whose calls are all skipped writes nothing.
+# -- importing one file: converted interactions pass the secret guard before the store writes
+# them atomically; a file already there is kept unless ``force``; nothing converted, nothing
+# written.
 @dataclass(frozen=True)
 class Imported:
     """What importing one file did: its format, what was written, and what was not."""
@@ -589,16 +557,19 @@ def plan_import(source: Path) -> tuple[Format, list[Interaction], list[Skipped]]
     return kind, converted, skipped
 
 
-def import_file(source: Path, target: Path, *, guard: WriteGuard, force: bool = False) -> Imported:
-    """Convert ``source`` into a cassette at ``target`` (kept if it exists, unless ``force``)."""
+def import_file(
+    source: Path, target: Path, *, guard: WriteGuard, force: bool = False, dry_run: bool = False
+) -> Imported:
+    """Convert ``source`` into a cassette at ``target`` (kept if it exists, unless ``force``;
+    nothing written on a ``dry_run``)."""
     if target.resolve() == source.resolve():
         raise ConfigError(
             f"{target} is the file being imported; nothing was written\n"
             "TIP: write the converted cassette elsewhere (-o FILE or --out-dir DIR)."
         )
     kind, converted, skipped = plan_import(source)
-    if not converted:
-        return Imported(source, None, kind, (), tuple(skipped))
+    if not converted or dry_run:
+        return Imported(source, None, kind, tuple(converted), tuple(skipped))
     if (target.exists() or target.is_symlink()) and not force:
         raise ConfigError(
             f"{target} exists already; nothing was written\n"
@@ -613,21 +584,11 @@ def import_file(source: Path, target: Path, *, guard: WriteGuard, force: bool = 
 def foreign_files(paths: Iterable[str | Path]) -> list[tuple[Path, Path]]:
     """``(file, relative name)`` for each file named and each cassette-like file under each
     folder named (``*.yaml``, ``*.yml``, ``*.json``; hidden files aside)."""
-    found: list[tuple[Path, Path]] = []
-    for raw in paths:
-        path = Path(raw)
-        if not path.is_dir():
-            found.append((path, Path(path.name)))
-            continue
-        for candidate in sorted(path.rglob("*")):
-            relative = candidate.relative_to(path)
-            if (
-                candidate.suffix.lower() in (".yaml", ".yml", ".json")
-                and candidate.is_file()
-                and not any(part.startswith(".") for part in relative.parts)
-            ):
-                found.append((candidate, relative))
-    return found
+    return [
+        (path, Path(path.name) if named else path.relative_to(raw))
+        for raw in paths
+        for path, named in cassette_files([raw], suffixes=(".yaml", ".yml", ".json"))
+    ]
 
 
 __all__ = [

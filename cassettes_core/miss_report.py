@@ -215,8 +215,6 @@ _KINDS: dict[str, DiffKind] = {
     "dictionary_item_removed": "removed",
     "iterable_item_added": "added",
     "iterable_item_removed": "removed",
-    "attribute_added": "added",
-    "attribute_removed": "removed",
 }
 
 

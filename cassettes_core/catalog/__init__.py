@@ -1,21 +1,15 @@
 """The provider catalog: every fact about every provider endpoint, in one table.
 
-Each :class:`Endpoint` is one record that the whole library reads: the transport recognises
-its calls by method and path, the built-in :class:`~cassettes_core.providers.http.HTTPProvider`
-sends to it, the isolation guard treats its hosts as provider hosts, the request model takes
-its semantic fields, the pytest summary counts its tokens, ``cassette-refresh`` re-issues its
-calls and reads its drift vocabulary, and the emulator serves it. Each endpoint's
-:class:`AnswerReader` says what its answers hold (text, tool calls, tokens, a stream
-assembled, the channels a stream spells out): ``cassettes show``, the pytest summary,
-``cassette-refresh`` and the secret guard read answers through it (:func:`reader_for`,
-:func:`tokens`). The package holds the records (``_entry``), the readers (``_readers``), the
-built-in endpoints (``_entries``) and the provider domains the guard knows beyond them
-(``_hosts``: Gemini, Bedrock, Groq …); nothing outside it names an endpoint path or a provider
-host. Adding a provider is one entry here (with a reader of its own when no built-in one
-reads its answers) plus its emulator route.
+Each :class:`Endpoint` is one record the whole library reads (the transport, the built-in
+provider, the isolation guard, the request model, the pytest summary, ``cassette-refresh`` and
+the emulator); its :class:`AnswerReader` says what its answers hold, for ``cassettes show``,
+the summary, the refresh and the secret guard (:func:`reader_for`, :func:`tokens`). Inside:
+the records (``_entry``), the readers (``_readers``), the built-in endpoints (``_entries``)
+and the provider domains the guard knows beyond them (``_hosts``). Nothing outside it names
+an endpoint path or a provider host.
 
-Adding an endpoint is one entry. The default catalog never changes; a project adds its own
-endpoint for the process with :func:`register` (and takes it back with :func:`unregister`)::
+The default catalog never changes; a project adds its own endpoint for the process with
+:func:`register` (and takes it back with :func:`unregister`)::
 
     from cassettes_core import catalog
 
@@ -34,16 +28,9 @@ endpoint for the process with :func:`register` (and takes it back with :func:`un
         )
     )
 
-A path pattern is a regular expression matched against the *end* of the request path (a plain
-string or a compiled pattern is anchored there as :func:`suffix` does), so any
-base URL works (a proxy's ``/openai/v1/chat/completions``, an Azure deployment's
-``/openai/deployments/{name}/chat/completions``). A model carried in the path is a named group
-``model`` (``suffix(r"/models/(?P<model>[^/:]+):generateContent")``). A pattern with
-alternatives (``/(?:v1|v2)/chat``) names the paths beyond its route in ``samples``:
-:func:`register` tries the route and the samples of each endpoint against every other one (it
-does not intersect the regular expressions themselves). Registering an entry equal to one
-already there does nothing, so a module that registers may be imported twice; ``cassette-refresh
-check --catalog MODULE`` imports such a module before it reads any cassette.
+A path pattern is matched against the *end* of the request path, so any base URL works; a
+model carried in the path is a named group ``model``; a pattern with alternatives names the
+paths beyond its route in ``samples`` (see :func:`register`).
 """
 
 from __future__ import annotations
@@ -64,7 +51,7 @@ from cassettes_core.catalog._entry import (
     TokenFields,
     suffix,
 )
-from cassettes_core.catalog._hosts import OTHER_KEY_HEADERS, PROVIDER_DOMAINS, PROVIDER_PATTERNS
+from cassettes_core.catalog._hosts import PROVIDER_DOMAINS, PROVIDER_PATTERNS
 from cassettes_core.catalog._readers import (
     BY_SHAPE,
     CHANNEL_FIELDS,
@@ -117,12 +104,10 @@ __all__ = [
 
 DEFAULT_CATALOG = Catalog(BUILT_IN)
 _active = DEFAULT_CATALOG
-# Read for every header a recording keeps: computed once per catalog in force.
-_credentials: tuple[Catalog | None, tuple[str, ...]] = (None, ())
 
 # What each built-in provider's answer depends on. Anything else in the body is tuning.
 DEFAULT_SEMANTIC_FIELDS: Mapping[str, frozenset[str]] = MappingProxyType(
-    DEFAULT_CATALOG.semantic_fields()
+    {e.name: e.semantic_fields for e in DEFAULT_CATALOG}
 )
 
 # For user-written providers: the common names of "what was asked".
@@ -142,12 +127,7 @@ def current() -> Catalog:
 
 def credential_headers() -> tuple[str, ...]:
     """Every request header a provider key may travel in (lower case, each once)."""
-    global _credentials  # noqa: PLW0603 -- one entry: the catalog in force and its headers
-    if _credentials[0] is not _active:
-        names = [name for e in _active for name in e.key_headers]
-        found = tuple(dict.fromkeys(name.lower() for name in (*names, *OTHER_KEY_HEADERS)))
-        _credentials = (_active, found)
-    return _credentials[1]
+    return _active.credential_headers
 
 
 def reader_for(provider: str) -> AnswerReader:

@@ -10,6 +10,7 @@ from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from cassettes_core._errors import ConfigError
+from cassettes_core.catalog._hosts import OTHER_KEY_HEADERS
 from cassettes_core.catalog._readers import BY_SHAPE, AnswerReader
 
 StreamFraming = Literal["sse", "ndjson", "aws-eventstream"]
@@ -127,14 +128,7 @@ class Drift:
     def __post_init__(self) -> None:
         known = FrozenMap({key: frozenset(values) for key, values in self.known_values.items()})
         _set_field(self, "known_values", known)
-        for name in (
-            "enum_keys",
-            "behaviour_paths",
-            "lifecycle_events",
-            "content_events",
-            "keepalive_events",
-            "failure_events",
-        ):
+        for name in _DRIFT_SETS:
             _set_field(self, name, frozenset(getattr(self, name)))
         _set_field(self, "stream_paths", tuple(tuple(entry) for entry in self.stream_paths))
 
@@ -143,16 +137,18 @@ class Drift:
         known = dict(self.known_values)
         for key, values in other.known_values.items():
             known[key] = known.get(key, frozenset()) | values
-        return Drift(
-            known_values=known,
-            enum_keys=self.enum_keys | other.enum_keys,
-            behaviour_paths=self.behaviour_paths | other.behaviour_paths,
-            lifecycle_events=self.lifecycle_events | other.lifecycle_events,
-            content_events=self.content_events | other.content_events,
-            keepalive_events=self.keepalive_events | other.keepalive_events,
-            failure_events=self.failure_events | other.failure_events,
-            stream_paths=(*self.stream_paths, *other.stream_paths),
-        )
+        sets = {name: getattr(self, name) | getattr(other, name) for name in _DRIFT_SETS}
+        return Drift(known, stream_paths=(*self.stream_paths, *other.stream_paths), **sets)
+
+
+_DRIFT_SETS = (
+    "enum_keys",
+    "behaviour_paths",
+    "lifecycle_events",
+    "content_events",
+    "keepalive_events",
+    "failure_events",
+)
 
 
 @dataclass(frozen=True, repr=False)
@@ -303,8 +299,10 @@ class Catalog:
             self._by_name[endpoint.name] = endpoint
         self._hosts = {host: e.family for e in self._by_name.values() for host in e.api_hosts()}
         self._drift: Drift | None = None
-        # Read for every stored endpoint: derived once (the catalog is immutable).
+        # Read for every stored endpoint and header: derived once (the catalog is immutable).
         self._key_query = frozenset(name.lower() for e in self for name in e.key_query)
+        names = [*(name for e in self for name in e.key_headers), *OTHER_KEY_HEADERS]
+        self.credential_headers = tuple(dict.fromkeys(name.lower() for name in names))
 
     def __iter__(self) -> Iterator[Endpoint]:
         return iter(self._by_name.values())
@@ -347,13 +345,6 @@ class Catalog:
                     model = found.group("model") if "model" in found.re.groupindex else None
                     return EndpointMatch(endpoint, model)
         return None
-
-    def semantic_fields(self) -> dict[str, frozenset[str]]:
-        return {e.name: e.semantic_fields for e in self}
-
-    def families(self) -> tuple[str, ...]:
-        """Who runs the endpoints (``openai``, ``anthropic``), each once, in catalog order."""
-        return tuple(dict.fromkeys(e.family for e in self))
 
     def sdks(self) -> tuple[str, ...]:
         """The providers' own SDK distributions (``openai``, ``anthropic``), each once."""

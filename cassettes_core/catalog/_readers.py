@@ -1,15 +1,8 @@
 """What an answer holds, read one way per endpoint family: text, tool calls, tokens, streams.
 
-Each catalog :class:`~cassettes_core.catalog.Endpoint` holds an :class:`AnswerReader`, and every
-consumer reads through it: ``cassettes show`` / ``--html`` / ``diff`` (the last user turn, the
-answer's text and tool calls, a stream assembled), the pytest summary (tokens, tool and MCP
-calls counted apart), ``cassette-refresh`` (the tools an answer chose, the texts a stream
-spells out piece by piece, which a later turn may quote) and the secret guard (the channels of
-a stream whose pieces it joins). A provider the catalog does not know is read by the shape of
-its data (:data:`BY_SHAPE`); when nothing fits, its JSON is shown as stored, never hidden.
-
-Every reader is defensive: a cassette edited by hand (a string where a list was, a missing
-key) gives what can be read, never an exception.
+A provider the catalog does not know is read by the shape of its data (:data:`BY_SHAPE`);
+when nothing fits, its JSON is shown as stored, never hidden. Every reader is defensive: a
+cassette edited by hand gives what can be read, never an exception.
 """
 
 from __future__ import annotations

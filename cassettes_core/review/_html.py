@@ -17,7 +17,7 @@ from typing import Any
 
 from cassettes_core._model import Interaction
 from cassettes_core.catalog import Said
-from cassettes_core.review._timeline import _UNSAFE, Entry, entry_of, tokens_text
+from cassettes_core.review._timeline import _UNSAFE, Entry, timeline, tokens_text
 
 _CSS = """
 body{font:15px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:0;background:#f6f7f9;
@@ -75,11 +75,8 @@ def render_page(title: str, interactions: Sequence[Interaction], *, subtitle: st
         "</header>",
         "<main>",
     ]
-    previous: str | None = None
-    for interaction in ordered:
-        entry = entry_of(interaction, previous_system=previous)
+    for entry, interaction in zip(timeline(ordered), ordered, strict=True):
         parts.extend(_article(entry, interaction))
-        previous = entry.system
     parts += ["</main>", "</body>", "</html>", ""]
     return "\n".join(parts)
 

@@ -1,21 +1,12 @@
-"""Which files are cassettes, read through the store; what ``ls`` says of each one, and what
-``verify`` finds in it.
-
-Files named on the command line must be cassettes. Under a directory every visible ``*.yaml``
-and ``*.yml`` file is read (hidden files and folders aside, such as ``.github`` and the store's
-half-written ``.{name}.*.tmp`` files); YAML that is plainly something else (not a mapping, or
-a mapping with neither ``interactions`` nor ``version``) is skipped with a note.
-
-``verify`` runs the checks a load makes, on every interaction, as a list of problems: a load
-stops at the first defect; a CI step wants all of them, one line each. The file as a whole
-(readable, YAML, format version, manifest) is checked first; when it passes, each interaction
-is checked on its own (its fields, its digest against its stored request) and seqs are checked
-for uniqueness. Version drift (the SDKs that recorded a cassette are not the ones installed) is
-reported as a note, and as a problem only when asked (``--drift error``).
+"""Which files are cassettes (under a directory: the visible ``*.yaml``/``*.yml`` files, YAML
+that is plainly something else skipped), what ``ls`` says of each one, and what ``verify``
+finds in it: the checks a load makes, on every interaction, as a list of problems (a load
+stops at the first defect; a CI step wants all of them), version drift as a note.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import stat
 from collections.abc import Iterator, Mapping, Sequence
@@ -45,8 +36,11 @@ class NotACassetteError(CassetteFormatError):
     """A YAML file under a directory that is plainly not a cassette (skipped with a note)."""
 
 
-def cassette_files(paths: Sequence[str | Path]) -> Iterator[tuple[Path, bool]]:
-    """``(file, named)``: each file named, and the cassette-like files under each directory."""
+def cassette_files(
+    paths: Sequence[str | Path], *, suffixes: Sequence[str] = SUFFIXES
+) -> Iterator[tuple[Path, bool]]:
+    """``(file, named)``: each file named, and the visible files with one of ``suffixes`` under
+    each directory (hidden files and folders aside)."""
     for raw in paths:
         path = Path(raw)
         if not path.is_dir():
@@ -55,16 +49,12 @@ def cassette_files(paths: Sequence[str | Path]) -> Iterator[tuple[Path, bool]]:
         found = [
             candidate
             for candidate in path.rglob("*")
-            if candidate.suffix.lower() in SUFFIXES
-            and not _hidden(candidate.relative_to(path))
+            if candidate.suffix.lower() in suffixes
+            and not any(part.startswith(".") for part in candidate.relative_to(path).parts)
             and candidate.is_file()
         ]
         for candidate in sorted(found):
             yield candidate, False
-
-
-def _hidden(relative: Path) -> bool:
-    return any(part.startswith(".") for part in relative.parts) or relative.name.endswith(".tmp")
 
 
 def read_cassette(path: Path, *, named: bool = True) -> Cassette:
@@ -84,7 +74,7 @@ def read_cassette(path: Path, *, named: bool = True) -> Cassette:
     except CassetteFormatError:
         if not named and plainly_not_a_cassette(path):
             raise NotACassetteError(path, "not a cassette: YAML of another kind") from None
-        if foreign(path):
+        if _file_not_ours(path) == _FOREIGN:
             raise ConfigError(
                 f"{path} is a vcrpy / pytest-recording / cassetter cassette, not one of ours\n"
                 f"TIP: convert it first: cassettes import {path} -o converted.yaml"
@@ -121,18 +111,21 @@ _FOREIGN = "a vcrpy / pytest-recording / cassetter cassette (cassettes import co
 
 def not_ours(text: str, path: Path) -> str | None:
     """Why the YAML ``text`` is no cassette of ours to compare (another tool's YAML, such as a
-    CI workflow, or a vcrpy cassette), or ``None`` when it is one (or a damaged one)."""
+    CI workflow, or a vcrpy cassette: a first interaction with a ``request.uri`` and no
+    ``seq``), or ``None`` when it is one (or a damaged one, or an empty file)."""
     try:
         document = load_plain_yaml(text, path)
     except CassetteFormatError:
         return None
-    if document is None:  # an empty file: a cassette cut to nothing, reported as one
+    if document is None:
         return None
-    if not isinstance(document, dict) or (
-        "interactions" not in document and "version" not in document
-    ):
+    if not isinstance(document, dict) or not {"interactions", "version"} & set(document):
         return _OTHER
-    return _FOREIGN if _foreign_document(document) else None
+    items = document.get("interactions")
+    first = items[0] if isinstance(items, list) and items and isinstance(items[0], dict) else {}
+    request = first.get("request")
+    foreign = isinstance(request, dict) and "uri" in request and "seq" not in first
+    return _FOREIGN if foreign else None
 
 
 def _file_not_ours(path: Path) -> str | None:
@@ -145,23 +138,6 @@ def _file_not_ours(path: Path) -> str | None:
 def plainly_not_a_cassette(path: Path) -> bool:
     """Whether a file the store refuses is some other tool's YAML (not a damaged cassette)."""
     return _file_not_ours(path) == _OTHER
-
-
-def foreign(path: Path) -> bool:
-    """Whether the file holds another tool's interactions (``request`` with a ``uri``)."""
-    return _file_not_ours(path) == _FOREIGN
-
-
-def _foreign_document(document: Any) -> bool:
-    items = document.get("interactions") if isinstance(document, dict) else None
-    first = items[0] if isinstance(items, list) and items else None
-    request = first.get("request") if isinstance(first, dict) else None
-    return (
-        isinstance(first, dict)
-        and isinstance(request, dict)
-        and "uri" in request
-        and ("seq" not in first)
-    )
 
 
 @dataclass(frozen=True)
@@ -177,15 +153,7 @@ class Listing:
     size: int
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "interactions": self.interactions,
-            "providers": list(self.providers),
-            "models": list(self.models),
-            "tokens": self.tokens,
-            "recorded_at": self.recorded_at,
-            "size": self.size,
-        }
+        return dataclasses.asdict(self)
 
 
 def listing_of(cassette: Cassette, shown_as: str) -> Listing:
@@ -305,13 +273,7 @@ def verify_file(path: Path) -> Verified:
 
 def _verifiable(path: Path) -> dict[str, Any] | Problem:
     """The file's top-level mapping, its format version checked, or the one problem that
-    stops its check.
-
-    The file is read as text and its interactions are left to :func:`verify_file`, to check
-    one by one: the store's ``read_document`` validates every interaction and stops at the
-    first defect. A cassette with a journal beside it is the exception: its text is the
-    store's reading of both, so a defect in either is its one problem.
-    """
+    stops its check (its interactions are left to :func:`verify_file`, one by one)."""
     try:
         text = read_text(path)
     except CassetteFormatError as exc:

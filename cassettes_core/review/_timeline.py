@@ -149,11 +149,9 @@ def _error_text(body: Any) -> str:
     return as_json(body)
 
 
-def timeline(interactions: Sequence[Interaction], *, seq: int | None = None) -> list[Entry]:
-    """The entries of ``interactions`` in seq order (only ``seq``'s when given)."""
+def timeline(interactions: Sequence[Interaction]) -> list[Entry]:
+    """The entries of ``interactions`` in seq order."""
     chosen = sorted(interactions, key=lambda i: i.seq)
-    if seq is not None:
-        chosen = [i for i in chosen if i.seq == seq]
     entries: list[Entry] = []
     previous: str | None = None
     for interaction in chosen:

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
-from cassettes_core import Interaction, LLMRequest, LLMResponse
 from cassettes_core.cli import main
-from cassettes_core.store import Manifest, render
 
 COMMANDS = ("ls", "show", "verify", "diff", "prune", "import", "scan", "rehash")
 
@@ -36,14 +31,3 @@ def test_version_and_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["frobnicate"]) == 2
     assert main([]) == 2
     assert "usage: cassettes" in capsys.readouterr().err
-
-
-def test_rehash_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    request = LLMRequest.from_body("openai.chat", {"model": "m", "messages": []})
-    item = Interaction(seq=1, digest="0" * 64, request=request, response=LLMResponse(body={}))
-    path = tmp_path / "c.yaml"
-    path.write_text(render(Manifest.current(), [item]), encoding="utf-8")
-    assert main(["rehash", "--json", str(path)]) == 0
-    report = json.loads(capsys.readouterr().out)
-    assert report["files"] == [{"path": str(path), "rehashed": 1, "interactions": 1}]
-    assert main(["verify", str(path)]) == 0

@@ -112,43 +112,6 @@ def _git(folder: Path, *args: str) -> None:
     )
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-def test_diff_against_a_git_revision(
-    emu: Emulator,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """--git HEAD: each cassette changed since the commit, the committed one as A; a new
-    untracked cassette's requests are all new; a deleted one's all gone."""
-    repo = tmp_path / "repo"
-    (repo / "cassettes").mkdir(parents=True)
-    record_plain(repo / "cassettes" / "kept.yaml", emu)
-    record_plain(repo / "cassettes" / "deleted.yaml", emu)
-    _git(repo, "init", "-q")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-q", "-m", "cassettes")
-    record_plain(repo / "cassettes" / "kept.yaml", emu, question="Capital of Peru?")
-    (repo / "cassettes" / "deleted.yaml").unlink()
-    record_plain(repo / "cassettes" / "added.yaml", emu)
-    monkeypatch.chdir(repo)
-    code, out, err = run(["diff", "--git", "HEAD"], capsys)
-    assert code == 1, err
-    lines = [line for line in out.splitlines() if not line.startswith(" ")]
-    assert lines == [
-        "cassettes/added.yaml: 5 new, 0 gone, 0 answered differently, 0 the same",
-        "cassettes/deleted.yaml: 0 new, 5 gone, 0 answered differently, 0 the same",
-        "cassettes/kept.yaml: 1 new, 1 gone, 0 answered differently, 4 the same",
-    ]
-    code, out, _ = run(["diff", "--git", "HEAD", "cassettes/kept.yaml"], capsys)
-    assert out.splitlines()[0].startswith("cassettes/kept.yaml: 1 new")
-    code, _, err = run(["diff", "--git", "no-such-rev"], capsys)
-    assert code == 2
-    assert err.startswith("ERROR: git rev-parse")
-    assert "\nTIP: " in err
-
-
 def test_diff_git_outside_a_repository(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -185,25 +148,26 @@ def test_diff_of_two_folders_says_how_to_compare_them(
     assert "by hand" not in err
 
 
-needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-
-
 @pytest.fixture
 def repo(emu: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A commit with a cassette, a CI workflow, a compose file and a vcrpy cassette; then all
-    four changed in the working tree."""
+    """A commit with two cassettes, a CI workflow, a compose file and a vcrpy cassette; then
+    one cassette re-recorded, one deleted, one added, and the other three changed."""
     repo = tmp_path / "repo"
     (repo / "cassettes").mkdir(parents=True)
     (repo / ".github" / "workflows").mkdir(parents=True)
     (repo / "legacy").mkdir()
     record_plain(repo / "cassettes" / "kept.yaml", emu)
+    record_plain(repo / "cassettes" / "deleted.yaml", emu)
     (repo / ".github" / "workflows" / "ci.yml").write_text("on: push\n", encoding="utf-8")
     (repo / "compose.yaml").write_text("services: {}\n", encoding="utf-8")
     write_yaml(repo / "legacy" / "old.yaml", vcr_item())
     _git(repo, "init", "-q")
     _git(repo, "add", ".")
     _git(repo, "commit", "-q", "-m", "first commit")
+    _git(repo, "branch", "-M", "master")
     record_plain(repo / "cassettes" / "kept.yaml", emu, question="Capital of Peru?")
+    (repo / "cassettes" / "deleted.yaml").unlink()
+    record_plain(repo / "cassettes" / "added.yaml", emu)
     (repo / ".github" / "workflows" / "ci.yml").write_text("on: [push]\n", encoding="utf-8")
     (repo / "compose.yaml").write_text("services: {a: {}}\n", encoding="utf-8")
     write_yaml(repo / "legacy" / "old.yaml", vcr_item(), vcr_item())
@@ -211,74 +175,54 @@ def repo(emu: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path
     return repo
 
 
-KEPT = "cassettes/kept.yaml: 1 new, 1 gone, 0 answered differently, 4 the same"
+COMPARED = [
+    "cassettes/added.yaml: 5 new, 0 gone, 0 answered differently, 0 the same",
+    "cassettes/deleted.yaml: 0 new, 5 gone, 0 answered differently, 0 the same",
+    "cassettes/kept.yaml: 1 new, 1 gone, 0 answered differently, 4 the same",
+]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("rev", ["HEAD", ":/first commit", "HEAD~0", "master@{0}"])
-@needs_git
-def test_other_yaml_in_the_change_is_passed_over_with_a_note(
-    repo: Path, capsys: pytest.CaptureFixture[str], rev: str
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_diff_against_a_git_revision(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A re-record in a pull request that also touches .github/workflows/ci.yml: the cassette
-    is compared, the workflow, the compose file and the vcrpy cassette are named as not
-    compared (was: exit 2 on the workflow, nothing compared)."""
-    if rev.startswith("master@"):
-        _git(repo, "branch", "-M", "master")
-    code, out, err = run(["diff", "--git", rev], capsys)
-    assert code == 1, err
-    lines = out.splitlines()
-    assert KEPT in lines
-    assert ".github/workflows/ci.yml: not compared, not a cassette" in lines
-    assert "compose.yaml: not compared, not a cassette" in lines
-    assert any(line.startswith("legacy/old.yaml: not compared, a vcrpy") for line in lines)
-
-
-@pytest.mark.slow
-@needs_git
-def test_json_names_what_was_not_compared(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--git REV (any commit-ish): each cassette changed since, the committed one as A; a new
+    untracked cassette's requests are all new, a deleted one's all gone. The workflow, the
+    compose file and the vcrpy cassette the change also touches are named as not compared
+    (was: exit 2 on the workflow, nothing compared); a cassette turned into other YAML is
+    still an error. What is no commit is an error with a TIP, and never a git option."""
+    for rev in ("HEAD", ":/first commit", "HEAD~0", "master@{0}"):
+        code, out, err = run(["diff", "--git", rev], capsys)
+        assert code == 1, (rev, err)
+        lines = out.splitlines()
+        assert [line for line in lines if line.startswith("cassettes/")] == COMPARED, rev
+        assert ".github/workflows/ci.yml: not compared, not a cassette" in lines
+        assert "compose.yaml: not compared, not a cassette" in lines
+        assert any(line.startswith("legacy/old.yaml: not compared, a vcrpy") for line in lines)
+    code, out, _ = run(["diff", "--git", "HEAD", "cassettes/kept.yaml"], capsys)
+    assert out.splitlines()[0] == COMPARED[2]
     code, out, _ = run(["diff", "--git", "HEAD", "--json"], capsys)
     assert code == 1
     report = json.loads(out)
-    assert [c["name"] for c in report["cassettes"]] == ["cassettes/kept.yaml"]
+    assert [c["name"] for c in report["cassettes"]] == [line.split(":")[0] for line in COMPARED]
     assert {n["name"] for n in report["not_compared"]} == {
         ".github/workflows/ci.yml",
         "compose.yaml",
         "legacy/old.yaml",
     }
-
-
-@pytest.mark.slow
-@needs_git
-def test_from_a_subfolder_with_a_path(
-    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(repo / "legacy")
+    monkeypatch.chdir(repo / "legacy")  # from a subfolder, with a path
     code, out, err = run(["diff", "--git", "HEAD", "../cassettes"], capsys)
     assert code == 1, err
-    assert out.splitlines()[0] == KEPT
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("rev", ["HEAD^{tree}", "--output=x", "no-such-rev"])
-@needs_git
-def test_what_is_no_commit_is_an_error_with_a_tip(
-    repo: Path, capsys: pytest.CaptureFixture[str], rev: str
-) -> None:
-    code, _, err = run(["diff", f"--git={rev}"], capsys)
-    assert code == 2
-    assert err.startswith("ERROR:")
-    assert "\nTIP: " in err
-    assert not (repo / "x").exists()
-
-
-@pytest.mark.slow
-@needs_git
-def test_a_cassette_turned_into_other_yaml_is_still_an_error(
-    repo: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Only YAML that is no cassette on both sides is passed over: a cassette overwritten by
-    something else is reported."""
+    assert [line for line in out.splitlines() if line.startswith("cassettes/")] == COMPARED
+    monkeypatch.chdir(repo)
+    for rev in ("HEAD^{tree}", "--output=x", "no-such-rev"):
+        code, _, err = run(["diff", f"--git={rev}"], capsys)
+        assert code == 2, rev
+        assert err.startswith("ERROR:")
+        assert "\nTIP: " in err
+        assert not (repo / "x").exists()
+    assert err.startswith("ERROR: git rev-parse")
     (repo / "cassettes" / "kept.yaml").write_text("just: text\n", encoding="utf-8")
     code, _, err = run(["diff", "--git", "HEAD"], capsys)
     assert code == 2

@@ -227,12 +227,7 @@ def test_vcrpy_cassettes_import_and_replay_under_ci(live: Emulator, tmp_path: Pa
     hits = live.hits
     ours = tmp_path / "ours"
     ours.mkdir()
-    imported = subprocess.run(
-        [str(Path(sys.executable).parent / "cassettes"), "import", str(theirs / "cassettes"),
-         "--out-dir", str(ours / "cassettes")],
-        capture_output=True, text=True, check=False, env=env,
-    )  # fmt: skip
-    assert imported.returncode == 0, imported.stdout + imported.stderr
+    assert main(["import", str(theirs / "cassettes"), "--out-dir", str(ours / "cassettes")]) == 0
     for name in ("test_plain", "test_json"):
         cassette = load_cassette(ours / "cassettes" / name / "test_stream_and_tools.yaml")
         assert cassette is not None
@@ -273,10 +268,7 @@ def test_gzip():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("decode", [False, True], ids=["compressed-kept", "decode_compressed"])
-def test_vcrpy_gzip_answers_import_and_replay(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, decode: bool
-) -> None:
+def test_vcrpy_gzip_answers_import_and_replay(tmp_path: Path) -> None:
     """A gzip-encoded answer recorded by real vcrpy, with decode_compressed_response off (the
     bytes kept as !!binary) and on: imported, the openai SDK reads the same answer again."""
     import gzip
@@ -308,11 +300,13 @@ def test_vcrpy_gzip_answers_import_and_replay(
     python = _peer_python()
     theirs = tmp_path / "theirs"
     theirs.mkdir()
-    config = (
-        '@pytest.fixture(scope="module")\ndef vcr_config():\n'
-        f'    return {{"decode_compressed_response": {decode}}}\n'
-    )
-    (theirs / "test_z.py").write_text(GZIP_TESTS.replace("CONFIG", config), encoding="utf-8")
+    for decode in (False, True):
+        config = (
+            '@pytest.fixture(scope="module")\ndef vcr_config():\n'
+            f'    return {{"decode_compressed_response": {decode}}}\n'
+        )
+        source = GZIP_TESTS.replace("CONFIG", config)
+        (theirs / f"test_{decode}.py").write_text(source, encoding="utf-8")
     with raw_server(reply) as server:
         env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
         env.update(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-dummy-replay-only")
@@ -321,16 +315,14 @@ def test_vcrpy_gzip_answers_import_and_replay(
             cwd=theirs, env=env, capture_output=True, text=True, check=False,
         )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:]
-    recorded = (theirs / "cassettes" / "test_z" / "test_gzip.yaml").read_text(encoding="utf-8")
-    assert ("!!binary" in recorded) is not decode
-    out = tmp_path / "ours.yaml"
-    assert (
-        main(["import", str(theirs / "cassettes" / "test_z" / "test_gzip.yaml"), "-o", str(out)])
-        == 0
-    )
-    with _replaying(out) as http:
-        client = openai.OpenAI(base_url=NOWHERE, api_key="k", http_client=http, max_retries=0)
-        answer = client.chat.completions.create(
-            model="gpt-4o-mini", messages=[{"role": "user", "content": "Zipped?"}]
-        )
-    assert answer.choices[0].message.content == "Compressed, then decoded."
+    for decode in (False, True):
+        recorded = theirs / "cassettes" / f"test_{decode}" / "test_gzip.yaml"
+        assert ("!!binary" in recorded.read_text(encoding="utf-8")) is not decode
+        out = tmp_path / f"ours_{decode}.yaml"
+        assert main(["import", str(recorded), "-o", str(out)]) == 0
+        with _replaying(out) as http:
+            client = openai.OpenAI(base_url=NOWHERE, api_key="k", http_client=http, max_retries=0)
+            answer = client.chat.completions.create(
+                model="gpt-4o-mini", messages=[{"role": "user", "content": "Zipped?"}]
+            )
+        assert answer.choices[0].message.content == "Compressed, then decoded."

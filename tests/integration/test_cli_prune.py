@@ -81,59 +81,58 @@ def test_a_full_run_writes_a_complete_list(
     assert one["not_judged"] is None
 
 
-@pytest.mark.parametrize(
-    ("args", "reason"),
-    [
-        pytest.param(("-k", "one"), "deselected", id="k"),
-        pytest.param(("-m", "not slow"), "", id="m-selecting-all-is-not-partial"),
-        pytest.param((".",), "", id="the-rootdir-named-is-whole"),
-        pytest.param(("test_usage.py",), "test_usage.py", id="one-file-is-partial"),
-        pytest.param(("--deselect", "test_usage.py::test_two"), "deselected", id="deselect"),
-        pytest.param(("test_usage.py::test_one",), "test_usage.py::test_one", id="node-id"),
-        pytest.param(("--lf",), "--lf", id="lf"),
-    ],
-)
+# A run's arguments and what its list must give as the reason it is partial ("": whole).
+NARROWED = [
+    (("-k", "one"), "deselected"),
+    (("-m", "not slow"), ""),  # -m that keeps every test: a whole run
+    ((".",), ""),  # the rootdir named is the whole suite
+    (("test_usage.py",), "test_usage.py"),
+    (("--deselect", "test_usage.py::test_two"), "deselected"),
+    (("test_usage.py::test_one",), "test_usage.py::test_one"),
+]
+
+
 def test_a_partial_run_is_marked_and_prune_refuses_it(
-    recorded: Path,
-    pytester: pytest.Pytester,
-    inner: InnerRun,
-    capsys: pytest.CaptureFixture[str],
-    args: tuple[str, ...],
-    reason: str,
+    recorded: Path, pytester: pytest.Pytester, inner: InnerRun, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """-k, --deselect, a node id, --lf: the list says partial and why; prune refuses it with
-    exit 2 and a TIP; deletes nothing."""
-    if args == ("--lf",):  # the cache plugin, which inner runs leave out, gives --lf
-        pytester.runpytest_inprocess(
-            "-p", "no:hypothesispytest", "--cassette-usage=usage.json", "--lf"
-        )
-    else:
-        inner("--cassette-mode=replay", "--cassette-usage=usage.json", *args)
-    usage = usage_of(pytester.path / "usage.json")
-    if not reason:  # -m that keeps every test: a whole run
-        assert usage["complete"] is True
-        return
-    assert usage["complete"] is False
-    assert any(reason in why for why in usage["partial"]), usage["partial"]
+    """-k, --deselect, a file or node id named, --lf: the list says partial and why; prune
+    refuses it with exit 2 and a TIP; deletes nothing."""
     before = sorted(recorded.rglob("*.yaml"))
-    code, out, err = prune(["--usage", str(pytester.path / "usage.json"), "--delete"], capsys)
-    assert code == 2
-    assert out == ""
-    assert err.startswith("ERROR: ")
-    assert "partial run" in err
-    assert "\nTIP: run the whole suite once" in err
-    assert sorted(recorded.rglob("*.yaml")) == before
+    usage_file = pytester.path / "usage.json"
+    for args, reason in [*NARROWED, (("--lf",), "--lf")]:
+        usage_file.unlink(missing_ok=True)
+        if args == ("--lf",):  # the cache plugin, which inner runs leave out, gives --lf
+            pytester.runpytest_inprocess(
+                "-p", "no:hypothesispytest", f"--cassette-usage={usage_file}", "--lf"
+            )
+        else:
+            inner("--cassette-mode=replay", f"--cassette-usage={usage_file}", *args)
+        usage = usage_of(usage_file)
+        assert usage["complete"] is (not reason), args
+        if not reason:
+            continue
+        assert any(reason in why for why in usage["partial"]), (args, usage["partial"])
+        code, out, err = prune(["--usage", str(usage_file), "--delete"], capsys)
+        assert (code, out) == (2, ""), args
+        assert err.startswith("ERROR: ")
+        assert "partial run" in err
+        assert "\nTIP: run the whole suite once" in err
+        assert sorted(recorded.rglob("*.yaml")) == before
 
 
+@pytest.mark.parametrize(
+    "args",
+    [pytest.param(("-x",), id="alone"), pytest.param(("-n", "2", "-p", "xdist", "-x"), id="xdist")],
+)
 def test_stopping_early_is_partial(
-    recorded: Path, pytester: pytest.Pytester, inner: InnerRun
+    recorded: Path, pytester: pytest.Pytester, inner: InnerRun, args: tuple[str, ...]
 ) -> None:
-    """-x after a failure: the tests after it did not run."""
+    """-x after a failure: the tests after it did not run (under xdist: the controller's list)."""
     pytester.makepyfile(test_aaa="def test_fails():\n    assert False\n")
-    inner("--cassette-mode=replay", "--cassette-usage=usage.json", "-x")
+    inner("--cassette-mode=replay", "--cassette-usage=usage.json", *args)
     usage = usage_of(pytester.path / "usage.json")
     assert usage["complete"] is False
-    assert any("stopped early" in why for why in usage["partial"])
+    assert any("stopped" in why for why in usage["partial"]), usage["partial"]
 
 
 def test_prune_after_a_full_run_lists_then_deletes(
@@ -195,13 +194,12 @@ def test_the_ini_option_names_the_file(
     assert usage_of(pytester.path / "build" / "usage.json")["complete"] is True
 
 
-@pytest.mark.slow
 def test_xdist_workers_report_to_one_list(
-    recorded: Path, pytester: pytest.Pytester, provider: Emulator
+    recorded: Path, pytester: pytest.Pytester, inner: InnerRun
 ) -> None:
     """-n 2: the controller writes one complete list holding both workers' cassettes."""
-    result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "-n", "2", "--cassette-mode=replay", "--cassette-usage=usage.json"
+    result = inner(
+        "-n", "2", "-p", "xdist", "--cassette-mode=replay", "--cassette-usage=usage.json"
     )
     result.assert_outcomes(passed=2)
     usage = usage_of(pytester.path / "usage.json")
@@ -234,21 +232,6 @@ def test_usage_file_errors(
     assert code == 2
     assert expected in err
     assert "re-record" not in err
-
-
-@pytest.mark.slow
-def test_xdist_stopping_at_the_first_failure_is_partial(
-    recorded: Path, pytester: pytest.Pytester, provider: Emulator
-) -> None:
-    """-n 2 -x with a failing test: the controller's list is partial."""
-    pytester.makepyfile(test_aaa="def test_fails():\n    assert False\n")
-    pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "-n", "2", "-x", "--cassette-mode=replay",
-        "--cassette-usage=usage.json",
-    )  # fmt: skip
-    usage = usage_of(pytester.path / "usage.json")
-    assert usage["complete"] is False
-    assert any("stopped" in why for why in usage["partial"]), usage["partial"]
 
 
 def test_a_cassette_written_after_the_list_is_kept(

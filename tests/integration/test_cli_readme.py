@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from cassettes_core.cli import main
+
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
-BIN = Path(sys.executable).parent
 
 
 def _sessions() -> list[tuple[list[str], str]]:
@@ -37,11 +35,17 @@ def test_the_readme_shows_show_and_ls() -> None:
 
 
 @pytest.mark.parametrize(("args", "printed"), _sessions(), ids=lambda v: str(v)[:30])
-def test_readme_session_is_real_output(args: list[str], printed: str) -> None:
+def test_readme_session_is_real_output(
+    args: list[str],
+    printed: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     """Run from the repository root at the README's width (96 columns, colour off)."""
-    env = {**os.environ, "COLUMNS": "96", "NO_COLOR": "1"}
-    done = subprocess.run(
-        [str(BIN / "cassettes"), *args], cwd=ROOT, env=env, capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == printed
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("COLUMNS", "96")
+    monkeypatch.setenv("NO_COLOR", "1")
+    code = main(args)
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert out == printed

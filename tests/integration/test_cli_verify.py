@@ -39,12 +39,6 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
     return code, out, err
 
 
-def test_good_cassettes_verify(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(["verify", str(folder)], capsys)
-    assert code == 0
-    assert out.strip().endswith("2 cassettes (9 interactions) verified: all good")
-
-
 def test_a_tampered_request_is_one_line_naming_the_seq(
     folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -132,13 +126,16 @@ def test_a_cut_between_interactions_is_a_shorter_cassette(
     assert out.splitlines() == [f"1 cassette ({whole - 1} interactions) verified: all good"]
 
 
-def test_json_report_and_other_yaml_skipped(
+def test_good_cassettes_verify_and_other_yaml_is_skipped(
     folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """--json; a CI workflow file in the folder is not a cassette and is skipped, and so is
-    the half-written temporary a killed writer leaves."""
+    """Good cassettes: all good (--json too); a CI workflow file in the folder is not a
+    cassette and is skipped, and so is the half-written temporary a killed writer leaves."""
     (folder / "ci.yml").write_text("on: push\njobs: {}\n", encoding="utf-8")
     (folder / ".openai.yaml.k3j2.tmp").write_text("version: 1\ninteractions:\n- seq", "utf-8")
+    code, out, _ = run(["verify", str(folder)], capsys)
+    assert code == 0
+    assert out.strip().endswith("2 cassettes (9 interactions) verified: all good")
     code, out, _ = run(["verify", "--json", str(folder)], capsys)
     report = json.loads(out)
     assert code == 0
@@ -176,7 +173,7 @@ def test_version_drift_is_a_note_unless_asked(
 
 def test_ls_lists_every_cassette(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Interactions, providers, models, tokens, recorded date and size per cassette; sorted
-    by a column; a total."""
+    by a column; a total; --json; a broken cassette reported after the others are listed."""
     code, out, _ = run(["ls", str(folder), "--sort", "interactions"], capsys)
     lines = out.splitlines()
     assert code == 0
@@ -189,20 +186,12 @@ def test_ls_lists_every_cassette(folder: Path, capsys: pytest.CaptureFixture[str
     assert " 6 " in lines[1]
     assert "anthropic.messages" in lines[2]
     assert lines[-1].startswith("2 cassettes, 9 interactions, ")
-
-
-def test_ls_json_and_sorting_by_tokens(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(["ls", str(folder), "--json", "--sort", "tokens"], capsys)
     report = json.loads(out)
     tokens = [c["tokens"] for c in report["cassettes"]]
     assert code == 0
     assert tokens == sorted(tokens, reverse=True)
     assert all(c["size"] > 0 and c["recorded_at"] for c in report["cassettes"])
-
-
-def test_ls_reports_a_broken_cassette_after_listing_the_others(
-    folder: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
     (folder / "broken.yaml").write_text("version: 1\ninteractions: [", encoding="utf-8")
     code, out, err = run(["ls", str(folder)], capsys)
     assert code == 2

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,7 @@ def test_optional():
     openai.OpenAI(max_retries=0).chat.completions.create(
         model="gpt-4o-mini", messages=[{"role": "user", "content": "optional"}])
 """
+SKIPIF = '@pytest.mark.skipif(True, reason="x")\ndef test_fixture_only'
 
 
 def write(pytester: pytest.Pytester, *, skip: bool) -> None:
@@ -80,179 +82,86 @@ def aged(*paths: Path) -> list[Path]:
     return sorted(paths)
 
 
-def assert_all_kept(folder: Path, before: list[Path]) -> None:
-    assert sorted(folder.rglob("*.yaml")) == before
-
-
-@pytest.mark.parametrize(
-    "args",
-    [
-        pytest.param(("--collect-only",), id="collect-only"),
-        pytest.param(("--co", "-q"), id="co"),
-        pytest.param(("--setup-plan",), id="setup-plan"),
-        pytest.param(("--ignore=test_optional.py",), id="ignore"),
-        pytest.param(("--ignore-glob=*optional*",), id="ignore-glob"),
-        pytest.param(("--deselect=test_usage.py::nothing",), id="deselect-nothing-is-whole"),
-    ],
-)
-def test_runs_that_ran_no_or_fewer_tests_prune_nothing(
-    recorded: Path, pytester: pytest.Pytester, inner: InnerRun, args: tuple[str, ...]
-) -> None:
-    before = sorted(recorded.rglob("*.yaml"))
+def replay_with_list(pytester: pytest.Pytester, inner: InnerRun, *args: str) -> Path:
+    """A replay run writing usage.json (a stale one removed first); the list's path."""
+    usage = pytester.path / "usage.json"
+    usage.unlink(missing_ok=True)
     inner("--cassette-mode=replay", "--cassette-usage=usage.json", *args)
-    code = prune_delete(pytester.path / "usage.json")
-    if args[0].startswith("--deselect"):
-        assert code == 0
-    else:
-        assert code == 2
-    assert_all_kept(recorded, before)
+    return usage
 
 
-def test_ignore_through_pytest_addopts_is_partial(
+# What each run is given (arguments, PYTEST_ADDOPTS) and prune's exit code; None: the run
+# may write no list at all.
+NARROWED: list[tuple[tuple[str, ...], str, int | None]] = [
+    (("--collect-only",), "", 2),
+    (("--co", "-q"), "", 2),
+    (("--setup-plan",), "", 2),
+    (("--ignore=test_optional.py",), "", 2),
+    (("--ignore-glob=*optional*",), "", 2),
+    ((), "--ignore=test_optional.py", 2),
+    (("--fixtures",), "", None),
+    (("--markers",), "", None),
+    (("--fixtures-per-test",), "", None),
+    (("--deselect=test_usage.py::nothing",), "", 0),  # deselecting nothing is a whole run
+]
+
+
+def test_runs_that_ran_no_or_fewer_tests_prune_nothing(
     recorded: Path, pytester: pytest.Pytester, inner: InnerRun, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("PYTEST_ADDOPTS", "--ignore=test_optional.py")
+    """A run that only collects, lists or leaves tests out writes a partial list (or none):
+    prune refuses it (exit 2) and every cassette stays."""
     before = sorted(recorded.rglob("*.yaml"))
-    inner("--cassette-mode=replay", "--cassette-usage=usage.json")
-    assert prune_delete(pytester.path / "usage.json") == 2
-    assert_all_kept(recorded, before)
+    for args, addopts, code in NARROWED:
+        monkeypatch.setenv("PYTEST_ADDOPTS", addopts)
+        usage = replay_with_list(pytester, inner, *args)
+        if code is not None or usage.exists():
+            assert prune_delete(usage) == (2 if code is None else code), (args, addopts)
+        assert sorted(recorded.rglob("*.yaml")) == before, (args, addopts)
 
 
-def test_a_module_skipped_at_collection_keeps_its_cassettes(
-    recorded: Path, pytester: pytest.Pytester, inner: InnerRun
-) -> None:
-    """`pytest.skip(allow_module_level=True)` / `importorskip`: the module's tests never exist
-    in the run, so the run cannot say their cassettes are unused."""
-    before = sorted(recorded.rglob("*.yaml"))
-    write(pytester, skip=True)
-    inner("--cassette-mode=replay", "--cassette-usage=usage.json")
-    prune_delete(pytester.path / "usage.json")
-    assert_all_kept(recorded, before)
-
-
-@pytest.mark.parametrize("how", ["skip", "skipif"])
-def test_a_fixture_only_test_skipped_keeps_its_cassette(
-    recorded: Path, pytester: pytest.Pytester, inner: InnerRun, how: str
-) -> None:
-    """A test that opens its cassette through the fixture alone, skipped inside the test or by
-    a skipif mark (the fixture never set up): its cassette is not judged."""
-    source = TESTS.replace("SKIP", "True")
-    if how == "skipif":
-        source = source.replace(
-            "def test_fixture_only", '@pytest.mark.skipif(True, reason="x")\ndef test_fixture_only'
-        )
-    pytester.makepyfile(test_usage=source)
-    inner("--cassette-mode=replay", "--cassette-usage=usage.json")
-    prune_delete(pytester.path / "usage.json")
-    assert (recorded / "test_usage" / "test_fixture_only.yaml").exists()
-
-
-def test_a_list_of_another_project_prunes_nothing_here(
-    recorded: Path,
-    pytester: pytest.Pytester,
-    inner: InnerRun,
-    tmp_path_factory: pytest.TempPathFactory,
-) -> None:
-    """The list of project A, pruned against project B's folder: B's cassettes are not in A's
-    list because A never ran them, not because nobody uses them."""
-    inner("--cassette-mode=replay", "--cassette-usage=usage.json").assert_outcomes(passed=3)
-    other = tmp_path_factory.mktemp("other project")
-    (other / "cassettes").mkdir()
-    for path in recorded.rglob("*.yaml"):
-        target = other / "cassettes" / path.relative_to(recorded)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(path.read_bytes())
-
-    before = aged(*(other / "cassettes").rglob("*.yaml"))
-    assert prune_delete(pytester.path / "usage.json", str(other / "cassettes")) == 2
-    assert sorted((other / "cassettes").rglob("*.yaml")) == before
-
-
-def test_a_list_moved_off_its_machine_prunes_nothing(
-    recorded: Path, pytester: pytest.Pytester, inner: InnerRun
-) -> None:
-    """A CI artifact: rootdir names a machine that is not this one, and the list sits in a
-    sub-folder; its names do not match the files here."""
-    inner("--cassette-mode=replay", "--cassette-usage=usage.json").assert_outcomes(passed=3)
-    data = json.loads((pytester.path / "usage.json").read_text())
-    data["rootdir"] = "/nonexistent/ci/build"
-    (pytester.path / "artifacts").mkdir()
-    (pytester.path / "artifacts" / "usage.json").write_text(json.dumps(data))
-
-    before = aged(*recorded.rglob("*.yaml"))
-    prune_delete(pytester.path / "artifacts" / "usage.json", str(recorded))
-    assert_all_kept(recorded, before)
-
-
-def test_a_forged_cassette_dir_cannot_reach_outside_the_rootdir(
-    recorded: Path,
-    pytester: pytest.Pytester,
-    inner: InnerRun,
-    tmp_path_factory: pytest.TempPathFactory,
-) -> None:
-    inner("--cassette-mode=replay", "--cassette-usage=usage.json").assert_outcomes(passed=3)
-    elsewhere = tmp_path_factory.mktemp("elsewhere")
-    victim = elsewhere / "kept.yaml"
-    victim.write_bytes((recorded / "test_usage" / "test_one.yaml").read_bytes())
-
-    aged(victim)
-    data = json.loads((pytester.path / "usage.json").read_text())
-    data["cassette_dir"] = str(elsewhere)
-    (pytester.path / "usage.json").write_text(json.dumps(data))
-    assert prune_delete(pytester.path / "usage.json") == 2
-    assert victim.exists()
-
-
-def test_under_xdist_a_skipped_fixture_only_test_keeps_its_cassette(
-    recorded: Path, pytester: pytest.Pytester, inner: InnerRun
-) -> None:
-    """The workers collect; the controller, which writes the list, must hear of the test."""
-    source = TESTS.replace("SKIP", "False").replace(
-        "def test_fixture_only", '@pytest.mark.skipif(True, reason="x")\ndef test_fixture_only'
+def test_sw_skip_is_partial(recorded: Path, pytester: pytest.Pytester) -> None:
+    pytester.runpytest_inprocess(
+        "-p", "no:hypothesispytest", "--cassette-usage=usage.json", "--sw-skip"
     )
-    pytester.makepyfile(test_usage=source)
-    inner("--cassette-mode=replay", "--cassette-usage=usage.json", "-n", "2", "-p", "xdist")
     usage = json.loads((pytester.path / "usage.json").read_text())
-    assert usage["complete"] is True
-    entry = usage["cassettes"]["cassettes/test_usage/test_fixture_only.yaml"]
-    assert entry["not_judged"]
-    prune_delete(pytester.path / "usage.json")
-    assert (recorded / "test_usage" / "test_fixture_only.yaml").exists()
-
-
-def test_a_linked_folder_to_another_project_is_not_pruned(
-    recorded: Path,
-    pytester: pytest.Pytester,
-    inner: InnerRun,
-    tmp_path_factory: pytest.TempPathFactory,
-) -> None:
-    """cassettes/shared -> a folder of another project: no run here speaks for its files."""
-    inner("--cassette-mode=replay", "--cassette-usage=usage.json").assert_outcomes(passed=3)
-    other = tmp_path_factory.mktemp("other")
-    victim = other / "theirs.yaml"
-    victim.write_bytes((recorded / "test_usage" / "test_one.yaml").read_bytes())
-    aged(victim)
-    (recorded / "shared").symlink_to(other, target_is_directory=True)
-    assert prune_delete(pytester.path / "usage.json") == 0
-    assert victim.exists()
+    assert usage["complete"] is False
 
 
 @pytest.mark.parametrize(
-    "args",
+    ("usage_src", "optional_src", "args"),
     [
-        pytest.param(("--fixtures",), id="fixtures"),
-        pytest.param(("--markers",), id="markers"),
-        pytest.param(("--fixtures-per-test",), id="fixtures-per-test"),
+        pytest.param(TESTS, OPTIONAL, (), id="module-skipped-at-collection"),
+        pytest.param(TESTS, None, (), id="fixture-only-skipped-inside"),
+        pytest.param(TESTS.replace("def test_fixture_only", SKIPIF), None, (), id="skipif"),
+        pytest.param(
+            TESTS.replace("def test_fixture_only", SKIPIF), None, ("-n", "2", "-p", "xdist"),
+            id="skipif-under-xdist",
+        ),
     ],
-)
-def test_runs_that_only_list_prune_nothing(
-    recorded: Path, pytester: pytest.Pytester, inner: InnerRun, args: tuple[str, ...]
+)  # fmt: skip
+def test_a_test_that_did_not_run_keeps_its_cassette(
+    recorded: Path,
+    pytester: pytest.Pytester,
+    inner: InnerRun,
+    usage_src: str,
+    optional_src: str | None,
+    args: tuple[str, ...],
 ) -> None:
+    """A module skipped whole (`importorskip`), or a test that opens its cassette through the
+    fixture alone, skipped inside or by a skipif mark (the fixture never set up; under xdist
+    the controller, which writes the list, must hear of it): its cassette is not judged."""
+    pytester.makepyfile(test_usage=usage_src.replace("SKIP", "True"))
+    if optional_src is not None:
+        pytester.makepyfile(test_optional=optional_src.replace("SKIP", "True"))
     before = sorted(recorded.rglob("*.yaml"))
-    inner("--cassette-mode=replay", "--cassette-usage=usage.json", *args)
-    if (pytester.path / "usage.json").exists():
-        assert prune_delete(pytester.path / "usage.json") == 2
-    assert_all_kept(recorded, before)
+    usage = replay_with_list(pytester, inner, *args)
+    if args:
+        data = json.loads(usage.read_text())
+        assert data["complete"] is True
+        assert data["cassettes"]["cassettes/test_usage/test_fixture_only.yaml"]["not_judged"]
+    prune_delete(usage)
+    assert sorted(recorded.rglob("*.yaml")) == before
 
 
 def test_a_run_a_test_ended_with_pytest_exit_prunes_nothing(
@@ -264,65 +173,79 @@ def test_a_run_a_test_ended_with_pytest_exit_prunes_nothing(
         '    ask("one")', '    ask("one")\n    pytest.exit("enough", returncode=0)'
     )
     pytester.makepyfile(test_usage=source, test_optional="")
-    inner("--cassette-mode=replay", "--cassette-usage=usage.json", "-p", "no:randomly")
-    if (pytester.path / "usage.json").exists():
-        assert prune_delete(pytester.path / "usage.json") == 2
-    assert_all_kept(recorded, before)
+    usage = replay_with_list(pytester, inner, "-p", "no:randomly")
+    if usage.exists():
+        assert prune_delete(usage) == 2
+    assert sorted(recorded.rglob("*.yaml")) == before
 
 
-def test_sw_skip_is_partial(recorded: Path, pytester: pytest.Pytester, inner: InnerRun) -> None:
-    pytester.runpytest_inprocess(
-        "-p", "no:hypothesispytest", "--cassette-usage=usage.json", "--sw-skip"
-    )
-    usage = json.loads((pytester.path / "usage.json").read_text())
-    assert usage["complete"] is False
+Damage = Callable[[dict[str, Any]], object]
+DAMAGES: dict[str, Damage] = {
+    "cassettes-a-list": lambda d: d.update(cassettes=[]),
+    "cassettes-text": lambda d: d.update(cassettes="all"),
+    "entry-text": lambda d: d["cassettes"].update(dict.fromkeys(d["cassettes"], "x")),
+    "played-int": lambda d: [e.update(played=5) for e in d["cassettes"].values()],
+    "played-nested": lambda d: [e.update(played=[[1]]) for e in d["cassettes"].values()],
+    "played-text": lambda d: [e.update(played=["1"]) for e in d["cassettes"].values()],
+    "hash-list": lambda d: [e.update(sha256=[1]) for e in d["cassettes"].values()],
+    "not-judged-int": lambda d: [e.update(not_judged=0) for e in d["cassettes"].values()],
+}
 
 
-@pytest.mark.parametrize(
-    "damage",
-    [
-        pytest.param(lambda d: d.update(cassettes=[]), id="cassettes-a-list"),
-        pytest.param(lambda d: d.update(cassettes="all"), id="cassettes-text"),
-        pytest.param(
-            lambda d: d["cassettes"].update(dict.fromkeys(d["cassettes"], "x")), id="entry-text"
-        ),
-        pytest.param(
-            lambda d: [e.update(played=5) for e in d["cassettes"].values()], id="played-int"
-        ),
-        pytest.param(
-            lambda d: [e.update(played=[[1]]) for e in d["cassettes"].values()], id="played-nested"
-        ),
-        pytest.param(
-            lambda d: [e.update(played=["1"]) for e in d["cassettes"].values()], id="played-text"
-        ),
-        pytest.param(
-            lambda d: [e.update(sha256=[1]) for e in d["cassettes"].values()], id="hash-list"
-        ),
-        pytest.param(
-            lambda d: [e.update(not_judged=0) for e in d["cassettes"].values()], id="not-judged-int"
-        ),
-    ],
-)
-def test_a_damaged_list_is_refused_not_read_as_nothing_used(
+def test_lists_that_do_not_describe_the_folder_prune_nothing(
     recorded: Path,
     pytester: pytest.Pytester,
     inner: InnerRun,
+    tmp_path_factory: pytest.TempPathFactory,
     capsys: pytest.CaptureFixture[str],
-    damage: Any,
 ) -> None:
-    """A list whose entries are not what pytest writes ended in a traceback, or (a
-    'cassettes' that is not a mapping) was read as 'no cassette used': every one deleted."""
-    inner("--cassette-mode=replay", "--cassette-usage=usage.json").assert_outcomes(passed=3)
-    data = json.loads((pytester.path / "usage.json").read_text())
-    damage(data)
-    (pytester.path / "usage.json").write_text(json.dumps(data))
+    """One whole run's list, then each attack on it: another project's folder, the list moved
+    off its machine, a forged cassette_dir outside the rootdir, a link to another project's
+    folder, and damaged entries (once read as 'nothing used': every cassette deleted)."""
+    usage = replay_with_list(pytester, inner)
+    original = json.loads(usage.read_text())
     before = aged(*recorded.rglob("*.yaml"))
-    capsys.readouterr()
-    assert prune_delete(pytester.path / "usage.json") == 2
-    err = capsys.readouterr().err
-    assert err.startswith("ERROR:")
-    assert "damaged" in err
-    assert_all_kept(recorded, before)
+
+    def variant(name: str, change: Damage) -> Path:
+        data = json.loads(json.dumps(original))
+        change(data)
+        path = pytester.path / name
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(json.dumps(data))
+        return path
+
+    # Project A's list against project B's folder: B's cassettes were never run, not unused.
+    other = tmp_path_factory.mktemp("other project") / "cassettes"
+    for path in recorded.rglob("*.yaml"):
+        target = other / path.relative_to(recorded)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(path.read_bytes())
+    theirs = aged(*other.rglob("*.yaml"))
+    assert prune_delete(usage, str(other)) == 2
+    assert sorted(other.rglob("*.yaml")) == theirs
+    # A CI artifact: rootdir names another machine and the list sits in a sub-folder.
+    moved = variant("artifacts/usage.json", lambda d: d.update(rootdir="/nonexistent/ci/build"))
+    prune_delete(moved, str(recorded))
+    # A cassette_dir forged to point outside the rootdir.
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    victim = elsewhere / "kept.yaml"
+    victim.write_bytes((recorded / "test_usage" / "test_one.yaml").read_bytes())
+    aged(victim)
+    assert (
+        prune_delete(variant("forged.json", lambda d: d.update(cassette_dir=str(elsewhere)))) == 2
+    )
+    assert victim.exists()
+    for name, damage in DAMAGES.items():
+        capsys.readouterr()
+        assert prune_delete(variant(f"{name}.json", damage)) == 2, name
+        err = capsys.readouterr().err
+        assert err.startswith("ERROR:"), name
+        assert "damaged" in err, name
+    assert sorted(recorded.rglob("*.yaml")) == before
+    # cassettes/shared -> a folder of another project: no run here speaks for its files.
+    (recorded / "shared").symlink_to(elsewhere, target_is_directory=True)
+    assert prune_delete(usage) == 0
+    assert victim.exists()
 
 
 def test_an_absolute_cassette_dir_outside_rootdir_is_still_pruned(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,9 @@ def test_edited_request_fails_then_rehash_accepts_it(
     loaded = load_cassette(path)
     assert loaded is not None
     assert loaded.interactions[0].request.fields["messages"][0]["content"] == "Capital of Spain?"
+    assert main(["rehash", "--json", str(path)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["files"] == [{"path": str(path), "rehashed": 0, "interactions": 2}]
 
 
 def test_rehash_refuses_a_file_that_is_broken_otherwise(

@@ -137,22 +137,16 @@ def test_a_registered_endpoints_fields_still_count_an_unknown_provider() -> None
         catalog.unregister("acme.gen")
 
 
-def test_longest_prefix_wins() -> None:
-    """A dated mini model is priced as mini, not as its shorter prefix."""
+def test_the_price_table() -> None:
+    """The longest prefix wins (a dated mini model is priced as mini); cost is tokens times
+    the per-million price, input and output apart; cassette_prices lines replace a default
+    price and add new prefixes."""
     table = PriceTable.with_overrides([])
     assert table.price("gpt-4o-mini-2024-07-18") == table.prices["gpt-4o-mini"]
     assert table.price("gpt-4o-2024-08-06") == table.prices["gpt-4o"]
-
-
-def test_cost_per_million() -> None:
-    """Cost is tokens times the per-million price, input and output apart."""
     table = PriceTable({"m": (1.0, 2.0)})
     assert table.cost("m-1", 1_000_000, 500_000) == pytest.approx(2.0)
     assert table.cost("unknown", 10, 10) is None
-
-
-def test_ini_lines_override_and_extend() -> None:
-    """cassette_prices lines replace a default price and add new prefixes."""
     table = PriceTable.with_overrides(["gpt-4o-mini = 1 2  # our contract", "", "my-ft = 3 4"])
     assert table.price("gpt-4o-mini") == (1.0, 2.0)
     assert table.price("my-ft-v2") == (3.0, 4.0)
