@@ -15,8 +15,8 @@ Each tool's policy comes from its annotations (``destructiveHint`` → ``never``
 policy matters when a server is connected (``append`` over a fork): a recorded ``never`` call
 is answered from the cassette, a recorded ``safe`` one runs again and is compared.
 
-The ``mcp`` SDK is never imported here: :func:`install` patches its modules when (and if)
-they are imported (``_session`` holds them all).
+The ``mcp`` SDK is never imported here: :func:`install`, run when the first interception
+starts, patches its modules when (and if) they are imported (``_session`` holds them all).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from cassettes_core.isolation import PatchOnImport, watch
+from cassettes_core.transport import on_first_install
 
 if TYPE_CHECKING:
     from cassettes_core.mcp._session import (
@@ -39,8 +40,7 @@ if TYPE_CHECKING:
     )
 
 # Loaded on first use (PEP 562): a replay that never meets MCP never imports the tool and MCP
-# code (``tests/unit/test_replay_cost.py`` measures it), and importing provider-cassettes only
-# installs the import hook below.
+# code (``tests/unit/test_replay_cost.py`` measures it).
 _LAZY = frozenset(
     {
         "MCP_PROVIDER",
@@ -85,6 +85,9 @@ def install() -> None:
         "mcp.client.sse": _patcher("patch_sse"),
     }
     _watching.append(watch(patches, every_time=True))
+
+
+on_first_install(install)
 
 
 __all__ = [

@@ -20,7 +20,8 @@ built-in providers share, the SSE codec (:class:`SSEParser`, :func:`parse_stream
 :func:`encode_stream` …), the NDJSON one (:class:`NDJSONParser`, :func:`parse_ndjson`,
 :func:`encode_ndjson`; :func:`stream_framing` tells them apart by content type) and the AWS
 event-stream codec (:class:`EventStreamParser`, :func:`encode_frame`). ``boto3``/``botocore``
-clients are covered by the same switch (see :mod:`cassettes_core.transport.botocore`).
+clients are covered by the same switch (see :mod:`cassettes_core.transport.botocore`), and
+so are ``aiohttp`` sessions (see ``_aiohttp``).
 """
 
 from __future__ import annotations
@@ -65,10 +66,10 @@ from cassettes_core.transport._intercept import (
     intercept,
     is_patched,
     live_allowed,
+    on_first_install,
     release_clients,
 )
 from cassettes_core.transport._intercept import active as active_interception
-from cassettes_core.transport.botocore import aws_kept_headers
 
 # The isolation guard keeps the httpx/httpx2 (and aiohttp, botocore) seams in while armed.
 register_seam(hold_clients, release_clients, live_allowed)
@@ -84,7 +85,6 @@ __all__ = [
     "Route",
     "SSEParser",
     "active_interception",
-    "aws_kept_headers",
     "charset_of",
     "decode_aws_event",
     "decode_data",
@@ -104,6 +104,7 @@ __all__ = [
     "kept_headers",
     "live_allowed",
     "match_route",
+    "on_first_install",
     "parse_ndjson",
     "parse_stream",
     "recorded_delay",
