@@ -237,12 +237,16 @@ def test_a_fork_replays_the_destructive_calls_before_it_and_runs_those_after(
     assert log == ["Paris", "Rome", "Rome"]
 
 
-def test_an_mcp_miss_names_the_method(notes: Notes, tmp_path: Path) -> None:
-    """The miss says which MCP call it was, before the diff."""
+def test_an_mcp_miss_names_the_method(
+    notes: Notes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CI with the cassette never committed: the first request misses, saying which MCP call
+    it was, and no server is spawned."""
+    monkeypatch.setenv("CI", "true")
 
     async def listing() -> None:
         async with (
-            intercept(Recorder(tmp_path / "none.yaml", mode="replay")),
+            intercept(Recorder(tmp_path / "none.yaml")),
             stdio_client(notes.stdio()) as (read, write),
             ClientSession(read, write) as session,
         ):
@@ -251,4 +255,6 @@ def test_an_mcp_miss_names_the_method(notes: Notes, tmp_path: Path) -> None:
     with pytest.raises(BaseException) as raised:  # noqa: PT011 - unwrapped below
         asyncio.run(listing())
     [miss] = leaf_errors(raised.value)
+    assert isinstance(miss, CassetteMissError)
     assert str(miss).startswith("no cassette file for this mcp call (initialize)")
+    assert notes.lines("started") == 0
