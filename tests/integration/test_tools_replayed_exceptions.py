@@ -7,12 +7,10 @@ recorded error of a real recording; the run replays it under CI.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-from cassettes_core.tools import RecordedToolError, rebuilt_exception, recorded_exception
 from tests.helpers.inner import PLUGIN_INI, InnerRun
 
 USER_TESTS = """
@@ -88,12 +86,3 @@ def test_no_recorded_exception_steers_the_run(
     assert len(summary) == len(ATTACKS)
     assert all("RecordedToolError: tool test_attack.charge raised" in line for line in summary)
     assert not (Path(pytester.path) / "trap.log").exists()
-
-
-def test_a_recorded_name_never_imports_a_module() -> None:
-    """A cassette naming a module not loaded (``this``: it prints on import) imports nothing."""
-    assert "this" not in sys.modules
-    error = recorded_exception(ValueError("x"))
-    edited = type(error)(kind=error.kind, message="this.X: x", body={"type": "this.X"})
-    assert isinstance(rebuilt_exception("t", edited, home="this"), RecordedToolError)
-    assert "this" not in sys.modules
