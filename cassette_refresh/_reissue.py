@@ -75,8 +75,8 @@ from cassettes_core.store import load_plain_yaml, read_snapshot
 from cassettes_core.transport import (
     EVENTSTREAM_CONTENT_TYPE,
     EventStreamParser,
-    aws_kept_headers,
     decode_aws_event,
+    kept_headers,
     stored_body,
 )
 
@@ -702,7 +702,7 @@ class BedrockProvider:
         answer = self._send(request, stream=False)
         body = stored_body(answer.content, answer.headers.get("content-type"))
         # The headers a recording through boto3 keeps (a rewrite stores this answer).
-        kept = aws_kept_headers(answer.headers.items())
+        kept = kept_headers(answer.headers.items())
         return LLMResponse(body=body, status=answer.status_code, headers=kept)
 
     def stream(self, request: LLMRequest) -> Iterator[StreamEvent]:

@@ -34,6 +34,10 @@ from cassettes_core.providers import FakeProvider, Provider
 from cassettes_core.store import Cassette, CassetteVersionWarning, load_cassette
 from cassettes_core.transport import AbandonedStreamWarning, Interception, intercept
 
+# MCP sessions record into the active cassette: from the first interception on, the mcp SDK
+# is patched if and when imported (importing this installs nothing).
+from cassettes_core import mcp  # noqa: F401  # isort: skip
+
 if TYPE_CHECKING:
     from cassettes_core._cassette_provider import CassetteProvider
     from cassettes_core.secrets import UnsafeInteractionDroppedWarning
@@ -74,10 +78,6 @@ def __dir__() -> list[str]:
 _SUBPACKAGES = frozenset(
     {"catalog", "diff", "digest", "isolation", "mcp", "modes", "secrets", "store", "transport"}
 )
-
-# MCP sessions record into the active cassette: the mcp SDK is patched if and when imported
-# (``install`` imports only the import hook; the rest comes with the mcp SDK).
-importlib.import_module("cassettes_core.mcp").install()
 
 
 __all__ = [

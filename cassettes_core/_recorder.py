@@ -15,10 +15,9 @@ import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from cassettes_core._errors import (
-    CassetteError,
     CassetteFormatError,
     CassetteMissError,
     ConfigError,
@@ -52,17 +51,7 @@ from cassettes_core.store import (
 if TYPE_CHECKING:
     from cassettes_core.store import WriteGuard
 
-__all__ = ["BeforeRecord", "RaiseAs", "Recorder", "RecorderStats", "RerecordHint"]
-
-_E = TypeVar("_E", bound=CassetteError)
-
-
-class RaiseAs(Protocol):
-    """The class a caller needs one of our errors raised in (a subclass the anthropic SDK
-    lets through, see ``transport._exchange``): chosen before the error is built, so the error
-    is built once, in its final class, and the one logged is the one raised."""
-
-    def __call__(self, ours: type[_E], /) -> type[_E]: ...
+__all__ = ["BeforeRecord", "Recorder", "RecorderStats", "RerecordHint"]
 
 
 @dataclass(frozen=True)
@@ -75,7 +64,6 @@ class _Outcome:
     error: ProviderError | RecordedError | None
     duration_ms: int
     credentials: tuple[str, ...] = ()
-    raise_as: RaiseAs | None = None
 
 
 class Recorder:
@@ -172,13 +160,11 @@ class Recorder:
         """The request with its semantic fields chosen by this recorder's policy."""
         return self.policy.split(request)
 
-    def find(
-        self, request: LLMRequest, *, stream: bool | None = None, raise_as: RaiseAs | None = None
-    ) -> Interaction | None:
+    def find(self, request: LLMRequest, *, stream: bool | None = None) -> Interaction | None:
         """The interaction to replay, ``None`` to go live; raises on a miss in replay.
 
         ``request`` must already be normalised; ``stream`` says which shape of answer the
-        caller can take (``None``: either); ``raise_as`` gives the miss its final class.
+        caller can take (``None``: either).
         """
         traits = MODES[self.mode]
         if not traits.replays:
@@ -207,7 +193,7 @@ class Recorder:
             mode=self.mode.value,
             rerecord=self._rerecord_hint,
         )
-        error = _final(CassetteMissError, raise_as)(report)
+        error = CassetteMissError(report)
         self.log.add(CallEvent("missed", request.provider, digest=digest, error=error))
         raise error
 
@@ -245,7 +231,6 @@ class Recorder:
         error: ProviderError | RecordedError | None = None,
         duration_ms: int = 0,
         credentials: Sequence[str] = (),
-        raise_as: RaiseAs | None = None,
     ) -> Interaction | None:
         """Write one live outcome to the cassette (in record/append modes; else a no-op).
 
@@ -253,13 +238,11 @@ class Recorder:
         with ``best_effort`` the interaction is dropped with a warning instead, and recording
         never raises into the caller. Auth, cookie and organisation headers are stripped.
         ``credentials`` (the keys the request carried) are masked wherever a refusal's
-        message would quote them; ``raise_as`` gives a refusal its final class.
+        message would quote them.
         """
         if not self.records:
             return None
-        outcome = _Outcome(
-            endpoint, response, stream, error, duration_ms, tuple(credentials), raise_as
-        )
+        outcome = _Outcome(endpoint, response, stream, error, duration_ms, tuple(credentials))
         if not self.best_effort:
             return self._record(request, outcome)
         try:
@@ -281,7 +264,7 @@ class Recorder:
         if not refused(self.record_errors, failure, outcome.stream):
             return
         assert failure is not None
-        refusal = _final(UnrecordedFailureError, outcome.raise_as)(
+        refusal = UnrecordedFailureError(
             failure, provider=request.provider, path=self.path, hidden=outcome.credentials
         )
         self.log.add(CallEvent("refused", request.provider, digest=request.digest(), error=refusal))
@@ -365,11 +348,6 @@ class Recorder:
 
         guard: WriteGuard = SecretGuard(allow=self._allow)
         return guard
-
-
-def _final(ours: type[_E], raise_as: RaiseAs | None) -> type[_E]:
-    """The class to build one of ``ours`` in: itself, or the caller's subclass of it."""
-    return raise_as(ours) if raise_as is not None else ours
 
 
 # A request sits 3 levels down in the file: the document, `interactions`, the interaction.

@@ -667,23 +667,28 @@ def _compare(
             now = spec.stored(result)
         except CassetteError:
             now = {"unstorable": repr(result)}
-    if _same(now, was):
-        return
-    changed = ToolResultChangedError(spec.name, recorded.seq, was, now, str(recorder.path))
+    report_change(recorder, recorded, spec.name, was, now, stacklevel=6)
+
+
+def report_change(
+    recorder: Recorder, recorded: Interaction, tool: str, was: Any, now: Any, *, stacklevel: int
+) -> None:
+    """Log (and warn of, unless a summary will) a tool result that differs from its
+    recording: equal as JSON, ``1`` is not ``1.0`` nor ``True``; key order does not count."""
+    try:
+        if json.dumps(now, sort_keys=True) == json.dumps(was, sort_keys=True):
+            return
+    except (TypeError, ValueError):
+        pass
+    changed = ToolResultChangedError(tool, recorded.seq, was, now, str(recorder.path))
     event = CallEvent(
         "changed", recorded.provider, digest=recorded.digest, interaction=recorded, error=changed
     )
     recorder.log.add(event)
     if not recorder.log.summarized:
-        warnings.warn(str(changed).split("\n", 1)[0], ToolResultChangedWarning, stacklevel=5)
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Equal as JSON: ``1`` is not ``1.0`` nor ``True``; key order does not count."""
-    try:
-        return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
-    except (TypeError, ValueError):
-        return False
+        warnings.warn(
+            str(changed).split("\n", 1)[0], ToolResultChangedWarning, stacklevel=stacklevel
+        )
 
 
 __all__ = [
@@ -698,5 +703,6 @@ __all__ = [
     "parse_policy",
     "rebuilt_exception",
     "recorded_exception",
+    "report_change",
     "tool",
 ]

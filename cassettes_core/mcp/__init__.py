@@ -1,6 +1,6 @@
 """MCP in the cassette: ``mcp.ClientSession`` calls recorded beside the model calls (DESIGN §9).
 
-Nothing to call: with provider-cassettes imported, every ``ClientSession`` (stdio or
+Nothing to call: from the first interception on, every ``ClientSession`` (stdio or
 streamable HTTP, made anywhere) records into the active cassette (the pytest marker,
 ``intercept(recorder)``) and replays from it. In replay no server process is started and no
 connection is opened. One interaction per request, in the cassette's one ``seq`` order::
@@ -15,61 +15,26 @@ Each tool's policy comes from its annotations (``destructiveHint`` → ``never``
 policy matters when a server is connected (``append`` over a fork): a recorded ``never`` call
 is answered from the cassette, a recorded ``safe`` one runs again and is compared.
 
-The ``mcp`` SDK is never imported here: :func:`install` patches its modules when (and if)
-they are imported (``_session`` holds them all).
+The ``mcp`` SDK is never imported here: :func:`install`, run when the first interception
+starts, patches its modules when (and if) they are imported (``_session`` holds them all).
 """
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
-from typing import TYPE_CHECKING, Any
-
 from cassettes_core.isolation import PatchOnImport, watch
-
-if TYPE_CHECKING:
-    from cassettes_core.mcp._session import (
-        MCP_PROVIDER,
-        NoProcess,
-        SilentEvents,
-        from_annotations,
-        mcp_request,
-        policy_of,
-        replay_policies,
-    )
-
-# Loaded on first use (PEP 562): a replay that never meets MCP never imports the tool and MCP
-# code (``tests/unit/test_replay_cost.py`` measures it), and importing provider-cassettes only
-# installs the import hook below.
-_LAZY = frozenset(
-    {
-        "MCP_PROVIDER",
-        "NoProcess",
-        "SilentEvents",
-        "from_annotations",
-        "mcp_request",
-        "policy_of",
-        "replay_policies",
-    }
+from cassettes_core.mcp._session import (
+    MCP_PROVIDER,
+    NoProcess,
+    SilentEvents,
+    from_annotations,
+    mcp_request,
+    patch_session,
+    patch_sse,
+    patch_stdio,
+    policy_of,
+    replay_policies,
 )
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module 'cassettes_core.mcp' has no attribute {name!r}")
-    value = getattr(importlib.import_module("cassettes_core.mcp._session"), name)
-    globals()[name] = value
-    return value
-
-
-def _patcher(name: str) -> Any:
-    """A patch function that imports ``_session`` when the mcp SDK module it patches appears."""
-
-    def patch(target: ModuleType) -> None:
-        getattr(importlib.import_module("cassettes_core.mcp._session"), name)(target)
-
-    return patch
-
+from cassettes_core.transport import on_first_install
 
 _watching: list[PatchOnImport | None] = []
 
@@ -80,12 +45,14 @@ def install() -> None:
     if _watching:
         return
     patches = {
-        "mcp.client.session": _patcher("patch_session"),
-        "mcp.client.stdio": _patcher("patch_stdio"),
-        "mcp.client.sse": _patcher("patch_sse"),
+        "mcp.client.session": patch_session,
+        "mcp.client.stdio": patch_stdio,
+        "mcp.client.sse": patch_sse,
     }
     _watching.append(watch(patches, every_time=True))
 
+
+on_first_install(install)
 
 __all__ = [
     "MCP_PROVIDER",

@@ -14,7 +14,6 @@ import functools
 import math
 import threading
 import time
-import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,25 +24,20 @@ from urllib.parse import urlsplit
 from cassettes_core._model import Interaction, LLMResponse
 from cassettes_core._recorder import Recorder
 from cassettes_core._request import LLMRequest
-from cassettes_core.events import CallEvent
 from cassettes_core.modes import Mode
 from cassettes_core.tools import (
     ReplayPolicy,
-    ToolResultChangedError,
-    ToolResultChangedWarning,
     is_recorded_exception,
     parse_policy,
     rebuilt_exception,
     recorded_exception,
+    report_change,
 )
 from cassettes_core.transport import active_interception
 
-# Which MCP tools may run again: from their annotations, unless the user says otherwise.
-#
-# ``readOnlyHint: true`` (and not destructive) → ``safe``; ``destructiveHint: true``, no
-# annotations, or anything unclear → ``never``. :func:`replay_policies` overrides by tool name
-# (``"delete_file"``) or by server and tool (``"files/delete_file"``, the server's name as its
-# ``initialize`` answer gives it).
+# Which MCP tools may run again: ``readOnlyHint`` (and not destructive) → ``safe``, anything
+# else → ``never``, unless :func:`replay_policies` says otherwise by tool name
+# (``"delete_file"``) or by server and tool (``"files/delete_file"``).
 
 _lock = threading.Lock()
 _overrides: tuple[dict[str, ReplayPolicy], ...] = ()
@@ -90,15 +84,10 @@ def from_annotations(annotations: Mapping[str, Any] | None) -> ReplayPolicy:
     return "never"
 
 
-# An MCP JSON-RPC request as a cassette request, and what its answers teach the session.
-#
-# ``{"method": "tools/call", "server": "files", "arguments": {"name": …, "arguments": {…}}}``:
-# the method, the server's name (from its ``initialize`` or ``server/discover`` answer; absent
-# before it), and the
-# JSON-RPC ``params`` under ``arguments`` (never under ``params``, where tuning lives and
-# nothing is matched). ``_meta`` (progress tokens, protocol stamps) is left out: it is how a
-# call travels, not what it asks. ``initialize`` is matched by its protocol version only, so a
-# new SDK version's client info does not turn every recording into a miss.
+# An MCP request as a cassette request: ``{"method": "tools/call", "server": "files",
+# "arguments": {…the JSON-RPC params}}``, the server named by its ``initialize`` or
+# ``server/discover`` answer. ``_meta`` is how a call travels, not what it asks: left out.
+# ``initialize`` is matched by its protocol version only (a new SDK's client info is no miss).
 
 MCP_PROVIDER = "mcp"
 CALL_TOOL = "tools/call"
@@ -148,21 +137,11 @@ def annotations_of(result: Any) -> dict[str, Any]:
     return found
 
 
-# The cassette between a ``ClientSession`` and its dispatcher: every request it sends.
-#
-# ``ClientSession`` sends each request through ``self._dispatcher.send_raw_request(method,
-# params, opts)`` and gets the raw result dict back; :class:`CassetteDispatcher` stands in that
-# place and, while a cassette is active (bound at send time, like every model call):
-#
-# - **replay**: answers from the cassette; nothing reaches the transport (no server was
-#   started, see below), notifications are dropped; a request never recorded is a
-#   :class:`~cassettes_core.CassetteMissError` with its diff;
-# - **a server connected** (record, append, passthrough): every request goes live, except a
-#   ``tools/call`` of a ``never`` tool that the cassette holds (a fork's prefix in ``append``),
-#   which is answered from it so the side effect does not happen again. A recorded ``safe``
-#   call runs again and a changed result is reported. What was not recorded is recorded.
-#
-# Outside a cassette it is the session's own dispatcher, untouched.
+# :class:`CassetteDispatcher` stands in for a ``ClientSession``'s dispatcher (every request
+# goes through its ``send_raw_request``). While a cassette is active: in replay it answers
+# from the cassette (no server was started) and drops notifications; with a server connected,
+# every request goes live except a recorded ``tools/call`` of a ``never`` tool (a fork's
+# prefix), a recorded ``safe`` one runs again and is compared, and what is new is recorded.
 
 # Failures of the connection, not answers of the server: never recorded.
 _LOCAL_CODES = frozenset({-32000, -32001})  # CONNECTION_CLOSED, REQUEST_TIMEOUT
@@ -236,7 +215,8 @@ class CassetteDispatcher:
             )
             return self._learn(method, result)
         if method == CALL_TOOL:  # a safe tool ran again: the caller gets the recording
-            _compare(recorder, found, result, tool_name(params))
+            was = found.response.body if found.response is not None else None
+            report_change(recorder, found, f"MCP {tool_name(params)}", was, result, stacklevel=3)
             return self._learn(method, _answer(found))
         return self._learn(method, result)
 
@@ -281,28 +261,12 @@ def _answer(interaction: Interaction) -> dict[str, Any]:
     return copy.deepcopy(body)  # what the session does with it must not change the next replay
 
 
-def _compare(recorder: Recorder, found: Interaction, result: Any, tool: str) -> None:
-    was = found.response.body if found.response is not None else None
-    if was == result:
-        return
-    changed = ToolResultChangedError(f"MCP {tool}", found.seq, was, result, str(recorder.path))
-    event = CallEvent(
-        "changed", found.provider, digest=found.digest, interaction=found, error=changed
-    )
-    recorder.log.add(event)
-    if not recorder.log.summarized:
-        warnings.warn(str(changed).split("\n", 1)[0], ToolResultChangedWarning, stacklevel=2)
-
-
 def _ms(started: float) -> int:
     return round((time.perf_counter() - started) * 1000)
 
 
-# ``ClientSession`` gets the cassette dispatcher (:class:`CassetteDispatcher`) when it is made.
-#
-# One class attribute is patched, ``ClientSession.__init__``, so every session is covered
-# however the class was imported; the original runs first and unchanged, then its dispatcher
-# is wrapped. Outside a cassette the wrapper hands every call straight through.
+# ``ClientSession.__init__`` is patched (every session is covered however the class was
+# imported): the original runs unchanged, then its dispatcher is wrapped.
 
 _WRAPPED = "__cassettes_wrapped__"
 
@@ -325,14 +289,9 @@ def patch_session(module: ModuleType) -> None:
     session.__init__ = __init__  # type: ignore[misc]
 
 
-# In replay a stdio MCP server is never started: its process is a stand-in that says nothing.
-#
-# ``mcp.client.stdio.stdio_client`` spawns the server through the module's
-# ``_create_platform_compatible_process``, looked up when it runs (so a test that imported
-# ``stdio_client`` by name is covered too). While a cassette replays, that function returns a
-# :class:`NoProcess`: its stdout stays silent until its stdin is closed, then ends; it exits
-# with 0 when the transport shuts it down. The session's requests are answered from the
-# cassette before they reach it (:class:`CassetteDispatcher`), so nothing is ever written to it.
+# In replay a stdio server is never started: ``stdio_client`` spawns through the module's
+# ``_create_platform_compatible_process`` (looked up when it runs), which then returns a
+# :class:`NoProcess`, silent until its stdin is closed; nothing is ever written to it.
 
 _SPAWN = "_create_platform_compatible_process"
 _REPLAYING = "__cassettes_replay__"
@@ -395,14 +354,9 @@ def patch_stdio(module: ModuleType) -> None:
     setattr(module, _SPAWN, spawn)
 
 
-# In replay the legacy SSE transport opens no connection: its event stream is a stand-in.
-#
-# ``mcp.client.sse.sse_client`` opens ``GET /sse`` through the module's ``sse_within_origin``
-# (looked up when it runs) and waits for the server's ``endpoint`` event before it hands the
-# session its streams. While a cassette replays, that function yields a :class:`SilentEvents`
-# instead: it announces an endpoint on the same origin, then says nothing more until the
-# transport closes. The session's requests are answered from the cassette before they would be
-# posted there (:class:`CassetteDispatcher`), so no request is ever sent.
+# In replay the legacy SSE transport opens no connection: ``sse_client`` opens ``GET /sse``
+# through the module's ``sse_within_origin``, which then yields :class:`SilentEvents` (one
+# ``endpoint`` event on the same origin, then silence); no request is ever posted there.
 
 _OPEN = "sse_within_origin"
 

@@ -1,26 +1,16 @@
 """The httpx/httpx2 adapter: existing SDK code gets cassettes with a transport or a switch.
 
-Two ways in, both over one implementation for ``httpx2`` (what the official SDKs run on) and
-``httpx`` (legacy code); neither library is imported until it is used:
-
 - hand a client a transport: ``cassettes_core.transport.httpx2.CassetteTransport`` /
-  ``AsyncCassetteTransport`` (and the same names in ``cassettes_core.transport.httpx``);
-- or switch on :func:`intercept`, which routes every client's requests through the cassette,
-  for frameworks that build their own clients.
+  ``AsyncCassetteTransport`` (the same names in ``cassettes_core.transport.httpx``);
+- or switch on :func:`intercept`, which routes every httpx, httpx2, aiohttp and botocore
+  request through the cassette, for frameworks that build their own clients.
 
-Provider calls (the endpoints of ``cassettes_core.catalog``) are recognised by method and
-path (see ``cassettes_core.isolation``); everything else passes through untouched,
-except, in replay, requests to a provider host that are not provider calls (see
-``_exchange``). Live streams left open are settled, not left to the garbage collector (see
-``_exchange``).
-
-The codecs are here too, for code that reads or writes cassette bodies and streams itself:
-the body codec (:func:`stored_body`, :func:`encoded_body`, :func:`served_answer`) that the
-built-in providers share, the SSE codec (:class:`SSEParser`, :func:`parse_stream`,
-:func:`encode_stream` …), the NDJSON one (:class:`NDJSONParser`, :func:`parse_ndjson`,
-:func:`encode_ndjson`; :func:`stream_framing` tells them apart by content type) and the AWS
-event-stream codec (:class:`EventStreamParser`, :func:`encode_frame`). ``boto3``/``botocore``
-clients are covered by the same switch (see :mod:`cassettes_core.transport.botocore`).
+Provider calls (the endpoints of ``cassettes_core.catalog``) are recognised by method and path;
+everything else passes through, except, in replay, requests to a provider host (see
+``_exchange``). The codecs of cassette bodies and streams are here too: :func:`stored_body`,
+:func:`served_answer`, SSE (:class:`SSEParser`, :func:`encode_stream`), NDJSON
+(:class:`NDJSONParser`, :func:`encode_ndjson`) and the AWS event stream
+(:class:`EventStreamParser`, :func:`encode_frame`).
 """
 
 from __future__ import annotations
@@ -65,10 +55,10 @@ from cassettes_core.transport._intercept import (
     intercept,
     is_patched,
     live_allowed,
+    on_first_install,
     release_clients,
 )
 from cassettes_core.transport._intercept import active as active_interception
-from cassettes_core.transport.botocore import aws_kept_headers
 
 # The isolation guard keeps the httpx/httpx2 (and aiohttp, botocore) seams in while armed.
 register_seam(hold_clients, release_clients, live_allowed)
@@ -84,7 +74,6 @@ __all__ = [
     "Route",
     "SSEParser",
     "active_interception",
-    "aws_kept_headers",
     "charset_of",
     "decode_aws_event",
     "decode_data",
@@ -104,6 +93,7 @@ __all__ = [
     "kept_headers",
     "live_allowed",
     "match_route",
+    "on_first_install",
     "parse_ndjson",
     "parse_stream",
     "recorded_delay",

@@ -1,12 +1,11 @@
 """The httpx/httpx2 adapter: the cassette transports, written once for both libraries.
 
-The two libraries share one API, so the transports are written once against a :class:`Wire`:
-the library module and its two byte-stream classes (which must subclass *that* module's stream
-bases, because its clients check). ``cassettes_core.transport.httpx`` and ``…httpx2`` each hand
-it their module and mix :class:`SyncCassetteTransport` / :class:`AsyncCassetteTransport` into
-the library's ``BaseTransport`` classes. A live SSE or NDJSON answer is handed on chunk by chunk
-as it arrives, parsed on the way, and recorded when it ends or is closed (or settled, see
-``_exchange``, when the caller does neither); an abandoned async one on its own event loop.
+The two libraries share one API, so the transports are written once against a
+:class:`~cassettes_core.transport._exchange.Wire`: ``cassettes_core.transport.httpx`` and
+``…httpx2`` each hand it their module and mix :class:`SyncCassetteTransport` /
+:class:`AsyncCassetteTransport` into the library's ``BaseTransport`` classes. A live SSE or
+NDJSON answer is handed on chunk by chunk as it arrives, parsed on the way, and recorded when
+it ends or is closed (or settled, see ``_exchange``); an abandoned async one on its own loop.
 """
 
 from __future__ import annotations
@@ -18,28 +17,48 @@ from typing import Any, ClassVar
 
 from cassettes_core._errors import CassetteError
 from cassettes_core._recorder import Recorder
-from cassettes_core.isolation import handling
+from cassettes_core.isolation import Route, handling
 from cassettes_core.transport._exchange import (
     Call,
     LiveTap,
-    StreamTap,
+    SyncLiveStream,
     Wire,
-    failing_response,
-    open_call,
+    handed_back,
+    lookup_or_raise,
     replay_response,
-    retries_everything,
     route_request,
 )
 
-# The synchronous cassette transport, written once for httpx and httpx2.
-#
-# :class:`SyncCassetteTransport` holds the logic; ``cassettes_core.transport.httpx2`` and
-# ``…httpx`` mix it into each library's ``BaseTransport``. A live SSE answer is handed on chunk by
-# chunk as it arrives, parsed on the way, and recorded when it ends or is closed (or settled, see
-# ``_exchange``, when the caller does neither).
+
+class _Transport:
+    """What both transports share: the recorder, the inner transport, the routing."""
+
+    wire: ClassVar[Wire]
+
+    def __init__(
+        self, recorder: Recorder, *, inner: Any = None, block_unmatched: bool | None = None
+    ) -> None:
+        self.recorder = recorder
+        self.inner = inner if inner is not None else self._default_inner()
+        self.block_unmatched = block_unmatched
+
+    def _default_inner(self) -> Any:  # pragma: no cover - both subclasses implement it
+        raise NotImplementedError
+
+    def _route(self, request: Any) -> Route | None:
+        return route_request(self.recorder, request, self.block_unmatched)
+
+    def _lookup(self, route: Route, request: Any, content: bytes) -> Call:
+        return lookup_or_raise(
+            self.recorder, route, request.headers, content, kind_of=self.wire.failure_kind
+        )
+
+    def _relayed(self, call: Call, live: Any, request: Any, content: bytes) -> Any:
+        call.record_answer(live.status_code, live.headers, content)
+        return self.wire.relay(live, request, content=content)
 
 
-class SyncCassetteTransport:
+class SyncCassetteTransport(_Transport):
     """Answers provider calls from ``recorder``; everything else goes to ``inner``.
 
     ``inner`` defaults to the library's own ``HTTPTransport()``. ``block_unmatched`` decides
@@ -48,33 +67,22 @@ class SyncCassetteTransport:
     ``False`` none.
     """
 
-    wire: ClassVar[Wire]
-
-    def __init__(
-        self, recorder: Recorder, *, inner: Any = None, block_unmatched: bool | None = None
-    ) -> None:
-        self.recorder = recorder
-        self.inner = inner if inner is not None else self.wire.module.HTTPTransport()
-        self.block_unmatched = block_unmatched
+    def _default_inner(self) -> Any:
+        return self.wire.module.HTTPTransport()
 
     def handle_request(self, request: Any) -> Any:
         """Replay, record or pass on one request."""
         try:
             with handling():
-                return self._handle(request)
+                route = self._route(request)
+                if route is None:
+                    return self.inner.handle_request(request)
+                call = self._lookup(route, request, request.read())
+                if call.found is not None:
+                    return replay_response(self.wire, call, request, asynchronous=False)
+                return self._live(call, request)
         except CassetteError as error:
-            if not retries_everything(request.headers):
-                raise
-            return failing_response(error, request)  # see ``_exchange``: groq retries all
-
-    def _handle(self, request: Any) -> Any:
-        route = route_request(self.recorder, request, self.block_unmatched)
-        if route is None:
-            return self.inner.handle_request(request)
-        call = open_call(self.recorder, route, request.headers, request.read())
-        if call.found is not None:
-            return replay_response(self.wire, call, request, asynchronous=False)
-        return self._live(call, request)
+            return handed_back(error, request)
 
     def close(self) -> None:
         self.inner.close()
@@ -84,133 +92,47 @@ class SyncCassetteTransport:
         try:
             response = self.inner.handle_request(request)
         except Exception as exc:
-            if call.records:
-                call.record_failure(self.wire, exc)
+            call.record_failure(exc)
             raise
         if not call.records:
             return response
-        if response.status_code < 400 and call.streams(response.headers.get("content-type")):
-            live = _LiveStream(call, call.tap(self.wire), response, request)
-            return self.wire.relay(
-                response, request, stream=self.wire.sync_stream(live.chunks, live.close)
-            )
+        if call.streams(response.status_code, response.headers.get("content-type")):
+            live = SyncLiveStream(call, response, request, response.iter_bytes(), response.close)
+            stream = self.wire.sync_stream(live.chunks, live.close)
+            return self.wire.relay(response, request, stream=stream)
         try:
             content = response.read()  # decoded, whatever the content-encoding
         except Exception as exc:
-            call.record_failure(self.wire, exc)
+            call.record_failure(exc)
             raise
         finally:
             response.close()
-        call.record_answer(response.status_code, response.headers, content)
-        return self.wire.relay(response, request, content=content)
+        return self._relayed(call, response, request, content)
 
 
-class _LiveStream(LiveTap):
-    """A live stream (SSE or NDJSON): each chunk goes to the caller the moment it arrives,
-    and to the tap."""
-
-    def __init__(self, call: Call, tap: StreamTap, response: Any, request: Any) -> None:
-        super().__init__(call.recorder, tap, response, request)
-        self._source: Iterator[bytes] = response.iter_bytes()
-        # One generator, shared by the caller and `close`, so none is left suspended.
-        self.chunks = self._pull()
-
-    def _pull(self) -> Iterator[bytes]:
-        try:
-            try:
-                for chunk in self._source:
-                    self.reader = threading.get_ident()  # who reads it (see settle)
-                    self.tap.feed(chunk)
-                    yield chunk
-            except Exception as exc:
-                self.failed(exc)
-                raise
-            self.finished()
-        finally:
-            self.over.set()
-
-    def close(self) -> None:
-        """The caller is done: read what is left so the recording is whole, then release."""
-        if self.at_exit():
-            return
-        self._read_rest(counted=False)
-
-    def settle(self) -> None:
-        """Left open at the end of its test or ``intercept`` block: read it to its end (or let
-        the thread still reading it do so)."""
-        if not self.left_to_reader():
-            self._read_rest(counted=True)
-
-    def _read_rest(self, *, counted: bool) -> None:
-        try:
-            with self.reading_rest(counted=counted) as deadline:
-                if deadline is not None:
-                    for _ in self.chunks:
-                        self.overdue(deadline)
-        finally:
-            self.ended()
-            self.response.close()
-
-
-class SyncChunks:
-    """A byte stream over ``chunks`` whose ``close`` calls ``on_close`` (mixed into the
-    library's ``SyncByteStream``)."""
-
-    def __init__(self, chunks: Iterator[bytes], on_close: Callable[[], None]) -> None:
-        self._chunks = chunks
-        self._on_close = on_close
-
-    def __iter__(self) -> Iterator[bytes]:
-        # A fresh generator over the shared one: a consumer that stops must not close the
-        # chunks `close` still has to read (which `yield from` would do).
-        for chunk in self._chunks:  # noqa: UP028
-            yield chunk
-
-    def close(self) -> None:
-        self._on_close()
-
-
-# The asynchronous cassette transport: the twin of the sync one, line for line.
-#
-# An abandoned live stream is settled on its own event loop (``_exchange``): awaited when the
-# settling code runs on that loop, run on it when it is idle, and dropped with a warning when
-# the loop is gone.
-
-
-class AsyncCassetteTransport:
+class AsyncCassetteTransport(_Transport):
     """Answers provider calls from ``recorder``; everything else goes to ``inner``.
 
     ``inner`` defaults to the library's own ``AsyncHTTPTransport()``; ``block_unmatched`` as
     for the sync transport.
     """
 
-    wire: ClassVar[Wire]
-
-    def __init__(
-        self, recorder: Recorder, *, inner: Any = None, block_unmatched: bool | None = None
-    ) -> None:
-        self.recorder = recorder
-        self.inner = inner if inner is not None else self.wire.module.AsyncHTTPTransport()
-        self.block_unmatched = block_unmatched
+    def _default_inner(self) -> Any:
+        return self.wire.module.AsyncHTTPTransport()
 
     async def handle_async_request(self, request: Any) -> Any:
         """Replay, record or pass on one request."""
         try:
             with handling():
-                return await self._handle(request)
+                route = self._route(request)
+                if route is None:
+                    return await self.inner.handle_async_request(request)
+                call = self._lookup(route, request, await request.aread())
+                if call.found is not None:
+                    return replay_response(self.wire, call, request, asynchronous=True)
+                return await self._live(call, request)
         except CassetteError as error:
-            if not retries_everything(request.headers):
-                raise
-            return failing_response(error, request)  # see ``_exchange``: groq retries all
-
-    async def _handle(self, request: Any) -> Any:
-        route = route_request(self.recorder, request, self.block_unmatched)
-        if route is None:
-            return await self.inner.handle_async_request(request)
-        call = open_call(self.recorder, route, request.headers, await request.aread())
-        if call.found is not None:
-            return replay_response(self.wire, call, request, asynchronous=True)
-        return await self._live(call, request)
+            return handed_back(error, request)
 
     async def aclose(self) -> None:
         await self.inner.aclose()
@@ -220,33 +142,31 @@ class AsyncCassetteTransport:
         try:
             response = await self.inner.handle_async_request(request)
         except Exception as exc:
-            if call.records:
-                call.record_failure(self.wire, exc)
+            call.record_failure(exc)
             raise
         if not call.records:
             return response
-        if response.status_code < 400 and call.streams(response.headers.get("content-type")):
-            live = _AsyncLiveStream(call, call.tap(self.wire), response, request)
-            return self.wire.relay(
-                response, request, stream=self.wire.async_stream(live.chunks, live.aclose)
-            )
+        if call.streams(response.status_code, response.headers.get("content-type")):
+            live = _AsyncLiveStream(call, response, request)
+            stream = self.wire.async_stream(live.chunks, live.aclose)
+            return self.wire.relay(response, request, stream=stream)
         try:
             content = await response.aread()
         except Exception as exc:
-            call.record_failure(self.wire, exc)
+            call.record_failure(exc)
             raise
         finally:
             await response.aclose()
-        call.record_answer(response.status_code, response.headers, content)
-        return self.wire.relay(response, request, content=content)
+        return self._relayed(call, response, request, content)
 
 
 class _AsyncLiveStream(LiveTap):
-    """A live stream (SSE or NDJSON): each chunk goes to the caller the moment it arrives,
-    and to the tap."""
+    """A live stream read by async code: each chunk goes to the caller the moment it arrives,
+    and to the tap. Abandoned, it is settled on its own event loop: awaited when the settling
+    code runs on that loop, run on it when it is idle, dropped with a warning when it is gone."""
 
-    def __init__(self, call: Call, tap: StreamTap, response: Any, request: Any) -> None:
-        super().__init__(call.recorder, tap, response, request)
+    def __init__(self, call: Call, response: Any, request: Any) -> None:
+        super().__init__(call, response, request)
         self.loop = _running_loop()
         self._source: AsyncIterator[bytes] = response.aiter_bytes()
         # One generator, shared by the caller and `aclose`, so none is left suspended.
@@ -269,9 +189,8 @@ class _AsyncLiveStream(LiveTap):
 
     async def aclose(self) -> None:
         """The caller is done: read what is left so the recording is whole, then release."""
-        if self.at_exit():
-            return
-        await self._read_rest(counted=False)
+        if not self.at_exit():
+            await self._read_rest(counted=False)
 
     async def asettle(self) -> None:
         """Settle from async code: read on this loop if it is the stream's own."""
@@ -313,6 +232,24 @@ class _AsyncLiveStream(LiveTap):
         finally:
             self.ended()
             await self.response.aclose()
+
+
+class SyncChunks:
+    """A byte stream over ``chunks`` whose ``close`` calls ``on_close`` (mixed into the
+    library's ``SyncByteStream``)."""
+
+    def __init__(self, chunks: Iterator[bytes], on_close: Callable[[], None]) -> None:
+        self._chunks = chunks
+        self._on_close = on_close
+
+    def __iter__(self) -> Iterator[bytes]:
+        # A fresh generator over the shared one: a consumer that stops must not close the
+        # chunks `close` still has to read (which `yield from` would do).
+        for chunk in self._chunks:  # noqa: UP028
+            yield chunk
+
+    def close(self) -> None:
+        self._on_close()
 
 
 class AsyncChunks:

@@ -1,9 +1,14 @@
-"""One request through the patched ``aiohttp.ClientSession._request``: replayed, recorded or
-passed on.
+"""aiohttp: provider calls sent through any ``aiohttp.ClientSession`` go through the cassette.
 
-Imported with the first aiohttp request under a cassette (it imports aiohttp). A replayed
-answer is a real ``aiohttp.ClientResponse`` that no connection stands behind; a live answer
-is recorded once its body is read, a live stream event by event as it passes.
+google-genai's async client (``client.aio``) sends through aiohttp whenever it is installed.
+``_intercept`` patches ``aiohttp.ClientSession._request`` while an interception is active:
+every ``session.request``, ``get``, ``post`` … runs it, whatever session subclass or connector
+a library made, before any connection is asked for, and hands the request to :func:`handle`
+(imported with the first aiohttp request under a cassette). A replayed answer is a real
+``aiohttp.ClientResponse`` that no connection stands behind; a miss in replay raises
+:class:`~cassettes_core.CassetteMissError` at once (no aiohttp error class, so no SDK retries
+it); a live answer is recorded once its body is read (it stays readable), a live stream event
+by event as it passes.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import functools
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
@@ -23,21 +29,16 @@ from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
 from cassettes_core._errors import CassetteError, ConfigError, ErrorKind
-from cassettes_core._model import Interaction, RecordedError
+from cassettes_core._model import RecordedError
 from cassettes_core.events import CallEvent
-from cassettes_core.transport._codecs import (
-    EVENT_STREAM,
-    encode_stream,
-    is_event_stream,
-    served_answer,
-)
 from cassettes_core.transport._exchange import (
     Call,
     LiveTap,
-    Wire,
-    open_call,
-    replay_headers,
+    lookup_or_raise,
+    replayed_answer,
+    replayed_stream,
     route_request,
+    stream_type,
 )
 
 _READ_LIMIT = 2**16
@@ -50,20 +51,6 @@ class _NothingWritten:
     output_size: int = 0
 
 
-class Headers:
-    """aiohttp's headers as the recording code reads httpx's: ``get`` and ``multi_items``."""
-
-    def __init__(self, headers: Any) -> None:
-        self._headers = headers
-
-    def get(self, name: str, default: str | None = None) -> str | None:
-        value = self._headers.get(name, default)
-        return value if value is None else str(value)
-
-    def multi_items(self) -> list[tuple[str, str]]:
-        return [(str(k), str(v)) for k, v in self._headers.items()]
-
-
 def failure_kind(exc: BaseException) -> ErrorKind | None:
     """How an aiohttp failure is recorded: ``timeout``, ``connection``, or not at all."""
     if isinstance(exc, (asyncio.TimeoutError, aiohttp.ServerTimeoutError)):
@@ -71,16 +58,6 @@ def failure_kind(exc: BaseException) -> ErrorKind | None:
     if isinstance(exc, aiohttp.ClientConnectionError):
         return "connection"
     return None
-
-
-class AiohttpWire(Wire):
-    """The failure rule of :class:`Wire`, for aiohttp (the stream factories are not used)."""
-
-    def failure_kind(self, exc: BaseException) -> ErrorKind | None:
-        return failure_kind(exc)
-
-
-WIRE = AiohttpWire(module=aiohttp, sync_stream=lambda *_: None, async_stream=lambda *_: None)
 
 
 def replayed_failure(error: RecordedError) -> Exception:
@@ -129,29 +106,25 @@ def replayed_response(
     method: str,
     url: URL,
     sent_headers: CIMultiDict[str],
-    found: Interaction,
+    call: Call,
 ) -> aiohttp.ClientResponse:
-    """The recorded answer of ``found`` as a connection-less ``ClientResponse``."""
-    loop = asyncio.get_running_loop()
-    reader = new_reader(loop)
+    """The recorded answer of ``call.found`` as a connection-less ``ClientResponse``."""
+    found = call.found
+    assert found is not None
+    reader = new_reader(asyncio.get_running_loop())
     if found.stream is not None:
-        for chunk in encode_stream(found.stream):
-            reader.feed_data(chunk)
-        if found.error is not None:  # a stream that failed part-way fails there again
-            reader.set_exception(replayed_failure(found.error))
+        try:
+            for chunk in replayed_stream(call, replayed_failure):
+                reader.feed_data(chunk)
+        except aiohttp.ClientError as exc:  # a stream that failed part-way fails there again
+            reader.set_exception(exc)
         else:
             reader.feed_eof()
-        served_stream = {"content-type": EVENT_STREAM}
+        served_stream = {"content-type": stream_type(call)}
         return _response(
             session, method, url, sent_headers, status=200, headers=served_stream, reader=reader
         )
-    headers: Mapping[str, str]
-    if found.error is not None:
-        status, headers, body = found.error.status or 500, found.error.headers, found.error.body
-    else:
-        assert found.response is not None
-        status, headers, body = found.response.status, found.response.headers, found.response.body
-    served, content = served_answer(replay_headers(headers, status), body)
+    status, served, content = replayed_answer(found)
     reader.feed_data(content)
     reader.feed_eof()
     response = _response(
@@ -195,41 +168,29 @@ def _response(
     )
     response.status = status
     response.version = aiohttp.HttpVersion11  # what a live answer over HTTP/1.1 says
-    response.reason = _REASONS.get(status, "")
+    response.reason = _reason(status)
     response._headers = CIMultiDictProxy(served)  # what `.headers` reads
     response._raw_headers = tuple(raw)
     response.content = reader
     return response
 
 
+def _reason(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
+
+
 def _wire(text: str | bytes) -> bytes:
     return text if isinstance(text, bytes) else text.encode("utf-8")
 
 
-_REASONS = {
-    200: "OK",
-    400: "Bad Request",
-    401: "Unauthorized",
-    403: "Forbidden",
-    404: "Not Found",
-    429: "Too Many Requests",
-    500: "Internal Server Error",
-    502: "Bad Gateway",
-    503: "Service Unavailable",
-    504: "Gateway Timeout",
-}
-
-
-# A live aiohttp SSE answer, recorded as it passes: each chunk reaches the caller on arrival.
-#
-# The response's ``content`` is swapped for a stream we feed: a task on the response's loop reads
-# the connection, hands each chunk to the tap and to the caller's stream at once, and records the
-# stream when it ends. The caller reads as before (``iter_any``, ``readline``, ``read``).
-# Releasing or closing the response before its end does not cut the recording short: the task
-# reads what is left first, then gives the connection back. An ``intercept`` block or a pytest
-# test that ends with the stream still open settles it (``_exchange.settle``), bounded by 30 s.
-#
-# A refusal of the secret guard reaches the caller's next read, never a log line.
+# A live stream: the response's ``content`` is swapped for a stream we feed, from a task on
+# the response's loop that hands each chunk to the tap and to the caller at once. Releasing or
+# closing the response before its end does not cut the recording short: the task reads what is
+# left first, then gives the connection back. A refusal of the secret guard reaches the
+# caller's next read.
 
 _WATCH_S = 0.05  # how often a released stream checks that its connection is still there
 
@@ -238,7 +199,7 @@ class LiveStream(LiveTap):
     """Tees ``response``'s live body into the tap and into a stream the caller reads."""
 
     def __init__(self, call: Call, response: aiohttp.ClientResponse) -> None:
-        super().__init__(call.recorder, call.tap(WIRE), response, request=None)
+        super().__init__(call, response, request=None)
         self.loop = asyncio.get_running_loop()
         self._source = response.content
         self._reader = new_reader(self.loop)
@@ -414,11 +375,12 @@ async def handle(
     route = route_request(current.recorder, sent, current.block_unmatched)
     if route is None:
         return await sent.send()
-    call = open_call(current.recorder, route, headers, request_body(session, kwargs))
+    body = request_body(session, kwargs)
+    call = lookup_or_raise(current.recorder, route, headers, body, kind_of=failure_kind)
     if call.found is not None:
         if call.found.error is not None and call.found.error.kind != "http_status":
             raise replayed_failure(call.found.error)
-        response = replayed_response(session, sent.method, url, headers, call.found)
+        response = replayed_response(session, sent.method, url, headers, call)
         await _raise_for_status(session, kwargs, response)
         return response
     return await _live(call, sent)
@@ -432,21 +394,20 @@ async def _live(call: Call, sent: _Sent) -> aiohttp.ClientResponse:
     try:
         response = await going.send()
     except Exception as exc:
-        if call.records:
-            call.record_failure(WIRE, exc)
+        call.record_failure(exc)
         raise
     if not call.records:
         return response
-    if response.status < 400 and is_event_stream(response.headers.get("content-type")):
+    if call.streams(response.status, response.headers.get("content-type")):
         LiveStream(call, response)
         return response
     try:
         content = await response.read()  # kept on the response: the caller reads it again
     except Exception as exc:
-        call.record_failure(WIRE, exc)
+        call.record_failure(exc)
         raise
     refill(response, content)
-    call.record_answer(response.status, Headers(response.headers), content)
+    call.record_answer(response.status, response.headers, content)
     await _raise_for_status(sent.session, sent.kwargs, response)
     return response
 

@@ -31,23 +31,13 @@ from cassettes_core._errors import UnrecordableAnswerError
 from cassettes_core._model import StreamEvent
 from cassettes_core.catalog import StreamFraming
 
-# Response bodies and headers as a cassette stores them, and the bytes they replay as.
-#
-# A body is stored as text decoded in the charset its ``content-type`` names (UTF-8 when it
-# names none), JSON objects and arrays as structures; on replay it is encoded in that same
-# charset again, so a latin-1 or UTF-16 answer gives the SDK the bytes it parsed live. A body
-# whose bytes are not text in that charset (binary, or mislabelled) cannot be stored as YAML
-# text without changing it, so recording refuses a successful answer like that up front
-# (:class:`UnrecordableAnswerError`) rather than writing something that replays differently.
-# An error answer is different: the SDKs only ever read its text, decoded with replacement
-# characters, so that text is stored and an undecodable 502 page is still recorded.
-#
-# Bodies are stored decoded: ``content-encoding`` (gzip, br …) was undone by the HTTP client, so
-# replay never serves it (nor a stale ``content-length``) over the decoded bytes.
-#
-# Header values are stored as the HTTP client decoded them (ASCII, else UTF-8, else latin-1)
-# and replayed as UTF-8 bytes, which every client decodes back to the same text: no value,
-# whatever its bytes, makes a replay raise ``UnicodeEncodeError``.
+# A body is stored as text in the charset its ``content-type`` names (UTF-8 when none), JSON
+# objects and arrays as structures, and replayed in that charset again, so the SDK gets the
+# bytes it parsed live. A successful answer whose bytes are not text in that charset is refused
+# up front (:class:`UnrecordableAnswerError`); an error answer's text, which is all the SDKs
+# read of it, is stored with replacement characters. Bodies are stored decoded
+# (``content-encoding`` undone), so replay never serves the encoding or a stale length. Header
+# values are replayed as UTF-8 bytes, which every client decodes back to the same text.
 
 JSON = "application/json"
 # Headers that describe the bytes on the wire, not the decoded body a replay serves.
@@ -169,14 +159,10 @@ def served_answer(headers: Mapping[str, str], body: Any) -> tuple[list[tuple[byt
     return served, content
 
 
-# Server-sent events: bytes in, :class:`StreamEvent` out, and back again.
-#
-# The parser follows the WHATWG event-stream rules the provider SDKs implement (``\n``,
-# ``\r\n`` and ``\r`` line ends, multi-line ``data``, ``:`` comments, split chunks, UTF-8
-# split mid-character) and yields one event per blank line. The encoder writes each event as the
-# providers do: an ``event:`` line when it has a name, compact JSON on one ``data:`` line, a
-# blank line. ``data`` that is not a JSON object or array (``[DONE]``) is kept as its raw text,
-# so encoding an event gives back what the SDK parsed live.
+# Server-sent events, by the WHATWG rules the SDKs implement (``\n``, ``\r\n`` and ``\r``
+# line ends, multi-line ``data``, ``:`` comments, chunks split anywhere), written back as the
+# providers write them. ``data`` that is not a JSON object or array (``[DONE]``) is kept as its
+# raw text, so encoding an event gives back what the SDK parsed live.
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
@@ -191,7 +177,42 @@ def is_event_stream(content_type: str | None) -> bool:
     return content_type.split(";")[0].strip().lower() == "text/event-stream"
 
 
-class SSEParser:
+class _Utf8Stream:
+    """Chunks decoded as UTF-8 as they arrive (a character split across chunks is joined);
+    ``lossy`` once bytes were not UTF-8: the SDKs decode strictly, so the tap refuses such a
+    stream."""
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="strict")
+        self.lossy = False
+        self._buffer = ""
+
+    def _decode(self, chunk: bytes, final: bool = False) -> str:
+        if not self.lossy:
+            pending = self._decoder.getstate()[0]
+            try:
+                return self._decoder.decode(chunk, final)
+            except UnicodeDecodeError:
+                self.lossy = True
+                self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+                chunk = pending + chunk  # nothing of it was returned: decode it all again
+        return self._decoder.decode(chunk, final)
+
+    def feed(self, chunk: bytes) -> list[StreamEvent]:  # pragma: no cover - subclasses do
+        raise NotImplementedError
+
+    def close(self) -> list[StreamEvent]:  # pragma: no cover - subclasses do
+        raise NotImplementedError
+
+    @classmethod
+    def parse(cls, chunks: Iterable[bytes]) -> list[StreamEvent]:
+        """Every event of a whole byte stream (for tests and one-shot use)."""
+        parser = cls()
+        events = [event for chunk in chunks for event in parser.feed(chunk)]
+        return events + parser.close()
+
+
+class SSEParser(_Utf8Stream):
     """Incremental event-stream parser: feed byte chunks as they arrive, collect events.
 
     An event is complete at its blank line; a last event the stream never terminated is
@@ -204,11 +225,7 @@ class SSEParser:
     """
 
     def __init__(self) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="strict")
-        # Bytes that were not UTF-8 were replaced: the SDKs decode strictly, so such a
-        # stream cannot be recorded as they saw it (the tap refuses it).
-        self.lossy = False
-        self._buffer = ""
+        super().__init__()
         self._skip_lf = False  # the last chunk ended in "\r": a leading "\n" belongs to it
         self._event: str | None = None
         self._data: list[str] = []
@@ -225,17 +242,6 @@ class SSEParser:
         self._buffer, self._event, self._data = "", None, []
         self._has_id = self._has_retry = False
         return events
-
-    def _decode(self, chunk: bytes, final: bool = False) -> str:
-        if not self.lossy:
-            pending = self._decoder.getstate()[0]
-            try:
-                return self._decoder.decode(chunk, final)
-            except UnicodeDecodeError:
-                self.lossy = True
-                self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-                chunk = pending + chunk  # nothing of it was returned: decode it all again
-        return self._decoder.decode(chunk, final)
 
     def _lines(self, text: str) -> list[StreamEvent]:
         if not text:
@@ -290,14 +296,7 @@ def _is_int(text: str) -> bool:
     return True
 
 
-def parse_stream(chunks: Iterable[bytes]) -> list[StreamEvent]:
-    """Every event of a whole byte stream (for tests and one-shot use)."""
-    parser = SSEParser()
-    events: list[StreamEvent] = []
-    for chunk in chunks:
-        events.extend(parser.feed(chunk))
-    events.extend(parser.close())
-    return events
+parse_stream = SSEParser.parse
 
 
 def decode_data(text: str) -> Any:
@@ -356,19 +355,10 @@ def encode_stream(events: Iterable[StreamEvent]) -> Iterator[bytes]:
         yield encode_event(event)
 
 
-# Newline-delimited JSON streams (Ollama's): bytes in, :class:`StreamEvent` out, and back.
-#
-# An NDJSON answer (``application/x-ndjson``) is one JSON value a line; Ollama's last line says
-# ``"done": true`` and carries the durations and counts. Each line is one event, stored as its
-# parsed object (``event`` is ``None``), so a cassette holds the stream event by event, and
-# replay writes each one back as one line, one chunk per line.
-#
-# The parser takes chunks as they arrive: a line split across chunks (or a UTF-8 character split
-# mid-byte) is joined, a last line without its newline is kept when the stream ends, and
-# ``\r\n`` ends a line like ``\n``. A line that is not a JSON object or array (a blank line
-# too: ``httpx`` yields it, and Ollama's SDK fails on it) is kept as its text and replays as the
-# same text, so the SDK sees on replay exactly what it saw live. This module also chooses the
-# framing of a live answer by its ``content-type`` (:func:`stream_framing`).
+# Newline-delimited JSON (Ollama's ``application/x-ndjson``): one event a line, stored as its
+# parsed object, replayed one line a chunk. A last line without its newline is kept, ``\r\n``
+# ends a line like ``\n``, and a line that is not a JSON object or array (a blank line too) is
+# kept as its text, so the SDK sees on replay exactly what it saw live.
 
 # The content type replayed NDJSON streams carry (Ollama's own).
 NDJSON = "application/x-ndjson"
@@ -391,14 +381,9 @@ def stream_framing(content_type: str | None) -> StreamFraming | None:
     return None
 
 
-class NDJSONParser:
+class NDJSONParser(_Utf8Stream):
     """Incremental NDJSON parser with :class:`~cassettes_core.transport.SSEParser`'s surface:
     ``feed`` chunks, ``close`` at the end, ``lossy`` when bytes were not UTF-8."""
-
-    def __init__(self) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="strict")
-        self.lossy = False
-        self._buffer = ""
 
     def feed(self, chunk: bytes) -> list[StreamEvent]:
         """The events (lines) completed by ``chunk`` (possibly none)."""
@@ -413,17 +398,6 @@ class NDJSONParser:
         *lines, last = rest.split("\n")
         return _events([*lines, last] if last else lines)
 
-    def _decode(self, chunk: bytes, final: bool = False) -> str:
-        if not self.lossy:
-            pending = self._decoder.getstate()[0]
-            try:
-                return self._decoder.decode(chunk, final)
-            except UnicodeDecodeError:
-                self.lossy = True  # the SDKs decode strictly: the tap refuses such a stream
-                self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-                chunk = pending + chunk
-        return self._decoder.decode(chunk, final)
-
 
 def _events(lines: Iterable[str]) -> list[StreamEvent]:
     events = []
@@ -434,41 +408,20 @@ def _events(lines: Iterable[str]) -> list[StreamEvent]:
     return events
 
 
-def parse_ndjson(chunks: Iterable[bytes]) -> list[StreamEvent]:
-    """Every event of a whole NDJSON byte stream (for tests and one-shot use)."""
-    parser = NDJSONParser()
-    events: list[StreamEvent] = []
-    for chunk in chunks:
-        events.extend(parser.feed(chunk))
-    events.extend(parser.close())
-    return events
-
-
-def encode_line(event: StreamEvent) -> bytes:
-    """One event as one line: compact JSON (or its recorded text) and a newline."""
-    return (encode_data(event.data) + "\n").encode("utf-8")
+parse_ndjson = NDJSONParser.parse
 
 
 def encode_ndjson(events: Iterable[StreamEvent]) -> Iterator[bytes]:
     """The wire bytes of an NDJSON stream, one chunk per line (so replay keeps the lines)."""
     for event in events:
-        yield encode_line(event)
+        yield (encode_data(event.data) + "\n").encode("utf-8")
 
 
-# The AWS event-stream codec (``application/vnd.amazon.eventstream``): frames in, frames out.
-#
-# Every frame (AWS calls it a message) is::
-#
-#     prelude:  total length (uint32) | headers length (uint32) | prelude CRC32 (uint32)
-#     headers:  name length (uint8) | name | value type (uint8) | value …
-#     payload:  total - headers - 16 bytes
-#     trailer:  message CRC32 (uint32) over everything before it
-#
-# all big-endian. :class:`EventStreamParser` is fed the bytes as they arrive (a frame split over
-# any number of reads, or many frames in one) and hands back whole frames; a corrupt CRC, a
-# length that cannot hold, an unknown header type, or bytes left over at :meth:`close` are an
-# :class:`EventStreamError` that says where. :func:`encode_frame` writes one frame with string
-# headers, the only kind Bedrock sends.
+# The AWS event stream (``application/vnd.amazon.eventstream``). Every frame is, big-endian:
+# prelude (total length, headers length, prelude CRC32: uint32 each), headers (name length
+# uint8, name, value type uint8, value …), payload, message CRC32 over all before it. A corrupt
+# CRC, a length that cannot hold, an unknown header type or bytes left over at ``close`` are an
+# :class:`EventStreamError` saying where. Bedrock sends string headers only.
 
 CONTENT_TYPE = "application/vnd.amazon.eventstream"
 
@@ -604,23 +557,12 @@ class EventStreamParser:
         )
 
 
-# Bedrock's event-stream frames as readable stream events, and back.
-#
-# A cassette stores each frame as one event, named as botocore names it:
-#
-# - an event (``:message-type: event``) by its ``:event-type`` (``messageStart``,
-#   ``contentBlockDelta``, ``metadata``, ``chunk`` …), its data the JSON payload without the
-#   random ``p`` padding, which is churn (it only hides the payload's length);
-# - a ``chunk`` of ``invoke_model_with_response_stream`` with its base64 ``bytes`` decoded: the
-#   model's own JSON event (``{"bytes": {"type": "content_block_delta", …}}``), or, for bytes
-#   that are not UTF-8 JSON, the base64 text with ``"base64": true``;
-# - an exception (``:message-type: exception``) by its ``:exception-type``
-#   (``throttlingException``, ``modelStreamErrorException`` …), its data the payload;
-# - an error (``:message-type: error``) as ``error`` with ``{errorCode, errorMessage}``.
-#
-# Replay writes each event back as a valid frame (string headers ``:event-type`` or
-# ``:exception-type``, ``:content-type``, ``:message-type``; the JSON payload with fresh
-# padding; both CRCs), which botocore parses exactly as it parsed the live one.
+# Bedrock's frames as readable events, named as botocore names them: an event by its
+# ``:event-type`` (``messageStart``, ``chunk`` …), its data the JSON payload without the random
+# ``p`` padding (churn); a ``chunk``'s base64 ``bytes`` decoded to the model's own JSON event
+# (else kept as base64 with ``"base64": true``); an exception by its ``:exception-type``; an
+# error as ``error`` with ``{errorCode, errorMessage}``. Replay writes each back as a valid
+# frame with fresh padding, which botocore parses as it parsed the live one.
 
 PADDING_KEY = "p"
 CHUNK = "chunk"

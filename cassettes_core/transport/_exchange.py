@@ -2,9 +2,9 @@
 
 - :func:`route_request`: the provider call a request is, or ``None`` to pass it on; in replay,
   a request to a provider host that is no provider call is refused (``block_unmatched``);
-- :func:`open_call`: the request as an :class:`LLMRequest`, looked up in the recorder: the
-  interaction to replay, or ``None`` to go live; :func:`replay_response` builds the replayed
-  answer and :class:`Call` records what a live call returned;
+- :func:`lookup_or_raise`: the request as an :class:`LLMRequest`, looked up in the recorder
+  (a miss in replay raises): a :class:`Call` holding the interaction to replay, or none to go
+  live; :func:`replayed` gives a recording's bytes and :class:`Call` records a live answer;
 - the few response headers a cassette keeps, and the retry hints served on replay;
 - our errors as the SDK that sent the request lets them through (``anthropic``'s retries,
   ``groq``'s catch-all), chosen here, in the transport;
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import functools
 import json
 import math
 import sys
@@ -23,18 +22,9 @@ import threading
 import time
 import warnings
 import weakref
-from collections.abc import (
-    AsyncGenerator,
-    AsyncIterator,
-    Awaitable,
-    Callable,
-    Generator,
-    Iterable,
-    Iterator,
-    Mapping,
-)
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from cassettes_core import catalog
@@ -70,27 +60,15 @@ from cassettes_core.transport._codecs import (
     stream_framing,
 )
 
-# One provider call through a cassette transport, independent of sync/async and library.
-#
-# :func:`open_call` turns the HTTP request into a normalised :class:`LLMRequest` and asks the
-# recorder: the interaction to replay, or ``None`` to go live. :func:`replay_response` builds the
-# replayed answer; :class:`Call` records what a live call returned. The sync and async
-# transports only move bytes between these and the network.
-
-
-# One HTTP library (``httpx`` or ``httpx2``) as the adapter sees it.
-#
-# The two libraries share one API, so the adapter is written once against a :class:`Wire`: the
-# module, and the two byte-stream classes (which must subclass *that* module's stream bases,
-# because its clients check). ``cassettes_core.transport.httpx`` and ``…httpx2`` each build one.
-
+KindOf = Callable[[BaseException], ErrorKind | None]
 SyncStreamFactory = Callable[[Iterator[bytes], Callable[[], None]], Any]
 AsyncStreamFactory = Callable[[AsyncIterator[bytes], Callable[[], Awaitable[None]]], Any]
 
 
 @dataclass(frozen=True)
 class Wire:
-    """``module`` (httpx or httpx2) and its cassette byte-stream classes."""
+    """One HTTP library (``httpx`` or ``httpx2``) and its cassette byte-stream classes (which
+    must subclass *that* module's stream bases, because its clients check)."""
 
     module: Any
     sync_stream: SyncStreamFactory
@@ -99,7 +77,7 @@ class Wire:
     def response(
         self,
         status: int,
-        headers: Mapping[str, str] | Any,
+        headers: Any,
         *,
         request: Any,
         content: bytes | None = None,
@@ -120,9 +98,13 @@ class Wire:
         self, live: Any, request: Any, *, content: bytes | None = None, stream: Any = None
     ) -> Any:
         """The live response handed on with our ``content`` or ``stream`` as its body."""
+        headers = live.headers
+        if "content-encoding" in headers:  # we decoded the body: its encoding and length go
+            drop = ("content-encoding", "content-length")
+            headers = [(k, v) for k, v in headers.multi_items() if k.lower() not in drop]
         return self.response(
             live.status_code,
-            passed_headers(live.headers),
+            headers,
             request=request,
             content=content,
             stream=stream,
@@ -134,11 +116,9 @@ class Wire:
         return failure_kind(self.module, exc)
 
     def exception(self, error: RecordedError, request: Any) -> Exception:
-        """The library exception a recorded timeout or connection failure replays as.
-
-        The recorded message starts with the original class name (``ReadTimeout: …``); that
-        class is raised again when this library has it, else ``ReadTimeout``/``ConnectError``.
-        """
+        """The library exception a recorded timeout or connection failure replays as: the
+        recorded class (``ReadTimeout: …``) when this library has it, else
+        ``ReadTimeout``/``ConnectError``."""
         timeout = error.kind == "timeout"
         base = self.module.TimeoutException if timeout else self.module.TransportError
         name, _, text = error.message.partition(": ")
@@ -153,36 +133,20 @@ class Wire:
 def failure_kind(module: Any, exc: BaseException) -> ErrorKind | None:
     """How an exception of ``module`` (httpx or httpx2) is recorded: ``timeout``,
     ``connection``, or ``None`` for one that is no transport failure."""
-    if _raised_as(module, exc, "TimeoutException"):
-        return "timeout"
-    if _raised_as(module, exc, "TransportError"):
-        return "connection"
-    return None
-
-
-def _raised_as(module: Any, exc: BaseException, base: str) -> bool:
     # By name within the library, not by identity: a test run or a reloader that imports the
     # library twice leaves clients raising the first copy's classes.
     library = module.__name__
-    return any(
-        cls.__name__ == base and cls.__module__.partition(".")[0] == library
-        for cls in type(exc).__mro__
-    )
+    bases = {
+        cls.__name__ for cls in type(exc).__mro__ if cls.__module__.partition(".")[0] == library
+    }
+    if "TimeoutException" in bases:
+        return "timeout"
+    return "connection" if "TransportError" in bases else None
 
 
 def failure_message(exc: BaseException) -> str:
     """The recorded text of a transport failure: its class name, then its message."""
     return f"{type(exc).__name__}: {exc}"
-
-
-_DECODED_AWAY = ("content-encoding", "content-length")
-
-
-def passed_headers(headers: Any) -> Any:
-    """Live headers handed on with a body we decoded: its encoding and length no longer hold."""
-    if "content-encoding" not in headers:
-        return headers
-    return [(k, v) for k, v in headers.multi_items() if k.lower() not in _DECODED_AWAY]
 
 
 class Call:
@@ -195,15 +159,15 @@ class Call:
         request: LLMRequest,
         *,
         found: Interaction | None,
-        wants_stream: bool | None,
-        anthropic_caller: bool,
+        kind_of: KindOf,
+        anthropic_caller: bool = False,
         headers: Mapping[str, str] | None = None,
     ) -> None:
         self.recorder = recorder
         self.route = route
         self.request = request
         self.found = found
-        self.wants_stream = wants_stream
+        self.kind_of = kind_of  # how the seam's library failures are recorded
         self.anthropic_caller = anthropic_caller
         self.headers = headers  # read only to mask keys in a refusal's message
         self.started = time.perf_counter()
@@ -216,65 +180,65 @@ class Call:
         return round((time.perf_counter() - self.started) * 1000)
 
     def visible(self, error: CassetteError) -> CassetteError:
-        """``error`` as the calling SDK lets it through (see below)."""
+        """``error`` as the calling SDK lets it through (see :func:`visible`)."""
         return visible(error, anthropic_caller=self.anthropic_caller)
 
-    def visible_type(self, ours: type[E]) -> type[E]:
-        """The class the calling SDK lets through, to build one of ``ours`` in."""
-        return visible_type(ours, anthropic_caller=self.anthropic_caller)
-
-    # -- recording --------------------------------------------------------------------
-
-    def record_answer(self, status: int, headers: Any, content: bytes) -> None:
-        """Record a complete (decoded) answer: a response, or an ``http_status`` error."""
-        # The call's duration ends here, before the header filter loads the secret guard.
-        duration_ms = self.elapsed_ms()
-        if status in _REDIRECTS_TO_GET:
-            raise self.visible(_redirect_refusal(self.route, status, headers.get("location")))
-        try:
-            body = stored_body(
-                content,
-                headers.get("content-type"),
-                where=f" to {self.route.endpoint}",
-                lossy=status >= 400,  # an error body is read as text only, never as bytes
-            )
-        except CassetteError as exc:  # not storable as it came: the user must see it at once
-            raise self.visible(exc) from None
-        kept = kept_headers(headers.multi_items())
-        if status >= 400:
-            error = RecordedError(kind="http_status", status=status, headers=kept, body=body)
-            self.record(duration_ms, error=error)
-        else:
-            self.record(duration_ms, response=LLMResponse(body=body, status=status, headers=kept))
-
-    def record_failure(self, wire: Wire, exc: BaseException) -> bool:
-        """Record a timeout or connection failure; ``False`` if ``exc`` is neither."""
-        duration_ms = self.elapsed_ms()
-        kind = wire.failure_kind(exc)
-        if kind is None:
-            return False
-        self.record(duration_ms, error=RecordedError(kind=kind, message=failure_message(exc)))
-        return True
-
-    def streams(self, content_type: str | None) -> bool:
-        """Whether a live answer of ``content_type`` is a stream to tap: SSE, NDJSON, or the
-        AWS event stream of a Bedrock streaming endpoint (the anthropic SDK's AnthropicBedrock)."""
-        if self.route.provider in catalog.BEDROCK_EVENT_STREAMS:
-            return (content_type or "").startswith(EVENTSTREAM_CONTENT_TYPE)
-        return stream_framing(content_type) is not None
-
-    def tap(self, wire: Wire) -> StreamTap:
-        """A tap for this endpoint's streams, in its framing (Bedrock's event stream, Ollama's
-        NDJSON, else SSE)."""
-        if self.route.provider in catalog.BEDROCK_EVENT_STREAMS:
-            return EventStreamTap(self, wire)
-        return StreamTap(self, wire, self.framing)
+    @property
+    def event_stream(self) -> bool:
+        """Whether this endpoint streams in AWS event-stream frames (Bedrock's)."""
+        return self.route.provider in catalog.BEDROCK_EVENT_STREAMS
 
     @property
     def framing(self) -> StreamFraming:
         """How this endpoint's streams are framed (the catalog's word; SSE when unknown)."""
         endpoint = catalog.current().get(self.route.provider)
         return endpoint.stream if endpoint is not None else "sse"
+
+    def streams(self, status: int, content_type: str | None) -> bool:
+        """Whether a live answer is a stream to tap: SSE, NDJSON, or a Bedrock event stream."""
+        if status >= 400:
+            return False
+        if self.event_stream:
+            return (content_type or "").startswith(EVENTSTREAM_CONTENT_TYPE)
+        return stream_framing(content_type) is not None
+
+    def record_answer(
+        self,
+        status: int,
+        headers: Any,
+        content: bytes,
+        *,
+        error_at: int = 400,
+    ) -> None:
+        """Record a complete (decoded) answer: a response, or an ``http_status`` error (from
+        ``error_at``: botocore follows no redirect, so a 3xx is its error)."""
+        # The call's duration ends here, before the header filter loads the secret guard.
+        duration_ms = self.elapsed_ms()
+        if status in _REDIRECTS_TO_GET and error_at > status:
+            raise self.visible(_redirect_refusal(self.route, status, headers.get("location")))
+        try:
+            body = stored_body(
+                content,
+                headers.get("content-type"),
+                where=f" to {self.route.endpoint}",
+                lossy=status >= error_at,
+            )
+        except CassetteError as exc:  # not storable as it came: the user must see it at once
+            raise self.visible(exc) from None
+        items = headers.multi_items() if hasattr(headers, "multi_items") else headers.items()
+        kept = kept_headers((str(k), str(v)) for k, v in items)
+        if status >= error_at:
+            error = RecordedError(kind="http_status", status=status, headers=kept, body=body)
+            self.record(duration_ms, error=error)
+        else:
+            self.record(duration_ms, response=LLMResponse(body=body, status=status, headers=kept))
+
+    def record_failure(self, exc: BaseException) -> None:
+        """Record a timeout or connection failure (nothing for other exceptions)."""
+        duration_ms = self.elapsed_ms()
+        kind = self.kind_of(exc)
+        if self.records and kind is not None:
+            self.record(duration_ms, error=RecordedError(kind=kind, message=failure_message(exc)))
 
     def record(self, duration_ms: int, **outcome: Any) -> None:
         try:
@@ -283,23 +247,39 @@ class Call:
                 endpoint=self.route.endpoint,
                 duration_ms=duration_ms,
                 credentials=credentials_in(self.headers or {}),
-                raise_as=self.visible_type,
                 **outcome,
             )
         except CassetteError as exc:  # UnsafeCassetteError: the user must see it, not a retry
             raise self.visible(exc) from None
 
 
-class StreamTap:
-    """Parses a live stream (SSE, or NDJSON) as it passes through, and records it once it has
-    ended."""
+class _AwsEvents:
+    """Bedrock's event-stream frames as events, with the SSE parser's surface."""
 
-    def __init__(self, call: Call, wire: Wire, framing: StreamFraming = "sse") -> None:
+    lossy = False
+
+    def __init__(self) -> None:
+        self._frames = EventStreamParser()
+
+    def feed(self, chunk: bytes) -> list[StreamEvent]:
+        return [event_of(frame) for frame in self._frames.feed(chunk)]
+
+    def close(self) -> list[StreamEvent]:
+        self._frames.close()  # a frame cut short is a truncated stream: refused
+        return []
+
+
+class StreamTap:
+    """Parses a live stream (SSE, NDJSON or AWS event stream) as it passes through, and
+    records it once it has ended."""
+
+    def __init__(self, call: Call) -> None:
         self._call = call
-        self._wire = wire
-        self._parser: SSEParser | NDJSONParser = (
-            NDJSONParser() if framing == "ndjson" else SSEParser()
-        )
+        self._parser: SSEParser | NDJSONParser | _AwsEvents
+        if call.event_stream:
+            self._parser = _AwsEvents()
+        else:
+            self._parser = NDJSONParser() if call.framing == "ndjson" else SSEParser()
         self._events: list[StreamEvent] = []
         self.done = False
         self.abandoned = False
@@ -309,7 +289,11 @@ class StreamTap:
         return self._call.route.provider
 
     def feed(self, chunk: bytes) -> None:
-        self._stamp(self._parser.feed(chunk))
+        try:
+            self._stamp(self._parser.feed(chunk))
+        except UnrecordableAnswerError:  # not a stream a cassette could replay: nothing written
+            self.abandon()
+            raise
 
     def finish(self, failure: BaseException | None = None) -> None:
         """Record the stream (and the failure that ended it, if any); idempotent."""
@@ -317,7 +301,8 @@ class StreamTap:
             return
         self.done = True
         duration_ms = self._call.elapsed_ms()
-        self._stamp(self._parser.close())
+        if failure is None or not isinstance(self._parser, _AwsEvents):
+            self._stamp(self._parser.close())
         if self._parser.lossy:
             route = self._call.route
             raise self._call.visible(
@@ -330,7 +315,7 @@ class StreamTap:
             )
         error = None
         if failure is not None:
-            kind = self._wire.failure_kind(failure) or "connection"
+            kind = self._call.kind_of(failure) or "connection"
             error = RecordedError(kind=kind, message=failure_message(failure))
         self._call.record(duration_ms, stream=self._events, error=error)
 
@@ -344,41 +329,12 @@ class StreamTap:
         self._events.extend(StreamEvent(data=e.data, event=e.event, t_ms=t_ms) for e in events)
 
 
-class EventStreamTap(StreamTap):
-    """Parses a live AWS event stream as it passes through, and records it once it ended."""
-
-    def __init__(self, call: Call, wire: Wire | None = None) -> None:
-        # ``wire``: the httpx library when the stream came through it (AnthropicBedrock).
-        super().__init__(call, wire=wire)  # type: ignore[arg-type]  # botocore has no wire
-        self._frames = EventStreamParser()
-        self._call = call
-        self._library = wire
-
-    def feed(self, chunk: bytes) -> None:
-        events = [event_of(frame) for frame in self._frames.feed(chunk)]
-        self._stamp(events)
-
-    def finish(self, failure: BaseException | None = None) -> None:
-        """Record the stream (and the failure that ended it); idempotent."""
-        if self.done:
-            return
-        self.done = True
-        duration_ms = self._call.elapsed_ms()
-        if failure is None:
-            self._frames.close()  # a frame cut short is a truncated stream: refused
-        error = None
-        if failure is not None:
-            kind = self._library.failure_kind(failure) if self._library is not None else None
-            error = (
-                RecordedError(kind=kind, message=failure_message(failure))
-                if kind is not None
-                else recorded_failure(failure)
-            ) or RecordedError(kind="connection", message=failure_message(failure))
-        self._call.record(duration_ms, stream=self._events, error=error)
-
-
-def open_call(recorder: Recorder, route: Route, headers: Mapping[str, str], content: bytes) -> Call:
-    """Parse and look up a provider request; raises (SDK-visibly) on a miss or a bad body."""
+def lookup_or_raise(
+    recorder: Recorder, route: Route, headers: Mapping[str, str], content: bytes, *, kind_of: KindOf
+) -> Call:
+    """Parse and look up a provider request: the :class:`Call` to replay or record; raises,
+    in the class the calling SDK lets through, on a miss in replay or a body that is no JSON
+    object."""
     anthropic_caller = sent_by_anthropic(route.provider, headers)
     try:
         body = json.loads(content)
@@ -388,38 +344,36 @@ def open_call(recorder: Recorder, route: Route, headers: Mapping[str, str], cont
         error = ConfigError(
             f"a {route.provider} request to {route.endpoint} does not have a JSON object body, "
             "so it cannot be matched or recorded.\n"
-            "TIP: send provider calls with a JSON body (the official SDKs do)."
+            "TIP: send provider calls with a JSON body (the official SDKs do; invoke_model: "
+            "the model's native JSON request)."
         )
         raise visible(error, anthropic_caller=anthropic_caller)
     if route.model is not None:
-        # A model named in the path (Gemini's `/models/{model}:generateContent`) is the model
-        # that answers, so it is part of the request's identity: it is the request's `model`
-        # (digested, stored). The path wins over a `model` the body also carries, since the
-        # server routes by the path and ignores the body's; only this identity changes, the
-        # bytes sent live are the caller's.
-        body = {**body, "model": unquote(route.model)}  # `…-v1%3A0` is the model `…-v1:0`
-    # Split once, under the recorder's policy (what `recorder.normalise` would do again).
+        # A model named in the path (Gemini's `/models/{model}:generateContent`, Bedrock's) is
+        # the model that answers: it is the request's `model` (digested, stored), winning over
+        # a `model` of the body, since the server routes by the path. `…-v1%3A0` is `…-v1:0`.
+        body = {**body, "model": unquote(route.model)}
     request = LLMRequest.from_body(route.provider, body, policy=recorder.policy)
     endpoint = catalog.current().get(route.provider)
-    # Ollama streams unless told not to: a body without `stream` asks for a stream there.
+    # Only a recording of the shape asked for answers: a stream for `stream: true`. Ollama
+    # streams unless told not to; Gemini's path says it (then either shape replays).
     wants_stream: bool | None = (
         body.get("stream", endpoint is not None and endpoint.streams_by_default) is True
         or route.provider in catalog.BEDROCK_EVENT_STREAMS
     )
     if endpoint is not None and endpoint.stream_in_path:
-        wants_stream = None  # the path asked (Gemini): the shape it was answered in replays
-    # Only a recording of the shape asked for answers: a stream for `stream: true`.
-    found = recorder.find(
-        request,
-        stream=wants_stream,
-        raise_as=functools.partial(visible_type, anthropic_caller=anthropic_caller),
-    )
+        wants_stream = None
+    try:
+        found = recorder.find(request, stream=wants_stream)
+    except CassetteError as error:
+        visible(error, anthropic_caller=anthropic_caller)  # in place: the logged one is raised
+        raise
     return Call(
         recorder,
         route,
         request,
         found=found,
-        wants_stream=wants_stream,
+        kind_of=kind_of,
         anthropic_caller=anthropic_caller,
         headers=headers,
     )
@@ -431,7 +385,10 @@ _REDIRECTS_TO_GET = frozenset({301, 302, 303})
 
 
 def _redirect_refusal(route: Route, status: int, location: str | None) -> CassetteError:
-    target = _shown(location) if location else "no location"
+    target = "no location"
+    if location:  # shown without userinfo (`user:password@`)
+        parts = urlsplit(location)
+        target = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
     return UnrecordableAnswerError(
         f"the live {route.provider} call to {route.endpoint} was redirected (HTTP {status} to "
         f"{target}): the client re-sends it as a GET, which a cassette "
@@ -439,14 +396,6 @@ def _redirect_refusal(route: Route, status: int, location: str | None) -> Casset
         "TIP: point the base URL (OPENAI_BASE_URL / ANTHROPIC_BASE_URL) at the redirect's "
         "target (often https:// instead of http://) and run the test again."
     )
-
-
-def _shown(url: str) -> str:
-    """``url`` without userinfo (``user:password@``), as a message may print it."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 def credentials_in(headers: Mapping[str, str]) -> tuple[str, ...]:
@@ -462,28 +411,30 @@ def credentials_in(headers: Mapping[str, str]) -> tuple[str, ...]:
 # -- replay -----------------------------------------------------------------------------
 
 
-def replay_response(wire: Wire, call: Call, request: Any, *, asynchronous: bool) -> Any:
-    """The answer for ``call.found``, as ``wire`` responses (or the exception it recorded)."""
+def replayed_stream(call: Call, fail: Callable[[RecordedError], Exception]) -> Iterator[bytes]:
+    """The wire chunks of ``call.found``'s stream in its endpoint's framing; a stream that
+    failed part-way raises ``fail(error)`` at the same place again."""
     found = call.found
     assert found is not None
-    if found.stream is not None and call.route.provider in catalog.BEDROCK_EVENT_STREAMS:
-        frames = _replay_frames(wire, found, request)
-        return wire.response(
-            200, {"content-type": EVENTSTREAM_CONTENT_TYPE}, stream=_stream(wire, frames,
-            asynchronous=asynchronous), request=request
-        )  # fmt: skip
-    if found.stream is not None:
-        ndjson = call.framing == "ndjson"
-        chunks = _replay_chunks(wire, found, request, ndjson=ndjson)
-        if asynchronous:
-            async_chunks = _async_iter(chunks)
-            stream = wire.async_stream(async_chunks, async_chunks.aclose)
-        else:
-            stream = wire.sync_stream(chunks, chunks.close)
-        content_type = NDJSON if ndjson else EVENT_STREAM
-        return wire.response(200, {"content-type": content_type}, stream=stream, request=request)
-    if found.error is not None and found.error.kind != "http_status":
-        raise wire.exception(found.error, request)
+    assert found.stream is not None
+    if call.event_stream:
+        yield from (frame_of(event) for event in found.stream)
+    else:
+        yield from (encode_ndjson if call.framing == "ndjson" else encode_stream)(found.stream)
+    if found.error is not None:
+        raise fail(found.error)
+
+
+def stream_type(call: Call) -> str:
+    """The content type a replayed stream of ``call`` is served with."""
+    if call.event_stream:
+        return EVENTSTREAM_CONTENT_TYPE
+    return NDJSON if call.framing == "ndjson" else EVENT_STREAM
+
+
+def replayed_answer(found: Interaction) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    """Status, wire headers and body of a recorded complete answer (or ``http_status``
+    error)."""
     headers: Mapping[str, str]
     if found.error is not None:
         status, headers, body = found.error.status or 500, found.error.headers, found.error.body
@@ -491,99 +442,73 @@ def replay_response(wire: Wire, call: Call, request: Any, *, asynchronous: bool)
         assert found.response is not None
         status, headers, body = found.response.status, found.response.headers, found.response.body
     served, content = served_answer(replay_headers(headers, status), body)
+    return status, served, content
+
+
+def replay_response(wire: Wire, call: Call, request: Any, *, asynchronous: bool) -> Any:
+    """The answer for ``call.found``, as ``wire`` responses (or the exception it recorded)."""
+    found = call.found
+    assert found is not None
+    if found.stream is not None:
+        chunks = replayed_stream(call, lambda error: wire.exception(error, request))
+        if asynchronous:
+            async_chunks = _async_iter(chunks)
+            stream = wire.async_stream(async_chunks, async_chunks.aclose)
+        else:
+            stream = wire.sync_stream(chunks, getattr(chunks, "close"))  # noqa: B009
+        headers = {"content-type": stream_type(call)}
+        return wire.response(200, headers, stream=stream, request=request)
+    if found.error is not None and found.error.kind != "http_status":
+        raise wire.exception(found.error, request)
+    status, served, content = replayed_answer(found)
     return wire.response(status, served, content=content, request=request)
 
 
-def _replay_chunks(
-    wire: Wire, found: Interaction, request: Any, *, ndjson: bool = False
-) -> Generator[bytes]:
-    yield from (encode_ndjson if ndjson else encode_stream)(found.stream or ())
-    if found.error is not None:
-        # A stream that failed part-way fails at the same place again.
-        raise wire.exception(found.error, request)
-
-
-def _replay_frames(wire: Wire, found: Interaction, request: Any) -> Generator[bytes]:
-    for event in found.stream or ():
-        yield frame_of(event)
-    if found.error is not None:
-        raise wire.exception(found.error, request)
-
-
-def _stream(wire: Wire, chunks: Generator[bytes], *, asynchronous: bool) -> Any:
-    if asynchronous:
-        async_chunks = _async_iter(chunks)
-        return wire.async_stream(async_chunks, async_chunks.aclose)
-    return wire.sync_stream(chunks, chunks.close)
-
-
-async def _async_iter(chunks: Iterator[bytes]) -> AsyncGenerator[bytes]:
+async def _async_iter(chunks: Iterator[bytes]) -> Any:
     for chunk in chunks:
         yield chunk
 
 
-def botocore_failure_kind(exc: BaseException) -> str | None:
-    """How a botocore send failure is recorded: ``timeout``, ``connection``, or not at all."""
-    names = {cls.__name__ for cls in type(exc).__mro__}
-    if "ReadTimeoutError" in names or "ConnectTimeoutError" in names:
-        return "timeout"
-    if names & {"EndpointConnectionError", "ConnectionClosedError", "ConnectionError"}:
-        return "connection"
-    return None
-
-
-def recorded_failure(exc: BaseException) -> RecordedError | None:
-    """A botocore send failure as recorded, or None when it is not one."""
-    kind = botocore_failure_kind(exc)
-    if kind is None:
-        return None
-    return RecordedError(kind=kind, message=failure_message(exc))  # type: ignore[arg-type]
-
-
 # What a recorder's transports see besides the provider calls they replay or record.
 #
-# **Requests that are not provider calls.** A cassette holds the calls of the provider
-# catalog's endpoints (see ``isolation.match_route``); anything else passes through. But a
-# request to a
-# *provider host* that is not one of those calls (``models.list()``, moderations, legacy
-# completions, ``messages.count_tokens``) would reach the live provider with the user's key, and
-# it has no recording to replay. A host is a provider host when the catalog names it (see
-# ``cassettes_core.isolation``), when it is the host and port of an endpoint variable
-# (``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL`` …), or the host and port of a provider call this
-# recorder has seen. The rule, ``block_unmatched``:
-#
-# - ``None`` (the default): in ``replay``, requests to a provider host that are not provider calls
-#   raise :class:`ConfigError`; everything else (a test's own local services) passes through;
-# - ``True``: every request that is not a provider call raises, in every mode;
-# - ``False``: nothing is blocked.
-#
-# In every mode, such requests to a provider host that do go live are ``went_live`` events of
-# the recorder's log (blocked ones ``blocked`` events), so the pytest summary can name them.
-# What this module knows of a recorder's calls lives on the recorder (``recorder.log``); the
-# only state of its own is the set of provider hosts seen in this session, which outlives the
-# recorders.
+# A request to a *provider host* that is not a provider call (``models.list()``, moderations,
+# ``messages.count_tokens``) would reach the live provider with the user's key, and has no
+# recording to replay. A host is a provider host when the egress decision says so
+# (``cassettes_core.isolation``), or it is one a provider call of this recorder went to. The
+# rule, ``block_unmatched``: ``None`` (the default) refuses those in ``replay`` only; ``True``
+# refuses every request that is not a provider call, in every mode; ``False`` none. Such
+# requests that go live are ``went_live`` events of the recorder's log, refused ones
+# ``blocked`` events, so the pytest summary can name them.
 
 _DEFAULT_PORTS = {"https": 443, "http": 80}
 
 
 def route_request(recorder: Recorder, request: Any, block_unmatched: bool | None) -> Route | None:
-    """The provider call ``request`` is, or ``None`` to pass it on; raises when it is blocked."""
+    """The provider call ``request`` is (anything with httpx's ``method``, ``url`` and
+    ``headers``), or ``None`` to pass it on; raises when it is blocked."""
     url = request.url
     route = match_route(request.method, str(url), request.headers)
     log = recorder.log
+    port = url.port or _DEFAULT_PORTS.get(url.scheme, 0)
     if route is not None:
-        port = url.port or _DEFAULT_PORTS.get(url.scheme, 0)
         log.saw_host(f"{(url.host or '').lower()}:{port}")
         remember_host(url.host, port)
         return route
-    why = _provider_host(recorder, request)
+    seen = {url_host_port(f"http://{known}") for known in log.hosts()}
+    why = provider_reason(
+        canonical_host(url.host or ""),
+        port,
+        seen={key for key in seen if key is not None},
+        shown=(url.host or "").lower(),
+        hint=request_hint(request.method, str(url), request.headers),
+    )
     what = f"{request.method} {url.path}"
     if block_unmatched or (
         block_unmatched is None and why is not None and recorder.mode is Mode.REPLAY
     ):
-        # Built in the class it is raised in: the plugin knows the logged one by identity.
-        shown = visible_type(ConfigError, anthropic_caller=sent_by_anthropic(None, request.headers))
-        error = blocked(request, why, error_type=shown)
+        error = visible(
+            blocked(request, why), anthropic_caller=sent_by_anthropic(None, request.headers)
+        )
         log.add(CallEvent("blocked", what=what, error=error))
         raise error
     if why is not None:
@@ -591,19 +516,18 @@ def route_request(recorder: Recorder, request: Any, block_unmatched: bool | None
     return None
 
 
-def blocked(
-    request: Any, why: str | None, *, error_type: type[ConfigError] = ConfigError
-) -> ConfigError:
+def blocked(request: Any, why: str | None) -> ConfigError:
     """The error for a request that is not a provider call and may not go out."""
     url = request.url
-    where = f"{request.method} {url.scheme}://{url.host}{_port(url)}{url.path}"  # no query
+    port = f":{url.port}" if url.port else ""
+    where = f"{request.method} {url.scheme}://{url.host}{port}{url.path}"  # no query
     if why is None:  # block_unmatched=True: every request that is not a provider call
-        return error_type(
+        return ConfigError(
             f"blocked {where}: not a provider call, and block_unmatched is on.\n"
             "TIP: let it through with block_unmatched=False, or serve it from your own "
             "transport."
         )
-    return error_type(
+    return ConfigError(
         f"blocked {where} in replay: {why}, but this is not a kind of call a cassette "
         f"records ({', '.join(catalog.current().names())}), so there is no recording to "
         "replay and it would reach the live provider with your key.\n"
@@ -614,39 +538,18 @@ def blocked(
     )
 
 
-def _provider_host(recorder: Recorder, request: Any) -> str | None:
-    """Why ``request`` goes to a provider host (the one egress decision, with this cassette's
-    own hosts), or ``None`` when it does not."""
-    url = request.url
-    seen = {url_host_port(f"http://{known}") for known in recorder.log.hosts()}
-    return provider_reason(
-        canonical_host(url.host or ""),
-        url.port or _DEFAULT_PORTS.get(url.scheme, 0),
-        seen={key for key in seen if key is not None},
-        shown=(url.host or "").lower(),
-        hint=request_hint(request.method, str(url), request.headers),
-    )
-
-
-def _port(url: Any) -> str:
-    return f":{url.port}" if url.port else ""
-
-
 # Response headers: the few a cassette keeps, and the retry hints served on replay.
 #
-# Kept is an allow-list, not a deny-list: only headers the SDKs or their clients read (content
-# type, a redirect's location, retry hints, request ids, rate limits, API versions) are
-# written, so a provider adding a new cookie or organisation header can never leak into a
-# cassette; the secret guard's own ``is_sensitive_header`` is applied on top. Request headers
-# are never kept.
+# Kept is an allow-list: only headers the SDKs or their clients read (content type, a
+# redirect's location, retry hints, request ids, rate limits, API versions, and Bedrock's own
+# that botocore parses into the answer) are written, so a provider's new cookie or
+# organisation header never leaks into a cassette; the secret guard's ``is_sensitive_header``
+# is applied on top. Request headers are never kept.
 #
-# Replayed retries must not sleep. Both SDKs read ``retry-after-ms`` before ``retry-after`` and
-# sleep exactly that long when it is positive, but fall back to their 0.5 s+ exponential backoff
-# when it is ``0`` (openai 3.57 ``_calculate_retry_timeout`` wants ``0 < delay``, anthropic 2.14
-# wants ``delay > 0``). So a replayed error answer carries ``retry-after-ms: 1``: the SDK retries
-# after one millisecond, as often as it did live. ``x-should-retry`` and the recorded
-# ``retry-after`` are served unchanged; only when the recorded hint exceeds two minutes (where
-# openai refuses to retry at all) is the hint left alone, so the SDK decides as it did live.
+# Replayed retries must not sleep. The SDKs sleep exactly ``retry-after-ms`` when positive,
+# else back off 0.5 s+; so a replayed error answer carries ``retry-after-ms: 1``, unless the
+# recorded hint exceeds two minutes (where openai does not retry at all): then the SDK decides
+# as it did live.
 
 _KEPT = frozenset(
     {
@@ -661,27 +564,26 @@ _KEPT = frozenset(
         "openai-version",
         "openai-model",
         "anthropic-version",
+        "x-amzn-requestid",  # botocore's ResponseMetadata.RequestId
+        "x-amzn-errortype",  # a ClientError's code
+        "x-amzn-errormessage",
     }
 )
-_KEPT_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-")
+_KEPT_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-", "x-amzn-bedrock-")
 
 REPLAY_RETRY_AFTER_MS = "1"
-# openai's MAX_RETRY_AFTER_DELAY: above it the SDK does not retry, so the hint must stay.
-_SDK_MAX_RETRY_AFTER_S = 120.0
+_SDK_MAX_RETRY_AFTER_S = 120.0  # openai's MAX_RETRY_AFTER_DELAY
 
 
 def kept_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
     """The headers a cassette may hold, names lower-cased, in their original order (a name
-    sent more than once holds its values joined by ``", "``)."""
-    # The guard's list, loaded on the write path only (as the guard itself is).
-    from cassettes_core.secrets import is_sensitive_header
+    sent more than once holds its values joined by ``", "``, as the clients join them)."""
+    from cassettes_core.secrets import is_sensitive_header  # the write path only
 
     kept: dict[str, str] = {}
     for raw_name, value in headers:
         name = raw_name.lower()
         if (name in _KEPT or name.startswith(_KEPT_PREFIXES)) and not is_sensitive_header(name):
-            # A repeated name keeps every value, joined as the clients' `headers.get` joins
-            # them live; the last one alone would replay another header than the SDK read.
             kept[name] = f"{kept[name]}, {value}" if name in kept else value
     return kept
 
@@ -714,17 +616,12 @@ def recorded_delay(headers: Mapping[str, str]) -> float | None:
 
 # Our errors, raised inside a transport, must reach the user as themselves, at once.
 #
-# ``openai`` lets a foreign exception from its HTTP client through unchanged and does not retry
-# it. ``anthropic`` wraps every exception that is not an ``AnthropicError`` in
-# ``APIConnectionError`` and retries it (about 1.5 s of sleeps by default), so a cassette miss
-# would surface as "Connection error." after three identical misses. For requests the anthropic
-# SDK sends, we therefore raise a subclass of *both* our error class and
-# ``anthropic.AnthropicError``: the SDK re-raises its own errors unwrapped and never retries them
-# (``_should_retry_exception`` only retries connection, timeout, status and ``RetryableError``s),
-# so ``except CassetteMissError`` and ``pytest.raises(CassetteMissError)`` see the miss, its
-# message and its ``report`` on the first attempt.
-
-E = TypeVar("E", bound=CassetteError)
+# ``openai`` lets a foreign exception from its HTTP client through unchanged. ``anthropic``
+# wraps every exception that is not an ``AnthropicError`` in ``APIConnectionError`` and retries
+# it, so a miss would surface as "Connection error." after three identical misses. For requests
+# the anthropic SDK sends, our error is therefore made (in place, so that the one logged is the
+# one raised) an instance of a subclass of *both* its class and ``anthropic.AnthropicError``,
+# which the SDK re-raises unwrapped and never retries.
 
 
 def sent_by_anthropic(provider: str | None, headers: Mapping[str, str]) -> bool:
@@ -738,31 +635,13 @@ def sent_by_anthropic(provider: str | None, headers: Mapping[str, str]) -> bool:
 
 
 def visible(error: CassetteError, *, anthropic_caller: bool) -> CassetteError:
-    """``error`` as the SDK that sent the request will let it through (see module doc)."""
-    base = _anthropic_error() if anthropic_caller else None
-    if base is None or isinstance(error, base):
-        return error
-    cls = _mixed(type(error), base)
-    clone = cls.__new__(cls)
-    clone.__dict__.update(error.__dict__)
-    clone.args = error.args
-    return clone
-
-
-def visible_type(ours: type[E], *, anthropic_caller: bool) -> type[E]:
-    """The class to build one of our errors in, so that the SDK that sent the request lets it
-    through (see module doc): ``ours`` itself, or its mix with ``anthropic.AnthropicError``."""
-    base = _anthropic_error() if anthropic_caller else None
-    if base is None or issubclass(ours, base):
-        return ours
-    return cast("type[E]", _mixed(ours, base))
-
-
-def _anthropic_error() -> type[Exception] | None:
-    # Only when the SDK is already loaded: the transport never imports a provider SDK.
-    module = sys.modules.get("anthropic")
-    base = getattr(module, "AnthropicError", None) if module is not None else None
-    return base if isinstance(base, type) and issubclass(base, Exception) else None
+    """``error`` (itself, its class changed if need be) as the SDK that sent the request lets
+    it through."""
+    module = sys.modules.get("anthropic") if anthropic_caller else None  # never imported here
+    base = getattr(module, "AnthropicError", None)
+    if isinstance(base, type) and issubclass(base, Exception) and not isinstance(error, base):
+        error.__class__ = _mixed(type(error), base)
+    return error
 
 
 _MIXED: dict[tuple[type, type], type[CassetteError]] = {}
@@ -772,36 +651,25 @@ def _mixed(ours: type[CassetteError], theirs: type[Exception]) -> type[CassetteE
     known = _MIXED.get((ours, theirs))
     if known is not None:
         return known
-    mixed: type[CassetteError] = type(
-        ours.__name__,
-        (ours, theirs),
-        {
-            "__module__": __name__,
-            "__doc__": f"{ours.__name__} that the anthropic SDK re-raises without retrying.",
-        },
-    )
+    doc = f"{ours.__name__} that the anthropic SDK re-raises without retrying."
+    mixed = type(ours.__name__, (ours, theirs), {"__module__": __name__, "__doc__": doc})
     return _MIXED.setdefault((ours, theirs), mixed)
 
 
-# -- SDKs that retry every exception ----------------------------------------------------
-# ``groq`` 1.x catches *every* exception its HTTP client raises (``except Exception``), sleeps,
-# retries twice and then raises ``APIConnectionError``: no class of ours escapes that. Its
-# retry loop does let through anything ``response.raise_for_status()`` raises other than
-# ``HTTPStatusError``, so for requests it sends our error is handed back inside a response
-# whose ``raise_for_status`` raises it: the user sees the miss itself, on the first attempt.
+# ``groq`` 1.x catches *every* exception its HTTP client raises, retries twice and raises
+# ``APIConnectionError``: no class of ours escapes that. It lets through what
+# ``response.raise_for_status()`` raises, so for requests it sends our error is handed back
+# inside a response whose ``raise_for_status`` raises it, on the first attempt.
 _RETRIES_EVERYTHING = ("groq/python",)
 
 
-def retries_everything(headers: Mapping[str, str] | None) -> bool:
-    """Whether the SDK that sent a request retries every exception (by its user agent)."""
-    if headers is None:
-        return False
-    agent = str(headers.get("user-agent", "")).lower()
-    return any(name in agent for name in _RETRIES_EVERYTHING)
-
-
-def failing_response(error: CassetteError, request: Any) -> Any:
-    """A response (of the request's own HTTP library) that raises ``error`` when checked."""
+def handed_back(error: CassetteError, request: Any) -> Any:
+    """``error`` raised, or, for an SDK that retries every exception (by its user agent), a
+    response (of the request's own HTTP library) that raises it when checked."""
+    if not any(
+        name in str(request.headers.get("user-agent", "")).lower() for name in _RETRIES_EVERYTHING
+    ):
+        raise error
     library = sys.modules[type(request).__module__.partition(".")[0]]
     response = _failing_class(library)(
         200, headers={"content-type": "application/json"}, content=b"{}", request=request
@@ -821,31 +689,25 @@ def _failing_class(library: Any) -> type:
     def raise_for_status(self: Any) -> Any:
         raise self.cassette_error
 
+    doc = "Carries a cassette error to an SDK that retries every exception."
     made = type(
         "CassetteErrorResponse",
         (library.Response,),
-        {
-            "__module__": __name__,
-            "__doc__": "Carries a cassette error to an SDK that retries every exception.",
-            "raise_for_status": raise_for_status,
-        },
+        {"__module__": __name__, "__doc__": doc, "raise_for_status": raise_for_status},
     )
     return _FAILING.setdefault(library.__name__, made)
 
 
 # Live streams the caller left open: settled at a known point, never by the garbage collector.
 #
-# A live stream being recorded is registered with its recorder's log until it ends or
-# the caller closes it. Closing reads what is left, so the recording is whole. A stream that is
-# neither read to its end nor closed is *settled* when its owner is done with the recorder: the
-# pytest plugin at the end of each test, ``intercept()`` when its block exits, and, for
-# recorders used on their own, an exit handler before the interpreter shuts down. Settling reads
-# what the upstream still sends, bounded by the client's read timeout (30 s when it has none),
-# and records the stream whole; if that fails (the upstream stalls or breaks, or the stream's
-# event loop is gone) nothing is recorded and an :class:`AbandonedStreamWarning` says so.
-#
-# Nothing is ever written from a finaliser while the interpreter shuts down: a stream closed
-# then is released unrecorded.
+# A live stream being recorded is registered with its recorder's log until it ends or the
+# caller closes it. Closing reads what is left, so the recording is whole. A stream neither read
+# to its end nor closed is *settled* when its owner is done with the recorder: the pytest plugin
+# at the end of each test, ``intercept()`` when its block exits, and, for recorders used on
+# their own, an exit handler. Settling reads what the upstream still sends, bounded by the
+# client's read timeout (30 s when it has none), and records the stream whole; if that fails
+# nothing is recorded and an :class:`AbandonedStreamWarning` says so. Nothing is ever written
+# from a finaliser while the interpreter shuts down.
 
 DEFAULT_DRAIN_S = 30.0
 
@@ -855,22 +717,26 @@ class AbandonedStreamWarning(UserWarning):
 
 
 class LiveTap:
-    """What the sync and async live streams share: the tap, the upstream response, and the
-    registration that lets the end of a test or an ``intercept`` block settle them."""
+    """What the live streams share: the tap, the upstream response, and the registration that
+    lets the end of a test or an ``intercept`` block settle them."""
 
-    def __init__(self, recorder: Recorder, tap: StreamTap, response: Any, request: Any) -> None:
-        self.recorder = recorder
-        self.tap = tap
+    def __init__(self, call: Call, response: Any, request: Any) -> None:
+        self.recorder = call.recorder
+        self.tap = StreamTap(call)
         self.response = response
         self.bound = read_timeout(request)
         self.draining = False  # the caller has stopped reading: a failure now is not its own
         self.reader: int | None = None  # the thread that last read from the stream
         self.over = threading.Event()  # set once the upstream ended or failed (recorded by then)
-        self._log = recorder.log
+        self._log = call.recorder.log
         self._log.stream_opened(self)
-        _arm_exit_handler(self._log)
+        with _EXIT_HANDLER:
+            if not _ARMED:
+                atexit.register(_settle_everything)
+                _ARMED.append(True)
+            _WITH_STREAMS.add(self._log)
 
-    def settle(self) -> None:  # pragma: no cover - both subclasses implement it
+    def settle(self) -> None:  # pragma: no cover - every subclass implements it
         raise NotImplementedError
 
     def left_to_reader(self) -> bool:
@@ -920,8 +786,7 @@ class LiveTap:
             self.ended()
 
     def at_exit(self) -> bool:
-        """Closed while the interpreter shuts down: release it unrecorded (never write from a
-        finaliser then); ``True`` if so."""
+        """Closed while the interpreter shuts down: release it unrecorded; ``True`` if so."""
         if not sys.is_finalizing():
             return False
         self.tap.abandon()
@@ -956,6 +821,60 @@ class LiveTap:
         )
 
 
+class SyncLiveStream(LiveTap):
+    """A live stream read by sync code: each chunk of ``source`` goes to the caller the moment
+    it arrives, and to the tap; ``release`` gives the connection back."""
+
+    def __init__(
+        self,
+        call: Call,
+        response: Any,
+        request: Any,
+        source: Iterator[bytes],
+        release: Callable[[], Any],
+    ) -> None:
+        super().__init__(call, response, request)
+        self._source = source
+        self._release = release
+        # One generator, shared by the caller and `close`, so none is left suspended.
+        self.chunks = self._pull()
+
+    def _pull(self) -> Iterator[bytes]:
+        try:
+            try:
+                for chunk in self._source:
+                    self.reader = threading.get_ident()  # who reads it (see settle)
+                    self.tap.feed(chunk)
+                    yield chunk
+            except Exception as exc:
+                self.failed(exc)
+                raise
+            self.finished()
+        finally:
+            self.over.set()
+
+    def close(self) -> None:
+        """The caller is done: read what is left so the recording is whole, then release."""
+        if not self.at_exit():
+            self._read_rest(counted=False)
+
+    def settle(self) -> None:
+        """Left open at the end of its test or ``intercept`` block: read it to its end (or let
+        the thread still reading it do so)."""
+        if not self.left_to_reader():
+            self._read_rest(counted=True)
+
+    def _read_rest(self, *, counted: bool) -> None:
+        try:
+            with self.reading_rest(counted=counted) as deadline:
+                if deadline is not None:
+                    for _ in self.chunks:
+                        self.overdue(deadline)
+        finally:
+            self.ended()
+            self._release()
+
+
 def read_timeout(request: Any) -> float:
     """The client's read timeout for ``request`` (its ``timeout`` extension), in seconds."""
     timeout = getattr(request, "extensions", {}).get("timeout")
@@ -964,7 +883,7 @@ def read_timeout(request: Any) -> float:
 
 
 def settle(recorder: Recorder) -> None:
-    """Settle every live stream of ``recorder`` still open (see the module doc)."""
+    """Settle every live stream of ``recorder`` still open (see above)."""
     for stream in recorder.log.open_streams():
         stream.settle()
 
@@ -983,17 +902,7 @@ _EXIT_HANDLER = threading.Lock()
 # The logs that have had a live stream, for the exit handler only (it must find streams their
 # owner never settled); weak, so a recorder that is gone is not kept alive by it.
 _WITH_STREAMS: weakref.WeakSet[CallLog] = weakref.WeakSet()
-
-
 _ARMED: list[bool] = []  # one entry once the exit handler is registered
-
-
-def _arm_exit_handler(log: CallLog) -> None:
-    with _EXIT_HANDLER:
-        if not _ARMED:
-            atexit.register(_settle_everything)
-            _ARMED.append(True)
-        _WITH_STREAMS.add(log)
 
 
 def _settle_everything() -> None:

@@ -1,34 +1,28 @@
-"""Global interception: every httpx and httpx2 request goes through a cassette while active.
+"""Global interception: every httpx, httpx2, aiohttp and botocore request goes through a
+cassette while active.
 
     with intercept(Recorder("cassettes/agent.yaml")):
         run_the_framework()          # whatever clients it built, whenever it built them
 
-**What is patched, and why that one method.** Exactly one method per client class:
-``Client._transport_for_url`` and ``AsyncClient._transport_for_url`` of ``httpx2`` and of
-``httpx`` (whichever are installed). Every request a client sends — through ``send``,
-``request``, ``stream``, auth and redirect hops, any mount — asks this method which transport
-to use, right before ``handle_request``; the patched version hands back the same transport
-wrapped in a cassette transport. Patching the transport classes instead would miss clients
-with custom transports (``MockTransport``, a framework's own ``BaseTransport`` subclass), and
-patching ``send`` would mean re-implementing the client's redirect, auth and event-hook logic.
-The client's own transport stays the one live calls go through. A client whose transport is
-already a cassette transport keeps it (the explicit choice wins). A client *subclass* that
-overrides ``_transport_for_url`` itself is not covered.
+**What is patched.** One method per client class: ``Client._transport_for_url`` and
+``AsyncClient._transport_for_url`` of ``httpx2`` and ``httpx``, which every request a client
+sends (any mount, auth and redirect hops) asks for its transport right before
+``handle_request``: the patched version hands back that transport wrapped in a cassette
+transport (a custom transport is covered too; a client whose transport is already a cassette
+transport keeps it). Besides, ``aiohttp.ClientSession._request`` (``_aiohttp``),
+``botocore.endpoint.Endpoint._send`` (``botocore``), and the libraries' own network
+transports, where a request the guard refused is raised before a byte of it is written.
 
-**When a request is bound.** At send time, whenever the client was made: to the interception
-the sending thread or task entered (a ``ContextVar`` set on entry, so two threads each in their
-own block record to their own cassettes, and nesting works: the inner one wins until it exits),
-or, when the sender has entered none (a framework's worker thread), to the innermost one active
-in the process. The first activation installs the patches, the last exit restores the original
-functions (the very same objects); activation is under a lock. A library not imported yet is not
-imported for it: it is patched the moment the code imports it (``isolation.watch``), so a
-session that only ever uses httpx2 never pays for importing httpx, and a class is never seen
-unpatched by anyone.
+**When a request is bound.** At send time: to the interception the sending thread or task
+entered (a ``ContextVar``: two threads each in their own block record to their own
+cassettes, and the inner of nested blocks wins), else to the innermost one active in the
+process. The first activation installs the patches, the last exit restores the very same
+functions. A library not imported yet is patched the moment it is imported
+(``isolation.watch``), never imported for it.
 
-**When the block exits**, live streams of its recorder that the code left open are read to
-their end and recorded (``_exchange.settle``). :meth:`Interception.pause` /
-:meth:`~Interception.resume` take it out of force and back without that (the pytest plugin
-pauses a test's interception while fixtures of a wider scope set up).
+**When the block exits**, live streams its code left open are read to their end and recorded
+(``_exchange.settle``). :meth:`Interception.pause` / :meth:`~Interception.resume` take it out of
+force and back without that (the pytest plugin pauses it while wider fixtures set up).
 """
 
 from __future__ import annotations
@@ -52,24 +46,36 @@ from cassettes_core.isolation import (
     deferred_refusal,
     half_imported,
     handled_outside,
+    handling,
     request_hint,
     unwatch,
     watch,
 )
 from cassettes_core.modes import Mode
-from cassettes_core.transport import aiohttp, botocore
+from cassettes_core.transport import botocore
 from cassettes_core.transport._exchange import (
     asettle,
-    failing_response,
-    retries_everything,
+    handed_back,
     sent_by_anthropic,
     settle,
     visible,
-    visible_type,
 )
 
 _PATCHED = "_transport_for_url"
 _LIBRARIES = ("httpx2", "httpx")
+# What else goes in with the first interception, for the life of the process (registered by
+# ``cassettes_core.mcp``, which imports this package: the transport never imports it).
+_on_first_install: list[Callable[[], None]] = []
+
+
+def on_first_install(install: Callable[[], None]) -> None:
+    """Have ``install`` run once, when the first interception (or the guard) patches the
+    clients; at once if that happened already."""
+    with _state.lock:
+        if _state.ever_installed:
+            install()
+        else:
+            _on_first_install.append(install)
 
 
 class _State:
@@ -87,6 +93,7 @@ class _State:
         self.watcher: Any = None
         # The isolation guard keeps the patches in place while it is armed (see ``hold``).
         self.held = 0
+        self.ever_installed = False
 
 
 _state = _State()
@@ -234,9 +241,14 @@ def _install() -> None:
     _state.installed = True
     try:
         # Imported ones now; the others the moment they are imported, before anyone sees them.
-        _state.watcher = watch(dict.fromkeys(_LIBRARIES, _patch_library))
-        aiohttp.install(active)  # the seams of the clients that are not httpx go in with these
-        botocore.install(active)
+        patches = dict.fromkeys(_LIBRARIES, _patch_library)
+        patches["aiohttp.client"] = _patch_aiohttp
+        patches["botocore.endpoint"] = _patch_botocore
+        _state.watcher = watch(patches)
+        if not _state.ever_installed:
+            _state.ever_installed = True
+            while _on_first_install:
+                _on_first_install.pop(0)()
     except BaseException:
         _restore()
         raise
@@ -262,54 +274,104 @@ def _patch_finished_imports() -> None:
             _patch_library(importlib.import_module(name))
 
 
+def _replace(cls: type, method: str, wrap: Callable[[Any], Any], *, needed: bool = False) -> None:
+    """Put ``wrap(original)`` in place of ``cls.method`` (once), saved to be restored."""
+    if any(c is cls and m == method for c, m, _ in _state.saved):
+        return  # already (httpx2.alias_httpx() makes `httpx` the same module)
+    original = cls.__dict__.get(method)
+    if not callable(original):
+        if not needed:
+            return
+        raise ConfigError(
+            f"{cls.__module__}.{cls.__qualname__} has no {method}() to patch; "
+            "this version is not supported by intercept().\nTIP: give the client "
+            "a CassetteTransport explicitly instead."
+        )
+    _state.saved.append((cls, method, original))
+    setattr(cls, method, wrap(original))
+
+
 def _patch_library(module: ModuleType) -> None:
     with _state.lock:
         if not _state.installed:
             return  # imported while the patches were being taken back
-        patched = {(cls, method) for cls, method, _ in _state.saved}
         name = module.__name__
         for cls, is_async in ((module.Client, False), (module.AsyncClient, True)):
-            if (cls, _PATCHED) in patched:  # httpx2.alias_httpx() makes `httpx` the same module
-                continue
-            original = cls.__dict__.get(_PATCHED)
-            if not callable(original):
-                raise ConfigError(
-                    f"{cls.__module__}.{cls.__qualname__} has no {_PATCHED}() to patch; "
-                    "this version is not supported by intercept().\nTIP: give the client "
-                    "a CassetteTransport explicitly instead."
+            wrap = functools.partial(_patched, library=name, is_async=is_async)
+            _replace(cls, _PATCHED, wrap, needed=True)
+        _replace(module.HTTPTransport, "handle_request", _sends_refused)
+        _replace(module.AsyncHTTPTransport, "handle_async_request", _sends_refused)
+
+
+def _patch_aiohttp(module: ModuleType) -> None:
+    """aiohttp's one seam: ``ClientSession._request`` (see ``_aiohttp``)."""
+
+    def wrap(original: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(original)
+        async def _request(self: Any, method: str, str_or_url: Any, **kwargs: Any) -> Any:
+            current = active()
+            if current is None or handled_outside():
+                # No cassette here (the isolation guard's connector seam decides), or an outer
+                # seam (litellm's httpx transport over aiohttp) records this request already.
+                return await original(self, method, str_or_url, **kwargs)
+            from cassettes_core.transport._aiohttp import handle
+
+            with handling():
+                return await handle(current, original, self, (method, str_or_url), kwargs)
+
+        return _request
+
+    with _state.lock:
+        if _state.installed:
+            _replace(module.ClientSession, "_request", wrap)
+
+
+def _patch_botocore(module: ModuleType) -> None:
+    """botocore's one seam: ``Endpoint._send`` (see ``cassettes_core.transport.botocore``)."""
+
+    def wrap(original: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+        @functools.wraps(original)
+        def _send(self: Any, request: Any) -> Any:
+            if handled_outside():
+                return original(self, request)  # an outer seam records this request already
+            current = active()
+            if current is None:
+                botocore.refuse_unguarded(request)
+                return original(self, request)
+            with handling():
+                return botocore.exchange(
+                    current.recorder, current.block_unmatched, self, request, original
                 )
-            _state.saved.append((cls, _PATCHED, original))
-            setattr(cls, _PATCHED, _patched(original, name, is_async=is_async))
-        for cls, method in (
-            (module.HTTPTransport, "handle_request"),
-            (module.AsyncHTTPTransport, "handle_async_request"),
-        ):
-            original = cls.__dict__.get(method)
-            if (cls, method) not in patched and callable(original):
-                _state.saved.append((cls, method, original))
-                setattr(cls, method, _sends_refused(original))
+
+        return _send
+
+    with _state.lock:
+        if _state.installed:
+            _replace(module.Endpoint, "_send", wrap)
 
 
 def _sends_refused(original: Callable[..., Any]) -> Callable[..., Any]:
     """The library's own network transport: a request the guard refused (see :class:`Guarded`)
     is raised here, per request, before a byte of it is written, on a new connection or on
     one the pool kept open (a socket seam would see only the new ones)."""
+
+    def refuse() -> None:
+        refused = deferred_refusal()
+        if refused is not None:
+            raise refused
+
     if inspect.iscoroutinefunction(original):
 
         @functools.wraps(original)
         async def handle_async_request(self: Any, request: Any) -> Any:
-            refused = deferred_refusal()
-            if refused is not None:
-                raise refused
+            refuse()
             return await original(self, request)
 
         return handle_async_request
 
     @functools.wraps(original)
     def handle_request(self: Any, request: Any) -> Any:
-        refused = deferred_refusal()
-        if refused is not None:
-            raise refused
+        refuse()
         return original(self, request)
 
     return handle_request
@@ -319,8 +381,6 @@ def _restore() -> None:
     _state.installed = False
     unwatch(_state.watcher)
     _state.watcher = None
-    botocore.restore()
-    aiohttp.restore()
     while _state.saved:
         cls, method, original = _state.saved.pop()
         setattr(cls, method, original)
@@ -335,7 +395,7 @@ def _available() -> bool:
 
 
 def _patched(
-    original: Callable[[Any, Any], Any], library: str, *, is_async: bool
+    original: Callable[[Any, Any], Any], *, library: str, is_async: bool
 ) -> Callable[[Any, Any], Any]:
     adapter = importlib.import_module(f"cassettes_core.transport.{library}")
     wrapper: type = adapter.AsyncCassetteTransport if is_async else adapter.CassetteTransport
@@ -350,57 +410,18 @@ def _patched(
             return transport  # the client has a cassette transport: it wins
         if current is None:
             # No cassette here: the isolation guard (when armed) sees the request first.
-            return guarded(transport, library) if _state.held else transport
+            return Guarded(transport, library) if _state.held else transport
         return wrapper(current.recorder, inner=transport, block_unmatched=current.block_unmatched)
 
     return _transport_for_url
 
 
-# httpx/httpx2 requests sent outside any cassette, seen by the isolation guard first.
-#
-# While the guard is armed, a client's transport is handed out wrapped in :class:`Guarded`
-# (by ``_intercept``'s patched ``_transport_for_url``) whenever no interception is active. The
-# wrapper asks the guard about the request before the real transport runs; a refusal is deferred
-# to the moment the transport opens a connection (the socket seams raise it), so a transport that
-# answers on its own (``MockTransport``, respx) is not refused. It
-# knows more than a socket does: a request the openai or anthropic SDK sent (its
-# ``x-stainless-*`` headers or user agent), or a provider call by its path
-# (an endpoint of the catalog), goes to a provider whatever host the client's ``base_url`` names.
-
-
-def _verdict(request: Any, library: str) -> LiveCallRefusedError | None:
-    url = request.url
-    return check(
-        url.host,
-        url.port or (443 if url.scheme == "https" else 80),
-        via=library,
-        method=request.method,
-        path=url.path,
-        hint=request_hint(request.method, str(url), request.headers),
-        record=False,  # only if the transport really connects (see ``deferred``)
-        error_type=visible_type(
-            LiveCallRefusedError, anthropic_caller=sent_by_anthropic(None, request.headers)
-        ),
-    )
-
-
-def _visible(error: LiveCallRefusedError, request: Any) -> LiveCallRefusedError:
-    shown = visible(error, anthropic_caller=sent_by_anthropic(None, request.headers))
-    assert isinstance(shown, LiveCallRefusedError)
-    return shown
-
-
-def _refusal_in(raised: BaseException) -> LiveCallRefusedError | None:
-    """The refusal ``raised`` is or holds: anyio's happy eyeballs raise it from a task group,
-    inside an ``ExceptionGroup`` that an SDK would wrap in a connection error and retry."""
-    if isinstance(raised, LiveCallRefusedError):
-        return raised
-    if isinstance(raised, BaseExceptionGroup):
-        for inner in raised.exceptions:
-            found = _refusal_in(inner)
-            if found is not None:
-                return found
-    return None
+# While the guard is armed and no interception is active, a client's transport is handed out
+# wrapped in :class:`Guarded`, which asks the guard about each request before the transport
+# runs; a refusal is deferred to the moment the transport connects (the socket seams raise it),
+# so a transport that answers on its own (``MockTransport``, respx) is not refused. It knows
+# more than a socket: an SDK's headers or a catalog path say a request goes to a provider,
+# whatever host the client's ``base_url`` names.
 
 
 class Guarded:
@@ -411,34 +432,49 @@ class Guarded:
         self.library = library
 
     def handle_request(self, request: Any) -> Any:
-        error = _verdict(request, self.library)
+        error = self._verdict(request)
         if error is None:
             return self.inner.handle_request(request)
         with deferred(error):
             try:
                 return self.inner.handle_request(request)
             except (LiveCallRefusedError, BaseExceptionGroup) as raised:
-                refused = _refusal_in(raised)
-                if refused is None:
-                    raise
-                if retries_everything(request.headers):
-                    return failing_response(refused, request)
-                raise _visible(refused, request) from None
+                return self._refused(raised, request)
 
     async def handle_async_request(self, request: Any) -> Any:
-        error = _verdict(request, self.library)
+        error = self._verdict(request)
         if error is None:
             return await self.inner.handle_async_request(request)
         with deferred(error):
             try:
                 return await self.inner.handle_async_request(request)
             except (LiveCallRefusedError, BaseExceptionGroup) as raised:
-                refused = _refusal_in(raised)
-                if refused is None:
-                    raise
-                if retries_everything(request.headers):
-                    return failing_response(refused, request)
-                raise _visible(refused, request) from None
+                return self._refused(raised, request)
+
+    def _verdict(self, request: Any) -> LiveCallRefusedError | None:
+        url = request.url
+        error = check(
+            url.host,
+            url.port or (443 if url.scheme == "https" else 80),
+            via=self.library,
+            method=request.method,
+            path=url.path,
+            hint=request_hint(request.method, str(url), request.headers),
+            record=False,  # only if the transport really connects (see ``deferred``)
+        )
+        if error is not None:
+            visible(error, anthropic_caller=sent_by_anthropic(None, request.headers))
+        return error
+
+    def _refused(self, raised: BaseException, request: Any) -> Any:
+        """The refusal ``raised`` is or holds (anyio's happy eyeballs raise it inside an
+        ``ExceptionGroup``, which an SDK would retry), handed back as the SDK lets it through;
+        anything else raised again."""
+        refused = _refusal_in(raised)
+        if refused is None:
+            raise raised
+        refused.__suppress_context__ = True  # the group it came in is no news to the user
+        return handed_back(refused, request)
 
     def close(self) -> None:
         self.inner.close()
@@ -450,5 +486,12 @@ class Guarded:
         return getattr(self.inner, name)
 
 
-def guarded(transport: Any, library: str) -> Guarded:
-    return Guarded(transport, library)
+def _refusal_in(raised: BaseException) -> LiveCallRefusedError | None:
+    if isinstance(raised, LiveCallRefusedError):
+        return raised
+    if isinstance(raised, BaseExceptionGroup):
+        for inner in raised.exceptions:
+            found = _refusal_in(inner)
+            if found is not None:
+                return found
+    return None

@@ -33,11 +33,13 @@ async def calls(path: Path, url: str, recorder: Recorder | None = None) -> list[
 def test_http_session_records_then_replays_with_the_server_stopped(
     notes: Notes, tmp_path: Path, port: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Recorded against the server; replayed under CI with it stopped, against a listener on
+    another port (the server's name identifies it, not its URL) that counts every TCP
+    connection: it accepts none."""
     path = tmp_path / "mcp_http.yaml"
-    url = f"http://127.0.0.1:{port}/mcp"
     server = serve_http(notes, port)
     try:
-        first = asyncio.run(calls(path, url))
+        first = asyncio.run(calls(path, f"http://127.0.0.1:{port}/mcp"))
     finally:
         server.terminate()
         server.wait(timeout=10)
@@ -49,39 +51,10 @@ def test_http_session_records_then_replays_with_the_server_stopped(
 
     monkeypatch.setenv("CI", "true")
     recorder = Recorder(path)
-    again = asyncio.run(calls(path, url, recorder))
-    assert again == first
-    assert recorder.stats.replayed == 8
-    assert notes.lines("started") == 1
-    assert notes.lines("writes") == 1
-
-
-def test_replay_on_another_port_still_matches(notes: Notes, tmp_path: Path, port: int) -> None:
-    """The server's name identifies it, not its URL: a new port (as every test run picks)
-    replays the same cassette."""
-    path = tmp_path / "mcp_http.yaml"
-    server = serve_http(notes, port)
-    try:
-        first = asyncio.run(calls(path, f"http://127.0.0.1:{port}/mcp"))
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
-    other = f"http://127.0.0.1:{free_port()}/mcp"
-    assert asyncio.run(calls(path, other, Recorder(path, mode="replay"))) == first
-
-
-def test_replay_opens_no_connection_at_all(notes: Notes, tmp_path: Path, port: int) -> None:
-    """Replayed against a listener that counts every TCP connection: it accepts none."""
-    path = tmp_path / "mcp_http.yaml"
-    server = serve_http(notes, port)
-    try:
-        first = asyncio.run(calls(path, f"http://127.0.0.1:{port}/mcp"))
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
     with Sink() as sink:
-        replayed = asyncio.run(calls(path, f"{sink.url}/mcp", Recorder(path, mode="replay")))
+        assert asyncio.run(calls(path, f"{sink.url}/mcp", recorder)) == first
         assert sink.accepted == 0
+        monkeypatch.delenv("CI")
         # The probe works: the same session outside a cassette does connect (and fails,
         # the listener is no MCP server).
         with pytest.raises(BaseException):  # noqa: PT011, B017 - whatever the SDK makes of it
@@ -89,7 +62,9 @@ def test_replay_opens_no_connection_at_all(notes: Notes, tmp_path: Path, port: i
                 asyncio.wait_for(session_calls(streamable_http_client(f"{sink.url}/mcp"), "x"), 10)
             )
         assert sink.accepted >= 1
-    assert replayed == first
+    assert recorder.stats.replayed == 8
+    assert notes.lines("started") == 1
+    assert notes.lines("writes") == 1
 
 
 def test_the_legacy_sse_transport_replays_without_a_connection(

@@ -37,7 +37,8 @@ def test_stdio_session_records_then_replays_without_starting_the_server(
     notes: Notes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every ClientSession call is one interaction; under CI the same answers come back,
-    the server never starts and the destructive tool writes nothing."""
+    the server never starts and the destructive tool writes nothing; asked for another note,
+    replay is a CassetteMissError with the argument diff, and still nothing starts."""
     path = tmp_path / "mcp.yaml"
     first = asyncio.run(recorded(path, notes))
     assert first[0] == "notes"
@@ -76,18 +77,6 @@ def test_stdio_session_records_then_replays_without_starting_the_server(
     assert notes.lines("writes") == 1
     assert recorder.stats.replayed == 8
 
-
-async def replay(path: Path, notes: Notes, recorder: Recorder) -> list[str]:
-    async with intercept(recorder):
-        return await session_calls(stdio_client(notes.stdio()), "Paris")
-
-
-def test_a_changed_mcp_argument_is_a_miss_and_nothing_starts(notes: Notes, tmp_path: Path) -> None:
-    """Replay asks write_note for another note: a CassetteMissError with the argument diff;
-    the server still never starts."""
-    path = tmp_path / "mcp.yaml"
-    asyncio.run(recorded(path, notes))
-
     async def other_note() -> list[str]:
         async with intercept(Recorder(path, mode="replay")):
             return await session_calls(stdio_client(notes.stdio()), "Lyon")
@@ -100,6 +89,11 @@ def test_a_changed_mcp_argument_is_a_miss_and_nothing_starts(notes: Notes, tmp_p
     assert "arguments.arguments.name: 'Paris' → 'Lyon'" in str(miss)
     assert notes.lines("started") == 1
     assert notes.lines("writes") == 1
+
+
+async def replay(path: Path, notes: Notes, recorder: Recorder) -> list[str]:
+    async with intercept(recorder):
+        return await session_calls(stdio_client(notes.stdio()), "Paris")
 
 
 async def connected(path: Path, notes: Notes, mode: str) -> list[str]:
@@ -123,15 +117,22 @@ def test_append_with_the_server_connected_replays_destructive_calls_only(
     notes: Notes, tmp_path: Path
 ) -> None:
     """Append (a fork's mode) connects to the server: the recorded destructive call is
-    answered from the cassette, the read-only one runs again, the new one is recorded."""
+    answered from the cassette, the read-only one runs again, a new one is recorded;
+    replay_policies({"notes/read_note": "never"}) keeps the read-only one from running; a
+    session that never lists tools gets the policies of the recorded tools/list (with no
+    annotations known, read_note would be ``never`` too)."""
     path = tmp_path / "mcp.yaml"
     asyncio.run(recorded(path, notes, mode="record"))
     assert (notes.lines("writes"), notes.lines("reads")) == (1, 1)
     (notes.folder / "Paris.txt").write_text("edited since", encoding="utf-8")
 
+    with replay_policies({"notes/read_note": "never"}):
+        asyncio.run(connected(path, notes, "append"))
+    assert notes.lines("reads") == 1
+
     with pytest.warns(ToolResultChangedWarning, match="read_note"):
         answers = asyncio.run(connected(path, notes, "append"))
-    assert notes.lines("started") == 2
+    assert notes.lines("started") == 3
     assert notes.lines("writes") == 1  # destructiveHint: never, not run again
     assert notes.lines("reads") == 2  # readOnlyHint: safe, ran again …
     assert answers[:2] == ["wrote Paris", "about Paris"]  # … and the recording answers
@@ -140,15 +141,21 @@ def test_append_with_the_server_connected_replays_destructive_calls_only(
     assert methods[-1] == "tools/call"
     assert len(methods) == 9  # count_notes was new: recorded
 
+    async def unlisted() -> None:
+        async with (
+            intercept(Recorder(path, mode="append")),
+            stdio_client(notes.stdio()) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            await session.call_tool("write_note", {"name": "Paris", "text": "about Paris"})
+            await session.call_tool("read_note", {"name": "Paris"})
 
-def test_replay_policies_override_the_annotations(notes: Notes, tmp_path: Path) -> None:
-    """replay_policies({"notes/read_note": "never"}) keeps the read-only tool from running
-    again even with the server connected."""
-    path = tmp_path / "mcp.yaml"
-    asyncio.run(recorded(path, notes, mode="record"))
-    with replay_policies({"notes/read_note": "never"}):
-        asyncio.run(connected(path, notes, "append"))
-    assert notes.lines("reads") == 1
+    with pytest.warns(ToolResultChangedWarning, match="read_note"):
+        asyncio.run(unlisted())
+    assert notes.lines("started") == 4
+    assert notes.lines("writes") == 1
+    assert notes.lines("reads") == 3
 
 
 def test_an_mcp_error_is_recorded_and_raised_again(notes: Notes, tmp_path: Path) -> None:
@@ -200,31 +207,6 @@ def test_the_high_level_client_with_the_2026_handshake_replays_too(
     assert {i["request"].get("server") for i in items[1:]} == {"notes"}
 
 
-def test_a_session_that_never_lists_tools_gets_the_recorded_annotations(
-    notes: Notes, tmp_path: Path
-) -> None:
-    """Append over a recording, calling tools without list_tools first: the policies come
-    from the tools/list the cassette recorded: the destructive call is not run again, the
-    read-only one is (with no annotations known it would be ``never`` too)."""
-    path = tmp_path / "mcp.yaml"
-    asyncio.run(recorded(path, notes, mode="record"))
-
-    async def unlisted() -> None:
-        async with (
-            intercept(Recorder(path, mode="append")),
-            stdio_client(notes.stdio()) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            await session.call_tool("write_note", {"name": "Paris", "text": "about Paris"})
-            await session.call_tool("read_note", {"name": "Paris"})
-
-    asyncio.run(unlisted())
-    assert notes.lines("started") == 2
-    assert notes.lines("writes") == 1
-    assert notes.lines("reads") == 2
-
-
 def test_a_fork_replays_the_destructive_calls_before_it_and_runs_those_after(
     notes: Notes, tmp_path: Path
 ) -> None:
@@ -255,12 +237,16 @@ def test_a_fork_replays_the_destructive_calls_before_it_and_runs_those_after(
     assert log == ["Paris", "Rome", "Rome"]
 
 
-def test_an_mcp_miss_names_the_method(notes: Notes, tmp_path: Path) -> None:
-    """The miss says which MCP call it was, before the diff."""
+def test_an_mcp_miss_names_the_method(
+    notes: Notes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CI with the cassette never committed: the first request misses, saying which MCP call
+    it was, and no server is spawned."""
+    monkeypatch.setenv("CI", "true")
 
     async def listing() -> None:
         async with (
-            intercept(Recorder(tmp_path / "none.yaml", mode="replay")),
+            intercept(Recorder(tmp_path / "none.yaml")),
             stdio_client(notes.stdio()) as (read, write),
             ClientSession(read, write) as session,
         ):
@@ -269,4 +255,6 @@ def test_an_mcp_miss_names_the_method(notes: Notes, tmp_path: Path) -> None:
     with pytest.raises(BaseException) as raised:  # noqa: PT011 - unwrapped below
         asyncio.run(listing())
     [miss] = leaf_errors(raised.value)
+    assert isinstance(miss, CassetteMissError)
     assert str(miss).startswith("no cassette file for this mcp call (initialize)")
+    assert notes.lines("started") == 0

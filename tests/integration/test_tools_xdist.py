@@ -1,5 +1,6 @@
 """Tool calls from several processes into one cassette: pytest-xdist workers append to a
-shared cassette, lose nothing, and the controller's summary counts the tool calls."""
+shared cassette, lose nothing, and the controller's summary counts the tool calls (their
+replay is the same as in one process: ``test_tools_modes``)."""
 
 from __future__ import annotations
 
@@ -33,9 +34,7 @@ def test_charge(n):
 
 
 @pytest.mark.slow
-def test_two_workers_append_tool_calls_to_one_cassette(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_two_workers_append_tool_calls_to_one_cassette(pytester: pytest.Pytester) -> None:
     pytester.makeini(PLUGIN_INI)
     pytester.makepyfile(test_shared=SHARED)
     args = ("-n", "2", "-p", "no:cacheprovider", "-p", "no:hypothesispytest")
@@ -47,10 +46,4 @@ def test_two_workers_append_tool_calls_to_one_cassette(
     assert sorted(i["seq"] for i in items) == list(range(1, 7))
     assert sorted(i["request"]["arguments"]["n"] for i in items) == list(range(6))
     effects = pytester.path / "effects.log"
-    assert len(effects.read_text().splitlines()) == 6
-
-    monkeypatch.setenv("CI", "true")
-    second = pytester.runpytest_subprocess(*args, timeout=120)
-    second.assert_outcomes(passed=6)
-    second.stdout.fnmatch_lines(["*tool calls 6 replayed, 0 recorded*"])
     assert len(effects.read_text().splitlines()) == 6

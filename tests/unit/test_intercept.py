@@ -49,15 +49,21 @@ def test_intercept_is_public() -> None:
 
 
 def test_one_method_per_client_class_is_patched_and_restored_exactly(tmp_path: Path) -> None:
-    """Only _transport_for_url of the four client classes changes, and the very same
-    function objects are back after exit."""
-    before = _originals()
+    """Only _transport_for_url of the four client classes changes (and aiohttp's
+    ``ClientSession._request``, botocore's ``Endpoint._send``), and the very same function
+    objects are back after exit."""
+    import aiohttp
+    import botocore.endpoint
+
+    seams = [(aiohttp.ClientSession, "_request"), (botocore.endpoint.Endpoint, "_send")]
+    before = _originals() + [cls.__dict__[name] for cls, name in seams]
     with intercept(Recorder(tmp_path / "c.yaml", mode="record")):
-        during = _originals()
+        during = _originals() + [cls.__dict__[name] for cls, name in seams]
         assert is_patched()
         assert all(now is not then for now, then in zip(during, before, strict=True))
         assert [now.__wrapped__ for now in during] == before
-    assert all(now is then for now, then in zip(_originals(), before, strict=True))
+    after = _originals() + [cls.__dict__[name] for cls, name in seams]
+    assert all(now is then for now, then in zip(after, before, strict=True))
     assert not is_patched()
     assert active() is None
 
