@@ -339,13 +339,13 @@ def headline(result: CheckResult) -> str:
     return f"cassette-refresh: {verdict} ({scope})"
 
 
-def render_text(result: CheckResult, *, colour: bool = False, show_info: bool = True) -> str:
+def render_text(result: CheckResult, *, colour: bool = False) -> str:
     """The terminal report. ``colour`` only when writing to a TTY without ``NO_COLOR``."""
     paint = _painter(colour)
     style = {"drift": "red", "unchecked": "yellow", "no_drift": "green"}[result.status]
     lines = [paint(headline(result), style), ""]
     for endpoint in result.endpoints:
-        lines.extend(_endpoint_lines(endpoint, paint, show_info=show_info))
+        lines.extend(_endpoint_lines(endpoint, paint))
     if result.errors:
         lines.append(paint(f"could not check ({len(result.errors)}):", "yellow"))
         lines.extend(f"  {p.origin}  {p.provider} {p.endpoint}: {p.message}" for p in result.errors)
@@ -363,7 +363,7 @@ def render_text(result: CheckResult, *, colour: bool = False, show_info: bool = 
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _endpoint_lines(endpoint: EndpointResult, paint: Painter, *, show_info: bool) -> list[str]:
+def _endpoint_lines(endpoint: EndpointResult, paint: Painter) -> list[str]:
     title = (
         f"{endpoint.provider} {endpoint.endpoint}  "
         f"({endpoint.recorded} recorded, {endpoint.live} live)"
@@ -376,9 +376,7 @@ def _endpoint_lines(endpoint: EndpointResult, paint: Painter, *, show_info: bool
         where = f" [type={finding.variant}]" if finding.variant else ""
         lines.append(f"  {paint('DRIFT', 'red')} {finding.kind:<{width}}  {finding.path}{where}")
         lines.append(f"        {_shape(finding)}; {finding.detail}")
-    if show_info:
-        for finding in endpoint.info:
-            lines.append(paint(f"  info  {finding.path}: {finding.detail}", "dim"))
+    lines += [paint(f"  info  {f.path}: {f.detail}", "dim") for f in endpoint.info]
     lines.append("")
     return lines
 
