@@ -109,10 +109,6 @@ class Recorded:
         return None
 
 
-def live_answer(recorded: Recorded, live: LiveAnswer) -> Answer:
-    return Answer(recorded.provider, recorded.endpoint, body=live.body, events=live.events)
-
-
 SUFFIXES = (".yaml", ".yml")
 CASSETTE_KEYS = ("interactions", "version", "manifest")
 
@@ -791,7 +787,8 @@ def classify(
         answer = item.answer()
         if answer is None or item.key not in live:
             continue
-        pair = (item, answer, live_answer(item, live[item.key]))
+        fresh = live[item.key]
+        pair = (item, answer, Answer(item.provider, item.endpoint, fresh.body, fresh.events))
         groups.setdefault((item.provider, item.endpoint), []).append(pair)
     results: list[EndpointResult] = []
     for (provider, endpoint), pairs in sorted(groups.items()):

@@ -3,7 +3,7 @@ way the live side or the input can fail (exit 2 with ERROR and TIP, a report whe
 
 The emulator plays the live providers; two small loopback stubs play what it cannot (a slow
 endpoint that counts the calls in flight, a stream that fails part-way). The shared helpers here
-(``REQUESTS``, ``record_cassette``, ``chat_body``, ``sha_of``) serve the other refresh tests.
+(``REQUESTS``, ``record_cassette``, ``sha_of``) serve the other refresh tests.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from cassettes_core import (
 from cassettes_core.providers import FakeProvider
 from cassettes_core.store import Manifest, read_snapshot, render
 from cassettes_core.testing.emulator import Emulator
+from tests.helpers.factories import chat_body
 
 TOOLS_OPENAI = [
     {
@@ -60,10 +61,6 @@ TOOLS_ANTHROPIC = [
         "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
     }
 ]
-
-
-def chat_body(text: str, **extra: Any) -> dict[str, Any]:
-    return {"model": "gpt-4o", "messages": [{"role": "user", "content": text}], **extra}
 
 
 def _claude(text: str, **extra: Any) -> dict[str, Any]:

@@ -18,8 +18,9 @@ import yaml
 from cassette_refresh.cli import main
 from cassettes_core.store import read_snapshot
 from cassettes_core.testing.emulator import Emulator
-from tests.integration.test_refresh_check import chat_body, sha_of
+from tests.helpers.factories import chat_body
 from tests.integration.test_refresh_check import record_cassette as _record_direct
+from tests.integration.test_refresh_check import sha_of
 
 NOT_CASSETTES = {
     "fixtures/weather.yaml": "city: Paris\ntemperature: 21\n",

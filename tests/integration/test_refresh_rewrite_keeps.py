@@ -19,7 +19,8 @@ import yaml
 
 from cassette_refresh.cli import main
 from cassettes_core.testing.emulator import Emulator
-from tests.integration.test_refresh_check import chat_body, record_cassette, sha_of
+from tests.helpers.factories import chat_body
+from tests.integration.test_refresh_check import record_cassette, sha_of
 from tests.integration.test_refresh_rewrite_replays import (
     check_replays,
     record_all,
