@@ -21,6 +21,7 @@ from collections.abc import (
     AsyncIterator,
     Awaitable,
     Callable,
+    Collection,
     Iterable,
     Iterator,
     Mapping,
@@ -114,32 +115,21 @@ CASSETTE_KEYS = ("interactions", "version", "manifest")
 
 
 @dataclass(frozen=True)
-class Found:
-    """The files to check, and which of them were named on the command line."""
-
-    files: tuple[Path, ...]
-    named: frozenset[Path]
-
-
-@dataclass(frozen=True)
 class Loaded:
-    """What the files hold: their interactions, and the files skipped as not cassettes."""
+    """What the files hold: the cassettes, their interactions, the YAML skipped as none."""
 
     files: tuple[Path, ...]
     recorded: tuple[Recorded, ...]
-    not_cassettes: tuple[tuple[Path, str], ...] = ()
+    skipped: tuple[CallProblem, ...] = ()
 
 
 def _hidden(relative: Path) -> bool:
     return any(part.startswith(".") for part in relative.parts) or relative.name.endswith(".tmp")
 
 
-def find(paths: Iterable[Path | str]) -> Found:
-    """The cassette files named or found (recursively) under ``paths``.
-
-    A file named twice (``c.yaml`` and ``./c.yaml``, or a folder and a file in it) is checked
-    once, under the name it was first met by.
-    """
+def find(paths: Iterable[Path | str]) -> tuple[tuple[Path, ...], frozenset[Path]]:
+    """The cassette files named or found (recursively) under ``paths``, and those named; a
+    file named twice is checked once, under the name it was first met by."""
     found: dict[Path, Path] = {}
     named: set[Path] = set()
     for raw in paths:
@@ -166,19 +156,19 @@ def find(paths: Iterable[Path | str]) -> Found:
                 f"{path}: {what}\n"
                 "TIP: pass cassette files or folders, e.g. `cassette-refresh check cassettes/`"
             )
-    return Found(tuple(found.values()), frozenset(named))
+    return tuple(found.values()), frozenset(named)
 
 
 def _dangling(path: Path) -> bool:
     return path.is_symlink() and not path.exists()
 
 
-def load(found: Found) -> Loaded:
+def load(found: Sequence[Path], named: Collection[Path]) -> Loaded:
     """Every interaction of the files found; CassetteFormatError on the first bad cassette."""
     files: list[Path] = []
     recorded: list[Recorded] = []
-    skipped: list[tuple[Path, str]] = []
-    for path in found.files:
+    skipped: list[CallProblem] = []
+    for path in found:
         if _dangling(path):
             raise CassetteFormatError(
                 path, f"is a symlink to {path.readlink()}, which does not exist"
@@ -188,10 +178,10 @@ def load(found: Found) -> Loaded:
         except PermissionError as exc:
             raise CassetteFormatError(path, f"cannot be read ({exc.strerror or exc})") from exc
         except CassetteFormatError:
-            why = None if path in found.named else _not_a_cassette(path)
+            why = None if path in named else _not_a_cassette(path)
             if why is None:
                 raise
-            skipped.append((path, why))
+            skipped.append(CallProblem(str(path), "", "", why))
             continue
         if snapshot.manifest is None:
             raise CassetteFormatError(path, "was removed while the check started")
@@ -216,13 +206,13 @@ def _not_a_cassette(path: Path) -> str | None:
 
 def find_cassettes(paths: Iterable[Path | str]) -> list[Path]:
     """The files :func:`find` finds, for callers that read them with :func:`load_recorded`."""
-    return list(find(paths).files)
+    return list(find(paths)[0])
 
 
 def load_recorded(files: Sequence[Path]) -> list[Recorded]:
     """Every interaction of ``files`` (each must be a cassette); CassetteFormatError on the first
     bad one."""
-    return list(load(Found(tuple(files), frozenset(files))).recorded)
+    return list(load(files, files).recorded)
 
 
 def load_catalogs(modules: Sequence[str]) -> None:

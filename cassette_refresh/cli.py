@@ -26,7 +26,6 @@ from cassette_refresh._github import (
 )
 from cassette_refresh._reissue import (
     CheckRun,
-    Loaded,
     built_in_reissuer,
     find,
     load,
@@ -36,7 +35,6 @@ from cassette_refresh._reissue import (
 )
 from cassette_refresh._report import (
     EXIT_UNCHECKED,
-    CallProblem,
     CheckResult,
     KeptAnswer,
     Unwritten,
@@ -289,11 +287,11 @@ def _check(args: argparse.Namespace, env: Mapping[str, str], output: Output) -> 
     load_catalogs(args.catalog)
     rules = _rules(args)
     _check_output(args.output)
-    loaded = load(find(args.paths))
+    loaded = load(*find(args.paths))
     files, recorded = loaded.files, list(loaded.recorded)
     _not_a_cassette_of(args.output, files)
     if not files:
-        passed = "".join(f"; skipped {path}: {why}" for path, why in loaded.not_cassettes)
+        passed = "".join(f"; skipped {p.origin}: {p.message}" for p in loaded.skipped)
         raise ConfigError(
             f"no cassette files (*.yaml, *.yml) under {', '.join(args.paths)}{passed}\n"
             "TIP: pass the folder your cassettes are recorded in, e.g. `cassettes/`."
@@ -322,9 +320,7 @@ def _check(args: argparse.Namespace, env: Mapping[str, str], output: Output) -> 
                 progress=progress,
             )
         )
-        result = dataclasses.replace(
-            run.result, skipped=(*_not_cassettes(loaded), *run.result.skipped)
-        )
+        result = dataclasses.replace(run.result, skipped=(*loaded.skipped, *run.result.skipped))
         if opener is not None:
             result = _file_issues(opener, result)
         if guard is not None:
@@ -335,11 +331,6 @@ def _check(args: argparse.Namespace, env: Mapping[str, str], output: Output) -> 
         output.error("\n".join(errors))
         return EXIT_UNCHECKED
     return result.exit_code
-
-
-def _not_cassettes(loaded: Loaded) -> tuple[CallProblem, ...]:
-    """The YAML files found that are plainly not cassettes, as skipped entries."""
-    return tuple(CallProblem(str(path), "", "", why) for path, why in loaded.not_cassettes)
 
 
 def _opener(args: argparse.Namespace, env: Mapping[str, str]) -> IssueOpener | None:
