@@ -199,12 +199,16 @@ def cli(
     return _Cli(emulator, cassette, monkeypatch, capsys)
 
 
-def _json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:
+def check_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:
+    """``cassette-refresh check ARGS --json``: the exit code and the report (which agree)."""
+    capsys.readouterr()
     code = main(["check", *args, "--json", "--no-progress"])
-    return code, json.loads(capsys.readouterr().out)
+    report: dict[str, Any] = json.loads(capsys.readouterr().out)
+    assert report["exit_code"] == code
+    return code, report
 
 
-def _drift(report: dict[str, Any]) -> set[tuple[str, str, str]]:
+def drift_of(report: dict[str, Any]) -> set[tuple[str, str, str]]:
     return {(f["provider"], f["kind"], f["path"]) for e in report["endpoints"] for f in e["drift"]}
 
 
@@ -215,7 +219,7 @@ def test_fresh_answers_are_not_drift(
     emulator: Emulator, recorded: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Re-issued with fresh ids, timestamps and text, every endpoint reports no drift: exit 0."""
-    code, report = _json(capsys, str(recorded.parent))
+    code, report = check_json(capsys, str(recorded.parent))
     assert (code, report["status"]) == (0, "no_drift"), report
     assert report["summary"]["compared"] == len(REQUESTS)
     assert emulator.hits == 2 * len(REQUESTS)  # recorded once, re-issued once
@@ -262,8 +266,8 @@ def test_each_drift_switch_is_found(
 ) -> None:
     """Each emulator drift switch gives exit 1 with the right class and path, and nothing else."""
     emulator.set_drift(switch)
-    code, report = _json(capsys, str(recorded))
-    drift = _drift(report)
+    code, report = check_json(capsys, str(recorded))
+    drift = drift_of(report)
     assert code == 1, report
     assert SWITCHES[switch] <= drift, sorted(drift)
     expected_class = "enum_value_new" if switch == "stream_event_new" else switch
@@ -287,8 +291,8 @@ def test_tool_call_versus_none_is_info(
             ("anthropic.messages", plain_claude, claude_tools),
         ],
     )
-    code, report = _json(capsys, str(tools))
-    assert (code, _drift(report)) == (0, set()), report
+    code, report = check_json(capsys, str(tools))
+    assert (code, drift_of(report)) == (0, set()), report
     info = {(f["provider"], f["path"]) for e in report["endpoints"] for f in e["info"]}
     assert ("openai.chat", "choices[].message.tool_calls") in info
     assert ("anthropic.messages", "content[]") in info
@@ -312,7 +316,7 @@ def test_terminal_report_and_write(
     assert main(["check", str(recorded), "--no-progress", "--write"]) == 1
     assert f"re-recorded {recorded}" in capsys.readouterr().out
     assert "service_tier_v2" in recorded.read_text(encoding="utf-8")
-    code, report = _json(capsys, str(recorded))
+    code, report = check_json(capsys, str(recorded))
     assert (code, report["status"]) == (0, "no_drift"), report
 
 
@@ -540,7 +544,7 @@ def test_concurrency_is_bounded(
     write_cassette(
         tmp_path / "c.yaml", [chat_interaction(n, f"q{n}", response=answer) for n in range(1, 7)]
     )
-    code, report = _json(capsys, str(tmp_path), "--concurrency", "2")
+    code, report = check_json(capsys, str(tmp_path), "--concurrency", "2")
     assert (code, report["summary"]["compared"]) == (0, 6)
     assert stub.calls == 6
     assert stub.max_in_flight == 2
@@ -557,7 +561,7 @@ def test_recorded_errors_and_unknown_providers_are_skipped(
         chat_interaction(2, "limited", error=error),
         Interaction(seq=3, digest=own.digest(), request=own, response=LLMResponse(body={"a": 1})),
     ]
-    code, report = _json(capsys, str(write_cassette(tmp_path / "c.yaml", interactions)))
+    code, report = check_json(capsys, str(write_cassette(tmp_path / "c.yaml", interactions)))
     assert code == 0
     assert stub.calls == 1
     reasons = [s["message"] for s in report["skipped"]]
