@@ -1,17 +1,13 @@
 """cassette-refresh: notice when live LLM providers drift from what the cassettes recorded.
 
-Re-issues recorded requests, compares the *shapes* of recorded and live answers (never their
-values, except enum-like keys), aggregated per provider endpoint, and reports structural drift:
-``field_added``, ``field_removed``, ``type_changed``, ``enum_value_new``. One module per part:
-``_reissue`` (which cassettes, re-issuing live, the check's walk), ``_shape`` (skeletons, the
-vocabulary, what counts as drift), ``_report`` (the result and its renderings), ``_github``
-(the issue opener), ``_rewrite`` (what ``--write`` may rewrite), ``cli`` (the command).
+``_reissue`` (which cassettes, re-issuing live, the check's walk), ``_shape`` (skeletons, what
+counts as drift), ``_report`` (the result and its renderings), ``_github`` (the issue opener),
+``_chains`` and ``_rewrite`` (what ``--write`` may rewrite), ``cli`` (the command).
 """
 
 from __future__ import annotations
 
 from cassette_refresh._chains import ChainLink, find_links
-from cassette_refresh._choice import another_choice, tools_called
 from cassette_refresh._github import GitHubError, IssueOpener
 from cassette_refresh._reissue import (
     DEFAULT_ENDPOINTS,
@@ -51,10 +47,10 @@ from cassette_refresh._report import (
 )
 from cassette_refresh._rewrite import (
     RewriteRefusedError,
+    another_choice,
     edit_refusal,
     rerecord_command,
     rerecord_step,
-    rerecorded,
 )
 from cassette_refresh._shape import (
     DRIFT_CLASSES,
@@ -62,8 +58,6 @@ from cassette_refresh._shape import (
     Finding,
     Rules,
     Shape,
-    ShapeBuilder,
-    Vocabulary,
     answer_path,
     compare,
     event_type,
@@ -72,7 +66,7 @@ from cassette_refresh._shape import (
     type_name,
     vocabulary,
 )
-from cassette_refresh.cli import Output, progress_line, use_colour
+from cassette_refresh.cli import Output, main, progress_line, use_colour
 
 __all__ = [
     "DEFAULT_ENDPOINTS",
@@ -104,12 +98,10 @@ __all__ = [
     "RewriteRefusedError",
     "Rules",
     "Shape",
-    "ShapeBuilder",
     "StreamFailedError",
     "SummaryJSON",
     "Unwritten",
     "UnwrittenJSON",
-    "Vocabulary",
     "another_choice",
     "answer_path",
     "built_in_reissuer",
@@ -120,18 +112,17 @@ __all__ = [
     "find_links",
     "fingerprint",
     "load_recorded",
+    "main",
     "progress_line",
     "render_markdown",
     "render_text",
     "rerecord_command",
     "rerecord_step",
-    "rerecorded",
     "retry_delay",
     "run_check",
     "shape_of",
     "stream_failure",
     "to_json",
-    "tools_called",
     "type_name",
     "use_colour",
     "vocabulary",

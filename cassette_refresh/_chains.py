@@ -1,22 +1,11 @@
 """Conversation chains: a later request that quotes an earlier answer of the same cassette.
 
-A multi-turn test builds turn 2 from turn 1's answer: it sends back the tool-call ids
-(``call_…``, ``toolu_…``, ``fc_…``), the assistant's text and tool calls, the
-``previous_response_id``. Re-recording turn 1 alone gives it new ids and text, while the stored
-turn 2 still quotes the old ones: the next replay sends a turn 2 the cassette does not hold. So
-``--write`` must know which answers are quoted later on.
-
-Detection works on plain data, whatever the provider: every string of an answer (its JSON body,
-or every event of its stream, plus the texts and tool arguments a stream spells out piece by
-piece, per output item) that its own request does not already hold is a *quotable*. Strings
-are compared in a canonical form (Unicode NFKC, case-folded, without whitespace), so a text sent
-back re-wrapped, re-spaced, re-serialised or in another normal form still counts. A later
-request quotes an answer when one of its strings is equal to a quotable (one of id length
-anywhere, any length in an id field or inside an assistant turn), holds one as an id-like word
-or part of one (``call_x_result``), or shares a run of text with one (:data:`WINDOW`
-canonical characters, found through windows sampled every :data:`STRIDE`). Integer ids count as
-their text. Enumerations (``type``, ``role``, ``finish_reason``…) and the answer's ``model``
-never count. It errs on the side of seeing a chain.
+Re-recording turn 1 alone gives it new ids and text while the stored turn 2 still quotes the old
+ones, so ``--write`` must know which answers are quoted later on. Every string of an answer (and
+the texts and tool arguments a stream spells out) that its own request does not hold is a
+*quotable*, compared in a canonical form (NFKC, case-folded, no whitespace). A later request
+quotes one when a string equals it, holds it as an id-like word or part of one, or shares a run
+of :data:`WINDOW` characters with it. It errs on the side of seeing a chain.
 """
 
 from __future__ import annotations

@@ -1,20 +1,10 @@
 """Filing drift on GitHub: one issue per drift fingerprint, a comment when it is already open.
 
-Findings are grouped by fingerprint: provider, endpoint, class and *answer path* (a stream path
-read as the answer path it stands for, see :func:`~cassette_refresh._shape.answer_path`), so a
-field added to a JSON answer and to every event of its stream is one issue listing every place it
-was seen. Each issue body carries a hidden marker, ``<!-- cassette-refresh:fingerprint=… -->``.
-Before filing, the open issues with the label are listed (all pages) and searched for it; a
-fingerprint not found there is looked for in *every* open issue (labels can be dropped: a token
-without triage rights, a person editing them), by marker, else by exact title. Only then is an
-issue opened.
-
-REST over ``httpx2``; ``api_url`` points at GitHub Enterprise (``https://HOST/api/v3``) or a test
-server. Every failure is a :class:`GitHubError` with an ``ERROR`` line and a ``TIP`` line: the
-network, a refusal (401/403/404, naming the repository), a rate limit that does not clear, an
-answer that is not JSON or not the JSON expected (a proxy's HTML page). Rate limits (403/429 with
-``retry-after`` or ``x-ratelimit-remaining: 0``) are waited out, capped, a few times. The token is
-sent in a header and never appears in a message, a log line or an exception.
+Each issue body carries a hidden marker, ``<!-- cassette-refresh:fingerprint=… -->``, looked for
+in the labelled open issues, then in every open issue (labels can be dropped), by marker or by
+exact title, before an issue is opened. REST over ``httpx2`` (``api_url`` for Enterprise or a
+test server); every failure is a :class:`GitHubError` with an ``ERROR`` and a ``TIP`` line; rate
+limits are waited out, capped. The token never appears in a message.
 """
 
 from __future__ import annotations
@@ -67,7 +57,6 @@ class IssueOpener:
         *,
         repo: str,
         token: str,
-        label: str = LABEL,
         run_url: str | None = None,
         api_url: str = DEFAULT_API_URL,
         timeout: float = 30.0,
@@ -82,7 +71,7 @@ class IssueOpener:
                 "TIP: pass --repo OWNER/NAME, or set GITHUB_REPOSITORY."
             )
         self.repo = repo
-        self.label = label.strip()
+        self.label = LABEL
         self.run_url = run_url
         problem = url_problem(api_url)
         if problem is not None:
@@ -225,7 +214,7 @@ class IssueOpener:
         and its title.
         """
         params = {"state": "open", "per_page": "100"}
-        if labelled and self.label:
+        if labelled:
             params["labels"] = self.label
         found: dict[str, int] = {}
         for issue in self.pages(self.url("/issues"), params):
@@ -238,16 +227,13 @@ class IssueOpener:
         return found
 
     def _create(self, title: str, body: str) -> tuple[int, str, bool]:
-        payload: dict[str, Any] = {"title": title, "body": body}
-        if self.label:
-            payload["labels"] = [self.label]
+        payload = {"title": title, "body": body, "labels": [self.label]}
         data = self.json("POST", self.url("/issues"), Mapping, json=payload)
         number = data.get("number")
         if not isinstance(number, int) or isinstance(number, bool):
             raise GitHubError(
                 f"GitHub answered POST /repos/{self.repo}/issues without the new issue's number\n"
-                "TIP: --api-url must be the REST API root: https://api.github.com, or "
-                "https://HOST/api/v3 on GitHub Enterprise."
+                f"{_API_TIP}."
             )
         labels = data.get("labels")
         names = {
@@ -255,7 +241,7 @@ class IssueOpener:
             for lab in (labels if isinstance(labels, list) else [])
         }
         url = str(data.get("html_url") or self._issue_url(number))
-        return number, url, not self.label or self.label in names
+        return number, url, self.label in names
 
     def _comment(self, number: int, body: str) -> str:
         url = self.url(f"/issues/{number}/comments")
@@ -283,7 +269,7 @@ class IssueOpener:
         if not groups:
             return
         existing = self.open_issues()
-        scanned = not self.label
+        scanned = False
         for key, group in groups.items():
             title = issue_title(group[0][1])
             if key not in existing and f"title:{title}" not in existing and not scanned:

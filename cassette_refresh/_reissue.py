@@ -1,49 +1,27 @@
 """One drift check's walk: which cassettes, re-issuing their requests live, comparing shapes.
 
-The walk is one-way: cassette files → recorded answers → live calls (through a
-:class:`Reissuer`) → a shape per (provider, endpoint) and side → findings → a
-:class:`~cassette_refresh._report.CheckResult`. Nothing here prints or writes: the CLI renders
-the result and decides about ``--write``.
-
-**Which files.** The rule is the one ``cassettes scan`` follows. A file named on the command line
-must be a cassette. Under a folder, every ``*.yaml``/``*.yml`` file is read but hidden files and
-folders (``.github``, ``.venv``, the store's ``.{name}.*.tmp`` files), and a YAML file found
-there that is plainly something else (not a mapping, or a mapping with none of ``interactions``,
-``version``, ``manifest``: a CI workflow, a fixture) is skipped with a note, never silently.
-Anything that could be a cassette and does not read as one is a :class:`CassetteFormatError`: a
-damaged cassette is never passed over. A symlink found under a folder is followed; one whose
-target is missing is an error, not a file that was never there.
-
-**``--catalog MODULE``.** Each module is imported once, before any cassette is read: its
-:func:`cassettes_core.catalog.register` calls add endpoints to the catalog in force, re-issued
-and read like the built-in ones. A dotted name is imported as ``python -m`` would (the current
-folder first on the path); a name ending in ``.py`` is imported from that file.
-
-**Re-issuing.** The check talks to providers through one small seam, :class:`Reissuer`: give it a
-call (provider, endpoint, the body that was sent), get back the live answer or a
-:class:`ProviderError`. :class:`ProviderReissuer` sends calls through
-:class:`~cassettes_core.providers.Provider` objects: the built-in HTTP ones and
-:class:`BedrockProvider` (made by :func:`built_in_reissuer`: what the command uses) or your own
-(gRPC, an in-house gateway). It retries 429 and 5xx answers (honouring ``retry-after`` and
-``retry-after-ms``, up to a cap), timeouts, connection failures and streams that fail part-way,
-a few times. A stream that fails part-way (Anthropic's ``event: error``, a Responses
-``response.failed`` or ``error`` event, an OpenAI chunk carrying an ``error`` object) is a failed
-call, never an answer to compare: its missing events would read as removed fields.
+Cassette files (found as ``cassettes scan`` finds them; a damaged cassette is never passed
+over) → recorded answers → live calls through a :class:`Reissuer` → a shape per (provider,
+endpoint) and side → findings → a :class:`~cassette_refresh._report.CheckResult`. Nothing here
+prints or writes. :class:`ProviderReissuer` sends through :class:`Provider` objects (the
+built-in HTTP ones, :class:`BedrockProvider`, or your own), retrying 429/5xx answers, timeouts,
+refused connections and streams that fail part-way (never an answer to compare).
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib
-import importlib.util
 import json
 import os
+import runpy
 import sys
 import time
 from collections.abc import (
     AsyncIterator,
     Awaitable,
     Callable,
+    Collection,
     Iterable,
     Iterator,
     Mapping,
@@ -57,7 +35,7 @@ from typing import Any, Protocol
 from urllib.parse import quote
 
 from cassette_refresh._report import CallProblem, CheckResult, EndpointResult
-from cassette_refresh._shape import Answer, Rules, ShapeBuilder, compare, vocabulary
+from cassette_refresh._shape import Answer, Rules, compare, shape_of, vocabulary
 from cassettes_core import (
     CassetteError,
     CassetteFormatError,
@@ -132,41 +110,26 @@ class Recorded:
         return None
 
 
-def live_answer(recorded: Recorded, live: LiveAnswer) -> Answer:
-    return Answer(recorded.provider, recorded.endpoint, body=live.body, events=live.events)
-
-
 SUFFIXES = (".yaml", ".yml")
 CASSETTE_KEYS = ("interactions", "version", "manifest")
 
 
 @dataclass(frozen=True)
-class Found:
-    """The files to check, and which of them were named on the command line."""
-
-    files: tuple[Path, ...]
-    named: frozenset[Path]
-
-
-@dataclass(frozen=True)
 class Loaded:
-    """What the files hold: their interactions, and the files skipped as not cassettes."""
+    """What the files hold: the cassettes, their interactions, the YAML skipped as none."""
 
     files: tuple[Path, ...]
     recorded: tuple[Recorded, ...]
-    not_cassettes: tuple[tuple[Path, str], ...] = ()
+    skipped: tuple[CallProblem, ...] = ()
 
 
 def _hidden(relative: Path) -> bool:
     return any(part.startswith(".") for part in relative.parts) or relative.name.endswith(".tmp")
 
 
-def find(paths: Iterable[Path | str]) -> Found:
-    """The cassette files named or found (recursively) under ``paths``.
-
-    A file named twice (``c.yaml`` and ``./c.yaml``, or a folder and a file in it) is checked
-    once, under the name it was first met by.
-    """
+def find(paths: Iterable[Path | str]) -> tuple[tuple[Path, ...], frozenset[Path]]:
+    """The cassette files named or found (recursively) under ``paths``, and those named; a
+    file named twice is checked once, under the name it was first met by."""
     found: dict[Path, Path] = {}
     named: set[Path] = set()
     for raw in paths:
@@ -193,19 +156,19 @@ def find(paths: Iterable[Path | str]) -> Found:
                 f"{path}: {what}\n"
                 "TIP: pass cassette files or folders, e.g. `cassette-refresh check cassettes/`"
             )
-    return Found(tuple(found.values()), frozenset(named))
+    return tuple(found.values()), frozenset(named)
 
 
 def _dangling(path: Path) -> bool:
     return path.is_symlink() and not path.exists()
 
 
-def load(found: Found) -> Loaded:
+def load(found: Sequence[Path], named: Collection[Path]) -> Loaded:
     """Every interaction of the files found; CassetteFormatError on the first bad cassette."""
     files: list[Path] = []
     recorded: list[Recorded] = []
-    skipped: list[tuple[Path, str]] = []
-    for path in found.files:
+    skipped: list[CallProblem] = []
+    for path in found:
         if _dangling(path):
             raise CassetteFormatError(
                 path, f"is a symlink to {path.readlink()}, which does not exist"
@@ -215,10 +178,10 @@ def load(found: Found) -> Loaded:
         except PermissionError as exc:
             raise CassetteFormatError(path, f"cannot be read ({exc.strerror or exc})") from exc
         except CassetteFormatError:
-            why = None if path in found.named else _not_a_cassette(path)
+            why = None if path in named else _not_a_cassette(path)
             if why is None:
                 raise
-            skipped.append((path, why))
+            skipped.append(CallProblem(str(path), "", "", why))
             continue
         if snapshot.manifest is None:
             raise CassetteFormatError(path, "was removed while the check started")
@@ -243,13 +206,13 @@ def _not_a_cassette(path: Path) -> str | None:
 
 def find_cassettes(paths: Iterable[Path | str]) -> list[Path]:
     """The files :func:`find` finds, for callers that read them with :func:`load_recorded`."""
-    return list(find(paths).files)
+    return list(find(paths)[0])
 
 
 def load_recorded(files: Sequence[Path]) -> list[Recorded]:
     """Every interaction of ``files`` (each must be a cassette); CassetteFormatError on the first
     bad one."""
-    return list(load(Found(tuple(files), frozenset(files))).recorded)
+    return list(load(files, files).recorded)
 
 
 def load_catalogs(modules: Sequence[str]) -> None:
@@ -257,7 +220,12 @@ def load_catalogs(modules: Sequence[str]) -> None:
     for name in modules:
         try:
             if name.endswith(".py"):
-                _import_file(name)
+                if not Path(name).is_file():
+                    raise ConfigError(
+                        f"--catalog {name}: no such file\nTIP: pass the .py file that calls "
+                        "catalog.register, or its dotted module name."
+                    )
+                runpy.run_path(name)
             else:
                 if os.getcwd() not in sys.path:
                     sys.path.insert(0, os.getcwd())  # as `python -m` would: your own modules
@@ -274,21 +242,6 @@ def load_catalogs(modules: Sequence[str]) -> None:
             ) from None
         except Exception as exc:
             raise _catalog_error(name, exc) from exc
-
-
-def _import_file(path: str) -> None:
-    if not Path(path).is_file():
-        raise ConfigError(
-            f"--catalog {path}: no such file\n"
-            "TIP: pass the .py file that calls catalog.register, or its dotted module name."
-        )
-    name = "_cassette_refresh_catalog_" + Path(path).stem
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ConfigError(f"--catalog {path}: not a Python file that can be imported")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
 
 
 def _catalog_error(name: str, exc: BaseException) -> ConfigError:
@@ -609,8 +562,6 @@ class BedrockProvider:
     def name(self) -> str:
         return self._name
 
-    # -- where and who ------------------------------------------------------------------
-
     def _botocore(self) -> Any:
         if self._session is None:
             try:
@@ -674,8 +625,6 @@ class BedrockProvider:
         )
         SigV4Auth(credentials.get_frozen_credentials(), _SIGNING_NAME, region).add_auth(prepared)
         return prepared.url, dict(prepared.headers.items()), content
-
-    # -- sending ------------------------------------------------------------------------
 
     def _send(self, request: LLMRequest, *, stream: bool) -> Any:
         url, headers, content = self._signed(request, stream=stream)
@@ -828,12 +777,13 @@ def classify(
         answer = item.answer()
         if answer is None or item.key not in live:
             continue
-        pair = (item, answer, live_answer(item, live[item.key]))
+        fresh = live[item.key]
+        pair = (item, answer, Answer(item.provider, item.endpoint, fresh.body, fresh.events))
         groups.setdefault((item.provider, item.endpoint), []).append(pair)
     results: list[EndpointResult] = []
     for (provider, endpoint), pairs in sorted(groups.items()):
-        rec = ShapeBuilder(enum_keys=rules.enum_keys).add_all(p[1] for p in pairs).build()
-        now = ShapeBuilder(enum_keys=rules.enum_keys).add_all(p[2] for p in pairs).build()
+        rec = shape_of((p[1] for p in pairs), enum_keys=rules.enum_keys)
+        now = shape_of((p[2] for p in pairs), enum_keys=rules.enum_keys)
         findings = compare(rec, now, provider=provider, endpoint=endpoint, rules=rules)
         cassettes = tuple(dict.fromkeys(str(p[0].path) for p in pairs))
         results.append(

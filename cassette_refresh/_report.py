@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Literal, TypedDict, cast
 
 from cassette_refresh._shape import Finding
+from cassettes_core.console import plural
 
 SCHEMA = "cassette-refresh/1"
 
@@ -276,10 +277,6 @@ def _painter(colour: bool) -> Painter:
     return lambda text, style: f"{_STYLES[style]}{text}{_RESET}" if colour else text
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" + ("" if count == 1 else "s")
-
-
 def _shape(finding: Finding) -> str:
     recorded = ", ".join(finding.recorded) or "—"
     live = ", ".join(finding.live) or "—"
@@ -306,7 +303,7 @@ def _done_lines(result: CheckResult) -> list[str]:
     lines += [f"kept as recorded {k.path}#{k.seq}: {k.reason}" for k in result.kept]
     lines += [f"not re-recorded {u.path}: {first_line(u.reason)}" for u in result.not_written]
     if result.unchanged:
-        count = _plural(len(result.unchanged), "cassette")
+        count = plural(len(result.unchanged), "cassette")
         lines.append(f"left as they were (no structural drift in their answers): {count}")
     if result.error is not None:
         lines.append(f"stopped by an error: {first_line(result.error)}")
@@ -316,20 +313,20 @@ def _done_lines(result: CheckResult) -> list[str]:
 def headline(result: CheckResult) -> str:
     """One line: the verdict and the counts."""
     scope = (
-        f"{_plural(result.compared, 'live answer')} compared across "
-        f"{_plural(len(result.endpoints), 'endpoint')}, "
-        f"{_plural(len(result.cassettes), 'cassette')}"
+        f"{plural(result.compared, 'live answer')} compared across "
+        f"{plural(len(result.endpoints), 'endpoint')}, "
+        f"{plural(len(result.cassettes), 'cassette')}"
     )
     if result.status == "drift":
         drifting = sum(1 for e in result.endpoints if e.drift)
         verdict = (
-            f"DRIFT: {_plural(len(result.drift), 'structural change')} in "
-            f"{_plural(drifting, 'endpoint')}"
+            f"DRIFT: {plural(len(result.drift), 'structural change')} in "
+            f"{plural(drifting, 'endpoint')}"
         )
     elif result.status == "unchecked":
         verdict = "COULD NOT CHECK"
         if result.errors:
-            verdict += f": {_plural(len(result.errors), 'call')} failed"
+            verdict += f": {plural(len(result.errors), 'call')} failed"
         elif result.error is not None and not result.compared:
             verdict += f": {first_line(result.error)}"
         elif not result.compared:
@@ -339,13 +336,13 @@ def headline(result: CheckResult) -> str:
     return f"cassette-refresh: {verdict} ({scope})"
 
 
-def render_text(result: CheckResult, *, colour: bool = False, show_info: bool = True) -> str:
+def render_text(result: CheckResult, *, colour: bool = False) -> str:
     """The terminal report. ``colour`` only when writing to a TTY without ``NO_COLOR``."""
     paint = _painter(colour)
     style = {"drift": "red", "unchecked": "yellow", "no_drift": "green"}[result.status]
     lines = [paint(headline(result), style), ""]
     for endpoint in result.endpoints:
-        lines.extend(_endpoint_lines(endpoint, paint, show_info=show_info))
+        lines.extend(_endpoint_lines(endpoint, paint))
     if result.errors:
         lines.append(paint(f"could not check ({len(result.errors)}):", "yellow"))
         lines.extend(f"  {p.origin}  {p.provider} {p.endpoint}: {p.message}" for p in result.errors)
@@ -363,7 +360,7 @@ def render_text(result: CheckResult, *, colour: bool = False, show_info: bool = 
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _endpoint_lines(endpoint: EndpointResult, paint: Painter, *, show_info: bool) -> list[str]:
+def _endpoint_lines(endpoint: EndpointResult, paint: Painter) -> list[str]:
     title = (
         f"{endpoint.provider} {endpoint.endpoint}  "
         f"({endpoint.recorded} recorded, {endpoint.live} live)"
@@ -376,9 +373,7 @@ def _endpoint_lines(endpoint: EndpointResult, paint: Painter, *, show_info: bool
         where = f" [type={finding.variant}]" if finding.variant else ""
         lines.append(f"  {paint('DRIFT', 'red')} {finding.kind:<{width}}  {finding.path}{where}")
         lines.append(f"        {_shape(finding)}; {finding.detail}")
-    if show_info:
-        for finding in endpoint.info:
-            lines.append(paint(f"  info  {finding.path}: {finding.detail}", "dim"))
+    lines += [paint(f"  info  {f.path}: {f.detail}", "dim") for f in endpoint.info]
     lines.append("")
     return lines
 
@@ -417,7 +412,7 @@ def render_markdown(result: CheckResult) -> str:
     if info:
         lines += [
             "<details><summary>Behaviour and churn (not drift): "
-            f"{_plural(len(info), 'note')}</summary>",
+            f"{plural(len(info), 'note')}</summary>",
             "",
         ]
         lines += [f"- {f.provider} `{_cell(f.path)}`: {_cell(f.detail)}" for f in info]
@@ -442,7 +437,7 @@ def render_markdown(result: CheckResult) -> str:
         lines += [f"- kept `{k.path}#{k.seq}` as recorded: {_cell(k.reason)}" for k in result.kept]
         lines += [f"- not `{u.path}`: {_cell(first_line(u.reason))}" for u in result.not_written]
         if result.unchanged:
-            count = _plural(len(result.unchanged), "cassette")
+            count = plural(len(result.unchanged), "cassette")
             lines.append(f"- left as they were (no structural drift): {count}")
         lines.append("")
     if result.error is not None:

@@ -1,24 +1,11 @@
 """``--write``: re-recording cassettes with their live answers, and which must stay as they are.
 
-A rewrite must leave a cassette that the next test run replays without a miss, and must not lose
-anything a person put there. So a file is left byte for byte as it was when:
-
-- its answers show no structural drift (unless ``--force-write``): value churn is not worth a
-  diff in review;
-- it is a conversation chain (:mod:`cassette_refresh._chains`): a later request quotes an answer
-  the rewrite would replace, and the test, building that request from the new answer, would
-  send one the cassette does not hold. Only running the test re-records it consistently;
-- re-rendering it would lose something: a YAML comment, a key the library does not write, a
-  value written in a form the library would not write back.
-
-Interactions marked ``redacted: true`` (a ``before_record`` hook edited them) keep their recorded
-answer: the live answer to the stored, redacted request is not what the test was given.
-
-Writing goes through the secret guard and the store's atomic writer, under the cassette's lock,
-one file at a time: a file the rules, the guard or the disk refuse is left as it was, the others
-are written, and :class:`WriteOutcome` says which is which. A re-recorded cassette keeps its
-manifest (the library and SDK versions it was recorded for: the checker's own environment says
-nothing about the SDKs that replay it) but for ``recorded_at``.
+A file is left byte for byte as it was when its answers show no structural drift (unless
+``--force-write``), when it is a conversation chain (:mod:`cassette_refresh._chains`), or when
+re-rendering it would lose a comment or a hand edit. Redacted interactions, and answers where
+the live model made another choice, keep their recorded answer. Writes go through the secret
+guard and the store's atomic writer, under the cassette's lock; the manifest is kept but for
+``recorded_at``.
 """
 
 from __future__ import annotations
@@ -31,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from cassette_refresh._chains import find_links
-from cassette_refresh._choice import another_choice
 from cassette_refresh._reissue import LiveAnswer
-from cassettes_core import CassetteError, ConfigError, Interaction, LLMResponse, StreamEvent
+from cassettes_core import CassetteError, Interaction, LLMResponse, StreamEvent
+from cassettes_core.catalog import refused, tools_called
+from cassettes_core.secrets import SecretGuard
 from cassettes_core.store import (
     BOOKKEEPING_KEYS,
     Manifest,
@@ -48,10 +36,6 @@ from cassettes_core.store import (
 )
 
 CASSETTE_DIR = "cassettes"
-# The mark a ``record`` run leaves at the top of a file it starts over (the store's ``run:``):
-# bookkeeping for the next record run, which a plain rewrite drops, as the store's own does.
-RUN_MARK_KEY = "run"
-RUN_MARK_FIELDS = {"id": str, "process": str, "started": float}
 
 
 class RewriteRefusedError(CassetteError):
@@ -170,16 +154,6 @@ def _difference(kept: Any, again: Any, path: str) -> str | None:
     return None if same else path or "the document"
 
 
-def _is_run_mark(value: Any) -> bool:
-    """Whether ``value`` is a record run's mark exactly as the library writes one."""
-    if not isinstance(value, Mapping) or set(value) != set(RUN_MARK_FIELDS):
-        return False
-    return all(
-        isinstance(value[name], kind) or (kind is float and type(value[name]) is int)
-        for name, kind in RUN_MARK_FIELDS.items()
-    )
-
-
 def _readable(where: str, document: Mapping[str, Any]) -> str:
     """``interactions[2].response…`` as ``seq 3: response…``."""
     head, dot, rest = where.partition("].")
@@ -203,11 +177,9 @@ def edit_refusal(
         )
     stored = load_yaml(text)
     again = load_yaml(render(manifest, interactions))
-    # A rewrite may write the current format version, and drops the store's bookkeeping: its
-    # checksum, and a record run's mark when it is exactly the library's (else a hand edit).
+    # A rewrite may write the current format version, and drops the store's bookkeeping.
     for key in ("version", *BOOKKEEPING_KEYS):
-        if key != RUN_MARK_KEY or _is_run_mark(stored.get(key)):
-            stored.pop(key, None)
+        stored.pop(key, None)
         again.pop(key, None)
     where = _difference(stored, again, "")
     if where is None:
@@ -241,12 +213,7 @@ def rerecorded(interaction: Interaction, live: LiveAnswer) -> Interaction:
 
 def default_guard(allow: Iterable[str] = ()) -> WriteGuard:
     """The secret guard every write goes through; ``allow`` lists values known to be safe."""
-    try:
-        from cassettes_core.secrets import SecretGuard
-    except ImportError as exc:  # pragma: no cover - the guard ships with the library
-        raise ConfigError("the secret guard is not available: refusing to write") from exc
-    guard: WriteGuard = SecretGuard(allow=allow)
-    return guard
+    return SecretGuard(allow=allow)
 
 
 def write_back(
@@ -256,16 +223,10 @@ def write_back(
     guard: WriteGuard,
     digests: Mapping[int, str] | None = None,
 ) -> tuple[bool, dict[int, str]]:
-    """Re-record the interactions of ``path`` that have a live answer (by seq).
-
-    The file is re-read under its lock, so a concurrent append is not lost; the ``--write``
-    rules (:mod:`cassette_refresh._rewrite`) and the guard see it before anything touches the
-    disk. ``digests`` holds the digest of each request re-sent: an interaction that holds another
-    request now (the file was re-recorded while the check ran) refuses the file. Returns whether
-    the file was written, and the seqs kept as recorded with why (:func:`_kept_as_recorded`);
-    raises
-    :class:`RewriteRefusedError` for a file that must stay as it is.
-    """
+    """Re-record the interactions of ``path`` that have a live answer (by seq), re-read under
+    its lock; ``digests`` are those of the requests re-sent. Returns whether the file was
+    written and the seqs kept as recorded (with why); :class:`RewriteRefusedError` for a file
+    that must stay as it is."""
     target = path.resolve()  # a symlinked cassette is written through to its target
     with locked(target):
         snapshot = read_snapshot(target)
@@ -300,12 +261,33 @@ def write_back(
 REDACTED = "redacted: a before_record hook edited its request"
 
 
+def _choice(answer: Any) -> str:
+    """What an answer chose: the tools it called, a refusal, or neither (it answered)."""
+    names = tools_called(answer)
+    made = [f"a call to {', '.join(sorted(names))}"] if names else []
+    made += ["a refusal"] if refused(answer) else []
+    return " and ".join(made) or "an answer without tool calls"
+
+
+def another_choice(recorded: Any, live: Any) -> str | None:
+    """Why ``live`` chose otherwise than ``recorded`` (the test was written against the
+    recorded choice: the tools called, a refusal); ``None`` when they chose alike. Text beside
+    a tool call and reasoning items are no choice."""
+    before, after = _choice(recorded), _choice(live)
+    if before == after:
+        return None
+    return (
+        f"the live answer made another choice ({after}; recorded: {before}), which its test "
+        "was not written for: re-record it by running its test if the new choice is right"
+    )
+
+
 def _kept_as_recorded(
     interactions: Sequence[Interaction], live: Mapping[int, LiveAnswer]
 ) -> dict[int, str]:
     """The interactions with a live answer that keep their recorded one, and why: redacted
     ones (the stored request is not the one answered), and those whose live answer made
-    another choice than the recorded one (:mod:`cassette_refresh._choice`)."""
+    another choice than the recorded one (:func:`another_choice`)."""
     kept: dict[int, str] = {}
     for interaction in interactions:
         answer = live.get(interaction.seq)
@@ -347,13 +329,8 @@ def write_all(
     only: Collection[str] | None = None,
     digests: Mapping[tuple[str, int], str] | None = None,
 ) -> WriteOutcome:
-    """Re-record every file of ``files`` that has live answers (keyed by (path, seq)).
-
-    ``only`` names the files to rewrite (those with structural drift); the others with live
-    answers are left byte for byte as they were and listed as ``unchanged``. Each file stands
-    alone: one the rules, the guard or the disk refuse is left as it was and the others are
-    still written. ``digests`` (keyed like ``live``) are those of the requests re-sent.
-    """
+    """Re-record every file of ``files`` that has live answers (keyed by (path, seq)); ``only``
+    names the files to rewrite (the others are ``unchanged``). Each file stands alone."""
     outcome = WriteOutcome()
     for path in files:
         answers = {seq: answer for (name, seq), answer in live.items() if name == str(path)}

@@ -1,44 +1,15 @@
 """Shapes, not values: type skeletons of answers, the providers' vocabulary, and classification.
 
-A skeleton is aggregated over many answers of one provider endpoint, so that it knows not only
-*which* paths were seen with *which* types, but *how often* each key was present in the objects
-that could have held it. That count is what tells a field the provider always sends (its
-disappearance is drift) from one the model only sometimes produces (a tool call: behaviour).
-
-Paths read like ``choices[].message.content``: object keys joined by dots, ``[]`` for "any
-element" (element skeletons are merged). Stream events live under ``stream[<event type>]``, where
-the event type is the SSE ``event`` name, else the data's ``type``, else ``chunk`` (OpenAI chat
-chunks carry neither). Objects with a string ``type`` are members of a tagged union (content
-blocks, output items, stream deltas): their keys are counted per ``type`` value (the *variant*),
-so that a ``tool_use`` block's ``input`` is not expected on a ``text`` block. Tool-call
-arguments are model content, whatever their form (a ``tool_use`` block's ``input``, any
-``arguments``, ``partial_json``): typed, never looked into.
-
-The vocabulary (:func:`vocabulary`) is the catalog's in force (:func:`cassettes_core.catalog.
-current`, so an endpoint registered after import counts): enum-like keys, whose values are
-compared; *behaviour paths*, whose presence depends on what the model chose to do (a tool call,
-logprobs); long-documented enum values, whose first live sighting is behaviour, not drift
-(values added since mid-2024, ``pause_turn``, ``refusal``…, are deliberately not listed). Stream
-events come in three kinds: *lifecycle* events frame every answer (one every recorded stream had
-and no live one has is drift); *content* events are about one output item or block (recognised
-by a payload that addresses one, ``index``, ``output_index``…, or by the endpoint's
-``content_events``) and come and go with what the model produced; *keep-alive* events
-(Anthropic's ``ping``) come in any number and are never compared.
-
-Structural drift has four classes:
-
-``field_added``     a key live answers carry that no recorded answer had where it could have
-``field_removed``   a key *every* recorded object at that place had, and *no* live one has
-``type_changed``    a key (or array element) seen with a type it never had (``number → string``)
-``enum_value_new``  a new value at an enum-like key (finish/stop reasons, roles, object, event
-                    and block types), not in the recording nor in the documented vocabulary
-
-Everything else is ``info``: a key only some recorded answers had and the live ones did not
-exercise, null vs a value (unless ``strict_nulls``), a documented enum value the recording had
-not seen, a union variant not produced live, a content event type the live streams did not
-carry. A finding's *fingerprint* names one drift across runs and answer forms: provider,
-endpoint, class and the **answer path** (:func:`answer_path`), so that a field added to a JSON
-answer and to every lifecycle event of its stream is one drift, one issue.
+A skeleton is aggregated over many answers of one provider endpoint: which paths were seen with
+which types, and in how many of the objects that could have held it each key was present (a
+field always sent vanishing is drift; one the model only sometimes produces is behaviour).
+Paths read like ``choices[].message.content``; stream events live under ``stream[<event
+type>]``. Objects with a string ``type`` are union members, their keys counted per ``type``
+value. Tool-call arguments are typed, never looked into. The vocabulary is the catalog's in
+force (:func:`cassettes_core.catalog.current`). Drift classes: ``field_added``,
+``field_removed``, ``type_changed``, ``enum_value_new``; everything else is ``info``. A
+finding's fingerprint is provider, endpoint, class and :func:`answer_path`, so one change seen
+in a JSON answer and in its stream is one drift.
 """
 
 from __future__ import annotations
@@ -48,8 +19,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from cassettes_core import catalog
 
@@ -185,141 +155,78 @@ class Shape:
         )
 
 
-class ShapeBuilder:
-    """Accumulates answers into a :class:`Shape` (``enum_keys`` None: the vocabulary's)."""
+def shape_of(answers: Iterable[Answer], *, enum_keys: Iterable[str] | None = None) -> Shape:
+    """The aggregate skeleton of ``answers`` (``enum_keys`` None: the vocabulary's)."""
+    words = vocabulary()
+    enum_keys = frozenset(words.enum_keys if enum_keys is None else enum_keys)
+    nodes: Counter[Node] = Counter()
+    present: Counter[FieldId] = Counter()
+    types: dict[FieldId, set[str]] = {}
+    items: dict[str, set[str]] = {}
+    enums: dict[str, set[str]] = {}
 
-    def __init__(self, *, enum_keys: Iterable[str] | None = None) -> None:
-        words = vocabulary()
-        self.enum_keys = frozenset(words.enum_keys if enum_keys is None else enum_keys)
-        self._keepalive = words.keepalive_events
-        self._answers = 0
-        self._nodes: Counter[Node] = Counter()
-        self._present: Counter[FieldId] = Counter()
-        self._types: dict[FieldId, set[str]] = {}
-        self._items: dict[str, set[str]] = {}
-        self._enums: dict[str, set[str]] = {}
+    def count(fid: FieldId, kind: str) -> None:
+        present[fid] += 1
+        types.setdefault(fid, set()).add(kind)
 
-    def add(self, answer: Answer) -> ShapeBuilder:
-        self._answers += 1
-        if answer.events is None:
-            self._walk(answer.body, "")
-            return self
-        # A stream is an object whose keys are its event types: an event type that every
-        # recorded stream had and no live one has is a removal, like any other key.
-        self._nodes[(STREAM, None)] += 1
-        seen: set[str] = set()
-        for name, data in answer.events:
-            kind = event_type(name, data)
-            if kind is None or kind in self._keepalive:
-                continue
-            if kind not in seen:
-                seen.add(kind)
-                self._count((STREAM, None, kind), "event")
-                self._enums.setdefault(EVENT_PATH, set()).add(kind)
-            self._walk(data, stream_root(kind))
-        return self
-
-    def add_all(self, answers: Iterable[Answer]) -> ShapeBuilder:
-        for answer in answers:
-            self.add(answer)
-        return self
-
-    def _count(self, fid: FieldId, kind: str) -> None:
-        self._present[fid] += 1
-        self._types.setdefault(fid, set()).add(kind)
-
-    def _walk(self, value: Any, path: str) -> None:
+    def walk(value: Any, path: str) -> None:
         if isinstance(value, Mapping):
             tag = value.get("type")
             variant = tag if isinstance(tag, str) else None
-            self._nodes[(path, variant)] += 1
+            nodes[(path, variant)] += 1
             for key, child in value.items():
                 name = str(key)
                 child_path = join(path, name)
-                self._count((path, variant, name), type_name(child))
-                if name in self.enum_keys and isinstance(child, str):
-                    self._enums.setdefault(child_path, set()).add(child)
+                count((path, variant, name), type_name(child))
+                if name in enum_keys and isinstance(child, str):
+                    enums.setdefault(child_path, set()).add(child)
                 if not is_opaque(name, variant):
-                    self._walk(child, child_path)
+                    walk(child, child_path)
         elif isinstance(value, list | tuple):
-            items = f"{path}[]"
+            inside = f"{path}[]"
             for element in value:
                 if not isinstance(element, Mapping | list | tuple):
-                    self._items.setdefault(items, set()).add(type_name(element))
-                self._walk(element, items)
+                    items.setdefault(inside, set()).add(type_name(element))
+                walk(element, inside)
 
-    def build(self) -> Shape:
-        return Shape(
-            answers=self._answers,
-            nodes=dict(self._nodes),
-            fields={
-                fid: FieldStats(self._present[fid], frozenset(types))
-                for fid, types in self._types.items()
-            },
-            items={path: frozenset(types) for path, types in self._items.items()},
-            enums={path: frozenset(values) for path, values in self._enums.items()},
-        )
-
-
-def shape_of(answers: Iterable[Answer], *, enum_keys: Iterable[str] | None = None) -> Shape:
-    """The aggregate skeleton of ``answers``."""
-    return ShapeBuilder(enum_keys=enum_keys).add_all(answers).build()
-
-
-# Keys whose presence in an event's payload says the event is about one output item or block.
-ITEM_ADDRESS_KEYS: frozenset[str] = frozenset(
-    {"index", "output_index", "content_index", "item_id", "summary_index"}
-)
-
-
-@dataclass(frozen=True)
-class Vocabulary:
-    """What a catalog's endpoints say about their answers, in the forms the classifier reads."""
-
-    enum_keys: frozenset[str]
-    keepalive_events: frozenset[str]
-    failure_events: frozenset[str]
-    behaviour_paths: frozenset[str]
-    behaviour_events: frozenset[str]
-    known_values: Mapping[str, frozenset[str]]
-    stream_keys: tuple[tuple[re.Pattern[str], str | None, str], ...]
-
-
-@lru_cache(maxsize=8)
-def vocabulary_of(entries: catalog.Catalog) -> Vocabulary:
-    """``entries``' vocabulary (computed once per catalog: a catalog never changes)."""
-    drift = entries.drift()
-    return Vocabulary(
-        # Keys whose string values are vocabulary, not content: compared by value.
-        enum_keys=drift.enum_keys,
-        # Stream heartbeats, left out of stream skeletons altogether.
-        keepalive_events=drift.keepalive_events,
-        # Events saying a stream failed part-way (Anthropic's, the Responses API's).
-        failure_events=drift.failure_events,
-        # Paths whose presence depends on what the model chose to do, not on the wire format.
-        behaviour_paths=drift.behaviour_paths,
-        # Content events by name, for streams whose payloads do not address an item.
-        behaviour_events=drift.content_events,
-        # Long-documented values: seeing one live for the first time is behaviour, not drift.
-        known_values=catalog.FrozenMap(
-            {
-                **drift.known_values,
-                EVENT_PATH: drift.lifecycle_events | drift.content_events | drift.keepalive_events,
-            }
-        ),
-        # A stream path → the answer path it stands for: (event pattern, payload key, answer
-        # path). Lifecycle events carry the whole answer (``response``, ``message``) or update
-        # it; item events carry one output item, content part or content block; a chat chunk is
-        # the answer's envelope.
-        stream_keys=tuple(
-            (re.compile(event), key, target) for event, key, target in drift.stream_paths
-        ),
+    total = 0
+    for answer in answers:
+        total += 1
+        if answer.events is None:
+            walk(answer.body, "")
+            continue
+        # A stream is an object whose keys are its event types: an event type that every
+        # recorded stream had and no live one has is a removal, like any other key.
+        nodes[(STREAM, None)] += 1
+        seen: set[str] = set()
+        for name, data in answer.events:
+            kind = event_type(name, data)
+            if kind is None or kind in words.keepalive_events:
+                continue
+            if kind not in seen:
+                seen.add(kind)
+                count((STREAM, None, kind), "event")
+                enums.setdefault(EVENT_PATH, set()).add(kind)
+            walk(data, stream_root(kind))
+    return Shape(
+        answers=total,
+        nodes=dict(nodes),
+        fields={fid: FieldStats(present[fid], frozenset(kinds)) for fid, kinds in types.items()},
+        items={path: frozenset(kinds) for path, kinds in items.items()},
+        enums={path: frozenset(values) for path, values in enums.items()},
     )
 
 
-def vocabulary() -> Vocabulary:
-    """The vocabulary of the catalog in force (:func:`cassettes_core.catalog.current`)."""
-    return vocabulary_of(catalog.current())
+def vocabulary() -> catalog.Drift:
+    """The drift vocabulary of the catalog in force (:func:`cassettes_core.catalog.current`)."""
+    return catalog.current().drift()
+
+
+def known_values() -> dict[str, frozenset[str]]:
+    """The long-documented values, the stream event types among them."""
+    drift = vocabulary()
+    events = drift.lifecycle_events | drift.content_events | drift.keepalive_events
+    return {**drift.known_values, EVENT_PATH: events}
 
 
 _STREAM_PATH = re.compile(r"stream\[([^\]]+)\]\.(.+)")
@@ -337,8 +244,8 @@ def answer_path(path: str) -> str:
     if match is None:
         return path
     event, rest = match.groups()
-    for pattern, key, target in vocabulary().stream_keys:
-        if not pattern.fullmatch(event):
+    for pattern, key, target in vocabulary().stream_paths:
+        if not re.fullmatch(pattern, event):
             continue
         if key is None:
             return rest
@@ -369,9 +276,7 @@ class Rules:
     enum_keys: frozenset[str] = field(default_factory=lambda: vocabulary().enum_keys)
     strict_nulls: bool = False
     optional_paths: frozenset[str] = field(default_factory=lambda: vocabulary().behaviour_paths)
-    known_values: Mapping[str, frozenset[str]] = field(
-        default_factory=lambda: dict(vocabulary().known_values)
-    )
+    known_values: Mapping[str, frozenset[str]] = field(default_factory=known_values)
 
     def is_optional(self, path: str) -> bool:
         return any(path == p or path.startswith((f"{p}.", f"{p}[")) for p in self.optional_paths)
@@ -429,28 +334,17 @@ class Finding:
 K = TypeVar("K")
 
 
-@dataclass(frozen=True)
-class _SetDiff(Generic[K]):
-    added: tuple[K, ...]
-    removed: tuple[K, ...]
-    grown: tuple[K, ...]
-
-
-def _set_diff(before: Mapping[K, frozenset[str]], after: Mapping[K, frozenset[str]]) -> _SetDiff[K]:
+def _set_diff(
+    before: Mapping[K, frozenset[str]], after: Mapping[K, frozenset[str]]
+) -> tuple[list[K], list[K], list[K]]:
     """Keys added, removed, and keys whose set gained members (in ``after``'s order)."""
-    return _SetDiff(
-        added=tuple(key for key in after if key not in before),
-        removed=tuple(key for key in before if key not in after),
-        grown=tuple(key for key in after if key in before and not after[key] <= before[key]),
-    )
+    added = [key for key in after if key not in before]
+    removed = [key for key in before if key not in after]
+    return added, removed, [k for k in after if k in before and not after[k] <= before[k]]
 
 
 def _path(container: str, key: str) -> str:
     return stream_root(key) if container == STREAM else join(container, key)
-
-
-def _tuple(values: Iterable[str]) -> tuple[str, ...]:
-    return tuple(sorted(values))
 
 
 class _Comparison:
@@ -482,8 +376,8 @@ class _Comparison:
                 kind,
                 path,
                 detail,
-                _tuple(recorded),
-                _tuple(live),
+                tuple(sorted(recorded)),
+                tuple(sorted(live)),
                 variant,
             )
 
@@ -499,25 +393,23 @@ class _Comparison:
         live_types: dict[FieldId, frozenset[str]] = {
             fid: s.types for fid, s in self.live.fields.items()
         }
-        fields = _set_diff(rec_types, live_types)
-        for fid in fields.added:
+        added, removed, grown = _set_diff(rec_types, live_types)
+        for fid in added:
             self._added(fid)
-        for fid in fields.removed:
+        for fid in removed:
             self._removed(fid)
-        for fid in fields.grown:
+        for fid in grown:
             container, variant, key = fid
             label = self._label(container, variant)
             self._types(_path(container, key), rec_types[fid], live_types[fid], label)
-        for items_path in _set_diff(self.rec.items, self.live.items).grown:
+        for items_path in _set_diff(self.rec.items, self.live.items)[2]:
             self._types(items_path, self.rec.items[items_path], self.live.items[items_path], None)
         self._discriminators()
-        for enum_path in (*_set_diff(self.rec.enums, self.live.enums).grown, *self._new_enums()):
+        new_enums, _, grown_enums = _set_diff(self.rec.enums, self.live.enums)
+        for enum_path in (*grown_enums, *new_enums):
             self._enum(enum_path)
         order = {kind: n for n, kind in enumerate((*DRIFT_CLASSES, "info"))}
         return sorted(self.findings.values(), key=lambda f: (order[f.kind], f.path, f.detail))
-
-    def _new_enums(self) -> list[str]:
-        return [path for path in self.live.enums if path not in self.rec.enums]
 
     def _added(self, fid: FieldId) -> None:
         container, variant, key = fid
@@ -588,8 +480,8 @@ class _Comparison:
     def _content_event(self, kind: str) -> bool:
         """Whether events of ``kind`` are about one output item or block (text, a tool call)."""
         root = stream_root(kind)
-        return kind in vocabulary().behaviour_events or any(
-            self.rec.presence(root, key) for key in ITEM_ADDRESS_KEYS
+        return kind in vocabulary().content_events or any(
+            self.rec.presence(root, key) for key in catalog.CHANNEL_FIELDS
         )
 
     def _discriminators(self) -> None:

@@ -1,21 +1,8 @@
-"""The ``cassette-refresh`` command.
-
-::
-
-    cassette-refresh check PATH... [--catalog MODULE]... [--json | --markdown] [--output FILE]
-                                   [--concurrency N] [--timeout S] [--retries N]
-                                   [--enum-key KEY]... [--optional-path PATH]... [--strict-nulls]
-                                   [--write [--force-write] [--allow-secret VALUE]...]
-                                   [--open-issue [--repo OWNER/NAME] [--api-url URL]]
+"""The ``cassette-refresh`` command: ``cassette-refresh check PATH... [options]``.
 
 Exit codes: 0 no drift, 1 drift, 2 could not check (credentials, network, a bad cassette, a
-refused write or GitHub call, any unexpected failure), with an ``ERROR:`` line and a ``TIP:``
-line on stderr. ``--write`` rewrites only the cassettes with structural drift (all of them with
-``--force-write``); a cassette it must leave as it was (a conversation chain, hand edits, a
-secret) is a refused write. With ``--json`` (or ``--markdown``) a report is printed even then,
-with its ``error``; what was done before a failure (issues filed, files re-recorded) is in it.
-
-``--catalog MODULE`` (repeatable) is imported first, for the endpoints it registers.
+refused write or GitHub call, any unexpected failure), with an ``ERROR:`` and a ``TIP:`` line
+on stderr. With ``--json`` (or ``--markdown``) a report is printed even then.
 """
 
 from __future__ import annotations
@@ -33,14 +20,12 @@ from typing import TextIO
 
 from cassette_refresh._github import (
     DEFAULT_API_URL,
-    LABEL,
     GitHubError,
     IssueOpener,
     run_url_from_env,
 )
 from cassette_refresh._reissue import (
     CheckRun,
-    Loaded,
     built_in_reissuer,
     find,
     load,
@@ -50,7 +35,6 @@ from cassette_refresh._reissue import (
 )
 from cassette_refresh._report import (
     EXIT_UNCHECKED,
-    CallProblem,
     CheckResult,
     KeptAnswer,
     Unwritten,
@@ -59,7 +43,7 @@ from cassette_refresh._report import (
     to_json,
 )
 from cassette_refresh._rewrite import RewriteRefusedError, default_guard, write_all
-from cassette_refresh._shape import Rules, vocabulary
+from cassette_refresh._shape import Rules
 from cassettes_core import CassetteError, ConfigError, UnsafeCassetteError, catalog
 from cassettes_core.console import run_console
 from cassettes_core.store import WriteGuard
@@ -142,14 +126,13 @@ def emit(
     With ``--output`` the terminal report is printed as well, unless ``terminal`` is false; when
     the file cannot be written the report is printed instead.
     """
-    show_info = not args.no_info
     if args.json:
         report = json.dumps(to_json(result), indent=2, ensure_ascii=False) + "\n"
     elif args.markdown:
         report = render_markdown(result)
     else:
         colour = not args.output and use_colour(output.out, env)
-        report = render_text(result, colour=colour, show_info=show_info)
+        report = render_text(result, colour=colour)
     if not args.output:
         output.print(report)
         return None
@@ -162,7 +145,7 @@ def emit(
             "TIP: pass --output a file in a folder that exists and can be written."
         )
     if terminal:
-        output.print(render_text(result, colour=use_colour(output.out, env), show_info=show_info))
+        output.print(render_text(result, colour=use_colour(output.out, env)))
     return None
 
 
@@ -224,7 +207,6 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--strict-nulls", action="store_true", help="treat null vs value as type_changed"
     )
-    check.add_argument("--no-info", action="store_true", help="hide behaviour/churn notes")
     check.add_argument("--no-progress", action="store_true")
     check.add_argument(
         "--write",
@@ -249,7 +231,6 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--repo", metavar="OWNER/NAME", help="default: $GITHUB_REPOSITORY")
     check.add_argument("--api-url", metavar="URL", help="default: $GITHUB_API_URL, else public")
-    check.add_argument("--label", default=LABEL, help=f"issue label (default {LABEL})")
     return parser
 
 
@@ -262,12 +243,11 @@ def _positive_int(text: str) -> int:
 
 def _rules(args: argparse.Namespace) -> Rules:
     """The rules, with the vocabulary of the catalog in force (``--catalog`` entries too)."""
-    words = vocabulary()
-    return Rules(
-        enum_keys=words.enum_keys | frozenset(args.enum_key),
-        strict_nulls=args.strict_nulls,
-        optional_paths=words.behaviour_paths | frozenset(args.optional_path),
-        known_values=dict(words.known_values),
+    rules = Rules(strict_nulls=args.strict_nulls)
+    return dataclasses.replace(
+        rules,
+        enum_keys=rules.enum_keys | frozenset(args.enum_key),
+        optional_paths=rules.optional_paths | frozenset(args.optional_path),
     )
 
 
@@ -307,11 +287,11 @@ def _check(args: argparse.Namespace, env: Mapping[str, str], output: Output) -> 
     load_catalogs(args.catalog)
     rules = _rules(args)
     _check_output(args.output)
-    loaded = load(find(args.paths))
+    loaded = load(*find(args.paths))
     files, recorded = loaded.files, list(loaded.recorded)
     _not_a_cassette_of(args.output, files)
     if not files:
-        passed = "".join(f"; skipped {path}: {why}" for path, why in loaded.not_cassettes)
+        passed = "".join(f"; skipped {p.origin}: {p.message}" for p in loaded.skipped)
         raise ConfigError(
             f"no cassette files (*.yaml, *.yml) under {', '.join(args.paths)}{passed}\n"
             "TIP: pass the folder your cassettes are recorded in, e.g. `cassettes/`."
@@ -340,9 +320,7 @@ def _check(args: argparse.Namespace, env: Mapping[str, str], output: Output) -> 
                 progress=progress,
             )
         )
-        result = dataclasses.replace(
-            run.result, skipped=(*_not_cassettes(loaded), *run.result.skipped)
-        )
+        result = dataclasses.replace(run.result, skipped=(*loaded.skipped, *run.result.skipped))
         if opener is not None:
             result = _file_issues(opener, result)
         if guard is not None:
@@ -353,11 +331,6 @@ def _check(args: argparse.Namespace, env: Mapping[str, str], output: Output) -> 
         output.error("\n".join(errors))
         return EXIT_UNCHECKED
     return result.exit_code
-
-
-def _not_cassettes(loaded: Loaded) -> tuple[CallProblem, ...]:
-    """The YAML files found that are plainly not cassettes, as skipped entries."""
-    return tuple(CallProblem(str(path), "", "", why) for path, why in loaded.not_cassettes)
 
 
 def _opener(args: argparse.Namespace, env: Mapping[str, str]) -> IssueOpener | None:
@@ -380,7 +353,6 @@ def _opener(args: argparse.Namespace, env: Mapping[str, str]) -> IssueOpener | N
         repo=repo,
         token=token,
         api_url=args.api_url or env.get("GITHUB_API_URL") or DEFAULT_API_URL,
-        label=args.label,
         run_url=run_url_from_env(env),
         max_retry_wait=args.max_retry_wait,
     )

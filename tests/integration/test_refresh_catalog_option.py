@@ -2,8 +2,9 @@
 
 The made-up ``acme.chat`` endpoint lives in the project's module ``acme_endpoints``, which
 registers it (with the drift vocabulary it declares: ``state`` is an enum key). The real console
-script, run in a fresh process from the project folder, re-issues its recorded call against a
-loopback server; without ``--catalog`` it has no way to reach it.
+script, run once in a fresh process from the project folder, re-issues its recorded call against
+a loopback server (the other runs are in-process); without ``--catalog`` it has no way to reach
+it.
 """
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from cassette_refresh.cli import main
 from cassettes_core import Interaction, LLMRequest, LLMResponse, catalog
 from cassettes_core.store import Manifest, render
 
@@ -108,17 +110,16 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def check(project: Path, acme: Acme, *args: str) -> tuple[int, dict[str, Any], str]:
+def _env(acme: Acme) -> dict[str, str]:
+    return {"ACME_API_KEY": KEY, "ACME_BASE_URL": f"http://127.0.0.1:{acme.server_address[1]}/v2"}
+
+
+def check_in_a_process(project: Path, acme: Acme, *args: str) -> tuple[int, dict[str, Any], str]:
     """The console script, run in a fresh process from the project folder."""
-    env = {
-        **os.environ,
-        "ACME_API_KEY": KEY,
-        "ACME_BASE_URL": f"http://127.0.0.1:{acme.server_address[1]}/v2",
-    }
     done = subprocess.run(
         [str(SCRIPT), "check", "acme.yaml", "--json", "--no-progress", *args],
         cwd=project,
-        env=env,
+        env={**os.environ, **_env(acme)},
         capture_output=True,
         text=True,
         timeout=120,
@@ -127,24 +128,53 @@ def check(project: Path, acme: Acme, *args: str) -> tuple[int, dict[str, Any], s
     return done.returncode, json.loads(done.stdout) if done.stdout else {}, done.stderr
 
 
-def test_catalog_loads_the_project_s_endpoint_and_its_vocabulary(project: Path, acme: Acme) -> None:
+@pytest.fixture
+def check(
+    project: Path,
+    acme: Acme,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> Iterator[Callable[..., tuple[int, dict[str, Any], str]]]:
+    """The command in this process, from the project folder; what a --catalog module
+    registered or imported is taken back after the test."""
+    monkeypatch.chdir(project)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    for name, value in _env(acme).items():
+        monkeypatch.setenv(name, value)
+
+    def run(*args: str) -> tuple[int, dict[str, Any], str]:
+        code = main(["check", "acme.yaml", "--json", "--no-progress", *args])
+        out, err = capsys.readouterr()
+        return code, json.loads(out) if out else {}, err
+
+    yield run
+    catalog.unregister("acme.chat")
+    for module in ("acme_endpoints", "broken", "clash"):
+        sys.modules.pop(module, None)
+
+
+Check = Callable[..., tuple[int, dict[str, Any], str]]
+
+
+def test_catalog_loads_the_project_s_endpoint_and_its_vocabulary(
+    project: Path, acme: Acme, check: Check
+) -> None:
     """With --catalog the call is re-issued, and a new value of its declared enum key is drift."""
-    code, report, err = check(project, acme, "--catalog", "acme_endpoints")
+    code, report, err = check_in_a_process(project, acme, "--catalog", "acme_endpoints")
     assert (code, acme.hits) == (0, 1), err
     assert report["skipped"] == []
     acme.state = "exploded"
-    code, report, err = check(project, acme, "--catalog", "acme_endpoints")
-    assert code == 1, err
-    [endpoint] = report["endpoints"]
-    found = [(f["kind"], f["path"], f["live"]) for f in endpoint["drift"]]
-    assert found == [("enum_value_new", "state", ["exploded"])]
-    code, report, err = check(project, acme, "--catalog", "acme_endpoints.py")  # by file
-    assert code == 1, err
-    assert report["endpoints"][0]["drift"][0]["live"] == ["exploded"]
+    for module in ("acme_endpoints", "acme_endpoints.py"):  # by name, by file
+        code, report, err = check("--catalog", module)
+        assert code == 1, err
+        [endpoint] = report["endpoints"]
+        found = [(f["kind"], f["path"], f["live"]) for f in endpoint["drift"]]
+        assert found == [("enum_value_new", "state", ["exploded"])]
+        catalog.unregister("acme.chat")
 
 
-def test_without_catalog_the_endpoint_cannot_be_reached(project: Path, acme: Acme) -> None:
-    code, report, _ = check(project, acme)
+def test_without_catalog_the_endpoint_cannot_be_reached(acme: Acme, check: Check) -> None:
+    code, report, _ = check()
     assert acme.hits == 0
     [skipped] = report["skipped"]
     assert skipped["message"] == "no live re-issuer for provider 'acme.chat'"
@@ -161,7 +191,7 @@ def test_without_catalog_the_endpoint_cannot_be_reached(project: Path, acme: Acm
     ],
 )
 def test_a_catalog_that_cannot_load_is_a_config_error(
-    project: Path, acme: Acme, module: str, says: str
+    project: Path, acme: Acme, check: Check, module: str, says: str
 ) -> None:
     (project / "broken.py").write_text("1 / 0\n", encoding="utf-8")
     (project / "clash.py").write_text(
@@ -170,7 +200,7 @@ def test_a_catalog_that_cannot_load_is_a_config_error(
         "catalog.register(dataclasses.replace(chat, semantic_fields=frozenset({'model'})))\n",
         encoding="utf-8",
     )
-    code, report, err = check(project, acme, "--catalog", module)
+    code, report, err = check("--catalog", module)
     assert code == 2
     assert says in err
     assert says in report["error"]  # the --json report says so too

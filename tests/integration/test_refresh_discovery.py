@@ -18,7 +18,8 @@ import yaml
 from cassette_refresh.cli import main
 from cassettes_core.store import read_snapshot
 from cassettes_core.testing.emulator import Emulator
-from tests.integration.test_refresh_check import chat_body, sha_of
+from tests.helpers.factories import chat_body
+from tests.integration.test_refresh_check import check_json, sha_of
 from tests.integration.test_refresh_check import record_cassette as _record_direct
 
 NOT_CASSETTES = {
@@ -31,14 +32,6 @@ HIDDEN = {
     ".c.yaml.k2j3.tmp": "version: 1\ninter",
     "sub/.draft.yaml": "version: [broken\n",
 }
-
-
-def _json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:
-    capsys.readouterr()
-    code = main(["check", *args, "--json", "--no-progress"])
-    report: dict[str, Any] = json.loads(capsys.readouterr().out)
-    assert report["exit_code"] == code
-    return code, report
 
 
 @pytest.fixture
@@ -78,7 +71,7 @@ def test_other_yaml_in_the_folder_is_skipped_with_a_note(
     out = capsys.readouterr().out
     cities = folder / "fixtures" / "cities.yml"
     assert f"  {cities}  not a cassette (the YAML document is a list, not a mapping)" in out
-    code, report = _json(capsys, str(folder), "--write")
+    code, report = check_json(capsys, str(folder), "--write")
     cassette = str(folder / "test_a" / "test_b.yaml")
     assert (code, report["cassettes"], report["written"]) == (1, [cassette], [cassette])
     skipped = {entry["origin"]: entry["message"] for entry in report["skipped"]}
@@ -91,7 +84,7 @@ def test_a_file_named_on_the_command_line_must_be_a_cassette(
     folder: Path, emu: Emulator, capsys: pytest.CaptureFixture[str]
 ) -> None:
     [(fixture, _)] = _write_files(folder, {"fixtures/weather.yaml": "city: Paris\n"}).items()
-    code, report = _json(capsys, str(fixture), "--write")
+    code, report = check_json(capsys, str(fixture), "--write")
     assert code == 2
     assert str(fixture) in report["error"]
     assert emu.hits == 0
@@ -101,7 +94,7 @@ def test_only_other_yaml_is_no_cassette_to_check(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _write_files(tmp_path, NOT_CASSETTES)
-    code, report = _json(capsys, str(tmp_path))
+    code, report = check_json(capsys, str(tmp_path))
     assert code == 2
     assert report["error"].startswith(f"no cassette files (*.yaml, *.yml) under {tmp_path}")
     assert "skipped" in report["error"]
@@ -151,7 +144,7 @@ def test_a_dangling_symlink_is_an_error_not_a_missing_file(
     link = folder / "test_a" / "test_gone.yaml"
     link.symlink_to(folder / "elsewhere" / "gone.yaml")
     for args in ((str(folder),), (str(link),)):
-        code, report = _json(capsys, *args, "--write")
+        code, report = check_json(capsys, *args, "--write")
         assert code == 2
         assert str(link) in report["error"]
         assert "missing" in report["error"] or "does not exist" in report["error"]
@@ -175,7 +168,7 @@ def test_an_unreadable_cassette_is_named(
             return _real(self, *args, **kwargs)
 
         monkeypatch.setattr(pathlib.Path, name, refused)
-    code, report = _json(capsys, str(folder), "--write")
+    code, report = check_json(capsys, str(folder), "--write")
     assert code == 2
     assert f"{locked}" in report["error"]
     assert "Permission denied" in report["error"]
@@ -194,7 +187,7 @@ def test_a_symlinked_cassette_is_written_through_to_its_target(
     good.symlink_to(shared)
     before = yaml.safe_load(shared.read_text(encoding="utf-8"))
     emu.set_drift("field_added")
-    code, report = _json(capsys, str(folder), "--write")
+    code, report = check_json(capsys, str(folder), "--write")
     assert (code, report["written"]) == (1, [str(good)])
     assert good.is_symlink()
     assert good.resolve() == shared.resolve()

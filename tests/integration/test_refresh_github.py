@@ -317,36 +317,31 @@ def test_refused_token_is_exit_2_before_any_live_call(
     assert emu.hits == hits
 
 
-def test_missing_token_stops_before_any_live_call(
-    drifting: tuple[Emulator, Path], github: FakeGitHub, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        pytest.param(("--repo", "acme/nothing"), "repository acme/nothing not found", id="repo"),
+        pytest.param(("--api-url", "http://h:abc"), "--api-url 'http://h:abc' is not usable",
+                     id="api-url"),
+        pytest.param((), "--open-issue needs GITHUB_TOKEN", id="no-token"),
+    ],
+)  # fmt: skip
+def test_a_repository_api_url_or_token_problem_stops_before_any_live_call(
+    check: _Run, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...], says: str
 ) -> None:
-    """Without GITHUB_TOKEN, --open-issue fails fast with exit 2 and spends no provider call."""
-    emu, cassette = drifting
-    emu.reset()
-    assert _run(cassette, github, "--repo", REPO) == 2
-    assert "GITHUB_TOKEN" in capsys.readouterr().err
-    assert emu.hits == 0
-    assert github.calls == []
-
-
-def test_unknown_repository_is_named_before_any_live_call(check: _Run) -> None:
-    """A repository the token cannot see: exit 2 naming it, with what to check."""
+    """A repository the token cannot see, an --api-url httpx cannot use, no GITHUB_TOKEN: exit
+    2 naming it, with what to check, and no provider call."""
     hits = check.emu.hits
-    assert check("--repo", "acme/nothing") == 2
+    if not args:
+        monkeypatch.delenv("GITHUB_TOKEN")
+    assert check(*args) == 2
     err, _ = check.failed()
-    assert "repository acme/nothing not found" in err
-    assert "TIP: check --repo OWNER/NAME (now acme/nothing" in err
+    assert says in err.splitlines()[0]
     assert check.emu.hits == hits
-
-
-def test_unusable_api_url_is_exit_2(check: _Run) -> None:
-    """An --api-url httpx cannot use is exit 2 with a tip, before any live call."""
-    hits = check.emu.hits
-    assert check("--api-url", "http://h:abc") == 2
-    err, _ = check.failed()
-    assert err.startswith("ERROR: --api-url 'http://h:abc' is not usable")
-    assert check.emu.hits == hits
-    assert check.github.calls == []
+    if args and args[0] == "--repo":
+        assert "TIP: check --repo OWNER/NAME (now acme/nothing" in err
+    else:
+        assert check.github.calls == []
 
 
 HTML = (200, b"<html>Sign in to your proxy</html>", {"content-type": "text/html"})

@@ -19,9 +19,11 @@ import yaml
 
 from cassette_refresh.cli import main
 from cassettes_core.testing.emulator import Emulator
-from tests.integration.test_refresh_check import chat_body, record_cassette, sha_of
+from tests.helpers.factories import chat_body
+from tests.integration.test_refresh_check import record_cassette, sha_of
 from tests.integration.test_refresh_rewrite_replays import (
     check_replays,
+    record_all,
     record_with_pytester,
     refresh_report,
 )
@@ -103,7 +105,8 @@ def test_a_redacted_interaction_keeps_its_recorded_answer(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """The before_record hook edited seq 1's request: its answer stays as recorded (and is
-    reported), seq 2 is re-recorded; the run replays."""
+    reported), seq 2 is re-recorded; the run replays. With nothing but a redacted answer to
+    replace, the file is not touched, the seq reported."""
     cassette = _record(pytester, inner, SCRUBBED)
     before = _interactions(cassette)
     assert [i.get("redacted", False) for i in before] == [True, False]
@@ -126,24 +129,13 @@ def test_a_redacted_interaction_keeps_its_recorded_answer(
     provider.set_drift("field_added")  # seq 2 has the new key now: no drift, so force it
     assert main(["check", str(cassette), "--write", "--force-write", "--no-progress"]) == 0
     assert f"kept as recorded {cassette}#1: redacted" in capsys.readouterr().out
-
-
-def test_only_redacted_answers_to_rewrite_leaves_the_file_as_it_was(
-    pytester: pytest.Pytester,
-    provider: Emulator,
-    inner: InnerRun,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """Nothing but a redacted answer to replace: the file is not touched, the seq reported."""
-    cassette = _record(pytester, inner, SCRUBBED)
     document = yaml.safe_load(cassette.read_text(encoding="utf-8"))
     document["interactions"] = document["interactions"][:1]  # the redacted one alone
     cassette.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
-    before = sha_of(cassette)
-    provider.set_drift("field_added")
-    report = refresh_report(cassette, capsys)
+    before_sha = sha_of(cassette)
+    report = refresh_report(cassette, capsys, "--force-write")
     assert (report["written"], [k["seq"] for k in report["kept"]]) == ([], [1])
-    assert sha_of(cassette) == before
+    assert sha_of(cassette) == before_sha
 
 
 def test_recorded_errors_survive_a_rewrite_unchanged(
@@ -173,88 +165,53 @@ def test_recorded_errors_survive_a_rewrite_unchanged(
     check_replays(provider, inner, monkeypatch)
 
 
-def _run_key(value: Any) -> Callable[[str], str]:
-    """A ``run:`` key (a record run's mark) that is not the library's own."""
-    return lambda text: yaml.safe_dump({**yaml.safe_load(text), "run": value})
+HAND_EDITS: dict[str, tuple[Callable[[str], str], str]] = {
+    "comment": (
+        lambda text: text.replace("interactions:\n", "interactions:  # reviewed by Ann\n"),
+        "it has a comment (line ",
+    ),
+    "comment-in-crlf": (
+        lambda text: text.replace("\n", "\r\n").replace("interactions:", "interactions: # kept", 1),
+        "it has a comment (line ",
+    ),
+    "unknown-key": (
+        lambda text: text.replace("- seq: 2\n", "- seq: 2\n  note: keep this answer\n"),
+        "it was edited by hand (interaction seq 2: note is not what the library writes)",
+    ),
+    "manifest-key": (
+        lambda text: text.replace("manifest:\n", "manifest:\n  reviewer: ann\n", 1),
+        "it was edited by hand (manifest.reviewer is not",
+    ),
+}
 
 
-@pytest.mark.parametrize(
-    ("edit", "reason", "replays"),
-    [
-        pytest.param(
-            lambda text: text.replace("interactions:\n", "interactions:  # reviewed by Ann\n"),
-            "it has a comment (line ",
-            True,
-            id="comment",
-        ),
-        pytest.param(
-            lambda text: text.replace("\n", "\r\n").replace(
-                "interactions:", "interactions: # kept", 1
-            ),
-            "it has a comment (line ",
-            False,
-            id="comment-in-crlf",
-        ),
-        pytest.param(
-            lambda text: text.replace("- seq: 2\n", "- seq: 2\n  note: keep this answer\n"),
-            "it was edited by hand (interaction seq 2: note is not what the library writes)",
-            True,
-            id="unknown-key",
-        ),
-        pytest.param(
-            lambda text: text.replace("manifest:\n", "manifest:\n  reviewer: ann\n", 1),
-            "it was edited by hand (manifest.reviewer is not",
-            True,
-            id="manifest-key",
-        ),
-        pytest.param(_run_key("by hand"), "edited by hand (run", False, id="run-text"),
-        pytest.param(
-            _run_key({"id": "x", "process": "y", "started": 1.0, "by": "ann"}),
-            "edited by hand (run",
-            False,
-            id="run-extra-key",
-        ),
-        pytest.param(
-            _run_key({"id": "x", "process": "y"}), "edited by hand (run", False, id="run-missing"
-        ),
-        pytest.param(
-            _run_key({"id": 1, "process": "y", "started": 1.0}),
-            "edited by hand (run",
-            False,
-            id="run-wrong-type",
-        ),
-    ],
-)
 def test_hand_edits_refuse_the_file(
     pytester: pytest.Pytester,
     provider: Emulator,
     inner: InnerRun,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-    edit: Callable[[str], str],
-    reason: str,
-    replays: bool,
 ) -> None:
-    """A comment (in a CRLF file too), a key the library does not write, a ``run:`` mark not of
-    the library would be lost: the file is refused (even forced), left byte for byte, named in
-    the report; it still replays."""
+    """A comment (in a CRLF file too), a key the library does not write would be lost: the
+    file is refused (even forced), left byte for byte, named in the report; it still
+    replays."""
     cassette = _record(pytester, inner, TWO_CALLS)
     text = cassette.read_text(encoding="utf-8")
-    edited = edit(text)
-    assert edited != text
-    cassette.write_bytes(edited.encode())
-    before = sha_of(cassette)
     provider.set_drift("field_added")
-    for extra in ((), ("--force-write",)):
-        report = refresh_report(cassette, capsys, *extra)
-        assert (report["exit_code"], report["written"]) == (2, [])
-        [refused] = report["not_written"]
-        assert reason in refused["reason"], refused["reason"]
-        assert "before_record hook" in refused["reason"]
-        assert sha_of(cassette) == before
-    if replays:
-        provider.clear_drift()
-        check_replays(provider, inner, monkeypatch)
+    for name, (edit, reason) in HAND_EDITS.items():
+        edited = edit(text)
+        assert edited != text
+        cassette.write_bytes(edited.encode())
+        before = sha_of(cassette)
+        for extra in ((), ("--force-write",)):
+            report = refresh_report(cassette, capsys, *extra)
+            assert (report["exit_code"], report["written"]) == (2, []), name
+            [refused] = report["not_written"]
+            assert reason in refused["reason"], refused["reason"]
+            assert "before_record hook" in refused["reason"]
+            assert sha_of(cassette) == before
+    provider.clear_drift()
+    check_replays(provider, inner, monkeypatch)  # with the last edit, a manifest key
 
 
 def _flow(document: dict[str, Any]) -> bytes:
@@ -282,29 +239,34 @@ LAYOUTS: dict[str, Callable[[Any], bytes]] = {
 }
 
 
-@pytest.mark.parametrize("layout", list(LAYOUTS))
 def test_a_reformatted_file_without_edits_is_rewritten(
     pytester: pytest.Pytester,
     provider: Emulator,
     inner: InnerRun,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-    layout: str,
 ) -> None:
     """Layout is not an edit: a cassette re-formatted (flow style, indented sequences, other key
     order, CRLF, no final newline, a BOM, JSON) holds the same data, so it is re-recorded in
     the library's layout, keeps every interaction, and replays."""
-    cassette = _record(pytester, inner, TWO_CALLS)
-    document = yaml.safe_load(cassette.read_text(encoding="utf-8"))
-    cassette.write_bytes(LAYOUTS[layout](document))
+    names = {f"test_{n}".replace("-", "_"): layout for n, layout in enumerate(LAYOUTS)}
+    cassettes = record_all(pytester, inner, **dict.fromkeys(names, TWO_CALLS))
+    documents = {}
+    for name, cassette in cassettes.items():
+        documents[name] = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+        cassette.write_bytes(LAYOUTS[names[name]](documents[name]))
     provider.set_drift("field_removed")
-    report = refresh_report(cassette, capsys)
-    assert (report["written"], report["not_written"]) == ([str(cassette)], [])
-    after = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+    report = refresh_report(pytester.path / "cassettes", capsys)
+    assert (sorted(report["written"]), report["not_written"]) == (
+        sorted(str(path) for path in cassettes.values()),
+        [],
+    )
     keep = ("seq", "digest", "request")
-    assert [[i[k] for k in keep] for i in after["interactions"]] == [
-        [i[k] for k in keep] for i in document["interactions"]
-    ]
+    for name, cassette in cassettes.items():
+        after = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+        assert [[i[k] for k in keep] for i in after["interactions"]] == [
+            [i[k] for k in keep] for i in documents[name]["interactions"]
+        ], names[name]
     provider.clear_drift()
     check_replays(provider, inner, monkeypatch)
 

@@ -1,9 +1,9 @@
 """`cassette-refresh check --write` never leaves a cassette the next run misses on.
 
-Each test records a real pytest run (pytester, the real openai/anthropic SDKs, the emulator as
-the live provider), turns on the emulator's shape drift, runs the refresh, then replays the same
-run under CI=true: it passes with 0 provider hits, or (a conversation chain) the refresh refused
-and the file is byte for byte as it was.
+Each test records real pytest runs (pytester, the real openai/anthropic SDKs, the emulator as
+the live provider; many test modules in one inner run), turns on the emulator's shape drift,
+runs the refresh, then replays the same run under CI=true: it passes with 0 provider hits, or
+(a conversation chain) the refresh refused and the file is byte for byte as it was.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ import yaml
 
 from cassette_refresh.cli import main
 from cassettes_core.testing.emulator import Emulator
-from tests.integration.test_refresh_check import chat_body, record_cassette, sha_of
+from tests.helpers.factories import chat_body
+from tests.integration.test_refresh_check import record_cassette, sha_of
 
 if TYPE_CHECKING:
     from tests.helpers.inner import InnerRun
@@ -144,6 +145,110 @@ def test_six_questions():
 """
 
 
+GLUED_ID = """
+import openai
+import pytest
+
+TOOLS = [{"type": "function", "function": {"name": "export", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}}}}]
+
+
+@pytest.mark.cassette
+def test_export():
+    with openai.OpenAI(max_retries=0) as client:
+        first = client.chat.completions.create(
+            model="gpt-4o-mini", tools=TOOLS,
+            messages=[{"role": "user", "content": "Export the weather in Paris"}],
+        )
+        call = first.choices[0].message.tool_calls[0]
+        final = client.chat.completions.create(model="gpt-4o-mini", messages=[
+            {"role": "user", "content": f"Summarise the file exports/{call.id}_weather.json"}])
+    assert final.choices[0].message.content
+"""
+
+RESPONSES_STREAMED_TOOL = """
+import openai
+import pytest
+
+TOOLS = [{"type": "function", "name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}}}]
+
+
+@pytest.mark.cassette
+def test_weather():
+    with openai.OpenAI(max_retries=0) as client:
+        ask = [{"role": "user", "content": "What is the weather in Lima?"}]
+        events = list(client.responses.create(
+            model="gpt-4.1", input=ask, tools=TOOLS, stream=True))
+        added = next(e for e in events if e.type == "response.output_item.added")
+        call = added.item
+        follow = [
+            *ask,
+            {"type": "function_call", "call_id": call.call_id, "name": call.name,
+             "arguments": '{"city": "Lima"}'},
+            {"type": "function_call_output", "call_id": call.call_id, "output": "18 C"},
+        ]
+        final = client.responses.create(model="gpt-4.1", input=follow, tools=TOOLS)
+    assert final.output_text
+"""
+
+ANTHROPIC_TEXT_RESPACED = """
+import anthropic
+import pytest
+
+ASK = {"model": "claude-sonnet-4-5", "max_tokens": 256}
+
+
+@pytest.mark.cassette
+def test_rephrase():
+    with anthropic.Anthropic(max_retries=0) as client:
+        question = {"role": "user", "content": "Describe the weather in Oslo"}
+        first = client.messages.create(messages=[question], **ASK)
+        said = " ".join(first.content[0].text.upper().split())
+        final = client.messages.create(messages=[
+            {"role": "user", "content": f"Rephrase this for a child: {said}"}], **ASK)
+    assert final.content[0].text
+"""
+
+REPEATED = """
+import openai
+import pytest
+
+
+@pytest.mark.cassette
+def test_twice():
+    with openai.OpenAI(max_retries=0) as client:
+        texts = []
+        for _ in range(3):
+            answer = client.chat.completions.create(
+                model="gpt-4o-mini", messages=[{"role": "user", "content": "Name a lake"}]
+            )
+            texts.append(answer.choices[0].message.content)
+        echo = client.chat.completions.create(model="gpt-4o-mini", messages=[
+            {"role": "user", "content": "Name a lake, and say the name of a lake twice"}])
+    assert texts[0] == texts[2] and echo.choices[0].message.content
+"""
+
+
+REQUEST_ID = """
+import anthropic
+import openai
+import pytest
+
+
+@pytest.mark.cassette
+def test_report_slow_request():
+    with openai.OpenAI(max_retries=0) as client:
+        first = client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "Capital of Peru?"}]
+        )
+        assert first._request_id
+    with anthropic.Anthropic(max_retries=0) as claude:
+        claude.messages.create(model="claude-sonnet-4-5", max_tokens=64, messages=[
+            {"role": "user", "content": f"Why was request {first._request_id} slow?"}])
+"""
+
+
 def refresh_report(
     cassette: Path, capsys: pytest.CaptureFixture[str], *extra: str
 ) -> dict[str, Any]:
@@ -163,123 +268,127 @@ def check_replays(provider: Emulator, inner: InnerRun, monkeypatch: pytest.Monke
     assert provider.hits == 0
 
 
+def record_all(pytester: pytest.Pytester, inner: InnerRun, **sources: str) -> dict[str, Path]:
+    """Record every test module of ``sources`` in one inner run: its cassette, by module."""
+    pytester.makepyfile(**sources)
+    first = inner()
+    assert first.ret == 0, first.stdout.str()
+    found = {}
+    for name in sources:
+        [found[name]] = sorted((pytester.path / "cassettes" / name).glob("*.yaml"))
+    return found
+
+
 def record_with_pytester(
     pytester: pytest.Pytester, inner: InnerRun, source: str, name: str
 ) -> Path:
-    pytester.makepyfile(**{name: source})
-    first = inner()
-    assert first.ret == 0, first.stdout.str()
-    cassettes = sorted((pytester.path / "cassettes" / name).glob("*.yaml"))
-    assert len(cassettes) == 1
-    return cassettes[0]
+    return record_all(pytester, inner, **{name: source})[name]
 
 
-@pytest.mark.parametrize(
-    ("source", "quoted"),
-    [
-        pytest.param(OPENAI_AGENT, "call_", id="openai-tool-call-id"),
-        pytest.param(ANTHROPIC_AGENT, "toolu_", id="anthropic-tool-use-id"),
-        pytest.param(RESPONSES_CHAIN, "resp_", id="responses-previous-response-id"),
-        pytest.param(ANTHROPIC_STREAMED_AGENT, "toolu_", id="anthropic-streamed-tool-use"),
-        pytest.param(OPENAI_STREAMED_CONTENT, "The answer", id="chat-streamed-text-sent-back"),
-    ],
-)
+CHAINS = {
+    # module: (its source, how the quoted answer string starts)
+    "test_openai_tool_call_id": (OPENAI_AGENT, "call_"),
+    "test_anthropic_tool_use_id": (ANTHROPIC_AGENT, "toolu_"),
+    "test_responses_previous_response_id": (RESPONSES_CHAIN, "resp_"),
+    "test_anthropic_streamed_tool_use": (ANTHROPIC_STREAMED_AGENT, "toolu_"),
+    "test_chat_streamed_text_sent_back": (OPENAI_STREAMED_CONTENT, "The answer"),
+    "test_chat_id_glued_into_a_file_name": (GLUED_ID, "call_"),
+    "test_responses_streamed_call_id": (RESPONSES_STREAMED_TOOL, "call_"),
+    "test_anthropic_text_re_spaced": (ANTHROPIC_TEXT_RESPACED, "The answer"),
+    # The SDK gives the test the answer's `x-request-id` header: quoted in a later prompt, a
+    # rewrite (new request id) would make the next run miss on it.
+    "test_request_id_header_sent_later": (REQUEST_ID, "req_"),
+}
+
+
 def test_a_conversation_chain_is_refused_and_left_byte_for_byte(
     pytester: pytest.Pytester,
     provider: Emulator,
     inner: InnerRun,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-    source: str,
-    quoted: str,
 ) -> None:
-    """Turn 2 quotes turn 1's answer: --write (even forced) refuses the file, names the quote
-    and the command that re-records it; the file still replays; that command does re-record it."""
-    cassette = record_with_pytester(pytester, inner, source, "test_agent")
-    before = sha_of(cassette)
+    """Turn 2 quotes turn 1's answer (an id, sent back or glued into a name, a streamed call id,
+    text re-spaced, a request id header): --write (even forced) refuses the file, names the
+    quote and the command that re-records it; the file still replays; that command does
+    re-record it."""
+    cassettes = record_all(pytester, inner, **{name: src for name, (src, _) in CHAINS.items()})
+    before = {name: sha_of(path) for name, path in cassettes.items()}
     provider.set_drift("field_added")
-    for extra in ((), ("--force-write",)):
-        report = refresh_report(cassette, capsys, *extra)
-        assert (report["status"], report["exit_code"], report["written"]) == ("drift", 2, [])
-        [refused] = report["not_written"]
-        assert refused["path"] == str(cassette)
-        assert "conversation chain: seq 2's request quotes seq 1's answer" in refused["reason"]
-        assert (
-            f"answer ('{quoted}" in refused["reason"] or f'answer ("{quoted}' in refused["reason"]
-        )
-        test = cassette.stem
-        command = f"pytest test_agent.py::{test} --cassette-mode=record"
-        assert f"running its test from {pytester.path}: `{command}`" in refused["reason"]
-        assert report["error"].startswith("--write left 1 of 1 cassettes as they were")
-        assert sha_of(cassette) == before
+    for name, (_, quoted) in CHAINS.items():
+        cassette = cassettes[name]
+        command = f"pytest {name}.py::{cassette.stem} --cassette-mode=record"
+        for extra in ((), ("--force-write",)):
+            report = refresh_report(cassette, capsys, *extra)
+            assert (report["status"], report["exit_code"], report["written"]) == ("drift", 2, [])
+            [refused] = report["not_written"]
+            assert refused["path"] == str(cassette)
+            reason = refused["reason"]
+            assert "conversation chain: seq 2's request quotes seq 1's answer" in reason
+            assert any(f"answer ({q}{quoted}" in reason for q in "'\""), (name, reason)
+            assert f"running its test from {pytester.path}: `{command}`" in reason
+            assert report["error"].startswith("--write left 1 of 1 cassettes as they were")
+            assert sha_of(cassette) == before[name]
     monkeypatch.chdir(pytester.path)
+    first = next(iter(CHAINS))
+    command = f"pytest {first}.py::{cassettes[first].stem} --cassette-mode=record"
     rerecord = inner(*command.split()[1:])  # the command the refusal names, as given
     assert rerecord.ret == 0, rerecord.stdout.str()
-    assert sha_of(cassette) != before
-    assert "service_tier_v2" in cassette.read_text(encoding="utf-8")
+    assert sha_of(cassettes[first]) != before[first]
+    assert "service_tier_v2" in cassettes[first].read_text(encoding="utf-8")
     provider.clear_drift()
     check_replays(provider, inner, monkeypatch)
 
 
-@pytest.mark.parametrize(
-    "drift", ["field_added", "field_removed", "type_changed", "enum_value_new", "stream_event_new"]
-)
+DRIFTS = ["field_added", "field_removed", "type_changed", "enum_value_new", "stream_event_new"]
+
+
 def test_independent_calls_are_rewritten_and_replay(
     pytester: pytest.Pytester,
     provider: Emulator,
     inner: InnerRun,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-    drift: str,
 ) -> None:
-    """Six unrelated calls (chat, responses and anthropic, JSON and streams): re-recorded with
-    the drifted shape, seqs, digests, requests and manifest kept; the run replays, 0 hits."""
-    cassette = record_with_pytester(pytester, inner, INDEPENDENT, "test_calls")
-    old = yaml.safe_load(cassette.read_text(encoding="utf-8"))
-    provider.set_drift(drift)
-    report = refresh_report(cassette, capsys)
-    assert (report["status"], report["written"], report["not_written"]) == (
-        "drift",
-        [str(cassette)],
-        [],
+    """Without structural drift --write writes nothing (value churn is not drift, a chain is
+    left too) and --force-write re-records. With each drift, six unrelated calls (chat,
+    responses and anthropic, JSON and streams), and the same request three times, are
+    re-recorded with the drifted shape, seqs, digests, requests and manifest kept; the run
+    replays, 0 hits."""
+    modules = {f"test_calls_{drift}": INDEPENDENT for drift in DRIFTS}
+    cassettes = record_all(
+        pytester, inner, test_agent=OPENAI_AGENT, test_repeat=REPEATED, **modules
     )
-    new = yaml.safe_load(cassette.read_text(encoding="utf-8"))
-    keep = ("seq", "digest", "provider", "endpoint", "request")
-    assert [[i[k] for k in keep] for i in new["interactions"]] == [
-        [i[k] for k in keep] for i in old["interactions"]
-    ]
-    assert [i.get("response") for i in new["interactions"]] != [
-        i.get("response") for i in old["interactions"]
-    ]
-    assert {**new["manifest"], "recorded_at": None} == {**old["manifest"], "recorded_at": None}
-    provider.clear_drift()
-    check_replays(provider, inner, monkeypatch)
-
-
-def test_no_drift_leaves_every_file_byte_for_byte_unless_forced(
-    pytester: pytest.Pytester,
-    provider: Emulator,
-    inner: InnerRun,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """Without structural drift --write writes nothing (value churn, new ids, is not drift);
-    --force-write re-records, and the result replays."""
-    calls = record_with_pytester(pytester, inner, INDEPENDENT, "test_calls")
-    agent = record_with_pytester(
-        pytester, inner, OPENAI_AGENT.replace("Paris", "Oslo"), "test_agent"
-    )
+    agent = cassettes.pop("test_agent")
     folder = pytester.path / "cassettes"
-    before = {path: sha_of(path) for path in (calls, agent)}
+    before = {path: sha_of(path) for path in (agent, *cassettes.values())}
     report = refresh_report(folder, capsys)
     assert (report["status"], report["exit_code"], report["written"]) == ("no_drift", 0, [])
     assert sorted(report["unchanged"]) == sorted(str(p) for p in before)
     assert {path: sha_of(path) for path in before} == before
-    report = refresh_report(folder, capsys, "--force-write")
-    assert report["written"] == [str(calls)]  # the chain is refused even when forced
-    assert [u["path"] for u in report["not_written"]] == [str(agent)]
-    assert sha_of(calls) != before[calls]
-    assert sha_of(agent) == before[agent]
+    forced = cassettes["test_repeat"]
+    report = refresh_report(forced, capsys, "--force-write")  # (a chain is refused even so)
+    assert (report["written"], sha_of(forced) != before[forced]) == ([str(forced)], True)
+    for name, cassette in cassettes.items():
+        drift = name.removeprefix("test_calls_") if name != "test_repeat" else "type_changed"
+        old = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+        provider.set_drift(drift)
+        report = refresh_report(cassette, capsys)
+        assert (report["status"], report["written"], report["not_written"]) == (
+            "drift",
+            [str(cassette)],
+            [],
+        )
+        new = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+        keep = ("seq", "digest", "provider", "endpoint", "request")
+        assert [[i[k] for k in keep] for i in new["interactions"]] == [
+            [i[k] for k in keep] for i in old["interactions"]
+        ]
+        assert [i.get("response") for i in new["interactions"]] != [
+            i.get("response") for i in old["interactions"]
+        ]
+        assert {**new["manifest"], "recorded_at": None} == {**old["manifest"], "recorded_at": None}
+        provider.clear_drift()
     check_replays(provider, inner, monkeypatch)
 
 
@@ -322,8 +431,8 @@ def test_only_the_cassettes_that_drifted_are_rewritten(
 ) -> None:
     """A new stream event drifts the streamed cassette only: the JSON one, on the same
     endpoint, stays byte for byte; both replay."""
-    streamed = record_with_pytester(pytester, inner, STREAMED, "test_streamed")
-    plain = record_with_pytester(pytester, inner, PLAIN, "test_plain")
+    found = record_all(pytester, inner, test_streamed=STREAMED, test_plain=PLAIN)
+    streamed, plain = found["test_streamed"], found["test_plain"]
     before = sha_of(plain)
     provider.set_drift("stream_event_new")
     report = refresh_report(pytester.path / "cassettes", capsys)

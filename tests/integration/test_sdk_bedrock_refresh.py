@@ -4,9 +4,7 @@ the emulator), and shapes are compared (stop reasons, content blocks, stream eve
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -24,6 +22,7 @@ from tests.helpers.bedrock import (
     invoke_stream,
     user,
 )
+from tests.integration.test_refresh_check import check_json, drift_of
 
 
 @pytest.fixture
@@ -42,24 +41,15 @@ def recorded(emu: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     return folder
 
 
-def _check(capsys: pytest.CaptureFixture[str], folder: Path) -> tuple[int, dict[str, Any]]:
-    code = main(["check", str(folder), "--json", "--no-progress"])
-    return code, json.loads(capsys.readouterr().out)
-
-
-def _drift(report: dict[str, Any]) -> set[tuple[str, str, str]]:
-    return {(f["provider"], f["kind"], f["path"]) for e in report["endpoints"] for f in e["drift"]}
-
-
 def test_fresh_answers_are_no_drift(
     emu: Emulator, recorded: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Re-issued with new ids, padding, latencies and request ids: no drift, exit 0, and every
     call reached the emulator signed (it refuses unsigned ones)."""
-    code, report = _check(capsys, recorded)
+    code, report = check_json(capsys, str(recorded))
     assert code == 0, report
     assert emu.hits == 5
-    assert _drift(report) == set()
+    assert drift_of(report) == set()
 
 
 @pytest.mark.parametrize(
@@ -81,9 +71,9 @@ def test_shape_changes_are_drift(
 ) -> None:
     """Each drift switch of the emulator's Bedrock answers is reported, exit 1."""
     emu.set_drift(switch)
-    code, report = _check(capsys, recorded)
+    code, report = check_json(capsys, str(recorded))
     assert code == 1, report
-    found = _drift(report)
+    found = drift_of(report)
     assert any(
         p == expected[0] and k == expected[1] and expected[2] in path for p, k, path in found
     ), found

@@ -8,7 +8,6 @@ in ``x-goog-api-key``, ``GOOGLE_GEMINI_BASE_URL`` as the base), streams included
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,10 +19,10 @@ import ollama
 import pytest
 from mistralai.client import Mistral
 
-from cassette_refresh.cli import main
 from cassettes_core.testing.emulator import Emulator
 from tests.helpers import gemini as g
 from tests.helpers.family import record
+from tests.integration.test_refresh_check import check_json, drift_of
 
 ASK: Any = [{"role": "user", "content": "Capital of France?"}]
 
@@ -89,15 +88,6 @@ FAMILIES = {
 CALLS = {"groq": 2, "mistral": 2, "ollama": 4, "cohere": 3, "gemini": 5}
 
 
-def _check(capsys: pytest.CaptureFixture[str], path: Path) -> tuple[int, dict[str, Any]]:
-    code = main(["check", str(path), "--json", "--no-progress"])
-    return code, json.loads(capsys.readouterr().out)
-
-
-def _drift(report: dict[str, Any]) -> set[tuple[str, str, str]]:
-    return {(f["provider"], f["kind"], f["path"]) for e in report["endpoints"] for f in e["drift"]}
-
-
 @pytest.fixture(params=sorted(FAMILIES))
 def recorded(request: pytest.FixtureRequest, live: Emulator, tmp_path: Path) -> Path:
     path = tmp_path / f"{request.param}.yaml"
@@ -111,7 +101,7 @@ def test_fresh_answers_are_no_drift(
 ) -> None:
     """Fresh ids, timestamps, durations, text (Gemini's thought signatures, token counts): exit
     0, every call re-issued once and compared."""
-    code, report = _check(capsys, recorded)
+    code, report = check_json(capsys, str(recorded))
     assert (code, report["status"]) == (0, "no_drift"), report
     assert live.hits == report["summary"]["compared"] == CALLS[recorded.stem]
 
@@ -215,6 +205,6 @@ def test_each_switch_is_found_with_its_class_and_path(
     """Exit 1, and exactly the paths the switch changed, in the class it stands for (a new
     stream event is a new value of the event's type)."""
     live.set_drift(switch)
-    code, report = _check(capsys, recorded)
+    code, report = check_json(capsys, str(recorded))
     assert code == 1, report
-    assert _drift(report) == EXPECTED[recorded.stem][switch]
+    assert drift_of(report) == EXPECTED[recorded.stem][switch]

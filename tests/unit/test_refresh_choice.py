@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from cassette_refresh import another_choice, tools_called
+from cassette_refresh import another_choice
+from cassettes_core.catalog import tools_called
 
 TOOLS_ECHO = [{"type": "function", "name": "echoed", "parameters": {}}]
 

@@ -146,10 +146,11 @@ def test_connection_errors_and_timeouts_are_retried() -> None:
     assert len(fake.calls) == 2
 
 
-@pytest.mark.parametrize("url", ["http://h:abc/v1", "ftp://h/v1", "not a url"])
+@pytest.mark.parametrize("url", ["http://h:abc/v1", "ftp://h/v1", "not a url", "h:1/v1"])
 def test_an_unusable_base_url_names_the_variable(url: str) -> None:
-    """An invalid *_BASE_URL is a ConfigError naming the variable, before any call."""
-    with pytest.raises(ConfigError, match="OPENAI_BASE_URL="):
+    """An invalid *_BASE_URL (a hosted API's is a URL, not the host:port a local server's may
+    be) is a ConfigError naming the variable, before any call."""
+    with pytest.raises(ConfigError, match=f"OPENAI_BASE_URL='{url}' is not a usable URL"):
         built_in_reissuer(["openai.chat"], {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": url})
 
 
@@ -168,8 +169,3 @@ def test_ollama_host_is_read_as_the_ollama_sdk_reads_it(host: str, url: str) -> 
     """OLLAMA_HOST may be a host, host:port or :port, as the ollama SDK takes it."""
     env = {"OLLAMA_API_KEY": "k", "OLLAMA_HOST": host}
     assert _url(env, "ollama.chat") == url
-
-
-def test_a_hosted_apis_base_variable_must_still_be_a_url() -> None:
-    with pytest.raises(ConfigError, match="OPENAI_BASE_URL='h:1/v1' is not a usable URL"):
-        built_in_reissuer(["openai.chat"], {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "h:1/v1"})

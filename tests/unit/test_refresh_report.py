@@ -141,7 +141,6 @@ def test_terminal_report() -> None:
     assert "  info  choices[].message.tool_calls: behaviour:" in text
     assert lines[-1].startswith("TIP: ")
     assert "\033[" not in text
-    assert "info " not in render_text(_result(ADDED, NOTE), show_info=False)
 
 
 def test_colour_only_when_asked() -> None:
