@@ -140,7 +140,8 @@ def test_bedrock_example_records_then_replays(
     emulator: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """The Bedrock example records through boto3 (botocore's own endpoint variable names the
-    emulator, fake keys), then replays under CI with fake keys and no provider hit."""
+    emulator, fake keys), then replays under CI with other fake keys, another region and no
+    endpoint variable (host and region are no part of a request's identity): no provider hit."""
     for name, value in (
         ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", emulator.url),
         ("AWS_ACCESS_KEY_ID", "AKIA" + secrets.token_hex(8).upper()),
@@ -156,6 +157,8 @@ def test_bedrock_example_records_then_replays(
     assert emulator.hits == 1
     monkeypatch.setenv("CI", "true")
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIA" + secrets.token_hex(8).upper())  # other keys
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-3")
+    monkeypatch.delenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME")  # the public host, never reached
     _run(code, _BEDROCK)
     assert emulator.hits == 1
 
