@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
+from typing import Any
 
 import anthropic
 import pytest
@@ -25,7 +26,7 @@ def test_retry_replays_without_backoff(
         with anthropic.Anthropic(
             base_url=emu.anthropic_base_url, api_key=emu.api_key, max_retries=2
         ) as client:
-            ask = [{"role": "user", "content": "Capital of France?"}]
+            ask: Any = [{"role": "user", "content": "Capital of France?"}]
             return client.messages.create(model="claude-sonnet-5-5", max_tokens=64, messages=ask)
 
     emu.inject_error(status)
