@@ -385,21 +385,17 @@ def test_the_anthropic_sdk_wants_the_dummy_key_too(
 # -- the emulator's command line --------------------------------------------------------
 
 
-def test_emulator_cli_prints_what_the_readme_shows(
-    marker_example: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The shown session is the command's own output for the marker example's first run."""
-    (shown,) = _code(_EMULATOR_CLI, "text")
-    (command,) = _code(_EMULATOR_CLI, "sh")
-    argv = shlex.split(command, comments=True)
-    assert argv[:3] == ["python", "-m", "cassettes_core.testing.emulator"]
+def _emulator_session(
+    argv: list[str], pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[str], dict[str, str]]:
+    """The emulator started as shown, the marker example's first command run against it (its
+    export lines set), then SIGINT: every line it printed, and its exports."""
     process = subprocess.Popen(
         [sys.executable, *argv[1:]], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     try:
         assert process.stdout is not None
-        url = process.stdout.readline().rstrip("\n")
-        head = [url] + [process.stdout.readline().rstrip("\n") for _ in range(5)]
+        head = [process.stdout.readline().rstrip("\n") for _ in range(6)]
         exports = dict(re.findall(r"^export (\w+)=(\S+)$", "\n".join(head), re.MULTILINE))
         for name, value in exports.items():
             monkeypatch.setenv(name, value)
@@ -412,9 +408,26 @@ def test_emulator_cli_prints_what_the_readme_shows(
             process.kill()
             process.communicate()
     assert process.returncode == 0
+    return head + tail.splitlines(), exports
+
+
+def test_emulator_cli_prints_what_the_readme_shows(
+    marker_example: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shown session is the command's own output for the marker example's first run; run
+    again with CI=true against a fresh emulator, it stops with 0 provider calls served."""
+    (shown,) = _code(_EMULATOR_CLI, "text")
+    (command,) = _code(_EMULATOR_CLI, "sh")
+    argv = shlex.split(command, comments=True)
+    assert argv[:3] == ["python", "-m", "cassettes_core.testing.emulator"]
+    printed, exports = _emulator_session(argv, pytester, monkeypatch)
+    url = printed[0]
+    assert fnmatch.fnmatch(url, "http://127.0.0.1:*")
     shown_url = shown.splitlines()[0]
     shown_key = re.search(r"OPENAI_API_KEY=(\S+)", shown)
     assert shown_key is not None
     expected = shown.replace(shown_url, url).replace(shown_key[1], exports["OPENAI_API_KEY"])
-    assert head + tail.splitlines() == expected.splitlines()
-    assert fnmatch.fnmatch(url, "http://127.0.0.1:*")
+    assert printed == expected.splitlines()
+    monkeypatch.setenv("CI", "true")
+    replayed, _ = _emulator_session(argv, pytester, monkeypatch)
+    assert replayed[6:] == ["stopped by SIGINT: 0 provider calls served"]
