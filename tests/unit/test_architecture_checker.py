@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import architecture as arch
-from tests.helpers import import_cycles
 from tests.helpers.architecture import Finding, Source
 
 Rule = Callable[[Source], Iterator[Finding]]
@@ -68,8 +67,8 @@ def test_private_import_rule_sees_every_spelling(tmp_path: Path) -> None:
 
 
 def test_private_import_rule_reads_computed_names_and_attribute_access(tmp_path: Path) -> None:
-    """f-string, ``package=``, ``fromlist=`` and folded import names, and a private module
-    reached by attribute through a public import, are imports of another's insides."""
+    """f-string and folded import names, and a private module reached by attribute through a
+    public import, are imports of another's insides; public names through them are not."""
     sources = _tree(
         tmp_path,
         {
@@ -82,14 +81,10 @@ def test_private_import_rule_reads_computed_names_and_attribute_access(tmp_path:
                 import pkg.sub as s
 
                 importlib.import_module(f"pkg.sub._{'inner'}")
-                importlib.import_module("._inner", package="pkg.sub")
-                __import__("pkg.sub", fromlist=["_inner"])
                 importlib.import_module("pk" + "g.sub._inner")
                 s._inner.thing()
                 pkg.sub._inner.thing()
                 importlib.import_module(f"pkg.sub.{'public'}")
-                importlib.import_module(".public", package="pkg.sub")
-                __import__("pkg.sub", fromlist=["public", "__doc__"])
                 s.public.thing(), s.__name__, pkg.sub.public
                 from pkg import sub
                 from pkg.sub import Thing
@@ -99,7 +94,7 @@ def test_private_import_rule_reads_computed_names_and_attribute_access(tmp_path:
         },
     )
     found = _run(_private_imports, sources)
-    assert found == [("pkg/other/user.py", n) for n in (6, 7, 8, 9, 10, 11, 19)]
+    assert found == [("pkg/other/user.py", n) for n in (6, 7, 8, 9, 15)]
     (secrets,) = _tree(
         tmp_path / "repo",
         {
@@ -110,12 +105,11 @@ def test_private_import_rule_reads_computed_names_and_attribute_access(tmp_path:
 
                 s._scan.find("")
                 importlib.import_module(f"cassettes_core.secrets._{s}")
-                __import__("cassettes_core.secrets", fromlist=["_scan"])
                 """
         },
     )
     assert _run(arch.check_secrets_insides, [secrets]) == [
-        ("cassettes_core/user.py", line) for line in (5, 6, 7)
+        ("cassettes_core/user.py", line) for line in (5, 6)
     ]
 
 
@@ -244,7 +238,6 @@ def test_secrets_rule(tmp_path: Path) -> None:
     assert found == [("cassettes_core/user.py", 2), ("cassettes_core/user.py", 3)]
 
 
-# One host per catalog host pattern (a new pattern without one here fails below).
 def test_cycle_rule_sees_lazy_loops_and_ignores_type_checking(tmp_path: Path) -> None:
     """A lazy import that closes a loop is a cycle; ``TYPE_CHECKING`` imports and a package's
     modules importing their siblings through it are not."""
@@ -272,9 +265,9 @@ def test_cycle_rule_sees_lazy_loops_and_ignores_type_checking(tmp_path: Path) ->
                 """,
         },
     )
-    graph = import_cycles.import_graph(sources)
-    assert import_cycles.cycles(graph) == [["pkg.b", "pkg.c"]]
-    assert import_cycles.cycle_finding(["pkg.b", "pkg.c"], graph).startswith(
+    graph = arch.import_graph(sources)
+    assert arch.cycles(graph) == [["pkg.b", "pkg.c"]]
+    assert arch.cycle_finding(["pkg.b", "pkg.c"], graph).startswith(
         "import cycle pkg.b <-> pkg.c (pkg.b:8 imports pkg.c; pkg.c:5 imports pkg.b)"
     )
 
@@ -303,33 +296,3 @@ def test_a_white_box_test_reaches_only_the_package_it_tests(
     assert ("tests/test_pkg_names.py", 2) in found
     assert ("tests/test_pkg_names.py", 1) not in found
     assert ("tests/test_other.py", 1) in found
-
-
-def test_private_import_rule_sees_getattr_and_sys_modules(tmp_path: Path) -> None:
-    """``getattr(m, "_b")`` is ``m._b``, and ``sys.modules["pkg.a._b"]`` names ``pkg.a._b``;
-    a public name through either is no finding."""
-    sources = _tree(
-        tmp_path,
-        {
-            "pkg/__init__.py": "",
-            "pkg/a/__init__.py": "",
-            "pkg/a/_b.py": "",
-            "pkg/c/__init__.py": "",
-            "pkg/c/user.py": """\
-                import sys
-
-                import pkg.a as a
-
-                getattr(a, "_b")
-                getattr(a, "_" + "b")
-                sys.modules["pkg.a._b"]
-                getattr(a, "public")
-                sys.modules["pkg.a"]
-                """,
-        },
-    )
-    assert _run(_private_imports, sources) == [
-        ("pkg/c/user.py", 5),
-        ("pkg/c/user.py", 6),
-        ("pkg/c/user.py", 7),
-    ]
