@@ -380,11 +380,15 @@ def import_graph(sources: Iterable[Source]) -> dict[str, dict[str, int]]:
         hidden = _type_checking_only(source.tree)
         edges: dict[str, int] = {}
         for node in ast.walk(source.tree):
-            dynamic = isinstance(node, ast.Call) and is_dynamic_import(node.func)
-            if id(node) in hidden or not (isinstance(node, ast.Import | ast.ImportFrom) or dynamic):
+            if id(node) in hidden:
                 continue
-            one = Source(source.path, source.package, ast.Module(body=[], type_ignores=[]), 0)
-            one.tree.body.append(ast.Expr(node) if isinstance(node, ast.Call) else node)
+            if isinstance(node, ast.Call) and is_dynamic_import(node.func):
+                statement: ast.stmt = ast.copy_location(ast.Expr(node), node)
+            elif isinstance(node, ast.Import | ast.ImportFrom):
+                statement = node
+            else:
+                continue
+            one = Source(source.path, source.package, ast.Module([statement], []), 0)
             found = [module for _, module in imported(one)]
             for module in found:
                 if "*" in module:
@@ -394,7 +398,7 @@ def import_graph(sources: Iterable[Source]) -> dict[str, dict[str, int]]:
                 while module and module not in by_name:
                     module = module.rpartition(".")[0]
                 if module and module != name:
-                    edges.setdefault(module, node.lineno)
+                    edges.setdefault(module, statement.lineno)
         graph[name] = edges
     return graph
 
