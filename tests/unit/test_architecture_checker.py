@@ -34,7 +34,8 @@ def _run(rule: Rule, sources: Iterable[Source]) -> list[tuple[str, int]]:
 
 
 def test_private_import_rule_sees_every_spelling(tmp_path: Path) -> None:
-    """Absolute, from-name, relative, lazy and importlib imports of another's insides are found."""
+    """Absolute, from-name, relative, lazy and importlib imports of another's insides are found,
+    and the message names the surface to import from instead."""
     sources = _tree(
         tmp_path,
         {
@@ -42,7 +43,13 @@ def test_private_import_rule_sees_every_spelling(tmp_path: Path) -> None:
             "pkg/_own.py": "",
             "pkg/sub/__init__.py": "from pkg import _own\nfrom .. import _own as again\n",
             "pkg/sub/_inner.py": "from pkg.sub import _helper\nfrom . import _helper as h\n",
-            "pkg/other/__init__.py": "",
+            "pkg/other/__init__.py": """\
+                from __future__ import annotations
+
+                import _thread
+                from os import _exit
+                from pkg import __version__
+                """,
             "pkg/other/user.py": """\
                 import pkg.sub._inner
                 from pkg.sub import _inner
@@ -62,8 +69,14 @@ def test_private_import_rule_sees_every_spelling(tmp_path: Path) -> None:
         },
     )
     found = _run(_private_imports, sources)
-    # The ancestor's and one's own insides are allowed (pkg/sub uses pkg._own, pkg.sub._helper).
+    # The ancestor's and one's own insides are allowed (pkg/sub uses pkg._own, pkg.sub._helper);
+    # other projects' privates are not ours to police, and dunders are public.
     assert found == [("pkg/other/user.py", line) for line in (1, 2, 3, 4, 5, 11, 13, 14)]
+    first = next(f for source in sources for f in _private_imports(source))
+    assert str(first) == (
+        "pkg/other/user.py:1: [private-import] imports pkg.sub._inner, private to pkg.sub; import "
+        "it from the surface `pkg.sub` (add it to its __all__ if users of pkg.sub need it)"
+    )
 
 
 def test_private_import_rule_reads_computed_names_and_attribute_access(tmp_path: Path) -> None:
@@ -111,33 +124,6 @@ def test_private_import_rule_reads_computed_names_and_attribute_access(tmp_path:
     assert _run(arch.check_secrets_insides, [secrets]) == [
         ("cassettes_core/user.py", line) for line in (5, 6)
     ]
-
-
-def test_private_import_rule_names_the_surface(tmp_path: Path) -> None:
-    """The message says what was imported and which surface to import it from instead."""
-    sources = _tree(tmp_path, {"pkg/a/__init__.py": "", "pkg/b.py": "from pkg.a._x import y\n"})
-    (finding,) = [f for source in sources for f in _private_imports(source)]
-    assert str(finding) == (
-        "pkg/b.py:1: [private-import] imports pkg.a._x, private to pkg.a; import it from the "
-        "surface `pkg.a` (add it to its __all__ if users of pkg.a need it)"
-    )
-
-
-def test_private_import_rule_ignores_other_projects_and_dunders(tmp_path: Path) -> None:
-    """Other projects' privates are not ours to police; dunders such as __future__ are public."""
-    sources = _tree(
-        tmp_path,
-        {
-            "pkg/user.py": """\
-                from __future__ import annotations
-
-                import _thread
-                from os import _exit
-                from pkg import __version__
-                """
-        },
-    )
-    assert _run(_private_imports, sources) == []
 
 
 def test_literal_rule_sees_hosts_and_paths_in_code_not_prose(tmp_path: Path) -> None:
@@ -201,14 +187,20 @@ def test_literal_rule_sees_built_escaped_and_pattern_hosts(tmp_path: Path) -> No
     assert found == [("cassettes_core/user.py", line) for line in range(1, 10)]
 
 
-def test_testing_rule(tmp_path: Path) -> None:
-    """The library may not import the test-only package; the package itself may."""
+def test_testing_and_secrets_rules(tmp_path: Path) -> None:
+    """The library may not import the test-only package (the package itself may); only the
+    secret guard's own modules reach its insides, everyone else uses its surface."""
     sources = _tree(
         tmp_path,
         {
             "cassettes_core/testing/__init__.py": "from cassettes_core.testing import emulator\n",
+            "cassettes_core/secrets/__init__.py": "from cassettes_core.secrets._guard import G\n",
+            "cassettes_core/secrets/_scan.py": "from . import _guard\n",
             "cassettes_core/user.py": """\
                 from cassettes_core.testing.emulator import Emulator
+                from cassettes_core.secrets import SecretGuard
+                from cassettes_core.secrets._guard import G
+                from cassettes_core.secrets import _scan
 
 
                 def f() -> None:
@@ -216,26 +208,9 @@ def test_testing_rule(tmp_path: Path) -> None:
                 """,
         },
     )
-    found = _run(arch.check_testing_import, sources)
-    assert found == [("cassettes_core/user.py", 1), ("cassettes_core/user.py", 5)]
-
-
-def test_secrets_rule(tmp_path: Path) -> None:
-    """Only the secret guard's own modules reach its insides; everyone else uses its surface."""
-    sources = _tree(
-        tmp_path,
-        {
-            "cassettes_core/secrets/__init__.py": "from cassettes_core.secrets._guard import G\n",
-            "cassettes_core/secrets/_scan.py": "from . import _guard\n",
-            "cassettes_core/user.py": """\
-                from cassettes_core.secrets import SecretGuard
-                from cassettes_core.secrets._guard import G
-                from cassettes_core.secrets import _scan
-                """,
-        },
-    )
-    found = _run(arch.check_secrets_insides, sources)
-    assert found == [("cassettes_core/user.py", 2), ("cassettes_core/user.py", 3)]
+    user = [("cassettes_core/user.py", line) for line in (1, 3, 4, 8)]
+    assert _run(arch.check_testing_import, sources) == [user[0], user[3]]
+    assert _run(arch.check_secrets_insides, sources) == user[1:3]
 
 
 def test_cycle_rule_sees_lazy_loops_and_ignores_type_checking(tmp_path: Path) -> None:
