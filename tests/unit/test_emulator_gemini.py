@@ -89,7 +89,8 @@ def test_offered_functions_are_called_with_a_fresh_signature(
 ) -> None:
     """A functionCall part with arguments from the user text and a random base64 signature;
     the function's response is answered."""
-    body = {"contents": [{"role": "user", "parts": [{"text": "Weather in Oslo?"}]}], "tools": TOOLS}
+    asked = {"role": "user", "parts": [{"text": "Weather in Oslo?"}]}
+    body: dict[str, Any] = {"contents": [asked], "tools": TOOLS}
     first = _post(gemini, body).json()["candidates"][0]["content"]["parts"][0]
     second = _post(gemini, body).json()["candidates"][0]["content"]["parts"][0]
     assert first["functionCall"] == {"name": "get_weather", "args": {"city": "Oslo"}}
@@ -99,10 +100,7 @@ def test_offered_functions_are_called_with_a_fresh_signature(
     assert "text" in _post(gemini, none).json()["candidates"][0]["content"]["parts"][0]
     called = {"role": "model", "parts": [{"functionCall": first["functionCall"]}]}
     result = {"functionResponse": {"name": "get_weather", "response": {"result": "snow"}}}
-    answered = {
-        **body,
-        "contents": [*body["contents"], called, {"role": "user", "parts": [result]}],
-    }
+    answered = {**body, "contents": [asked, called, {"role": "user", "parts": [result]}]}
     text = _post(gemini, answered).json()["candidates"][0]["content"]["parts"][0]["text"]
     assert text.startswith('According to get_weather, {"result":"snow"}')
 
