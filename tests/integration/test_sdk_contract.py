@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import importlib.metadata
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -449,7 +449,7 @@ class Sdk:
     called_tool: Callable[[Any], bool]  # the dumped tool answer holds a tool call
     tuning: tuple[Tuning, Tuning]  # recorded with, then replayed with
     stream_ends: tuple[str | None, str | None]  # the stored stream's first name, last name or data
-    acomplete: Callable[[Emulator, str], Awaitable[Any]] | None = None  # None: no async client
+    acomplete: Callable[[Emulator, str], Coroutine[Any, Any, Any]] | None = None  # None: no async
     secrets: Callable[[pytest.MonkeyPatch, Path], tuple[str, ...]] = _no_secrets
 
 
@@ -540,13 +540,9 @@ def test_the_async_client_replays(
     assert sdk.acomplete is not None
     acomplete = sdk.acomplete
     path = tmp_path / "async.yaml"
-    call = lambda: asyncio.run(_awaited(acomplete(emu, FRANCE)))  # noqa: E731
+    call = lambda: asyncio.run(acomplete(emu, FRANCE))  # noqa: E731
     recorded, replayed = _roundtrip(sdk, emu, monkeypatch, path, call)
     assert replayed == recorded
-
-
-async def _awaited(answer: Awaitable[Any]) -> Any:
-    return await answer
 
 
 @pytest.mark.parametrize("sdk", SDKS)
@@ -579,7 +575,7 @@ def test_a_new_prompt_is_a_miss_at_once(
     def ask() -> Any:
         if asynchronous:
             assert sdk.acomplete is not None
-            return asyncio.run(_awaited(sdk.acomplete(emu, SPAIN)))
+            return asyncio.run(sdk.acomplete(emu, SPAIN))
         return sdk.complete(emu, SPAIN, sdk.tuning[0])
 
     with monkeypatch.context() as env:
