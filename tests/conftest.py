@@ -31,14 +31,8 @@ from tests.helpers.sink import Sink
 # guard's lazily loaded parts are imported once, here, before any inner run (which also keeps
 # each inner run fast). Clients only the isolation suites use stay theirs to load.
 for _module in (
-    "httpcore",
-    "httpcore2",
-    "httpx",
-    "httpx2",
-    "openai",
-    "anthropic",
-    "cassettes_core.isolation",
-    "cassettes_core.transport.httpx2",
+    *("httpcore", "httpcore2", "httpx", "httpx2", "openai", "anthropic"),
+    *("cassettes_core.isolation", "cassettes_core.transport.httpx2"),
 ):
     importlib.import_module(_module)
 WARM = (secrets.SecretGuard, pytest_plugin.CassetteSession)  # their lazy names, loaded now
@@ -50,37 +44,14 @@ if "CASSETTE_CACHE_DIR" not in os.environ:
     os.environ["CASSETTE_CACHE_DIR"] = _CACHE
     atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
 
-_STRIPPED = (
-    "CI",
-    "CASSETTE_MODE",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "OPENAI_ORG_ID",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_AUTH_TOKEN",
-    "ANTHROPIC_BASE_URL",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "GOOGLE_GEMINI_BASE_URL",
-    "GOOGLE_GENAI_API_VERSION",
-    "GOOGLE_GENAI_USE_VERTEXAI",
-    "GROQ_API_KEY",
-    "GROQ_BASE_URL",
-    "MISTRAL_API_KEY",
-    "MISTRAL_BASE_URL",
-    "OLLAMA_HOST",
-    "OLLAMA_API_KEY",
-    "CO_API_KEY",
-    "CO_API_URL",
-    "TOGETHER_API_KEY",
-    "OPENROUTER_API_KEY",
-    "DEEPSEEK_API_KEY",
-    "XAI_API_KEY",
-    "FIREWORKS_API_KEY",
-    "GITHUB_TOKEN",
-    "GITHUB_REPOSITORY",
-    "GITHUB_API_URL",
-)
+_STRIPPED = """
+CI CASSETTE_MODE OPENAI_API_KEY OPENAI_BASE_URL OPENAI_ORG_ID ANTHROPIC_API_KEY
+ANTHROPIC_AUTH_TOKEN ANTHROPIC_BASE_URL GEMINI_API_KEY GOOGLE_API_KEY GOOGLE_GEMINI_BASE_URL
+GOOGLE_GENAI_API_VERSION GOOGLE_GENAI_USE_VERTEXAI GROQ_API_KEY GROQ_BASE_URL MISTRAL_API_KEY
+MISTRAL_BASE_URL OLLAMA_HOST OLLAMA_API_KEY CO_API_KEY CO_API_URL TOGETHER_API_KEY
+OPENROUTER_API_KEY DEEPSEEK_API_KEY XAI_API_KEY FIREWORKS_API_KEY GITHUB_TOKEN
+GITHUB_REPOSITORY GITHUB_API_URL
+""".split()  # noqa: SIM905 - a list of names, read as one
 
 
 @pytest.fixture(autouse=True)

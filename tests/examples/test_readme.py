@@ -140,7 +140,8 @@ def test_bedrock_example_records_then_replays(
     emulator: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """The Bedrock example records through boto3 (botocore's own endpoint variable names the
-    emulator, fake keys), then replays under CI with fake keys and no provider hit."""
+    emulator, fake keys), then replays under CI with other fake keys, another region and no
+    endpoint variable (host and region are no part of a request's identity): no provider hit."""
     for name, value in (
         ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", emulator.url),
         ("AWS_ACCESS_KEY_ID", "AKIA" + secrets.token_hex(8).upper()),
@@ -156,6 +157,8 @@ def test_bedrock_example_records_then_replays(
     assert emulator.hits == 1
     monkeypatch.setenv("CI", "true")
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIA" + secrets.token_hex(8).upper())  # other keys
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-3")
+    monkeypatch.delenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME")  # the public host, never reached
     _run(code, _BEDROCK)
     assert emulator.hits == 1
 
@@ -306,40 +309,38 @@ def test_marker_example_records_then_replays_as_shown(
         assert emu.hits == 1  # the replay reached nothing
 
 
-def _ci_environments() -> list[pytest.ParameterSet]:
+def _ci_environments() -> list[dict[str, str]]:
+    """The CI section's export lines, and its GitHub Actions step (which sets CI itself)."""
     (shell,) = _code(_CI, "sh")
     exports = dict(re.findall(r"^export (\w+)=(\S+)", shell, re.MULTILINE))
     assert shell.rstrip().endswith("\npytest"), shell
     (workflow,) = _code(_CI, "yaml")
     (step,) = yaml.safe_load(workflow)
     assert step["run"] == "pytest"
-    actions = {"CI": "true", **step["env"]}  # GitHub Actions sets CI itself
-    return [pytest.param(exports, id="export lines"), pytest.param(actions, id="github actions")]
+    return [exports, {"CI": "true", **step["env"]}]
 
 
-@pytest.mark.parametrize("environment", _ci_environments())
 def test_ci_lines_replay_with_no_provider_and_no_real_key(
-    environment: dict[str, str],
-    marker_example: Path,
-    pytester: pytest.Pytester,
-    monkeypatch: pytest.MonkeyPatch,
+    marker_example: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With only the CI lines' variables the example replays; without the dummy keys it fails."""
+    """With only the export lines' (or the workflow's) variables the example replays; without
+    the dummy keys it fails."""
     recording, replaying = _code(_MARKER, "text")
     with Emulator() as emu:
         _point_sdks(monkeypatch, emu)
         _run_shown(pytester, recording)
-    for name in _SDK_VARIABLES:  # CI has no provider: the default hosts, refused if reached
-        monkeypatch.delenv(name)
-    for name, value in environment.items():
-        monkeypatch.setenv(name, value)
-    _run_shown(pytester, replaying)
-
-    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
-        monkeypatch.delenv(name)
-    keyless = run_inner(pytester, *_shown_run(replaying)[0])
-    keyless.assert_outcomes(failed=1)
-    keyless.stdout.fnmatch_lines(["*OpenAIError: Missing credentials*"])
+    for environment in _ci_environments():
+        with monkeypatch.context() as env:
+            for name in _SDK_VARIABLES:  # CI has no provider: the default hosts, refused if reached
+                env.delenv(name, raising=False)
+            for name, value in environment.items():
+                env.setenv(name, value)
+            _run_shown(pytester, replaying)
+            for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+                env.delenv(name)
+            keyless = run_inner(pytester, *_shown_run(replaying)[0])
+            keyless.assert_outcomes(failed=1)
+            keyless.stdout.fnmatch_lines(["*OpenAIError: Missing credentials*"])
 
 
 _CLAUDE_TEST = """
@@ -382,21 +383,17 @@ def test_the_anthropic_sdk_wants_the_dummy_key_too(
 # -- the emulator's command line --------------------------------------------------------
 
 
-def test_emulator_cli_prints_what_the_readme_shows(
-    marker_example: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The shown session is the command's own output for the marker example's first run."""
-    (shown,) = _code(_EMULATOR_CLI, "text")
-    (command,) = _code(_EMULATOR_CLI, "sh")
-    argv = shlex.split(command, comments=True)
-    assert argv[:3] == ["python", "-m", "cassettes_core.testing.emulator"]
+def _emulator_session(
+    argv: list[str], pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[str], dict[str, str]]:
+    """The emulator started as shown, the marker example's first command run against it (its
+    export lines set), then SIGINT: every line it printed, and its exports."""
     process = subprocess.Popen(
         [sys.executable, *argv[1:]], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     try:
         assert process.stdout is not None
-        url = process.stdout.readline().rstrip("\n")
-        head = [url] + [process.stdout.readline().rstrip("\n") for _ in range(5)]
+        head = [process.stdout.readline().rstrip("\n") for _ in range(6)]
         exports = dict(re.findall(r"^export (\w+)=(\S+)$", "\n".join(head), re.MULTILINE))
         for name, value in exports.items():
             monkeypatch.setenv(name, value)
@@ -409,9 +406,26 @@ def test_emulator_cli_prints_what_the_readme_shows(
             process.kill()
             process.communicate()
     assert process.returncode == 0
+    return head + tail.splitlines(), exports
+
+
+def test_emulator_cli_prints_what_the_readme_shows(
+    marker_example: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shown session is the command's own output for the marker example's first run; run
+    again with CI=true against a fresh emulator, it stops with 0 provider calls served."""
+    (shown,) = _code(_EMULATOR_CLI, "text")
+    (command,) = _code(_EMULATOR_CLI, "sh")
+    argv = shlex.split(command, comments=True)
+    assert argv[:3] == ["python", "-m", "cassettes_core.testing.emulator"]
+    printed, exports = _emulator_session(argv, pytester, monkeypatch)
+    url = printed[0]
+    assert fnmatch.fnmatch(url, "http://127.0.0.1:*")
     shown_url = shown.splitlines()[0]
     shown_key = re.search(r"OPENAI_API_KEY=(\S+)", shown)
     assert shown_key is not None
     expected = shown.replace(shown_url, url).replace(shown_key[1], exports["OPENAI_API_KEY"])
-    assert head + tail.splitlines() == expected.splitlines()
-    assert fnmatch.fnmatch(url, "http://127.0.0.1:*")
+    assert printed == expected.splitlines()
+    monkeypatch.setenv("CI", "true")
+    replayed, _ = _emulator_session(argv, pytester, monkeypatch)
+    assert replayed[6:] == ["stopped by SIGINT: 0 provider calls served"]

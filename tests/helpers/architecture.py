@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cassettes_core import catalog
-from tests.helpers.folding import UNKNOWN, argument, callee, fold, is_dynamic_import
 
 LIBRARY = ("cassettes_core", "pytest_plugin", "cassette_refresh")
 CATALOG = "cassettes_core/catalog/"  # the package: its entries and its provider domains
@@ -41,6 +40,42 @@ _ENDPOINT = re.compile(
     r"|/model/[^/\s]*/(?:converse|converse-stream|invoke|invoke-with-response-stream)"
     r"|/(?:converse-stream|invoke-with-response-stream)(?![\w-])"
 )
+
+
+# -- string expressions read as the text they build from constants
+
+UNKNOWN = "\x00"  # a part of a folded string that is not a constant
+
+
+def fold(node: ast.expr | None) -> str | None:
+    """The text a string expression builds from constants: ``"a" + "b"``, ``".".join(("a",
+    "b"))``, bytes, and f-strings (their values as :data:`UNKNOWN`); None if not a string."""
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, bytes):
+            return node.value.decode("latin-1")
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.JoinedStr):
+        return "".join(map(known, node.values))
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = fold(node.left), fold(node.right)
+        if left is None and right is None:
+            return None
+        return (UNKNOWN if left is None else left) + (UNKNOWN if right is None else right)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and len(node.args) == 1:
+        separator, (items,) = fold(node.func.value), node.args
+        if node.func.attr == "join" and separator is not None and hasattr(items, "elts"):
+            return separator.join(map(known, items.elts))
+    return None
+
+
+def known(node: ast.expr) -> str:
+    text = fold(node)
+    return UNKNOWN if text is None else text
+
+
+def is_dynamic_import(func: ast.expr) -> bool:
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name in {"import_module", "__import__"}
 
 
 @dataclass(frozen=True)
@@ -110,8 +145,8 @@ def imported(source: Source) -> Iterator[tuple[int, str]]:
 
     Covers ``import a._b``, ``from a import _b``, ``from a._b import c``, relative imports,
     imports inside functions, ``importlib.import_module`` / ``__import__`` (constant, folded
-    or f-string names, ``package=`` and ``fromlist=``), and attribute access through an import
-    (``import a as m; m._b.c`` reaches ``a._b``).
+    or f-string names), and attribute access through an import (``import a as m; m._b.c``
+    reaches ``a._b``).
     """
     yield from _imports(source)  # three rules ask for each file's imports
 
@@ -136,37 +171,8 @@ def _imports(source: Source) -> tuple[tuple[int, str], ...]:
             bound.update((a.asname or a.name, f"{module}.{a.name}") for a in node.names)
         elif isinstance(node, ast.Call) and is_dynamic_import(node.func):
             found.extend((node.lineno, module) for module in _dynamic_import(source, node))
-        elif isinstance(node, ast.Call) and (spelled := _getattr_spelled(node)) is not None:
-            reached.append(spelled)  # ``getattr(m, "_b")`` is ``m._b``
-        elif isinstance(node, ast.Subscript) and (named := _sys_modules_key(node)) is not None:
-            found.append((node.lineno, named))  # ``sys.modules["a._b"]``
     found.extend(_reached(reached, bound))
     return tuple(sorted(set(found)))
-
-
-def _getattr_spelled(node: ast.Call) -> ast.Attribute | None:
-    """``getattr(m, "_b")`` (a constant private name) as the attribute access it spells."""
-    if not (isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2):
-        return None
-    name = fold(node.args[1])
-    if not name or UNKNOWN in name or not is_private(name):
-        return None
-    spelled = ast.Attribute(value=node.args[0], attr=name, ctx=ast.Load())
-    return ast.copy_location(spelled, node)
-
-
-def _sys_modules_key(node: ast.Subscript) -> str | None:
-    """The module named by ``sys.modules["a._b"]``."""
-    value = node.value
-    if not (
-        isinstance(value, ast.Attribute)
-        and value.attr == "modules"
-        and isinstance(value.value, ast.Name)
-        and value.value.id == "sys"
-    ):
-        return None
-    name = fold(node.slice)
-    return name if name and UNKNOWN not in name else None
 
 
 def _reached(nodes: Iterable[ast.Attribute], bound: Mapping[str, str]) -> Iterator[tuple[int, str]]:
@@ -184,32 +190,18 @@ def _reached(nodes: Iterable[ast.Attribute], bound: Mapping[str, str]) -> Iterat
 
 
 def _dynamic_import(source: Source, node: ast.Call) -> list[str]:
-    """The modules an ``import_module(...)`` or ``__import__(...)`` call names, when readable."""
-    name = fold(argument(node, 0, "name"))
+    """The module an ``import_module(...)`` or ``__import__(...)`` call names, when readable
+    (of an f-string, the constant prefix: ``f"a.b._{n}"`` names some private module of a.b)."""
+    name = fold(node.args[0]) if node.args else None
     if not name:
         return []
-    if UNKNOWN in name:  # ``f"a.b._{n}"``: the constant prefix is all that is known
+    if UNKNOWN in name:
         prefix = name.split(UNKNOWN, 1)[0]
         head, _, partial = prefix.rpartition(".")
         # ``f"pkg.{name}"`` names some submodule of ``pkg``, not ``pkg`` itself.
         name = f"{prefix}*" if is_private(partial) or not partial else head
     level = len(name) - len(name.lstrip("."))
-    rest = name[level:] or None
-    if callee(node.func) == "__import__":
-        level_node = argument(node, 4, "level")
-        if isinstance(level_node, ast.Constant) and isinstance(level_node.value, int):
-            level = level_node.value
-        module = _absolute(source, rest, level)
-        fromlist = argument(node, 3, "fromlist")
-        names = fromlist.elts if isinstance(fromlist, ast.List | ast.Tuple) else []
-        wanted = [n for n in map(fold, names) if n and n != "*" and UNKNOWN not in n]
-        return [module, *(f"{module}.{n}" for n in wanted)]
-    package = fold(argument(node, 1, "package"))
-    if level and package and UNKNOWN not in package:
-        base = package.split(".")
-        base = base[: len(base) - (level - 1)] if level > 1 else base
-        return [".".join([*base, rest] if rest else base)]
-    return [_absolute(source, rest, level)]
+    return [_absolute(source, name[level:] or None, level)]
 
 
 def _first_party(module: str, roots: tuple[str, ...]) -> bool:
@@ -359,11 +351,97 @@ def check_secrets_insides(source: Source) -> Iterator[Finding]:
         )
 
 
-def check_library(source: Source, roots: tuple[str, ...]) -> list[Finding]:
-    """Every rule that applies to a library module."""
-    return [
-        *check_private_imports(source, roots),
-        *check_provider_literals(source),
-        *check_testing_import(source),
-        *check_secrets_insides(source),
+# -- import cycles, lazy imports included, from the same walk
+
+
+def module_name(source: Source) -> str:
+    name = source.path.removesuffix(".py").replace("/", ".")
+    return name.removesuffix(".__init__")
+
+
+def _type_checking_only(tree: ast.Module) -> set[int]:
+    """The ``id`` of every node under ``if TYPE_CHECKING:`` (never run, so no cycle)."""
+    hidden: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            hidden.update(id(child) for child in ast.walk(node))
+    return hidden
+
+
+def import_graph(sources: Iterable[Source]) -> dict[str, dict[str, int]]:
+    """``module → {module it imports: line}``, lazy imports included, over ``sources`` only.
+
+    ``from package import submodule`` is an edge to the submodule alone: the package is
+    already being imported when one of its modules runs.
+    """
+    by_name = {module_name(source): source for source in sources}
+    graph: dict[str, dict[str, int]] = {}
+    for name, source in by_name.items():
+        hidden = _type_checking_only(source.tree)
+        edges: dict[str, int] = {}
+        for node in ast.walk(source.tree):
+            if id(node) in hidden:
+                continue
+            if isinstance(node, ast.Call) and is_dynamic_import(node.func):
+                statement: ast.stmt = ast.copy_location(ast.Expr(node), node)
+            elif isinstance(node, ast.Import | ast.ImportFrom):
+                statement = node
+            else:
+                continue
+            one = Source(source.path, source.package, ast.Module([statement], []), 0)
+            found = [module for _, module in imported(one)]
+            for module in found:
+                if "*" in module:
+                    continue  # `import_module(f"pkg.{name}")`: which submodule is not known
+                if any(other.startswith(module + ".") and other in by_name for other in found):
+                    continue  # `from package import submodule`
+                while module and module not in by_name:
+                    module = module.rpartition(".")[0]
+                if module and module != name:
+                    edges.setdefault(module, statement.lineno)
+        graph[name] = edges
+    return graph
+
+
+def cycles(graph: Mapping[str, Mapping[str, int]]) -> list[list[str]]:
+    """The groups of modules that import each other, directly or around a loop (sorted)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:  # Tarjan's strongly connected components
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in graph.get(module, {}):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            group: list[str] = []
+            while not group or group[-1] != module:
+                group.append(stack.pop())
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return sorted(found)
+
+
+def cycle_finding(group: list[str], graph: Mapping[str, Mapping[str, int]]) -> str:
+    """One cycle, with the imports that close it, for a person to cut."""
+    members = set(group)
+    edges = [
+        f"{source}:{line} imports {target}"
+        for source in group
+        for target, line in sorted(graph[source].items())
+        if target in members
     ]
+    return (
+        f"import cycle {' <-> '.join(group)} ({'; '.join(edges)}); move what both sides need "
+        "into a module both import, rather than importing lazily to dodge the loop"
+    )

@@ -6,22 +6,16 @@ Nothing here is a real credential: every value is drawn from ``secrets`` when a 
 from __future__ import annotations
 
 import base64
-import importlib
 import json
 import random
 import secrets
 import string
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import openai
 import pytest
 
 from cassettes_core.secrets import SecretFinding, SecretGuard, fold
-
-if TYPE_CHECKING:
-    from cassettes_core import Recorder
-    from cassettes_core.testing.emulator import Emulator
 
 ALNUM = string.ascii_letters + string.digits
 B64 = ALNUM + "+/"
@@ -221,7 +215,6 @@ ATTACKS = [
 LEAKING_TEST = """
 import os
 
-import openai
 import pytest
 
 
@@ -232,13 +225,3 @@ def test_leaks():
             model="gpt-4o-mini", messages=[{"role": "user", "content": os.environ["ATTACK_TEXT"]}]
         )
 """
-
-
-def openai_client(emu: Emulator, recorder: Recorder) -> openai.OpenAI:
-    """The openai SDK over the cassette transport, pointed at the emulator, without retries."""
-    http = importlib.import_module("httpx2")
-    adapter = importlib.import_module("cassettes_core.transport.httpx2")
-    client = http.Client(transport=adapter.CassetteTransport(recorder))
-    return openai.OpenAI(
-        base_url=emu.openai_base_url, api_key=emu.api_key, http_client=client, max_retries=0
-    )

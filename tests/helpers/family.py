@@ -1,15 +1,10 @@
-"""Record-then-replay through a real provider SDK, shared by the family's SDK tests (groq,
-mistralai, ollama, cohere, the openai SDK on another base URL).
-
-A call is made once against the emulator with ``intercept`` recording, then again with the
-environment of a CI run (``CI=true``, no mode given: the recorder resolves to replay) and the
-emulator's counter at zero. The cassette must hold no key, and the two answers must dump to
-the same data, field by field.
-"""
+"""Record-then-replay through a real provider SDK, shared by the SDK tests: a call is made once
+against the emulator with ``intercept`` recording, then again under ``CI=true`` (no mode given:
+the recorder resolves to replay) with the emulator's counter at zero; the answers' dumps."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +17,6 @@ from cassettes_core.testing.emulator import Emulator
 from cassettes_core.transport import intercept
 
 Call = Callable[[], Any]
-AsyncCall = Callable[[], Awaitable[Any]]
 
 
 def dump(value: Any) -> Any:
@@ -68,12 +62,22 @@ def roundtrip(
     return recorded, replayed
 
 
-def assert_no_key(path: Path, key: str) -> None:
-    """The cassette holds neither the key nor any header that carried it."""
+def assert_no_key(path: Path, key: str, *others: str) -> None:
+    """The cassette holds neither the key (nor ``others``) nor any header that carried one:
+    an auth header, a cookie, AWS's signing headers or a SigV4 signature."""
     text = path.read_text(encoding="utf-8")
-    assert key not in text
-    assert "authorization" not in text.lower()
-    assert "set-cookie" not in text
+    assert [value for value in (key, *others) if value in text] == []
+    for header in (
+        "authorization",
+        "set-cookie",
+        "x-goog-api-key",
+        "x-api-key",
+        "x-amz-",
+        "amz-sdk",
+    ):
+        assert header not in text.lower()
+    for signed in ("AWS4-HMAC-SHA256", "Credential=", "Signature="):
+        assert signed not in text
 
 
 def interactions(path: Path) -> list[dict[str, Any]]:
@@ -88,33 +92,27 @@ def manifest_sdks(path: Path) -> dict[str, str]:
     return sdks
 
 
-class ToEmulator(httpx2.BaseTransport):
-    """Sends every request to the emulator's OpenAI chat route, whatever host it names."""
+class ToEmulator(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
+    """Sends every request to the emulator's OpenAI chat route, whatever host it names (for a
+    sync or an async client)."""
 
     def __init__(self, emu: Emulator) -> None:
-        self.emu = emu
-        self.inner = httpx2.HTTPTransport()
+        self.url = httpx2.URL(emu.openai_base_url + "/chat/completions")
+        self.inner, self.ainner = httpx2.HTTPTransport(), httpx2.AsyncHTTPTransport()
+
+    def _redirect(self, request: httpx2.Request) -> httpx2.Request:
+        request.url = self.url
+        request.headers["host"] = self.url.netloc.decode()
+        return request
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        request.url = httpx2.URL(self.emu.openai_base_url + "/chat/completions")
-        request.headers["host"] = request.url.netloc.decode()
-        return self.inner.handle_request(request)
+        return self.inner.handle_request(self._redirect(request))
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        return await self.ainner.handle_async_request(self._redirect(request))
 
     def close(self) -> None:
         self.inner.close()
 
-
-class AsyncToEmulator(httpx2.AsyncBaseTransport):
-    """:class:`ToEmulator` for an async client."""
-
-    def __init__(self, emu: Emulator) -> None:
-        self.emu = emu
-        self.inner = httpx2.AsyncHTTPTransport()
-
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        request.url = httpx2.URL(self.emu.openai_base_url + "/chat/completions")
-        request.headers["host"] = request.url.netloc.decode()
-        return await self.inner.handle_async_request(request)
-
     async def aclose(self) -> None:
-        await self.inner.aclose()
+        await self.ainner.aclose()

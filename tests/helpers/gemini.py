@@ -7,9 +7,6 @@ headers an SDK reads, see the README's Gemini section).
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from google import genai
@@ -79,38 +76,3 @@ def function_round_trip(gemini: genai.Client) -> list[Any]:
         model=MODEL, contents=[asked, called, answer], config=tool_config()
     )
     return [dumped(first), dumped(second)]
-
-
-async def async_calls(
-    gemini: genai.Client, prompt: str = "What is the capital of Spain?"
-) -> list[Any]:
-    """The async twin of :func:`sync_calls` (``client.aio``)."""
-    models = gemini.aio.models
-    out = [dumped(await models.generate_content(model=MODEL, contents=prompt, config=config()))]
-    stream = await models.generate_content_stream(
-        model=MODEL, contents=f"Stream: {prompt}", config=config()
-    )
-    out += [dumped(chunk) async for chunk in stream]
-    out.append(dumped(await models.embed_content(model=EMBED_MODEL, contents=[prompt])))
-    asked = types.Content(role="user", parts=[types.Part.from_text(text="Weather in Rome?")])
-    first = await models.generate_content(model=MODEL, contents=[asked], config=tool_config())
-    called = first.candidates[0].content  # type: ignore[index]
-    assert called is not None
-    assert called.parts
-    assert called.parts[0].function_call is not None
-    result = types.Part.from_function_response(name="get_weather", response={"result": "rain"})
-    second = await models.generate_content(
-        model=MODEL,
-        contents=[asked, called, types.Content(role="user", parts=[result])],
-        config=tool_config(),
-    )
-    await gemini.aio.aclose()
-    return [*out, dumped(first), dumped(second)]
-
-
-@contextmanager
-def sdk_warning_ignored() -> Iterator[None]:
-    """The SDK's own DeprecationWarning about its aiohttp session class, and nothing else."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", SDK_WARNING, DeprecationWarning)
-        yield

@@ -142,31 +142,24 @@ def test_a_secret_in_a_bedrock_call_is_refused_and_nothing_written(
     assert recording.recorder.stats.recorded == 0
 
 
-def test_a_stream_left_open_is_settled_and_recorded_whole(
-    emu: Emulator, tmp_path: Path, aws: Credentials
+@pytest.mark.parametrize("read", [0, 1], ids=["left-open", "closed-after-one-event"])
+def test_a_stream_not_read_to_its_end_is_recorded_whole(
+    read: int, emu: Emulator, tmp_path: Path, aws: Credentials
 ) -> None:
-    """A converse stream never read is read to its end when the block exits, and replays."""
+    """A converse stream never read (settled when the block exits), or closed after its first
+    event (the rest read then), is recorded whole, and replays every event."""
     path = tmp_path / "b.yaml"
     with intercept(Recorder(path, mode="record")):
-        client(emu).converse_stream(modelId=MODEL, messages=user("Left open"))
+        stream = client(emu).converse_stream(modelId=MODEL, messages=user("Hi"))["stream"]
+        if read:
+            next(iter(stream))
+            stream.close()
+            assert path.exists()
     stored = yaml.safe_load(path.read_text())["interactions"][0]["stream"]
     assert stored[-1]["event"] == "metadata"
     with intercept(Recorder(path, mode="replay")):
-        answer = client(emu).converse_stream(modelId=MODEL, messages=user("Left open"))
+        answer = client(emu).converse_stream(modelId=MODEL, messages=user("Hi"))
         assert len(list(answer["stream"])) == len(stored)
-
-
-def test_a_stream_closed_early_is_recorded_whole(
-    emu: Emulator, tmp_path: Path, aws: Credentials
-) -> None:
-    """Closing after the first event reads the rest, so the recording is the whole stream."""
-    path = tmp_path / "b.yaml"
-    with intercept(Recorder(path, mode="record")):
-        stream = client(emu).converse_stream(modelId=MODEL, messages=user("Close me"))["stream"]
-        next(iter(stream))
-        stream.close()
-        assert path.exists()
-    assert yaml.safe_load(path.read_text())["interactions"][0]["stream"][-1]["event"] == "metadata"
 
 
 def test_a_recorded_timeout_replays_as_botocore_s_timeout(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import importlib.metadata
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,7 +38,6 @@ from tests.helpers import gemini as g
 from tests.helpers.bedrock import WEATHER as BEDROCK_TOOL
 from tests.helpers.bedrock import comparable, fake_aws, native, user
 from tests.helpers.family import (
-    AsyncToEmulator,
     ToEmulator,
     assert_no_key,
     dump,
@@ -46,6 +45,7 @@ from tests.helpers.family import (
     manifest_sdks,
     record,
     replay_in_ci,
+    roundtrip,
 )
 from tests.helpers.recorded import ANTHROPIC_TOOL, WEATHER_TOOL
 
@@ -101,6 +101,7 @@ def _chat_completions_sdk(
         tool=tool,
         called_tool=lambda answer: bool(answer["choices"][0]["message"]["tool_calls"]),
         tuning=({"temperature": 0.2, "max_tokens": 64}, {"temperature": 1.5, "max_tokens": 5}),
+        stream_ends=(None, "[DONE]"),
         acomplete=acomplete,
     )
 
@@ -122,7 +123,7 @@ def _openai_sdk(how: str) -> Sdk:
         if how == "httpx2":
             return openai.AsyncOpenAI(base_url=emu.openai_base_url, api_key=emu.api_key)
         http: Any = (
-            httpx2.AsyncClient(transport=AsyncToEmulator(emu))
+            httpx2.AsyncClient(transport=ToEmulator(emu))
             if how == "together"
             else httpx.AsyncClient()
         )
@@ -191,6 +192,7 @@ def _anthropic_sdk() -> Sdk:
             {"max_tokens": 64},
             {"max_tokens": 9, "metadata": {"user_id": "u-1"}, "timeout": 9},
         ),
+        stream_ends=("message_start", "message_stop"),
         acomplete=acomplete,
     )
 
@@ -227,6 +229,7 @@ def _mistral_sdk() -> Sdk:
         tool=tool,
         called_tool=lambda answer: bool(answer["choices"][0]["message"]["tool_calls"]),
         tuning=({"temperature": 0.1}, {"temperature": 0.8, "random_seed": 3, "max_tokens": 9}),
+        stream_ends=(None, "[DONE]"),
         acomplete=acomplete,
     )
 
@@ -268,6 +271,7 @@ def _ollama_sdk() -> Sdk:
             {"options": {"temperature": 0.1}},
             {"options": {"temperature": 0.9, "seed": 4}, "keep_alive": "10m"},
         ),
+        stream_ends=(None, None),  # NDJSON: one line an event, no names, no [DONE]
         acomplete=acomplete,
     )
 
@@ -305,6 +309,7 @@ def _cohere_sdk() -> Sdk:
         tool=tool,
         called_tool=lambda answer: answer["finish_reason"] == "TOOL_CALL",
         tuning=({"temperature": 0.1}, {"temperature": 0.9, "seed": 3, "max_tokens": 20, "p": 0.5}),
+        stream_ends=("message-start", "[DONE]"),
         acomplete=acomplete,
     )
 
@@ -358,6 +363,7 @@ def _gemini_sdk() -> Sdk:
                 "stop_sequences": ["END"],
             },
         ),
+        stream_ends=(None, None),
         acomplete=acomplete,
     )
 
@@ -396,6 +402,7 @@ def _bedrock_converse_sdk() -> Sdk:
                 "additionalModelRequestFields": {"top_k": 3},
             },
         ),
+        stream_ends=("messageStart", "metadata"),
         secrets=lambda monkeypatch, tmp_path: fake_aws(monkeypatch, tmp_path).values(),
     )
 
@@ -421,6 +428,7 @@ def _bedrock_invoke_sdk() -> Sdk:
         tool=lambda emu: invoke(emu, WEATHER, tools=[ANTHROPIC_TOOL]),
         called_tool=lambda answer: answer["body"]["stop_reason"] == "tool_use",
         tuning=({"temperature": 0.2}, {"temperature": 0.9, "max_tokens": 9, "top_k": 3}),
+        stream_ends=("chunk", "chunk"),
         secrets=lambda monkeypatch, tmp_path: fake_aws(monkeypatch, tmp_path).values(),
     )
 
@@ -440,7 +448,8 @@ class Sdk:
     tool: Callable[[Emulator], Any]
     called_tool: Callable[[Any], bool]  # the dumped tool answer holds a tool call
     tuning: tuple[Tuning, Tuning]  # recorded with, then replayed with
-    acomplete: Callable[[Emulator, str], Awaitable[Any]] | None = None  # None: no async client
+    stream_ends: tuple[str | None, str | None]  # the stored stream's first name, last name or data
+    acomplete: Callable[[Emulator, str], Coroutine[Any, Any, Any]] | None = None  # None: no async
     secrets: Callable[[pytest.MonkeyPatch, Path], tuple[str, ...]] = _no_secrets
 
 
@@ -470,20 +479,9 @@ def _roundtrip(
     """``call`` recorded live, then replayed in CI with 0 emulator hits: both answers dumped;
     the cassette holds no key (the emulator's, or the SDK's own credentials)."""
     secrets = sdk.secrets(monkeypatch, path.parent)
-    emu.reset()
-    recorded = dump(record(path, call))
-    assert emu.hits > 0
-    emu.reset()
-    replayed, recorder = replay_in_ci(monkeypatch, path, lambda: dump(call()))
-    assert emu.hits == 0
-    assert recorder.mode.value == "replay"
-    assert recorder.stats.replayed > 0
-    assert_no_key(path, emu.api_key)
-    text = path.read_text(encoding="utf-8")
-    assert not [value for value in secrets if value in text]
-    assert "x-goog-api-key" not in text.lower()
-    assert "x-api-key" not in text.lower()
-    return recorded, replayed
+    answers = roundtrip(emu, monkeypatch, path, call)
+    assert_no_key(path, emu.api_key, *secrets)
+    return answers
 
 
 @pytest.mark.parametrize("sdk", SDKS)
@@ -506,12 +504,21 @@ def test_a_complete_answer_replays_equal(
 def test_a_stream_replays_event_for_event(
     sdk: Sdk, emu: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """A stream read to its end replays every event the SDK parsed live, stored event by event."""
+    """A stream read to its end replays every event the SDK parsed live, stored event by event
+    as YAML structure under the event's own name (SSE, AWS event stream or NDJSON)."""
     path = tmp_path / "stream.yaml"
     recorded, replayed = _roundtrip(sdk, emu, monkeypatch, path, lambda: sdk.stream(emu, FRANCE))
     assert replayed == recorded
     [stored] = interactions(path)
-    assert len(stored["stream"]) > 1
+    events = stored["stream"]
+    last = events[-1].get("event") or (
+        events[-1]["data"] if events[-1]["data"] == "[DONE]" else None
+    )
+    assert (events[0].get("event"), last) == sdk.stream_ends
+    assert all(isinstance(event["data"], dict) for event in events if event["data"] != "[DONE]")
+    if sdk.dist == "boto3":
+        assert all("p" not in event["data"] for event in events)  # Bedrock's padding is dropped
+        assert all(isinstance(event["data"].get("bytes", {}), dict) for event in events)  # read
 
 
 @pytest.mark.parametrize("sdk", SDKS)
@@ -533,13 +540,9 @@ def test_the_async_client_replays(
     assert sdk.acomplete is not None
     acomplete = sdk.acomplete
     path = tmp_path / "async.yaml"
-    call = lambda: asyncio.run(_awaited(acomplete(emu, FRANCE)))  # noqa: E731
+    call = lambda: asyncio.run(acomplete(emu, FRANCE))  # noqa: E731
     recorded, replayed = _roundtrip(sdk, emu, monkeypatch, path, call)
     assert replayed == recorded
-
-
-async def _awaited(answer: Awaitable[Any]) -> Any:
-    return await answer
 
 
 @pytest.mark.parametrize("sdk", SDKS)
@@ -572,7 +575,7 @@ def test_a_new_prompt_is_a_miss_at_once(
     def ask() -> Any:
         if asynchronous:
             assert sdk.acomplete is not None
-            return asyncio.run(_awaited(sdk.acomplete(emu, SPAIN)))
+            return asyncio.run(sdk.acomplete(emu, SPAIN))
         return sdk.complete(emu, SPAIN, sdk.tuning[0])
 
     with monkeypatch.context() as env:

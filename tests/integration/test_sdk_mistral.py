@@ -1,6 +1,5 @@
 """The ``mistralai`` SDK's quirks (the shared promises are in test_sdk_contract.py): Mistral
-picks its parser by the answer's ``Content-Type``, so a replay must carry the recorded one;
-its version drift is reported for a mistral cassette."""
+picks its parser by the answer's ``Content-Type``, so a replay must carry the recorded one."""
 
 from __future__ import annotations
 
@@ -11,7 +10,6 @@ import httpx2
 from mistralai.client import Mistral
 
 from cassettes_core import Recorder
-from cassettes_core.store import Manifest, version_drift
 from cassettes_core.testing.emulator import Emulator
 from cassettes_core.transport import intercept
 from tests.helpers.family import interactions, record
@@ -60,16 +58,3 @@ def test_a_replayed_answer_carries_the_recorded_content_type(emu: Emulator, tmp_
     [stored] = interactions(path)
     assert stored["response"]["headers"]["content-type"] == "application/json; charset=utf-8"
     assert replayed.model_dump() == recorded.model_dump()
-
-
-def test_a_new_mistralai_version_is_reported_for_a_mistral_cassette() -> None:
-    """mistral.chat's calls come through mistralai (the catalog says so), so its version drift
-    is reported; another SDK's is not."""
-    recorded = Manifest(
-        library="provider-cassettes 0.1.0", sdks={"mistralai": "3.6.0", "groq": "1.0"}
-    )
-    running = Manifest(
-        library="provider-cassettes 0.1.0", sdks={"mistralai": "3.7.0", "groq": "1.7"}
-    )
-    drift = version_drift(recorded, running, providers={"mistral.chat"})
-    assert [(d.name, d.recorded, d.running) for d in drift] == [("mistralai", "3.6.0", "3.7.0")]

@@ -1,6 +1,6 @@
 """The ``ollama`` SDK's quirks (legacy httpx; the shared promises are in test_sdk_contract.py):
-``/api/generate`` and ``/api/embed``; NDJSON streams stored line by line and replayed as the
-same lines; ``stream`` chooses the answer's shape, and Ollama streams when it is left out."""
+``/api/generate`` and ``/api/embed``; an NDJSON stream left half read is recorded whole;
+``stream`` chooses the answer's shape, and Ollama streams when it is left out."""
 
 from __future__ import annotations
 
@@ -30,28 +30,8 @@ def _ask(text: str = "Capital of France?") -> list[Any]:
 
 def _chat(emu: Emulator, text: str = "Capital of France?", **options: Any) -> Any:
     with _client(emu) as client:
-        return client.chat(model=MODEL, messages=_ask(text), **options)
-
-
-def test_stream_is_stored_line_by_line_and_replays_the_same_lines(
-    emu: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    """Each NDJSON line is one stored event (no SSE framing); the last says done with counts."""
-    path = tmp_path / "stream.yaml"
-
-    def call() -> list[Any]:
-        with _client(emu) as client:
-            return list(client.chat(model=MODEL, messages=_ask(), stream=True))
-
-    recorded, replayed = roundtrip(emu, monkeypatch, path, call)
-    assert replayed == recorded
-    [interaction] = interactions(path)
-    lines = interaction["stream"]
-    assert len(lines) == len(recorded)
-    assert all("event" not in line for line in lines)
-    assert lines[-1]["data"]["done"] is True
-    assert lines[-1]["data"]["eval_count"] > 0
-    assert [line["data"]["done"] for line in lines[:-1]] == [False] * (len(lines) - 1)
+        answer = client.chat(model=MODEL, messages=_ask(text), **options)
+        return list(answer) if options.get("stream") else answer
 
 
 def test_generate_and_embed_replay(
@@ -78,32 +58,20 @@ def test_generate_and_embed_replay(
     assert len(recorded[2]["embeddings"]) == 2
 
 
-def test_format_is_asked_and_stream_stays_a_param(emu: Emulator, tmp_path: Path) -> None:
-    """Another ``format`` (the output's schema) is a miss; ``stream`` is stored as a param."""
+def test_format_is_asked_and_stream_chooses_the_shape(emu: Emulator, tmp_path: Path) -> None:
+    """Another ``format`` (the output's schema) is a miss; ``stream`` is stored as a param, not
+    digested, but a JSON recording does not answer a streamed call (a miss), so the SDK never
+    parses one as the other."""
     path = tmp_path / "format.yaml"
     record(path, lambda: _chat(emu, options={"temperature": 0.1}))
     assert interactions(path)[0]["request"]["params"]["stream"] is False
     emu.reset()
     schema = {"type": "object", "properties": {"city": {"type": "string"}}}
-    with intercept(Recorder(path, mode="replay")), pytest.raises(CassetteMissError, match="format"):
-        _chat(emu, format=schema)
-    assert emu.hits == 0
-
-
-def test_a_stream_request_is_only_answered_by_a_recorded_stream(
-    emu: Emulator, tmp_path: Path
-) -> None:
-    """stream is not digested, but it chooses the answer's shape: a JSON recording does not
-    answer a streamed call (a miss), so the SDK never parses one as the other."""
-    path = tmp_path / "shape.yaml"
-    record(path, lambda: _chat(emu))
-    emu.reset()
-    with (
-        intercept(Recorder(path, mode="replay")),
-        pytest.raises(CassetteMissError),
-        _client(emu) as client,
-    ):
-        list(client.chat(model=MODEL, messages=_ask(), stream=True))
+    with intercept(Recorder(path, mode="replay")):
+        with pytest.raises(CassetteMissError, match="format"):
+            _chat(emu, format=schema)
+        with pytest.raises(CassetteMissError):
+            _chat(emu, stream=True)
     assert emu.hits == 0
 
 
@@ -116,9 +84,8 @@ def test_a_stream_left_half_read_is_recorded_whole(emu: Emulator, tmp_path: Path
             break
     lines = interactions(path)[0]["stream"]
     assert lines[-1]["data"]["done"] is True
-    with intercept(Recorder(path, mode="replay")), _client(emu) as client:
-        parts = list(client.chat(model=MODEL, messages=_ask(), stream=True))
-    assert len(parts) == len(lines)
+    with intercept(Recorder(path, mode="replay")):
+        assert len(_chat(emu, stream=True)) == len(lines)
 
 
 @pytest.mark.parametrize("stream", [None, True, False], ids=["omitted", "true", "false"])

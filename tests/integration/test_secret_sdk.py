@@ -26,10 +26,10 @@ from tests.helpers.fake_secrets import (
     Attack,
     assert_never_printed,
     fullwidth,
-    openai_client,
     openai_key,
     schema_tool,
 )
+from tests.helpers.recorded import openai_client
 
 # Each refusal: (the create() arguments, what the error names, the values never printed).
 Refusal = tuple[dict[str, Any], list[str], list[str]]

@@ -17,7 +17,6 @@ import pytest
 from cassettes_core import catalog
 from cassettes_core.isolation import catalog_provider
 from tests.helpers import architecture as arch
-from tests.helpers import import_cycles
 from tests.helpers.architecture import Finding, Source
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,6 +91,6 @@ def test_the_secret_guard_is_used_through_its_surface(everything: list[Source]) 
 def test_no_import_cycles(library: list[Source]) -> None:
     """No two modules import each other, directly or around a loop, lazy imports included
     (every cycle the restructuring found was cut; a lazy import must not dodge a new one)."""
-    graph = import_cycles.import_graph(library)
-    found = [import_cycles.cycle_finding(group, graph) for group in import_cycles.cycles(graph)]
+    graph = arch.import_graph(library)
+    found = [arch.cycle_finding(group, graph) for group in arch.cycles(graph)]
     assert not found, "\n".join(found)
