@@ -216,13 +216,10 @@ WHITE_BOX: dict[str, str] = {
     "tests/integration/test_secret_corpus.py": SECRETS,  # each plugin's gate, one at a time
     "tests/unit/test_secrets_formats.py": SECRETS,  # the shape predicates; the one-pass search
     "tests/unit/test_secrets_unicode.py": SECRETS,  # normalisation with its offset map
-    # Files crafted with a matching checksum, the head against a fresh render, the fast proof.
-    "tests/integration/test_attack_speed_store.py": "cassettes_core.store",
     "tests/unit/test_plugin_naming.py": "pytest_plugin",  # node id -> cassette path, truncation
     "tests/unit/test_plugin_spec.py": "pytest_plugin",  # ini + marker -> recorder options
     "tests/unit/test_plugin_tally.py": "pytest_plugin",  # the summary's arithmetic
     "tests/unit/test_store_versions.py": "cassettes_core.store",  # the metadata header reader
-    "tests/unit/test_botocore_seam_memo.py": "cassettes_core.transport.botocore",  # its memo
 }
 
 
