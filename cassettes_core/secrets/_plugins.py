@@ -329,7 +329,7 @@ class PluginScanner:
             hits = found.setdefault(index, [])
             seen = known.setdefault(index, set())
             for plugin in plugins:
-                if isinstance(plugin, _READ_AS_ONE_TOKEN) and _in_wrapped_block(
+                if isinstance(plugin, _CHANCE_MATCHES) and _in_wrapped_block(
                     batch.values[index], start, end, wrapped.setdefault(index, [])
                 ):
                     continue  # a line of a wrapped image or certificate: one long token
@@ -357,9 +357,10 @@ class PluginScanner:
         return {line: list(plugins.values()) for line, plugins in work.items()}
 
 
-# Plugins that a line of random base64 can satisfy by chance: entropy, and Artifactory's
-# ``AP[0-9A-F]…`` / ``AKC…`` at a line start (a certificate line does, one in some thousands).
-_READ_AS_ONE_TOKEN = (HighEntropyStringsPlugin, ArtifactoryDetector)
+# Plugins that random data can satisfy by chance: entropy, and Artifactory's ``AP[0-9A-F]…`` /
+# ``AKC…`` (one random alphanumeric token of 11 characters or more in some 14,000 matches it:
+# a certificate line, or a provider-minted id or ``obfuscation`` padding).
+_CHANCE_MATCHES = (HighEntropyStringsPlugin, ArtifactoryDetector)
 
 
 def _in_wrapped_block(text: str, start: int, end: int, blocks: list[tuple[int, int]]) -> bool:
@@ -458,12 +459,19 @@ def _analyze(plugin: Any, line: str, key: str) -> Iterator[str]:
 
 def _dismissed(plugin: Any, secret: str, line: str, key: str) -> bool:
     # detect-secrets' default heuristic filters, then what we know about LLM payloads.
-    if isinstance(plugin, HighEntropyStringsPlugin) and (
-        len(secret) > BLOB_MIN  # longer than any key without a prefix
-        or is_opaque_field(key)
+    if isinstance(plugin, _CHANCE_MATCHES) and (
+        # what a provider mints at random: ids, padding, fingerprints
+        is_opaque_field(key)
         or is_known_id(secret)
-        or is_alphabet(secret)
-        or _INTEGRITY.fullmatch(secret) is not None
+        or _ID_FIELD.search(key) is not None
+        or (
+            isinstance(plugin, HighEntropyStringsPlugin)
+            and (
+                len(secret) > BLOB_MIN  # longer than any key without a prefix
+                or is_alphabet(secret)
+                or _INTEGRITY.fullmatch(secret) is not None
+            )
+        )
     ):
         return True
     if (
@@ -492,6 +500,8 @@ def _dismissed(plugin: Any, secret: str, line: str, key: str) -> bool:
 # A subresource-integrity or lock-file hash (``integrity="sha384-…"``): the digest of a public
 # file, quoted whole by the entropy plugins.
 _INTEGRITY = re.compile(r"sha(?:256|384|512)-[A-Za-z0-9+/]{43,86}={0,2}")
+# A field (snake case) that holds an id: ``id``, ``response_id``, ``x_goog_request_id``.
+_ID_FIELD = re.compile(r"(?:^|_)(?:my|user)?ids?$")
 _AWS_KEY_ID = re.compile(r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}")
 
 

@@ -87,6 +87,40 @@ def test_a_certificate_line_that_reads_like_an_artifactory_token_passes() -> Non
     assert scan(reply(f"Here it is:\n{text}\nDone.")) == []
 
 
+def _minted(token: str) -> dict[str, Any]:
+    """A streamed chat recording whose ids, padding and request ids are ``token``-based, as a
+    provider mints them at random."""
+    call = {"index": 0, "id": "call_" + token, "function": {"name": "f", "arguments": ""}}
+    data = {
+        "id": "chatcmpl-" + token,
+        "system_fingerprint": "fp_" + token[:10].lower(),
+        "obfuscation": token,
+        "choices": [{"index": 0, "delta": {"tool_calls": [call]}}],
+    }
+    headers = {"x-request-id": token, "x-goog-request-id": token}
+    body = {"responseId": token, "id": token}
+    return {
+        "seq": 1,
+        "response": {"status": 200, "headers": headers, "body": body},
+        "stream": [{"data": data}],
+    }
+
+
+def test_provider_minted_random_values_are_not_secrets() -> None:
+    """Ids, ``obfuscation`` padding and request ids are random alphanumerics: one in some
+    14,000 starts as Artifactory's patterns do (``AP[0-9A-F]…``, ``AKC…``), which refused a
+    recording at random. Where the same token is text or a header of no id, it is refused."""
+    for seed in range(40):
+        prefix = ("AKC", "AP3", "APF", "APA")[seed % 4]
+        token = prefix + seeded(10 + seed % 13, seed=seed)  # 13 to 25 characters
+        assert scan(_minted(token)) == [], token
+        assert [f.kind for f in scan(reply(f"my token is {token} ok"))] == [
+            "Artifactory Credentials"
+        ], token
+        planted = {"seq": 1, "response": {"status": 200, "headers": {"x-debug": token}}}
+        assert scan(planted), token
+
+
 def _image_source(data: str) -> dict[str, Any]:
     source = {"type": "base64", "media_type": "image/png", "data": data}
     return {"messages": [{"role": "user", "content": [{"type": "image", "source": source}]}]}
