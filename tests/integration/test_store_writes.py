@@ -78,7 +78,8 @@ def test_every_mode_writes_through_a_symlink(tmp_path: Path) -> None:
     CassetteProvider(live, link, mode="record").complete(chat_request("recorded"))
     assert link.is_symlink()
     assert _contents(target) == ["recorded"]
-    CassetteProvider(live, link, mode="append").complete(chat_request("appended"))
+    with CassetteProvider(live, link, mode="append") as provider:
+        provider.complete(chat_request("appended"))
     assert _contents(target) == ["recorded", "appended"]
     text = target.read_text(encoding="utf-8").replace("content: appended", "content: edited")
     target.write_text(text, encoding="utf-8")
