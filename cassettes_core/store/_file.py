@@ -55,7 +55,6 @@ from cassettes_core.store._format import (
     parse_document,
     parse_interaction,
     parse_interactions,
-    trusted_interactions,
 )
 from cassettes_core.store._manifest import Manifest
 
@@ -320,7 +319,7 @@ def _read(path: Path, *, journal: bool = True) -> _Read:
             check_version(cached, path)
             Manifest.from_dict(cached.get("manifest") or {}, path)
             document = cached
-            interactions = trusted_interactions(cached.get("interactions"))
+            interactions = parse_interactions(cached.get("interactions"), path, "", trusted=True)
         else:
             text = _decode(data, path)
             document = parse_document(text, path)
