@@ -881,12 +881,8 @@ def rehash(path: Path | str) -> tuple[int, int]:
     path = Path(path)
     if _stat(path) is None:
         raise CassetteFormatError(path, "does not exist")
-    file = CassetteFile(path)
-    with file._locked(last=True):
-        data = _read_bytes(path)
-        if data is None:
-            raise CassetteFormatError(path, "does not exist")
-        document = parse_document(_decode(data, path), path)
+    with CassetteFile(path)._locked(last=True):
+        document = parse_document(_decode(_read_bytes(path) or b"", path), path)
         Manifest.from_dict(document.get("manifest") or {}, path)  # a bad manifest is reported
         items = document.get("interactions")
         items = [] if items is None else items
