@@ -190,6 +190,16 @@ def test_a_cache_folder_others_may_write_is_not_used(
     assert _entries(cache) == []
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to hand a folder to another user")
+def test_a_folder_of_another_user_is_not_trusted(tmp_path: Path, cache: Path) -> None:
+    path = _cassette(tmp_path / "c.yaml")
+    _answers(path)
+    [entry] = _entries(cache)
+    _rewrite_entry(entry, "answer 2", "planted", fix_header=True)
+    os.chown(cache, 12345, 12345)
+    assert _answers(path) == ["answer 1", "answer 2", "answer 3"]
+
+
 @pytest.mark.parametrize("where", ["under-a-file", "dev-null"])
 def test_an_unusable_cache_folder_means_no_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
