@@ -126,14 +126,14 @@ class CassetteProvider:
                 take.event(event)
                 yield event
         except ProviderError as exc:
-            take.done_streaming(exc)
+            take.done(error=exc, streamed=True)
             raise
         except GeneratorExit:
             for event in source:
                 take.event(event)
-            take.done_streaming()
+            take.done(streamed=True)
             raise
-        take.done_streaming()
+        take.done(streamed=True)
 
     async def astream(self, request: LLMRequest) -> AsyncGenerator[StreamEvent]:
         request = self.recorder.normalise(request)
@@ -149,14 +149,14 @@ class CassetteProvider:
                 take.event(event)
                 yield event
         except ProviderError as exc:
-            take.done_streaming(exc)
+            take.done(error=exc, streamed=True)
             raise
         except GeneratorExit:
             async for event in source:
                 take.event(event)
-            take.done_streaming()
+            take.done(streamed=True)
             raise
-        take.done_streaming()
+        take.done(streamed=True)
 
 
 class _Take:
@@ -178,21 +178,17 @@ class _Take:
         self._events.append(StreamEvent(data=event.data, event=event.event, t_ms=self._since()))
 
     def done(
-        self, *, response: LLMResponse | None = None, error: ProviderError | None = None
+        self,
+        *,
+        response: LLMResponse | None = None,
+        error: ProviderError | None = None,
+        streamed: bool = False,
     ) -> None:
         self._recorder.record(
             self._request,
             endpoint=self._endpoint,
             response=response,
-            error=error,
-            duration_ms=self._since(),
-        )
-
-    def done_streaming(self, error: ProviderError | None = None) -> None:
-        self._recorder.record(
-            self._request,
-            endpoint=self._endpoint,
-            stream=self._events,
+            stream=self._events if streamed else None,
             error=error,
             duration_ms=self._since(),
         )

@@ -5,15 +5,10 @@
     cassette = load_cassette("cassettes/test_weather.yaml")   # validated, digests checked
     file = CassetteFile(path, guard=guard)                   # journaled, folded whole, locked
 
-This package owns every byte of a cassette, in and out; everyone else (the recorder, the
-``cassettes`` command, ``cassette-refresh``) goes through the names below, never through a
-``_`` module, and nothing outside it parses cassette YAML. Inside: ``_yaml`` (the only YAML
-loader and dumper), ``_format`` (a document checked into interactions, and rendered back),
-``_file`` (the file and its journal: read, locked, written whole), ``_manifest`` (versions
-and drift), ``_cassette`` (the digest index and play state) and ``_cache`` (the parsed form
-of unchanged files). It imports only the core's model, request, errors, digest and version,
-never the recorder, the transport or the secret guard (which it is handed, as a
-``WriteGuard``).
+Everything outside goes through the names below, never a ``_`` module, and nothing outside
+parses cassette YAML: ``_yaml`` (the only loader and dumper), ``_format`` (document ⇄
+interactions), ``_file`` (the file and its journal, locked, written whole), ``_manifest``,
+``_cassette`` (the digest index and play state), ``_cache`` (parsed unchanged files).
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ instead. Nothing here is trusted on its name alone:
 - it holds only what the YAML parse yielded, stored only when JSON gives it back exactly
   (string keys, JSON types), so a hit builds the same interactions a parse would;
 - the folder is this user's own (created ``0700``); a folder that is a symbolic link, belongs
-  to someone else or can be written by others is not used, and entries are opened without
-  following links and must be regular files of this user;
+  to someone else or can be written by others is not used (so only this user put what is in
+  it);
 - writes go to a temporary file renamed into place (two processes writing one entry each
   rename a whole file), and the folder is pruned to :data:`MAX_BYTES`, oldest entries first,
   at most once every :data:`PRUNE_EVERY_S` seconds (a ``.pruned`` stamp's age says when), so
@@ -132,42 +132,14 @@ def lookup(digest: str) -> Any | None:
     folder = _folder()
     if folder is None or not _own_folder(folder, create=False):
         return None
-    entry = _entry(folder, digest)
-    read = _read_own_file(entry)
-    if read is None:
-        return None
-    head, payload = read
     try:
+        with open(_entry(folder, digest), "rb") as handle:
+            head, payload = handle.readline(_HEADER_MAX), handle.read()
         if not head.endswith(b"\n") or json.loads(head) != _header(digest, payload):
             return None
-        document = json.loads(payload)
-    except (ValueError, RecursionError):
+        return json.loads(payload)
+    except (OSError, ValueError, RecursionError):
         return None
-    return document
-
-
-def _read_own_file(entry: str) -> tuple[bytes, bytes] | None:
-    """The header line and the rest of a regular file of this user, links not followed."""
-    try:
-        fd = os.open(entry, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or (
-            hasattr(os, "geteuid") and info.st_uid != os.geteuid()
-        ):
-            return None
-        chunks: list[bytes] = []
-        while chunk := os.read(fd, max(info.st_size, 65536)):  # no file object: two reads
-            chunks.append(chunk)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
-    end = data.find(b"\n", 0, _HEADER_MAX) + 1 or _HEADER_MAX  # the header line, as readline
-    return data[:end], data[end:]
 
 
 def store(digest: str, document: Any) -> None:

@@ -8,12 +8,13 @@ one, never half; a file without write permission is never replaced.
 
 While a recording runs, each finished interaction goes to the cassette's journal, the hidden
 ``.{name}.journal`` beside it: append-only, one line per interaction (a blake3 check of the
-line, a space, the interaction as JSON), fsynced. The journal is folded into the cassette
-(a whole write, then the journal removed) when the recording closes, or by the next writer
-that opens the cassette after a kill. Every reader here sees journal entries as part of the
-cassette: a torn last line (a writer killed mid-line) is ignored, a damaged line before it is
-a :class:`~cassettes_core._errors.CassetteFormatError`. ``seq`` is given under the lock, after
-the highest seq of the cassette and its journal, so it continues across runs and processes.
+line, a space, the interaction as JSON), written before the call returns (a killed process
+loses nothing; a power loss is not guarded against). The journal is folded into the cassette
+(a whole write, then the journal removed) when the recording closes, at exit for a writer
+nobody closed, or by the next writer that opens the cassette after a kill. Every reader here
+sees journal entries as part of the cassette: a torn last line (a writer killed mid-line) is
+ignored, a damaged line before it is a :class:`~cassettes_core._errors.CassetteFormatError`.
+``seq`` is given under the lock, after the highest seq of the cassette and its journal.
 
 ``record`` starts a cassette over once per run: the first write of a record run replaces the
 file and marks it (``run:``), unless the mark is that run's (pytest-xdist workers share one
@@ -25,15 +26,13 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import dataclasses
 import errno
 import gc
 import hashlib
 import json
 import os
+import secrets
 import stat
-import tempfile
-import threading
 import time
 import uuid
 import weakref
@@ -44,7 +43,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import blake3
 
-from cassettes_core._errors import CassetteFormatError, ConfigError, UnsafeCassetteError
+from cassettes_core._errors import CassetteFormatError, ConfigError
 from cassettes_core._model import Interaction
 from cassettes_core._request import DEFAULT_POLICY, PARAMS_KEY, MatchPolicy
 from cassettes_core.digest import request_digest
@@ -56,7 +55,6 @@ from cassettes_core.store._format import (
     parse_document,
     parse_interaction,
     parse_interactions,
-    trusted_interactions,
 )
 from cassettes_core.store._manifest import Manifest
 
@@ -160,7 +158,6 @@ def locked(path: Path | str) -> Iterator[None]:
     locked the removed file takes the new one)."""
     lock = lock_for(path)
     lock.acquire()
-    _HOLDING.depth = getattr(_HOLDING, "depth", 0) + 1
     try:
         before = _stat(Path(path))
         yield
@@ -169,7 +166,6 @@ def locked(path: Path | str) -> Iterator[None]:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(journal_path(path))
     finally:
-        _HOLDING.depth -= 1
         with contextlib.suppress(OSError):
             os.unlink(lock.lock_file)
         lock.release()
@@ -292,7 +288,6 @@ class Snapshot:
     manifest: Manifest | None
     interactions: tuple[Interaction, ...]
     signature: tuple[int, ...] | None
-    run: str | None = None
 
 
 @dataclass(frozen=True)
@@ -324,7 +319,7 @@ def _read(path: Path, *, journal: bool = True) -> _Read:
             check_version(cached, path)
             Manifest.from_dict(cached.get("manifest") or {}, path)
             document = cached
-            interactions = trusted_interactions(cached.get("interactions"))
+            interactions = parse_interactions(cached.get("interactions"), path, "", trusted=True)
         else:
             text = _decode(data, path)
             document = parse_document(text, path)
@@ -364,12 +359,6 @@ def _journal_interactions(path: Path, read: _Read) -> list[Interaction]:
     return out
 
 
-def _run_of(document: Mapping[str, Any] | None) -> str | None:
-    mark = None if document is None else document.get(RUN_KEY)
-    run = mark.get("id") if isinstance(mark, Mapping) else None
-    return run if isinstance(run, str) else None
-
-
 def _joins(document: Mapping[str, Any] | None, run: str) -> bool:
     """Whether the first write of record run ``run`` appends instead of starting over: the
     file's mark is this run's, or another process's made after this process began."""
@@ -397,7 +386,7 @@ def read_snapshot(path: Path) -> Snapshot:
         elif read.journal:
             manifest = Manifest.current()
         interactions = (*read.interactions, *_journal_interactions(path, read))
-        return Snapshot(manifest, interactions, read.signature, _run_of(read.document))
+        return Snapshot(manifest, interactions, read.signature)
 
 
 def read_document(path: Path | str) -> dict[str, Any] | None:
@@ -501,17 +490,17 @@ def atomic_write(path: Path | str, text: str) -> Path:
         raise PermissionError(errno.EACCES, READ_ONLY, str(target))
     if old is not None and not stat.S_ISREG(old.st_mode):  # a link to /dev/null: keep it
         raise OSError(errno.EINVAL, NOT_REGULAR, str(target))
-    stem = _companion(target, "").name
-    fd, tmp_name = tempfile.mkstemp(prefix=f"{stem}.", suffix=".tmp", dir=target.parent)
+    tmp_name = str(target.parent / f"{_companion(target, '').name}.{secrets.token_hex(4)}.tmp")
+    # A new file is 0o666 less the umask (the kernel applies it); a rewrite keeps the old bits.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(tmp_name, flags, 0o666 if old is None else 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
             handle.flush()
             if old is not None:
-                os.chmod(tmp_name, stat.S_IMODE(old.st_mode))  # mkstemp makes 0600
+                os.chmod(tmp_name, stat.S_IMODE(old.st_mode))
                 _keep_owner(tmp_name, old)
-            else:
-                os.chmod(tmp_name, 0o666 & ~_umask())
             os.fsync(handle.fileno())
         os.replace(tmp_name, target)
     except BaseException:
@@ -527,20 +516,6 @@ def _keep_owner(name: str, old: os.stat_result) -> None:
     if hasattr(os, "chown") and (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
         with contextlib.suppress(OSError):
             os.chown(name, old.st_uid, old.st_gid)
-
-
-def _umask() -> int:
-    # os.umask can only be read by setting it, which races with other threads; Linux shows it.
-    with contextlib.suppress(OSError, ValueError):
-        for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    return 0o022
-
-
-# The journal's line, with the file size that reaches it, is on the disk before the call
-# returns; its modification time need not be (fdatasync skips it where there is one).
-_sync = getattr(os, "fdatasync", os.fsync)
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -671,12 +646,12 @@ class CassetteFile:
         self._last_seq = 0
 
     @contextlib.contextmanager
-    def _locked(self, *, last: bool = False) -> Iterator[None]:
+    def _locked(self, *, last: bool = False, wait: bool = True) -> Iterator[None]:
         """Hold the file's lock; ``last``: remove the lock file before letting go (a waiter
         that locked the removed file sees it and tries again), so none is left behind."""
         try:
             Path(self._lock.lock_file).parent.mkdir(parents=True, exist_ok=True)
-            self._lock.acquire()
+            self._lock.acquire(timeout=None if wait else 0)
         except TimeoutError as exc:  # filelock.Timeout
             raise ConfigError(
                 f"could not lock {self.path} within {LOCK_TIMEOUT_S:.0f} s: another process "
@@ -685,11 +660,9 @@ class CassetteFile:
             ) from exc
         except OSError as exc:
             raise unwritable(self.path, exc) from exc
-        _HOLDING.depth = getattr(_HOLDING, "depth", 0) + 1
         try:
             yield
         finally:
-            _HOLDING.depth -= 1
             if last:
                 with contextlib.suppress(OSError):
                     os.unlink(self._lock.lock_file)
@@ -708,62 +681,36 @@ class CassetteFile:
     def record(self, interaction: Interaction, *, run: str | None = None) -> Interaction:
         """Journal one finished interaction; returns it with the seq it was given.
 
-        The guard runs first: a refusal writes nothing. With ``run`` (the first write of a
-        ``record`` run), the file is started over with this interaction, unless its ``run``
-        mark is already this run's.
+        Under the lock, the seq is given and the guard runs before anything is written (a
+        refusal writes nothing, and its findings name that seq). With ``run`` (the first write
+        of a ``record`` run), the file is started over with this interaction, unless its
+        ``run`` mark is already this run's.
         """
         item = interaction.to_dict()
-        self._check([item], run=run)
         del item["seq"]  # given under the lock, put first in the line
         body = _storable(self.path, item)  # data a cassette cannot hold fails before the lock
         with self._locked():
-            if run is not None:
-                try:
-                    read = _read(self.path)
-                except CassetteFormatError:
-                    read = _Read(None, [], [], 0, 0, None)  # `record` starts it over whole
-                if not _joins(read.document, run):
-                    self._start_over(read, [{"seq": 1, **item}], run)
-                    return interaction.with_seq(1)
+            read = None if run is None else self._read_or_empty()
+            if run is not None and read is not None and not _joins(read.document, run):
+                self._check([{"seq": 1, **item}])
+                self._start_over(read, [{"seq": 1, **item}], run)
+                return interaction.with_seq(1)
             seq = self._next_seq() + 1
+            self._check([{"seq": seq, **item}])
             self._append_line(_journal_line(b'{"seq":%d,' % seq + body[1:]))
             self._last_seq = seq
         return interaction.with_seq(seq)
 
-    def _check(
-        self, items: list[dict[str, Any]], *, run: str | None = None, restart: bool = False
-    ) -> None:
-        """The guard's one call, before the lock (a refusal writes nothing). ``seq`` is only
-        given under the lock, so the items are numbered by their place here, and a refusal's
-        findings then name the seq each would have had: after the highest seq the file and its
-        journal hold now (read without the lock: only a refusal pays for it), or none at all
-        when the file cannot tell. ``run``: as :meth:`record` takes it; ``restart``: the write
-        starts the file over (:meth:`append` with ``rewrite``)."""
-        if self.guard is None:
-            return
-        for n, item in enumerate(items, start=1):
-            item["seq"] = n  # replaced under the lock
-        try:
+    def _check(self, items: list[dict[str, Any]]) -> None:
+        """The guard, under the lock once each item has its seq (its findings name it)."""
+        if self.guard is not None:
             self.guard.check(items, path=self.path)
-        except UnsafeCassetteError as exc:
-            top = 0 if restart else self._provisional_top(run)
-            findings = [_renumbered(finding, top) for finding in exc.findings]
-            raise UnsafeCassetteError(exc.path, findings) from None
 
-    def _provisional_top(self, run: str | None) -> int | None:
-        """The seq the next write would follow, read without the lock (None: unknown)."""
-        if run is None and self._known is not None and self._known == self._signature():
-            return self._last_seq
+    def _read_or_empty(self) -> _Read:
         try:
-            read = _read(self.path)
-            if run is not None and not _joins(read.document, run):
-                return 0  # the write starts the file over
-            journal = _journal_interactions(self.path, read)
+            return _read(self.path)
         except CassetteFormatError:
-            return 0 if run is not None else None  # `record` starts it over; else it fails
-        except OSError:
-            return None
-        return max((i.seq for i in (*read.interactions, *journal)), default=0)
+            return _Read(None, [], [], 0, 0, None)  # `record` starts it over whole
 
     def _next_seq(self) -> int:
         """The highest seq of the cassette and its journal; a torn journal tail is cut off."""
@@ -788,7 +735,6 @@ class CassetteFile:
                 before = os.fstat(fd).st_size
                 try:
                     os.write(fd, line)
-                    _sync(fd)
                 except BaseException:
                     with contextlib.suppress(OSError):
                         os.ftruncate(fd, before)  # a full disk: the journal as it was
@@ -799,17 +745,19 @@ class CassetteFile:
             raise unwritable(self.path, exc) from exc
         if self.path not in _UNFOLDED:
             _UNFOLDED.add(self.path)
-            weakref.finalize(self, _fold_when_safe, self.path)
+            weakref.finalize(self, _fold_when_free, self.path)
         self._known = self._signature()
 
     # -- whole writes ------------------------------------------------------------------------
 
-    def fold(self) -> None:
-        """Fold the journal into the cassette (a whole write), then remove the journal."""
-        _UNFOLDED.discard(self.path)
+    def fold(self, *, wait: bool = True) -> None:
+        """Fold the journal into the cassette (a whole write), then remove the journal;
+        ``wait=False``: only if the lock is free now (a ConfigError if it is not)."""
         if _stat(journal_path(self.path)) is None:
+            _UNFOLDED.discard(self.path)
             return
-        with self._locked(last=True):
+        with self._locked(last=True, wait=wait):
+            _UNFOLDED.discard(self.path)
             read = _read(self.path)
             _journal_interactions(self.path, read)  # a damaged journal is reported, not lost
             if read.journal:
@@ -822,24 +770,21 @@ class CassetteFile:
         """Write ``new`` after what the file and its journal hold (or, with ``rewrite``, start
         the file over), whole, at once. Returns the interactions as written."""
         items = [interaction.to_dict() for interaction in new]
-        self._check(items, restart=rewrite)
         for item in items:
             _storable(self.path, item)
         with self._locked(last=True):
-            if rewrite:
-                try:
-                    read = _read(self.path)
-                except CassetteFormatError:
-                    read = _Read(None, [], [], 0, 0, None)  # `record` starts it over whole
-                for n, item in enumerate(items, start=1):
-                    item["seq"] = n
-                self._start_over(read, items, None)
-            else:
-                read = _read(self.path)  # never write over a file that cannot be read
+            # Never write over a file that cannot be read, unless it is started over.
+            read = self._read_or_empty() if rewrite else _read(self.path)
+            top = 0
+            if not rewrite:
                 journal = _journal_interactions(self.path, read)
                 top = max((i.seq for i in (*read.interactions, *journal)), default=0)
-                for n, item in enumerate(items, start=top + 1):
-                    item["seq"] = n
+            for n, item in enumerate(items, start=top + 1):
+                item["seq"] = n
+            self._check(items)
+            if rewrite:
+                self._start_over(read, items, None)
+            else:
                 self._write(read, [*(item for _, item in read.journal), *items])
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(journal_path(self.path))
@@ -885,17 +830,6 @@ class CassetteFile:
         self._last_seq = max((int(item["seq"]) for item in items), default=0)
 
 
-def _renumbered(finding: Any, top: int | None) -> Any:
-    """A guard's finding numbered by place (1 = the first new item) given the seq it would
-    have had after ``top``; no seq when ``top`` is unknown."""
-    seq = getattr(finding, "seq", None)
-    if not dataclasses.is_dataclass(finding) or isinstance(finding, type):
-        return finding
-    if not isinstance(seq, int) or isinstance(seq, bool):
-        return finding
-    return dataclasses.replace(finding, seq=None if top is None else top + seq)
-
-
 def _sweep_temporaries(target: Path) -> None:
     """Remove what killed writers left (``.{name}.XXXXXXXX.tmp``); call under the lock.
     Matched by exact prefix, never a glob: ``test_f[1].yaml`` must not take ``test_f1.yaml``'s."""
@@ -914,18 +848,16 @@ def _extra(document: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in document.items() if k not in own}
 
 
-# The journals this process wrote and has not folded yet. A recording nobody closes is folded
-# when its writer is collected, unless the collector runs while this thread holds a cassette's
-# lock (in the middle of another write: folding there would wait on that lock, or write inside
-# the write); it is then folded at exit, or by the next writer's open.
+# The journals this process wrote and has not folded yet. A writer nobody closed is folded when
+# it is collected, if its lock is free then (the collector may run mid-write, this thread
+# holding that very lock: waiting there would never end); else at exit, or by the next writer.
 _UNFOLDED: set[Path] = set()
-_HOLDING = threading.local()  # .depth: the cassette locks this thread holds
 
 
-def _fold_when_safe(path: Path) -> None:
-    if path in _UNFOLDED and not getattr(_HOLDING, "depth", 0):
+def _fold_when_free(path: Path) -> None:
+    if path in _UNFOLDED:
         with contextlib.suppress(Exception):
-            CassetteFile(path).fold()
+            CassetteFile(path).fold(wait=False)
 
 
 @atexit.register
@@ -949,12 +881,8 @@ def rehash(path: Path | str) -> tuple[int, int]:
     path = Path(path)
     if _stat(path) is None:
         raise CassetteFormatError(path, "does not exist")
-    file = CassetteFile(path)
-    with file._locked(last=True):
-        data = _read_bytes(path)
-        if data is None:
-            raise CassetteFormatError(path, "does not exist")
-        document = parse_document(_decode(data, path), path)
+    with CassetteFile(path)._locked(last=True):
+        document = parse_document(_decode(_read_bytes(path) or b"", path), path)
         Manifest.from_dict(document.get("manifest") or {}, path)  # a bad manifest is reported
         items = document.get("interactions")
         items = [] if items is None else items

@@ -31,10 +31,12 @@ class _DefectError(Exception):
 
 
 def parse_interactions(
-    raw: Any, path: Path, text: str, *, check_digests: bool = True
+    raw: Any, path: Path, text: str, *, check_digests: bool = True, trusted: bool = False
 ) -> list[Interaction]:
     """The interactions of a parsed cassette; ``check_digests=False`` leaves hand-edited
-    requests to whoever only reads them (``cassettes scan``)."""
+    requests to whoever only reads them (``cassettes scan``); ``trusted``: a document this
+    function accepted before (a cache entry of the very same bytes), its digests not
+    computed again."""
     if raw is None:
         return []
     if not isinstance(raw, list):
@@ -43,7 +45,7 @@ def parse_interactions(
     seen: dict[int, int] = {}
     for index, item in enumerate(raw):
         try:
-            interaction = _parse_one(item, check_digest=check_digests)
+            interaction = _parse_one(item, check_digest=check_digests, trusted=trusted)
         except _DefectError as exc:
             raise CassetteFormatError(path, str(exc), location=_where(text, index, item)) from None
         if interaction.seq in seen:
@@ -68,56 +70,6 @@ def parse_interaction(
         raise CassetteFormatError(path, str(exc), location=location) from None
 
 
-def trusted_interactions(raw: list[Any] | None) -> list[Interaction]:
-    """The interactions of a document that :func:`parse_interactions` accepted before (a cache
-    entry of the very same bytes): built the same way, without checking them again."""
-    return [_trusted_one(item) for item in raw or ()]
-
-
-def _trusted_one(item: Mapping[str, Any]) -> Interaction:
-    # Mirrors _parse_one and _outcome, minus the checks they already passed.
-    provider = item["provider"]
-    response = stream = error = None
-    if "response" in item:
-        raw = item["response"]
-        response = LLMResponse(
-            body=raw.get("body"), status=raw["status"], headers=_plain_headers(raw)
-        )
-    if "stream" in item:
-        stream = tuple(
-            StreamEvent(
-                data=event["data"],
-                event=event.get("event"),
-                t_ms=None if event.get("t_ms") is None else int(event["t_ms"]),
-            )
-            for event in item["stream"]
-        )
-    if "error" in item:
-        raw = item["error"]
-        error = RecordedError(
-            kind=raw["kind"],
-            status=raw.get("status"),
-            headers=_plain_headers(raw),
-            body=raw.get("body"),
-            message=str(raw.get("message") or ""),
-        )
-    return Interaction(
-        seq=item["seq"],
-        digest=item["digest"],
-        request=LLMRequest.from_record(provider, item["request"]),
-        endpoint=item.get("endpoint"),
-        response=response,
-        stream=stream,
-        error=error,
-        duration_ms=int(item.get("duration_ms", 0)),
-        redacted=item.get("redacted", False) is True,
-    )
-
-
-def _plain_headers(raw: Mapping[str, Any]) -> dict[str, str]:
-    return {str(k): str(v) for k, v in (raw.get("headers") or {}).items()}
-
-
 def _where(text: str, index: int, item: Any) -> str:
     parts = [f"interactions[{index}]"]
     if isinstance(item, Mapping) and isinstance(item.get("seq"), int):
@@ -128,7 +80,7 @@ def _where(text: str, index: int, item: Any) -> str:
     return ", ".join(parts)
 
 
-def _parse_one(item: Any, *, check_digest: bool = True) -> Interaction:
+def _parse_one(item: Any, *, check_digest: bool = True, trusted: bool = False) -> Interaction:
     if not isinstance(item, Mapping):
         raise _DefectError("an interaction must be a mapping")
     seq = _require(item, "seq", int)
@@ -146,7 +98,7 @@ def _parse_one(item: Any, *, check_digest: bool = True) -> Interaction:
     request = LLMRequest.from_record(provider, record)
     redacted = item.get("redacted", False) is True
     try:
-        actual = request_digest(provider, request.fields)
+        actual = digest if trusted else request_digest(provider, request.fields)
     except ConfigError as exc:
         raise _DefectError(f"request cannot be digested: {exc}") from None
     if check_digest and actual != digest and not redacted:

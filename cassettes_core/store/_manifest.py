@@ -60,27 +60,12 @@ def library_version() -> str:
 
 
 def _installed_version(name: str) -> str:
-    """``metadata.version(name)``, from the ``Version`` header of the distribution's metadata
-    read as text: the email parser ``metadata.version`` runs on the whole file costs more than
-    every other part of a session's first cassette. Raises ``PackageNotFoundError``, also for
-    a distribution whose metadata gives no version."""
-    distribution = metadata.distribution(name)
-    text = distribution.read_text("METADATA") or distribution.read_text("PKG-INFO") or ""
-    for line in text.splitlines():
-        if not line.strip():
-            break  # the headers end at the first blank line
-        if line[:1] in (" ", "\t"):
-            continue  # the folded continuation of another header
-        key, colon, value = line.partition(":")
-        if colon and key.strip().lower() == "version" and value.strip():
-            return value.strip()
-    # No Version header where expected: the full parse decides. ``get_all``, not ``.version``:
-    # a distribution without one gives None (Python 3.11), a DeprecationWarning (3.12, 3.13)
-    # or a KeyError (importlib_metadata 8) there; without a version it counts as not installed.
-    version = next(iter(distribution.metadata.get_all("Version") or []), None)
-    if not isinstance(version, str) or not version.strip():
+    """``metadata.version(name)``; a distribution whose metadata gives no version counts as
+    not installed (``PackageNotFoundError``)."""
+    version = metadata.distribution(name).metadata.get_all("Version") or []
+    if not version or not isinstance(version[0], str) or not version[0].strip():
         raise metadata.PackageNotFoundError(name)
-    return version.strip()
+    return version[0].strip()
 
 
 @functools.cache

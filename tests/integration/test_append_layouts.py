@@ -144,26 +144,6 @@ def test_append_keeps_keys_a_person_added(tmp_path: Path) -> None:
     assert len(written["interactions"]) == 5
 
 
-def test_replay_under_ci_after_append_to_a_formatted_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """With CI set, a re-formatted and appended cassette replays every interaction, 0 live."""
-    path = tmp_path / "c.yaml"
-    own = _record_base(path)
-    path.write_text(LAYOUTS["prettier-indented-sequences"](own, yaml.safe_load(own)).rstrip())
-    CassetteProvider(FakeProvider([LLMResponse({"text": "n"})]), path, mode="append").complete(
-        chat_request(NEW[0])
-    )
-    monkeypatch.setenv("CI", "true")
-    monkeypatch.delenv("CASSETTE_MODE", raising=False)
-    replay = CassetteProvider(FakeProvider([]), path)
-    for question in [*QUESTIONS, NEW[0]]:
-        replay.complete(chat_request(question))
-    assert replay.recorder.mode.value == "replay"
-    assert replay.recorder.stats.replayed == 4
-    assert replay.recorder.stats.live == 0
-
-
 def _random_layout(rng: random.Random, document: dict[str, Any]) -> str:
     options: dict[str, Any] = {
         "Dumper": rng.choice([yaml.SafeDumper, _IndentedSequences]),
@@ -201,14 +181,14 @@ def _near_own_layout(rng: random.Random, own: str) -> str:
 
 @pytest.mark.slow
 def test_appends_to_randomly_formatted_cassettes_keep_every_interaction(tmp_path: Path) -> None:
-    """800 valid files (seeded): random re-formattings and hand edits of our own layout; an
+    """300 valid files (seeded): random re-formattings and hand edits of our own layout; an
     append keeps every interaction the file held and adds the new one."""
     path = tmp_path / "c.yaml"
     own = _record_base(path)
     document = yaml.safe_load(own)
     rng = random.Random(5)
     checked = 0
-    for case in range(800):
+    for case in range(300):
         text = _random_layout(rng, document) if case % 2 else _near_own_layout(rng, own)
         path.write_bytes(text.encode("utf-8"))
         try:
@@ -224,7 +204,7 @@ def test_appends_to_randomly_formatted_cassettes_keep_every_interaction(tmp_path
         assert [i.to_dict() for i in after.interactions][: len(held)] == held, case
         assert after.interactions[-1].request == new.request, case
         checked += 1
-    assert checked > 600  # most edits keep the file valid, or this proves little
+    assert checked > 225  # most edits keep the file valid, or this proves little
 
 
 def test_append_to_a_file_with_interactions_first_stays_loadable(tmp_path: Path) -> None:

@@ -190,27 +190,13 @@ def test_a_cache_folder_others_may_write_is_not_used(
     assert _entries(cache) == []
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to hand a file to another user")
-def test_entries_and_folders_of_another_user_are_not_trusted(tmp_path: Path, cache: Path) -> None:
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to hand a folder to another user")
+def test_a_folder_of_another_user_is_not_trusted(tmp_path: Path, cache: Path) -> None:
     path = _cassette(tmp_path / "c.yaml")
     _answers(path)
     [entry] = _entries(cache)
     _rewrite_entry(entry, "answer 2", "planted", fix_header=True)
-    os.chown(entry, 12345, 12345)
-    assert _answers(path) == ["answer 1", "answer 2", "answer 3"]
-    os.chown(entry, 0, 0)
     os.chown(cache, 12345, 12345)
-    assert _answers(path) == ["answer 1", "answer 2", "answer 3"]
-
-
-def test_a_planted_symlink_entry_is_not_followed(tmp_path: Path, cache: Path) -> None:
-    path = _cassette(tmp_path / "c.yaml")
-    _answers(path)
-    [entry] = _entries(cache)
-    _rewrite_entry(entry, "answer 2", "planted", fix_header=True)
-    planted = tmp_path / "planted.json"
-    entry.rename(planted)
-    entry.symlink_to(planted)
     assert _answers(path) == ["answer 1", "answer 2", "answer 3"]
 
 

@@ -93,16 +93,17 @@ def _finish(child: subprocess.Popen[str]) -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("mode", ["append", "record"])
 def test_an_xdist_run_and_a_plain_run_at_once_keep_every_interaction(
-    tmp_path: Path, live: Emulator, mode: str
+    tmp_path: Path, live: Emulator
 ) -> None:
+    """A `record` run under xdist and a plain one at once (shared run marks, a run started
+    over once) keep all 20 interactions; appends across processes: test_store_processes."""
+    mode = "record"
     project = _project(tmp_path)
     cassette = project / "cassettes" / "test_many" / "shared.yaml"
-    if mode == "record":  # an old recording that this run replaces
-        cassette.parent.mkdir(parents=True)
-        cassette.write_text("version: 1\ninteractions: []\n", encoding="utf-8")
-        cassette.chmod(0o640)  # kept by every writer, whatever its umask
+    cassette.parent.mkdir(parents=True)  # an old recording that this run replaces
+    cassette.write_text("version: 1\ninteractions: []\n", encoding="utf-8")
+    cassette.chmod(0o640)  # kept by every writer, whatever its umask
     runs = [
         _launch(project, "xdist", "-n", "3", mode=mode, umask=0o022, cwd=project),
         _launch(
@@ -119,8 +120,7 @@ def test_an_xdist_run_and_a_plain_run_at_once_keep_every_interaction(
     real = tmp_path / "store" / "cassettes" / "test_many"
     assert sorted(p.name for p in real.iterdir()) == ["shared.yaml"]  # no lock, no temporary
     assert (project / "cassettes").is_symlink()
-    if mode == "record":
-        assert stat.S_IMODE(cassette.stat().st_mode) == 0o640
+    assert stat.S_IMODE(cassette.stat().st_mode) == 0o640
 
     live.reset()
     for who in ("xdist", "plain"):

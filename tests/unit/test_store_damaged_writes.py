@@ -27,7 +27,7 @@ from cassettes_core.store import CassetteFile
 from tests.helpers.factories import interaction
 from tests.unit.test_store_mutated_files import LAYOUTS, TOKENS, structure_mutation, text_mutation
 
-CASES = 600
+CASES = 200
 # Values that read as something else than they look, or cannot be written back.
 MORE_TOKENS = [
     "0x" + "f" * 3600,
@@ -144,4 +144,4 @@ def test_appends_and_command_lines_on_hundreds_of_mutated_cassettes(tmp_path: Pa
         for stray in tmp_path.iterdir():
             stray.unlink()
     assert not failures, f"{len(failures)} failures; first:\n" + "\n".join(failures[:3])
-    assert loaded > 60  # appends to files that load were exercised, in many layouts
+    assert loaded > 20  # appends to files that load were exercised, in many layouts

@@ -203,9 +203,8 @@ def test_a_refused_interaction_leaves_the_file_and_the_journal_byte_for_byte(
 
 
 def test_a_refusal_names_the_seq_each_interaction_would_have_had(tmp_path: Path) -> None:
-    """The guard runs before the lock, before seq is given: its findings still name the seq
-    that follows what the file and its journal hold (or the first, when the write starts the
-    file over), never the recorder's placeholder 0."""
+    """The guard's findings name the seq that follows what the file and its journal hold (or
+    the first, when the write starts the file over), never the recorder's placeholder 0."""
     path = tmp_path / "c.yaml"
     _journaled(path, 2).fold()
     writer = _journaled(path, 1)  # seq 3, in the journal

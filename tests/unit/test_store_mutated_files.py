@@ -34,9 +34,9 @@ from cassettes_core.cli import main
 from cassettes_core.store import Manifest, render
 from tests.helpers.factories import chat_request, interaction, stream_events
 
-TEXT_CASES = 800
-BYTE_CASES = 250
-STRUCTURE_CASES = 300
+TEXT_CASES = 300
+BYTE_CASES = 100
+STRUCTURE_CASES = 150
 SCAN_EVERY = 8  # besides the folders of 50: every 8th file is also scanned named alone
 
 
@@ -342,7 +342,7 @@ def _scan_batch(folder: Path, names: list[str], failures: list[str]) -> None:
 
 @pytest.mark.slow
 def test_mutated_cassettes_raise_only_cassette_errors(tmp_path: Path) -> None:
-    """5,200 mutated cassettes: load, replay of every interaction, and `cassettes scan` (of
+    """550 mutated cassettes: load, replay of every interaction, and `cassettes scan` (of
     each file in a folder of 50, and of every 8th file named alone) never raise anything but
     our own errors, and scan exits 0, 1 or 2."""
     path = tmp_path / "fuzz.yaml"
@@ -373,4 +373,4 @@ def test_mutated_cassettes_raise_only_cassette_errors(tmp_path: Path) -> None:
     assert count == TEXT_CASES + BYTE_CASES + STRUCTURE_CASES
     assert not failures, f"{len(failures)} foreign errors; first:\n" + "\n".join(failures[:3])
     # The corpus must also hold files that still load, or replay was never exercised.
-    assert loaded > 75  # a quarter of the cases or so load: the loaders were exercised
+    assert loaded > 30  # a quarter of the cases or so load: the loaders were exercised
