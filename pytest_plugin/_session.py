@@ -11,7 +11,6 @@ test uses a cassette.
 from __future__ import annotations
 
 import contextlib
-import shlex
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
@@ -31,7 +30,6 @@ from cassettes_core import (
 )
 from cassettes_core.events import Cursor
 from cassettes_core.usage import usage_of
-from pytest_plugin._agents import agent_counts
 from pytest_plugin._report import (
     LEAVE_ALONE,
     REPORT_LINE_KEY,
@@ -39,6 +37,7 @@ from pytest_plugin._report import (
     CassetteRecord,
     PluginState,
     Problems,
+    agent_counts,
     error_failure,
     problems_failure,
     state_of,
@@ -435,11 +434,10 @@ def cassette_for(
             marks=[mark],
             defaults=_config_for(request),
             label="cassette_for",
+            # Re-recorded by running the module, class or folder that owns its scope.
+            target=rerecord_target(state.settings, owner, test_file) if owner else ".",
         )
-        # Re-recorded by running the module, class or folder that owns its scope; never
-        # strict (strict is the tests').
-        target = rerecord_target(state.settings, owner, test_file) if owner else shlex.quote(".")
-        spec = replace(spec, target=target, strict=False)
+        spec = replace(spec, strict=False)  # strict is the tests'
         session = open_session(spec, state)
     except CassetteError as exc:
         raise pytest.fail.Exception(error_failure(exc, None), pytrace=False) from None
