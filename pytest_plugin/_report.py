@@ -1,39 +1,16 @@
 """The end of a run: what each cassette did, the failures it causes, drift, the usage list.
 
-**Summary.** Each test (and each fixture with a cassette of its own) leaves one
-:class:`CassetteRecord`, made from its recorder's event log; xdist workers send theirs to the
-controller, which prints one summary. Unused interactions are counted per cassette file over
-every test of the run that used it.
-
-**A test phase fails** on a miss, a request blocked in replay, or a live failure kept out of
-the recording, in the phase it happened in, whatever the code made of it (raised, wrapped by an
-SDK, caught): the problems are the recorder's logged errors, known by identity. Under strict,
-unused interactions fail the teardown. Failures are ``pytest.fail(..., pytrace=False)``.
-
-**The run fails** on ``--cassette-strict`` for a shared cassette (one named in the marker) with
-interactions no test played, but only when the run speaks for every test that uses it: each
-collected one ran (none skipped, deselected, or left unrun by ``-x``/``--maxfail``), the tests
-were not picked by node id or ``--lf``, and, for a cassette shared across modules (a name with
-``/`` or ``.yaml``, or an absolute path), pytest collected from its default roots. Otherwise
-the unused interactions are listed with the reason strict was not applied. A failure is an
-error of its own, named after the cassette, and the run exits 1.
-
-**Version drift.** Every cassette loaded while a session runs reports its drift to the
-session's :class:`DriftReporter` (the core looks up :func:`active` here before it warns),
-whoever made its Recorder. ``cassette_version_drift``: ``summary`` (default: listed once at the
-end, no warning), ``warn`` (also a ``CassetteVersionWarning``) or ``error`` (loading a drifted
-cassette raises ``VersionDriftError``); a Recorder's own ``on_version_drift`` wins.
-
-**The usage list** (``--cassette-usage=FILE`` or the ini ``cassette_usage_file``) for
-``cassettes prune``: one JSON file, written atomically by the controller, with ``complete``
-(false, with the reasons in ``partial``, when tests were deselected, only some paths or node
-ids were named, the run stopped early, collection failed, or ``--lf``/``--sw`` narrowed it)
-and, per cassette file (relative to rootdir), the tests that used it, the seqs they played,
-the seqs it held, a hash of the file, and ``not_judged`` when a test of it failed or was
-skipped. ``prune`` refuses a partial list and skips a cassette whose file changed since.
-
-Light on purpose: only pytest and the standard library at import (the drift reporter is armed
-at configure); the core comes in when a cassette is used.
+Each test (and each fixture with a cassette of its own) leaves one :class:`CassetteRecord`,
+made from its recorder's event log; xdist workers send theirs to the controller, which prints
+one summary. A test phase fails on a miss, a blocked request or an unrecorded live failure
+logged in it, whatever the code made of it; under strict, unused interactions fail the
+teardown. ``--cassette-strict`` on a shared cassette fails the run only when the run speaks for
+every test that uses it (:func:`judge`); otherwise the unused interactions are listed with the
+reason. Every cassette loaded while a session runs reports its version drift to the session's
+:class:`DriftReporter` (the core looks up :func:`active`). The usage list
+(``--cassette-usage``) is what ``cassettes prune`` reads: ``complete`` only when the run
+covered the whole suite, and per cassette the tests, the seqs played and held, a hash.
+Light on purpose: only pytest and the standard library at import.
 """
 
 from __future__ import annotations
