@@ -259,7 +259,7 @@ def test_what_outlives_a_test_is_refused_too(pytester: pytest.Pytester, ci: Sink
     ``multiprocessing`` fork copies the armed guard, so the child's call is refused too (its
     refusal is the child's; the README says the parent's summary does not list it)."""
     pytester.makepyfile(test_case=LEFT_BEHIND, test_forked=FORKED)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=60)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=120)
     result.assert_outcomes(passed=2)
     assert ci.accepted == 0
     result.stdout.fnmatch_lines(["thread: LiveCallRefusedError"])

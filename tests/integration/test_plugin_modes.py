@@ -117,58 +117,30 @@ def test_auto_records_then_replays(pytester: pytest.Pytester, live: Emulator) ->
 # -- precedence -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("env", "marker", "args", "recorded_before", "live_calls", "outcome"),
-    [
-        pytest.param({"CI": "true"}, "", (), False, 0, "failed", id="ci-never-records"),
-        pytest.param(
-            {"CI": "true"}, "mode='auto'", (), False, 0, "failed", id="ci-marker-auto-replays"
-        ),
-        pytest.param(
-            {"CI": "true", "CASSETTE_MODE": "append"}, "", (), False, 1, "passed", id="env>ci"
-        ),
-        pytest.param(
-            {"CASSETTE_MODE": "replay"}, "mode='record'", (), True, 1, "passed", id="marker>env"
-        ),
-        pytest.param(
-            {"CI": "true"}, "mode='record'", (), True, 1, "passed", id="marker-records-on-ci"
-        ),
-        pytest.param(
-            {}, "mode='record'", ("--cassette-mode=replay",), True, 0, "passed", id="cli>marker"
-        ),
-        pytest.param(
-            {"CI": "true", "CASSETTE_MODE": "replay"},
-            "mode='replay'",
-            ("--cassette-mode=record",),
-            True,
-            1,
-            "passed",
-            id="cli>all",
-        ),
-    ],
-)
-def test_precedence(
-    pytester: pytest.Pytester,
-    live: Emulator,
-    monkeypatch: pytest.MonkeyPatch,
-    env: dict[str, str],
-    marker: str,
-    args: tuple[str, ...],
-    recorded_before: bool,
-    live_calls: int,
-    outcome: str,
+def test_precedence_through_the_plugin(
+    pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The first source that is set decides: command line, marker, CASSETTE_MODE, CI, auto."""
-    if recorded_before:
-        record(pytester, live, ["one"])
-    write(pytester, ["one"], marker)
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    result = run(pytester, *args)
-    result.assert_outcomes(**{outcome: 1})
-    assert live.hits == live_calls
-    if outcome == "failed":
-        assert not (pytester.path / "cassettes").exists()
+    """The first source that is set decides (each pair is in tests/unit/test_modes.py): under
+    CI nothing records, ``mode='auto'`` included, but a marker's ``record`` does; the command
+    line beats the marker, CASSETTE_MODE and CI."""
+    record(pytester, live, ["one"])
+    pytester.makepyfile(
+        test_plain=TEMPLATE.format(prompts=["one"], marker=""),
+        test_auto=TEMPLATE.format(prompts=["one"], marker="mode='auto'"),
+    )
+    write(pytester, ["one"], "mode='record'")
+    monkeypatch.setenv("CI", "true")
+    result = run(pytester)
+    result.assert_outcomes(passed=1, failed=2)
+    assert live.hits == 1  # the marker's record
+    assert sorted(p.parent.name for p in (pytester.path / "cassettes").rglob("*.yaml")) == [
+        "test_it"
+    ]
+    live.reset()
+    monkeypatch.setenv("CASSETTE_MODE", "replay")
+    write(pytester, ["one"], "mode='replay'")
+    run(pytester, "--cassette-mode=record", "test_it.py").assert_outcomes(passed=1)
+    assert live.hits == 1
 
 
 UNMARKED = """
@@ -181,13 +153,13 @@ def test_unmarked():
 """
 
 
-@pytest.mark.parametrize("value", ["none", "replay-only", "off"])
 def test_a_mode_variable_naming_no_mode_stops_the_run_before_the_guard_reads_it(
-    pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch, value: str
+    pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Under CI, a CASSETTE_MODE that names no mode never turns the isolation guard off: the run
     stops at its start with a usage error naming the value and the modes, and nothing goes
-    live (an unmarked test's call included)."""
+    live (an unmarked test's call included; other values: tests/unit/test_plugin_spec.py)."""
+    value = "off"
     write(pytester, ["one"])
     pytester.makepyfile(test_unmarked=UNMARKED)
     monkeypatch.setenv("CI", "true")
