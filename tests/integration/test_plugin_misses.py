@@ -8,8 +8,6 @@ import pytest
 from cassettes_core.testing.emulator import Emulator
 from tests.helpers.inner import run_inner as run
 
-# In-process runs drop every module they import; loading these once here keeps each run fast
-
 
 @pytest.fixture
 def live(provider: Emulator) -> Emulator:

@@ -13,9 +13,6 @@ from cassettes_core.testing.emulator import Emulator
 from tests.helpers.inner import PLUGIN_INI
 from tests.helpers.inner import run_inner as run
 
-# In-process runs drop every module they import; loading these once here keeps each run fast
-
-
 CHAT = """
 import openai
 import pytest
