@@ -172,19 +172,17 @@ def test_cassette_file_names(pytester: pytest.Pytester, live: Emulator) -> None:
         pytest.param(
             ("--cassette-dir", "from-cli"), "cassette_dir = from-ini", "from-cli", id="both"
         ),
-        pytest.param((), "", "cassettes", id="default"),
     ],
 )
 def test_cassette_dir(
-    pytester: pytest.Pytester, args: tuple[str, ...], ini: str, folder: str
+    pytester: pytest.Pytester, live: Emulator, args: tuple[str, ...], ini: str, folder: str
 ) -> None:
-    """--cassette-dir beats the cassette_dir ini option, which beats cassettes/ (read from the
-    session's configuration: where each test's file lands is tests/unit/test_plugin_naming.py)."""
-    from pytest_plugin._settings import read_settings
-
+    """--cassette-dir beats the cassette_dir ini option, which beats cassettes/."""
     pytester.makeini(PLUGIN_INI + ini + "\n")
-    config = pytester.parseconfig(*args)
-    assert read_settings(config).cassette_dir == pytester.path / folder
+    chat(pytester, "Where do cassettes go?")
+    run(pytester, *args).assert_outcomes(passed=1)
+    assert (pytester.path / folder / "test_chat" / "test_chat.yaml").is_file()
+    assert not (pytester.path / "cassettes").exists()
 
 
 FIXTURES = """
