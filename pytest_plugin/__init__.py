@@ -13,7 +13,7 @@ gives a fixture of any scope a cassette of its own::
         with cassette_for(request):
             yield build_agent()
 
-They are loaded on first access, so importing the plugin stays free of the core's imports.
+Loaded on first access: importing the plugin stays free of the core's imports.
 """
 
 from __future__ import annotations

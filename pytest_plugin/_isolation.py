@@ -10,24 +10,31 @@ test's setup, call or teardown, the fixture being set up or torn down, a thread 
 it fails that test phase even when the code under test caught the error, and a refusal outside
 any test (collection, session start or end) is an error of the run. The terminal summary lists
 them all.
-
-This module only decides (it is imported by every session, so it is cheap); the hooks that
-track and report live in ``_isolation_hooks``, imported when the guard is armed.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import os
+import sys
 import threading
-from typing import TYPE_CHECKING
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_plugin._report import LEAVE_ALONE, Problems, failed, first_line, problems_failure
+from pytest_plugin._report import run_error as _run_error
+
 if TYPE_CHECKING:
+    from cassettes_core import LiveCallRefusedError
     from cassettes_core.isolation import Guard
 
 PLUGIN_NAME = "cassettes-isolation"
+REFUSED_ID = "provider-cassettes-live-call"
+_WORKER_OUTPUT = "provider_cassettes_refusals"
 _NOT_CI = ("", "0", "false", "no", "off")
 
 
@@ -92,12 +99,26 @@ def start(config: pytest.Config) -> None:
     block = bool(_option(config, "cassette_block_network"))
     if reason is None and not block:
         return
-    from cassettes_core.isolation import Guard, Policy, recorded_hosts
-    from pytest_plugin._isolation_hooks import IsolationHooks
+    import cassettes_core.transport  # noqa: F401 -- registers the httpx, aiohttp, botocore seams
+    from cassettes_core.isolation import (
+        Guard,
+        Policy,
+        arm,
+        forget_recorded_hosts,
+        recorded_hosts,
+        threads_now,
+        url_host_port,
+    )
 
     extra = _option(config, "cassette_allow_host")
     allow = [*config.getini("cassette_allow_hosts"), *(extra if isinstance(extra, list) else [])]
-    _check_allow_list(allow)
+    for entry in allow:
+        text = str(entry).strip().removeprefix("*.").removeprefix(".")
+        if text and url_host_port(text if "://" in text else f"http://{text}") is None:
+            raise pytest.UsageError(
+                f"cannot read {entry!r} as a host for --cassette-allow-host / "
+                "cassette_allow_hosts; write host, host:port, [ipv6]:port or *.domain"
+            )
     policy = Policy(
         providers=reason is not None,
         block_network=block,
@@ -106,11 +127,7 @@ def start(config: pytest.Config) -> None:
     )
     hooks = IsolationHooks(config)
     guard = Guard(policy, locate=hooks.locate, on_refusal=hooks.refused, seen_hosts=recorded_hosts)
-    hooks.guard = guard
     config.pluginmanager.register(hooks, PLUGIN_NAME)
-    import cassettes_core.transport  # noqa: F401 -- registers the httpx, aiohttp, botocore seams
-    from cassettes_core.isolation import arm, forget_recorded_hosts, threads_now
-
     forget_recorded_hosts()
     before = threads_now()
     arm(guard)  # from here on, for the whole session: conftests, collection, fixtures, threads
@@ -125,13 +142,170 @@ def _end(guard: Guard, threads_before: frozenset[threading.Thread]) -> None:
         linger(guard.policy, threads_before=threads_before)
 
 
-def _check_allow_list(entries: list[str]) -> None:
-    from cassettes_core.isolation import url_host_port
+@dataclass(frozen=True)
+class Refusal:
+    """One refused call: the test it fails (None: the run's), and how it is shown."""
 
-    for entry in entries:
-        text = str(entry).strip().removeprefix("*.").removeprefix(".")
-        if text and url_host_port(text if "://" in text else f"http://{text}") is None:
-            raise pytest.UsageError(
-                f"cannot read {entry!r} as a host for --cassette-allow-host / "
-                "cassette_allow_hosts; write host, host:port, [ipv6]:port or *.domain"
-            )
+    nodeid: str | None
+    line: str
+    text: str
+
+
+class IsolationHooks:
+    """The plugin object the guard reports to: which test, phase and fixture run now, the
+    refusals per test (they fail its phase), the run's own errors, and the summary lines."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.lock = threading.Lock()
+        self.item: pytest.Item | None = None
+        self.phase = ""
+        self.collecting: str | None = None
+        self.fixtures: list[tuple[str, str]] = []  # (name, scope) being set up or torn down
+        self.all: list[Refusal] = []
+        self.pending: dict[str, list[LiveCallRefusedError]] = {}
+        self.summarised = False  # later refusals (pytest_unconfigure) go to stderr
+
+    def locate(self) -> str:
+        item, fixtures = self.item, list(self.fixtures)
+        if item is None:
+            if self.collecting is not None:
+                return f"the collection of {self.collecting} (module-level code)"
+            return "outside any test (a conftest.py or plugin, session start or end)"
+        if fixtures:
+            name, scope = fixtures[-1]
+            return f"{item.nodeid} ({self.phase} of fixture {name!r}, scope {scope})"
+        return f"{item.nodeid}" + (f" ({self.phase})" if self.phase != "call" else "")
+
+    def refused(self, error: LiveCallRefusedError) -> None:
+        item = self.item
+        what = f"{error.method} {error.target}{error.path}".strip()
+        line = f"{what} via {error.via}, in {error.where}"
+        with self.lock:
+            self.all.append(Refusal(item.nodeid if item else None, line, str(error)))
+            if item is not None:
+                self.pending.setdefault(item.nodeid, []).append(error)
+        if self.summarised:  # too late for the summary and the exit status: said at least
+            sys.stderr.write(f"provider-cassettes: LiveCallRefusedError: {error}\n")
+            sys.stderr.flush()
+
+    # -- hooks: what runs now -----------------------------------------------------------
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_make_collect_report(self, collector: pytest.Collector) -> Generator[None, Any, Any]:
+        self.collecting = collector.nodeid or "the session"
+        try:
+            return (yield)
+        finally:
+            self.collecting = None
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_protocol(
+        self, item: pytest.Item, nextitem: pytest.Item | None
+    ) -> Generator[None, Any, Any]:
+        self.item = item
+        try:
+            return (yield)
+        finally:
+            self.item = None
+            self.phase = ""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        self.phase = "setup"
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> None:
+        self.phase = "call"
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)  # a wrapper: before the plugin's settle
+    def pytest_runtest_teardown(
+        self, item: pytest.Item, nextitem: pytest.Item | None
+    ) -> Generator[None, Any, Any]:
+        self.phase = "teardown"
+        return (yield)
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_fixture_setup(
+        self, fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest
+    ) -> Generator[None, Any, Any]:
+        entry = (fixturedef.argname, fixturedef.scope)
+        self.fixtures.append(entry)
+        try:
+            result = yield
+        finally:
+            self._drop(entry)
+        fixturedef.addfinalizer(functools.partial(self.fixtures.append, entry))
+        return result
+
+    def pytest_fixture_post_finalizer(
+        self, fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest
+    ) -> None:
+        self._drop((fixturedef.argname, fixturedef.scope))
+
+    def _drop(self, entry: tuple[str, str]) -> None:
+        if entry in self.fixtures:
+            index = len(self.fixtures) - 1 - self.fixtures[::-1].index(entry)
+            del self.fixtures[index]
+
+    # -- hooks: failing and reporting ---------------------------------------------------
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        with self.lock:
+            refused = self.pending.pop(item.nodeid, [])
+        raised = call.excinfo.value if call.excinfo is not None else None
+        if refused and not isinstance(raised, LEAVE_ALONE):
+            call.excinfo = failed(problems_failure(Problems(live=refused), raised))
+        report = yield
+        if refused:
+            first_line(report)
+        return report
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        workeroutput: dict[str, Any] | None = getattr(self.config, "workeroutput", None)
+        if workeroutput is not None:  # an xdist worker: the controller reports
+            workeroutput[_WORKER_OUTPUT] = json.dumps([r.__dict__ for r in self.all])
+            return
+        unattributed = [r for r in self.all if r.nodeid is None]
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        for refusal in unattributed:
+            if reporter is not None:
+                text = f"LiveCallRefusedError: {refusal.text}"
+                reporter.stats.setdefault("error", []).append(
+                    _run_error(REFUSED_ID, REFUSED_ID, text, when="setup")
+                )
+        if unattributed and session.exitstatus in (0, pytest.ExitCode.NO_TESTS_COLLECTED):
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        text = getattr(node, "workeroutput", {}).get(_WORKER_OUTPUT)
+        with self.lock:
+            for entry in json.loads(text or "[]"):
+                refusal = Refusal(**entry)
+                # Every worker collects every module: module-level code refused in each
+                # is one refusal of the run, not one per worker.
+                if refusal.nodeid is not None or refusal not in self.all:
+                    self.all.append(refusal)
+
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_terminal_summary(
+        self, terminalreporter: pytest.TerminalReporter
+    ) -> Generator[None, None, None]:
+        try:
+            return (yield)
+        finally:
+            self.summarised = True
+            if self.all:
+                count = len(self.all)
+                terminalreporter.write_sep("=", "provider-cassettes: live calls refused", red=True)
+                terminalreporter.write_line(
+                    f"{count} live call{'s' if count != 1 else ''} refused before connecting "
+                    "(allow a host with --cassette-allow-host HOST or the cassette_allow_hosts "
+                    "ini option):"
+                )
+                for refusal in self.all:
+                    terminalreporter.write_line(f"  {refusal.line}")

@@ -1,39 +1,16 @@
 """The end of a run: what each cassette did, the failures it causes, drift, the usage list.
 
-**Summary.** Each test (and each fixture with a cassette of its own) leaves one
-:class:`CassetteRecord`, made from its recorder's event log; xdist workers send theirs to the
-controller, which prints one summary. Unused interactions are counted per cassette file over
-every test of the run that used it.
-
-**A test phase fails** on a miss, a request blocked in replay, or a live failure kept out of
-the recording, in the phase it happened in, whatever the code made of it (raised, wrapped by an
-SDK, caught): the problems are the recorder's logged errors, known by identity. Under strict,
-unused interactions fail the teardown. Failures are ``pytest.fail(..., pytrace=False)``.
-
-**The run fails** on ``--cassette-strict`` for a shared cassette (one named in the marker) with
-interactions no test played, but only when the run speaks for every test that uses it: each
-collected one ran (none skipped, deselected, or left unrun by ``-x``/``--maxfail``), the tests
-were not picked by node id or ``--lf``, and, for a cassette shared across modules (a name with
-``/`` or ``.yaml``, or an absolute path), pytest collected from its default roots. Otherwise
-the unused interactions are listed with the reason strict was not applied. A failure is an
-error of its own, named after the cassette, and the run exits 1.
-
-**Version drift.** Every cassette loaded while a session runs reports its drift to the
-session's :class:`DriftReporter` (the core looks up :func:`active` here before it warns),
-whoever made its Recorder. ``cassette_version_drift``: ``summary`` (default: listed once at the
-end, no warning), ``warn`` (also a ``CassetteVersionWarning``) or ``error`` (loading a drifted
-cassette raises ``VersionDriftError``); a Recorder's own ``on_version_drift`` wins.
-
-**The usage list** (``--cassette-usage=FILE`` or the ini ``cassette_usage_file``) for
-``cassettes prune``: one JSON file, written atomically by the controller, with ``complete``
-(false, with the reasons in ``partial``, when tests were deselected, only some paths or node
-ids were named, the run stopped early, collection failed, or ``--lf``/``--sw`` narrowed it)
-and, per cassette file (relative to rootdir), the tests that used it, the seqs they played,
-the seqs it held, a hash of the file, and ``not_judged`` when a test of it failed or was
-skipped. ``prune`` refuses a partial list and skips a cassette whose file changed since.
-
-Light on purpose: only pytest and the standard library at import (the drift reporter is armed
-at configure); the core comes in when a cassette is used.
+Each test (and each fixture with a cassette of its own) leaves one :class:`CassetteRecord`,
+made from its recorder's event log; xdist workers send theirs to the controller, which prints
+one summary. A test phase fails on a miss, a blocked request or an unrecorded live failure
+logged in it, whatever the code made of it; under strict, unused interactions fail the
+teardown. ``--cassette-strict`` on a shared cassette fails the run only when the run speaks for
+every test that uses it (:func:`judge`); otherwise the unused interactions are listed with the
+reason. Every cassette loaded while a session runs reports its version drift to the session's
+:class:`DriftReporter` (the core looks up :func:`active`). The usage list
+(``--cassette-usage``) is what ``cassettes prune`` reads: ``complete`` only when the run
+covered the whole suite, and per cassette the tests, the seqs played and held, a hash.
+Light on purpose: only pytest and the standard library at import.
 """
 
 from __future__ import annotations
@@ -45,20 +22,21 @@ import os
 import shlex
 import threading
 import uuid
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
-from pytest_plugin._agents import agent_lines
 from pytest_plugin._settings import Place, Settings, marker_name, place, read_settings
 
 if TYPE_CHECKING:
     from cassettes_core import CassetteError, Interaction
+    from cassettes_core.events import CallEvent
     from cassettes_core.usage import PriceTable
     from pytest_plugin._session import CassetteSession
 
@@ -144,54 +122,107 @@ class Tally:
 
         ``ci``: the run is on CI, where a marker's explicit recording mode deserves a warning.
         """
-        if not self.records:
-            return []
         records = self.records
+        if not records:
+            return []
+        limit = None if verbose else MAX_LISTED
+
+        def total(name: str, only: Callable[[CassetteRecord], bool] = lambda r: True) -> int:
+            return sum(getattr(r, name) for r in records if only(r))
+
         unused = self.unused()
         counts = [
-            _count(sum(r.replayed for r in records), "interaction", "replayed"),
-            f"{sum(r.recorded for r in records)} recorded",
-            f"{sum(r.missed for r in records)} missed",
+            _count(total("replayed"), "interaction", "replayed"),
+            f"{total('recorded')} recorded",
+            f"{total('missed')} missed",
             f"{sum(len(u.seqs) for u in unused)} unused",
         ]
-        blocked = sum(r.blocked for r in records)
-        if blocked:
-            counts.append(f"{blocked} blocked")
-        unrecorded = sum(r.unrecorded for r in records)
-        if unrecorded:
-            counts.append(f"{unrecorded} live failure{'s' if unrecorded != 1 else ''} not recorded")
-        live = sum(r.live for r in records if r.mode == "passthrough")
-        if live:
-            counts.append(f"{live} passed through live")
-        cassettes = _count(len({r.path for r in records}), "cassette", "used")
+        blocked, unrecorded = total("blocked"), total("unrecorded")
+        live = total("live", lambda r: r.mode == "passthrough")
+        counts += [f"{blocked} blocked"] if blocked else []
+        counts += [_count(unrecorded, "live failure", "not recorded")] if unrecorded else []
+        counts += [f"{live} passed through live"] if live else []
         tests = _count(len({r.nodeid for r in records if not r.fixture}), "test")
         fixtures = len({r.nodeid for r in records if r.fixture})
         if fixtures:
             tests += f" and {_count(fixtures, 'fixture')}"
-        lines = [f"{cassettes} by {tests}: {', '.join(counts)}"]
-        lines.extend(_savings(records, prices))
-        limit = None if verbose else MAX_LISTED
-        if unused:
-            lines.append("unused interactions (recorded, never played in this run):")
-            for item in unused[:limit]:
-                seqs = ", ".join(str(s) for s in item.seqs)
-                label = "seq" if len(item.seqs) == 1 else "seqs"
-                lines.append(
-                    f"  {shown(item.path, base)}: {label} {seqs}  ({', '.join(item.tests[:3])}"
-                    f"{', …' if len(item.tests) > 3 else ''})"
-                )
-            _more(lines, len(unused), limit)
-        missed = [r for r in records if r.missed]
-        if missed:
-            lines.append("missed (see each failure for the diff):")
-            lines.extend(f"  {r.nodeid} -> {shown(r.path, base)}" for r in missed[:limit])
-            _more(lines, len(missed), limit)
-        lines.extend(agent_lines(records, limit))
-        lines.extend(_went_live(records, limit))
-        lines.extend(_streams(records))
-        if ci:
-            lines.extend(_recorded_on_ci(records))
+        cassettes = _count(len({r.path for r in records}), "cassette", "used")
+        lines = [f"{cassettes} by {tests}: {', '.join(counts)}", *_savings(records, prices)]
+        lines += _listed(
+            "unused interactions (recorded, never played in this run):",
+            [
+                f"{shown(u.path, base)}: {'seq' if len(u.seqs) == 1 else 'seqs'} "
+                f"{', '.join(str(s) for s in u.seqs)}  ({', '.join(u.tests[:3])}"
+                f"{', …' if len(u.tests) > 3 else ''})"
+                for u in unused
+            ],
+            limit,
+        )
+        lines += _listed(
+            "missed (see each failure for the diff):",
+            [f"{r.nodeid} -> {shown(r.path, base)}" for r in records if r.missed],
+            limit,
+        )
+        tools = total("tool_replayed") + total("tool_recorded")
+        if tools or total("mcp_replayed") + total("mcp_recorded"):
+            model = [total(k) - total(f"tool_{k}") - total(f"mcp_{k}") for k in _KINDS]
+            lines.append(
+                f"  of these: model calls {model[0]} replayed, {model[1]} recorded; tool calls "
+                f"{total('tool_replayed')} replayed, {total('tool_recorded')} recorded; MCP "
+                f"calls {total('mcp_replayed')} replayed, {total('mcp_recorded')} recorded"
+            )
+        changed = [r for r in records if r.tools_changed]
+        n = sum(len(r.tools_changed) for r in changed)
+        lines += _listed(
+            f"{_count(n, 'safe tool call')} returned another result than recorded (the "
+            "recording is what the model saw; --cassette-strict fails them):",
+            [f"{r.nodeid}: {', '.join(r.tools_changed[:5])}" for r in changed],
+            limit,
+        )
+        went = [r for r in records if r.went_live]
+        lines += _listed(
+            f"{_count(sum(len(r.went_live) for r in went), 'request')} to provider hosts went "
+            "live unrecorded (not a kind of call a cassette records; replay blocks them unless "
+            "block_unmatched=False):",
+            [f"{r.nodeid}: {_first_five(list(dict.fromkeys(r.went_live)))}" for r in went],
+            limit,
+        )
+        if total("drained"):
+            lines.append(
+                f"{_count(total('drained'), 'live stream')} left open by the test read to the "
+                "end and recorded"
+            )
+        if total("dropped"):
+            lines.append(
+                f"{_count(total('dropped'), 'live stream')} left open could not be read to the "
+                "end: not recorded (see the warnings)"
+            )
+        chosen = [r for r in records if r.source == "marker" and r.recorded and r.mode in _RECORDS]
+        if ci and chosen:
+            lines.append(
+                f"warning: CI is set, but {_count(len(chosen), 'test')} recorded because the "
+                f"marker chose mode={chosen[0].mode!r} (first: {chosen[0].nodeid}); a marker's "
+                "mode overrides CI, so remove it once the cassette is committed"
+            )
         return lines
+
+
+_RECORDS = ("record", "append")
+_KINDS = ("replayed", "recorded")
+
+
+def _first_five(calls: list[str]) -> str:
+    return f"{', '.join(calls[:5])}{' …' if len(calls) > 5 else ''}"
+
+
+def _listed(header: str, items: list[str], limit: int | None) -> list[str]:
+    """``header`` and ``items`` (indented), at most ``limit`` of them; none when empty."""
+    if not items:
+        return []
+    lines = [header, *(f"  {item}" for item in items[:limit])]
+    if limit is not None and len(items) > limit:
+        lines.append(f"  … and {len(items) - limit} more (-v lists all)")
+    return lines
 
 
 def shown(path: str, base: str | None) -> str:
@@ -219,11 +250,6 @@ def _count(n: int, noun: str, verb: str = "") -> str:
     return f"{text} {verb}" if verb else text
 
 
-def _more(lines: list[str], total: int, limit: int | None) -> None:
-    if limit is not None and total > limit:
-        lines.append(f"  … and {total - limit} more (-v lists all)")
-
-
 def _savings(records: Sequence[CassetteRecord], prices: PriceTable) -> list[str]:
     per_model: dict[str, list[int]] = {}
     for record in records:
@@ -237,71 +263,40 @@ def _savings(records: Sequence[CassetteRecord], prices: PriceTable) -> list[str]
     total_out = sum(v[1] for v in per_model.values())
     if not total_in and not total_out:
         return []
-    cost = 0.0
-    unpriced: list[str] = []
-    for model, (tokens_in, tokens_out) in sorted(per_model.items()):
-        price = prices.cost(model, tokens_in, tokens_out)
-        if price is None:
-            unpriced.append(model)
-        else:
-            cost += price
+    costs = {model: prices.cost(model, *counts) for model, counts in sorted(per_model.items())}
+    unpriced = [model for model, cost in costs.items() if cost is None]
     line = (
         f"replay saved {total_in + total_out:,} tokens ({total_in:,} input, {total_out:,} output)"
     )
     if len(unpriced) < len(per_model):
-        line += f", about {money(cost)} (estimated)"
-    lines = [line]
-    if unpriced:
-        lines.append(
-            f"  no price for {', '.join(unpriced)}: add one with the cassette_prices ini option"
-        )
-    return lines
-
-
-def _went_live(records: Sequence[CassetteRecord], limit: int | None) -> list[str]:
-    tests = [r for r in records if r.went_live]
-    if not tests:
-        return []
-    total = sum(len(r.went_live) for r in tests)
-    lines = [
-        f"{_count(total, 'request')} to provider hosts went live unrecorded (not a kind of call "
-        "a cassette records; replay blocks them unless block_unmatched=False):"
-    ]
-    for record in tests[:limit]:
-        calls = list(dict.fromkeys(record.went_live))
-        lines.append(f"  {record.nodeid}: {', '.join(calls[:5])}{' …' if len(calls) > 5 else ''}")
-    _more(lines, len(tests), limit)
-    return lines
-
-
-def _streams(records: Sequence[CassetteRecord]) -> list[str]:
-    lines = []
-    drained = sum(r.drained for r in records)
-    dropped = sum(r.dropped for r in records)
-    if drained:
-        lines.append(
-            f"{_count(drained, 'live stream')} left open by the test read to the end and recorded"
-        )
-    if dropped:
-        lines.append(
-            f"{_count(dropped, 'live stream')} left open could not be read to the end: not "
-            "recorded (see the warnings)"
-        )
-    return lines
-
-
-def _recorded_on_ci(records: Sequence[CassetteRecord]) -> list[str]:
-    chosen = [
-        r for r in records if r.source == "marker" and r.recorded and r.mode in ("record", "append")
-    ]
-    if not chosen:
-        return []
-    first = chosen[0]
+        line += f", about {money(sum(c for c in costs.values() if c is not None))} (estimated)"
+    if not unpriced:
+        return [line]
     return [
-        f"warning: CI is set, but {_count(len(chosen), 'test')} recorded because the marker "
-        f"chose mode={first.mode!r} (first: {first.nodeid}); a marker's mode overrides CI, so "
-        "remove it once the cassette is committed"
+        line,
+        f"  no price for {', '.join(unpriced)}: add one with the cassette_prices ini option",
     ]
+
+
+def agent_counts(events: Sequence[CallEvent]) -> dict[str, Any]:
+    """The ``CassetteRecord`` fields that count tool and MCP interactions apart (as the
+    catalog's readers say what a provider's calls are), from a recorder's events."""
+    from cassettes_core import catalog
+
+    counts: Counter[tuple[str, str]] = Counter(
+        (e.kind, catalog.reader_for(e.provider).calls) for e in events if e.provider is not None
+    )
+    return {
+        "tool_replayed": counts["replayed", "tool"],
+        "tool_recorded": counts["recorded", "tool"],
+        "mcp_replayed": counts["replayed", "mcp"],
+        "mcp_recorded": counts["recorded", "mcp"],
+        "tools_changed": [
+            f"{getattr(e.error, 'tool', e.endpoint)} (seq {e.seq})"
+            for e in events
+            if e.kind == "changed" and e.interaction
+        ],
+    }
 
 
 class FailureText:
@@ -405,17 +400,16 @@ def drift_lines(config: pytest.Config, *, verbose: bool = False) -> list[str]:
     if reporter is None or not reporter.found:
         return []
     base = str(config.invocation_params.dir)
-    listed = sorted(reporter.found.items())
-    count = len(listed)
-    lines = [
-        f"version drift: {count} cassette{'s' if count != 1 else ''} recorded with other "
+    return _listed(
+        f"version drift: {_count(len(reporter.found), 'cassette')} recorded with other "
         "versions than installed (replay is structurally auditable, not re-derivable; "
-        "re-record with --cassette-mode=record to refresh):"
-    ]
-    limit = None if verbose else MAX_LISTED
-    lines.extend(f"  {shown(path, base)}: {'; '.join(drift)}" for path, drift in listed[:limit])
-    _more(lines, count, limit)
-    return lines
+        "re-record with --cassette-mode=record to refresh):",
+        [
+            f"{shown(path, base)}: {'; '.join(drift)}"
+            for path, drift in sorted(reporter.found.items())
+        ],
+        None if verbose else MAX_LISTED,
+    )
 
 
 # -- xdist: each worker sends its results to the controller, which reports ------------------
@@ -494,17 +488,18 @@ def phase_failure(
         changed if session.spec.strict else (),
     )
     if problems.every:
-        return _failed(problems_failure(problems, raised, session.path))
+        return failed(problems_failure(problems, raised, session.path))
     if isinstance(raised, CassetteError):  # unsafe write, corrupt file
-        return _failed(error_failure(raised, session.path))
+        return failed(error_failure(raised, session.path))
     if call.when == "teardown" and raised is None:
         unused = session.strict_unused()
         if unused:
-            return _failed(unused_failure(session, unused))
+            return failed(unused_failure(session, unused))
     return None
 
 
-def _failed(text: str) -> pytest.ExceptionInfo[BaseException]:
+def failed(text: str) -> pytest.ExceptionInfo[BaseException]:
+    """A test phase's failure with ``text`` and no traceback."""
     try:
         raise pytest.fail.Exception(text, pytrace=False) from None
     except pytest.fail.Exception as exc:
@@ -519,10 +514,11 @@ class Problems:
     blocked: Sequence[CassetteError] = ()
     refused: Sequence[CassetteError] = ()
     changed: Sequence[CassetteError] = ()
+    live: Sequence[CassetteError] = ()  # refused by the isolation guard
 
     @property
     def every(self) -> list[CassetteError]:
-        return [*self.misses, *self.blocked, *self.refused, *self.changed]
+        return [*self.misses, *self.blocked, *self.refused, *self.changed, *self.live]
 
 
 def problems_failure(
@@ -542,6 +538,7 @@ def problems_failure(
             "live failure",
         ),
         (len(problems.changed), "changed tool result", "changed tool results", "tool result"),
+        (len(problems.live), "live call refused", "live calls refused", "refusal"),
     ]
     present = [kind for kind in kinds if kind[0]]
     noun = present[0][3] if len(present) == 1 else "problem"
@@ -672,14 +669,21 @@ def failure_report(item: Unused, base: str | None) -> pytest.TestReport:
         f"  re-record: pytest {files} --cassette-mode=record   (strict comes from "
         "--cassette-strict, the cassette_strict ini option or strict=True)"
     )
+    return run_error(f"{where}::{STRICT_ID}", where, text, when="teardown")
+
+
+def run_error(
+    nodeid: str, where: str, text: str, *, when: Literal["setup", "teardown"]
+) -> pytest.TestReport:
+    """An error of the run itself (no test's), listed with the others and counted."""
     longrepr: Any = FailureText(text)
     return pytest.TestReport(
-        nodeid=f"{where}::{STRICT_ID}",
-        location=(where, None, STRICT_ID),
+        nodeid=nodeid,
+        location=(where, None, nodeid.rpartition("::")[2]),
         keywords={},
         outcome="failed",
         longrepr=longrepr,
-        when="teardown",
+        when=when,
     )
 
 

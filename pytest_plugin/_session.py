@@ -1,17 +1,9 @@
-"""The cassette session of one running test (or fixture): its recorder, interception, and
-results.
-
-``CassetteSession`` is the value of the ``cassette`` fixture. It reads what happened from the
-recorder's event log (``recorder.log``), the one record of each call: the summary's counts,
-the tokens replay saved, and the problems that fail a test phase all come from there.
-``cassette_for`` opens one for a fixture of any scope. Imported (with the core) only when a
-test uses a cassette.
-"""
+"""The cassette session of one running test (or fixture): its recorder, interception and
+results, read from the recorder's event log; ``cassette_for`` opens one for a fixture."""
 
 from __future__ import annotations
 
 import contextlib
-import shlex
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
@@ -21,17 +13,14 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from cassettes_core import (
-    Cassette,
     CassetteError,
     CassetteMissError,
     Interaction,
     Mode,
     Recorder,
-    RecorderStats,
 )
 from cassettes_core.events import Cursor
 from cassettes_core.usage import usage_of
-from pytest_plugin._agents import agent_counts
 from pytest_plugin._report import (
     LEAVE_ALONE,
     REPORT_LINE_KEY,
@@ -39,6 +28,7 @@ from pytest_plugin._report import (
     CassetteRecord,
     PluginState,
     Problems,
+    agent_counts,
     error_failure,
     problems_failure,
     state_of,
@@ -104,24 +94,12 @@ class CassetteSession:
         return self.spec.mode.source
 
     @property
-    def cassette(self) -> Cassette:
-        return self.recorder.cassette
-
-    @property
     def interactions(self) -> Sequence[Interaction]:
         return self.recorder.cassette.interactions
 
     def unused(self) -> list[Interaction]:
         """Interactions in the file that this test has not played (so far)."""
         return self.recorder.cassette.unused()
-
-    @property
-    def played_count(self) -> int:
-        return self.recorder.cassette.played_count
-
-    @property
-    def stats(self) -> RecorderStats:
-        return self.recorder.stats
 
     @property
     def replayed(self) -> int:
@@ -152,27 +130,29 @@ class CassetteSession:
 
     def httpx2_transport(self, *, inner: Any = None) -> httpx2_adapter.CassetteTransport:
         """An ``httpx2`` transport on this cassette (``inner`` carries live calls)."""
-        from cassettes_core.transport.httpx2 import CassetteTransport
+        from cassettes_core.transport import httpx2
 
-        return CassetteTransport(self.recorder, inner=inner, block_unmatched=self._block)
+        return httpx2.CassetteTransport(self.recorder, inner=inner, block_unmatched=self._block)
 
     def httpx2_async_transport(self, *, inner: Any = None) -> httpx2_adapter.AsyncCassetteTransport:
         """The ``httpx2.AsyncClient`` twin of :meth:`httpx2_transport`."""
-        from cassettes_core.transport.httpx2 import AsyncCassetteTransport
+        from cassettes_core.transport import httpx2
 
-        return AsyncCassetteTransport(self.recorder, inner=inner, block_unmatched=self._block)
+        return httpx2.AsyncCassetteTransport(
+            self.recorder, inner=inner, block_unmatched=self._block
+        )
 
     def httpx_transport(self, *, inner: Any = None) -> httpx_adapter.CassetteTransport:
         """A legacy ``httpx`` transport on this cassette."""
-        from cassettes_core.transport.httpx import CassetteTransport
+        from cassettes_core.transport import httpx
 
-        return CassetteTransport(self.recorder, inner=inner, block_unmatched=self._block)
+        return httpx.CassetteTransport(self.recorder, inner=inner, block_unmatched=self._block)
 
     def httpx_async_transport(self, *, inner: Any = None) -> httpx_adapter.AsyncCassetteTransport:
         """The ``httpx.AsyncClient`` twin of :meth:`httpx_transport`."""
-        from cassettes_core.transport.httpx import AsyncCassetteTransport
+        from cassettes_core.transport import httpx
 
-        return AsyncCassetteTransport(self.recorder, inner=inner, block_unmatched=self._block)
+        return httpx.AsyncCassetteTransport(self.recorder, inner=inner, block_unmatched=self._block)
 
     @property
     def _block(self) -> bool | None:
@@ -435,11 +415,10 @@ def cassette_for(
             marks=[mark],
             defaults=_config_for(request),
             label="cassette_for",
+            # Re-recorded by running the module, class or folder that owns its scope.
+            target=rerecord_target(state.settings, owner, test_file) if owner else ".",
         )
-        # Re-recorded by running the module, class or folder that owns its scope; never
-        # strict (strict is the tests').
-        target = rerecord_target(state.settings, owner, test_file) if owner else shlex.quote(".")
-        spec = replace(spec, target=target, strict=False)
+        spec = replace(spec, strict=False)  # strict is the tests'
         session = open_session(spec, state)
     except CassetteError as exc:
         raise pytest.fail.Exception(error_failure(exc, None), pytrace=False) from None

@@ -1,54 +1,22 @@
-"""The per-test cassette settings: one resolution of where the file is, its mode and its
-options, made once per test (or fixture) into one :class:`CassetteSpec` that everything after
-it reads; and ``cassette_for``, the cassette of a fixture of any scope.
+"""The per-test cassette settings, resolved once per test (or fixture) into one
+:class:`CassetteSpec`: where the file is, its mode and its options.
 
-Precedence, per option: the command line > the closest marker (a function's over a class's or
-a module's ``pytestmark``) or ``cassette_for``'s arguments > the ``cassette_config`` fixture (a
-directory's defaults, from its ``conftest.py``) > the ini file (and, for the mode,
-``CASSETTE_MODE`` > ``CI`` ⇒ replay > auto; see ``cassettes_core.modes``). The session-wide
-values (command line, ini, environment) are read and checked once, at session start; a bad one
-is a usage error naming it and the valid values. Marker keywords, and the keys of
-``cassette_config`` (all but ``name``):
-
-===================  =======================================================================
-``name`` / arg       cassette name (see below for the path rules)
-``mode``             ``auto``/``replay``/``record``/``append``/``passthrough``
-``strict``           unused interactions fail the test (replay only)
-``repeat_last``      the last recording answers any further identical request
-``policy``           a ``cassettes_core.MatchPolicy`` widening or narrowing the matched fields
-``before_record``    a hook that scrubs each interaction before it is written
-``allow_secrets``    values the secret guard must let through
-``block_unmatched``  requests that are not provider calls: ``None`` (default) blocks, in replay,
-                     those to a provider host; ``True`` blocks all; ``False`` none
-``record_errors``    ``"useful"`` (default: auth failures, 404s, an account out of credit and an
-                     unreachable provider are not recorded, the test fails) or ``"all"``; over
-                     the ``cassette_record_errors`` ini option
-===================  =======================================================================
+Precedence, per option: the command line > the closest marker (or ``cassette_for``'s
+arguments) > the ``cassette_config`` fixture > the ini file (and, for the mode,
+``CASSETTE_MODE`` > ``CI`` => replay > auto). The session-wide values are read and checked once,
+at session start; a bad one is a usage error naming it and the valid values.
 
 Where the file is: ``<cassette dir>/<test module path, relative to rootdir, without .py>/<test>
-.yaml``, where ``<test>`` is the function name, ``Class.func`` inside a class, with the
-parametrisation id kept in brackets. Names are made filesystem-safe (letters, digits and
-``_ . , + = @ [ ] -``); a name that had to be changed, or is longer than :data:`MAX_NAME`, gets
-a short hash of the original so that two different tests never share a file by accident. A
-marker name is the caller's choice and is not rewritten: ``cassette("shared")`` is
-module-relative (``<dir>/<module path>/shared.yaml``); a name with a ``/`` or ending in
-``.yaml``/``.yml`` is relative to the cassette dir (``cassette("common/hello")`` is
-``<dir>/common/hello.yaml``); an absolute path is used as it is.
-
-**A fixture of a wider scope** (class, module, package, session) is set up by whichever test
-needs it first, so the plugin pauses every cassette in force while it sets up and tears down;
-``cassette_for(request)`` (in ``_session``) gives one a cassette of its own, named and placed
-like a test's after
-the fixture (``<cassette dir>/<path of the module, class or package that owns the scope, or of
-the conftest folder of a session fixture>/<Class.>fixture.yaml``), its options resolved like a
-marker's (package and session fixtures do not read ``cassette_config``).
-
-Light on purpose: pytest and the standard library at import; the core when a cassette opens.
+.yaml``, ``<test>`` being the function name, ``Class.func`` in a class, the parametrisation id
+kept in brackets. Names are made filesystem-safe; one that had to be changed, or is longer
+than :data:`MAX_NAME`, gets a short hash of the original so that two tests never share a file
+by accident. A marker's name is module-relative (``<dir>/<module path>/shared.yaml``); one with
+a ``/`` or ending in ``.yaml``/``.yml`` is relative to the cassette dir; an absolute path is
+used as it is. Light on purpose: pytest and the standard library at import.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import os
@@ -175,18 +143,15 @@ class Place:
 def place(settings: Settings, *, nodeid: str, test_file: Path, name: object) -> Place:
     """The file for ``name`` (the marker's, unchecked: anything but a non-empty string names
     none, and the option check says what is wrong with it)."""
-    given = name if isinstance(name, str) and name.strip() else None
-    path = cassette_path(
-        cassette_dir=settings.cassette_dir,
-        rootdir=settings.rootdir,
-        test_file=test_file,
-        nodeid=nodeid,
-        name=given,
-    )
-    wide = given is not None and (
-        "/" in given or given.endswith(_SUFFIXES) or Path(given).is_absolute()
-    )
-    return Place(path, shared=given is not None, wide=wide)
+    module = settings.cassette_dir / _module_dir(test_file, settings.rootdir)
+    if not isinstance(name, str) or not name.strip():
+        return Place(module / (safe_name(node_name(nodeid)) + SUFFIX), shared=False, wide=False)
+    if Path(name).is_absolute():
+        return Place(Path(name), shared=True, wide=True)
+    if "/" in name or name.endswith(_SUFFIXES):
+        path = settings.cassette_dir / (name if name.endswith(_SUFFIXES) else name + SUFFIX)
+        return Place(path, shared=True, wide=True)
+    return Place(module / (name + SUFFIX), shared=True, wide=False)
 
 
 def _no_options() -> RecorderOptions:
@@ -299,12 +264,6 @@ def checked_options(options: Mapping[str, Any], source: str) -> RecorderOptions:
     for key in _PLUGIN_BOOLS:
         if options.get(key) is not None and not isinstance(options[key], bool):
             raise bad(key, "True or False")
-    allowed = options.get("allow_secrets")
-    if allowed is not None and not isinstance(allowed, str | bytes | Mapping):
-        # A generator would be used up by the check: keep it as a tuple (not iterable at all:
-        # check_options says what it must be).
-        with contextlib.suppress(TypeError):
-            options = {**options, "allow_secrets": tuple(allowed)}
     return check_options(options, source=source)
 
 
@@ -317,13 +276,15 @@ def resolve(
     defaults: object = None,
     label: str = MARKER,
     where: Place | None = None,
+    target: str | None = None,
 ) -> CassetteSpec:
     """The one resolution of a cassette's settings: file, mode (with its source), strictness
     and recorder options, each value checked once, against the source that gave it.
 
     ``defaults``: what the ``cassette_config`` fixture returned (the markers override it);
     ``label``: how messages name where the options were given (``cassette_for`` for a
-    fixture); ``where``: the file, when the session placed it already (at collection).
+    fixture); ``where``: the file, when the session placed it already (at collection);
+    ``target``: what re-records it, when not the test ``nodeid``.
     """
     from cassettes_core.modes import resolve as resolve_mode
 
@@ -351,7 +312,7 @@ def resolve(
         shared=where.shared,
         mode=mode,
         strict=strict,
-        target=rerecord_target(settings, nodeid, test_file),
+        target=target or rerecord_target(settings, nodeid, test_file),
         recorder_options=recorder_options(checked, settings),
         block_unmatched=merged.get("block_unmatched"),
     )
@@ -402,7 +363,7 @@ def node_name(nodeid: str) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
-def module_dir(test_file: Path, rootdir: Path) -> PurePosixPath:
+def _module_dir(test_file: Path, rootdir: Path) -> PurePosixPath:
     """The test module's path relative to ``rootdir``, without its ``.py`` suffix (once per
     module: resolving both paths costs a system call per folder, for every test)."""
     try:
@@ -420,26 +381,6 @@ def marker_name(marks: Iterable[Any]) -> Any:
         if name is not None:
             return name
     return None
-
-
-def cassette_path(
-    *,
-    cassette_dir: Path,
-    rootdir: Path,
-    test_file: Path,
-    nodeid: str,
-    name: str | None = None,
-) -> Path:
-    """The cassette file of one test (see the module docstring for the rules)."""
-    if name is not None:
-        chosen = Path(name)
-        if chosen.is_absolute():
-            return chosen
-        if "/" in name or name.endswith(_SUFFIXES):
-            return cassette_dir / (name if name.endswith(_SUFFIXES) else name + SUFFIX)
-        return cassette_dir / module_dir(test_file, rootdir) / (name + SUFFIX)
-    stem = safe_name(node_name(nodeid))
-    return cassette_dir / module_dir(test_file, rootdir) / (stem + SUFFIX)
 
 
 def rerecord_target(settings: Settings, nodeid: str, test_file: Path) -> str:

@@ -1,20 +1,11 @@
 """pytest plugin for provider-cassettes: the ``cassette`` marker, fixtures, options and hooks.
 
-Thin on purpose: the hooks and the session's state here; each test's settings in
-``_settings``, its cassette session in ``_session``, the end of the run in ``_report``, the
-work in the core. Nothing heavy is imported until a test uses a cassette, so sessions that
-never do pay nothing.
-
-A test marked ``@pytest.mark.cassette`` has its cassette open from the start of its setup
-(a fixture of this plugin put first in its fixtures) to the end of its teardown: every
-httpx/httpx2 request goes through it (``cassettes_core.transport.intercept``). The
-``cassette`` fixture alone opens it from the fixture's own setup on. ``cassette_config``
-(override it in a ``conftest.py``) gives a directory's defaults; markers override it, the
-command line overrides both. Fixtures of a wider scope (class, module, package, session) are
-not the test's: interception is paused while they set up and tear down, so they never record
-into whichever test happens to set them up first (``cassette_for`` gives one a cassette of
-its own). Live streams the test left open are read to their end and recorded when its
-teardown starts.
+Thin on purpose: the hooks here; each test's settings in ``_settings``, its cassette session
+in ``_session``, the end of the run in ``_report``, the isolation guard in ``_isolation``, the
+work in the core. Nothing heavy is imported until a test uses a cassette. A marked test's
+cassette is open from the start of its setup to the end of its teardown; fixtures of a wider
+scope are not the test's, so every cassette in force is paused while they set up and tear
+down (``cassette_for`` gives one a cassette of its own).
 """
 
 from __future__ import annotations
@@ -25,8 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_plugin import _isolation, _report
+from pytest_plugin._report import REPORT_LINE_KEY, SESSION_KEY, state_of
+from pytest_plugin._settings import MODES, check_environment
+
 if TYPE_CHECKING:
-    from pytest_plugin._report import PluginState
     from pytest_plugin._session import CassetteSession
 
 MARKER = "cassette"
@@ -41,17 +35,7 @@ _MARKER_HELP = (
 # -- options ----------------------------------------------------------------------------------
 
 
-def state_of(config: pytest.Config) -> PluginState:
-    """This session's state (``_report``, loaded at configure: importing this module loads no
-    other module of the plugin)."""
-    from pytest_plugin._report import state_of
-
-    return state_of(config)
-
-
 def pytest_addoption(parser: pytest.Parser) -> None:
-    from pytest_plugin._settings import MODES
-
     group = parser.getgroup("cassettes", "provider-cassettes (record and replay LLM calls)")
     group.addoption(
         "--cassette-mode",
@@ -150,16 +134,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     """Arm the isolation guard before any conftest.py is imported (its module-level code too);
     a ``CASSETTE_MODE`` that names no mode fails the run first (the guard reads it)."""
-    from pytest_plugin import _isolation
-    from pytest_plugin._settings import check_environment
-
     check_environment()
     _isolation.start(early_config)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from pytest_plugin import _isolation, _report
-
     config.addinivalue_line("markers", _MARKER_HELP)
     settings = state_of(config).settings  # every setting checked: a bad one fails at once
     _report.start_drift(config, settings.version_drift)  # every cassette loaded reports to it
@@ -217,8 +196,6 @@ def _open_marked(request: pytest.FixtureRequest) -> None:
     pay nothing), so wider fixtures set up after it (and are paused); as a fixture it can
     read ``cassette_config``. Raising here (a bad option, a corrupt file) fails the setup.
     """
-    from pytest_plugin._report import SESSION_KEY
-
     item = request.node
     if isinstance(item, pytest.Item) and _marked(item) and SESSION_KEY not in item.stash:
         from pytest_plugin._session import open_for_test
@@ -245,8 +222,6 @@ def cassette(request: pytest.FixtureRequest) -> CassetteSession:
     Without the marker, the fixture itself turns the cassette on, from its own setup on
     (fixtures set up before it are not covered: list it first, or use the marker).
     """
-    from pytest_plugin._report import SESSION_KEY
-
     item = request.node
     assert isinstance(item, pytest.Item)  # function scope: the node is the test
     session = item.stash.get(SESSION_KEY, None)
@@ -263,8 +238,6 @@ def pytest_runtest_teardown(
 ) -> Generator[None, None, None]:
     """Settle the streams the test left open before its fixtures are torn down (an async
     test's event loop is still there), and close the cassette after."""
-    from pytest_plugin._report import SESSION_KEY
-
     session = item.stash.get(SESSION_KEY, None)
     unsettled: Exception | None = None
     if session is not None:
@@ -291,14 +264,10 @@ def pytest_runtest_makereport(
     """A miss in this phase (even one the code caught) is the phase's failure; so are unused
     interactions under strict, at teardown. The failure is set before the report is made, so
     xfail and every other plugin see it as the outcome."""
-    from pytest_plugin._report import REPORT_LINE_KEY, SESSION_KEY
-
     session = item.stash.get(SESSION_KEY, None)
     failure = None
     if session is not None:
-        from pytest_plugin._report import phase_failure
-
-        failure = phase_failure(session, call)
+        failure = _report.phase_failure(session, call)
         if failure is not None:
             call.excinfo = failure
         if call.when == "teardown":
@@ -307,15 +276,13 @@ def pytest_runtest_makereport(
     if session is not None:
         session.skipped = session.skipped or report.skipped
     if failure is not None:
-        from pytest_plugin._report import first_line
-
-        first_line(report)
+        _report.first_line(report)
     line = item.stash.get(REPORT_LINE_KEY, None)
     if line is not None and report.failed:
-        from pytest_plugin._report import shown
-
         path, base, mode, source = line
-        report.sections.append(("cassette", f"{shown(path, base)} (mode {mode}, from {source})"))
+        report.sections.append(
+            ("cassette", f"{_report.shown(path, base)} (mode {mode}, from {source})")
+        )
     return report
 
 
@@ -391,8 +358,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     while state.open:  # interrupted mid-test: interception must end
         state.open.pop().stop()
     workeroutput: dict[str, Any] | None = getattr(config, "workeroutput", None)
-    from pytest_plugin import _report
-
     if workeroutput is not None:  # an xdist worker: the controller adds up and reports
         workeroutput[_report.WORKER_OUTPUT] = _report.worker_output(config, state)
     elif state.tally.records:
@@ -402,8 +367,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
     """pytest-xdist, on the controller: take a finished worker's cassette results."""
-    from pytest_plugin import _report
-
     text = getattr(node, "workeroutput", {}).get(_report.WORKER_OUTPUT)
     if text:
         _report.merge_worker_output(node.config, state_of(node.config), text)
@@ -412,6 +375,4 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
 ) -> None:
-    from pytest_plugin._report import write_summary
-
-    write_summary(terminalreporter, config, state_of(config))
+    _report.write_summary(terminalreporter, config, state_of(config))

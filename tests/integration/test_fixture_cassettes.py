@@ -67,27 +67,6 @@ def test_two(agent):
 """
 
 
-def test_each_scope_records_its_own_cassette_and_replays_it(
-    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
-) -> None:
-    """Module and class fixtures record into files of their own beside the tests' (setup and
-    teardown alike); replay then makes no live call at all."""
-    pytester.makepyfile(test_scopes=ASK + SCOPES)
-    inner().assert_outcomes(passed=2)
-    folder = pytester.path / "cassettes" / "test_scopes"
-    assert prompts(folder / "agent.yaml") == ["module setup", "module teardown"]
-    assert prompts(folder / "group-helper.yaml") == ["class setup"]
-    assert prompts(folder / "TestGroup.test_one.yaml") == ["one"]
-    assert prompts(folder / "test_two.yaml") == ["two"]
-    assert provider.hits == 5
-    result = inner("--cassette-mode=replay")
-    result.assert_outcomes(passed=2)
-    assert provider.hits == 5
-    result.stdout.fnmatch_lines(
-        ["*4 cassettes used by 2 tests and 2 fixtures: 5 interactions replayed*"]
-    )
-
-
 SESSION = """
 import pytest
 
@@ -103,21 +82,12 @@ def warm(request):
 """
 
 
-def test_a_session_fixture_s_cassette_sits_at_the_top_of_the_cassette_dir(
-    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
-) -> None:
-    """The scope's owner is the root folder: ``<cassette dir>/<fixture>.yaml``."""
-    pytester.makepyfile(test_session=ASK + "\n\ndef test_it(warm):\n    pass\n")
-    pytester.makeconftest(SESSION)
-    inner().assert_outcomes(passed=1)
-    assert prompts(pytester.path / "cassettes" / "warm.yaml") == ["session"]
-
-
 def test_a_session_fixture_takes_keywords_not_a_directory_s_cassette_config(
     pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
 ) -> None:
-    """Which directory's ``cassette_config`` a session fixture would see depends on the test
-    that sets it up first, so it reads none, whatever the order: here a session-wide
+    """The scope's owner is the root folder: ``<cassette dir>/<fixture>.yaml``. Which
+    directory's ``cassette_config`` a session fixture would see depends on the test that sets
+    it up first, so it reads none, whatever the order: here a session-wide
     ``passthrough`` default still leaves the session fixture recording its own cassette."""
     pytester.makepyfile(test_session=ASK + "\n\ndef test_it(warm):\n    pass\n")
     pytester.makeconftest(
@@ -152,22 +122,6 @@ def test_same_named_session_fixtures_in_two_folders_keep_two_cassettes(
     assert prompts(pytester.path / "cassettes" / "b" / "twin.yaml") == ["b"]
     inner("--cassette-mode=record", "b").assert_outcomes(passed=1)
     inner("--cassette-mode=replay").assert_outcomes(passed=2)
-
-
-def test_a_module_fixture_under_a_function_scoped_cassette_config_is_told_why(
-    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
-) -> None:
-    """A narrower override than the fixture is our ConfigError saying what to change."""
-    pytester.makepyfile(
-        test_narrow=ASK
-        + "\n\n@pytest.fixture\ndef cassette_config():\n    return {}\n"
-        + '\n\n@pytest.fixture(scope="module")\ndef agent(request):\n'
-        + "    with cassette_for(request):\n        yield\n"
-        + "\n\ndef test_it(agent):\n    pass\n"
-    )
-    result = inner()
-    result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*cassette_config override module-scoped*"])
 
 
 MISS = """
@@ -269,60 +223,59 @@ def test_b(first, second):
 """
 
 
-def test_other_wide_fixtures_never_record_into_a_fixture_s_cassette(
+def test_each_scope_records_its_own_cassette_and_replays_it(
     pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
 ) -> None:
-    """While another wide fixture sets up, a fixture's own cassette is paused like a test's."""
-    pytester.makepyfile(test_paused=ASK + PAUSED)
-    inner().assert_outcomes(passed=2)
+    """Module and class fixtures record into files of their own beside the tests' (setup and
+    teardown alike); replay then makes no live call for them. While another wide fixture sets
+    up, a fixture's own cassette is paused like a test's."""
+    pytester.makepyfile(test_scopes=ASK + SCOPES, test_paused=ASK + PAUSED)
+    inner().assert_outcomes(passed=4)
+    folder = pytester.path / "cassettes" / "test_scopes"
+    assert prompts(folder / "agent.yaml") == ["module setup", "module teardown"]
+    assert prompts(folder / "group-helper.yaml") == ["class setup"]
+    assert prompts(folder / "TestGroup.test_one.yaml") == ["one"]
+    assert prompts(folder / "test_two.yaml") == ["two"]
     assert prompts(pytester.path / "cassettes" / "test_paused" / "first.yaml") == [
         "first",
         "between",
     ]
-    assert provider.hits == 3
+    assert provider.hits == 5 + 3
+    result = inner("--cassette-mode=replay")
+    result.assert_outcomes(passed=3, errors=1)  # the cassette-less fixture's call is refused
+    assert provider.hits == 5 + 3
+    result.stdout.fnmatch_lines(
+        ["*5 cassettes used by 2 tests and 3 fixtures: 7 interactions replayed*"]
+    )
 
 
-def test_a_test_s_request_is_refused(
+ERRORS = {
+    "test_narrow": "\n\n@pytest.fixture\ndef cassette_config():\n    return {}\n"
+    '\n\n@pytest.fixture(scope="module")\ndef agent(request):\n'
+    "    with cassette_for(request):\n        yield\n\n\ndef test_it(agent):\n    pass\n",
+    "test_refused": "\n\ndef test_it(request):\n    with cassette_for(request):\n        pass\n",
+    "test_inner_fixture": "\n\n@pytest.fixture\ndef helper(request):\n"
+    "    with cassette_for(request):\n        yield\n"
+    "\n\n@pytest.mark.cassette\ndef test_it(helper):\n    ask('body')\n",
+    "test_bogus": '\n\n@pytest.fixture(scope="module")\ndef agent(request):\n'
+    '    with cassette_for(request, mode="bogus"):\n        yield\n'
+    "\n\ndef test_it(agent):\n    pass\n",
+}
+
+
+def test_misuse_is_told_what_to_do(
     pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
 ) -> None:
-    """cassette_for is for fixtures; a test is told to use the marker."""
-    pytester.makepyfile(
-        test_refused=ASK + "\n\ndef test_it(request):\n    with cassette_for(request):\n"
-        "        pass\n"
-    )
+    """A narrower ``cassette_config`` override than the fixture is our ConfigError saying
+    what to change; a test's own request is told to use the marker; a function fixture of a
+    marked test runs inside the test's cassette (a second one would take the body's calls);
+    a bad keyword is reported as cassette_for's, not a marker's."""
+    pytester.makepyfile(**{name: ASK + code for name, code in ERRORS.items()})
     result = inner()
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=3, failed=1)
+    result.stdout.fnmatch_lines(["*cassette_config override module-scoped*"])
     result.stdout.fnmatch_lines(["*cassette_for(request) takes the request of a fixture*"])
-
-
-def test_cassette_for_in_a_function_fixture_of_a_marked_test_is_refused(
-    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
-) -> None:
-    """The test's own cassette covers its function fixtures; a second one there would take
-    the test body's calls, so it is refused with what to do instead."""
-    pytester.makepyfile(
-        test_inner_fixture=ASK
-        + "\n\n@pytest.fixture\ndef helper(request):\n"
-        + "    with cassette_for(request):\n        yield\n"
-        + "\n\n@pytest.mark.cassette\ndef test_it(helper):\n    ask('body')\n"
-    )
-    result = inner()
-    result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*function-scoped fixture 'helper' runs inside the test's own*"])
-    assert provider.hits == 0
-
-
-def test_a_bad_cassette_for_keyword_is_named_as_given(
-    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
-) -> None:
-    """``cassette_for(request, mode="bogus")`` is reported as cassette_for's, not a marker's."""
-    pytester.makepyfile(
-        test_bogus=ASK
-        + '\n\n@pytest.fixture(scope="module")\ndef agent(request):\n'
-        + '    with cassette_for(request, mode="bogus"):\n        yield\n'
-        + "\n\ndef test_it(agent):\n    pass\n"
-    )
-    result = inner()
-    result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*cassette_for(mode='bogus') is not a cassette mode*"])
     assert "@pytest.mark.cassette(mode=" not in result.stdout.str()
+    assert provider.hits == 0

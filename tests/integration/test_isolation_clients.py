@@ -53,23 +53,56 @@ CLIENTS = {
     "        sock.connect(('127.0.0.1', parts.port))\n",
 }
 
+
+def clients(pytester: pytest.Pytester, chosen: dict[str, str]) -> None:
+    """Each client's ``call`` in a module of its own, and ``clients.CALLS`` by name."""
+    for index, code in enumerate(chosen.values()):
+        pytester.makepyfile(**{f"client_{index}": code})
+    pytester.makepyfile(
+        clients="import importlib\n\nCALLS = {"
+        + ", ".join(
+            f"{n!r}: importlib.import_module('client_{i}').call" for i, n in enumerate(chosen)
+        )
+        + "}\n"
+    )
+
+
 CALLER = """
 import pytest
-from client import call
+from clients import CALLS
 
 URL = {url!r}
+OWN = {own!r}
 
 
-def test_caught():
+@pytest.mark.parametrize("client", CALLS)
+def test_caught(client):
     try:
-        call(URL)
+        CALLS[client](URL)
     except Exception:
         pass
 
 
-def test_raised():
-    call(URL)
+@pytest.mark.parametrize("client", CALLS)
+def test_raised(client):
+    CALLS[client](URL)
+
+
+@pytest.mark.parametrize("spelling", {spellings!r})
+def test_spelled(spelling):
+    try:
+        CALLS["requests"](spelling)
+    except Exception:
+        pass
+
+
+def test_own_service():
+    CALLS["requests"](OWN)
 """
+
+SPELLINGS = ["http://localhost:{port}", "http://LOCALHOST.:{port}", "http://127.1:{port}",
+             "http://2130706433:{port}", "http://[::ffff:127.0.0.1]:{port}",
+             "http://127.0.0.1.:{port}"]  # fmt: skip
 
 
 @pytest.fixture
@@ -83,65 +116,47 @@ def ci(sink: Sink, monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -
     return sink
 
 
-@pytest.mark.parametrize("client", CLIENTS.values(), ids=CLIENTS.keys())
-def test_every_client_is_refused_before_connecting(
-    pytester: pytest.Pytester, ci: Sink, client: str
+def test_every_client_is_refused_before_connecting_and_reaches_it_when_allowed(
+    pytester: pytest.Pytester, ci: Sink
 ) -> None:
-    """Raised or caught, the call fails its test and the provider sees no connection."""
-    pytester.makepyfile(client=client, test_client=CALLER.format(url=ci.url))
-    result = run_inner(pytester)
-    result.assert_outcomes(failed=2)
-    assert ci.accepted == 0
-    result.stdout.fnmatch_lines(
-        [
-            "*why: loopback:* is the provider endpoint of GROQ_BASE_URL*",
-            "*2 live calls refused before connecting*",
-        ]
-    )
+    """Raised or caught, through every client, the call fails its test and the provider sees
+    no connection; the endpoint spelled another way (localhost, 127.1, ::ffff:127.0.0.1 …) is
+    the same host; the test's own loopback service on another port passes. The control:
+    allowed, the same calls reach the sink (so the refusals are real). After the guarded
+    runs, every patched function is the very same object as before."""
+    import http.client
+    import socket
 
+    import aiohttp
+    import grpc
+    from urllib3.connectionpool import HTTPConnectionPool
 
-@pytest.mark.parametrize("client", CLIENTS.values(), ids=CLIENTS.keys())
-def test_every_client_reaches_the_server_when_the_host_is_allowed(
-    pytester: pytest.Pytester, ci: Sink, client: str
-) -> None:
-    """The control: allowed, the same call reaches the sink (so the refusal above is real)."""
-    pytester.makepyfile(client=client, test_client=CALLER.format(url=ci.url))
-    result = run_inner(pytester, "-k", "caught", "--cassette-allow-host", f"127.0.0.1:{ci.port}")
-    result.assert_outcomes(passed=1, deselected=1)
-    assert ci.accepted >= 1
+    def seams() -> list[object]:
+        return [socket.getaddrinfo, socket.socket.__dict__.get("connect"),
+                http.client.HTTPConnection.putrequest, HTTPConnectionPool.urlopen,
+                aiohttp.BaseConnector.connect, grpc.insecure_channel]  # fmt: skip
 
-
-SPELLINGS = [
-    pytest.param("http://localhost:{port}", id="localhost"),
-    pytest.param("http://LOCALHOST.:{port}", id="uppercase-trailing-dot"),
-    pytest.param("http://127.1:{port}", id="ipv4-shorthand"),
-    pytest.param("http://2130706433:{port}", id="ipv4-integer"),
-    pytest.param("http://[::ffff:127.0.0.1]:{port}", id="ipv4-mapped-ipv6"),
-    pytest.param("http://127.0.0.1.:{port}", id="ip-trailing-dot"),
-]
-
-
-@pytest.mark.parametrize("spelling", SPELLINGS)
-def test_the_endpoint_spelled_another_way_is_the_same_host(
-    pytester: pytest.Pytester, ci: Sink, spelling: str
-) -> None:
-    """GROQ_BASE_URL names 127.0.0.1; localhost, 127.1, ::ffff:127.0.0.1 … are refused too."""
-    pytester.makepyfile(
-        client=CLIENTS["requests"],
-        test_client=CALLER.format(url=spelling.format(port=ci.port)),
-    )
-    result = run_inner(pytester, "-k", "caught")
-    result.assert_outcomes(failed=1, deselected=1)
-    assert ci.accepted == 0
-
-
-def test_other_local_services_pass(pytester: pytest.Pytester, ci: Sink) -> None:
-    """A loopback server on another port is the test's own service: it passes under CI."""
+    before = seams()
+    clients(pytester, CLIENTS)
+    spellings = [spelling.format(port=ci.port) for spelling in SPELLINGS]
     with Sink() as own:
-        pytester.makepyfile(client=CLIENTS["requests"], test_client=CALLER.format(url=own.url))
-        run_inner(pytester, "-k", "caught").assert_outcomes(passed=1, deselected=1)
-        assert own.accepted == 1
-    assert ci.accepted == 0
+        pytester.makepyfile(test_client=CALLER.format(url=ci.url, own=own.url, spellings=spellings))
+        result = run_inner(pytester)
+        refused = 2 * len(CLIENTS) + len(SPELLINGS)
+        result.assert_outcomes(failed=refused, passed=1)
+        assert (ci.accepted, own.accepted) == (0, 1)
+        result.stdout.fnmatch_lines(
+            [
+                "*why: loopback:* is the provider endpoint of GROQ_BASE_URL*",
+                f"*{refused} live calls refused before connecting*",
+            ]
+        )
+        allowed = run_inner(
+            pytester, "-k", "caught", "--cassette-allow-host", f"127.0.0.1:{ci.port}"
+        )
+        allowed.assert_outcomes(passed=len(CLIENTS), deselected=len(CLIENTS) + len(SPELLINGS) + 1)
+    assert ci.accepted >= len(CLIENTS)
+    assert all(a is b for a, b in zip(seams(), before, strict=True))
 
 
 BLOCKED = """
@@ -200,6 +215,60 @@ def test_block_network_refuses_every_host_but_loopback_in_every_mode(
     )
 
 
+POSTS = {
+    "requests": "import requests\n\ndef call(url):\n    requests.post(url, json={}, timeout=2)\n",
+    "urllib": "import urllib.request\n\ndef call(url):\n"
+    "    urllib.request.urlopen(urllib.request.Request(url, data=b'{}', method='POST'), "
+    "timeout=2)\n",
+    "urllib3": "import urllib3\n\ndef call(url):\n"
+    "    urllib3.PoolManager(retries=False).request('POST', url, body=b'{}')\n",
+    "http.client": "import http.client, urllib.parse\n\ndef call(url):\n"
+    "    parts = urllib.parse.urlsplit(url)\n"
+    "    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=2)\n"
+    "    conn.request('POST', parts.path, body=b'{}')\n    conn.getresponse()\n",
+    "aiohttp": "import asyncio, aiohttp\n\nasync def _post(url):\n"
+    "    async with aiohttp.ClientSession() as session:\n"
+    "        async with session.post(url, data=b'{}') as response:\n"
+    "            await response.read()\n\ndef call(url):\n    asyncio.run(_post(url))\n",
+}
+
+POSTER = """
+import pytest
+from clients import CALLS
+
+URL = {url!r}
+OWN = {own!r}
+LATER = {later!r}  # a provider's only once a variable names it (refused calls are remembered)
+
+
+@pytest.mark.parametrize("client", CALLS)
+def test_provider_call(client):
+    CALLS[client](URL + "/openai/v1/chat/completions")
+
+
+@pytest.mark.parametrize("client", CALLS)
+def test_anthropic_call(client):
+    CALLS[client](URL + "/v1/messages")
+
+
+@pytest.mark.parametrize("client", CALLS)
+def test_own_service(client):
+    CALLS[client](OWN + "/v1/orders")
+
+
+@pytest.fixture
+def endpoint(monkeypatch):
+    monkeypatch.setenv("MISTRAL_BASE_URL", LATER)
+
+
+def test_before_the_variable():
+    CALLS["requests"](LATER)
+
+
+def test_with_the_variable(endpoint):
+    CALLS["requests"](LATER)
+"""
+
 PROXIED = """
 import urllib.request
 
@@ -228,110 +297,26 @@ def test_the_proxy_itself_is_not_a_provider():
 """
 
 
-def test_a_proxy_does_not_hide_the_provider_host(
+def test_a_provider_call_is_refused_on_any_host_through_any_client_or_proxy(
     pytester: pytest.Pytester, ci: Sink, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Through an HTTP proxy the connection goes to the proxy, but the request is for the
-    provider: refused before the proxy is even contacted; other targets pass through it."""
-    monkeypatch.delenv("GROQ_BASE_URL")
-    pytester.makepyfile(test_proxied=PROXIED.format(proxy=ci.url))
-    result = run_inner(pytester)
-    result.assert_outcomes(failed=3, passed=1)
-    assert ci.accepted == 1  # the intranet request only
-    result.stdout.fnmatch_lines(["*3 live calls refused before connecting*"])
-
-
-def test_an_endpoint_variable_set_by_a_fixture_counts_from_then_on(
-    pytester: pytest.Pytester, ci: Sink, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Variables are read when the request is made: a fixture pointing MISTRAL_BASE_URL at
-    a host makes it a provider host for that test."""
-    monkeypatch.delenv("GROQ_BASE_URL")
-    pytester.makepyfile(
-        client=CLIENTS["requests"],
-        test_client="import pytest\nfrom client import call\n\n@pytest.fixture\n"
-        f"def endpoint(monkeypatch):\n    monkeypatch.setenv('MISTRAL_BASE_URL', {ci.url!r})\n\n"
-        f"def test_before():\n    call({ci.url!r})\n\n"
-        f"def test_with(endpoint):\n    call({ci.url!r})\n",
-    )
-    result = run_inner(pytester)
-    result.assert_outcomes(passed=1, failed=1)
-    assert ci.accepted == 1
-    result.stdout.fnmatch_lines(["*is the provider endpoint of MISTRAL_BASE_URL*"])
-
-
-def test_the_session_restores_every_function_when_it_ends(
-    pytester: pytest.Pytester, ci: Sink
-) -> None:
-    """After a guarded run, this process's socket, http.client, urllib3, aiohttp and grpc
-    functions are the very same objects as before."""
-    import http.client
-    import socket
-
-    import aiohttp
-    import grpc
-    from urllib3.connectionpool import HTTPConnectionPool
-
-    def seams() -> list[object]:
-        return [socket.getaddrinfo, socket.socket.__dict__.get("connect"),
-                http.client.HTTPConnection.putrequest, HTTPConnectionPool.urlopen,
-                aiohttp.BaseConnector.connect, grpc.insecure_channel]  # fmt: skip
-
-    before = seams()
-    pytester.makepyfile(client=CLIENTS["requests"], test_client=CALLER.format(url=ci.url))
-    run_inner(pytester).assert_outcomes(failed=2)
-    assert all(a is b for a, b in zip(seams(), before, strict=True))
-
-
-POSTS = {
-    "requests": "import requests\n\ndef call(url):\n    requests.post(url, json={}, timeout=2)\n",
-    "urllib": "import urllib.request\n\ndef call(url):\n"
-    "    urllib.request.urlopen(urllib.request.Request(url, data=b'{}', method='POST'), "
-    "timeout=2)\n",
-    "urllib3": "import urllib3\n\ndef call(url):\n"
-    "    urllib3.PoolManager(retries=False).request('POST', url, body=b'{}')\n",
-    "http.client": "import http.client, urllib.parse\n\ndef call(url):\n"
-    "    parts = urllib.parse.urlsplit(url)\n"
-    "    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=2)\n"
-    "    conn.request('POST', parts.path, body=b'{}')\n    conn.getresponse()\n",
-    "aiohttp": "import asyncio, aiohttp\n\nasync def _post(url):\n"
-    "    async with aiohttp.ClientSession() as session:\n"
-    "        async with session.post(url, data=b'{}') as response:\n"
-    "            await response.read()\n\ndef call(url):\n    asyncio.run(_post(url))\n",
-}
-
-POSTER = """
-from client import call
-
-URL = {url!r}
-OWN = {own!r}
-
-
-def test_provider_call():
-    call(URL + "/openai/v1/chat/completions")
-
-
-def test_anthropic_call():
-    call(URL + "/v1/messages")
-
-
-def test_own_service():
-    call(OWN + "/v1/orders")
-"""
-
-
-@pytest.mark.parametrize("client", POSTS.values(), ids=POSTS.keys())
-def test_a_provider_call_is_refused_on_any_host_through_any_client(
-    pytester: pytest.Pytester, ci: Sink, monkeypatch: pytest.MonkeyPatch, client: str
 ) -> None:
     """No variable names the host, but ``POST …/chat/completions`` or ``…/v1/messages`` is a
     provider call whatever the client (as the httpx seam already knew); the test's own
-    service (another host) passes."""
+    service (another host) passes. Through an HTTP proxy the request is for the provider:
+    refused before the proxy is contacted; other targets pass through it. Variables are read
+    when the request is made: a fixture pointing MISTRAL_BASE_URL at a host makes it a
+    provider host for that test."""
     monkeypatch.delenv("GROQ_BASE_URL")
-    with Sink() as own:
-        pytester.makepyfile(client=client, test_client=POSTER.format(url=ci.url, own=own.url))
+    clients(pytester, POSTS)
+    with Sink() as own, Sink() as later:
+        pytester.makepyfile(
+            test_client=POSTER.format(url=ci.url, own=own.url, later=later.url),
+            test_proxied=PROXIED.format(proxy=own.url),
+        )
         result = run_inner(pytester)
-        result.assert_outcomes(failed=2, passed=1)
-        assert own.accepted == 1
+        result.assert_outcomes(failed=2 * len(POSTS) + 3 + 1, passed=len(POSTS) + 1 + 1)
+        assert own.accepted == len(POSTS) + 1  # and the intranet request through the proxy
+        assert later.accepted == 1  # before the variable named it
     assert ci.accepted == 0
     result.stdout.fnmatch_lines(["*why: POST …/openai/v1/chat/completions is a provider call*"])
+    result.stdout.fnmatch_lines(["*is the provider endpoint of MISTRAL_BASE_URL*"])

@@ -69,97 +69,92 @@ HOSTS = [
 FULLWIDTH = "ａｐｉ.anthropic.com"
 TAKES_FULLWIDTH = ("urllib", "aiohttp", "grpc", "socket.gethostbyname", "socket.create_connection")
 
-CLIENTS = {
-    "openai-sdk": "import openai\n\ndef call(host):\n"
-    "    openai.OpenAI(base_url=f'https://{host}/v1', api_key=KEY, max_retries=0)"
-    ".chat.completions.create(model='m', messages=[{'role': 'user', 'content': 'x'}])\n",
-    "openai-async-sdk": "import asyncio, openai\n\nasync def _ask(host):\n"
-    "    async with openai.AsyncOpenAI(base_url=f'https://{host}/v1', api_key=KEY,"
-    " max_retries=0) as client:\n        await client.models.list()\n\n"
-    "def call(host):\n    asyncio.run(_ask(host))\n",
-    "anthropic-sdk": "import anthropic\n\ndef call(host):\n"
-    "    anthropic.Anthropic(base_url=f'https://{host}', api_key=KEY, max_retries=0)"
-    ".models.list()\n",
-    "httpx": "import httpx\n\ndef call(host):\n"
-    "    with httpx.Client() as client:\n        client.get(f'https://{host}/v1/models')\n",
-    "requests": "import requests\n\ndef call(host):\n"
-    "    requests.get(f'https://{host}/v1/models', timeout=2)\n",
-    "urllib": "import urllib.request\n\ndef call(host):\n"
-    "    urllib.request.urlopen(f'https://{host}/v1/models', timeout=2)\n",
-    "aiohttp": "import asyncio, aiohttp\n\nasync def _get(host):\n"
-    "    async with aiohttp.ClientSession() as session:\n"
-    "        async with session.get(f'https://{host}/v1/models') as response:\n"
-    "            await response.read()\n\ndef call(host):\n    asyncio.run(_get(host))\n",
-    "socket.gethostbyname": "import socket\n\ndef call(host):\n"
-    "    socket.create_connection((socket.gethostbyname(host), 443), timeout=2).close()\n",
-    "socket.create_connection": "import socket\n\ndef call(host):\n"
-    "    socket.create_connection((host, 443), timeout=2).close()\n",
-    "grpc": "import grpc\n\ndef call(host):\n"
-    "    with grpc.secure_channel(f'{host}:443', grpc.ssl_channel_credentials()) as channel:\n"
-    "        grpc.channel_ready_future(channel).result(timeout=2)\n",
-}
+CLIENTS = """
+import asyncio, secrets, socket, urllib.request
 
-CALLER = """
-import secrets
-
-import pytest
+import aiohttp, anthropic, grpc, httpx, openai, pytest, requests
 
 KEY = "sk-" + secrets.token_hex(16)  # made at run time: never a real credential
 
-{client}
 
-@pytest.mark.parametrize("host", {hosts!r})
-def test_host(host):
-    call(host)
+async def _ask(host):
+    async with openai.AsyncOpenAI(base_url=f"https://{host}/v1", api_key=KEY, max_retries=0) as c:
+        await c.models.list()
+
+
+async def _get(host):
+    async with aiohttp.ClientSession() as session:
+        async with session.get(f"https://{host}/v1/models") as response:
+            await response.read()
+
+
+def _grpc(host):
+    with grpc.secure_channel(f"{host}:443", grpc.ssl_channel_credentials()) as channel:
+        grpc.channel_ready_future(channel).result(timeout=2)
+
+
+CALLS = {
+    "openai-sdk": lambda host: openai.OpenAI(
+        base_url=f"https://{host}/v1", api_key=KEY, max_retries=0
+    ).chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}]),
+    "openai-async-sdk": lambda host: asyncio.run(_ask(host)),
+    "anthropic-sdk": lambda host: anthropic.Anthropic(
+        base_url=f"https://{host}", api_key=KEY, max_retries=0
+    ).models.list(),
+    "httpx": lambda host: httpx.Client().get(f"https://{host}/v1/models"),
+    "requests": lambda host: requests.get(f"https://{host}/v1/models", timeout=2),
+    "urllib": lambda host: urllib.request.urlopen(f"https://{host}/v1/models", timeout=2),
+    "aiohttp": lambda host: asyncio.run(_get(host)),
+    "socket.gethostbyname": lambda host: socket.create_connection(
+        (socket.gethostbyname(host), 443), timeout=2
+    ).close(),
+    "socket.create_connection": lambda host: socket.create_connection(
+        (host, 443), timeout=2
+    ).close(),
+    "grpc": _grpc,
+}
+
+
+@pytest.mark.parametrize(("client", "host"), CASES)
+def test_host(client, host):
+    CALLS[client](host)
 """
 
 
-@pytest.mark.parametrize("client", CLIENTS)
 def test_every_real_provider_host_is_refused_before_resolving(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, client: str
-) -> None:
-    """One refusal per host, each failing its test, and not one name resolution or connect."""
-    monkeypatch.setenv("CI", "true")
-    pytester.makeini(PLUGIN_INI)
-    hosts = [*HOSTS, FULLWIDTH] if client in TAKES_FULLWIDTH else HOSTS
-    pytester.makepyfile(test_hosts=CALLER.format(client=CLIENTS[client], hosts=hosts))
-    with SocketAudit() as audit:
-        result = run_inner(pytester)
-    result.assert_outcomes(failed=len(hosts))
-    assert audit.events == []
-    result.stdout.fnmatch_lines(
-        [
-            f"{len(hosts)} live calls refused before connecting*",
-            "  *eu.api.openai.com* in test_hosts.py::test_host[[]eu.api.openai.com[]]",
-            "  *bedrock-runtime.us-east-1.amazonaws.com* in *::test_host[[]bedrock*",
-        ]
-    )
-    assert "is a provider host (Amazon Bedrock)" in result.stdout.str()
-
-
-def test_a_host_that_is_not_a_provider_is_left_alone(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Look-alike suffixes and other clouds' services are not provider hosts: the guard lets
-    them try (and they fail on their own here, with no network), refusing none."""
+    """Through every client, one refusal per host, each failing its test, and not one name
+    resolution or connect (one inner run for every client and host)."""
     monkeypatch.setenv("CI", "true")
     pytester.makeini(PLUGIN_INI)
-    others = ["notopenai.com.example", "openai.com.evil.test", "s3.us-east-1.amazonaws.com",
-              "storage.googleapis.com", "max.ai.invalid"]  # fmt: skip
-    pytester.makepyfile(
-        test_hosts="from cassettes_core.isolation import check\nimport pytest\n\n"
-        f"@pytest.mark.parametrize('host', {others!r})\ndef test_host(host):\n"
-        "    assert check(host, 443, via='test') is None\n"
-    )
-    result = run_inner(pytester)
-    result.assert_outcomes(passed=len(others))
+    clients = ["openai-sdk", "openai-async-sdk", "anthropic-sdk", "httpx", "requests", "urllib",
+               "aiohttp", "socket.gethostbyname", "socket.create_connection", "grpc"]  # fmt: skip
+    cases = [
+        (client, host)
+        for client in clients
+        for host in ([*HOSTS, FULLWIDTH] if client in TAKES_FULLWIDTH else HOSTS)
+    ]
+    pytester.makepyfile(test_hosts=CLIENTS.replace("CASES", repr(cases)))
+    with SocketAudit() as audit:
+        result = run_inner(pytester)
+    result.assert_outcomes(failed=len(cases))
+    assert audit.events == []
+    lines = [f"{len(cases)} live calls refused before connecting*"]
+    for client in clients:
+        lines.append(f"  *eu.api.openai.com* in test_hosts.py::test_host[[]{client}-eu.api.*")
+    result.stdout.fnmatch_lines(lines)
+    for client in clients:
+        bedrock = "bedrock-runtime.us-east-1.amazonaws.com"
+        result.stdout.fnmatch_lines([f"  *{bedrock}* in *::test_host[[]{client}-{bedrock}[]]"])
+    assert "is a provider host (Amazon Bedrock)" in result.stdout.str()
 
 
 def test_the_audit_does_see_resolutions_and_connects(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The control: an allowed host is resolved and connected to, and the audit records both
-    (so the empty audits above are real)."""
+    (so the empty audit above is real)."""
     monkeypatch.setenv("CI", "true")
     pytester.makeini(PLUGIN_INI)
     pytester.makepyfile(

@@ -13,7 +13,6 @@ import pytest
 
 from cassettes_core.testing.emulator import Emulator
 from tests.helpers.inner import run_inner
-from tests.helpers.isolation import CALLS
 from tests.helpers.isolation import refused_lines as _refused
 from tests.helpers.sink import Sink
 
@@ -77,7 +76,7 @@ CASES = {
         {"errors": 1, "passed": 1},
         "  GET * via httpx2, in test_case.py::test_a (setup of fixture 'warm', scope session)",
     ),
-    "session-fixture-teardown": (
+    "z-session-fixture-teardown": (  # the last file: the session ends in its test
         "import pytest\nfrom calls import oa\n\n@pytest.fixture(scope='session')\n"
         "def warm():\n    yield\n    try:\n        oa().models.list()\n    except Exception:\n"
         "        pass\n\ndef test_a(warm):\n    pass\n",
@@ -97,11 +96,6 @@ CASES = {
         "    MODELS = None\n\ndef test_it():\n    pass\n",
         {"passed": 1, "errors": 1},
         "  GET * via httpx2, in the collection of test_case.py (module-level code)",
-    ),
-    "module-level-code": (
-        "from calls import chat\n\nANSWER = chat()\n\ndef test_it():\n    pass\n",
-        {"errors": 2},
-        "*LiveCallRefusedError*",
     ),
     "async-client": (
         "import openai, pytest\n\n@pytest.mark.asyncio\nasync def test_it():\n"
@@ -126,88 +120,52 @@ def warm():
 """
 
 
-@pytest.mark.parametrize(("source", "outcomes", "line"), CASES.values(), ids=CASES.keys())
+MORE = {
+    "pytest-raises": (
+        "import pytest\nfrom cassettes_core import ConfigError, LiveCallRefusedError\n"
+        "from calls import chat\n\ndef test_it():\n"
+        "    with pytest.raises(LiveCallRefusedError) as info:\n        chat()\n"
+        "    assert isinstance(info.value, ConfigError)\n"
+        "    assert info.value.path == '/v1/chat/completions'\n",
+        {"failed": 1},
+        "  POST * via httpx2, in test_pytest_raises.py::test_it",
+    ),
+    "marked": (
+        "import pytest\nfrom calls import oa\n\n@pytest.mark.cassette\n"
+        "def test_blocked():\n    oa().models.list()\n\n"
+        "@pytest.mark.cassette(block_unmatched=False)\ndef test_allowed():\n"
+        "    oa().models.list()\n",
+        {"failed": 1, "passed": 1},
+        "ConfigError: blocked GET http://127.0.0.1:*/v1/models in *",
+    ),
+}
+
+
 def test_refused_under_ci_and_nothing_reaches_the_provider(
-    pytester: pytest.Pytester, ci: Sink, source: str, outcomes: dict[str, int], line: str
-) -> None:
-    """The call fails its test (or the run) with the refusal, and no connection is made."""
-    if "warm" in source and "def warm" not in source:
-        pytester.makeconftest(SESSION_CONFTEST)
-    pytester.makepyfile(test_case=source)
-    result = run_inner(pytester)
-    result.assert_outcomes(**outcomes)
-    assert result.ret != 0
-    assert ci.accepted == 0
-    _refused(result, line)
-
-
-def test_chat_calls_through_the_emulator_are_refused_too(
-    pytester: pytest.Pytester, provider: Emulator, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """With OPENAI_BASE_URL on the emulator, an unmarked test's chat call and a session
-    fixture's call never reach it (0 emulator hits)."""
-    monkeypatch.setenv("CI", "true")
-    pytester.makepyfile(calls=CALLS)
-    pytester.makeconftest(SESSION_CONFTEST.replace("oa().models.list()", "chat()").replace(
-        "import oa", "import chat"))  # fmt: skip
-    pytester.makepyfile(
-        test_case="from calls import chat\n\ndef test_a(warm):\n    pass\n\n"
-        "def test_b():\n    chat()\n"
-    )
-    result = run_inner(pytester)
-    result.assert_outcomes(errors=1, failed=1)
-    assert provider.hits == 0
-    _refused(result, "*POST 127.0.0.1:*/v1/chat/completions via httpx2, in test_case.py::test_b")
-
-
-@pytest.mark.parametrize(
-    ("call", "why"),
-    [
-        pytest.param(
-            "oa(base_url=URL + '/v1').models.list()",
-            "the openai SDK sent it (the host of its client's base_url)",
-            id="openai-models",
-        ),
-        pytest.param(
-            "chat(oa(base_url=URL + '/v1'))",
-            "POST …/v1/chat/completions is a provider call",
-            id="openai-chat",
-        ),
-        pytest.param(
-            "anthropic.Anthropic(base_url=URL, max_retries=0).messages.count_tokens("
-            "model='claude-3-5-haiku-latest', messages=[{'role': 'user', 'content': 'x'}])",
-            "the anthropic SDK sent it (the host of its client's base_url)",
-            id="anthropic-count-tokens",
-        ),
-    ],
-)
-def test_a_base_url_host_is_a_provider_host_from_the_first_request(
-    pytester: pytest.Pytester, ci: Sink, monkeypatch: pytest.MonkeyPatch, call: str, why: str
-) -> None:
-    """No endpoint variable names the host: the SDK's own request (its headers) does."""
-    for name in ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
-        monkeypatch.delenv(name)
-    pytester.makepyfile(
-        test_case=f"import anthropic\nfrom calls import chat, oa\n\nURL = {ci.url!r}\n\n"
-        f"def test_it():\n    {call}\n"
-    )
-    result = run_inner(pytester)
-    result.assert_outcomes(failed=1)
-    assert ci.accepted == 0
-    result.stdout.fnmatch_lines([f"  why: {why}, and this session runs in replay*"])
-
-
-def test_the_error_names_host_path_test_fixture_and_the_way_out(
     pytester: pytest.Pytester, ci: Sink
 ) -> None:
-    """The failure says which host and path, from which test and fixture, and how to allow."""
-    pytester.makepyfile(test_case=CASES["function-fixture"][0])
+    """Every case in one run, a test file each: the call fails its test (or the run) with the
+    refusal, and no connection is made. The failure names the host, path, test and fixture,
+    and how to allow. ``pytest.raises`` sees our error (a ConfigError) and the test fails
+    anyway. A marked test in replay: a call the cassette cannot hold is blocked by the
+    cassette (``block_unmatched``); ``block_unmatched=False`` still lets it go."""
+    pytester.makeconftest(SESSION_CONFTEST)
+    cases = {**CASES, **MORE}
+    totals: dict[str, int] = {}
+    for name, (source, outcomes, _) in cases.items():
+        pytester.makepyfile(**{f"test_{name.replace('-', '_')}": source})
+        for key, count in outcomes.items():
+            totals[key] = totals.get(key, 0) + count
     result = run_inner(pytester)
+    result.assert_outcomes(**totals)
+    assert ci.accepted == 1  # the one the marked test let through explicitly
+    for name, (_, _, line) in cases.items():
+        _refused(result, line.replace("test_case.py", f"test_{name.replace('-', '_')}.py"))
     result.stdout.fnmatch_lines(
         [
             "LiveCallRefusedError: refused a live call to 127.0.0.1:* (POST /v1/chat/completions,"
-            " via httpx2) from test_case.py::test_it (setup of fixture 'warm', scope function);"
-            " nothing was sent and no connection was opened.",
+            " via httpx2) from test_function_fixture.py::test_it (setup of fixture 'warm', scope"
+            " function); nothing was sent and no connection was opened.",
             "  why: loopback:* is the provider endpoint of OPENAI_BASE_URL, and this session "
             "runs in replay (CI is set) and no active cassette answers it.",
             "TIP: give the test or fixture a cassette (@pytest.mark.cassette, *CASSETTE_MODE="
@@ -217,38 +175,103 @@ def test_the_error_names_host_path_test_fixture_and_the_way_out(
     )
 
 
-def test_pytest_raises_sees_our_error_and_the_test_still_fails(
-    pytester: pytest.Pytester, ci: Sink
-) -> None:
-    """The error is a LiveCallRefusedError (a ConfigError); expecting it does not make the
-    live call acceptable: the test fails anyway."""
+def test_module_level_code_that_raises_fails_the_run(pytester: pytest.Pytester, ci: Sink) -> None:
+    """Uncaught at collection, the refusal is the module's collection error and the run's."""
     pytester.makepyfile(
-        test_case="import pytest\nfrom cassettes_core import ConfigError, LiveCallRefusedError\n"
-        "from calls import chat\n\ndef test_it():\n"
-        "    with pytest.raises(LiveCallRefusedError) as info:\n        chat()\n"
-        "    assert isinstance(info.value, ConfigError)\n"
-        "    assert info.value.path == '/v1/chat/completions'\n"
+        test_case="from calls import chat\n\nANSWER = chat()\n\ndef test_it():\n    pass\n"
     )
     result = run_inner(pytester)
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=2)
     assert ci.accepted == 0
+    _refused(result, "*LiveCallRefusedError*")
 
 
-def test_inside_a_marked_test_calls_keep_todays_behaviour(
-    pytester: pytest.Pytester, ci: Sink
+BASE_URL_CALLS = {
+    "openai-models": (
+        "oa(base_url=URL + '/v1').models.list()",
+        "the openai SDK sent it (the host of its client's base_url)",
+    ),
+    "openai-chat": (
+        "chat(oa(base_url=URL + '/v1'))",
+        "POST …/v1/chat/completions is a provider call",
+    ),
+    "anthropic-count-tokens": (
+        "anthropic.Anthropic(base_url=URL, max_retries=0).messages.count_tokens("
+        "model='claude-3-5-haiku-latest', messages=[{'role': 'user', 'content': 'x'}])",
+        "the anthropic SDK sent it (the host of its client's base_url)",
+    ),
+}
+
+LEARNED = """
+import urllib.request
+
+import pytest
+import requests
+from calls import chat, oa
+
+SDK_URL = {sdk!r}
+CASSETTE_URL = {cassette!r}
+
+
+def test_sdk():
+    oa(base_url=SDK_URL + "/v1").models.list()
+
+
+def test_plain_client_after():
+    requests.get(SDK_URL + "/v1/models", timeout=2)
+
+
+@pytest.mark.cassette(mode="record")
+def test_recorded():
+    chat(oa(base_url=CASSETTE_URL))
+
+
+def test_plain_client_after_the_cassette():
+    urllib.request.urlopen(CASSETTE_URL + "/models", timeout=2)
+"""
+
+
+def test_a_base_url_host_is_a_provider_host_from_the_first_request_and_stays_one(
+    pytester: pytest.Pytester, ci: Sink, provider: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A marked test in replay: a call the cassette cannot hold is blocked by the cassette
-    (ConfigError, ``block_unmatched``) as before; ``block_unmatched=False`` still lets it go."""
-    pytester.makepyfile(
-        test_case="import pytest\nfrom calls import oa\n\n@pytest.mark.cassette\n"
-        "def test_blocked():\n    oa().models.list()\n\n"
-        "@pytest.mark.cassette(block_unmatched=False)\ndef test_allowed():\n"
-        "    oa().models.list()\n"
+    """No endpoint variable names the host: the SDK's own request (its headers, its path)
+    does. Once the openai SDK's request named a ``base_url=`` host, that host and port are a
+    provider's for the rest of the session: a plain requests call to it is refused too. A
+    host a cassette of this session sent provider calls to is one too, though the later
+    request shows nothing of a provider (a plain urllib GET, no provider path). Each case
+    has a server of its own (a refused host is remembered)."""
+    for name in ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name)
+    with Sink() as one, Sink() as two, Sink() as three:
+        sinks = dict(zip(BASE_URL_CALLS, (one, two, three), strict=True))
+        for name, (call, _) in BASE_URL_CALLS.items():
+            pytester.makepyfile(**{
+                f"test_{name.replace('-', '_')}": "import anthropic\nfrom calls import chat, oa\n\n"
+                f"URL = {sinks[name].url!r}\n\ndef test_it():\n    {call}\n"
+            })  # fmt: skip
+        pytester.makepyfile(
+            test_learned=LEARNED.format(sdk=ci.url, cassette=provider.openai_base_url)
+        )
+        result = run_inner(pytester)
+        result.assert_outcomes(failed=len(BASE_URL_CALLS) + 3, passed=1)
+        assert [sink.accepted for sink in (ci, one, two, three)] == [0, 0, 0, 0]
+    assert provider.hits == 1  # the recording asked for; nothing after it
+    for name, (_, why) in BASE_URL_CALLS.items():
+        result.stdout.fnmatch_lines(
+            [
+                f"*from test_{name.replace('-', '_')}.py::test_it*",
+                f"  why: {why}, and this session runs in replay*",
+            ]
+        )
+    result.stdout.fnmatch_lines(
+        [
+            "*why: loopback:* is where an SDK's provider requests went earlier in this session*",
+            "*why: loopback:* is where a cassette's provider calls went, and this session "
+            "runs in replay*",
+            "  GET 127.0.0.1:*/v1/models via http.client, in "
+            "test_learned.py::test_plain_client_after_the_cassette",
+        ]
     )
-    result = run_inner(pytester)
-    result.assert_outcomes(failed=1, passed=1)
-    result.stdout.fnmatch_lines(["ConfigError: blocked GET http://127.0.0.1:*/v1/models in *"])
-    assert ci.accepted == 1  # the one let through explicitly
 
 
 @pytest.mark.parametrize(
@@ -301,53 +324,3 @@ def test_replay_mode_without_ci_arms_the_guard(
     monkeypatch.setenv("CASSETTE_MODE", "replay")
     run_inner(pytester).assert_outcomes(failed=1)
     assert ci.accepted == 0
-
-
-def test_a_host_an_sdk_was_refused_for_stays_a_provider_host(
-    pytester: pytest.Pytester, ci: Sink, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Once the openai SDK's request named a ``base_url=`` host, that host and port are a
-    provider's for the rest of the session: a plain requests call to it is refused too."""
-    for name in ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
-        monkeypatch.delenv(name)
-    pytester.makepyfile(
-        test_case=f"import requests\nfrom calls import oa\n\nURL = {ci.url!r}\n\n"
-        "def test_sdk():\n    oa(base_url=URL + '/v1').models.list()\n\n"
-        "def test_plain_client_after():\n    requests.get(URL + '/v1/models', timeout=2)\n",
-    )
-    result = run_inner(pytester, "-p", "no:randomly")
-    result.assert_outcomes(failed=2)
-    assert ci.accepted == 0
-    result.stdout.fnmatch_lines(
-        ["*why: loopback:* is where an SDK's provider requests went earlier in this session*"]
-    )
-
-
-def test_a_host_a_cassette_sent_provider_calls_to_stays_a_provider_host(
-    pytester: pytest.Pytester, provider: Emulator, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """No variable names the host and the later request shows nothing of a provider (a plain
-    urllib GET with no SDK headers, no provider path): that a cassette of this session sent
-    provider calls there is what makes it one."""
-    monkeypatch.setenv("CI", "true")
-    for name in ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
-        monkeypatch.delenv(name)
-    url = provider.openai_base_url
-    pytester.makepyfile(
-        test_case=f"import urllib.request\n\nimport pytest\nfrom calls import chat, oa\n\n"
-        f"URL = {url!r}\n\n@pytest.mark.cassette(mode='record')\n"
-        "def test_recorded():\n    chat(oa(base_url=URL))\n\n"
-        "def test_plain_client_after():\n"
-        "    urllib.request.urlopen(URL + '/models', timeout=2)\n",
-        calls=CALLS,
-    )
-    result = run_inner(pytester, "-p", "no:randomly")
-    result.assert_outcomes(passed=1, failed=1)
-    assert provider.hits == 1  # the recording asked for; nothing after it
-    result.stdout.fnmatch_lines(
-        [
-            "*why: loopback:* is where a cassette's provider calls went, and this session "
-            "runs in replay*",
-            "  GET 127.0.0.1:*/v1/models via http.client, in test_case.py::test_plain_client_after",
-        ]
-    )

@@ -89,42 +89,48 @@ def test_a_real_transport_behind_a_wrapper_is_still_refused():
 """
 
 
-def test_transports_that_answer_without_the_network_are_not_refused(
+CONFTEST_CAUGHT = """
+from calls import chat, oa
+
+try:
+    oa().models.list()
+except Exception:
+    pass
+
+
+def pytest_unconfigure(config):
+    try:
+        chat()
+    except Exception:
+        pass
+"""
+
+
+def test_a_conftest_calling_at_import_or_after_the_summary_is_refused_too(
     pytester: pytest.Pytester, ci: Sink
 ) -> None:
-    """A MockTransport (or respx) answering a provider host is no live call: the refusal
-    stands only when the transport really connects, as the custom wrapper below does."""
-    pytester.makepyfile(test_case=MOCKED.format(port=ci.port))
-    result = run_inner(pytester)
-    result.assert_outcomes(passed=3, failed=1)
-    assert ci.accepted == 0
-    result.stdout.fnmatch_lines(
-        ["  GET 127.0.0.1:*/v1/models via httpx2, in *::test_a_real_transport_behind_a_wrapper*"]
-    )
-
-
-@pytest.mark.parametrize(
-    ("conftest", "outcomes"),
-    [
-        pytest.param(
-            "from calls import oa\n\ntry:\n    oa().models.list()\nexcept Exception:\n    pass\n",
-            {"passed": 1, "errors": 1},
-            id="caught",
-        ),
-        pytest.param("from calls import chat\n\nchat()\n", None, id="raised"),
-    ],
-)
-def test_a_conftest_calling_at_import_is_refused_too(
-    pytester: pytest.Pytester, ci: Sink, conftest: str, outcomes: dict[str, int] | None
-) -> None:
     """conftest.py files are imported before pytest_configure: the guard is armed earlier
-    (pytest_load_initial_conftests), so their module-level code is covered."""
-    pytester.makeconftest(conftest)
+    (pytest_load_initial_conftests), so their module-level code is covered; a call in
+    ``pytest_unconfigure``, after the summary, is refused and written to stderr."""
+    pytester.makeconftest(CONFTEST_CAUGHT)
     pytester.makepyfile(test_case="def test_it():\n    pass\n")
     result = run_inner(pytester)
-    if outcomes is not None:
-        result.assert_outcomes(**outcomes)
-        result.stdout.fnmatch_lines(["  GET * via httpx2, in outside any test (a conftest.py*"])
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["  GET * via httpx2, in outside any test (a conftest.py*"])
+    assert ci.accepted == 0
+    result.stderr.fnmatch_lines(
+        ["provider-cassettes: LiveCallRefusedError: refused a live call to 127.0.0.1:* from "
+         "outside any test*"]
+    )  # fmt: skip
+
+
+def test_a_conftest_call_that_raises_at_import_stops_the_run(
+    pytester: pytest.Pytester, ci: Sink
+) -> None:
+    """Uncaught, the refusal at conftest import ends the run with our error."""
+    pytester.makeconftest("from calls import chat\n\nchat()\n")
+    pytester.makepyfile(test_case="def test_it():\n    pass\n")
+    result = run_inner(pytester)
     assert result.ret != 0
     assert ci.accepted == 0
     assert "LiveCallRefusedError" in result.stdout.str() + result.stderr.str()
@@ -219,25 +225,6 @@ def test_it(worker):
 """
 
 
-@pytest.mark.slow
-def test_a_thread_left_running_and_an_atexit_handler_are_refused_after_the_session(
-    pytester: pytest.Pytester, ci: Sink
-) -> None:
-    """The session is over, but its code is not: a thread a fixture left running and an
-    atexit handler a test registered still cannot reach the provider, and say so."""
-    pytester.makepyfile(test_case=LEFT_BEHIND)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=60)
-    result.assert_outcomes(passed=1)
-    assert ci.accepted == 0
-    result.stdout.fnmatch_lines(["thread: LiveCallRefusedError"])
-    result.stdout.fnmatch_lines(["atexit: LiveCallRefusedError"])
-    result.stderr.fnmatch_lines(
-        ["*refused a live call to 127.0.0.1:* from thread 'Thread-*' left running after "
-         "the session ended*",
-         "*refused a live call to 127.0.0.1:* from an atexit handler, after the session ended*"]
-    )  # fmt: skip
-
-
 FORKED = """
 import multiprocessing
 import os
@@ -266,41 +253,41 @@ def test_it(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_forked_child_inherits_the_guard(pytester: pytest.Pytester, ci: Sink) -> None:
-    """A ``multiprocessing`` fork copies the armed guard: the child's call is refused too
-    (its refusal is the child's; the README says the parent's summary does not list it)."""
-    pytester.makepyfile(test_case=FORKED)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=60)
-    result.assert_outcomes(passed=1)
+def test_what_outlives_a_test_is_refused_too(pytester: pytest.Pytester, ci: Sink) -> None:
+    """The session is over, but its code is not: a thread a fixture left running and an
+    atexit handler a test registered still cannot reach the provider, and say so; a
+    ``multiprocessing`` fork copies the armed guard, so the child's call is refused too (its
+    refusal is the child's; the README says the parent's summary does not list it)."""
+    pytester.makepyfile(test_case=LEFT_BEHIND, test_forked=FORKED)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=120)
+    result.assert_outcomes(passed=2)
     assert ci.accepted == 0
+    result.stdout.fnmatch_lines(["thread: LiveCallRefusedError"])
+    result.stdout.fnmatch_lines(["atexit: LiveCallRefusedError"])
+    result.stderr.fnmatch_lines(
+        ["*refused a live call to 127.0.0.1:* from thread 'Thread-*' left running after "
+         "the session ended*",
+         "*refused a live call to 127.0.0.1:* from an atexit handler, after the session ended*"]
+    )  # fmt: skip
 
 
-def test_a_project_without_any_ini_is_guarded_under_ci(pytester: pytest.Pytester, ci: Sink) -> None:
+def test_a_project_without_any_ini_is_guarded_and_mock_transports_are_no_live_calls(
+    pytester: pytest.Pytester, ci: Sink
+) -> None:
     """This repository's own ``cassette_isolation = "off"`` stays its own: a user project with
-    no ini file at all (nothing above it either) is armed under CI."""
+    no ini file at all is armed under CI. A MockTransport (or respx) answering a provider host
+    is no live call: the refusal stands only when the transport really connects, as the custom
+    wrapper does."""
     for name in ("tox.ini", "pytest.ini", "pyproject.toml", "setup.cfg"):
         (pytester.path / name).unlink(missing_ok=True)
     pytester.makepyfile(
-        test_case="from calls import oa\n\ndef test_it():\n    oa().models.list()\n"
+        test_case="from calls import oa\n\ndef test_it():\n    oa().models.list()\n",
+        test_mocked=MOCKED.format(port=ci.port),
     )
     result = run_inner(pytester, "-W", "ignore::DeprecationWarning")
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(passed=3, failed=2)
     assert "configfile:" not in result.stdout.str()
     assert ci.accepted == 0
-
-
-def test_a_call_after_the_summary_is_refused_and_said(pytester: pytest.Pytester, ci: Sink) -> None:
-    """``pytest_unconfigure`` runs after the summary is written: the call is refused all the
-    same, and the refusal is written to stderr instead of vanishing."""
-    pytester.makeconftest(
-        "from calls import chat\n\ndef pytest_unconfigure(config):\n    try:\n        chat()\n"
-        "    except Exception:\n        pass\n"
+    result.stdout.fnmatch_lines(
+        ["  GET 127.0.0.1:*/v1/models via httpx2, in *::test_a_real_transport_behind_a_wrapper*"]
     )
-    pytester.makepyfile(test_case="def test_it():\n    pass\n")
-    result = run_inner(pytester)
-    result.assert_outcomes(passed=1)
-    assert ci.accepted == 0
-    result.stderr.fnmatch_lines(
-        ["provider-cassettes: LiveCallRefusedError: refused a live call to 127.0.0.1:* from "
-         "outside any test*"]
-    )  # fmt: skip

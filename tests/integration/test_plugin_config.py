@@ -92,23 +92,6 @@ def test_marker(cassette):
 """
 
 
-def test_markers_override_the_config_and_the_command_line_overrides_both(
-    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
-) -> None:
-    """Config: passthrough (nothing written); the marker's record writes; then
-    ``--cassette-mode=replay`` replays the marker's and misses the config's."""
-    pytester.makepyfile(test_modes=ASK + PRECEDENCE)
-    inner().assert_outcomes(passed=2)
-    folder = pytester.path / "cassettes" / "test_modes"
-    assert not (folder / "test_config.yaml").exists()
-    assert prompts(folder / "test_marker.yaml") == ["marker"]
-    before = provider.hits
-    result = inner("--cassette-mode=replay")
-    result.assert_outcomes(failed=2)  # the mode asserts fail; test_config also misses
-    result.stdout.fnmatch_lines(["*CassetteMissError*test_config.yaml*"])
-    assert provider.hits == before  # replay: nothing reached the provider
-
-
 POLICY = """
 from cassettes_core import MatchPolicy
 
@@ -124,16 +107,25 @@ def test_it():
 """
 
 
-def test_the_config_s_policy_decides_what_is_matched(
+def test_markers_override_the_config_the_command_line_both_and_its_policy_decides(
     pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
 ) -> None:
-    """With the messages narrowed out of the match, a changed prompt still replays."""
-    pytester.makepyfile(test_policy=ASK + "PROMPT = 'first'\n" + POLICY)
-    inner().assert_outcomes(passed=1)
+    """Config: passthrough (nothing written); the marker's record writes; then
+    ``--cassette-mode=replay`` replays the marker's and misses the config's. With the
+    messages narrowed out of the match by a config's policy, a changed prompt still replays."""
+    pytester.makepyfile(
+        test_modes=ASK + PRECEDENCE, test_policy=ASK + "PROMPT = 'first'\n" + POLICY
+    )
+    inner().assert_outcomes(passed=3)
+    folder = pytester.path / "cassettes" / "test_modes"
+    assert not (folder / "test_config.yaml").exists()
+    assert prompts(folder / "test_marker.yaml") == ["marker"]
     pytester.makepyfile(test_policy=ASK + "PROMPT = 'second'\n" + POLICY)
     before = provider.hits
-    inner("--cassette-mode=replay").assert_outcomes(passed=1)
-    assert provider.hits == before
+    result = inner("--cassette-mode=replay")
+    result.assert_outcomes(failed=2, passed=1)  # the mode asserts fail; test_config also misses
+    result.stdout.fnmatch_lines(["*CassetteMissError*test_config.yaml*"])
+    assert provider.hits == before  # replay: nothing reached the provider
 
 
 def test_a_bad_config_fails_only_the_tests_that_use_a_cassette(

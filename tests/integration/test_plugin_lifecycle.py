@@ -187,40 +187,6 @@ def test_allowed():
 """
 
 
-def test_calls_a_cassette_cannot_hold_are_counted_live_and_blocked_in_replay(
-    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    pytester.makepyfile(test_other=OTHER_CALLS)
-    first = inner()
-    first.assert_outcomes(passed=2)
-    first.stdout.fnmatch_lines(
-        [
-            "6 requests to provider hosts went live unrecorded *",
-            "  test_other.py::test_others: GET /v1/models, POST /v1/moderations, "
-            "POST /v1/messages/count_tokens",
-            "  test_other.py::test_allowed: *",
-        ]
-    )
-    provider.reset()
-    monkeypatch.setenv("CI", "true")
-    second = inner()
-    second.assert_outcomes(passed=1, failed=1)
-    assert provider.hits == 0  # (the emulator counts provider calls only)
-    second.stdout.fnmatch_lines(
-        [
-            "3 blocked requests in this test:",
-            "ConfigError: blocked GET http://127.0.0.1:*/v1/models in replay: 127.0.0.1:* is the "
-            "provider endpoint of OPENAI_BASE_URL, but this is not a kind of call a cassette "
-            "records *",
-            "(the code under test caught the blocked request; the plugin fails the test anyway)",
-            "*2 interactions replayed, 0 recorded, 0 missed, 0 unused, 3 blocked",
-            "3 requests to provider hosts went live unrecorded *",
-            "  test_other.py::test_allowed: GET /v1/models, *",
-            "FAILED test_other.py::test_others - Failed: 3 blocked requests in this test:",
-        ]
-    )
-
-
 SHAPE = """
 import os
 
@@ -240,28 +206,53 @@ def test_shape():
 """
 
 
-def test_a_stream_switch_is_a_miss_with_the_rerecord_line(
+def test_calls_a_cassette_cannot_hold_are_blocked_in_replay_and_a_stream_switch_misses(
     pytester: pytest.Pytester, provider: Emulator, inner: InnerRun, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A complete answer does not replay a request that now streams: a miss (not counted as
-    replayed) with the plugin's re-record line; the short summary shows its first line only."""
-    pytester.makepyfile(test_shape=SHAPE)
-    inner().assert_outcomes(passed=1)
-    monkeypatch.setenv("STREAM", "1")
+    """Calls a cassette cannot hold are counted live when recording and blocked in replay
+    (unless ``block_unmatched=False``). A complete answer does not replay a request that now
+    streams: a miss (not counted as replayed) with the plugin's re-record line; the short
+    summary shows its first line only; append adds the stream beside the answer."""
+    pytester.makepyfile(test_other=OTHER_CALLS, test_shape=SHAPE)
+    first = inner()
+    first.assert_outcomes(passed=3)
+    first.stdout.fnmatch_lines(
+        [
+            "6 requests to provider hosts went live unrecorded *",
+            "  test_other.py::test_others: GET /v1/models, POST /v1/moderations, "
+            "POST /v1/messages/count_tokens",
+            "  test_other.py::test_allowed: *",
+        ]
+    )
+    provider.reset()
     monkeypatch.setenv("CI", "true")
-    result = inner()
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(
+    monkeypatch.setenv("STREAM", "1")
+    second = inner()
+    second.assert_outcomes(passed=1, failed=2)
+    assert provider.hits == 0  # (the emulator counts provider calls only)
+    second.stdout.fnmatch_lines(
+        [
+            "3 blocked requests in this test:",
+            "ConfigError: blocked GET http://127.0.0.1:*/v1/models in replay: 127.0.0.1:* is the "
+            "provider endpoint of OPENAI_BASE_URL, but this is not a kind of call a cassette "
+            "records *",
+            "(the code under test caught the blocked request; the plugin fails the test anyway)",
+        ]
+    )
+    second.stdout.fnmatch_lines(
         [
             "CassetteMissError: this openai.chat request (model gpt-4o-mini) was recorded as a "
             "complete answer and is now asked as a stream (stream: False → True)*",
             "  re-record: pytest test_shape.py::test_shape --cassette-mode=record *",
-            "*0 interactions replayed, 0 recorded, 1 missed, 1 unused",
+            "*2 interactions replayed, 0 recorded, 1 missed, 1 unused, 3 blocked",
+            "3 requests to provider hosts went live unrecorded *",
+            "  test_other.py::test_allowed: GET /v1/models, *",
+            "FAILED test_other.py::test_others - Failed: 3 blocked requests in this test:",
         ]
     )
-    lines = result.stdout.lines
+    lines = second.stdout.lines
     failed = next(n for n, line in enumerate(lines) if line.startswith("FAILED test_shape.py"))
     assert lines[failed].endswith("re-record it in the shape the code now asks for")
     assert lines[failed + 1].startswith("=")  # the first line only: the rest is above
     monkeypatch.setenv("CASSETTE_MODE", "append")
-    inner().assert_outcomes(passed=1)  # append adds the stream beside the answer
+    inner("test_shape.py").assert_outcomes(passed=1)

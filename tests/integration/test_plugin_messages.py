@@ -11,32 +11,6 @@ from cassettes_core.testing.emulator import Emulator
 from tests.helpers.inner import PLUGIN_INI
 from tests.helpers.inner import run_inner as run
 
-AGENT = """
-import openai
-import pytest
-
-PROMPTS = {prompts!r}
-
-
-@pytest.mark.cassette
-def test_agent():
-    with openai.OpenAI(max_retries=0) as client:
-        for prompt in PROMPTS:
-            client.chat.completions.create(
-                model="gpt-4o-mini", messages=[{{"role": "user", "content": prompt}}]
-            )
-"""
-
-
-def _agent(pytester: pytest.Pytester, *prompts: str) -> None:
-    pytester.makepyfile(test_agent=AGENT.format(prompts=list(prompts)))
-
-
-def _rerecord_mode(output: str) -> str:
-    found = re.search(r"re-record: pytest test_agent\.py::test_agent --cassette-mode=(\w+)", output)
-    assert found is not None, output
-    return found.group(1)
-
 
 def test_a_corrupt_cassette_opened_by_the_fixture_names_the_error_class(
     pytester: pytest.Pytester, provider: Emulator
@@ -83,40 +57,45 @@ WHY = {
 }
 
 
-@pytest.mark.parametrize(
-    ("calls", "mode"),
-    [
-        pytest.param([("Plan", "gpt-4o", False, False), BOOK], "record", id="changed-model"),
-        pytest.param([PLAN, ("Book it now", "gpt-4o-mini", False, False)], "record", id="turn-2"),
-        pytest.param([PLAN, ("Plan it", "gpt-4o-mini", False, False)], "record", id="turn-2-as-1"),
-        pytest.param([("Plan", "gpt-4o-mini", True, False), BOOK], "record", id="added-tool"),
-        pytest.param([("Plan", "gpt-4o-mini", False, True), BOOK], "record", id="stream-switch"),
-        pytest.param([PLAN, BOOK, ("Pay", "gpt-4o-mini", False, False)], "append", id="extra"),
-        pytest.param([PLAN, BOOK, BOOK], "append", id="third-ask-of-a-recorded-one"),
-    ],
-)
+CHANGES = {
+    "changed_model": ([("Plan", "gpt-4o", False, False), BOOK], "record"),
+    "turn_2": ([PLAN, ("Book it now", "gpt-4o-mini", False, False)], "record"),
+    "turn_2_as_1": ([PLAN, ("Plan it", "gpt-4o-mini", False, False)], "record"),
+    "added_tool": ([("Plan", "gpt-4o-mini", True, False), BOOK], "record"),
+    "stream_switch": ([("Plan", "gpt-4o-mini", False, True), BOOK], "record"),
+    "extra": ([PLAN, BOOK, ("Pay", "gpt-4o-mini", False, False)], "append"),
+    "third_ask_of_a_recorded_one": ([PLAN, BOOK, BOOK], "append"),
+}
+
+
 def test_the_hint_names_the_mode_that_fixes_the_miss(
-    pytester: pytest.Pytester,
-    provider: Emulator,
-    monkeypatch: pytest.MonkeyPatch,
-    calls: list[tuple[str, str, bool, bool]],
-    mode: str,
+    pytester: pytest.Pytester, provider: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each way a test's calls can change: the hint's mode, followed, gives a cassette that
-    replays under CI with --cassette-strict (no stale recording, nothing missing)."""
-    pytester.makepyfile(test_agent=CALLS.format(calls=RECORDED))
-    run(pytester).assert_outcomes(passed=1)
-    pytester.makepyfile(test_agent=CALLS.format(calls=calls))
+    """Each way a test's calls can change (a test file each): the hint's mode, followed,
+    gives a cassette that replays under CI with --cassette-strict (no stale recording,
+    nothing missing)."""
+    pytester.makepyfile(**{f"test_{name}": CALLS.format(calls=RECORDED) for name in CHANGES})
+    run(pytester).assert_outcomes(passed=len(CHANGES))
+    pytester.makepyfile(
+        **{f"test_{name}": CALLS.format(calls=calls) for name, (calls, _) in CHANGES.items()}
+    )
     monkeypatch.setenv("CI", "true")
     result = run(pytester)
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["CassetteMissError: *", f"*{WHY[mode]}*"])
-    assert _rerecord_mode(result.stdout.str()) == mode
+    result.assert_outcomes(failed=len(CHANGES))
+    output = result.stdout.str()
+    for name, (_, mode) in CHANGES.items():
+        found = re.search(
+            rf"re-record: pytest test_{name}\.py::test_agent --cassette-mode=(\w+)   (.*)", output
+        )
+        assert found is not None, name
+        assert (found.group(1), WHY[mode] in found.group(0)) == (mode, True), name
     monkeypatch.delenv("CI")
-    run(pytester, f"--cassette-mode={mode}").assert_outcomes(passed=1)
+    for mode in WHY:
+        files = [f"test_{name}.py" for name, (_, wanted) in CHANGES.items() if wanted == mode]
+        run(pytester, f"--cassette-mode={mode}", *files).assert_outcomes(passed=len(files))
     monkeypatch.setenv("CI", "true")
     hits = provider.hits
-    run(pytester, "--cassette-strict").assert_outcomes(passed=1)
+    run(pytester, "--cassette-strict").assert_outcomes(passed=len(CHANGES))
     assert provider.hits == hits
 
 
@@ -141,18 +120,25 @@ BAD_FILES = {
 }
 
 
-@pytest.mark.parametrize(("text", "foreign"), list(BAD_FILES.values()), ids=list(BAD_FILES))
 def test_a_tests_own_provider_on_a_bad_file_fails_with_our_error_alone(
-    pytester: pytest.Pytester, text: str, foreign: str
+    pytester: pytest.Pytester,
 ) -> None:
     """A test's own CassetteProvider: the failure names CassetteFormatError and the file, and
-    no parser exception is chained under it (it would read as a crash of ours)."""
+    no parser exception is chained under it (it would read as a crash of ours); a test file
+    and a bad file for each way a YAML file can be bad."""
     pytester.makeini(PLUGIN_INI)
-    pytester.makepyfile(test_own=OWN_PROVIDER)
-    (pytester.path / "own.yaml").write_text(text, encoding="utf-8")
+    for name, (text, _) in BAD_FILES.items():
+        own = name.replace("-", "_")
+        pytester.makepyfile(**{f"test_{own}": OWN_PROVIDER.replace("own.yaml", f"{own}.yaml")})
+        (pytester.path / f"{own}.yaml").write_text(text, encoding="utf-8")
     result = run(pytester)
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["E   *CassetteFormatError: cassette own.yaml*"])
+    result.assert_outcomes(failed=len(BAD_FILES))
+    for name in BAD_FILES:
+        result.stdout.fnmatch_lines(
+            [f"E   *CassetteFormatError: cassette {name.replace('-', '_')}.yaml*"]
+        )
     raised = [line for line in result.outlines if line.startswith("E ")]
-    assert not [line for line in raised if foreign in line]
+    assert not [
+        line for line in raised if any(foreign in line for _, foreign in BAD_FILES.values())
+    ]
     assert "direct cause" not in result.stdout.str()

@@ -8,8 +8,6 @@ import pytest
 from cassettes_core.testing.emulator import Emulator
 from tests.helpers.inner import run_inner as run
 
-# In-process runs drop every module they import; loading these once here keeps each run fast
-
 
 @pytest.fixture
 def live(provider: Emulator) -> Emulator:
@@ -164,29 +162,6 @@ def test_corrupt():
 """
 
 
-def test_bad_options_and_corrupt_cassettes_error_cleanly(
-    pytester: pytest.Pytester, live: Emulator
-) -> None:
-    """A typo in the marker or a broken cassette file is a one-paragraph setup error."""
-    pytester.makepyfile(test_bad=BAD)
-    corrupt = pytester.path / "cassettes" / "test_bad" / "corrupt.yaml"
-    corrupt.parent.mkdir(parents=True)
-    corrupt.write_text("version: 1\ninteractions: [\n", encoding="utf-8")
-    result = run(pytester)
-    result.assert_outcomes(errors=3)
-    result.stdout.fnmatch_lines(
-        [
-            "ConfigError: @pytest.mark.cassette(mode='replai') is not a cassette mode; "
-            "use one of auto, replay, record, append, passthrough",
-            "  cassette file: */cassettes/test_bad/test_bad_mode.yaml",
-            "ConfigError: @pytest.mark.cassette got unknown keyword colour; it takes name, mode, *",
-            "  cassette file: */cassettes/test_bad/test_bad_keyword.yaml",
-            "CassetteFormatError: cassette */cassettes/test_bad/corrupt.yaml*: not valid YAML*",
-        ]
-    )
-    assert "Traceback" not in result.stdout.str()
-
-
 # The key is built at run time so that no scanner flags this file; it is fake.
 LEAKY = """
 import openai
@@ -203,15 +178,25 @@ def test_leaks():
 """
 
 
-def test_refused_secret_fails_short_and_writes_nothing(
+def test_bad_options_corrupt_cassettes_and_secrets_fail_cleanly(
     pytester: pytest.Pytester, live: Emulator
 ) -> None:
-    """A secret in a recording fails the test with the guard's findings, no traceback."""
-    pytester.makepyfile(test_leaky=LEAKY)
+    """A typo in the marker or a broken cassette file is a one-paragraph setup error; a
+    secret in a recording fails the test with the guard's findings and writes nothing."""
+    pytester.makepyfile(test_bad=BAD, test_leaky=LEAKY)
+    corrupt = pytester.path / "cassettes" / "test_bad" / "corrupt.yaml"
+    corrupt.parent.mkdir(parents=True)
+    corrupt.write_text("version: 1\ninteractions: [\n", encoding="utf-8")
     result = run(pytester)
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=3, failed=1)
     result.stdout.fnmatch_lines(
         [
+            "ConfigError: @pytest.mark.cassette(mode='replai') is not a cassette mode; "
+            "use one of auto, replay, record, append, passthrough",
+            "  cassette file: */cassettes/test_bad/test_bad_mode.yaml",
+            "ConfigError: @pytest.mark.cassette got unknown keyword colour; it takes name, mode, *",
+            "  cassette file: */cassettes/test_bad/test_bad_keyword.yaml",
+            "CassetteFormatError: cassette */cassettes/test_bad/corrupt.yaml*: not valid YAML*",
             "UnsafeCassetteError: refused to write */cassettes/test_leaky/test_leaks.yaml: *",
             "  seq 1 request.messages[[]0].content: OpenAI project API key *",
         ]

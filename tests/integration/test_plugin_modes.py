@@ -12,9 +12,6 @@ import yaml
 from cassettes_core.testing.emulator import Emulator
 from tests.helpers.inner import run_inner as run
 
-# In-process runs drop every module they import; loading these once here keeps each run fast
-
-
 # Two calls; the test file is rewritten with other prompts between runs.
 TEMPLATE = """
 import openai
@@ -47,11 +44,6 @@ def write(pytester: pytest.Pytester, prompts: list[str], marker: str = "") -> No
     pytester.makepyfile(test_it=TEMPLATE.format(prompts=prompts, marker=marker))
 
 
-def seqs_and_prompts(pytester: pytest.Pytester) -> list[tuple[int, str]]:
-    document = yaml.safe_load((pytester.path / CASSETTE).read_text(encoding="utf-8"))
-    return [(i["seq"], i["request"]["messages"][0]["content"]) for i in document["interactions"]]
-
-
 def record(pytester: pytest.Pytester, live: Emulator, prompts: list[str]) -> None:
     write(pytester, prompts)
     run(pytester).assert_outcomes(passed=1)
@@ -61,114 +53,76 @@ def record(pytester: pytest.Pytester, live: Emulator, prompts: list[str]) -> Non
 # -- each mode --------------------------------------------------------------------------------
 
 
-def test_replay_without_a_cassette_misses_and_writes_nothing(
-    pytester: pytest.Pytester, live: Emulator
-) -> None:
-    """Replay never goes live: a missing cassette is a miss that names the file."""
-    write(pytester, ["one"])
-    result = run(pytester, "--cassette-mode=replay")
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["CassetteMissError: no cassette file for this openai.chat *"])
-    assert live.hits == 0
-    assert not (pytester.path / "cassettes").exists()
+def _prompts_of(pytester: pytest.Pytester, module: str) -> list[tuple[int, str]]:
+    path = pytester.path / "cassettes" / module / "test_it.yaml"
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return [(i["seq"], i["request"]["messages"][0]["content"]) for i in document["interactions"]]
 
 
-def test_record_rewrites_the_cassette(pytester: pytest.Pytester, live: Emulator) -> None:
-    """Record calls live even when the cassette exists and replaces its contents."""
-    record(pytester, live, ["one", "two"])
-    write(pytester, ["three"])
-    run(pytester, "--cassette-mode=record").assert_outcomes(passed=1)
-    assert live.hits == 1
-    assert seqs_and_prompts(pytester) == [(1, "three")]
+def test_each_mode(pytester: pytest.Pytester, live: Emulator) -> None:
+    """A module per mode, run twice. Replay never goes live: a missing cassette is a miss
+    that names the file. Record calls live even when the cassette exists and replaces its
+    contents. Append replays what is recorded and records the new call after it.
+    Passthrough calls the provider every time and leaves the disk alone. Auto records a
+    missing cassette and replays an existing one."""
 
+    def modules(**prompts: tuple[str, list[str]]) -> None:
+        pytester.makepyfile(
+            **{f"test_{name}": TEMPLATE.format(prompts=asked, marker=marker)
+               for name, (marker, asked) in prompts.items()}
+        )  # fmt: skip
 
-def test_append_records_only_what_is_missing(pytester: pytest.Pytester, live: Emulator) -> None:
-    """Append replays what is recorded and records the new call after it."""
-    record(pytester, live, ["one"])
-    write(pytester, ["one", "two"])
-    result = run(pytester, "--cassette-mode=append")
-    result.assert_outcomes(passed=1)
-    assert live.hits == 1
-    assert seqs_and_prompts(pytester) == [(1, "one"), (2, "two")]
-    result.stdout.fnmatch_lines(["*1 interaction replayed, 1 recorded, 0 missed, 0 unused"])
-
-
-def test_passthrough_goes_live_and_writes_nothing(
-    pytester: pytest.Pytester, live: Emulator
-) -> None:
-    """Passthrough calls the provider every time and leaves the disk alone."""
-    write(pytester, ["one"])
-    result = run(pytester, "--cassette-mode=passthrough")
-    result.assert_outcomes(passed=1)
-    assert live.hits == 1
-    assert not (pytester.path / "cassettes").exists()
-    result.stdout.fnmatch_lines(["*0 recorded, 0 missed, 0 unused, 1 passed through live"])
-
-
-def test_auto_records_then_replays(pytester: pytest.Pytester, live: Emulator) -> None:
-    """Auto records a missing cassette and replays an existing one."""
-    write(pytester, ["one"])
-    run(pytester).assert_outcomes(passed=1)
-    assert live.hits == 1
-    run(pytester).assert_outcomes(passed=1)
-    assert live.hits == 1
+    fixed = {"replay": ("mode='replay'", ["one"]), "passthrough": ("mode='passthrough'", ["one"])}
+    modules(**fixed, record=("", ["one", "two"]), append=("", ["one"]), auto=("", ["one"]))
+    first = run(pytester)
+    first.assert_outcomes(passed=4, failed=1)
+    first.stdout.fnmatch_lines(["CassetteMissError: no cassette file for this openai.chat *"])
+    assert live.hits == 1 + 2 + 1 + 1
+    assert sorted(p.name for p in (pytester.path / "cassettes").iterdir()) == [
+        "test_append", "test_auto", "test_record"
+    ]  # fmt: skip
+    live.reset()
+    modules(
+        **fixed, record=("mode='record'", ["three"]), append=("mode='append'", ["one", "two"]),
+        auto=("", ["one"])
+    )  # fmt: skip
+    second = run(pytester)
+    second.assert_outcomes(passed=4, failed=1)
+    assert live.hits == 3  # passthrough, record and append's new call; auto replayed
+    assert _prompts_of(pytester, "test_record") == [(1, "three")]
+    assert _prompts_of(pytester, "test_append") == [(1, "one"), (2, "two")]
+    second.stdout.fnmatch_lines(
+        ["*2 interactions replayed, 2 recorded, 1 missed, 0 unused, 1 passed through live"]
+    )
 
 
 # -- precedence -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("env", "marker", "args", "recorded_before", "live_calls", "outcome"),
-    [
-        pytest.param({"CI": "true"}, "", (), False, 0, "failed", id="ci-never-records"),
-        pytest.param(
-            {"CI": "true"}, "mode='auto'", (), False, 0, "failed", id="ci-marker-auto-replays"
-        ),
-        pytest.param(
-            {"CI": "true", "CASSETTE_MODE": "append"}, "", (), False, 1, "passed", id="env>ci"
-        ),
-        pytest.param(
-            {"CASSETTE_MODE": "replay"}, "mode='record'", (), True, 1, "passed", id="marker>env"
-        ),
-        pytest.param(
-            {"CI": "true"}, "mode='record'", (), True, 1, "passed", id="marker-records-on-ci"
-        ),
-        pytest.param(
-            {}, "mode='record'", ("--cassette-mode=replay",), True, 0, "passed", id="cli>marker"
-        ),
-        pytest.param(
-            {"CI": "true", "CASSETTE_MODE": "replay"},
-            "mode='replay'",
-            ("--cassette-mode=record",),
-            True,
-            1,
-            "passed",
-            id="cli>all",
-        ),
-    ],
-)
-def test_precedence(
-    pytester: pytest.Pytester,
-    live: Emulator,
-    monkeypatch: pytest.MonkeyPatch,
-    env: dict[str, str],
-    marker: str,
-    args: tuple[str, ...],
-    recorded_before: bool,
-    live_calls: int,
-    outcome: str,
+def test_precedence_through_the_plugin(
+    pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The first source that is set decides: command line, marker, CASSETTE_MODE, CI, auto."""
-    if recorded_before:
-        record(pytester, live, ["one"])
-    write(pytester, ["one"], marker)
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    result = run(pytester, *args)
-    result.assert_outcomes(**{outcome: 1})
-    assert live.hits == live_calls
-    if outcome == "failed":
-        assert not (pytester.path / "cassettes").exists()
+    """The first source that is set decides (each pair is in tests/unit/test_modes.py): under
+    CI nothing records, ``mode='auto'`` included, but a marker's ``record`` does; the command
+    line beats the marker, CASSETTE_MODE and CI."""
+    record(pytester, live, ["one"])
+    pytester.makepyfile(
+        test_plain=TEMPLATE.format(prompts=["one"], marker=""),
+        test_auto=TEMPLATE.format(prompts=["one"], marker="mode='auto'"),
+    )
+    write(pytester, ["one"], "mode='record'")
+    monkeypatch.setenv("CI", "true")
+    result = run(pytester)
+    result.assert_outcomes(passed=1, failed=2)
+    assert live.hits == 1  # the marker's record
+    assert sorted(p.parent.name for p in (pytester.path / "cassettes").rglob("*.yaml")) == [
+        "test_it"
+    ]
+    live.reset()
+    monkeypatch.setenv("CASSETTE_MODE", "replay")
+    write(pytester, ["one"], "mode='replay'")
+    run(pytester, "--cassette-mode=record", "test_it.py").assert_outcomes(passed=1)
+    assert live.hits == 1
 
 
 UNMARKED = """
@@ -181,13 +135,13 @@ def test_unmarked():
 """
 
 
-@pytest.mark.parametrize("value", ["none", "replay-only", "off"])
 def test_a_mode_variable_naming_no_mode_stops_the_run_before_the_guard_reads_it(
-    pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch, value: str
+    pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Under CI, a CASSETTE_MODE that names no mode never turns the isolation guard off: the run
     stops at its start with a usage error naming the value and the modes, and nothing goes
-    live (an unmarked test's call included)."""
+    live (an unmarked test's call included; other values: tests/unit/test_plugin_spec.py)."""
+    value = "off"
     write(pytester, ["one"])
     pytester.makepyfile(test_unmarked=UNMARKED)
     monkeypatch.setenv("CI", "true")

@@ -13,9 +13,6 @@ from cassettes_core.testing.emulator import Emulator
 from tests.helpers.inner import PLUGIN_INI
 from tests.helpers.inner import run_inner as run
 
-# In-process runs drop every module they import; loading these once here keeps each run fast
-
-
 CHAT = """
 import openai
 import pytest
@@ -54,51 +51,47 @@ def interactions(path: object) -> list[dict[str, object]]:
     return found
 
 
-def test_first_run_records_then_ci_replays_offline(
+def test_first_run_records_then_ci_replays_offline_and_misses_a_changed_prompt(
     pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A first run records the cassette; a CI run replays it offline and says what it saved."""
-    chat(pytester, "What is the capital of France?")
+    """A first run records the cassette; a CI run replays it offline and says what it saved.
+    Tuning is not part of the match: another temperature replays the same recording. A
+    changed prompt in replay fails with the path, the field diff and the command to fix it."""
+    france = "What is the capital of France?"
+    pytester.makepyfile(
+        test_chat=CHAT.format(prompt=france, temperature=0.0),
+        test_tuned=CHAT.format(prompt=france, temperature=0.0).replace("test_chat", "test_tuned"),
+    )
     first = run(pytester)
-    first.assert_outcomes(passed=1)
-    cassette = pytester.path / "cassettes" / "test_chat" / "test_chat.yaml"
-    assert cassette.is_file()
-    assert live.hits == 1
+    first.assert_outcomes(passed=2)
+    assert (pytester.path / "cassettes" / "test_chat" / "test_chat.yaml").is_file()
+    assert live.hits == 2
     first.stdout.fnmatch_lines(
         [
             "*= provider-cassettes =*",
-            "1 cassette used by 1 test: 0 interactions replayed, 1 recorded, 0 missed, 0 unused",
+            "2 cassettes used by 2 tests: 0 interactions replayed, 2 recorded, 0 missed, 0 unused",
         ]
     )
 
     live.reset()
     monkeypatch.setenv("CI", "true")
+    pytester.makepyfile(
+        test_tuned=CHAT.format(prompt=france, temperature=0.9).replace("test_chat", "test_tuned")
+    )
     second = run(pytester)
-    second.assert_outcomes(passed=1)
+    second.assert_outcomes(passed=2)
     assert live.hits == 0
     second.stdout.fnmatch_lines(
         [
-            "1 cassette used by 1 test: 1 interaction replayed, 0 recorded, 0 missed, 0 unused",
-            "replay saved 47 tokens (27 input, 20 output), about $0.000016 (estimated)",
+            "2 cassettes used by 2 tests: 2 interactions replayed, 0 recorded, 0 missed, 0 unused",
+            "replay saved 94 tokens (54 input, 40 output), about $0.000032 (estimated)",
         ]
     )
 
     pytester.makeini(PLUGIN_INI + "cassette_prices =\n    gpt-4o-mini = 1000 2000\n")
-    priced = run(pytester)
-    priced.stdout.fnmatch_lines(["replay saved 47 tokens *, about $0.07 (estimated)"])
-
-
-def test_changed_prompt_fails_with_the_diff_and_a_rerecord_hint(
-    pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A changed prompt in replay fails with the path, the field diff and the command to fix it."""
-    chat(pytester, "What is the capital of France?")
-    run(pytester).assert_outcomes(passed=1)
     chat(pytester, "What is the capital of Italy, please?")
-    monkeypatch.setenv("CI", "true")
-    live.reset()
     result = run(pytester)
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(passed=1, failed=1)
     assert live.hits == 0
     result.stdout.fnmatch_lines(
         [
@@ -111,6 +104,7 @@ def test_changed_prompt_fails_with_the_diff_and_a_rerecord_hint(
             "(the request changed: *",
             "*- cassette -*",
             "cassettes/test_chat/test_chat.yaml (mode replay, from CI)",
+            "replay saved 47 tokens *, about $0.07 (estimated)",
             "FAILED test_chat.py::test_chat - *no recording matches*",
         ]
     )
@@ -118,19 +112,6 @@ def test_changed_prompt_fails_with_the_diff_and_a_rerecord_hint(
     assert "Traceback" not in output
     assert "pytest_plugin" not in output
     assert "_exchange.py" not in output
-
-
-def test_temperature_change_still_replays(
-    pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Tuning is not part of the match: another temperature replays the same recording."""
-    chat(pytester, "What is the capital of France?", temperature=0.0)
-    run(pytester).assert_outcomes(passed=1)
-    chat(pytester, "What is the capital of France?", temperature=0.9)
-    monkeypatch.setenv("CI", "true")
-    live.reset()
-    run(pytester).assert_outcomes(passed=1)
-    assert live.hits == 0
 
 
 NAMES = """

@@ -43,47 +43,6 @@ def test_c():
 """
 
 
-@pytest.mark.parametrize(
-    ("args", "skip", "why"),
-    [
-        pytest.param(("-k", "test_a"), "", "some tests that use it were deselected", id="-k"),
-        pytest.param(
-            ("test_shared.py::test_a",),
-            "",
-            "tests were picked by node id, so not every test that uses it was collected",
-            id="node-id",
-        ),
-        pytest.param((), "1", "1 test that uses it did not run *", id="skip"),
-    ],
-)
-def test_strict_on_a_shared_cassette_is_not_judged_over_a_subset_run(
-    pytester: pytest.Pytester,
-    provider: Emulator,
-    inner: InnerRun,
-    monkeypatch: pytest.MonkeyPatch,
-    args: tuple[str, ...],
-    skip: str,
-    why: str,
-) -> None:
-    """-k, a node id or a skip leave interactions unplayed that the other tests would play:
-    the run passes, lists them, and says why strict was not applied."""
-    pytester.makepyfile(test_shared=SHARED)
-    inner().assert_outcomes(passed=3)
-    monkeypatch.setenv("CI", "true")
-    monkeypatch.setenv("SKIP_C", skip)
-    result = inner(*args)
-    assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(
-        [
-            "unused interactions (recorded, never played in this run):",
-            "  cassettes/test_shared/shared.yaml: seq*",
-            "--cassette-strict not applied to cassettes/test_shared/shared.yaml in this run: "
-            + why,
-        ]
-    )
-    assert "error" not in result.stdout.lines[-1]
-
-
 RECORDS_ON_CI = """
 import openai
 import pytest
@@ -98,14 +57,40 @@ def test_new_prompt():
 """
 
 
-def test_a_marker_that_records_on_ci_is_warned_about(
+SUBSETS = [
+    (("-k", "test_a"), "", "some tests that use it were deselected"),
+    (
+        ("test_shared.py::test_a",),
+        "",
+        "tests were picked by node id, so not every test that uses it was collected",
+    ),
+    ((), "1", "1 test that uses it did not run *"),
+]
+
+
+def test_strict_on_a_shared_cassette_is_not_judged_over_a_subset_run(
     pytester: pytest.Pytester, provider: Emulator, inner: InnerRun, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """-k, a node id or a skip leave interactions unplayed that the other tests would play:
+    the run passes, lists them, and says why strict was not applied. A marker's explicit mode
+    that records on CI is warned about."""
+    pytester.makepyfile(test_shared=SHARED)
+    inner().assert_outcomes(passed=3)
     pytester.makepyfile(test_ci=RECORDS_ON_CI)
     monkeypatch.setenv("CI", "true")
-    result = inner()
-    result.assert_outcomes(passed=1)
-    assert provider.hits == 1
+    for args, skip, why in SUBSETS:
+        monkeypatch.setenv("SKIP_C", skip)
+        result = inner(*args)
+        assert result.ret == pytest.ExitCode.OK
+        result.stdout.fnmatch_lines(
+            [
+                "unused interactions (recorded, never played in this run):",
+                "  cassettes/test_shared/shared.yaml: seq*",
+                "--cassette-strict not applied to cassettes/test_shared/shared.yaml in this run: "
+                + why,
+            ]
+        )
+        assert "error" not in result.stdout.lines[-1]
     result.stdout.fnmatch_lines(
         [
             "warning: CI is set, but 1 test recorded because the marker chose mode='append' "

@@ -14,7 +14,7 @@ import yaml
 from cassettes_core.testing.emulator import Emulator
 from tests.helpers.inner import PLUGIN_INI
 
-# Plain httpx2 (what the SDKs run on) keeps the four worker processes quick to start.
+# Plain httpx2 (what the SDKs run on) keeps the worker processes quick to start.
 MANY = """
 import os
 
@@ -43,62 +43,43 @@ def live(monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
         yield emu
 
 
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess(
-        "-n", "4", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", *args, timeout=120
-    )
-
-
 @pytest.mark.slow
-def test_four_workers_append_to_one_cassette(
+def test_workers_append_to_one_cassette_and_record_rewrites_it_once(
     pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Eight tests on four workers append to one cassette: eight interactions, unique seqs."""
+    """Eight tests on two workers append to one cassette: eight interactions, unique seqs.
+    In ``record`` over an old shared cassette, the first writer of the run rewrites it and
+    every other write of the run (any worker) appends, so nothing recorded is lost. The
+    next run replays every one under CI."""
     pytester.makeini(PLUGIN_INI)
-    pytester.makepyfile(test_many=MANY)
-    first = run(pytester)
-    first.assert_outcomes(passed=8)
-    assert live.hits == 8
-    first.stdout.fnmatch_lines(
-        ["1 cassette used by 8 tests: 0 interactions replayed, 8 recorded, 0 missed, 0 unused"]
+    pytester.makepyfile(
+        test_many=MANY,
+        test_rewrite=MANY.replace('mode="append"', 'mode="record"').replace("question", "q"),
     )
-    cassette = pytester.path / "cassettes" / "test_many" / "shared.yaml"
-    document = yaml.safe_load(cassette.read_text(encoding="utf-8"))
-    recorded = document["interactions"]
-    assert sorted(i["seq"] for i in recorded) == list(range(1, 9))
-    assert sorted(i["request"]["messages"][0]["content"] for i in recorded) == [
-        f"question {n}" for n in range(8)
-    ]
-
+    old = pytester.path / "cassettes" / "test_rewrite" / "shared.yaml"
+    old.parent.mkdir(parents=True)
+    old.write_text("version: 1\ninteractions: []\n", encoding="utf-8")  # an old recording
+    first = pytester.runpytest_subprocess(
+        "-n", "2", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", timeout=120
+    )  # fmt: skip
+    first.assert_outcomes(passed=16)
+    assert live.hits == 16
+    first.stdout.fnmatch_lines(
+        ["2 cassettes used by 16 tests: 0 interactions replayed, 16 recorded, 0 missed, 0 unused"]
+    )
+    for name, prompt in (("test_many", "question"), ("test_rewrite", "q")):
+        cassette = pytester.path / "cassettes" / name / "shared.yaml"
+        recorded = yaml.safe_load(cassette.read_text(encoding="utf-8"))["interactions"]
+        assert sorted(i["seq"] for i in recorded) == list(range(1, 9))
+        assert sorted(i["request"]["messages"][0]["content"] for i in recorded) == [
+            f"{prompt} {n}" for n in range(8)
+        ]
     live.reset()
-    monkeypatch.setenv("CI", "true")
+    monkeypatch.setenv("CI", "true")  # and the marker's mode taken off (it overrides CI)
+    pytester.makepyfile(test_rewrite=MANY.replace(', mode="append"', "").replace("question", "q"))
     second = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
-    second.assert_outcomes(passed=8)
+    second.assert_outcomes(passed=16)
     assert live.hits == 0
     second.stdout.fnmatch_lines(
-        ["1 cassette used by 8 tests: 8 interactions replayed, 0 recorded, 0 missed, 0 unused"]
+        ["2 cassettes used by 16 tests: 16 interactions replayed, 0 recorded, 0 missed, 0 unused"]
     )
-
-
-@pytest.mark.slow
-def test_record_under_two_workers_rewrites_a_shared_cassette_once(
-    pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """--cassette-mode=record over a shared cassette: the first writer of the run rewrites it,
-    every other write of the run (any worker) appends, so nothing recorded is lost."""
-    pytester.makeini(PLUGIN_INI)
-    pytester.makepyfile(test_many=MANY.replace(', mode="append"', ""))
-    cassette = pytester.path / "cassettes" / "test_many" / "shared.yaml"
-    cassette.parent.mkdir(parents=True)
-    cassette.write_text("version: 1\ninteractions: []\n", encoding="utf-8")  # an old recording
-    args = ("-n", "2", "-p", "no:cacheprovider", "-p", "no:hypothesispytest")
-    first = pytester.runpytest_subprocess(*args, "--cassette-mode=record", timeout=120)
-    first.assert_outcomes(passed=8)
-    document = yaml.safe_load(cassette.read_text(encoding="utf-8"))
-    assert sorted(i["seq"] for i in document["interactions"]) == list(range(1, 9))
-
-    live.reset()
-    monkeypatch.setenv("CI", "true")
-    second = pytester.runpytest_subprocess(*args, timeout=120)
-    second.assert_outcomes(passed=8)
-    assert live.hits == 0

@@ -44,11 +44,15 @@ CALLS = {
 }
 
 TEST = """
-from sdk_call import call
+import pytest
 
-def test_it():
+from {module} import call
+
+
+@pytest.mark.parametrize("url", {urls!r})
+def test_it(url):
     try:
-        call({url!r})
+        call(url)
     except BaseException as exc:
         names = [cls.__name__ for cls in type(exc).__mro__]
         print("RAISED", names[0], "LiveCallRefusedError" in names)
@@ -56,35 +60,21 @@ def test_it():
 """
 
 
-@pytest.mark.parametrize("sdk", sorted(CALLS))
-def test_an_unmarked_call_is_refused_at_once(pytester: pytest.Pytester, ci: Sink, sdk: str) -> None:
-    """The SDK's call to a loopback base URL is refused: no connection, no retry."""
-    pytester.makepyfile(sdk_call=CALLS[sdk], test_case=TEST.format(url=ci.url))
+def test_an_unmarked_call_is_refused_at_once(pytester: pytest.Pytester, ci: Sink) -> None:
+    """Each SDK's call to a loopback base URL is refused as itself: no connection, no retry
+    (groq does not wrap it in APIConnectionError). ollama.Client() with no host
+    (localhost:11434) under CI is refused too, not a ConnectionError."""
+    for sdk, code in CALLS.items():
+        urls = [ci.url, None] if sdk == "ollama" else [ci.url]
+        pytester.makepyfile(**{f"call_{sdk}": code})
+        pytester.makepyfile(**{f"test_{sdk}": TEST.format(module=f"call_{sdk}", urls=urls)})
     result = run_inner(pytester, "-s")
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(failed=len(CALLS) + 1)
     assert ci.accepted == 0
-    raised = [line.split("RAISED", 1)[1] for line in result.outlines if "RAISED" in line]
-    assert len(raised) == 1
-    name, refused = raised[0].split()
-    assert name == "LiveCallRefusedError"  # groq did not wrap it in APIConnectionError
-    assert refused == "True"
+    raised = [line.split("RAISED", 1)[1].split() for line in result.outlines if "RAISED" in line]
+    assert raised == [["LiveCallRefusedError", "True"]] * (len(CALLS) + 1)
     result.stdout.fnmatch_lines(["*provider-cassettes: live calls refused*"])
-
-
-def test_the_default_local_ollama_is_refused_before_connecting(
-    pytester: pytest.Pytester, ci: Sink
-) -> None:
-    """ollama.Client() with no host (localhost:11434) under CI: refused, not a ConnectionError."""
-    pytester.makepyfile(
-        sdk_call=CALLS["ollama"],
-        test_case=TEST.format(url=None),
-    )
-    result = run_inner(pytester, "-s")
-    result.assert_outcomes(failed=1)
-    raised = [line.split("RAISED", 1)[1] for line in result.outlines if "RAISED" in line]
-    assert raised
-    assert raised[0].split()[0] == "LiveCallRefusedError"
-    result.stdout.fnmatch_lines(["*11434*"])
+    result.stdout.fnmatch_lines(["*11434*test_ollama.py::test_it[[]None[]]*"])
 
 
 RAW = """

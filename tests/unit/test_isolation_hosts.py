@@ -104,6 +104,8 @@ def test_the_catalog_knows_the_real_providers(host: str, provider: str) -> None:
     [
         "openai.com.evil.test",
         "notopenai.com",
+        "notopenai.com.example",
+        "max.ai.invalid",
         "max.ai",
         "s3.us-east-1.amazonaws.com",
         "storage.googleapis.com",

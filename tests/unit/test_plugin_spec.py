@@ -12,7 +12,13 @@ from cassettes_core import ConfigError, MatchPolicy, Mode
 from cassettes_core.options import RECORD_ERRORS
 from cassettes_core.store import SESSION_DRIFT_POLICIES
 from pytest_plugin import _settings
-from pytest_plugin._settings import CassetteSpec, Settings, marker_options, resolve
+from pytest_plugin._settings import (
+    CassetteSpec,
+    Settings,
+    check_environment,
+    marker_options,
+    resolve,
+)
 
 SETTINGS = Settings(
     rootdir=Path("/repo"),
@@ -160,3 +166,10 @@ def test_the_plugin_spells_exactly_the_core_choices() -> None:
     assert tuple(m.value for m in Mode) == _settings.MODES
     assert tuple(RECORD_ERRORS) == _settings.RECORD_ERRORS
     assert tuple(SESSION_DRIFT_POLICIES) == _settings.DRIFT_CHOICES
+
+
+@pytest.mark.parametrize("value", ["none", "replay-only", "off"])
+def test_a_mode_variable_naming_no_mode_is_a_usage_error(value: str) -> None:
+    """Checked before the isolation guard reads it: a typo never turns the guard off."""
+    with pytest.raises(pytest.UsageError, match="choose auto, replay, record, append, passthrough"):
+        check_environment({"CASSETTE_MODE": value})

@@ -1,34 +1,25 @@
-"""The egress decision: is this request a provider call, and may it leave the process?
+"""The isolation guard and the egress decision: is this request a provider call, and may it
+leave the process? Asked per request, before any byte is sent, by every seam: the cassette
+transports, the guard's client seams (below), tools and MCP::
 
-Asked per request, before any byte of it is sent, by every seam: the cassette transports
-(``cassettes_core.transport``), the isolation guard's client seams (below), tools and MCP.
+    guard = Guard(Policy(providers=True, allow=("api.example.com",)))
+    arm(guard)      # every thread, every client: httpx, httpx2, requests, urllib3, urllib,
+    ...             # aiohttp, grpc, raw sockets
+    disarm(guard)   # every patched function restored
 
-**Provider hosts: one registry.** A host is a provider host when the provider catalog names it
-(``cassettes_core.catalog``: its endpoints' hosts, and the real providers' API domains in their
-regional, Azure, Bedrock and Vertex forms), when it is the host and port of an endpoint
-variable (``OPENAI_BASE_URL``, ``AZURE_OPENAI_ENDPOINT``, ``*_API_BASE``, …, and every catalog
-endpoint's ``base_env``, whatever its name), or when a cassette has recorded a provider call
-to it in this session (:func:`remember_host`). Hosts are compared in one canonical form, so
-that spelling cannot get past the list: lower case, trailing dots dropped, Unicode folded
-(NFKC, IDNA, so fullwidth letters and ``xn--`` labels are the names they stand for), look-alike
-letters (Cyrillic a, Greek omicron …) read as the Latin ones they imitate, brackets taken off
-IPv6 literals, and IPv4 in any notation the resolver accepts (``127.1``, ``0x7f000001``,
-``::ffff:127.0.0.1``) written as dotted quads. Every loopback name and address is one host,
-``loopback``: a base URL on ``127.0.0.1:8080`` also covers ``localhost:8080`` and
-``[::1]:8080``.
+**Provider hosts: one registry.** The catalog's hosts (and the real providers' API domains in
+their regional, Azure, Bedrock and Vertex forms), the host and port of an endpoint variable
+(``OPENAI_BASE_URL``, ``AZURE_OPENAI_ENDPOINT``, ``*_API_BASE``, each endpoint's ``base_env``),
+and the hosts a cassette recorded a provider call to in this session (:func:`remember_host`).
+Hosts are compared in one canonical form (:func:`canonical_host`: case, trailing dots,
+Unicode and IDNA, look-alike letters, IPv6 brackets, IPv4 in any notation); every loopback
+name and address is one host, ``loopback``.
 
-**The guard.** A :class:`Guard` holds a :class:`Policy` and callbacks of its owner (the pytest
-plugin): ``locate`` names the test or fixture running now, ``on_refusal`` records each refusal
-(so the test fails even when the code under test catches the error). :func:`arm` puts a guard
-in force for the whole process, every thread included; guards nest (an in-process
-``pytester`` run inside a guarded session), and the innermost one decides and hears of
-refusals. Every seam asks :func:`check` with the host and port a request is for, and raises
-what it returns. When the session ends, :func:`linger` keeps guarding the threads it left
-running and its atexit handlers.
-
-**Patch on import.** :class:`PatchOnImport` patches a client library right after it is first
-imported (``aiohttp``, ``grpc``, ``botocore``, ``mcp`` …), never before: a session that never
-uses one never pays for importing it.
+**The guard.** :func:`arm` puts a :class:`Guard` in force for the whole process; guards nest
+(an in-process ``pytester`` run), the innermost decides. Its owner's ``locate`` names what
+runs now and ``on_refusal`` records each refusal. :func:`linger` keeps guarding what a session
+left running. :class:`PatchOnImport` patches a client library right after it is first
+imported, never before.
 """
 
 from __future__ import annotations
@@ -57,6 +48,41 @@ from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 from cassettes_core import catalog
 from cassettes_core._errors import LiveCallRefusedError
 from cassettes_core.catalog import PROVIDER_DOMAINS, PROVIDER_PATTERNS, Catalog, current
+
+__all__ = [
+    "LOOPBACK",
+    "Guard",
+    "PatchOnImport",
+    "Policy",
+    "Route",
+    "arm",
+    "armed",
+    "canonical_host",
+    "cassette_live",
+    "catalog_provider",
+    "check",
+    "deferred",
+    "deferred_refusal",
+    "disarm",
+    "endpoint_hosts",
+    "forget_recorded_hosts",
+    "grpc_target",
+    "half_imported",
+    "handled_outside",
+    "handling",
+    "is_endpoint_variable",
+    "linger",
+    "match_route",
+    "provider_reason",
+    "recorded_hosts",
+    "register_seam",
+    "remember_host",
+    "request_hint",
+    "threads_now",
+    "unwatch",
+    "url_host_port",
+    "watch",
+]
 
 # -- provider hosts: the one registry --------------------------------------------------------
 LOOPBACK = "loopback"
@@ -242,23 +268,14 @@ def forget_recorded_hosts() -> None:
 
 
 # -- is it a provider call? ----------------------------------------------------------------
-# A provider call is a request whose method and path match an endpoint of the provider catalog
-# (``cassettes_core.catalog``): the path *ends* in the endpoint's pattern, so any base URL works
-# (a proxy's prefix, an Azure deployment's ``/openai/deployments/{name}/…?api-version=…``).
-# Sub-resources (token counting, batches, a stored response by id) match no pattern.
-#
-# Some endpoints share a path (Groq, Mistral, Together … serve OpenAI's ``/chat/completions``;
-# Cohere's ``/v2/chat`` and Ollama's ``/api/chat`` are common paths of people's own services):
-# those are *bound* (``catalog.Endpoint.bound``), and a request is theirs only when it claims
-# them: it goes to one of their hosts (or below one), to the host and port of their base URL (a
-# local server's also to its ``base_env`` variable's: ``OLLAMA_HOST``, by default
-# ``localhost:11434``), or their own SDK sent it (its ``User-Agent``; then only that SDK's
-# endpoints can claim it). Otherwise the endpoint the path alone names answers (``openai.chat``).
-#
-# The stored ``endpoint`` is the path plus the query parameters whose names do not look like
-# credentials (Azure's ``api-version`` and Anthropic's ``beta`` stay; ``api-key``, ``key``,
-# ``sig``, ``token`` … and every name an endpoint lists in ``key_query`` are dropped with their
-# values). The host is never stored.
+# A provider call is a request whose method and path match a catalog endpoint: the path *ends*
+# in the endpoint's pattern, so any base URL works (a proxy's prefix, an Azure deployment).
+# Endpoints that share a path (OpenAI's ``/chat/completions`` on Groq, Mistral …; Ollama's
+# ``/api/chat``) are *bound*: a request is theirs only when it claims them, by going to one of
+# their hosts, to their base URL's host and port (or their ``base_env`` variable's), or by
+# their own SDK's ``User-Agent``; otherwise the endpoint the path alone names answers. The
+# stored ``endpoint`` is the path plus the query parameters whose names do not look like
+# credentials (nor any an endpoint lists in ``key_query``); the host is never stored.
 
 _SECRET_QUERY_KEY = re.compile(r"key|sig|token|secret|pass|auth|cred|code|session", re.IGNORECASE)
 
@@ -286,71 +303,35 @@ def match_route(method: str, url: str, headers: Mapping[str, str] | Any = None) 
     return route
 
 
-# One SDK sends the same few URLs again and again: the whole answer is kept per catalog (a
-# `register` makes a new one), method, URL and user agent. What the environment decides (an
-# endpoint variable such as ``OLLAMA_HOST`` naming the request's origin) is read anew on each
-# request: the cached answer lists, in order, the variables that would claim it instead.
+# One SDK sends the same few URLs again and again: the answer is kept per catalog (a `register`
+# makes a new one), method, URL and user agent. What the environment decides (an endpoint
+# variable such as ``OLLAMA_HOST`` naming the request's origin) is read anew on each request:
+# the cached answer lists, in order, the variables that would claim it instead.
 @functools.lru_cache(maxsize=1024)
 def _route_of(
     entries: catalog.Catalog, method: str, url: str, agent: str
 ) -> tuple[Route | None, tuple[tuple[str, str, Route], ...]]:
     parts = urlsplit(url)
     path = parts.path.rstrip("/")
-    candidates = _candidates(entries, method, path)
-    if not candidates:
-        return None, ()
-    origin = f"{parts.scheme}://{parts.netloc}" if parts.netloc else ""
-    first, by_variable = _claimed(entries, method, path, origin, agent)
-    stored = _stored_endpoint(entries, path, parts.query)
-
-    def route(index: int) -> Route:
-        found = candidates[index]
-        return Route(provider=found.endpoint.name, endpoint=stored, model=found.model)
-
-    variables = tuple(
-        (candidates[index].endpoint.base_env, origin, route(index)) for index in by_variable
-    )
-    return (route(first) if first is not None else None), variables
-
-
-# Every SDK request asks the same few questions, so the answers are kept: which endpoints a
-# method and path match (per catalog), and which of them the request's origin and user agent
-# claim. Only the endpoint variables (``OLLAMA_HOST``…) are read anew on each request.
-@functools.lru_cache(maxsize=1024)
-def _candidates(
-    entries: catalog.Catalog, method: str, path: str
-) -> tuple[catalog.EndpointMatch, ...]:
-    found = []
+    candidates = []
     for endpoint in entries:
         one = catalog.Catalog([endpoint]).match(method, path, claims=lambda e: True)
         if one is not None:
-            found.append(one)
+            candidates.append(one)
             if not endpoint.bound:
                 break  # the first unbound match answers; later ones are never asked
-    return tuple(found)
-
-
-@functools.lru_cache(maxsize=1024)
-def _claimed(
-    entries: catalog.Catalog, method: str, path: str, origin: str, agent: str
-) -> tuple[int | None, tuple[int, ...]]:
-    """The first candidate the request claims without the environment's help (or None), and
-    the bound ones before it that an endpoint variable could still claim."""
-    candidates = _candidates(entries, method, path)
+    origin = f"{parts.scheme}://{parts.netloc}" if parts.netloc else ""
+    stored = _stored_endpoint(entries, path, parts.query) if candidates else ""
     claims = _Claims(entries, origin, agent)
-    by_variable: list[int] = []
-    for index, found in enumerate(candidates):
+    by_variable: list[tuple[str, str, Route]] = []
+    for found in candidates:
         endpoint = found.endpoint
+        route = Route(provider=endpoint.name, endpoint=stored, model=found.model)
         if not endpoint.bound or claims(endpoint):
-            return index, tuple(by_variable)
+            return route, tuple(by_variable)
         if endpoint.base_env and claims.by_variable_possible and _is_local(endpoint.base_url):
-            by_variable.append(index)
+            by_variable.append((endpoint.base_env, origin, route))
     return None, tuple(by_variable)
-
-
-def stored_endpoint(path: str, query: str) -> str:
-    """``path`` with the query parameters whose names do not look secret."""
-    return _stored_endpoint(catalog.current(), path, query)
 
 
 def _stored_endpoint(entries: catalog.Catalog, path: str, query: str) -> str:
@@ -778,29 +759,15 @@ def _restore_seams() -> None:
 
 
 # -- the guard's client seams ---------------------------------------------------------------
-# Where the guard stands in each client: one documented seam per library, restored exactly.
-#
-# Each seam sees the host and port a request is about to connect to, and the path, before any
-# connection is opened (``_guard.check`` decides):
-#
-# - ``http.client.HTTPConnection.putrequest``: ``urllib.request`` and every ``http.client`` user
-#   (the request line is written before ``connect``).
-# - ``urllib3.connectionpool.HTTPConnectionPool.urlopen``: urllib3 and ``requests`` (an HTTPS
-#   pool connects before it writes the request line, so ``putrequest`` would be too late).
-# - ``aiohttp.BaseConnector.connect``: every aiohttp request asks its connector for a connection.
-# - ``grpc.insecure_channel`` / ``secure_channel`` and their ``grpc.aio`` twins: the target is
-#   refused when the channel is made (gRPC's C core resolves and connects on its own threads).
-# - httpx and httpx2: ``Client._transport_for_url`` (``transport._intercept``, shared with the
-#   cassette interception). The verdict is taken there, where the request is whole (path, SDK
-#   headers), and raised by the socket seams below when the transport really connects: a
-#   ``MockTransport`` or a respx mock answering without the network is no live call.
-# - A backstop under all of them: ``socket.getaddrinfo``, ``gethostbyname`` and
-#   ``gethostbyname_ex`` (resolving the name comes before connecting) and
-#   ``socket.socket.connect`` / ``connect_ex`` (an address given directly), for any client
-#   without a seam of its own.
-#
-# A library is patched when it is imported (``_egress.watch``), or at once when it already is; one
-# never imported is never touched, and nothing is imported for the guard's sake.
+# One documented seam per client, restored exactly; each sees the host, port and path before
+# any connection opens: ``http.client.HTTPConnection.putrequest`` (urllib), urllib3's
+# ``HTTPConnectionPool.urlopen`` (requests; an HTTPS pool connects before the request line),
+# aiohttp's ``BaseConnector.connect``, gRPC's channel constructors (its C core connects on its
+# own threads), and httpx/httpx2's ``_transport_for_url`` (in ``transport``: the verdict is
+# taken there and raised by the socket seams only when the transport really connects, so a
+# ``MockTransport`` is no live call). Under them all, a backstop: ``socket.getaddrinfo``,
+# ``gethostbyname(_ex)`` and ``socket.connect(_ex)``. A library is patched when it is imported
+# (:func:`watch`), never imported for the guard's sake.
 
 _MISSING = object()
 # (owner, attribute, what its own __dict__ held before: the function, or _MISSING)
