@@ -1,9 +1,12 @@
-"""``cassette-refresh check`` on cassettes recorded through groq, mistralai, ollama, cohere and
-google-genai: fresh answers are no drift, and each emulator drift switch is found for each
-family, with the class and path the switch changes (the catalog's vocabulary for each endpoint).
+"""``cassette-refresh check`` on cassettes recorded through groq, mistralai, ollama, cohere,
+google-genai and boto3 (Bedrock): fresh answers are no drift, and each emulator drift switch is
+found for each family, with the class and path the switch changes (the catalog's vocabulary for
+each endpoint).
 
 Gemini's calls are re-issued through the built-in provider (the model back in the path, the key
-in ``x-goog-api-key``, ``GOOGLE_GEMINI_BASE_URL`` as the base), streams included.
+in ``x-goog-api-key``, ``GOOGLE_GEMINI_BASE_URL`` as the base), streams included. Bedrock's are
+signed by botocore (the AWS credential chain, botocore's endpoint variable naming the emulator;
+the emulator refuses unsigned calls).
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ import ollama
 import pytest
 from mistralai.client import Mistral
 
+from cassette_refresh.cli import main
 from cassettes_core.testing.emulator import Emulator
+from tests.helpers import bedrock as b
 from tests.helpers import gemini as g
 from tests.helpers.family import record
 from tests.integration.test_refresh_check import check_json, drift_of
@@ -28,9 +33,11 @@ ASK: Any = [{"role": "user", "content": "Capital of France?"}]
 
 
 @pytest.fixture
-def live(monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
+def live(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Emulator]:
     """An emulator of the test's own, and every family's variables pointing at it."""
+    b.fake_aws(monkeypatch, tmp_path)
     with Emulator() as emu:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", emu.url)
         for family, base, key in (
             ("groq", "GROQ_BASE_URL", "GROQ_API_KEY"),
             ("mistral", "MISTRAL_BASE_URL", "MISTRAL_API_KEY"),
@@ -78,14 +85,23 @@ def _gemini(emu: Emulator) -> None:
     g.sync_calls(g.client(emu.url, emu.api_key))
 
 
+def _bedrock(emu: Emulator) -> None:
+    """Every Bedrock operation, and a tool call."""
+    bedrock = b.client(emu)
+    for call in (b.converse, b.converse_stream, b.invoke, b.invoke_stream):
+        call(bedrock)
+    bedrock.converse(modelId=b.MODEL, messages=b.user("Paris?"), toolConfig={"tools": [b.WEATHER]})
+
+
 FAMILIES = {
     "groq": _groq,
     "mistral": _mistral,
     "ollama": _ollama,
     "cohere": _cohere,
     "gemini": _gemini,
+    "bedrock": _bedrock,
 }
-CALLS = {"groq": 2, "mistral": 2, "ollama": 4, "cohere": 3, "gemini": 5}
+CALLS = {"groq": 2, "mistral": 2, "ollama": 4, "cohere": 3, "gemini": 5, "bedrock": 5}
 
 
 @pytest.fixture(params=sorted(FAMILIES))
@@ -195,6 +211,63 @@ EXPECTED: dict[str, dict[str, set[tuple[str, str, str]]]] = {
         },
         "stream_event_new": {("gemini.stream", "field_added", "stream[chunk].promptFeedback")},
     },
+    # Bedrock's operations, named without their "bedrock." prefix
+    "bedrock": {
+        "enum_value_new": {
+            ("converse", "enum_value_new", "stopReason"),
+            ("converse_stream", "enum_value_new", "stream[messageStop].stopReason"),
+            ("invoke_model", "enum_value_new", "stop_reason"),
+            (
+                "invoke_model_with_response_stream",
+                "enum_value_new",
+                "stream[chunk].bytes.delta.stop_reason",
+            ),
+        },
+        "field_added": {
+            ("converse", "field_added", "serviceTierV2"),
+            ("converse_stream", "field_added", "stream[metadata].serviceTierV2"),
+            ("invoke_model", "field_added", "service_tier_v2"),
+            (
+                "invoke_model_with_response_stream",
+                "field_added",
+                "stream[chunk].bytes.message.service_tier_v2",
+            ),
+        },
+        "field_removed": {
+            ("converse", "field_removed", "metrics"),
+            ("converse_stream", "field_removed", "stream[metadata].metrics"),
+            ("invoke_model", "field_removed", "stop_sequence"),
+            (
+                "invoke_model_with_response_stream",
+                "field_removed",
+                "stream[chunk].bytes.delta.stop_sequence",
+            ),
+            (
+                "invoke_model_with_response_stream",
+                "field_removed",
+                "stream[chunk].bytes.message.stop_sequence",
+            ),
+        },
+        "stream_event_new": {
+            ("converse_stream", "enum_value_new", "stream[].event"),
+            ("invoke_model_with_response_stream", "enum_value_new", "stream[chunk].bytes.type"),
+        },
+        "type_changed": {
+            ("converse", "type_changed", "usage.inputTokens"),
+            ("converse_stream", "type_changed", "stream[metadata].usage.inputTokens"),
+            ("invoke_model", "type_changed", "usage.input_tokens"),
+            (
+                "invoke_model_with_response_stream",
+                "type_changed",
+                "stream[chunk].bytes.amazon-bedrock-invocationMetrics.inputTokenCount",
+            ),
+            (
+                "invoke_model_with_response_stream",
+                "type_changed",
+                "stream[chunk].bytes.message.usage.input_tokens",
+            ),
+        },
+    },
 }
 
 
@@ -207,4 +280,22 @@ def test_each_switch_is_found_with_its_class_and_path(
     live.set_drift(switch)
     code, report = check_json(capsys, str(recorded))
     assert code == 1, report
-    assert drift_of(report) == EXPECTED[recorded.stem][switch]
+    expected = EXPECTED[recorded.stem][switch]
+    if recorded.stem == "bedrock":
+        expected = {(f"bedrock.{op}", kind, path) for op, kind, path in expected}
+    assert drift_of(report) == expected
+
+
+def test_bedrock_without_credentials_is_could_not_check(
+    live: Emulator,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without AWS credentials the check stops with exit 2 and says how boto3 finds them."""
+    path = tmp_path / "bedrock.yaml"
+    record(path, lambda: _bedrock(live))
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(name)
+    assert main(["check", str(path), "--no-progress"]) == 2
+    assert "AWS credentials" in capsys.readouterr().err

@@ -1,6 +1,6 @@
-"""Attacks on the secret guard with the real boto3 client: opaque blobs Bedrock and Claude
-send (redacted reasoning, images in model-native bodies) are recorded, and a key hidden in
-one is still refused."""
+"""The secret guard with the real boto3 client: opaque blobs Bedrock and Claude send (redacted
+reasoning, images in model-native bodies) are recorded and replay (a key hidden in one is
+refused: tests/unit/test_secrets_payloads.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ import pytest
 from cassettes_core import Recorder, intercept
 from tests.helpers.bedrock import fake_aws, user
 from tests.helpers.bedrock_crafted import STREAM, Crafted, chunk, event, serving
-from tests.helpers.fake_secrets import openai_key, scan
 
 
 @pytest.fixture
@@ -100,31 +99,6 @@ def test_redacted_reasoning_is_recorded_and_replays(
     assert parsed == base64.b64decode(redacted)
 
 
-def _bedrock(provider: str, request: Any, body: Any) -> dict[str, Any]:
-    """An interaction of ``provider`` with this request and this answer's body."""
-    response = {"status": 200, "headers": {}, "body": body}
-    head = {"seq": 1, "digest": "0" * 64, "provider": provider, "endpoint": "/model/m/invoke"}
-    return {**head, "request": request, "response": response}
-
-
-def test_a_key_hidden_in_redacted_reasoning_is_still_refused() -> None:
-    """Opaque is no hiding place: a key at a token boundary inside it is found."""
-    blob = _redacted(60)
-    key = openai_key()
-    body = {
-        "output": {
-            "message": {
-                "content": [
-                    {"reasoningContent": {"redactedContent": f"{blob[:30]}+{key}+{blob[30:]}"}}
-                ]
-            }
-        }
-    }
-    findings = scan(_bedrock("bedrock.converse", {"model": "m"}, body))
-    assert findings
-    assert all("redactedContent" in f.path for f in findings)
-
-
 def _tiny_image() -> str:
     """A tiny image as tests send one (a 1x1 PNG is under 70 bytes): random bytes, base64."""
     return base64.b64encode(os.urandom(60)).decode()
@@ -151,14 +125,6 @@ def test_a_tiny_image_in_a_native_body_is_recorded_and_replays(
         return json.loads(answer["body"].read())
 
     _recorded_and_replayed(crafted, path, monkeypatch, call)
-
-
-def test_a_key_hidden_in_an_image_field_is_still_refused() -> None:
-    blob = _tiny_image()
-    key = openai_key()
-    request = {"model": "m", "images": [f"{blob[:30]}+{key}+{blob[30:]}"]}
-    findings = scan(_bedrock("bedrock.invoke_model", request, {"images": [blob]}))
-    assert [f.path for f in findings] == ["request.images[0]"]
 
 
 @pytest.mark.parametrize("size", [40, 100, 1500])

@@ -15,13 +15,6 @@ import pytest
 from cassettes_core.testing.emulator import DRIFT_SWITCHES, Emulator
 
 ASK: Any = [{"role": "user", "content": "What is the weather in Paris?"}]
-REQUESTS: dict[str, tuple[str, dict[str, Any]]] = {
-    "chat": ("/v1/chat/completions", {"model": "m", "messages": ASK}),
-    "responses": ("/v1/responses", {"model": "m", "input": "What is the weather in Paris?"}),
-    "embeddings": ("/v1/embeddings", {"model": "m", "input": "x", "encoding_format": "float"}),
-    "anthropic": ("/v1/messages", {"model": "c", "max_tokens": 8, "messages": ASK}),
-}
-Event = tuple[str | None, Any]
 
 
 @pytest.fixture(scope="module")
@@ -46,31 +39,11 @@ def http() -> Iterator[httpx2.Client]:
         yield client
 
 
-def _post(
-    emu: Emulator, http: httpx2.Client, endpoint: str, *, stream: bool = False
-) -> httpx2.Response:
-    path, body = REQUESTS[endpoint]
+def _post(emu: Emulator, http: httpx2.Client, path: str, body: dict[str, Any]) -> str:
     headers = {"authorization": f"Bearer {emu.api_key}"}
-    response = http.post(emu.url + path, json={**body, "stream": stream}, headers=headers)
+    response = http.post(emu.url + path, json={"model": "m", **body}, headers=headers)
     assert response.status_code == 200, response.text
-    return response
-
-
-def _answer(emu: Emulator, http: httpx2.Client, endpoint: str) -> dict[str, Any]:
-    body: dict[str, Any] = _post(emu, http, endpoint).json()
-    return body
-
-
-def _events(emu: Emulator, http: httpx2.Client, endpoint: str) -> list[Event]:
-    """The stream as (event name, parsed data) pairs; `[DONE]` stays a string."""
-    events: list[Event] = []
-    for frame in _post(emu, http, endpoint, stream=True).text.split("\n\n"):
-        if not frame.strip():
-            continue
-        fields = dict(line.split(": ", 1) for line in frame.splitlines())
-        data = fields["data"]
-        events.append((fields.get("event"), data if data == "[DONE]" else json.loads(data)))
-    return events
+    return response.text
 
 
 def test_responses_sequence_numbers_stay_consecutive_with_a_new_event(
@@ -78,7 +51,9 @@ def test_responses_sequence_numbers_stay_consecutive_with_a_new_event(
 ) -> None:
     """The extra Responses event is numbered in line with the others."""
     emu.set_drift("stream_event_new")
-    events = _events(emu, http, "responses")
+    text = _post(emu, http, "/v1/responses", {"input": "Weather in Paris?", "stream": True})
+    frames = [dict(line.split(": ", 1) for line in f.splitlines()) for f in text.split("\n\n")]
+    events = [(frame["event"], json.loads(frame["data"])) for frame in frames if frame]
     assert [data["sequence_number"] for _, data in events] == list(range(len(events)))
     assert all(name == data["type"] for name, data in events)
 
@@ -93,7 +68,9 @@ def test_switches_add_up_and_clear(emu: Emulator, http: httpx2.Client) -> None:
     emu.set_drift(*DRIFT_SWITCHES)
     emu.reset()
     assert emu.drift == frozenset()
-    assert isinstance(_answer(emu, http, "chat")["created"], int)
+    assert isinstance(
+        json.loads(_post(emu, http, "/v1/chat/completions", {"messages": ASK}))["created"], int
+    )
 
 
 def test_sdk_helpers_tolerate_every_switch_but_type_changed(emu: Emulator) -> None:

@@ -10,6 +10,7 @@ import json
 import os
 import random
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -134,12 +135,6 @@ def test_a_real_pem_key_is_still_refused() -> None:
     assert "private key (PEM)" in finding
 
 
-def test_an_image_field_does_not_hide_a_key() -> None:
-    """Inline data is opaque to entropy, not to our key formats."""
-    key = "sk-proj-" + seeded(60)
-    assert scan_lines(in_request(_image_source(f"{key}")))
-
-
 def test_an_alphabet_in_code_is_not_a_secret() -> None:
     """Base32 and base64 alphabets written out in code have entropy, not secrecy."""
     code = (
@@ -202,12 +197,40 @@ def test_a_key_beside_a_signature_is_refused() -> None:
     assert key not in str(findings)
 
 
+def _bedrock(provider: str, request: Any, body: Any) -> dict[str, Any]:
+    response = {"status": 200, "headers": {}, "body": body}
+    head = {"seq": 1, "digest": "0" * 64, "provider": provider, "endpoint": "/model/m/invoke"}
+    return {**head, "request": request, "response": response}
+
+
+def _redacted(blob: str) -> dict[str, Any]:
+    content = [{"reasoningContent": {"redactedContent": blob}}]
+    return _bedrock(
+        "bedrock.converse", {"model": "m"}, {"output": {"message": {"content": content}}}
+    )
+
+
+OPAQUE: dict[str, tuple[Callable[[str], dict[str, Any]], str]] = {
+    "gemini-signature": (lambda v: _interaction(PARTS["function-call"](v)), "thoughtSignature"),
+    "bedrock-redacted-reasoning": (_redacted, "redactedContent"),
+    "bedrock-native-image": (
+        lambda v: _bedrock("bedrock.invoke_model", {"model": "m", "images": [v]}, {"images": []}),
+        "request.images[0]",
+    ),
+    "anthropic-image-source": (lambda v: in_request(_image_source(v)), ".source.data"),
+}
+
+
+@pytest.mark.parametrize("place", sorted(OPAQUE))
 @pytest.mark.parametrize("urlsafe", [False, True], ids=["standard", "urlsafe"])
-def test_a_key_hidden_inside_a_signature_is_refused(urlsafe: bool) -> None:
-    """A signature field is no hiding place: a key at a token boundary in it is found."""
-    signature = _signature(96, urlsafe=urlsafe)
+def test_a_key_hidden_in_an_opaque_field_is_refused(place: str, urlsafe: bool) -> None:
+    """Opaque data (signatures, redacted reasoning, inline images) is opaque to entropy, not to
+    our key formats: a key at a token boundary inside it, or as the whole field, is found."""
+    build, where = OPAQUE[place]
+    blob = _signature(96, urlsafe=urlsafe)
     for key in ("AIza" + rand(35), openai_key()):
-        planted = f"{signature[:40]}+{key}+{signature[40:]}"
-        findings = scan(_interaction(PARTS["function-call"](planted)))
-        assert findings, key[:4]
-        assert all("thoughtSignature" in f.path for f in findings)
+        for planted in (f"{blob[:40]}+{key}+{blob[40:]}", key):
+            findings = scan(build(planted))
+            assert findings, (place, key[:4])
+            assert all(where in f.path for f in findings), findings
+            assert key not in str(findings)
