@@ -23,6 +23,7 @@ from cassettes_core._errors import (
     CassetteMissError,
     ConfigError,
     ProviderError,
+    UnsafeInteractionDroppedWarning,
 )
 from cassettes_core._model import Interaction, LLMResponse, RecordedError, StreamEvent
 from cassettes_core._record_errors import (
@@ -32,7 +33,7 @@ from cassettes_core._record_errors import (
     refused,
 )
 from cassettes_core._request import DEFAULT_POLICY, LLMRequest, MatchPolicy
-from cassettes_core.digest import normalise
+from cassettes_core.digest import MAX_DEPTH, depth_of, normalise
 from cassettes_core.events import CallEvent, CallLog, RecorderStats
 from cassettes_core.modes import MODES, Mode, resolve
 from cassettes_core.options import BeforeRecord, RerecordHint
@@ -265,8 +266,6 @@ class Recorder:
         try:
             return self._record(request, outcome)
         except Exception as exc:
-            from cassettes_core.secrets import UnsafeInteractionDroppedWarning
-
             warnings.warn(
                 f"best-effort recording dropped an interaction: {exc}",
                 UnsafeInteractionDroppedWarning,
@@ -378,8 +377,6 @@ _REQUEST_LEVEL = 3
 
 def _refuse_unstorable(request: LLMRequest, path: Path) -> None:
     """Fail before a live call is paid for if the request cannot be recorded there."""
-    from cassettes_core.store import MAX_DEPTH, depth_of
-
     check_permissions(path)
     request.digest()  # raises ConfigError for data JSON cannot hold or cannot digest
     if depth_of(request.to_record()) + _REQUEST_LEVEL > MAX_DEPTH:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,6 +18,11 @@ import blake3
 from cassettes_core._errors import ConfigError
 
 DIGEST_SCHEME = "blake3-v1"
+# Deeper data cannot be digested or stored without running out of stack; no provider request
+# or answer comes near it (a deeply nested JSON schema is some 20 levels).
+MAX_DEPTH = 100
+# Python refuses to read longer integers (sys.int_info.default_max_str_digits).
+MAX_INT_DIGITS = getattr(sys.int_info, "default_max_str_digits", 4300) or 4300
 
 _ENCODER = json.JSONEncoder(
     sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
@@ -113,7 +119,7 @@ def canonical_json(value: Any) -> bytes:
     except RecursionError:
         raise ConfigError(
             "the request is nested too deeply to digest (hundreds of levels); a cassette "
-            "holds at most 100 levels of nesting"
+            f"holds at most {MAX_DEPTH} levels of nesting"
         ) from None
     try:
         return text.encode("utf-8")
@@ -128,3 +134,20 @@ def request_digest(provider: str, fields: Mapping[str, Any]) -> str:
     """The blake3 hex digest of ``{"provider": provider, "fields": fields}``."""
     payload = canonical_json({"provider": provider, "fields": fields})
     return blake3.blake3(payload).hexdigest()
+
+
+def depth_of(value: Any) -> int:
+    """How many levels of mappings and lists ``value`` holds (0 for a scalar); iterative."""
+    deepest = 0
+    pending: list[tuple[Any, int]] = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        pending.extend((child, depth + 1) for child in children)
+    return deepest

@@ -28,14 +28,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from cassettes_core import catalog
+from cassettes_core._errors import UnsafeInteractionDroppedWarning
 
 if TYPE_CHECKING:
     from cassettes_core.secrets._formats import looks_like_credential, mask
-    from cassettes_core.secrets._guard import (
-        SecretFinding,
-        SecretGuard,
-        UnsafeInteractionDroppedWarning,
-    )
+    from cassettes_core.secrets._guard import SecretFinding, SecretGuard
     from cassettes_core.secrets._scan import run_scan
     from cassettes_core.secrets._text import fold, redact
 
@@ -77,7 +74,6 @@ def strip_sensitive_headers(headers: Mapping[str, str]) -> dict[str, str]:
 _HOMES = {
     "SecretFinding": "_guard",
     "SecretGuard": "_guard",
-    "UnsafeInteractionDroppedWarning": "_guard",
     "run_scan": "_scan",
     "looks_like_credential": "_formats",
     "mask": "_formats",

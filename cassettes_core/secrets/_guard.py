@@ -65,10 +65,6 @@ from cassettes_core.secrets._walk import (
 )
 
 
-class UnsafeInteractionDroppedWarning(UserWarning):
-    """Best-effort recording dropped an interaction that holds a possible secret."""
-
-
 @dataclass(frozen=True, slots=True)
 class SecretFinding:
     """One possible secret: which interaction, where in it, what kind, and a masked preview.

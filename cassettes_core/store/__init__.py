@@ -18,6 +18,7 @@ never the recorder, the transport or the secret guard (which it is handed, as a
 
 from __future__ import annotations
 
+from cassettes_core.digest import MAX_DEPTH, MAX_INT_DIGITS, depth_of
 from cassettes_core.store._cassette import Cassette, Lookup
 from cassettes_core.store._file import (
     BOOKKEEPING_KEYS,
@@ -39,7 +40,10 @@ from cassettes_core.store._file import (
 )
 from cassettes_core.store._format import (
     check_document,
+    dump_yaml,
+    first_comment_line,
     load_plain_yaml,
+    load_yaml,
     parse_interaction,
     parse_yaml,
     render,
@@ -55,9 +59,6 @@ from cassettes_core.store._manifest import (
     installed_sdks,
     version_drift,
 )
-from cassettes_core.store._yaml import MAX_DEPTH, MAX_INT_DIGITS, depth_of, first_comment_line
-from cassettes_core.store._yaml import dump as dump_yaml
-from cassettes_core.store._yaml import load as load_yaml
 
 __all__ = [
     "BOOKKEEPING_KEYS",

@@ -35,12 +35,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # What a replay from a cassette the load cache holds never needs.
 REPLAY_NEVER_LOADS = (
+    "yaml",
     "filelock",
     "cassettes_core.miss_report",
     "cassettes_core.mcp._session",
-    "cassettes_core.tools",
     "botocore",
-    "cassettes_core._cassette_provider",
     "detect_secrets",
     "deepdiff",
 )
