@@ -13,7 +13,7 @@ import threading
 import uuid
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -64,19 +64,6 @@ class RaiseAs(Protocol):
     is built once, in its final class, and the one logged is the one raised."""
 
     def __call__(self, ours: type[_E], /) -> type[_E]: ...
-
-
-@dataclass(frozen=True)
-class _Outcome:
-    """What a live call produced, as handed to :meth:`Recorder.record`."""
-
-    endpoint: str | None
-    response: LLMResponse | None
-    stream: Sequence[StreamEvent] | None
-    error: ProviderError | RecordedError | None
-    duration_ms: int
-    credentials: tuple[str, ...] = ()
-    raise_as: RaiseAs | None = None
 
 
 class Recorder:
@@ -258,72 +245,51 @@ class Recorder:
         """
         if not self.records:
             return None
-        outcome = _Outcome(
-            endpoint, response, stream, error, duration_ms, tuple(credentials), raise_as
-        )
-        if not self.best_effort:
-            return self._record(request, outcome)
+        from cassettes_core.secrets import strip_sensitive_headers
+
+        failure = RecordedError.from_exception(error) if isinstance(error, ProviderError) else error
         try:
-            return self._record(request, outcome)
+            digest = request.digest()
+            if failure is not None and refused(self.record_errors, failure, stream):
+                # Kept out by the policy: raised before anything is scanned or written.
+                refusal = _final(UnrecordedFailureError, raise_as)(
+                    failure, provider=request.provider, path=self.path, hidden=credentials
+                )
+                self.log.add(CallEvent("refused", request.provider, digest=digest, error=refusal))
+                raise refusal
+            if response is not None:
+                response = replace(response, headers=strip_sensitive_headers(response.headers))
+            if failure is not None:
+                failure = replace(failure, headers=strip_sensitive_headers(failure.headers))
+            interaction: Interaction | None = Interaction(
+                seq=0,
+                digest=digest,
+                request=request,
+                endpoint=endpoint,
+                response=response,
+                stream=tuple(stream) if stream is not None else None,
+                error=failure,
+                duration_ms=duration_ms,
+            )
+            if self.before_record is not None:
+                interaction = self._apply_hook(interaction)
+            if interaction is None:
+                return None
+            with self._lock:
+                run = self._run_id if self._first_write else None
+                written = self._writer().record(interaction, run=run)
+                self._first_write = False
+                self.cassette.add(written)
         except Exception as exc:
+            if not self.best_effort:
+                raise
             warnings.warn(
                 f"best-effort recording dropped an interaction: {exc}",
                 UnsafeInteractionDroppedWarning,
                 stacklevel=3,
             )
             return None
-
-    def _refuse_setup_failure(self, request: LLMRequest, outcome: _Outcome) -> None:
-        """Raise (nothing written) when the policy keeps this failure out of the cassette."""
-        error = outcome.error
-        failure = RecordedError.from_exception(error) if isinstance(error, ProviderError) else error
-        if not refused(self.record_errors, failure, outcome.stream):
-            return
-        assert failure is not None
-        refusal = _final(UnrecordedFailureError, outcome.raise_as)(
-            failure, provider=request.provider, path=self.path, hidden=outcome.credentials
-        )
-        self.log.add(CallEvent("refused", request.provider, digest=request.digest(), error=refusal))
-        raise refusal
-
-    def _record(self, request: LLMRequest, outcome: _Outcome) -> Interaction | None:
-        from cassettes_core.secrets import strip_sensitive_headers
-
-        self._refuse_setup_failure(request, outcome)  # before anything is scanned or written
-
-        response, error = outcome.response, outcome.error
-        if response is not None:
-            response = replace(response, headers=strip_sensitive_headers(response.headers))
-        recorded_error = (
-            RecordedError.from_exception(error) if isinstance(error, ProviderError) else error
-        )
-        if recorded_error is not None:
-            recorded_error = replace(
-                recorded_error, headers=strip_sensitive_headers(recorded_error.headers)
-            )
-        interaction = Interaction(
-            seq=0,
-            digest=request.digest(),
-            request=request,
-            endpoint=outcome.endpoint,
-            response=response,
-            stream=tuple(outcome.stream) if outcome.stream is not None else None,
-            error=recorded_error,
-            duration_ms=outcome.duration_ms,
-        )
-        if self.before_record is not None:
-            hooked = self._apply_hook(interaction)
-            if hooked is None:
-                return None
-            interaction = hooked
-        with self._lock:
-            run = self._run_id if self._first_write else None
-            written = self._writer().record(interaction, run=run)
-            self._first_write = False
-            self.cassette.add(written)
-        self.log.add(
-            CallEvent("recorded", request.provider, digest=written.digest, interaction=written)
-        )
+        self.log.add(CallEvent("recorded", request.provider, digest=digest, interaction=written))
         return written
 
     def _apply_hook(self, interaction: Interaction) -> Interaction | None:

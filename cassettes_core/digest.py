@@ -38,57 +38,31 @@ def normalise(value: Any, path: str = "$") -> Any:
     try:
         return _plain(value)
     except _NotPlainError:
-        pass  # walk again, naming the path this time (kept off the path of every request)
-    return _normalise_at(value, path)
+        return _normalise_at(value, path)  # tuples, subclasses, mappings, errors: named paths
 
 
 class _NotPlainError(Exception):
-    """Raised by :func:`_plain` for anything :func:`_normalise_at` refuses."""
+    """Raised by :func:`_plain` for anything but the exact JSON types."""
 
 
 def _plain(value: Any) -> Any:
-    # The same result as `_normalise_at` without building a path string per item: a digest
-    # runs on every request, an error on almost none. The exact JSON types (what a decoded
-    # body holds) are tried first, by identity: an isinstance check against Mapping costs
-    # more than the rest of the step.
+    # What a decoded body holds, by exact type and without a path string per item: a digest
+    # runs on every request; anything else takes the slow walk.
     kind = type(value)
     if kind is str or kind is int or kind is bool or value is None:
         return value
     if kind is dict:
         out: dict[str, Any] = {}
         for key, item in value.items():
-            if type(key) is not str and not isinstance(key, str):
+            if type(key) is not str:
                 raise _NotPlainError
             if item is not None:
                 out[key] = _plain(item)
         return out
     if kind is list:
         return [_plain(item) for item in value]
-    if kind is float:
-        if not math.isfinite(value):
-            raise _NotPlainError
+    if kind is float and math.isfinite(value):
         return value
-    return _plain_other(value)
-
-
-def _plain_other(value: Any) -> Any:
-    """:func:`_plain` for every other type (subclasses, mappings, tuples, floats)."""
-    if isinstance(value, str | bool | int):
-        return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise _NotPlainError
-        return value
-    if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise _NotPlainError
-            if item is not None:
-                out[key] = _plain(item)
-        return out
-    if isinstance(value, list | tuple):
-        return [_plain(item) for item in value]
     raise _NotPlainError
 
 
