@@ -148,7 +148,7 @@ class Recorder:
     @property
     def stats(self) -> RecorderStats:
         """What this recorder did so far, counted from :attr:`log`."""
-        return RecorderStats.of(self.log)
+        return RecorderStats(self.log)
 
     # -- deciding ---------------------------------------------------------------------------
 
@@ -261,7 +261,7 @@ class Recorder:
                 response = replace(response, headers=strip_sensitive_headers(response.headers))
             if failure is not None:
                 failure = replace(failure, headers=strip_sensitive_headers(failure.headers))
-            interaction: Interaction | None = Interaction(
+            built = Interaction(
                 seq=0,
                 digest=digest,
                 request=request,
@@ -271,13 +271,12 @@ class Recorder:
                 error=failure,
                 duration_ms=duration_ms,
             )
-            if self.before_record is not None:
-                interaction = self._apply_hook(interaction)
-            if interaction is None:
+            hooked = built if self.before_record is None else self._apply_hook(built)
+            if hooked is None:
                 return None
             with self._lock:
                 run = self._run_id if self._first_write else None
-                written = self._writer().record(interaction, run=run)
+                written = self._writer().record(hooked, run=run)
                 self._first_write = False
                 self.cassette.add(written)
         except Exception as exc:
