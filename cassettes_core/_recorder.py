@@ -59,9 +59,8 @@ _E = TypeVar("_E", bound=CassetteError)
 
 
 class RaiseAs(Protocol):
-    """The class a caller needs one of our errors raised in (a subclass the anthropic SDK
-    lets through, see ``transport._exchange``): chosen before the error is built, so the error
-    is built once, in its final class, and the one logged is the one raised."""
+    """The class to build one of our errors in (a subclass the anthropic SDK lets through):
+    the error is built once, and the one logged is the one raised."""
 
     def __call__(self, ours: type[_E], /) -> type[_E]: ...
 
@@ -137,11 +136,8 @@ class Recorder:
         return self._file_made
 
     def close(self) -> None:
-        """Fold what this recorder journaled into the cassette file (a whole write).
-
-        The test's end and an ``intercept`` block's exit call it; a recorder may record again
-        after it, and is folded again at its next close.
-        """
+        """Fold what this recorder journaled into the cassette file (a whole write); the
+        test's end and an ``intercept`` block's exit call it."""
         if self._file_made is not None:
             self._file_made.fold()
 
@@ -321,14 +317,10 @@ class Recorder:
 
     def _writer(self) -> CassetteFile:
         if self._file.guard is None:
-            self._file.guard = self._guard or self._default_guard()
+            from cassettes_core.secrets import SecretGuard  # detect-secrets loads only to write
+
+            self._file.guard = self._guard or SecretGuard(allow=self._allow)
         return self._file
-
-    def _default_guard(self) -> WriteGuard:
-        from cassettes_core.secrets import SecretGuard  # detect-secrets loads only to write
-
-        guard: WriteGuard = SecretGuard(allow=self._allow)
-        return guard
 
 
 def _final(ours: type[_E], raise_as: RaiseAs | None) -> type[_E]:
