@@ -10,9 +10,10 @@ private.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING
-
+# MCP sessions record into the active cassette: from the first interception on, the mcp SDK
+# is patched if and when imported (importing this installs nothing).
+from cassettes_core import mcp  # noqa: F401
+from cassettes_core._cassette_provider import CassetteProvider
 from cassettes_core._errors import (
     CassetteError,
     CassetteFormatError,
@@ -22,6 +23,7 @@ from cassettes_core._errors import (
     ProviderError,
     UnrecordableAnswerError,
     UnsafeCassetteError,
+    UnsafeInteractionDroppedWarning,
     VersionDriftError,
 )
 from cassettes_core._model import Interaction, LLMResponse, RecordedError, StreamEvent
@@ -32,53 +34,13 @@ from cassettes_core._version import __version__
 from cassettes_core.modes import Mode
 from cassettes_core.providers import FakeProvider, Provider
 from cassettes_core.store import Cassette, CassetteVersionWarning, load_cassette
-from cassettes_core.transport import AbandonedStreamWarning, Interception, intercept
-
-# MCP sessions record into the active cassette: from the first interception on, the mcp SDK
-# is patched if and when imported (importing this installs nothing).
-from cassettes_core import mcp  # noqa: F401  # isort: skip
-
-if TYPE_CHECKING:
-    from cassettes_core._cassette_provider import CassetteProvider
-    from cassettes_core.secrets import UnsafeInteractionDroppedWarning
-    from cassettes_core.tools import (
-        RecordedToolError,
-        ToolResultChangedError,
-        ToolResultChangedWarning,
-        tool,
-    )
-
-# Imported on first use (PEP 562), each proved by a test that a replay never loads it: the
-# wrapper, the secret guard (detect-secrets), the tool runner.
-_LAZY = {
-    "CassetteProvider": "cassettes_core._cassette_provider",
-    "UnsafeInteractionDroppedWarning": "cassettes_core.secrets",
-    "RecordedToolError": "cassettes_core.tools",
-    "ToolResultChangedError": "cassettes_core.tools",
-    "ToolResultChangedWarning": "cassettes_core.tools",
-    "tool": "cassettes_core.tools",
-}
-
-
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        if name in _SUBPACKAGES:  # `cassettes_core.mcp` without importing it first
-            return importlib.import_module(f"cassettes_core.{name}")
-        raise AttributeError(f"module 'cassettes_core' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # once: the next access is a plain attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
-
-
-_SUBPACKAGES = frozenset(
-    {"catalog", "diff", "digest", "isolation", "mcp", "modes", "secrets", "store", "transport"}
+from cassettes_core.tools import (
+    RecordedToolError,
+    ToolResultChangedError,
+    ToolResultChangedWarning,
+    tool,
 )
-
+from cassettes_core.transport import AbandonedStreamWarning, Interception, intercept
 
 __all__ = [
     "AbandonedStreamWarning",

@@ -184,6 +184,10 @@ class UnsafeCassetteError(CassetteError):
         return "\n".join(lines)
 
 
+class UnsafeInteractionDroppedWarning(UserWarning):
+    """Best-effort recording dropped an interaction that holds a possible secret."""
+
+
 class ProviderError(CassetteError):
     """The provider answered with an error status, timed out, or could not be reached."""
 

@@ -7,7 +7,7 @@ a replayed interaction is shared by every lookup and must not be edited in place
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cassettes_core._errors import ErrorKind, ProviderError
@@ -93,17 +93,7 @@ class Interaction:
         return self.request.provider
 
     def with_seq(self, seq: int) -> Interaction:
-        return Interaction(
-            seq=seq,
-            digest=self.digest,
-            request=self.request,
-            endpoint=self.endpoint,
-            response=self.response,
-            stream=self.stream,
-            error=self.error,
-            duration_ms=self.duration_ms,
-            redacted=self.redacted,
-        )
+        return replace(self, seq=seq)
 
     def to_dict(self) -> dict[str, Any]:
         """The plain form written to the cassette file (and scanned by the secret guard)."""

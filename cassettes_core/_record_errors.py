@@ -1,18 +1,12 @@
 """Which live failures a recording keeps as answers, and the refusal for the others.
 
-A recording is replayed forever, so a failure that only says something about the machine it
-was made on must not become the answer. By default (``record_errors="useful"``) a recording
-keeps the failures a test can learn from: rate limits (429), overloads and server errors
-(5xx), other 4xx answers about the request (400, 409, 413, 422), timeouts, and a stream that
-broke part-way. It refuses those that mean "this recording was set up wrong", where the fix
-changes nothing the request is matched by (so the failure would replay after it): an
-authentication failure (401, 403, 407: a wrong or missing key), a 404 (a wrong base URL, a
-model this key may not use), an account without credit (402, or a 429 whose code is
-``insufficient_quota``), and a provider that could not be reached at all (connection refused,
-DNS failure, connect timeout; a connection that broke after it was made,
-``ReadError``/``RemoteProtocolError``, is kept). The call then fails with
-:class:`UnrecordedFailureError` and nothing is written. ``record_errors="all"`` keeps every
-failure (a test of auth-error handling).
+A recording replays forever, so a failure that says only how it was set up must not become
+the answer. ``record_errors="useful"`` (the default) keeps rate limits, overloads and server
+errors, other 4xx answers about the request, timeouts and a stream broken part-way. It refuses,
+with :class:`UnrecordedFailureError` and nothing written, an authentication failure (401, 403,
+407), a 404 (base URL or model), an account without credit (402, or ``insufficient_quota``) and
+a provider never reached (refused, DNS, connect timeout; a connection broken after it was made
+is kept). ``record_errors="all"`` keeps every failure (a test of auth-error handling).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import threading
 import uuid
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,7 @@ from cassettes_core._errors import (
     CassetteMissError,
     ConfigError,
     ProviderError,
+    UnsafeInteractionDroppedWarning,
 )
 from cassettes_core._model import Interaction, LLMResponse, RecordedError, StreamEvent
 from cassettes_core._record_errors import (
@@ -31,7 +32,7 @@ from cassettes_core._record_errors import (
     refused,
 )
 from cassettes_core._request import DEFAULT_POLICY, LLMRequest, MatchPolicy
-from cassettes_core.digest import normalise
+from cassettes_core.digest import MAX_DEPTH, depth_of, normalise
 from cassettes_core.events import CallEvent, CallLog, RecorderStats
 from cassettes_core.modes import MODES, Mode, resolve
 from cassettes_core.options import BeforeRecord, RerecordHint
@@ -52,18 +53,6 @@ if TYPE_CHECKING:
     from cassettes_core.store import WriteGuard
 
 __all__ = ["BeforeRecord", "Recorder", "RecorderStats", "RerecordHint"]
-
-
-@dataclass(frozen=True)
-class _Outcome:
-    """What a live call produced, as handed to :meth:`Recorder.record`."""
-
-    endpoint: str | None
-    response: LLMResponse | None
-    stream: Sequence[StreamEvent] | None
-    error: ProviderError | RecordedError | None
-    duration_ms: int
-    credentials: tuple[str, ...] = ()
 
 
 class Recorder:
@@ -137,18 +126,15 @@ class Recorder:
         return self._file_made
 
     def close(self) -> None:
-        """Fold what this recorder journaled into the cassette file (a whole write).
-
-        The test's end and an ``intercept`` block's exit call it; a recorder may record again
-        after it, and is folded again at its next close.
-        """
+        """Fold what this recorder journaled into the cassette file (a whole write); the
+        test's end and an ``intercept`` block's exit call it."""
         if self._file_made is not None:
             self._file_made.fold()
 
     @property
     def stats(self) -> RecorderStats:
         """What this recorder did so far, counted from :attr:`log`."""
-        return RecorderStats.of(self.log)
+        return RecorderStats(self.log)
 
     # -- deciding ---------------------------------------------------------------------------
 
@@ -242,72 +228,50 @@ class Recorder:
         """
         if not self.records:
             return None
-        outcome = _Outcome(endpoint, response, stream, error, duration_ms, tuple(credentials))
-        if not self.best_effort:
-            return self._record(request, outcome)
-        try:
-            return self._record(request, outcome)
-        except Exception as exc:
-            from cassettes_core.secrets import UnsafeInteractionDroppedWarning
+        from cassettes_core.secrets import strip_sensitive_headers
 
+        failure = RecordedError.from_exception(error) if isinstance(error, ProviderError) else error
+        try:
+            digest = request.digest()
+            if failure is not None and refused(self.record_errors, failure, stream):
+                # Kept out by the policy: raised before anything is scanned or written.
+                refusal = UnrecordedFailureError(
+                    failure, provider=request.provider, path=self.path, hidden=credentials
+                )
+                self.log.add(CallEvent("refused", request.provider, digest=digest, error=refusal))
+                raise refusal
+            if response is not None:
+                response = replace(response, headers=strip_sensitive_headers(response.headers))
+            if failure is not None:
+                failure = replace(failure, headers=strip_sensitive_headers(failure.headers))
+            built = Interaction(
+                seq=0,
+                digest=digest,
+                request=request,
+                endpoint=endpoint,
+                response=response,
+                stream=tuple(stream) if stream is not None else None,
+                error=failure,
+                duration_ms=duration_ms,
+            )
+            hooked = built if self.before_record is None else self._apply_hook(built)
+            if hooked is None:
+                return None
+            with self._lock:
+                run = self._run_id if self._first_write else None
+                written = self._writer().record(hooked, run=run)
+                self._first_write = False
+                self.cassette.add(written)
+        except Exception as exc:
+            if not self.best_effort:
+                raise
             warnings.warn(
                 f"best-effort recording dropped an interaction: {exc}",
                 UnsafeInteractionDroppedWarning,
                 stacklevel=3,
             )
             return None
-
-    def _refuse_setup_failure(self, request: LLMRequest, outcome: _Outcome) -> None:
-        """Raise (nothing written) when the policy keeps this failure out of the cassette."""
-        error = outcome.error
-        failure = RecordedError.from_exception(error) if isinstance(error, ProviderError) else error
-        if not refused(self.record_errors, failure, outcome.stream):
-            return
-        assert failure is not None
-        refusal = UnrecordedFailureError(
-            failure, provider=request.provider, path=self.path, hidden=outcome.credentials
-        )
-        self.log.add(CallEvent("refused", request.provider, digest=request.digest(), error=refusal))
-        raise refusal
-
-    def _record(self, request: LLMRequest, outcome: _Outcome) -> Interaction | None:
-        from cassettes_core.secrets import strip_sensitive_headers
-
-        self._refuse_setup_failure(request, outcome)  # before anything is scanned or written
-
-        response, error = outcome.response, outcome.error
-        if response is not None:
-            response = replace(response, headers=strip_sensitive_headers(response.headers))
-        recorded_error = (
-            RecordedError.from_exception(error) if isinstance(error, ProviderError) else error
-        )
-        if recorded_error is not None:
-            recorded_error = replace(
-                recorded_error, headers=strip_sensitive_headers(recorded_error.headers)
-            )
-        interaction = Interaction(
-            seq=0,
-            digest=request.digest(),
-            request=request,
-            endpoint=outcome.endpoint,
-            response=response,
-            stream=tuple(outcome.stream) if outcome.stream is not None else None,
-            error=recorded_error,
-            duration_ms=outcome.duration_ms,
-        )
-        if self.before_record is not None:
-            hooked = self._apply_hook(interaction)
-            if hooked is None:
-                return None
-            interaction = hooked
-        with self._lock:
-            run = self._run_id if self._first_write else None
-            written = self._writer().record(interaction, run=run)
-            self._first_write = False
-            self.cassette.add(written)
-        self.log.add(
-            CallEvent("recorded", request.provider, digest=written.digest, interaction=written)
-        )
+        self.log.add(CallEvent("recorded", request.provider, digest=digest, interaction=written))
         return written
 
     def _apply_hook(self, interaction: Interaction) -> Interaction | None:
@@ -340,14 +304,10 @@ class Recorder:
 
     def _writer(self) -> CassetteFile:
         if self._file.guard is None:
-            self._file.guard = self._guard or self._default_guard()
+            from cassettes_core.secrets import SecretGuard  # detect-secrets loads only to write
+
+            self._file.guard = self._guard or SecretGuard(allow=self._allow)
         return self._file
-
-    def _default_guard(self) -> WriteGuard:
-        from cassettes_core.secrets import SecretGuard  # detect-secrets loads only to write
-
-        guard: WriteGuard = SecretGuard(allow=self._allow)
-        return guard
 
 
 # A request sits 3 levels down in the file: the document, `interactions`, the interaction.
@@ -356,8 +316,6 @@ _REQUEST_LEVEL = 3
 
 def _refuse_unstorable(request: LLMRequest, path: Path) -> None:
     """Fail before a live call is paid for if the request cannot be recorded there."""
-    from cassettes_core.store import MAX_DEPTH, depth_of
-
     check_permissions(path)
     request.digest()  # raises ConfigError for data JSON cannot hold or cannot digest
     if depth_of(request.to_record()) + _REQUEST_LEVEL > MAX_DEPTH:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,6 +18,11 @@ import blake3
 from cassettes_core._errors import ConfigError
 
 DIGEST_SCHEME = "blake3-v1"
+# Deeper data cannot be digested or stored without running out of stack; no provider request
+# or answer comes near it (a deeply nested JSON schema is some 20 levels).
+MAX_DEPTH = 100
+# Python refuses to read longer integers (sys.int_info.default_max_str_digits).
+MAX_INT_DIGITS = getattr(sys.int_info, "default_max_str_digits", 4300) or 4300
 
 _ENCODER = json.JSONEncoder(
     sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
@@ -32,57 +38,31 @@ def normalise(value: Any, path: str = "$") -> Any:
     try:
         return _plain(value)
     except _NotPlainError:
-        pass  # walk again, naming the path this time (kept off the path of every request)
-    return _normalise_at(value, path)
+        return _normalise_at(value, path)  # tuples, subclasses, mappings, errors: named paths
 
 
 class _NotPlainError(Exception):
-    """Raised by :func:`_plain` for anything :func:`_normalise_at` refuses."""
+    """Raised by :func:`_plain` for anything but the exact JSON types."""
 
 
 def _plain(value: Any) -> Any:
-    # The same result as `_normalise_at` without building a path string per item: a digest
-    # runs on every request, an error on almost none. The exact JSON types (what a decoded
-    # body holds) are tried first, by identity: an isinstance check against Mapping costs
-    # more than the rest of the step.
+    # What a decoded body holds, by exact type and without a path string per item: a digest
+    # runs on every request; anything else takes the slow walk.
     kind = type(value)
     if kind is str or kind is int or kind is bool or value is None:
         return value
     if kind is dict:
         out: dict[str, Any] = {}
         for key, item in value.items():
-            if type(key) is not str and not isinstance(key, str):
+            if type(key) is not str:
                 raise _NotPlainError
             if item is not None:
                 out[key] = _plain(item)
         return out
     if kind is list:
         return [_plain(item) for item in value]
-    if kind is float:
-        if not math.isfinite(value):
-            raise _NotPlainError
+    if kind is float and math.isfinite(value):
         return value
-    return _plain_other(value)
-
-
-def _plain_other(value: Any) -> Any:
-    """:func:`_plain` for every other type (subclasses, mappings, tuples, floats)."""
-    if isinstance(value, str | bool | int):
-        return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise _NotPlainError
-        return value
-    if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise _NotPlainError
-            if item is not None:
-                out[key] = _plain(item)
-        return out
-    if isinstance(value, list | tuple):
-        return [_plain(item) for item in value]
     raise _NotPlainError
 
 
@@ -113,7 +93,7 @@ def canonical_json(value: Any) -> bytes:
     except RecursionError:
         raise ConfigError(
             "the request is nested too deeply to digest (hundreds of levels); a cassette "
-            "holds at most 100 levels of nesting"
+            f"holds at most {MAX_DEPTH} levels of nesting"
         ) from None
     try:
         return text.encode("utf-8")
@@ -128,3 +108,20 @@ def request_digest(provider: str, fields: Mapping[str, Any]) -> str:
     """The blake3 hex digest of ``{"provider": provider, "fields": fields}``."""
     payload = canonical_json({"provider": provider, "fields": fields})
     return blake3.blake3(payload).hexdigest()
+
+
+def depth_of(value: Any) -> int:
+    """How many levels of mappings and lists ``value`` holds (0 for a scalar); iterative."""
+    deepest = 0
+    pending: list[tuple[Any, int]] = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        pending.extend((child, depth + 1) for child in children)
+    return deepest

@@ -165,10 +165,6 @@ class RecorderStats:
     def __init__(self, log: CallLog) -> None:
         self._log = log
 
-    @classmethod
-    def of(cls, log: CallLog) -> RecorderStats:
-        return cls(log)
-
     @property
     def replayed(self) -> int:
         return self._log.count("replayed")

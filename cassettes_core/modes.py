@@ -79,14 +79,15 @@ class ModeChoice:
         return Mode.REPLAY if exists else Mode.APPEND
 
 
-def parse_mode(value: str | Mode, *, source: str = "mode") -> Mode:
-    """``value`` as a :class:`Mode`; a :class:`ConfigError` naming ``source`` and the choices."""
+def parse_mode(value: str | Mode, *, source: str = "mode {!r}") -> Mode:
+    """``value`` as a :class:`Mode`; a :class:`ConfigError` naming it by ``source`` (a
+    template for the value) and the choices."""
     try:
         return Mode(str(value).strip().lower())
     except ValueError:
         choices = ", ".join(m.value for m in Mode)
         raise ConfigError(
-            f"{source} {value!r} is not a cassette mode; use one of {choices}"
+            f"{source.format(value)} is not a cassette mode; use one of {choices}"
         ) from None
 
 
@@ -114,11 +115,11 @@ def resolve(
     from_env = environ.get(MODE_ENV, "").strip()
     choice: ModeChoice
     if cli:
-        choice = ModeChoice(parse_mode(cli, source="--cassette-mode"), "--cassette-mode")
+        choice = ModeChoice(parse_mode(cli, source="--cassette-mode {!r}"), "--cassette-mode")
     elif marker is not None:
-        choice = ModeChoice(_parse_argument(marker, marker_label), marker_source)
+        choice = ModeChoice(parse_mode(marker, source=marker_label), marker_source)
     elif from_env:
-        choice = ModeChoice(parse_mode(from_env, source=MODE_ENV), MODE_ENV)
+        choice = ModeChoice(parse_mode(from_env, source=f"{MODE_ENV} {{!r}}"), MODE_ENV)
     elif is_ci(environ):
         return ModeChoice(Mode.REPLAY, "CI")
     else:
@@ -127,12 +128,3 @@ def resolve(
         # CI never records unless told to: auto would record a missing cassette.
         return ModeChoice(Mode.REPLAY, f"{choice.source}; auto is replay when CI is set")
     return choice
-
-
-def _parse_argument(value: str | Mode, label: str) -> Mode:
-    try:
-        return Mode(str(value).strip().lower())
-    except ValueError:
-        choices = ", ".join(m.value for m in Mode)
-        shown = label.format(value)
-        raise ConfigError(f"{shown} is not a cassette mode; use one of {choices}") from None

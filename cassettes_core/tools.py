@@ -51,7 +51,12 @@ import warnings
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Literal, TypeVar, cast, get_args, overload
 
-from cassettes_core._errors import CassetteError, ConfigError, UnrecordableAnswerError
+from cassettes_core._errors import (
+    CassetteError,
+    ConfigError,
+    UnrecordableAnswerError,
+    UnsafeInteractionDroppedWarning,
+)
 from cassettes_core._model import Interaction, LLMResponse, RecordedError
 from cassettes_core._recorder import Recorder
 from cassettes_core._request import LLMRequest
@@ -631,7 +636,6 @@ def _record(
     except CassetteError as exc:
         if not recorder.best_effort:
             raise
-        from cassettes_core.secrets import UnsafeInteractionDroppedWarning
 
         warnings.warn(
             f"best-effort recording dropped a tool call: {exc}",

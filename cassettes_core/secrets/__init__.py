@@ -16,12 +16,12 @@ Replay never imports this package.
 
 from __future__ import annotations
 
+from cassettes_core._errors import UnsafeInteractionDroppedWarning
 from cassettes_core.secrets._formats import looks_like_credential, mask
 from cassettes_core.secrets._guard import (
     SENSITIVE_HEADERS,
     SecretFinding,
     SecretGuard,
-    UnsafeInteractionDroppedWarning,
     is_sensitive_header,
     strip_sensitive_headers,
 )

@@ -81,10 +81,6 @@ def strip_sensitive_headers(headers: Mapping[str, str]) -> dict[str, str]:
     return {name: value for name, value in headers.items() if not is_sensitive_header(name)}
 
 
-class UnsafeInteractionDroppedWarning(UserWarning):
-    """Best-effort recording dropped an interaction that holds a possible secret."""
-
-
 @dataclass(frozen=True, slots=True)
 class SecretFinding:
     """One possible secret: which interaction, where in it, what kind, and a masked preview

@@ -13,6 +13,7 @@ interactions), ``_file`` (the file and its journal, locked, written whole), ``_m
 
 from __future__ import annotations
 
+from cassettes_core.digest import MAX_DEPTH, MAX_INT_DIGITS, depth_of
 from cassettes_core.store._cassette import Cassette, Lookup
 from cassettes_core.store._file import (
     BOOKKEEPING_KEYS,
@@ -34,7 +35,10 @@ from cassettes_core.store._file import (
 )
 from cassettes_core.store._format import (
     check_document,
+    dump_yaml,
+    first_comment_line,
     load_plain_yaml,
+    load_yaml,
     parse_interaction,
     parse_yaml,
     render,
@@ -50,9 +54,6 @@ from cassettes_core.store._manifest import (
     installed_sdks,
     version_drift,
 )
-from cassettes_core.store._yaml import MAX_DEPTH, MAX_INT_DIGITS, depth_of, first_comment_line
-from cassettes_core.store._yaml import dump as dump_yaml
-from cassettes_core.store._yaml import load as load_yaml
 
 __all__ = [
     "BOOKKEEPING_KEYS",

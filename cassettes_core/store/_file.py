@@ -46,12 +46,14 @@ import blake3
 from cassettes_core._errors import CassetteFormatError, ConfigError
 from cassettes_core._model import Interaction
 from cassettes_core._request import DEFAULT_POLICY, PARAMS_KEY, MatchPolicy
-from cassettes_core.digest import request_digest
-from cassettes_core.store import _cache, _yaml
+from cassettes_core.digest import MAX_DEPTH, depth_of, request_digest
+from cassettes_core.store import _cache
 from cassettes_core.store._cassette import Cassette
 from cassettes_core.store._format import (
     FORMAT_VERSION,
     check_version,
+    dump_yaml,
+    load_yaml,
     parse_document,
     parse_interaction,
     parse_interactions,
@@ -418,7 +420,7 @@ def read_text(path: Path) -> str | None:
         text = _decode(data, path)  # universal newlines, as Path.read_text reads them
         return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
     document = read_document(path)
-    return None if document is None else _yaml.dump(document)
+    return None if document is None else dump_yaml(document)
 
 
 @contextlib.contextmanager
@@ -621,10 +623,10 @@ def _storable(path: Path, item: Mapping[str, Any]) -> bytes:
             f"({exc}); check what the provider or a before_record hook returned"
         ) from exc
     # The interaction sits 2 levels down in the file (the document, `interactions`).
-    if _yaml.depth_of(item) + 2 > _yaml.MAX_DEPTH:
+    if depth_of(item) + 2 > MAX_DEPTH:
         raise ConfigError(
             f"cannot write {path}: an interaction holds data a cassette cannot store "
-            f"(nested deeper than {_yaml.MAX_DEPTH} levels); check what the provider or a "
+            f"(nested deeper than {MAX_DEPTH} levels); check what the provider or a "
             "before_record hook returned"
         )
     return body
@@ -822,7 +824,7 @@ class CassetteFile:
         manifest = head["manifest"]
         document = {**head, "manifest": manifest.to_dict(), "interactions": items}
         try:
-            target = atomic_write(self.path, _yaml.dump(document))
+            target = atomic_write(self.path, dump_yaml(document))
         except OSError as exc:
             raise unwritable(self.path, exc) from exc
         _sweep_temporaries(target)
@@ -901,9 +903,9 @@ def rehash(path: Path | str) -> tuple[int, int]:
                 item["digest"] = digest
                 changed += 1
         document["interactions"] = items
-        rendered = _yaml.dump(document)
+        rendered = dump_yaml(document)
         # Whatever else is wrong with the file must still be reported, not written over.
-        parse_interactions(_yaml.load(rendered).get("interactions"), path, rendered)
+        parse_interactions(load_yaml(rendered).get("interactions"), path, rendered)
         if changed or journal:
             try:
                 atomic_write(path, rendered)

@@ -13,13 +13,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast, get_args
 
-import yaml
-
 from cassettes_core._errors import CassetteFormatError, ConfigError, ErrorKind
 from cassettes_core._model import Interaction, LLMResponse, RecordedError, StreamEvent
 from cassettes_core._request import LLMRequest
-from cassettes_core.digest import request_digest
-from cassettes_core.store import _yaml
+from cassettes_core.digest import MAX_DEPTH, request_digest
 from cassettes_core.store._manifest import Manifest
 
 FORMAT_VERSION = 1
@@ -74,6 +71,8 @@ def _where(text: str, index: int, item: Any) -> str:
     parts = [f"interactions[{index}]"]
     if isinstance(item, Mapping) and isinstance(item.get("seq"), int):
         parts.append(f"seq {item['seq']}")
+    from cassettes_core.store import _yaml  # YAML loads where a file is parsed or written
+
     line = _yaml.line_of_item(text, "interactions", index)
     if line is not None:
         parts.append(f"line {line}")
@@ -213,6 +212,8 @@ def load_plain_yaml(text: str, path: Path) -> Any:
     Anchors and merge keys, which a cassette may not hold, are read here; a document that is
     not YAML even so is a :class:`CassetteFormatError`. Never use it to read a cassette.
     """
+    from cassettes_core.store import _yaml
+
     try:
         return _yaml.load_plain(text)
     except ValueError as exc:
@@ -223,8 +224,10 @@ def parse_yaml(text: str, path: Path) -> Any:
     """Parse a cassette's YAML text into JSON data; any defect is a CassetteFormatError."""
     # `from None`: the message carries the parser's problem; a chained parser traceback
     # would read as a foreign crash in a pytest failure.
+    import yaml
+
     try:
-        return _yaml.load(text)
+        return load_yaml(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
@@ -242,7 +245,7 @@ def parse_yaml(text: str, path: Path) -> Any:
     except RecursionError:
         raise CassetteFormatError(
             path,
-            f"data nested too deeply (at most {_yaml.MAX_DEPTH} levels are read)",
+            f"data nested too deeply (at most {MAX_DEPTH} levels are read)",
             location=_deep_place(text),
         ) from None
     except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
@@ -258,7 +261,7 @@ def _deep_place(text: str) -> str:
     for number, line in enumerate(text.splitlines(), start=1):
         flow += line.count("[") + line.count("{") - line.count("]") - line.count("}")
         indent = len(line) - len(line.lstrip(" "))
-        if indent // 2 + max(flow, 0) > _yaml.MAX_DEPTH:
+        if indent // 2 + max(flow, 0) > MAX_DEPTH:
             return f"line {number}"
     return "the whole document"
 
@@ -312,4 +315,29 @@ def render(manifest: Manifest, interactions: Sequence[Interaction]) -> str:
         "manifest": manifest.to_dict(),
         "interactions": [interaction.to_dict() for interaction in interactions],
     }
+    return dump_yaml(document)
+
+
+# YAML (some 20 ms to import, most of it compiling its regexes) loads only where a file is
+# parsed or written: a replay the load cache answers never needs it.
+
+
+def load_yaml(text: str) -> Any:
+    """A cassette's text as JSON data (what the loader refuses: ``_yaml``'s docstring)."""
+    from cassettes_core.store import _yaml
+
+    return _yaml.load(text)
+
+
+def dump_yaml(document: Any) -> str:
+    """``document`` as cassette YAML (block scalars for long text, no anchors)."""
+    from cassettes_core.store import _yaml
+
     return _yaml.dump(document)
+
+
+def first_comment_line(text: str) -> int | None:
+    """The line (1-based) of the first YAML comment in ``text``, if any."""
+    from cassettes_core.store import _yaml
+
+    return _yaml.first_comment_line(text)

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import math
 import re
-import sys
 from typing import Any
 
 import yaml
+
+from cassettes_core.digest import MAX_DEPTH, MAX_INT_DIGITS
 
 _FastLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # A cheap sign that a file may hold an anchor: `&name` after a space, bracket or dash.
@@ -32,12 +33,6 @@ _NOT_JSON = (
     "tag:yaml.org,2002:pairs",
 )
 
-
-# Deeper data cannot be digested or serialised without running out of stack; no provider
-# request or answer comes near it (a deeply nested JSON schema is some 20 levels).
-MAX_DEPTH = 100
-# Python refuses to read longer integers (sys.int_info.default_max_str_digits).
-MAX_INT_DIGITS = getattr(sys.int_info, "default_max_str_digits", 4300) or 4300
 # Hex, octal, binary and base 60 read past that limit, but could never be written back as text.
 _INT_CEILING = 10**MAX_INT_DIGITS
 
@@ -147,23 +142,6 @@ def _check_depth(root: yaml.Node) -> None:
         if depth > MAX_DEPTH:
             raise _error(f"data nested deeper than {MAX_DEPTH} levels", node)
         pending.extend((child, depth + 1) for child in children)
-
-
-def depth_of(value: Any) -> int:
-    """How many levels of mappings and lists ``value`` holds (0 for a scalar); iterative."""
-    deepest = 0
-    pending: list[tuple[Any, int]] = [(value, 1)]
-    while pending:
-        item, depth = pending.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list | tuple):
-            children = item
-        else:
-            continue
-        deepest = max(deepest, depth)
-        pending.extend((child, depth + 1) for child in children)
-    return deepest
 
 
 def _json_only(loader: type[yaml.SafeLoader]) -> type[yaml.SafeLoader]:

@@ -306,7 +306,7 @@ def test_a_kept_failure_replays_as_it_went(
     live call. 401 and 404 are kept only under ``record_errors="all"`` (tests of those paths)."""
     path = tmp_path / "c.yaml"
     policy = "all" if status in (401, 404) else "useful"
-    emu.inject_error(status, headers={"retry-after": "0"}, times=times)
+    emu.inject_error(status, headers={"retry-after-ms": "1"}, times=times)  # no backoff
     live = ask(sdk, emu, Recorder(path, mode="record", record_errors=policy), stream=stream)
     stored = load_cassette(path)
     assert stored is not None
