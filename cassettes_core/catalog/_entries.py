@@ -5,6 +5,7 @@ Bedrock and Google Gemini. ``BUILT_IN`` lists them in the order requests are mat
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from cassettes_core.catalog import _readers as read
 from cassettes_core.catalog._entry import Drift, Endpoint, TokenFields, suffix
@@ -13,6 +14,12 @@ from cassettes_core.catalog._entry import Drift, Endpoint, TokenFields, suffix
 def fields(names: str) -> frozenset[str]:
     """A field set written as one string of space-separated names."""
     return frozenset(names.split())
+
+
+def _sent_to(send_path: str, route: str | None = None) -> dict[str, Any]:
+    """Where the built-in provider sends, the pattern matching that path's end, and the route
+    (``send_path`` itself when not given)."""
+    return {"send_path": send_path, "path": suffix(send_path), "route": route or send_path}
 
 
 # -- OpenAI and Anthropic ---------------------------------------------------------------
@@ -38,9 +45,7 @@ _RESPONSE_CONTENT_EVENTS = frozenset(
 OPENAI_CHAT = Endpoint(
     name="openai.chat",
     **_OPENAI,  # type: ignore[arg-type]
-    send_path="/chat/completions",
-    path=suffix("/chat/completions"),
-    route="/v1/chat/completions",
+    **_sent_to("/chat/completions", "/v1/chat/completions"),
     reader=read.OPENAI_CHAT,
     semantic_fields=fields(
         "model messages tools tool_choice parallel_tool_calls response_format"
@@ -65,9 +70,7 @@ OPENAI_CHAT = Endpoint(
 OPENAI_EMBEDDINGS = Endpoint(
     name="openai.embeddings",
     **_OPENAI,  # type: ignore[arg-type]
-    send_path="/embeddings",
-    path=suffix("/embeddings"),
-    route="/v1/embeddings",
+    **_sent_to("/embeddings", "/v1/embeddings"),
     reader=read.OPENAI_EMBEDDINGS,
     semantic_fields=fields("model input dimensions encoding_format"),
     usage=TokenFields(input=("prompt_tokens",)),
@@ -76,9 +79,7 @@ OPENAI_EMBEDDINGS = Endpoint(
 OPENAI_RESPONSES = Endpoint(
     name="openai.responses",
     **_OPENAI,  # type: ignore[arg-type]
-    send_path="/responses",
-    path=suffix("/responses"),
-    route="/v1/responses",
+    **_sent_to("/responses", "/v1/responses"),
     reader=read.OPENAI_RESPONSES,
     semantic_fields=fields(
         "model input instructions tools tool_choice parallel_tool_calls text"
@@ -114,9 +115,7 @@ ANTHROPIC_MESSAGES = Endpoint(
     name="anthropic.messages",
     family="anthropic",
     base_url="https://api.anthropic.com",
-    send_path="/v1/messages",
-    path=suffix("/v1/messages"),
-    route="/v1/messages",
+    **_sent_to("/v1/messages"),
     reader=read.ANTHROPIC_MESSAGES,
     base_env="ANTHROPIC_BASE_URL",
     key_env="ANTHROPIC_API_KEY",
@@ -166,8 +165,6 @@ ANTHROPIC_MESSAGES = Endpoint(
 # OpenAI's protocol, and that is what its recordings hold. Ollama's own ``/v1`` (the default
 # ``localhost:11434``, ``OLLAMA_HOST``, or Ollama Cloud) is ``ollama.openai_chat``.
 
-_CHAT_PATH = suffix("/chat/completions")
-
 
 def family_endpoints(openai_chat: Endpoint) -> tuple[Endpoint, ...]:
     """The family's chat endpoints, each OpenAI's chat entry with its own name and hosts."""
@@ -179,9 +176,7 @@ def family_endpoints(openai_chat: Endpoint) -> tuple[Endpoint, ...]:
             name=name,
             family=family,
             base_url=base_url,
-            send_path="/chat/completions",
-            path=_CHAT_PATH,
-            route="/v1/chat/completions",
+            **_sent_to("/chat/completions", "/v1/chat/completions"),
             base_env=f"{env}_BASE_URL",
             key_env=f"{env}_API_KEY",
             key_headers=("authorization",),
@@ -290,9 +285,7 @@ def _ollama(name: str, path: str, **changes: object) -> Endpoint:
         "name": name,
         "family": "ollama",
         "base_url": "http://localhost:11434",
-        "send_path": path,
-        "path": suffix(path),
-        "route": path,
+        **_sent_to(path),
         "base_env": "OLLAMA_HOST",
         "key_env": "OLLAMA_API_KEY",  # Ollama Cloud's; a local server wants none
         "hosts": ("ollama.com",),  # never "localhost": that would make every local host Ollama
@@ -372,9 +365,7 @@ _COHERE_CONTENT_EVENTS = fields(
 
 COHERE_CHAT = Endpoint(
     name="cohere.chat",
-    send_path="/v2/chat",
-    path=suffix("/v2/chat"),
-    route="/v2/chat",
+    **_sent_to("/v2/chat"),
     reader=read.COHERE,
     semantic_fields=fields(
         "model messages tools tool_choice strict_tools documents citation_options"
@@ -406,9 +397,7 @@ COHERE_CHAT = Endpoint(
 )
 COHERE_EMBED = Endpoint(
     name="cohere.embed",
-    send_path="/v2/embed",
-    path=suffix("/v2/embed"),
-    route="/v2/embed",
+    **_sent_to("/v2/embed"),
     semantic_fields=fields(
         "model texts images inputs input_type embedding_types output_dimension truncate"
     ),
