@@ -556,47 +556,42 @@ MCP = AnswerReader("mcp", _mcp_asked, _mcp_answered, calls="mcp")
 # -- the choice an answer made -------------------------------------------------------------
 
 
-def tools_called(answer: Any) -> frozenset[str]:
-    """The names of the tools an answer (a JSON body, or a stream's event payloads) calls."""
-    names: set[str] = set()
-    todo = [answer]
+def _mappings(value: Any) -> Iterator[Mapping[str, Any]]:
+    """Every mapping inside ``value`` (itself included), depth first."""
+    todo = [value]
     while todo:
         node = todo.pop()
         if isinstance(node, Mapping):
-            name = node.get("name")
-            if node.get("type") in TOOL_ITEMS and isinstance(name, str):
-                names.add(name)
-            for key in ("function", "function_call"):  # a chat tool call; the legacy field
-                called = node.get(key)
-                addressed = key == "function_call" or "id" in node or "index" in node
-                if (
-                    addressed
-                    and isinstance(called, Mapping)
-                    and isinstance(called.get("name"), str)
-                ):
-                    names.add(called["name"])
+            yield node
             todo.extend(node.values())
         elif isinstance(node, list | tuple):
             todo.extend(node)
+
+
+def tools_called(answer: Any) -> frozenset[str]:
+    """The names of the tools an answer (a JSON body, or a stream's event payloads) calls."""
+    names: set[str] = set()
+    for node in _mappings(answer):
+        name = node.get("name")
+        if node.get("type") in TOOL_ITEMS and isinstance(name, str):
+            names.add(name)
+        for key in ("function", "function_call"):  # a chat tool call; the legacy field
+            called = node.get(key)
+            addressed = key == "function_call" or "id" in node or "index" in node
+            if addressed and isinstance(called, Mapping) and isinstance(called.get("name"), str):
+                names.add(called["name"])
     return frozenset(names)
 
 
 def refused(answer: Any) -> bool:
     """Whether an answer (a JSON body, or a stream's event payloads) is a refusal (chat's
     ``message.refusal``, a Responses ``refusal`` part, Anthropic's ``stop_reason: refusal``)."""
-    todo = [answer]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, Mapping):
-            refusal = node.get("refusal")
-            if isinstance(refusal, str) and refusal.strip():
-                return True
-            if node.get("type") == "refusal" or node.get("stop_reason") == "refusal":
-                return True
-            todo.extend(node.values())
-        elif isinstance(node, list | tuple):
-            todo.extend(node)
-    return False
+    return any(
+        (isinstance(node.get("refusal"), str) and node["refusal"].strip())
+        or node.get("type") == "refusal"
+        or node.get("stop_reason") == "refusal"
+        for node in _mappings(answer)
+    )
 
 
 # -- tokens --------------------------------------------------------------------------------
