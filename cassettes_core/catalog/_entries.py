@@ -154,8 +154,6 @@ ANTHROPIC_MESSAGES = Endpoint(
 
 # -- the OpenAI-compatible family ----------------------------------------------------------
 #
-# The OpenAI-compatible family: providers that serve OpenAI's chat completions wire format.
-#
 # Each is its own endpoint, so a cassette names who answered (``groq.chat``, ``mistral.chat``,
 # ``together.chat`` …) and its manifest the SDK that asked. They share OpenAI's path
 # (``…/chat/completions``), so each is :attr:`~Endpoint.bound`: a request is theirs when it goes
@@ -256,8 +254,6 @@ def family_endpoints(openai_chat: Endpoint) -> tuple[Endpoint, ...]:
 
 # -- Ollama's native API -------------------------------------------------------------------
 #
-# Ollama's native API: ``/api/chat``, ``/api/generate``, ``/api/embed`` (NDJSON streams).
-#
 # A local Ollama (``http://localhost:11434``, or ``OLLAMA_HOST``) holds no key and costs
 # nothing, but a test that reaches it depends on the models pulled on that machine, so its
 # calls are recorded like any provider's. The paths are common ones (many apps serve their own
@@ -265,12 +261,9 @@ def family_endpoints(openai_chat: Endpoint) -> tuple[Endpoint, ...]:
 # ``ollama`` SDK sent it, or it goes to ``localhost:11434``, to ``OLLAMA_HOST``, or to Ollama
 # Cloud (``ollama.com``).
 #
-# What is matched: ``model`` and what is asked (``messages``/``prompt``, ``tools``, ``format``:
-# a JSON schema shapes the answer, ``think`` adds one). Tuning lives in ``options``
-# (temperature, seed, num_ctx …) and ``keep_alive``; ``stream`` chooses the answer's shape
-# (NDJSON lines or one JSON object), which the recorder matches apart from the digest, so a
-# stream is only ever answered by a recorded stream; a body without ``stream`` asks for one, as
-# Ollama reads it.
+# ``stream`` chooses the answer's shape (NDJSON lines or one JSON object), which the recorder
+# matches apart from the digest, so a stream is only ever answered by a recorded stream; a
+# body without ``stream`` asks for one, as Ollama reads it.
 
 _OLLAMA_ROLES = frozenset({"system", "user", "assistant", "tool"})
 _DONE_REASONS = frozenset({"stop", "length", "load", "unload"})
@@ -341,8 +334,6 @@ OLLAMA_ENDPOINTS = (OLLAMA_CHAT, OLLAMA_GENERATE, OLLAMA_EMBED)
 
 # -- Cohere v2 -----------------------------------------------------------------------------
 #
-# Cohere v2: ``/v2/chat`` (JSON, or SSE with ``event: <type>`` lines) and ``/v2/embed``.
-#
 # ``/v2/chat`` is a common path, so both are :attr:`~Endpoint.bound`: a request is Cohere's when
 # it goes to ``api.cohere.com`` / ``api.cohere.ai`` (or ``CO_API_URL``), or the ``cohere`` SDK
 # sent it. Tokens are read from ``usage.tokens`` (what the model processed); ``billed_units``
@@ -411,9 +402,6 @@ COHERE_ENDPOINTS = (COHERE_CHAT, COHERE_EMBED)
 
 # -- Amazon Bedrock ------------------------------------------------------------------------
 #
-# Amazon Bedrock runtime: ``converse``, ``converse_stream``, ``invoke_model`` and
-# ``invoke_model_with_response_stream``, as ``boto3`` sends them.
-#
 # The model is in the path, percent-encoded (``/model/anthropic.claude-3-haiku-20240307-v1%3A0/
 # converse``; an inference-profile ARN has its ``:`` and ``/`` encoded too), never in the body.
 # Requests are signed with SigV4 (``authorization``, ``x-amz-date``, ``x-amz-security-token``,
@@ -421,14 +409,9 @@ COHERE_ENDPOINTS = (COHERE_CHAT, COHERE_EMBED)
 # transport's botocore seam (``cassettes_core.transport.botocore``) never reads request headers
 # into a request's identity.
 #
-# What is semantic: for Converse, what the conversation asks (``messages``, ``system``,
-# ``toolConfig``, ``outputConfig``, ``promptVariables``); ``inferenceConfig`` (maxTokens,
-# temperature, topP, stopSequences), ``additionalModelRequestFields``, guardrails, performance
-# and service tier, request metadata are tuning. For InvokeModel, the body is the model's own
-# JSON (Anthropic's messages, Llama's ``prompt``, Titan's ``inputText``, Cohere's ``texts``, an
-# image model's ``textToImageParams`` …): every key is semantic but the sampling and version
-# knobs (``max_tokens``, ``temperature``, ``anthropic_version``, ``textGenerationConfig`` …),
-# which are tuning.
+# What is semantic: for Converse, what the conversation asks (inferenceConfig, guardrails,
+# tiers and metadata are tuning); for InvokeModel, the model's own JSON, every key of it but
+# the sampling and version knobs.
 
 _BEDROCK_BASE = "https://bedrock-runtime.us-east-1.amazonaws.com"
 _BEDROCK_BASE_ENV = (
@@ -560,8 +543,6 @@ BEDROCK_EVENT_STREAMS = frozenset({BEDROCK_CONVERSE_STREAM.name, BEDROCK_INVOKE_
 
 # -- Google Gemini -------------------------------------------------------------------------
 #
-# Google Gemini (the Gemini Developer API, as ``google-genai`` calls it): generate, stream, embed.
-#
 # What the SDK sends (``google/genai/models.py``, ``_api_client.py``): ``POST
 # {base}/{version}/models/{model}:generateContent``, ``…:streamGenerateContent?alt=sse`` (SSE
 # ``data:`` frames, no event names, no ``[DONE]``) and ``…:batchEmbedContents``; the version is
@@ -570,11 +551,8 @@ BEDROCK_EVENT_STREAMS = frozenset({BEDROCK_CONVERSE_STREAM.name, BEDROCK_INVOKE_
 # ``?key=`` (never stored nor digested; Vertex sends ``Authorization: Bearer``). Bodies are
 # camelCase; the API also takes snake_case, so both spellings are semantic.
 #
-# ``generationConfig`` mixes what is asked with how it is tuned: its output-shape keys (the
-# response MIME type and schemas, the modalities, candidate count, thinking and speech settings)
-# are semantic; its sampling keys (temperature, topP, topK, maxOutputTokens, seed, stopSequences,
-# penalties, logprobs) are tuning, kept under ``params``. ``safetySettings`` and ``labels`` are
-# tuning too; ``cachedContent`` (a stored prompt prefix) is semantic.
+# ``generationConfig``'s output-shape keys (:data:`_GENERATION_SHAPE`) are semantic, its sampling
+# keys tuning (kept under ``params``); ``safetySettings`` and ``labels`` are tuning too.
 
 _GEMINI_BASE = "https://generativelanguage.googleapis.com"
 _GEMINI_HOSTS = ("generativelanguage.googleapis.com",)
