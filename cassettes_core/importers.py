@@ -462,9 +462,9 @@ def _require_json_data(value: Any, side: str) -> None:
     while stack:
         item = stack.pop()
         if isinstance(item, dict):
-            odd = next((k for k in item if not isinstance(k, str)), _TEXT_KEYS)
-            if odd is not _TEXT_KEYS:
-                raise _NotConvertedError(f"the {side} body has the key {odd!r}, not JSON data")
+            odd = [key for key in item if not isinstance(key, str)]
+            if odd:
+                raise _NotConvertedError(f"the {side} body has the key {odd[0]!r}, not JSON data")
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
@@ -476,20 +476,12 @@ def _require_json_data(value: Any, side: str) -> None:
             )
 
 
-_TEXT_KEYS = object()  # every key of a mapping is text
-
-
-def _content_type(headers: Mapping[str, list[str]]) -> str | None:
-    values = headers.get("content-type")
-    return values[0] if values else None
-
-
 def _outcome(exchange: Exchange, provider: str) -> dict[str, Any]:
     headers = [
         (name, value) for name, values in exchange.response_headers.items() for value in values
     ]
     kept = kept_headers(headers)
-    content_type = _content_type(exchange.response_headers)
+    content_type = next(iter(exchange.response_headers.get("content-type", [])), None)
     status = exchange.status
     body = exchange.response_body
     if body.is_parsed:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from cassettes_core._model import Interaction
 from cassettes_core._request import LLMRequest
+from cassettes_core.console import plural
 
 if TYPE_CHECKING:
     from cassettes_core.store import Cassette, Lookup
@@ -310,21 +311,20 @@ def render_miss(report: MissReport) -> str:
             f"{_ordinal(report.asked)} time: the code calls the provider more often than when "
             "it was recorded (pass repeat_last=True if repeats are expected)"
         ]
-    elif report.reason == "shape_stream":
+    elif report.reason in ("shape_stream", "shape_complete"):
+        shapes, flags = ["a complete answer", "a stream"], ["False", "True"]
+        if report.reason == "shape_complete":
+            shapes.reverse()
+            flags.reverse()
         lines = [
-            f"this {about} was recorded as a complete answer and is now asked as a stream "
-            "(stream: False → True); re-record it in the shape the code now asks for"
-        ]
-    elif report.reason == "shape_complete":
-        lines = [
-            f"this {about} was recorded as a stream and is now asked as a complete answer "
-            "(stream: True → False); re-record it in the shape the code now asks for"
+            f"this {about} was recorded as {shapes[0]} and is now asked as {shapes[1]} "
+            f"(stream: {flags[0]} → {flags[1]}); re-record it in the shape the code now asks for"
         ]
     else:
         lines = [f"no recording matches this {about}"]
     lines.append(
         f"  cassette:  {report.cassette_path} (mode {report.mode}, "
-        f"{report.interactions} interaction{'s' if report.interactions != 1 else ''})"
+        f"{plural(report.interactions, 'interaction')})"
     )
     lines.append(f"  digest:    {report.digest}")
     closest = report.closest
@@ -334,9 +334,9 @@ def render_miss(report: MissReport) -> str:
         else:
             same = " (same model)" if closest.model and closest.model == request.model else ""
             count = len(closest.diffs)
+            differences = plural(count, "difference")
             lines.append(
-                f"  closest:   seq {closest.seq}{same}, {count} difference"
-                f"{'s' if count != 1 else ''} (recorded → requested):"
+                f"  closest:   seq {closest.seq}{same}, {differences} (recorded → requested):"
             )
             lines.extend(f"    {diff.render()}" for diff in closest.diffs[:SHOWN_DIFFS])
             if count > SHOWN_DIFFS:

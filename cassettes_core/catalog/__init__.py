@@ -42,6 +42,7 @@ from typing import Any, NoReturn
 from cassettes_core._errors import ConfigError
 from cassettes_core.catalog._entries import BEDROCK_EVENT_STREAMS, BUILT_IN, fields
 from cassettes_core.catalog._entry import (
+    BY_SHAPE_USAGE,
     Catalog,
     Drift,
     Endpoint,
@@ -63,7 +64,6 @@ from cassettes_core.catalog._readers import (
     ToolCall,
     as_json,
     refused,
-    tokens_by_shape,
     tokens_with,
     tools_called,
 )
@@ -156,13 +156,10 @@ def tokens(provider: str, body: Any = None, events: Sequence[Any] | None = None)
     """
     endpoint = _active.get(provider)
     if endpoint is not None:
-        found = tokens_with(endpoint.usage, body, events)
-        if found != (0, 0):
-            return found
-    found = tokens_by_shape(body, events)
-    if found != (0, 0) or endpoint is not None:
-        return found
-    for fields_ in dict.fromkeys(e.usage for e in _active):
+        tried = [endpoint.usage, BY_SHAPE_USAGE]
+    else:
+        tried = [BY_SHAPE_USAGE, *dict.fromkeys(e.usage for e in _active)]
+    for fields_ in tried:
         found = tokens_with(fields_, body, events)
         if found != (0, 0):
             return found

@@ -5,6 +5,7 @@ Bedrock and Google Gemini. ``BUILT_IN`` lists them in the order requests are mat
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from cassettes_core.catalog import _readers as read
 from cassettes_core.catalog._entry import Drift, Endpoint, TokenFields, suffix
@@ -13,6 +14,12 @@ from cassettes_core.catalog._entry import Drift, Endpoint, TokenFields, suffix
 def fields(names: str) -> frozenset[str]:
     """A field set written as one string of space-separated names."""
     return frozenset(names.split())
+
+
+def _sent_to(send_path: str, route: str | None = None) -> dict[str, Any]:
+    """Where the built-in provider sends, the pattern matching that path's end, and the route
+    (``send_path`` itself when not given)."""
+    return {"send_path": send_path, "path": suffix(send_path), "route": route or send_path}
 
 
 # -- OpenAI and Anthropic ---------------------------------------------------------------
@@ -38,9 +45,7 @@ _RESPONSE_CONTENT_EVENTS = frozenset(
 OPENAI_CHAT = Endpoint(
     name="openai.chat",
     **_OPENAI,  # type: ignore[arg-type]
-    send_path="/chat/completions",
-    path=suffix("/chat/completions"),
-    route="/v1/chat/completions",
+    **_sent_to("/chat/completions", "/v1/chat/completions"),
     reader=read.OPENAI_CHAT,
     semantic_fields=fields(
         "model messages tools tool_choice parallel_tool_calls response_format"
@@ -65,9 +70,7 @@ OPENAI_CHAT = Endpoint(
 OPENAI_EMBEDDINGS = Endpoint(
     name="openai.embeddings",
     **_OPENAI,  # type: ignore[arg-type]
-    send_path="/embeddings",
-    path=suffix("/embeddings"),
-    route="/v1/embeddings",
+    **_sent_to("/embeddings", "/v1/embeddings"),
     reader=read.OPENAI_EMBEDDINGS,
     semantic_fields=fields("model input dimensions encoding_format"),
     usage=TokenFields(input=("prompt_tokens",)),
@@ -76,9 +79,7 @@ OPENAI_EMBEDDINGS = Endpoint(
 OPENAI_RESPONSES = Endpoint(
     name="openai.responses",
     **_OPENAI,  # type: ignore[arg-type]
-    send_path="/responses",
-    path=suffix("/responses"),
-    route="/v1/responses",
+    **_sent_to("/responses", "/v1/responses"),
     reader=read.OPENAI_RESPONSES,
     semantic_fields=fields(
         "model input instructions tools tool_choice parallel_tool_calls text"
@@ -114,9 +115,7 @@ ANTHROPIC_MESSAGES = Endpoint(
     name="anthropic.messages",
     family="anthropic",
     base_url="https://api.anthropic.com",
-    send_path="/v1/messages",
-    path=suffix("/v1/messages"),
-    route="/v1/messages",
+    **_sent_to("/v1/messages"),
     reader=read.ANTHROPIC_MESSAGES,
     base_env="ANTHROPIC_BASE_URL",
     key_env="ANTHROPIC_API_KEY",
@@ -155,8 +154,6 @@ ANTHROPIC_MESSAGES = Endpoint(
 
 # -- the OpenAI-compatible family ----------------------------------------------------------
 #
-# The OpenAI-compatible family: providers that serve OpenAI's chat completions wire format.
-#
 # Each is its own endpoint, so a cassette names who answered (``groq.chat``, ``mistral.chat``,
 # ``together.chat`` …) and its manifest the SDK that asked. They share OpenAI's path
 # (``…/chat/completions``), so each is :attr:`~Endpoint.bound`: a request is theirs when it goes
@@ -165,8 +162,6 @@ ANTHROPIC_MESSAGES = Endpoint(
 # (a self-hosted vLLM, LiteLLM or LocalAI, a corporate proxy) stays ``openai.chat``: it speaks
 # OpenAI's protocol, and that is what its recordings hold. Ollama's own ``/v1`` (the default
 # ``localhost:11434``, ``OLLAMA_HOST``, or Ollama Cloud) is ``ollama.openai_chat``.
-
-_CHAT_PATH = suffix("/chat/completions")
 
 
 def family_endpoints(openai_chat: Endpoint) -> tuple[Endpoint, ...]:
@@ -179,9 +174,7 @@ def family_endpoints(openai_chat: Endpoint) -> tuple[Endpoint, ...]:
             name=name,
             family=family,
             base_url=base_url,
-            send_path="/chat/completions",
-            path=_CHAT_PATH,
-            route="/v1/chat/completions",
+            **_sent_to("/chat/completions", "/v1/chat/completions"),
             base_env=f"{env}_BASE_URL",
             key_env=f"{env}_API_KEY",
             key_headers=("authorization",),
@@ -261,8 +254,6 @@ def family_endpoints(openai_chat: Endpoint) -> tuple[Endpoint, ...]:
 
 # -- Ollama's native API -------------------------------------------------------------------
 #
-# Ollama's native API: ``/api/chat``, ``/api/generate``, ``/api/embed`` (NDJSON streams).
-#
 # A local Ollama (``http://localhost:11434``, or ``OLLAMA_HOST``) holds no key and costs
 # nothing, but a test that reaches it depends on the models pulled on that machine, so its
 # calls are recorded like any provider's. The paths are common ones (many apps serve their own
@@ -270,12 +261,9 @@ def family_endpoints(openai_chat: Endpoint) -> tuple[Endpoint, ...]:
 # ``ollama`` SDK sent it, or it goes to ``localhost:11434``, to ``OLLAMA_HOST``, or to Ollama
 # Cloud (``ollama.com``).
 #
-# What is matched: ``model`` and what is asked (``messages``/``prompt``, ``tools``, ``format``:
-# a JSON schema shapes the answer, ``think`` adds one). Tuning lives in ``options``
-# (temperature, seed, num_ctx …) and ``keep_alive``; ``stream`` chooses the answer's shape
-# (NDJSON lines or one JSON object), which the recorder matches apart from the digest, so a
-# stream is only ever answered by a recorded stream; a body without ``stream`` asks for one, as
-# Ollama reads it.
+# ``stream`` chooses the answer's shape (NDJSON lines or one JSON object), which the recorder
+# matches apart from the digest, so a stream is only ever answered by a recorded stream; a
+# body without ``stream`` asks for one, as Ollama reads it.
 
 _OLLAMA_ROLES = frozenset({"system", "user", "assistant", "tool"})
 _DONE_REASONS = frozenset({"stop", "length", "load", "unload"})
@@ -290,9 +278,7 @@ def _ollama(name: str, path: str, **changes: object) -> Endpoint:
         "name": name,
         "family": "ollama",
         "base_url": "http://localhost:11434",
-        "send_path": path,
-        "path": suffix(path),
-        "route": path,
+        **_sent_to(path),
         "base_env": "OLLAMA_HOST",
         "key_env": "OLLAMA_API_KEY",  # Ollama Cloud's; a local server wants none
         "hosts": ("ollama.com",),  # never "localhost": that would make every local host Ollama
@@ -348,8 +334,6 @@ OLLAMA_ENDPOINTS = (OLLAMA_CHAT, OLLAMA_GENERATE, OLLAMA_EMBED)
 
 # -- Cohere v2 -----------------------------------------------------------------------------
 #
-# Cohere v2: ``/v2/chat`` (JSON, or SSE with ``event: <type>`` lines) and ``/v2/embed``.
-#
 # ``/v2/chat`` is a common path, so both are :attr:`~Endpoint.bound`: a request is Cohere's when
 # it goes to ``api.cohere.com`` / ``api.cohere.ai`` (or ``CO_API_URL``), or the ``cohere`` SDK
 # sent it. Tokens are read from ``usage.tokens`` (what the model processed); ``billed_units``
@@ -372,9 +356,7 @@ _COHERE_CONTENT_EVENTS = fields(
 
 COHERE_CHAT = Endpoint(
     name="cohere.chat",
-    send_path="/v2/chat",
-    path=suffix("/v2/chat"),
-    route="/v2/chat",
+    **_sent_to("/v2/chat"),
     reader=read.COHERE,
     semantic_fields=fields(
         "model messages tools tool_choice strict_tools documents citation_options"
@@ -406,9 +388,7 @@ COHERE_CHAT = Endpoint(
 )
 COHERE_EMBED = Endpoint(
     name="cohere.embed",
-    send_path="/v2/embed",
-    path=suffix("/v2/embed"),
-    route="/v2/embed",
+    **_sent_to("/v2/embed"),
     semantic_fields=fields(
         "model texts images inputs input_type embedding_types output_dimension truncate"
     ),
@@ -422,9 +402,6 @@ COHERE_ENDPOINTS = (COHERE_CHAT, COHERE_EMBED)
 
 # -- Amazon Bedrock ------------------------------------------------------------------------
 #
-# Amazon Bedrock runtime: ``converse``, ``converse_stream``, ``invoke_model`` and
-# ``invoke_model_with_response_stream``, as ``boto3`` sends them.
-#
 # The model is in the path, percent-encoded (``/model/anthropic.claude-3-haiku-20240307-v1%3A0/
 # converse``; an inference-profile ARN has its ``:`` and ``/`` encoded too), never in the body.
 # Requests are signed with SigV4 (``authorization``, ``x-amz-date``, ``x-amz-security-token``,
@@ -432,14 +409,9 @@ COHERE_ENDPOINTS = (COHERE_CHAT, COHERE_EMBED)
 # transport's botocore seam (``cassettes_core.transport.botocore``) never reads request headers
 # into a request's identity.
 #
-# What is semantic: for Converse, what the conversation asks (``messages``, ``system``,
-# ``toolConfig``, ``outputConfig``, ``promptVariables``); ``inferenceConfig`` (maxTokens,
-# temperature, topP, stopSequences), ``additionalModelRequestFields``, guardrails, performance
-# and service tier, request metadata are tuning. For InvokeModel, the body is the model's own
-# JSON (Anthropic's messages, Llama's ``prompt``, Titan's ``inputText``, Cohere's ``texts``, an
-# image model's ``textToImageParams`` …): every key is semantic but the sampling and version
-# knobs (``max_tokens``, ``temperature``, ``anthropic_version``, ``textGenerationConfig`` …),
-# which are tuning.
+# What is semantic: for Converse, what the conversation asks (inferenceConfig, guardrails,
+# tiers and metadata are tuning); for InvokeModel, the model's own JSON, every key of it but
+# the sampling and version knobs.
 
 _BEDROCK_BASE = "https://bedrock-runtime.us-east-1.amazonaws.com"
 _BEDROCK_BASE_ENV = (
@@ -571,8 +543,6 @@ BEDROCK_EVENT_STREAMS = frozenset({BEDROCK_CONVERSE_STREAM.name, BEDROCK_INVOKE_
 
 # -- Google Gemini -------------------------------------------------------------------------
 #
-# Google Gemini (the Gemini Developer API, as ``google-genai`` calls it): generate, stream, embed.
-#
 # What the SDK sends (``google/genai/models.py``, ``_api_client.py``): ``POST
 # {base}/{version}/models/{model}:generateContent``, ``…:streamGenerateContent?alt=sse`` (SSE
 # ``data:`` frames, no event names, no ``[DONE]``) and ``…:batchEmbedContents``; the version is
@@ -581,11 +551,8 @@ BEDROCK_EVENT_STREAMS = frozenset({BEDROCK_CONVERSE_STREAM.name, BEDROCK_INVOKE_
 # ``?key=`` (never stored nor digested; Vertex sends ``Authorization: Bearer``). Bodies are
 # camelCase; the API also takes snake_case, so both spellings are semantic.
 #
-# ``generationConfig`` mixes what is asked with how it is tuned: its output-shape keys (the
-# response MIME type and schemas, the modalities, candidate count, thinking and speech settings)
-# are semantic; its sampling keys (temperature, topP, topK, maxOutputTokens, seed, stopSequences,
-# penalties, logprobs) are tuning, kept under ``params``. ``safetySettings`` and ``labels`` are
-# tuning too; ``cachedContent`` (a stored prompt prefix) is semantic.
+# ``generationConfig``'s output-shape keys (:data:`_GENERATION_SHAPE`) are semantic, its sampling
+# keys tuning (kept under ``params``); ``safetySettings`` and ``labels`` are tuning too.
 
 _GEMINI_BASE = "https://generativelanguage.googleapis.com"
 _GEMINI_HOSTS = ("generativelanguage.googleapis.com",)

@@ -102,6 +102,26 @@ class TokenFields:
         _set_field(self, "stream", tuple(tuple(entry) for entry in self.stream))
 
 
+#: Tokens read by the usage object's shape, wherever an endpoint's own fields find none (a
+#: proxy answering ``openai.chat`` in the Responses shape): ``input_tokens`` /
+#: ``output_tokens`` (Anthropic counts prompt-cache reads and writes apart; OpenAI's cached
+#: tokens are inside its input count), else chat's ``prompt_tokens`` / ``completion_tokens``.
+BY_SHAPE_USAGE = TokenFields(
+    input=(
+        "input_tokens",
+        "cache_read_input_tokens",
+        "cache_creation_input_tokens",
+        "prompt_tokens",
+    ),
+    output=("output_tokens", "completion_tokens"),
+    stream=(
+        ("message_start", "message.usage"),
+        ("response.completed", "response.usage"),
+        ("*", "usage"),
+    ),
+)
+
+
 @dataclass(frozen=True)
 class Drift:
     """What ``cassette-refresh`` knows of an endpoint's answers beyond the recordings.

@@ -556,47 +556,42 @@ MCP = AnswerReader("mcp", _mcp_asked, _mcp_answered, calls="mcp")
 # -- the choice an answer made -------------------------------------------------------------
 
 
-def tools_called(answer: Any) -> frozenset[str]:
-    """The names of the tools an answer (a JSON body, or a stream's event payloads) calls."""
-    names: set[str] = set()
-    todo = [answer]
+def _mappings(value: Any) -> Iterator[Mapping[str, Any]]:
+    """Every mapping inside ``value`` (itself included), depth first."""
+    todo = [value]
     while todo:
         node = todo.pop()
         if isinstance(node, Mapping):
-            name = node.get("name")
-            if node.get("type") in TOOL_ITEMS and isinstance(name, str):
-                names.add(name)
-            for key in ("function", "function_call"):  # a chat tool call; the legacy field
-                called = node.get(key)
-                addressed = key == "function_call" or "id" in node or "index" in node
-                if (
-                    addressed
-                    and isinstance(called, Mapping)
-                    and isinstance(called.get("name"), str)
-                ):
-                    names.add(called["name"])
+            yield node
             todo.extend(node.values())
         elif isinstance(node, list | tuple):
             todo.extend(node)
+
+
+def tools_called(answer: Any) -> frozenset[str]:
+    """The names of the tools an answer (a JSON body, or a stream's event payloads) calls."""
+    names: set[str] = set()
+    for node in _mappings(answer):
+        name = node.get("name")
+        if node.get("type") in TOOL_ITEMS and isinstance(name, str):
+            names.add(name)
+        for key in ("function", "function_call"):  # a chat tool call; the legacy field
+            called = node.get(key)
+            addressed = key == "function_call" or "id" in node or "index" in node
+            if addressed and isinstance(called, Mapping) and isinstance(called.get("name"), str):
+                names.add(called["name"])
     return frozenset(names)
 
 
 def refused(answer: Any) -> bool:
     """Whether an answer (a JSON body, or a stream's event payloads) is a refusal (chat's
     ``message.refusal``, a Responses ``refusal`` part, Anthropic's ``stop_reason: refusal``)."""
-    todo = [answer]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, Mapping):
-            refusal = node.get("refusal")
-            if isinstance(refusal, str) and refusal.strip():
-                return True
-            if node.get("type") == "refusal" or node.get("stop_reason") == "refusal":
-                return True
-            todo.extend(node.values())
-        elif isinstance(node, list | tuple):
-            todo.extend(node)
-    return False
+    return any(
+        (isinstance(node.get("refusal"), str) and node["refusal"].strip())
+        or node.get("type") == "refusal"
+        or node.get("stop_reason") == "refusal"
+        for node in _mappings(answer)
+    )
 
 
 # -- tokens --------------------------------------------------------------------------------
@@ -637,41 +632,3 @@ def tokens_with(fields: TokenFields, body: Any, events: Sequence[Any] | None) ->
                 input_tokens = max(input_tokens, found_in)
                 output_tokens = max(output_tokens, found_out)
     return (input_tokens, output_tokens)
-
-
-_ANTHROPIC_CACHE = ("cache_read_input_tokens", "cache_creation_input_tokens")
-
-
-def tokens_by_shape(body: Any, events: Sequence[Any] | None) -> tuple[int, int]:
-    """Tokens read by the usage object's shape, wherever the catalog's fields find none (a
-    proxy answering ``openai.chat`` in the Responses shape): ``input_tokens`` /
-    ``output_tokens`` (plus Anthropic's prompt-cache counters), else ``prompt_tokens`` /
-    ``completion_tokens``."""
-    if events is None:
-        return _shaped_usage(_at(body, "usage"))
-    input_tokens = output_tokens = 0
-    for data in events:
-        kind = _at(data, "type")
-        if kind == "message_start":  # Anthropic: input here, output grows in message_delta
-            found = _shaped_usage(_at(data, "message.usage"))
-            input_tokens, output_tokens = found[0], max(output_tokens, found[1])
-        elif kind == "message_delta":
-            delta_in, delta_out = _shaped_usage(_at(data, "usage"))
-            input_tokens = max(input_tokens, delta_in)
-            output_tokens = max(output_tokens, delta_out)
-        elif kind == "response.completed":  # OpenAI responses
-            input_tokens, output_tokens = _shaped_usage(_at(data, "response.usage"))
-        elif _at(data, "usage") is not None:  # OpenAI chat: the last chunk
-            input_tokens, output_tokens = _shaped_usage(_at(data, "usage"))
-    return (input_tokens, output_tokens)
-
-
-def _shaped_usage(usage: Any) -> tuple[int, int]:
-    if not isinstance(usage, Mapping):
-        return (0, 0)
-    if "input_tokens" in usage or "output_tokens" in usage:
-        # Anthropic counts prompt-cache reads and writes apart from `input_tokens`; OpenAI's
-        # cached tokens are already inside its input count (`*_tokens_details`).
-        cached = sum(_int(usage.get(key)) for key in _ANTHROPIC_CACHE)
-        return (_int(usage.get("input_tokens")) + cached, _int(usage.get("output_tokens")))
-    return (_int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")))

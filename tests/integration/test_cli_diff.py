@@ -58,10 +58,12 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
     return code, out, err
 
 
-def test_a_re_record_with_only_churn_is_the_same(
+def test_diff_tells_churn_from_a_new_prompt_and_a_new_answer(
     emu: Emulator, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Recorded twice: every id, timestamp and duration differs, and diff says the same (0)."""
+    """Recorded twice: every id, timestamp and duration differs, and diff says the same (0). A
+    changed prompt is new and gone; the provider answering the same question differently (the
+    emulator's drift switches) is `answered differently`, with the path of what changed."""
     a = record_plain(tmp_path / "a.yaml", emu)
     emu.stream_delay_s = 0.002  # other timings too
     b = record_plain(tmp_path / "b.yaml", emu)
@@ -70,35 +72,23 @@ def test_a_re_record_with_only_churn_is_the_same(
     assert code == 0
     assert out.splitlines() == [f"{a} → {b}: 0 new, 0 gone, 0 answered differently, 5 the same"]
 
-
-def test_a_changed_prompt_is_new_and_gone(
-    emu: Emulator, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    a = record_plain(tmp_path / "a.yaml", emu)
-    b = record_plain(tmp_path / "b.yaml", emu, question="Capital of Italy?")
-    code, out, _ = run(["diff", str(a), str(b)], capsys)
+    c = record_plain(tmp_path / "c.yaml", emu, question="Capital of Italy?")
+    code, out, _ = run(["diff", str(a), str(c)], capsys)
     assert code == 1
     assert "1 new, 1 gone, 0 answered differently, 4 the same" in out
     assert "new: #1 openai.chat gpt-4o-mini" in out
     assert "asked 'Capital of Italy?'" in out
     assert "gone: #1 openai.chat gpt-4o-mini" in out
 
-
-def test_a_new_answer_shows_its_path_level_difference(
-    emu: Emulator, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """The provider answers the same question differently (the emulator's drift switches):
-    `answered differently`, with the path of what changed."""
-    a = record_plain(tmp_path / "a.yaml", emu)
     emu.set_drift("field_added")
-    b = record_plain(tmp_path / "b.yaml", emu)
+    d = record_plain(tmp_path / "d.yaml", emu)
     emu.clear_drift()
-    code, out, _ = run(["diff", "--json", str(a), str(b)], capsys)
+    code, out, _ = run(["diff", "--json", str(a), str(d)], capsys)
     report = json.loads(out)
     changes = report["cassettes"][0]["changes"]
     assert code == 1
-    assert {c["kind"] for c in changes} == {"answered differently"}
-    paths = [d["path"] for c in changes for d in c["differences"]]
+    assert {change["kind"] for change in changes} == {"answered differently"}
+    paths = [diff["path"] for change in changes for diff in change["differences"]]
     assert paths
     assert all(p.startswith(("response.body.", "stream")) for p in paths)
 
@@ -129,16 +119,14 @@ def test_diff_git_outside_a_repository(
     assert err.startswith("ERROR: git is not installed")
 
 
-def test_diff_wants_two_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_diff_wants_two_files_and_says_how_to_compare_folders(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One file is no diff; two folders are no cassettes to fix by hand: the tip names the two
+    ways to compare."""
     code, _, err = run(["diff", str(tmp_path / "one.yaml")], capsys)
     assert code == 2
     assert err.startswith("ERROR: diff takes two cassettes")
-
-
-def test_diff_of_two_folders_says_how_to_compare_them(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Two folders are no cassettes to fix by hand: the tip names the two ways to compare."""
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     code, _, err = run(["diff", str(tmp_path / "a"), str(tmp_path / "b")], capsys)

@@ -107,7 +107,8 @@ def test_page_of_a_recorded_conversation(
     recorded: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The page holds every turn: the question, the answer, tool calls and results, the stream
-    assembled, the error, tokens; and it is well-formed with no script and nothing external."""
+    assembled, the error, tokens; and it is well-formed with no script and nothing external.
+    --html - writes the page to standard output; --html DIR is an error."""
     page_path = tmp_path / "openai.html"
     assert main(["show", str(recorded["openai"]), "--html", str(page_path)]) == 0
     assert "wrote" in capsys.readouterr().out
@@ -121,17 +122,14 @@ def test_page_of_a_recorded_conversation(
     assert "41 tokens (24 in, 17 out)" in text
     assert page.count("<article") == 6
     assert "Content-Security-Policy" in page
-
-
-def test_page_of_an_anthropic_conversation(
-    recorded: dict[str, Path], capsys: pytest.CaptureFixture[str]
-) -> None:
-    """--html - writes the page to standard output."""
     assert main(["show", str(recorded["anthropic"]), "--html", "-"]) == 0
-    page = capsys.readouterr().out
-    text = "".join(check_page(page).text)
+    text = "".join(check_page(capsys.readouterr().out).text)
     assert "tool resulttoolu_" in text
     assert "Weather in Lyon?" in text
+    assert main(["show", str(recorded["openai"]), "--html", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ERROR: ")
+    assert "\nTIP: " in err
 
 
 def test_hostile_strings_are_text(hostile: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -150,15 +148,6 @@ def test_hostile_strings_are_text(hostile: Path, capsys: pytest.CaptureFixture[s
         "html", "head", "meta", "title", "style", "body", "header", "h1", "p", "main",
         "article", "h2", "div", "span", "details", "summary", "pre",
     }  # fmt: skip
-
-
-def test_html_into_a_directory_is_an_error(
-    recorded: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert main(["show", str(recorded["openai"]), "--html", str(tmp_path)]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("ERROR: ")
-    assert "\nTIP: " in err
 
 
 def _chromium(*args: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:

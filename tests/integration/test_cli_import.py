@@ -195,11 +195,57 @@ def _peer_python() -> Path:
     return python
 
 
+GZIP_TESTS = """
+import openai
+import pytest
+
+
+@pytest.fixture(scope="module")
+def vcr_config():
+    return {"decode_compressed_response": DECODE}
+
+
+@pytest.mark.vcr
+def test_gzip():
+    client = openai.OpenAI(base_url="BASE", api_key="sk-dummy-replay-only", max_retries=0)
+    answer = client.chat.completions.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": "Zipped?"}])
+    assert answer.choices[0].message.content == "Compressed, then decoded."
+"""
+ZIPPED = {
+    "id": "chatcmpl-z",
+    "object": "chat.completion",
+    "created": 1,
+    "model": "gpt-4o-mini",
+    "choices": [
+        {
+            "index": 0,
+            "finish_reason": "stop",
+            "message": {"role": "assistant", "content": "Compressed, then decoded."},
+        }
+    ],
+}
+
+
 @pytest.mark.slow
 def test_vcrpy_cassettes_import_and_replay_under_ci(live: Emulator, tmp_path: Path) -> None:
     """Real vcrpy + pytest-recording record four kinds of openai call (YAML, and JSON with
     decode_compressed_response); imported, the same tests marked with our marker pass under
-    CI=true with 0 emulator hits."""
+    CI=true with 0 emulator hits. A gzip-encoded answer recorded with decode_compressed_response
+    off (the bytes kept as !!binary) and on: imported, the openai SDK reads it again."""
+    import gzip
+
+    from tests.helpers.raw_http import RawReply, raw_server
+
+    packed = gzip.compress(json.dumps(ZIPPED).encode())
+    reply = RawReply(
+        headers=[
+            (b"Content-Type", b"application/json"),
+            (b"Content-Encoding", b"gzip"),
+            (b"Content-Length", str(len(packed)).encode()),
+        ],
+        chunks=[packed],
+    )
     python = _peer_python()
     theirs = tmp_path / "theirs"
     theirs.mkdir()
@@ -208,17 +254,23 @@ def test_vcrpy_cassettes_import_and_replay_under_ci(live: Emulator, tmp_path: Pa
         VCR_TESTS.replace("MARK", "vcr") + JSON_CONFIG, encoding="utf-8"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
-    recorded = subprocess.run(
-        [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--record-mode=once"],
-        cwd=theirs,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    with raw_server(reply) as server:
+        for decode in (False, True):
+            source = GZIP_TESTS.replace("DECODE", str(decode)).replace("BASE", server.base_url)
+            (theirs / f"test_{decode}.py").write_text(source, encoding="utf-8")
+        recorded = subprocess.run(
+            [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--record-mode=once"],
+            cwd=theirs,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
     assert recorded.returncode == 0, recorded.stdout[-3000:]
     made = sorted(p.relative_to(theirs).as_posix() for p in (theirs / "cassettes").rglob("*.*"))
     assert made == [
+        "cassettes/test_False/test_gzip.yaml",
+        "cassettes/test_True/test_gzip.yaml",
         "cassettes/test_json/test_chat.json",
         "cassettes/test_json/test_stream_and_tools.json",
         "cassettes/test_plain/test_chat.yaml",
@@ -234,6 +286,15 @@ def test_vcrpy_cassettes_import_and_replay_under_ci(live: Emulator, tmp_path: Pa
         assert [i.stream is not None for i in cassette.interactions] == [True, False, False]
         text = (ours / "cassettes" / name / "test_chat.yaml").read_text(encoding="utf-8")
         assert live.api_key not in text
+    for decode in (False, True):
+        kept = (theirs / "cassettes" / f"test_{decode}" / "test_gzip.yaml").read_text("utf-8")
+        assert ("!!binary" in kept) is not decode
+        with _replaying(ours / "cassettes" / f"test_{decode}" / "test_gzip.yaml") as http:
+            client = openai.OpenAI(base_url=NOWHERE, api_key="k", http_client=http, max_retries=0)
+            answer = client.chat.completions.create(
+                model="gpt-4o-mini", messages=[{"role": "user", "content": "Zipped?"}]
+            )
+        assert answer.choices[0].message.content == "Compressed, then decoded."
     (ours / "test_plain.py").write_text(VCR_TESTS.replace("MARK", "cassette"), encoding="utf-8")
     (ours / "test_json.py").write_text(VCR_TESTS.replace("MARK", "cassette"), encoding="utf-8")
     (ours / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
@@ -249,80 +310,3 @@ def test_vcrpy_cassettes_import_and_replay_under_ci(live: Emulator, tmp_path: Pa
     assert "4 passed" in replayed.stdout
     assert "8 interactions replayed, 0 recorded, 0 missed" in replayed.stdout
     assert live.hits == hits  # nothing reached the provider
-
-
-GZIP_TESTS = """
-import openai
-import pytest
-
-CONFIG
-
-
-@pytest.mark.vcr
-def test_gzip():
-    client = openai.OpenAI(max_retries=0)
-    answer = client.chat.completions.create(
-        model="gpt-4o-mini", messages=[{"role": "user", "content": "Zipped?"}])
-    assert answer.choices[0].message.content == "Compressed, then decoded."
-"""
-
-
-@pytest.mark.slow
-def test_vcrpy_gzip_answers_import_and_replay(tmp_path: Path) -> None:
-    """A gzip-encoded answer recorded by real vcrpy, with decode_compressed_response off (the
-    bytes kept as !!binary) and on: imported, the openai SDK reads the same answer again."""
-    import gzip
-
-    from tests.helpers.raw_http import RawReply, raw_server
-
-    body = {
-        "id": "chatcmpl-z",
-        "object": "chat.completion",
-        "created": 1,
-        "model": "gpt-4o-mini",
-        "choices": [
-            {
-                "index": 0,
-                "finish_reason": "stop",
-                "message": {"role": "assistant", "content": "Compressed, then decoded."},
-            }
-        ],
-    }
-    packed = gzip.compress(json.dumps(body).encode())
-    reply = RawReply(
-        headers=[
-            (b"Content-Type", b"application/json"),
-            (b"Content-Encoding", b"gzip"),
-            (b"Content-Length", str(len(packed)).encode()),
-        ],
-        chunks=[packed],
-    )
-    python = _peer_python()
-    theirs = tmp_path / "theirs"
-    theirs.mkdir()
-    for decode in (False, True):
-        config = (
-            '@pytest.fixture(scope="module")\ndef vcr_config():\n'
-            f'    return {{"decode_compressed_response": {decode}}}\n'
-        )
-        source = GZIP_TESTS.replace("CONFIG", config)
-        (theirs / f"test_{decode}.py").write_text(source, encoding="utf-8")
-    with raw_server(reply) as server:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
-        env.update(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-dummy-replay-only")
-        done = subprocess.run(
-            [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--record-mode=once"],
-            cwd=theirs, env=env, capture_output=True, text=True, check=False,
-        )  # fmt: skip
-    assert done.returncode == 0, done.stdout[-3000:]
-    for decode in (False, True):
-        recorded = theirs / "cassettes" / f"test_{decode}" / "test_gzip.yaml"
-        assert ("!!binary" in recorded.read_text(encoding="utf-8")) is not decode
-        out = tmp_path / f"ours_{decode}.yaml"
-        assert main(["import", str(recorded), "-o", str(out)]) == 0
-        with _replaying(out) as http:
-            client = openai.OpenAI(base_url=NOWHERE, api_key="k", http_client=http, max_retries=0)
-            answer = client.chat.completions.create(
-                model="gpt-4o-mini", messages=[{"role": "user", "content": "Zipped?"}]
-            )
-        assert answer.choices[0].message.content == "Compressed, then decoded."

@@ -64,10 +64,14 @@ def recorded(pytester: pytest.Pytester, provider: Emulator, inner: InnerRun) -> 
 
 
 def test_a_full_run_writes_a_complete_list(
-    recorded: Path, pytester: pytest.Pytester, inner: InnerRun
+    recorded: Path, pytester: pytest.Pytester, inner: InnerRun, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    inner("--cassette-mode=replay", "--cassette-usage=usage.json").assert_outcomes(passed=2)
-    usage = usage_of(pytester.path / "usage.json")
+    """The ini option names the file; a cassette recorded after the usage run (a new test's)
+    is never proposed for deletion."""
+    pytester.makeini(PLUGIN_INI + "cassette_usage_file = build/usage.json\n")
+    inner("--cassette-mode=replay").assert_outcomes(passed=2)
+    usage_file = pytester.path / "build" / "usage.json"
+    usage = usage_of(usage_file)
     assert usage["complete"] is True
     assert usage["partial"] == []
     assert usage["version"] == 1
@@ -79,6 +83,15 @@ def test_a_full_run_writes_a_complete_list(
     assert one["played"] == [1, 2]
     assert one["tests"] == ["test_usage.py::test_one"]
     assert one["not_judged"] is None
+    usage["written_at"] = "2000-01-01T00:00:00Z"  # as if the list were old
+    usage_file.write_text(json.dumps(usage), encoding="utf-8")
+    newer = recorded / "test_new" / "test_added.yaml"
+    newer.parent.mkdir()
+    shutil.copy(recorded / "test_usage" / "test_two.yaml", newer)
+    code, out, _ = prune(["--usage", str(usage_file), "--delete"], capsys)
+    assert code == 0
+    assert "kept: cassettes/test_new/test_added.yaml (written after the usage list" in out
+    assert newer.exists()
 
 
 # A run's arguments and what its list must give as the reason it is partial ("": whole).
@@ -142,14 +155,18 @@ def test_prune_after_a_full_run_lists_then_deletes(
     capsys: pytest.CaptureFixture[str],
     provider: Emulator,
 ) -> None:
-    """A stray cassette no test uses, and test_one now asking once: prune lists both (exit 1,
+    """A stray cassette no test uses, and test_one now asking once, the run under xdist (the
+    controller writes one list holding both workers' cassettes): prune lists both (exit 1,
     nothing deleted); --delete removes the file and cuts seq 2; the suite still replays."""
     stray = recorded / "test_gone" / "test_old.yaml"
     stray.parent.mkdir()
     shutil.copy(recorded / "test_usage" / "test_two.yaml", stray)
     write_tests(pytester, twice=False)
-    inner("--cassette-mode=replay", "--cassette-usage=usage.json").assert_outcomes(passed=2)
+    xdist = ("-n", "2", "-p", "xdist")
+    inner(*xdist, "--cassette-mode=replay", "--cassette-usage=usage.json").assert_outcomes(passed=2)
     usage_file = str(pytester.path / "usage.json")
+    assert usage_of(Path(usage_file))["complete"] is True
+    assert len(usage_of(Path(usage_file))["cassettes"]) == 2
     code, out, _ = prune(["--usage", usage_file, str(recorded)], capsys)
     assert code == 1
     assert "unused: cassettes/test_gone/test_old.yaml (no test used it)" in out
@@ -186,27 +203,6 @@ def test_a_failed_test_is_not_judged(
     assert "never played" not in out
 
 
-def test_the_ini_option_names_the_file(
-    recorded: Path, pytester: pytest.Pytester, inner: InnerRun
-) -> None:
-    pytester.makeini(PLUGIN_INI + "cassette_usage_file = build/usage.json\n")
-    inner("--cassette-mode=replay").assert_outcomes(passed=2)
-    assert usage_of(pytester.path / "build" / "usage.json")["complete"] is True
-
-
-def test_xdist_workers_report_to_one_list(
-    recorded: Path, pytester: pytest.Pytester, inner: InnerRun
-) -> None:
-    """-n 2: the controller writes one complete list holding both workers' cassettes."""
-    result = inner(
-        "-n", "2", "-p", "xdist", "--cassette-mode=replay", "--cassette-usage=usage.json"
-    )
-    result.assert_outcomes(passed=2)
-    usage = usage_of(pytester.path / "usage.json")
-    assert usage["complete"] is True
-    assert len(usage["cassettes"]) == 2
-
-
 @pytest.mark.parametrize(
     ("content", "expected"),
     [
@@ -232,21 +228,3 @@ def test_usage_file_errors(
     assert code == 2
     assert expected in err
     assert "re-record" not in err
-
-
-def test_a_cassette_written_after_the_list_is_kept(
-    recorded: Path, pytester: pytest.Pytester, inner: InnerRun, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A cassette recorded after the usage run (a new test's) is never proposed for deletion."""
-    inner("--cassette-mode=replay", "--cassette-usage=usage.json").assert_outcomes(passed=2)
-    usage_file = pytester.path / "usage.json"
-    data = usage_of(usage_file)
-    data["written_at"] = "2000-01-01T00:00:00Z"  # as if the list were old
-    usage_file.write_text(json.dumps(data), encoding="utf-8")
-    newer = recorded / "test_new" / "test_added.yaml"
-    newer.parent.mkdir()
-    shutil.copy(recorded / "test_usage" / "test_two.yaml", newer)
-    code, out, _ = prune(["--usage", str(usage_file), "--delete"], capsys)
-    assert code == 0
-    assert "kept: cassettes/test_new/test_added.yaml (written after the usage list" in out
-    assert newer.exists()

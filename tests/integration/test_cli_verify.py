@@ -39,28 +39,20 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
     return code, out, err
 
 
-def test_a_tampered_request_is_one_line_naming_the_seq(
+def test_every_problem_is_one_line_naming_the_seq(
     folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """An edited prompt under its old digest: exit 1, `path:seq: digest … does not match`."""
+    """An edited prompt under its old digest: exit 1, `path:seq: digest … does not match`;
+    two more tampered requests and a duplicated seq in one file: every problem, not only the
+    first."""
     path = folder / "openai.yaml"
-    path.write_text(
-        path.read_text(encoding="utf-8").replace("Weather in Paris?", "Weather in Rome?", 1),
-        encoding="utf-8",
-    )
+    text = path.read_text(encoding="utf-8").replace("Weather in Paris?", "Weather in Rome?", 1)
+    path.write_text(text, encoding="utf-8")
     code, out, _ = run(["verify", str(path)], capsys)
     lines = out.splitlines()
     assert code == 1
     assert re.fullmatch(rf"{re.escape(str(path))}:2: digest \w+… does not match .*", lines[0])
     assert lines[-1] == "1 cassette (6 interactions) verified: 1 problem"
-
-
-def test_every_problem_is_reported_not_only_the_first(
-    folder: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Two tampered requests and a duplicated seq in one file: three lines."""
-    path = folder / "openai.yaml"
-    text = path.read_text(encoding="utf-8")
     text = text.replace("Capital of France?", "Capital of Spain?", 1)
     text = text.replace("Too many?", "Too few?", 1)
     text = text.replace("- seq: 5\n", "- seq: 4\n", 1)
@@ -68,8 +60,9 @@ def test_every_problem_is_reported_not_only_the_first(
     code, out, _ = run(["verify", str(path)], capsys)
     problems = out.splitlines()[:-1]
     assert code == 1
-    assert [line.split(": ", 1)[0] for line in problems] == [f"{path}:1", f"{path}:4", f"{path}:6"]
-    assert "seq 4 is used twice" in problems[1]
+    where = [f"{path}:{seq}" for seq in (1, 2, 4, 6)]
+    assert [line.split(": ", 1)[0] for line in problems] == where
+    assert "seq 4 is used twice" in problems[2]
 
 
 @pytest.mark.parametrize(

@@ -109,8 +109,8 @@ NARROWED: list[tuple[tuple[str, ...], str, int | None]] = [
 def test_runs_that_ran_no_or_fewer_tests_prune_nothing(
     recorded: Path, pytester: pytest.Pytester, inner: InnerRun, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A run that only collects, lists or leaves tests out writes a partial list (or none):
-    prune refuses it (exit 2) and every cassette stays."""
+    """A run that only collects, lists, leaves tests out or skips one (--sw-skip) writes a
+    partial list (or none): prune refuses it (exit 2) and every cassette stays."""
     before = sorted(recorded.rglob("*.yaml"))
     for args, addopts, code in NARROWED:
         monkeypatch.setenv("PYTEST_ADDOPTS", addopts)
@@ -118,65 +118,54 @@ def test_runs_that_ran_no_or_fewer_tests_prune_nothing(
         if code is not None or usage.exists():
             assert prune_delete(usage) == (2 if code is None else code), (args, addopts)
         assert sorted(recorded.rglob("*.yaml")) == before, (args, addopts)
-
-
-def test_sw_skip_is_partial(recorded: Path, pytester: pytest.Pytester) -> None:
+    monkeypatch.delenv("PYTEST_ADDOPTS")
+    # --sw-skip comes with the cache plugin, which inner runs leave out.
     pytester.runpytest_inprocess(
-        "-p", "no:hypothesispytest", "--cassette-usage=usage.json", "--sw-skip"
+        "-p", "no:hypothesispytest", "--cassette-usage=u.json", "--sw-skip"
     )
-    usage = json.loads((pytester.path / "usage.json").read_text())
-    assert usage["complete"] is False
+    assert json.loads((pytester.path / "u.json").read_text())["complete"] is False
+    assert prune_delete(pytester.path / "u.json") == 2
+    assert sorted(recorded.rglob("*.yaml")) == before
 
 
-@pytest.mark.parametrize(
-    ("usage_src", "optional_src", "args"),
-    [
-        pytest.param(TESTS, OPTIONAL, (), id="module-skipped-at-collection"),
-        pytest.param(TESTS, None, (), id="fixture-only-skipped-inside"),
-        pytest.param(TESTS.replace("def test_fixture_only", SKIPIF), None, (), id="skipif"),
-        pytest.param(
-            TESTS.replace("def test_fixture_only", SKIPIF), None, ("-n", "2", "-p", "xdist"),
-            id="skipif-under-xdist",
+SKIPPED = TESTS.replace("SKIP", "True")
+RUN = OPTIONAL.replace("SKIP", "False")
+SKIPPED_RUNS = [  # (test_usage, test_optional, run arguments)
+    (SKIPPED, OPTIONAL.replace("SKIP", "True"), ()),  # a module skipped whole (importorskip)
+    (SKIPPED, RUN, ()),  # the fixture-only test skipped inside
+    (SKIPPED.replace("def test_fixture_only", SKIPIF), RUN, ()),
+    (SKIPPED.replace("def test_fixture_only", SKIPIF), RUN, ("-n", "2", "-p", "xdist")),
+    # pytest.exit("...", returncode=0) inside a test: the session ends early with exit 0.
+    (
+        SKIPPED.replace(
+            '    ask("one")', '    ask("one")\n    pytest.exit("enough", returncode=0)'
         ),
-    ],
-)  # fmt: skip
+        "",
+        ("-p", "no:randomly"),
+    ),
+]
+
+
 def test_a_test_that_did_not_run_keeps_its_cassette(
-    recorded: Path,
-    pytester: pytest.Pytester,
-    inner: InnerRun,
-    usage_src: str,
-    optional_src: str | None,
-    args: tuple[str, ...],
+    recorded: Path, pytester: pytest.Pytester, inner: InnerRun
 ) -> None:
     """A module skipped whole (`importorskip`), or a test that opens its cassette through the
     fixture alone, skipped inside or by a skipif mark (the fixture never set up; under xdist
-    the controller, which writes the list, must hear of it): its cassette is not judged."""
-    pytester.makepyfile(test_usage=usage_src.replace("SKIP", "True"))
-    if optional_src is not None:
-        pytester.makepyfile(test_optional=optional_src.replace("SKIP", "True"))
+    the controller, which writes the list, must hear of it): its cassette is not judged. A
+    test ending the session with `pytest.exit(returncode=0)`: the run prunes nothing."""
     before = sorted(recorded.rglob("*.yaml"))
-    usage = replay_with_list(pytester, inner, *args)
-    if args:
-        data = json.loads(usage.read_text())
-        assert data["complete"] is True
-        assert data["cassettes"]["cassettes/test_usage/test_fixture_only.yaml"]["not_judged"]
-    prune_delete(usage)
-    assert sorted(recorded.rglob("*.yaml")) == before
-
-
-def test_a_run_a_test_ended_with_pytest_exit_prunes_nothing(
-    recorded: Path, pytester: pytest.Pytester, inner: InnerRun
-) -> None:
-    """`pytest.exit("...", returncode=0)` inside a test ends the session early with exit 0."""
-    before = sorted(recorded.rglob("*.yaml"))
-    source = TESTS.replace("SKIP", "False").replace(
-        '    ask("one")', '    ask("one")\n    pytest.exit("enough", returncode=0)'
-    )
-    pytester.makepyfile(test_usage=source, test_optional="")
-    usage = replay_with_list(pytester, inner, "-p", "no:randomly")
-    if usage.exists():
-        assert prune_delete(usage) == 2
-    assert sorted(recorded.rglob("*.yaml")) == before
+    for usage_src, optional_src, args in SKIPPED_RUNS:
+        pytester.makepyfile(test_usage=usage_src, test_optional=optional_src)
+        usage = replay_with_list(pytester, inner, *args)
+        if "xdist" in args:
+            data = json.loads(usage.read_text())
+            assert data["complete"] is True
+            assert data["cassettes"]["cassettes/test_usage/test_fixture_only.yaml"]["not_judged"]
+        if "pytest.exit" in usage_src:
+            assert not usage.exists() or prune_delete(usage) == 2
+        else:
+            prune_delete(usage)
+        assert sorted(recorded.rglob("*.yaml")) == before, args
 
 
 Damage = Callable[[dict[str, Any]], object]

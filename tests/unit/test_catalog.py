@@ -74,17 +74,15 @@ def test_the_built_in_endpoints_include_the_four_the_library_began_with() -> Non
 
 
 @pytest.mark.parametrize("endpoint", ENDPOINTS)
-def test_every_endpoint_has_semantic_fields_with_the_model(endpoint: Endpoint) -> None:
-    """Every endpoint names what its answer depends on, the model first of all."""
+def test_every_endpoint_is_consistent_with_the_rest_of_the_library(endpoint: Endpoint) -> None:
+    """Each endpoint names what its answer depends on (the model first of all) and counts
+    tokens; its route, behind any prefix, matches it and no other entry (a bound one's when
+    the request claims it: its host or SDK; unclaimed, never it); the isolation guard refuses
+    its hosts, the base URL's among them; what HTTPProvider sends the transport routes back
+    to it."""
     assert "model" in endpoint.semantic_fields
     assert catalog.DEFAULT_SEMANTIC_FIELDS[endpoint.name] == endpoint.semantic_fields
     assert endpoint.usage.input, "an endpoint without token fields counts nothing"
-
-
-@pytest.mark.parametrize("endpoint", ENDPOINTS)
-def test_every_route_is_its_own_endpoints_and_no_others(endpoint: Endpoint) -> None:
-    """An endpoint's route, behind any prefix, matches it and no other entry (a bound one's
-    route when the request claims it: its host or SDK; unclaimed, never it)."""
 
     def claims(entry: Endpoint) -> bool:
         return entry is endpoint
@@ -103,10 +101,6 @@ def test_every_route_is_its_own_endpoints_and_no_others(endpoint: Endpoint) -> N
     count_tokens = endpoint.route + "/count_tokens"
     assert DEFAULT_CATALOG.match(endpoint.method, count_tokens, claims=claims) is None
 
-
-@pytest.mark.parametrize("endpoint", ENDPOINTS)
-def test_every_endpoint_host_is_a_provider_host_for_the_guard(endpoint: Endpoint) -> None:
-    """The isolation guard refuses every endpoint's hosts, and the base URL's host is one."""
     assert endpoint.api_hosts()
     for host in endpoint.api_hosts():
         assert catalog_provider(canonical_host(host)) is not None
@@ -114,12 +108,6 @@ def test_every_endpoint_host_is_a_provider_host_for_the_guard(endpoint: Endpoint
     # A local server's base (Ollama's localhost:11434) is claimed by host and port instead.
     assert base_host in endpoint.api_hosts() or canonical_host(base_host) == "loopback"
 
-
-@pytest.mark.parametrize("endpoint", ENDPOINTS)
-def test_the_built_in_provider_sends_to_the_route_the_transport_recognises(
-    endpoint: Endpoint,
-) -> None:
-    """What HTTPProvider sends is a call the transport routes back to the same endpoint."""
     model = endpoint.model_in(endpoint.route)  # a model the path carries (Gemini's)
     url = HTTPProvider(endpoint.name).url(LLMRequest(endpoint.name, {"model": model or "m"}))
     route = match_route(endpoint.method, url)
@@ -222,27 +210,28 @@ def test_the_built_in_provider_refuses_a_stream_framing_it_cannot_read() -> None
 
 
 @pytest.mark.parametrize(
-    "path", [pytest.param(r"/v2/chat", id="str"), pytest.param(re.compile("/v2/chat"), id="re")]
+    ("path", "also"),
+    [
+        (r"/v2/chat", "/proxy/v2/chat"),
+        (re.compile("/v2/chat"), "/proxy/v2/chat"),
+        ("(?i)/v2/chat", "/x/V2/Chat"),
+        (re.compile("(?i)/v2/chat"), "/x/V2/Chat"),
+        (re.compile("/V2/CHAT", re.I), "/x/V2/Chat"),
+    ],
 )
-def test_a_path_given_as_a_string_or_a_bare_pattern_is_matched_at_the_end(path: object) -> None:
-    """``path="/v2/chat"`` works, and neither form matches the route in the middle of a path."""
+def test_a_path_given_as_a_string_or_a_pattern_is_matched_at_the_end(
+    path: object, also: str
+) -> None:
+    """``path="/v2/chat"`` works, a pattern's flags are kept when it is anchored, and no form
+    matches the route in the middle of a path."""
     endpoint = acme(path=path, method="post")
     assert endpoint.method == "POST"
     extended = DEFAULT_CATALOG.with_endpoints(endpoint)
-    found = extended.match("POST", "/proxy/v2/chat")
+    found = extended.match("POST", also)
     assert found is not None
     assert found.endpoint is endpoint
     assert extended.match("POST", "/v2/chat/history") is None
     assert extended.match("POST", "/v2/chatter") is None
-
-
-@pytest.mark.parametrize(
-    "path", ["(?i)/v2/chat", re.compile("(?i)/v2/chat"), re.compile("/V2/CHAT", re.I)]
-)
-def test_a_pattern_s_flags_are_kept_when_it_is_anchored(path: object) -> None:
-    endpoint = acme(path=path)
-    assert endpoint.pattern.search("/x/V2/Chat")
-    assert not endpoint.pattern.search("/v2/chat/x")
 
 
 def test_a_path_that_is_no_pattern_is_a_config_error_saying_what_to_write() -> None:

@@ -35,57 +35,62 @@ def chat_call(index: int, **function: str) -> StreamEvent:
     return StreamEvent({"choices": [{"delta": {"tool_calls": [call]}}]})
 
 
-def test_chat_tool_call_split_across_chunks() -> None:
-    """A chat stream whose tool call name and arguments arrive in pieces is assembled whole;
-    two calls by their index."""
-    events = [
-        chat_call(0, name="get_"),
-        chat_call(0, name="weather"),
-        *(chat_call(0, arguments=piece) for piece in ['{"ci', 'ty": "Pa', 'ris"}']),
-        chat_call(1, name="b", arguments="{}"),
-        StreamEvent("[DONE]"),
+def block(kind: str, index: int, **fields: Any) -> dict[str, Any]:
+    return {"type": kind, "index": index, **fields}
+
+
+DELTA = "content_block_delta"
+FINAL = {
+    "output": [
+        {"type": "function_call", "name": "lookup", "arguments": '{"q":"x"}'},
+        {"type": "message", "content": [{"type": "output_text", "text": "Done."}]},
     ]
-    said = streamed("openai.chat", events)
-    assert said.tool_calls == (ToolCall("get_weather", '{"city": "Paris"}'), ToolCall("b", "{}"))
+}
 
 
-def block(kind: str, index: int, **fields: Any) -> StreamEvent:
-    return StreamEvent({"type": kind, "index": index, **fields})
-
-
-def test_anthropic_stream_text_and_tool_input() -> None:
-    delta = "content_block_delta"
-    events = [
-        StreamEvent({"type": "message_start", "message": {}}),
-        block("content_block_start", 0, content_block={"type": "text"}),
-        block(delta, 0, delta={"type": "text_delta", "text": "Hel"}),
-        block(delta, 0, delta={"type": "text_delta", "text": "lo"}),
-        block("content_block_start", 1, content_block={"type": "tool_use", "name": "f"}),
-        block(delta, 1, delta={"type": "input_json_delta", "partial_json": '{"a":'}),
-        block(delta, 1, delta={"type": "input_json_delta", "partial_json": " 1}"}),
-    ]
-    said = streamed("anthropic.messages", events)
-    assert said.text == "Hello"
-    assert said.tool_calls == (ToolCall("f", '{"a": 1}'),)
-
-
-def test_responses_stream_reads_the_completed_response() -> None:
-    final = {
-        "output": [
-            {"type": "function_call", "name": "lookup", "arguments": '{"q":"x"}'},
-            {"type": "message", "content": [{"type": "output_text", "text": "Done."}]},
-        ]
-    }
-    events = [
-        StreamEvent(
+@pytest.mark.parametrize(
+    ("provider", "events", "text", "calls"),
+    [
+        # A chat tool call's name and arguments in pieces, assembled whole; two by their index.
+        pytest.param("openai.chat", [
+            *(chat_call(0, **piece).data for piece in [{"name": "get_"}, {"name": "weather"}]),
+            *(chat_call(0, arguments=piece).data for piece in ['{"ci', 'ty": "Pa', 'ris"}']),
+            chat_call(1, name="b", arguments="{}").data, "[DONE]",
+        ], None, (ToolCall("get_weather", '{"city": "Paris"}'), ToolCall("b", "{}")), id="chat"),
+        pytest.param("anthropic.messages", [
+            {"type": "message_start", "message": {}},
+            block("content_block_start", 0, content_block={"type": "text"}),
+            block(DELTA, 0, delta={"type": "text_delta", "text": "Hel"}),
+            block(DELTA, 0, delta={"type": "text_delta", "text": "lo"}),
+            block("content_block_start", 1, content_block={"type": "tool_use", "name": "f"}),
+            block(DELTA, 1, delta={"type": "input_json_delta", "partial_json": '{"a":'}),
+            block(DELTA, 1, delta={"type": "input_json_delta", "partial_json": " 1}"}),
+        ], "Hello", (ToolCall("f", '{"a": 1}'),), id="anthropic"),
+        pytest.param("openai.responses", [  # the completed response is what was said
             {"type": "response.output_text.delta", "delta": "Do"},
-            event="response.output_text.delta",
-        ),
-        StreamEvent({"type": "response.completed", "response": final}, event="response.completed"),
-    ]
-    said = streamed("openai.responses", events)
-    assert said.text == "Done."
-    assert said.tool_calls == (ToolCall("lookup", '{"q":"x"}'),)
+            {"type": "response.completed", "response": FINAL},
+        ], "Done.", (ToolCall("lookup", '{"q":"x"}'),), id="responses"),
+        # Streams of providers the catalog does not know, assembled by their data.
+        pytest.param("someone.new", [{"message": {"content": "Hel"}, "done": False},
+                      {"message": {"content": "lo"}, "done": True}], "Hello", (),
+                     id="ollama-ndjson"),
+        pytest.param("someone.new", [{"candidates": [{"content": {"parts": [{"text": "Hel"}]}}]},
+                      {"candidates": [{"content": {"parts": [{"text": "lo"}]}}]}], "Hello", (),
+                     id="gemini-sse"),
+        pytest.param("someone.new", [
+            {"type": "content-delta", "delta": {"message": {"content": {"text": "Hel"}}}},
+            {"type": "content-delta", "delta": {"message": {"content": {"text": "lo"}}}},
+        ], "Hello", (), id="cohere-v2"),
+        pytest.param("someone.new", [{"contentBlockDelta": {"delta": {"text": "Hel"}}},
+                      {"contentBlockDelta": {"delta": {"text": "lo"}}}], "Hello", (),
+                     id="bedrock-converse-stream"),
+    ],
+)  # fmt: skip
+def test_a_stream_is_assembled(
+    provider: str, events: list[Any], text: str | None, calls: tuple[ToolCall, ...]
+) -> None:
+    said = streamed(provider, [StreamEvent(e) for e in events])
+    assert (said.text, said.tool_calls, said.known) == (text, calls, True)
 
 
 @pytest.mark.parametrize(
@@ -226,29 +231,6 @@ def test_providers_without_a_shape_are_read_by_their_data(
     """Gemini, Ollama, Cohere, Bedrock or an OpenAI-compatible host, whatever it is named."""
     assert asked("someone.new", request_body).text == asked_text
     assert answered("someone.new", answer) == answer_said
-
-
-@pytest.mark.parametrize(
-    "events",
-    [
-        pytest.param([{"message": {"content": "Hel"}, "done": False},
-                      {"message": {"content": "lo"}, "done": True}], id="ollama-ndjson"),
-        pytest.param([{"candidates": [{"content": {"parts": [{"text": "Hel"}]}}]},
-                      {"candidates": [{"content": {"parts": [{"text": "lo"}]}}]}],
-                     id="gemini-sse"),
-        pytest.param([
-            {"type": "content-delta", "delta": {"message": {"content": {"text": "Hel"}}}},
-            {"type": "content-delta", "delta": {"message": {"content": {"text": "lo"}}}},
-        ], id="cohere-v2"),
-        pytest.param([{"contentBlockDelta": {"delta": {"text": "Hel"}}},
-                      {"contentBlockDelta": {"delta": {"text": "lo"}}}],
-                     id="bedrock-converse-stream"),
-    ],
-)  # fmt: skip
-def test_streams_without_a_shape_are_assembled_by_their_data(events: list[dict[str, Any]]) -> None:
-    said = streamed("someone.new", [StreamEvent(e) for e in events])
-    assert said.text == "Hello"
-    assert said.known
 
 
 @tool(replay="never")

@@ -229,7 +229,7 @@ def test_hostile_files_are_our_errors(
     assert not (tmp_path / "out.yaml").exists()
 
 
-def test_a_folder_keeps_its_layout_under_out_dir(
+def test_a_folder_keeps_its_layout_under_out_dir_and_an_empty_one_is_an_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "src" / "test_a").mkdir(parents=True)
@@ -243,10 +243,8 @@ def test_a_folder_keeps_its_layout_under_out_dir(
     assert code == 0, out
     assert load_cassette(tmp_path / "dst" / "test_a" / "test_one.yaml") is not None
     assert load_cassette(tmp_path / "dst" / "test_b.yaml") is not None
-
-
-def test_an_empty_folder_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(["import", str(tmp_path)], capsys)
+    (tmp_path / "empty").mkdir()
+    code, _, err = run(["import", str(tmp_path / "empty")], capsys)
     assert code == 2
     assert err.startswith("ERROR: no *.yaml")
 
@@ -279,31 +277,23 @@ GEMINI_ANSWER = json.dumps(
 
 @pytest.mark.parametrize("force", [False, True])
 def test_an_output_that_is_its_own_input_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], force: bool
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, force: bool
 ) -> None:
-    """`import x.yaml -o x.yaml --force` would replace the vcrpy file by the conversion, and
-    lose the call it could not convert."""
-    source = write_yaml(tmp_path / "x.yaml", vcr_item(), HEALTH)
-    before = source.read_bytes()
-    code = main(["import", str(source), "-o", str(source), *(["--force"] if force else [])])
-    _out, err = capsys.readouterr()
-    assert code == 2
-    assert "ERROR:" in err
-    assert "TIP:" in err
-    assert source.read_bytes() == before
-
-
-def test_an_out_dir_that_is_the_input_folder_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+    """`import x.yaml -o x.yaml --force` (or a folder into itself, the default out-dir being
+    cassettes/) would replace the vcrpy file by the conversion, and lose the call it could not
+    convert."""
     folder = tmp_path / "cassettes"
     folder.mkdir()
     source = write_yaml(folder / "x.yaml", vcr_item(), HEALTH)
     before = source.read_bytes()
     monkeypatch.chdir(tmp_path)
-    assert main(["import", "cassettes", "--force"]) == 2  # the default out-dir is cassettes/
-    assert source.read_bytes() == before
-    assert "TIP:" in capsys.readouterr().err
+    for argv in (["-o", str(source)], []):
+        code = main(["import", str(source) if argv else "cassettes", *argv, *(["--force"] * force)])
+        _out, err = capsys.readouterr()
+        assert code == 2, argv
+        assert "ERROR:" in err
+        assert "TIP:" in err
+        assert source.read_bytes() == before
 
 
 @pytest.mark.parametrize("force", [False, True])
