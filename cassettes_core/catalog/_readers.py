@@ -130,8 +130,9 @@ def _text_of(content: Any, kinds: Iterable[str] = ("text", "input_text", "output
     if isinstance(content, list):
         wanted = set(kinds)
         items = _dicts(content)
-        texts = [str(p.get("text", "")) for p in items if p.get("type") in wanted]
-        others = [str(p.get("type")) for p in items if p.get("type") not in wanted]
+        # A part's type is read as text: a hand-edited list or mapping there is just unknown.
+        texts = [str(p.get("text", "")) for p in items if str(p.get("type")) in wanted]
+        others = [str(p.get("type")) for p in items if str(p.get("type")) not in wanted]
         text = "\n".join(t for t in texts if t)
         return "[" + ", ".join(others) + "]" if others and not text else text
     return "" if content is None else as_json(content)
@@ -573,7 +574,7 @@ def tools_called(answer: Any) -> frozenset[str]:
     names: set[str] = set()
     for node in _mappings(answer):
         name = node.get("name")
-        if node.get("type") in TOOL_ITEMS and isinstance(name, str):
+        if str(node.get("type")) in TOOL_ITEMS and isinstance(name, str):
             names.add(name)
         for key in ("function", "function_call"):  # a chat tool call; the legacy field
             called = node.get(key)

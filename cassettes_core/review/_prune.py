@@ -202,6 +202,11 @@ def _hash(path: Path) -> str | None:
         return None
 
 
+def _seq(item: dict[str, Any]) -> int | None:
+    seq = item.get("seq")  # a hand edit may put any value here
+    return seq if isinstance(seq, int) else None
+
+
 def drop_interactions(path: Path, seqs: set[int]) -> int:
     """Rewrite ``path`` without the interactions ``seqs`` (atomic, under its lock); the others
     keep their seqs. Returns how many were removed."""
@@ -210,7 +215,7 @@ def drop_interactions(path: Path, seqs: set[int]) -> int:
         if document is None:
             return 0
         items = document.get("interactions") or []
-        kept = [item for item in items if not (isinstance(item, dict) and item.get("seq") in seqs)]
+        kept = [item for item in items if not (isinstance(item, dict) and _seq(item) in seqs)]
         for key in BOOKKEEPING_KEYS:  # the store's own marks; it rebuilds them at the next write
             document.pop(key, None)
         document["interactions"] = kept

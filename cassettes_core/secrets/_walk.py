@@ -244,7 +244,7 @@ def _items(node: Mapping[Any, Any]) -> Iterable[tuple[Any, Any]]:
     # "data" is walked as base64_data; so is the opaque "data" of Anthropic's redacted thinking
     # block {"type": "redacted_thinking", "data": …} (direct, on Bedrock, in stream events).
     if "data" in node and (
-        node.get("type") in _OPAQUE_DATA_TYPES or not _MEDIA_SIBLINGS.isdisjoint(node)
+        str(node.get("type")) in _OPAQUE_DATA_TYPES or not _MEDIA_SIBLINGS.isdisjoint(node)
     ):
         return _base64_items(node)
     return node.items()

@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from cassettes_core import Recorder, StreamEvent, catalog, intercept, tool
 from cassettes_core.catalog import AnswerReader, Said, ToolCall
 from cassettes_core.cli import main
 from cassettes_core.review import columns, fold, printable
+from cassettes_core.secrets import SecretGuard
 
 
 def asked(provider: str, body: Any) -> Said:
@@ -137,9 +138,10 @@ def test_a_reader_can_be_registered() -> None:
         catalog.register_reader("test.echo", catalog.BY_SHAPE)
 
 
+GUARD = SecretGuard()
 KEYS = ["messages", "content", "role", "choices", "message", "delta", "tool_calls", "function",
         "index", "type", "text", "input", "output", "data", "response", "content_block",
-        "name"]  # fmt: skip
+        "name", "seq", "role"]  # fmt: skip
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8),
     lambda children: (
@@ -151,17 +153,22 @@ JSON = st.recursive(
 
 
 @settings(max_examples=150, deadline=None)
+@example(body={"content": [{"type": [], "data": "x", "role": {}}]}, provider="openai.chat")
 @given(
     body=JSON,
     provider=st.sampled_from([*catalog.DEFAULT_CATALOG.names(), "tool", "mcp", "unknown.x"]),
 )
 def test_no_shape_raises_on_nonsense(body: Any, provider: str) -> None:
-    """Whatever a hand edit left (strings where lists were, lists of numbers, nulls), every
-    reader returns something to show."""
+    """Whatever a hand edit or a crafted request left (strings where lists were, lists of
+    numbers, nulls, a list or a mapping as a ``type``), every reader returns something to show,
+    and the tool, refusal and secret checks that walk the same data answer too."""
     request = body if isinstance(body, dict) else {"messages": body}
     assert isinstance(asked(provider, request), Said)
     assert isinstance(answered(provider, body), Said)
     assert isinstance(streamed(provider, [StreamEvent(body), StreamEvent("[DONE]")]), Said)
+    assert isinstance(catalog.tools_called(body), frozenset)
+    assert isinstance(catalog.refused(body), bool)
+    assert GUARD.scan({"request": request, "response": {"body": body}}) == []
 
 
 @given(text=st.text(max_size=300), width=st.integers(min_value=20, max_value=120))
