@@ -44,36 +44,20 @@ async def _post_json(base: str, key: str, recorder: Recorder, **how: Any) -> tup
 def test_a_json_call_records_and_replays_without_a_connection(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """json= and data= bodies are one request; the replay is a real ClientResponse."""
+    """json= and data= bodies are one request; ``?key=`` authenticates live and is neither
+    stored nor matched; the replay is a real ClientResponse with the emulator stopped."""
     path = tmp_path / "c.yaml"
     with Emulator() as emu:
-        status, live = asyncio.run(_post_json(emu.url, emu.api_key, Recorder(path), json=BODY))
-        base, key = emu.url, emu.api_key
-    assert status == 200
-    monkeypatch.setenv("CI", "true")
-    raw = json.dumps(BODY).encode()
-    assert asyncio.run(_post_json(base, key, Recorder(path), data=raw)) == (200, live)
-
-
-def test_a_key_in_the_query_is_neither_stored_nor_matched(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """``?key=`` authenticates live and is dropped from the stored endpoint."""
-    path = tmp_path / "c.yaml"
-    with Emulator() as emu:
-        key = emu.api_key
-        status, _ = asyncio.run(
-            _post_json(emu.url, "", Recorder(path), json=BODY, params={"key": key})
-        )
-        assert status == 200
-        base = emu.url
+        key, base = emu.api_key, emu.url
+        live = asyncio.run(_post_json(base, "", Recorder(path), json=BODY, params={"key": key}))
+    assert live[0] == 200
     assert key not in path.read_text(encoding="utf-8")
     stored = load_cassette(path)
     assert stored is not None
-    assert stored.interactions[0].endpoint == "/v1beta/models/gemini-2.5-flash:generateContent"
+    assert stored.interactions[0].endpoint == GENERATE
     monkeypatch.setenv("CI", "true")
-    other = asyncio.run(_post_json(base, "", Recorder(path), json=BODY, params={"key": "k2"}))
-    assert other[0] == 200
+    raw = json.dumps(BODY).encode()
+    assert asyncio.run(_post_json(base, "", Recorder(path), data=raw, params={"key": "k2"})) == live
 
 
 def test_a_live_stream_is_teed_not_buffered(tmp_path: Path) -> None:

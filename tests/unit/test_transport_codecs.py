@@ -84,24 +84,6 @@ def test_split_chunks_parse_like_one_chunk(size: int) -> None:
     assert parse_stream(_split_every(ANTHROPIC + CHAT, size)) == whole
 
 
-@pytest.mark.parametrize(
-    "newline",
-    [pytest.param(b"\n", id="lf"), pytest.param(b"\r\n", id="crlf"), pytest.param(b"\r", id="cr")],
-)
-def test_line_endings(newline: bytes) -> None:
-    """LF, CRLF and CR line ends are all one line end, also when CRLF is split across chunks."""
-    raw = ANTHROPIC.replace(b"\n", newline)
-    expected = parse_stream([ANTHROPIC])
-    assert parse_stream([raw]) == expected
-    assert parse_stream(_split_every(raw, 1)) == expected
-
-
-def test_multiline_data_comments_and_unknown_fields() -> None:
-    """Data lines join with a newline; comments, id and retry fields are ignored."""
-    raw = b": keep-alive\nid: 7\nretry: 10\nevent: note\ndata: line one\ndata: line two\n\n"
-    assert parse_stream([raw]) == [StreamEvent(data="line one\nline two", event="note")]
-
-
 def test_multiline_json_data_is_parsed() -> None:
     """A JSON document spread over several data lines is parsed as one value."""
     assert parse_stream([b'data: {"a":\ndata: 1}\n\n']) == [StreamEvent(data={"a": 1})]
