@@ -67,6 +67,8 @@ def test_the_request_form_and_its_digest_scheme() -> None:
     assert request.params == {}
     assert request.digest() == request_digest("tool", request.fields)
     assert spec_of(book).name == f"{__name__}.book"  # the default name
+    named = spec_of(_partial(), name="hook").request((), {"nights": 2})  # a named partial
+    assert named.fields == {"tool": "hook", "arguments": {"nights": 2, "extra": [], "notes": {}}}
 
 
 def test_a_unicode_look_alike_name_is_another_tool() -> None:
