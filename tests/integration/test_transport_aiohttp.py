@@ -288,9 +288,6 @@ def test_raise_for_status_answers_are_recorded_and_raised_again(
 # Attacks on the aiohttp seam with plain ``aiohttp`` code against the Gemini emulator: every
 # way aiohttp lets a caller read a body gives the same bytes recording, replaying and live.
 
-_BODY = {"contents": [{"role": "user", "parts": [{"text": "Name a river"}]}]}
-_GENERATE = "/v1beta/models/gemini-2.5-flash:generateContent"
-
 
 async def _read(response: aiohttp.ClientResponse, how: str) -> bytes:
     content = response.content
@@ -321,7 +318,7 @@ async def _post(emu: Emulator, recorder: Recorder | None, how: str) -> tuple[int
     async def send() -> tuple[int, Any]:
         async with aiohttp.ClientSession() as session:
             headers = {"x-goog-api-key": emu.api_key}
-            async with session.post(emu.url + _GENERATE, json=_BODY, headers=headers) as answer:
+            async with session.post(emu.url + GENERATE, json=BODY, headers=headers) as answer:
                 return answer.status, json.loads(await _read(answer, how))
 
     if recorder is None:
@@ -368,10 +365,10 @@ async def _post_with(emu: Emulator, recorder: Recorder, how: str) -> Any:
         if how == "text"
         else {"json_serialize_bytes": _serialize_bytes}
     )
-    body = {**_BODY, "generationConfig": {"temperature": _Temperature()}}
+    body = {**BODY, "generationConfig": {"temperature": _Temperature()}}
     async with intercept(recorder), aiohttp.ClientSession(**options) as session:
         headers = {"x-goog-api-key": emu.api_key}
-        async with session.post(emu.url + _GENERATE, json=body, headers=headers) as answer:
+        async with session.post(emu.url + GENERATE, json=body, headers=headers) as answer:
             return await answer.json()
 
 
@@ -394,7 +391,7 @@ def test_the_sessions_own_json_serializer_writes_the_matched_body(
 async def _described(emu: Emulator, recorder: Recorder) -> dict[str, Any]:
     async with intercept(recorder), aiohttp.ClientSession() as session:
         headers = {"x-goog-api-key": emu.api_key}
-        async with session.post(emu.url + _GENERATE, json=_BODY, headers=headers) as answer:
+        async with session.post(emu.url + GENERATE, json=BODY, headers=headers) as answer:
             await answer.read()
             return {
                 "status": answer.status,
