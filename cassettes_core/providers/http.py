@@ -162,6 +162,11 @@ class HTTPProvider:
             body.pop("stream", None)
         return json.dumps(body, ensure_ascii=False).encode("utf-8")
 
+    def _sent(self, request: LLMRequest, *, stream: bool) -> dict[str, Any]:
+        """The URL, body and headers of one call."""
+        body = self._body(request, stream=stream)
+        return {"url": self.url(request), "content": body, "headers": self._auth_headers()}
+
     def _client_kwargs(self, http: ModuleType) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"timeout": self._timeout}
         if self.url().startswith("https:"):
@@ -175,11 +180,7 @@ class HTTPProvider:
     def complete(self, request: LLMRequest) -> LLMResponse:
         http = http_module()
         try:
-            response = self._sync_client(http).post(
-                self.url(request),
-                content=self._body(request, stream=False),
-                headers=self._auth_headers(),
-            )
+            response = self._sync_client(http).post(**self._sent(request, stream=False))
         except Exception as exc:
             self._reraise(http, exc)
         return self._answer(response.status_code, response.headers, response.content)
@@ -188,10 +189,7 @@ class HTTPProvider:
         http = http_module()
         try:
             with self._sync_client(http).stream(
-                "POST",
-                self.url(request),
-                content=self._body(request, stream=True),
-                headers=self._auth_headers(),
+                "POST", **self._sent(request, stream=True)
             ) as response:
                 if response.status_code >= 400:
                     response.read()
@@ -211,11 +209,7 @@ class HTTPProvider:
             # Async clients are per call (a client cannot outlive its event loop); the shared
             # SSL context keeps that cheap.
             async with http.AsyncClient(**self._client_kwargs(http)) as client:
-                response = await client.post(
-                    self.url(request),
-                    content=self._body(request, stream=False),
-                    headers=self._auth_headers(),
-                )
+                response = await client.post(**self._sent(request, stream=False))
         except Exception as exc:
             self._reraise(http, exc)
         return self._answer(response.status_code, response.headers, response.content)
@@ -225,12 +219,7 @@ class HTTPProvider:
         try:
             async with (
                 http.AsyncClient(**self._client_kwargs(http)) as client,
-                client.stream(
-                    "POST",
-                    self.url(request),
-                    content=self._body(request, stream=True),
-                    headers=self._auth_headers(),
-                ) as response,
+                client.stream("POST", **self._sent(request, stream=True)) as response,
             ):
                 if response.status_code >= 400:
                     await response.aread()

@@ -10,7 +10,6 @@ it ends or is closed (or settled, see ``_exchange``); an abandoned async one on 
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, ClassVar
@@ -19,14 +18,15 @@ from cassettes_core._errors import CassetteError
 from cassettes_core._recorder import Recorder
 from cassettes_core.isolation import Route, handling
 from cassettes_core.transport._exchange import (
+    AsyncLiveTap,
     Call,
-    LiveTap,
     SyncLiveStream,
     Wire,
     handed_back,
     lookup_or_raise,
     replay_response,
     route_request,
+    running_loop,
 )
 
 
@@ -160,18 +160,16 @@ class AsyncCassetteTransport(_Transport):
         return self._relayed(call, response, request, content)
 
 
-class _AsyncLiveStream(LiveTap):
+class _AsyncLiveStream(AsyncLiveTap):
     """A live stream read by async code: each chunk goes to the caller the moment it arrives,
-    and to the tap. Abandoned, it is settled on its own event loop: awaited when the settling
-    code runs on that loop, run on it when it is idle, dropped with a warning when it is gone."""
+    and to the tap."""
 
     def __init__(self, call: Call, response: Any, request: Any) -> None:
         super().__init__(call, response, request)
-        self.loop = _running_loop()
+        self.loop = running_loop()
         self._source: AsyncIterator[bytes] = response.aiter_bytes()
         # One generator, shared by the caller and `aclose`, so none is left suspended.
         self.chunks = self._pull()
-        self._pending: set[asyncio.Task[None]] = set()
 
     async def _pull(self) -> AsyncIterator[bytes]:
         try:
@@ -192,36 +190,8 @@ class _AsyncLiveStream(LiveTap):
         if not self.at_exit():
             await self._read_rest(counted=False)
 
-    async def asettle(self) -> None:
-        """Settle from async code: read on this loop if it is the stream's own."""
-        if _running_loop() is self.loop:
-            await self._read_rest(counted=True)
-        else:
-            self.settle()
-
-    def settle(self) -> None:
-        """Settle from sync code: run the rest of the stream on its loop, if it can run."""
-        loop, current = self.loop, _running_loop()
-        try:
-            if loop is None or loop.is_closed():
-                raise RuntimeError("its event loop is closed")
-            if current is loop:  # sync code inside the loop: it cannot block on it
-                task = loop.create_task(self._read_rest(counted=True))
-                self._pending.add(task)
-                task.add_done_callback(self._pending.discard)
-            elif loop.is_running():  # the loop runs in another thread
-                if self.left_to_reader():  # and reads the stream there: let it finish it
-                    return
-                future = asyncio.run_coroutine_threadsafe(self._read_rest(counted=True), loop)
-                future.result(timeout=self.bound + 5)
-            elif current is not None:
-                raise RuntimeError("another event loop is running in this thread")
-            else:
-                loop.run_until_complete(self._read_rest(counted=True))
-        except CassetteError:
-            raise
-        except Exception as exc:
-            self.drop(exc)
+    async def rest(self) -> None:
+        await self._read_rest(counted=True)
 
     async def _read_rest(self, *, counted: bool) -> None:
         try:
@@ -269,10 +239,3 @@ class AsyncChunks:
 
     async def aclose(self) -> None:
         await self._on_close()
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:  # not in asyncio (another async library, or sync code)
-        return None

@@ -18,7 +18,7 @@ import contextlib
 import dataclasses
 import functools
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
@@ -32,8 +32,8 @@ from cassettes_core._errors import CassetteError, ConfigError, ErrorKind
 from cassettes_core._model import RecordedError
 from cassettes_core.events import CallEvent
 from cassettes_core.transport._exchange import (
+    AsyncLiveTap,
     Call,
-    LiveTap,
     lookup_or_raise,
     replayed_answer,
     replayed_stream,
@@ -120,7 +120,7 @@ def replayed_response(
             reader.set_exception(exc)
         else:
             reader.feed_eof()
-        served_stream = {"content-type": stream_type(call)}
+        served_stream = [(b"content-type", stream_type(call).encode())]
         return _response(
             session, method, url, sent_headers, status=200, headers=served_stream, reader=reader
         )
@@ -141,7 +141,7 @@ def _response(
     sent_headers: CIMultiDict[str],
     *,
     status: int,
-    headers: Mapping[str, str] | Iterable[tuple[bytes, bytes]],
+    headers: list[tuple[bytes, bytes]],
     reader: aiohttp.StreamReader,
 ) -> aiohttp.ClientResponse:
     loop = asyncio.get_running_loop()
@@ -158,19 +158,16 @@ def _response(
         session=session,
         stream_writer=_NothingWritten(),  # type: ignore[arg-type]
     )
-    raw = [
-        (_wire(name), _wire(value))
-        for name, value in (headers.items() if isinstance(headers, Mapping) else headers)
-    ]
     # Decoded as aiohttp decodes received headers.
     served: CIMultiDict[str] = CIMultiDict(
-        (k.decode("utf-8", "surrogateescape"), v.decode("utf-8", "surrogateescape")) for k, v in raw
+        (k.decode("utf-8", "surrogateescape"), v.decode("utf-8", "surrogateescape"))
+        for k, v in headers
     )
     response.status = status
     response.version = aiohttp.HttpVersion11  # what a live answer over HTTP/1.1 says
     response.reason = _reason(status)
     response._headers = CIMultiDictProxy(served)  # what `.headers` reads
-    response._raw_headers = tuple(raw)
+    response._raw_headers = tuple(headers)
     response.content = reader
     return response
 
@@ -182,10 +179,6 @@ def _reason(status: int) -> str:
         return ""
 
 
-def _wire(text: str | bytes) -> bytes:
-    return text if isinstance(text, bytes) else text.encode("utf-8")
-
-
 # A live stream: the response's ``content`` is swapped for a stream we feed, from a task on
 # the response's loop that hands each chunk to the tap and to the caller at once. Releasing or
 # closing the response before its end does not cut the recording short: the task reads what is
@@ -195,8 +188,10 @@ def _wire(text: str | bytes) -> bytes:
 _WATCH_S = 0.05  # how often a released stream checks that its connection is still there
 
 
-class LiveStream(LiveTap):
+class LiveStream(AsyncLiveTap):
     """Tees ``response``'s live body into the tap and into a stream the caller reads."""
+
+    loop: asyncio.AbstractEventLoop
 
     def __init__(self, call: Call, response: aiohttp.ClientResponse) -> None:
         super().__init__(call, response, request=None)
@@ -280,35 +275,7 @@ class LiveStream(LiveTap):
                 return
             await asyncio.sleep(_WATCH_S)
 
-    async def asettle(self) -> None:
-        """Settle from async code on the stream's loop: wait for the rest (bounded)."""
-        if asyncio.get_running_loop() is not self.loop:
-            self.settle()
-            return
-        await self._wait()
-
-    def settle(self) -> None:
-        """Settle from sync code: run the rest on the stream's loop, if it can still run."""
-        if self.task.done():
-            if not self.tap.done:
-                self.drop(RuntimeError("its connection closed before its end"))
-            return
-        try:
-            if self.loop.is_running() and not _running_here(self.loop):
-                # Its loop runs in another thread (the stream's reader is there): wait for the
-                # rest on that loop, never reading it from here.
-                waiting = asyncio.run_coroutine_threadsafe(self._wait(), self.loop)
-                waiting.result(self.bound + 1.0)
-                return
-            if self.loop.is_closed() or self.loop.is_running():
-                raise RuntimeError("its event loop is closed or busy")
-            self.loop.run_until_complete(self._wait())
-        except CassetteError:
-            raise
-        except Exception as exc:
-            self.drop(exc)
-
-    async def _wait(self) -> None:
+    async def rest(self) -> None:
         if self.task.done():
             if not self.tap.done:
                 self.drop(RuntimeError("its connection closed before its end"))
@@ -320,14 +287,6 @@ class LiveStream(LiveTap):
             self.task.cancel()
             self.drop(exc)
         # Read to its end: the pump recorded it and counted it drained.
-
-
-def _running_here(loop: asyncio.AbstractEventLoop) -> bool:
-    """Whether ``loop`` is the loop running in this thread now."""
-    try:
-        return asyncio.get_running_loop() is loop
-    except RuntimeError:
-        return False
 
 
 # One request through a patched ``aiohttp.ClientSession._request``: replay, record or pass on.

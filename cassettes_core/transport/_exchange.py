@@ -13,8 +13,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
+import functools
 import json
 import math
 import sys
@@ -648,12 +650,11 @@ _MIXED: dict[tuple[type, type], type[CassetteError]] = {}
 
 
 def _mixed(ours: type[CassetteError], theirs: type[Exception]) -> type[CassetteError]:
-    known = _MIXED.get((ours, theirs))
-    if known is not None:
-        return known
-    doc = f"{ours.__name__} that the anthropic SDK re-raises without retrying."
-    mixed = type(ours.__name__, (ours, theirs), {"__module__": __name__, "__doc__": doc})
-    return _MIXED.setdefault((ours, theirs), mixed)
+    if (ours, theirs) not in _MIXED:
+        doc = f"{ours.__name__} that the anthropic SDK re-raises without retrying."
+        attrs = {"__module__": __name__, "__doc__": doc}
+        _MIXED[ours, theirs] = type(ours.__name__, (ours, theirs), attrs)
+    return _MIXED[ours, theirs]
 
 
 # ``groq`` 1.x catches *every* exception its HTTP client raises, retries twice and raises
@@ -678,24 +679,17 @@ def handed_back(error: CassetteError, request: Any) -> Any:
     return response
 
 
-_FAILING: dict[str, type] = {}
-
-
+@functools.cache
 def _failing_class(library: Any) -> type:
-    known = _FAILING.get(library.__name__)
-    if known is not None:
-        return known
-
     def raise_for_status(self: Any) -> Any:
         raise self.cassette_error
 
     doc = "Carries a cassette error to an SDK that retries every exception."
-    made = type(
+    return type(
         "CassetteErrorResponse",
         (library.Response,),
         {"__module__": __name__, "__doc__": doc, "raise_for_status": raise_for_status},
     )
-    return _FAILING.setdefault(library.__name__, made)
 
 
 # Live streams the caller left open: settled at a known point, never by the garbage collector.
@@ -873,6 +867,60 @@ class SyncLiveStream(LiveTap):
         finally:
             self.ended()
             self._release()
+
+
+def running_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop running in this thread, if any (``None`` in sync code, or another async
+    library)."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+class AsyncLiveTap(LiveTap):
+    """A live stream read on an event loop (``self.loop``), whose :meth:`rest` reads what is
+    left of it there. Abandoned, it is settled on that loop: awaited when the settling code
+    runs on it, run on it when it is idle, dropped with a warning when it is gone."""
+
+    loop: asyncio.AbstractEventLoop | None
+
+    async def rest(self) -> None:  # pragma: no cover - every subclass implements it
+        raise NotImplementedError
+
+    async def asettle(self) -> None:
+        """Settle from async code: read on this loop if it is the stream's own."""
+        if running_loop() is self.loop:
+            await self.rest()
+        else:
+            self.settle()
+
+    def settle(self) -> None:
+        """Settle from sync code: run the rest of the stream on its loop, if it can run."""
+        loop, current = self.loop, running_loop()
+        try:
+            if loop is None or loop.is_closed():
+                raise RuntimeError("its event loop is closed")
+            if current is loop:  # sync code inside the loop: it cannot block on it
+                task = loop.create_task(self.rest())
+                _PENDING.add(task)
+                task.add_done_callback(_PENDING.discard)
+            elif loop.is_running():  # the loop runs in another thread
+                if self.left_to_reader():  # and reads the stream there: let it finish it
+                    return
+                future = asyncio.run_coroutine_threadsafe(self.rest(), loop)
+                future.result(timeout=self.bound + 5)
+            elif current is not None:
+                raise RuntimeError("another event loop is running in this thread")
+            else:
+                loop.run_until_complete(self.rest())
+        except CassetteError:
+            raise
+        except Exception as exc:
+            self.drop(exc)
+
+
+_PENDING: set[asyncio.Task[None]] = set()  # settling tasks, kept until they are done
 
 
 def read_timeout(request: Any) -> float:

@@ -1,6 +1,6 @@
 """Model calls and MCP calls in one cassette and one seq order: an AsyncOpenAI agent that
-offers the model the MCP server's tools and runs the one it asks for; through intercept()
-and through the pytest marker."""
+offers the model the MCP server's tools and runs the one it asks for, through intercept()
+(the pytest marker's MCP run is ``test_tools_pytest``'s)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from mcp.client.stdio import stdio_client
 
 from cassettes_core import Recorder, intercept
 from cassettes_core.testing.emulator import Emulator
-from tests.helpers.inner import InnerRun
 from tests.helpers.mcp_agent import Notes, text_of
 
 
@@ -82,60 +81,5 @@ def test_model_and_mcp_calls_share_one_story(
     monkeypatch.setenv("CI", "true")
     assert asyncio.run(run(path, emu, notes)) == answer
     assert emu.hits == 0
-    assert notes.lines("started") == 1
-    assert notes.lines("writes") == 1
-
-
-MARKED = """
-import asyncio
-import os
-import sys
-
-import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
-
-SERVER = StdioServerParameters(command=sys.executable, args=os.environ["NOTES_ARGS"].split("|"))
-
-
-async def write_and_read():
-    async with stdio_client(SERVER) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
-        wrote = await session.call_tool("write_note", {"name": "Kyiv", "text": "hi"})
-        read_back = await session.call_tool("read_note", {"name": "Kyiv"})
-        return wrote.content[0].text, read_back.content[0].text
-
-
-@pytest.mark.cassette
-def test_notes(cassette):
-    assert asyncio.run(write_and_read()) == ("wrote Kyiv", "hi")
-"""
-
-
-def test_the_marker_records_mcp_and_ci_replays_it_without_a_server(
-    pytester: pytest.Pytester,
-    provider: Emulator,
-    inner: InnerRun,
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
-) -> None:
-    """A user's test file: recorded on the first run, replayed under CI with the server never
-    started; the summary counts the MCP calls apart (the SDK lists the tools once itself,
-    to check results against their output schema)."""
-    notes = Notes(tmp_path / "notes", tmp_path / "started.log")
-    monkeypatch.setenv("NOTES_ARGS", "|".join(notes.args()))
-    pytester.makepyfile(test_notes=MARKED)
-    first = inner()
-    first.assert_outcomes(passed=1)
-    first.stdout.fnmatch_lines(["*MCP calls 0 replayed, 4 recorded"])
-    monkeypatch.setenv("CI", "true")
-    second = inner()
-    second.assert_outcomes(passed=1)
-    second.stdout.fnmatch_lines(
-        [
-            "1 cassette used by 1 test: 4 interactions replayed, 0 recorded, 0 missed, 0 unused",
-            "*MCP calls 4 replayed, 0 recorded",
-        ]
-    )
     assert notes.lines("started") == 1
     assert notes.lines("writes") == 1

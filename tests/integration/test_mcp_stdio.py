@@ -38,8 +38,15 @@ def test_stdio_session_records_then_replays_without_starting_the_server(
 ) -> None:
     """Every ClientSession call is one interaction; under CI the same answers come back,
     the server never starts and the destructive tool writes nothing; asked for another note,
-    replay is a CassetteMissError with the argument diff, and still nothing starts."""
+    replay is a CassetteMissError with the argument diff, and still nothing starts; with no
+    cassette at all, the first request misses naming the MCP call and no server is spawned."""
     path = tmp_path / "mcp.yaml"
+    with pytest.raises(BaseException) as raised:  # noqa: PT011 - unwrapped below
+        asyncio.run(recorded(path, notes, mode="replay"))
+    [miss] = leaf_errors(raised.value)
+    assert isinstance(miss, CassetteMissError)
+    assert str(miss).startswith("no cassette file for this mcp call (initialize)")
+    assert notes.lines("started") == 0
     first = asyncio.run(recorded(path, notes))
     assert first[0] == "notes"
     assert first[2:4] == ["wrote Paris", "about Paris"]
@@ -235,26 +242,3 @@ def test_a_fork_replays_the_destructive_calls_before_it_and_runs_those_after(
     asyncio.run(two_writes(fork, "append"))
     log = (notes.folder / "writes.log").read_text(encoding="utf-8").split()
     assert log == ["Paris", "Rome", "Rome"]
-
-
-def test_an_mcp_miss_names_the_method(
-    notes: Notes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """CI with the cassette never committed: the first request misses, saying which MCP call
-    it was, and no server is spawned."""
-    monkeypatch.setenv("CI", "true")
-
-    async def listing() -> None:
-        async with (
-            intercept(Recorder(tmp_path / "none.yaml")),
-            stdio_client(notes.stdio()) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-
-    with pytest.raises(BaseException) as raised:  # noqa: PT011 - unwrapped below
-        asyncio.run(listing())
-    [miss] = leaf_errors(raised.value)
-    assert isinstance(miss, CassetteMissError)
-    assert str(miss).startswith("no cassette file for this mcp call (initialize)")
-    assert notes.lines("started") == 0

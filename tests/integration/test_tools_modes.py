@@ -227,18 +227,6 @@ def test_tools_called_from_worker_threads_record_into_the_active_cassette(
     assert RUNS == []
 
 
-def test_a_named_partial_records(tmp_path: Path) -> None:
-    """A partial (no qualified name of its own) records under the name it is given."""
-    import functools
-
-    def post(url: str, body: str) -> str:
-        return body
-
-    named = tool(replay="never", name="hook")(functools.partial(post, "u"))
-    with intercept(Recorder(tmp_path / "p.yaml", mode="record")):
-        assert named(body="b") == "b"
-
-
 def test_what_the_caller_does_with_a_result_never_changes_a_recording(tmp_path: Path) -> None:
     """The recorded answer and each replayed one are the caller's own copies."""
 

@@ -17,7 +17,6 @@ from cassettes_core import (
     intercept,
     tool,
 )
-from cassettes_core.store import load_cassette, rehash
 from tests.helpers.fake_secrets import openai_key
 
 
@@ -130,31 +129,6 @@ def test_an_argument_a_cassette_cannot_match_on_names_it_and_ignore_leaves_it_ou
         assert insert_ignoring(Connection(), "r1") == "r1"
     stored = yaml.safe_load(path.read_text(encoding="utf-8"))["interactions"]
     assert [i["request"]["arguments"] for i in stored] == [{"row": "r1"}]
-
-
-def test_a_reloaded_tool_cassette_verifies_its_digests_and_tampering_is_caught(
-    tmp_path: Path,
-) -> None:
-    """The store digests tool requests like any other: a reload verifies, rehash changes
-    nothing, an edited argument is a CassetteFormatError until rehashed."""
-
-    @tool(replay="never", name="pay")
-    def pay(amount: int) -> str:
-        return f"paid {amount}"
-
-    path = tmp_path / "pay.yaml"
-    with intercept(Recorder(path, mode="record")):
-        pay(5)
-    loaded = load_cassette(path)
-    assert loaded is not None
-    assert len(loaded) == 1
-    assert rehash(path) == (0, 1)
-    path.write_text(path.read_text(encoding="utf-8").replace("amount: 5", "amount: 50"))
-    with pytest.raises(Exception, match="does not match its request"):
-        load_cassette(path)
-    assert rehash(path) == (1, 1)
-    with intercept(Recorder(path, mode="replay")):
-        assert pay(50) == "paid 5"
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,6 @@ import json
 import subprocess
 import sys
 import textwrap
-import threading
 import warnings
 from pathlib import Path
 from typing import Any
@@ -44,36 +43,20 @@ async def _post_json(base: str, key: str, recorder: Recorder, **how: Any) -> tup
 def test_a_json_call_records_and_replays_without_a_connection(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """json= and data= bodies are one request; the replay is a real ClientResponse."""
+    """json= and data= bodies are one request; ``?key=`` authenticates live and is neither
+    stored nor matched; the replay is a real ClientResponse with the emulator stopped."""
     path = tmp_path / "c.yaml"
     with Emulator() as emu:
-        status, live = asyncio.run(_post_json(emu.url, emu.api_key, Recorder(path), json=BODY))
-        base, key = emu.url, emu.api_key
-    assert status == 200
-    monkeypatch.setenv("CI", "true")
-    raw = json.dumps(BODY).encode()
-    assert asyncio.run(_post_json(base, key, Recorder(path), data=raw)) == (200, live)
-
-
-def test_a_key_in_the_query_is_neither_stored_nor_matched(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """``?key=`` authenticates live and is dropped from the stored endpoint."""
-    path = tmp_path / "c.yaml"
-    with Emulator() as emu:
-        key = emu.api_key
-        status, _ = asyncio.run(
-            _post_json(emu.url, "", Recorder(path), json=BODY, params={"key": key})
-        )
-        assert status == 200
-        base = emu.url
+        key, base = emu.api_key, emu.url
+        live = asyncio.run(_post_json(base, "", Recorder(path), json=BODY, params={"key": key}))
+    assert live[0] == 200
     assert key not in path.read_text(encoding="utf-8")
     stored = load_cassette(path)
     assert stored is not None
-    assert stored.interactions[0].endpoint == "/v1beta/models/gemini-2.5-flash:generateContent"
+    assert stored.interactions[0].endpoint == GENERATE
     monkeypatch.setenv("CI", "true")
-    other = asyncio.run(_post_json(base, "", Recorder(path), json=BODY, params={"key": "k2"}))
-    assert other[0] == 200
+    raw = json.dumps(BODY).encode()
+    assert asyncio.run(_post_json(base, "", Recorder(path), data=raw, params={"key": "k2"})) == live
 
 
 def test_a_live_stream_is_teed_not_buffered(tmp_path: Path) -> None:
@@ -305,9 +288,6 @@ def test_raise_for_status_answers_are_recorded_and_raised_again(
 # Attacks on the aiohttp seam with plain ``aiohttp`` code against the Gemini emulator: every
 # way aiohttp lets a caller read a body gives the same bytes recording, replaying and live.
 
-_BODY = {"contents": [{"role": "user", "parts": [{"text": "Name a river"}]}]}
-_GENERATE = "/v1beta/models/gemini-2.5-flash:generateContent"
-
 
 async def _read(response: aiohttp.ClientResponse, how: str) -> bytes:
     content = response.content
@@ -338,7 +318,7 @@ async def _post(emu: Emulator, recorder: Recorder | None, how: str) -> tuple[int
     async def send() -> tuple[int, Any]:
         async with aiohttp.ClientSession() as session:
             headers = {"x-goog-api-key": emu.api_key}
-            async with session.post(emu.url + _GENERATE, json=_BODY, headers=headers) as answer:
+            async with session.post(emu.url + GENERATE, json=BODY, headers=headers) as answer:
                 return answer.status, json.loads(await _read(answer, how))
 
     if recorder is None:
@@ -385,10 +365,10 @@ async def _post_with(emu: Emulator, recorder: Recorder, how: str) -> Any:
         if how == "text"
         else {"json_serialize_bytes": _serialize_bytes}
     )
-    body = {**_BODY, "generationConfig": {"temperature": _Temperature()}}
+    body = {**BODY, "generationConfig": {"temperature": _Temperature()}}
     async with intercept(recorder), aiohttp.ClientSession(**options) as session:
         headers = {"x-goog-api-key": emu.api_key}
-        async with session.post(emu.url + _GENERATE, json=body, headers=headers) as answer:
+        async with session.post(emu.url + GENERATE, json=body, headers=headers) as answer:
             return await answer.json()
 
 
@@ -411,7 +391,7 @@ def test_the_sessions_own_json_serializer_writes_the_matched_body(
 async def _described(emu: Emulator, recorder: Recorder) -> dict[str, Any]:
     async with intercept(recorder), aiohttp.ClientSession() as session:
         headers = {"x-goog-api-key": emu.api_key}
-        async with session.post(emu.url + _GENERATE, json=_BODY, headers=headers) as answer:
+        async with session.post(emu.url + GENERATE, json=BODY, headers=headers) as answer:
             await answer.read()
             return {
                 "status": answer.status,
@@ -435,50 +415,3 @@ def test_a_replayed_answer_describes_itself_as_the_live_one_did(
     replayed = asyncio.run(_described(emu, Recorder(path, mode="replay")))
     assert emu.hits == 0
     assert replayed == recorded
-
-
-_STREAM = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
-
-
-def test_a_stream_read_on_another_threads_loop_is_recorded_when_the_block_ends(
-    emu: Emulator, tmp_path: Path
-) -> None:
-    """A worker thread runs its own event loop and is still reading a live stream when the
-    ``intercept`` block ends: settling waits for it on that loop (bounded) and the stream is
-    recorded whole, not dropped because the loop was busy in another thread."""
-    path = tmp_path / "c.yaml"
-    emu.stream_delay_s = 0.03
-    started = threading.Event()
-    outcome: dict[str, Any] = {}
-
-    async def read() -> bytes:
-        async with aiohttp.ClientSession() as session:
-            headers = {"x-goog-api-key": emu.api_key}
-            async with session.post(emu.url + _STREAM, json=_BODY, headers=headers) as answer:
-                started.set()
-                return await answer.read()
-
-    def worker() -> None:
-        try:
-            outcome["body"] = asyncio.run(read())
-        finally:
-            started.set()
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", AbandonedStreamWarning)
-        with intercept(Recorder(path, mode="record")):
-            thread = threading.Thread(target=worker)
-            thread.start()
-            assert started.wait(10)
-    thread.join(30)
-    assert outcome["body"]
-    emu.reset()
-    emu.stream_delay_s = 0.0
-
-    async def replay() -> bytes:
-        async with intercept(Recorder(path, mode="replay")):
-            return await read()
-
-    replayed = asyncio.run(replay())
-    assert emu.hits == 0
-    assert replayed.count(b"data: ") == outcome["body"].count(b"data: ")

@@ -1,4 +1,5 @@
-"""httpx and httpx2 are patched when they are imported, not imported to be patched (issue 14).
+"""httpx and httpx2 (and, by the guard, aiohttp, grpc and urllib3) are patched when they are
+imported, not imported to be patched (issue 14), and restored.
 
 Each case runs in a fresh interpreter, where nothing has imported either library yet.
 """
@@ -20,8 +21,13 @@ before = {name: name in sys.modules for name in ("httpx", "httpx2")}
 guard = Guard(Policy())
 arm(guard)
 assert is_patched()
-assert not any(name in sys.modules for name in ("httpx", "httpx2")), "imported for us"
+assert not any(name in sys.modules for name in ("httpx", "httpx2", "aiohttp", "grpc"))
 import httpx  # imported after arming: patched before `import` returns
+import aiohttp, grpc, grpc.aio, urllib3
+from urllib3.connectionpool import HTTPConnectionPool
+patched = [aiohttp.BaseConnector.connect, grpc.insecure_channel, grpc.aio.secure_channel,
+           HTTPConnectionPool.urlopen]
+assert all(hasattr(f, "__wrapped__") for f in patched), patched
 
 client = httpx.Client()  # its real transport: the guard refuses before any socket opens
 assert hasattr(httpx.Client._transport_for_url, "__wrapped__")
@@ -35,7 +41,12 @@ else:
 disarm(guard)
 assert not hasattr(httpx.Client._transport_for_url, "__wrapped__")
 assert not is_patched()
+restored = [aiohttp.BaseConnector.connect, grpc.insecure_channel, grpc.aio.secure_channel,
+            HTTPConnectionPool.urlopen]
+assert [f.__wrapped__ for f in patched] == restored
+assert not any(hasattr(f, "__wrapped__") for f in restored)
 assert not any(type(f).__name__ == "PatchOnImport" and not f.every_time for f in sys.meta_path)
+assert type(aiohttp.connector.__loader__).__name__ != "_PatchingLoader"
 import httpx2  # imported after disarming: left alone
 assert not hasattr(httpx2.Client._transport_for_url, "__wrapped__")
 print("ok", before)
@@ -112,38 +123,3 @@ def test_a_library_imported_later_is_patched_on_import(script: str) -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.startswith("ok"), done.stdout
-
-
-LATE_IMPORT = """
-import sys
-from cassettes_core.isolation import Guard, Policy, arm, disarm
-
-guard = Guard(Policy())
-arm(guard)
-assert "aiohttp" not in sys.modules and "grpc" not in sys.modules  # nothing imported for us
-import aiohttp, grpc, grpc.aio, urllib3
-from urllib3.connectionpool import HTTPConnectionPool
-patched = [aiohttp.BaseConnector.connect, grpc.insecure_channel, grpc.aio.secure_channel,
-           HTTPConnectionPool.urlopen]
-assert all(hasattr(f, "__wrapped__") for f in patched), patched
-disarm(guard)
-restored = [aiohttp.BaseConnector.connect, grpc.insecure_channel, grpc.aio.secure_channel,
-            HTTPConnectionPool.urlopen]
-assert [f.__wrapped__ for f in patched] == restored
-assert not any(hasattr(f, "__wrapped__") for f in restored)
-assert not any(type(f).__name__ == "PatchOnImport" and not f.every_time for f in sys.meta_path)
-assert type(aiohttp.connector.__loader__).__name__ != "_PatchingLoader"
-print("ok")
-"""
-
-
-def test_a_library_imported_after_arming_is_patched_on_import_and_restored() -> None:
-    """aiohttp, grpc and urllib3 are patched when the code imports them (a fresh interpreter:
-    nothing imported them before), never imported by the guard itself, and restored."""
-    pytest.importorskip("aiohttp")
-    pytest.importorskip("grpc")
-    out = subprocess.run(
-        [sys.executable, "-c", LATE_IMPORT], capture_output=True, text=True, check=False
-    )
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "ok"

@@ -82,30 +82,27 @@ def test_the_end_of_an_intercept_block_records_a_stream_left_open(tmp_path: Path
     assert len(load_cassette(path) or ()) == 1
 
 
-def test_settle_reads_the_rest_for_a_transport_used_on_its_own(tmp_path: Path) -> None:
-    path = tmp_path / "c.yaml"
-    recorder = Recorder(path, mode="record")
-    with _client(recorder, _Paced()) as client:
-        _left_open = _open_one(client)
-        settle(recorder)
-    assert _stored(path) == WHOLE
-
-
 @pytest.mark.parametrize(
     ("body", "reason"),
     [
+        pytest.param(_Paced(), None, id="read-to-its-end"),
         pytest.param(_Paced(fail_at=3), "ReadError: peer went away", id="upstream-fails"),
         pytest.param(_Paced(pause_s=0.08), "had not ended 0.1 s after", id="read-timeout"),
     ],
 )
-def test_a_stream_that_cannot_be_finished_records_nothing_and_warns(
-    tmp_path: Path, body: httpx2.SyncByteStream, reason: str
+def test_settle_reads_the_rest_or_records_nothing_and_warns(
+    tmp_path: Path, body: httpx2.SyncByteStream, reason: str | None
 ) -> None:
-    """Failing or outlasting the client's read timeout while being drained: not recorded."""
+    """``settle`` (a transport used on its own) reads the rest and records it whole; failing
+    or outlasting the client's read timeout while being drained: not recorded."""
     path = tmp_path / "c.yaml"
     recorder = Recorder(path, mode="record")
     with _client(recorder, body, timeout=0.1) as client:
         _left_open = _open_one(client)
+        if reason is None:
+            settle(recorder)
+            assert _stored(path) == WHOLE
+            return
         with pytest.warns(AbandonedStreamWarning, match=reason):
             settle(recorder)
     assert not path.exists()

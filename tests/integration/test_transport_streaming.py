@@ -77,29 +77,35 @@ async def test_async_first_chunk_reaches_the_caller_before_the_stream_ends(
     assert arrivals[-1] - arrivals[0] >= DELAY_S * (len(arrivals) - 2)
 
 
-def test_closing_a_stream_early_still_records_it_whole(emu: Emulator, tmp_path: Path) -> None:
-    """A caller that stops after one chunk still leaves the whole stream, [DONE] included."""
+def test_a_stream_closed_early_is_recorded_whole_readable_and_replayed_event_by_event(
+    emu: Emulator, tmp_path: Path
+) -> None:
+    """A caller that stops after one chunk still leaves the whole stream, [DONE] included;
+    bodies are YAML mappings, streams lists of events, long text a block scalar; the replay
+    is one valid SSE chunk per recorded event."""
     path = tmp_path / "early.yaml"
+    question = "Explain, in a few words, " + " and ".join(
+        ["why cassettes make tests repeatable"] * 3
+    )
     with _client(emu, Recorder(path, mode="record")) as client:
+        client.chat.completions.create(model=MODEL, messages=_messages(question))
         stream = client.chat.completions.create(model=MODEL, messages=_messages(), stream=True)
         next(iter(stream))
         stream.close()
-    events = _stored_stream(path)
+    text = path.read_text()
+    answer, streamed = yaml.safe_load(text)["interactions"]
+    assert answer["response"]["body"]["choices"][0]["message"]["role"] == "assistant"
+    assert re.search(r"content: [|>][-+]?\n\s+Explain, in a few words", text)
+    events = streamed["stream"]
+    assert all(set(event) <= {"event", "data", "t_ms"} for event in events)
     assert events[-1]["data"] == "[DONE]"
     emu.reset()
     with _client(emu, Recorder(path, mode="replay")) as client:
+        client.chat.completions.create(model=MODEL, messages=_messages(question))
         replayed = list(
             client.chat.completions.create(model=MODEL, messages=_messages(), stream=True)
         )
     assert len(replayed) == len(events) - 1  # every chunk but the [DONE] sentinel
-    assert emu.hits == 0
-
-
-def test_replay_hands_out_one_chunk_per_event(emu: Emulator, tmp_path: Path) -> None:
-    """A replayed stream arrives as one valid SSE chunk per recorded event."""
-    path = tmp_path / "chunks.yaml"
-    with _client(emu, Recorder(path, mode="record")) as client:
-        list(client.chat.completions.create(model=MODEL, messages=_messages(), stream=True))
     body = {"model": MODEL, "messages": _messages(), "stream": True}
     with (
         httpx2.Client(transport=CassetteTransport(Recorder(path, mode="replay"))) as http,
@@ -107,24 +113,7 @@ def test_replay_hands_out_one_chunk_per_event(emu: Emulator, tmp_path: Path) -> 
     ):
         chunks = list(response.iter_raw())
     assert response.headers["content-type"].startswith("text/event-stream")
-    assert len(chunks) == len(_stored_stream(path))
+    assert len(chunks) == len(events)
     assert chunks[-1] == b"data: [DONE]\n\n"
     assert all(chunk.endswith(b"\n\n") for chunk in chunks)
-
-
-def test_cassette_reads_as_a_conversation(emu: Emulator, tmp_path: Path) -> None:
-    """Bodies are YAML mappings, streams are lists of events, long text is a block scalar."""
-    path = tmp_path / "readable.yaml"
-    question = "Explain, in a few words, " + " and ".join(
-        ["why cassettes make tests repeatable"] * 3
-    )
-    with _client(emu, Recorder(path, mode="record")) as client:
-        client.chat.completions.create(model=MODEL, messages=_messages(question))
-        list(client.chat.completions.create(model=MODEL, messages=_messages(), stream=True))
-    text = path.read_text()
-    answer, streamed = yaml.safe_load(text)["interactions"]
-    assert isinstance(answer["response"]["body"], dict)
-    assert answer["response"]["body"]["choices"][0]["message"]["role"] == "assistant"
-    assert isinstance(streamed["stream"], list)
-    assert all(set(event) <= {"event", "data", "t_ms"} for event in streamed["stream"])
-    assert re.search(r"content: [|>][-+]?\n\s+Explain, in a few words", text)
+    assert emu.hits == 0

@@ -66,13 +66,9 @@ def test_the_request_form_and_its_digest_scheme() -> None:
     }
     assert request.params == {}
     assert request.digest() == request_digest("tool", request.fields)
-
-
-def test_arguments_are_made_plain() -> None:
-    def paint(color: Color, points: tuple[int, int]) -> None: ...
-
-    request = spec_of(paint, name="paint").request((Color.RED, (1, 2)), {})
-    assert request.fields["arguments"] == {"color": "red", "points": [1, 2]}
+    assert spec_of(book).name == f"{__name__}.book"  # the default name
+    named = spec_of(_partial(), name="hook").request((), {"nights": 2})  # a named partial
+    assert named.fields == {"tool": "hook", "arguments": {"nights": 2, "extra": [], "notes": {}}}
 
 
 def test_a_unicode_look_alike_name_is_another_tool() -> None:
@@ -80,10 +76,6 @@ def test_a_unicode_look_alike_name_is_another_tool() -> None:
     real = spec_of(book, name="send_email").request(("a",), {}).digest()
     fake = spec_of(book, name="send_ema\u0456l").request(("a",), {}).digest()
     assert real != fake
-
-
-def test_the_default_name_is_module_and_qualname() -> None:
-    assert spec_of(book).name == f"{__name__}.book"
 
 
 def _partial() -> object:
@@ -226,7 +218,8 @@ def test_a_bad_override_is_a_config_error() -> None:
         pass
 
 
-def test_dataclass_and_pydantic_arguments_are_their_fields() -> None:
+def test_arguments_are_made_plain() -> None:
+    """Enums are their values, tuples lists, dataclasses and pydantic models their fields."""
     import dataclasses
 
     import pydantic
@@ -240,10 +233,13 @@ def test_dataclass_and_pydantic_arguments_are_their_fields() -> None:
         text: str
         limit: int = 3
 
-    def search(query: Query, near: Point) -> None: ...
+    def search(query: Query, near: Point, color: Color, points: tuple[int, int]) -> None: ...
 
-    request = spec_of(search, name="search").request((Query(text="tea"), Point(1, 2)), {})
+    arguments = (Query(text="tea"), Point(1, 2), Color.RED, (1, 2))
+    request = spec_of(search, name="search").request(arguments, {})
     assert request.fields["arguments"] == {
         "query": {"text": "tea", "limit": 3},
         "near": {"x": 1, "y": 2},
+        "color": "red",
+        "points": [1, 2],
     }

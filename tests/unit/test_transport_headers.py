@@ -38,25 +38,26 @@ def test_only_allow_listed_headers_are_kept() -> None:
     }
 
 
-def test_replayed_errors_ask_for_a_one_millisecond_retry() -> None:
-    """A replayed 429 keeps its recorded hints and adds retry-after-ms: 1, which both SDKs
-    prefer over retry-after and honour instead of their 0.5 s backoff."""
-    served = replay_headers({"retry-after": "20", "x-should-retry": "true"}, 429)
-    assert served == {
-        "retry-after": "20",
-        "x-should-retry": "true",
-        "retry-after-ms": "1",
-    }
-
-
-def test_hints_over_the_sdk_limit_are_left_alone() -> None:
-    """Above two minutes openai refuses to retry; replay must keep that decision."""
-    assert "retry-after-ms" not in replay_headers({"retry-after": "600"}, 429)
-
-
-def test_successful_answers_get_no_hint() -> None:
-    """Only error answers carry the replay retry hint."""
-    assert replay_headers({"x-request-id": "req_1"}, 200) == {"x-request-id": "req_1"}
+@pytest.mark.parametrize(
+    ("recorded", "status", "served"),
+    [
+        pytest.param(
+            {"retry-after": "20", "x-should-retry": "true"},
+            429,
+            {"retry-after": "20", "x-should-retry": "true", "retry-after-ms": "1"},
+            id="error-gets-1ms",
+        ),
+        pytest.param({"retry-after": "600"}, 429, {"retry-after": "600"}, id="over-sdk-limit"),
+        pytest.param({"x-request-id": "r"}, 200, {"x-request-id": "r"}, id="success-no-hint"),
+    ],
+)
+def test_replayed_errors_ask_for_a_one_millisecond_retry(
+    recorded: dict[str, str], status: int, served: dict[str, str]
+) -> None:
+    """A replayed error keeps its recorded hints and adds retry-after-ms: 1, which the SDKs
+    prefer over retry-after and honour instead of their 0.5 s backoff; above two minutes
+    (where openai refuses to retry) and on success no hint is added."""
+    assert replay_headers(recorded, status) == served
 
 
 @pytest.mark.parametrize(

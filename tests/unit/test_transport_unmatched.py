@@ -119,7 +119,7 @@ def test_block_unmatched_true_blocks_every_host_in_every_mode(http: Any, tmp_pat
         _client(http, recorder, calls, block_unmatched=True) as client,
         pytest.raises(ConfigError, match=r"blocked GET https://example\.test/x: not a provider"),
     ):
-        client.get("https://example.test/x")
+        client.get("https://example.test/x?token=abc")  # the message shows no query
     assert calls == []
 
 
