@@ -4,7 +4,8 @@
 For each SDK the same promises: a complete answer, a stream, a tool call and the async client
 replay equal to what the SDK parsed live; a tuning change (temperature and the like) still
 replays; a new prompt is a ``CassetteMissError`` through the SDK on the first attempt (the SDK's
-own retries on, none taken); no key reaches the file. An SDK is one row of :data:`SDKS`; its
+own retries on, none taken); no key reaches the file; a retried 429 (openai, anthropic) replays
+without backoff. An SDK is one row of :data:`SDKS`; its
 own file keeps only its quirks.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import importlib.metadata
 import inspect
 import json
@@ -51,6 +53,7 @@ from tests.helpers.family import (
     roundtrip,
 )
 from tests.helpers.recorded import ANTHROPIC_TOOL, WEATHER_TOOL
+from tests.helpers.sdk_sleeps import log_sleeps
 
 FRANCE, SPAIN = "Capital of France?", "Capital of Spain?"
 WEATHER = "Weather in Paris?"
@@ -395,6 +398,11 @@ TABLE: list[tuple[str, Sdk]] = [
 ]
 SDKS = [pytest.param(sdk, id=name) for name, sdk in TABLE]
 ASYNC_SDKS = [pytest.param(sdk, id=name) for name, sdk in TABLE if sdk.acomplete is not None]
+RETRIES = [
+    pytest.param(sdk, status, id=f"{name}-{status}")
+    for name, sdk in TABLE
+    for status in {"openai": [429], "anthropic": [429, 529]}.get(name, [])
+]
 MISSES = [pytest.param(sdk, False, id=f"{name}-sync") for name, sdk in TABLE] + [
     pytest.param(sdk, True, id=f"{name}-async") for name, sdk in TABLE if sdk.acomplete is not None
 ]
@@ -514,3 +522,25 @@ def test_a_new_prompt_is_a_miss_at_once(
     assert recorder.stats.missed == 1  # one attempt: no retry reached the cassette again
     assert caught.value.report.digest == recorder.stats.misses[0].digest
     assert emu.hits == 0
+
+
+@pytest.mark.parametrize(("sdk", "status"), RETRIES)
+def test_a_retry_replays_without_backoff(
+    sdk: Sdk, status: int, emu: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A 429 or 529 then a success is recorded as two interactions and replays as the same
+    retry, without the SDK's own backoff."""
+    path = tmp_path / "retry.yaml"
+    call = lambda: dump(sdk.complete(emu, FRANCE, sdk.tuning[0]))  # noqa: E731
+    emu.inject_error(status)
+    recorded = record(path, call)
+    assert emu.hits == 2
+    assert [i.get("error", {}).get("status") for i in interactions(path)] == [status, None]
+    assert "anthropic-organization-id" not in path.read_text()
+    emu.reset()
+    sleeps = log_sleeps(monkeypatch, importlib.import_module(f"{sdk.dist}._base_client"))
+    replayed, replayer = replay_in_ci(monkeypatch, path, call)
+    assert sleeps.sleeps == [0.001]  # retry-after-ms: 1; the SDK's own backoff is >= 0.375 s
+    assert replayer.stats.replayed == 2
+    assert emu.hits == 0
+    assert replayed == recorded
