@@ -144,36 +144,6 @@ def test_a_streamed_tool_call_s_arguments_arrive_in_pieces(oai: openai.OpenAI) -
     assert json.loads("".join(pieces)) == {"city": "Paris"}
 
 
-def test_responses_stream_has_named_ordered_events(oai: openai.OpenAI) -> None:
-    """A streamed Responses call emits the real event sequence, numbered, ending completed."""
-    events = list(oai.responses.create(model="gpt-4o-mini", input=QUESTION, stream=True))
-    types = [e.type for e in events]
-    assert types[:3] == ["response.created", "response.in_progress", "response.output_item.added"]
-    assert types[-2:] == ["response.output_item.done", "response.completed"]
-    assert [e.sequence_number for e in events] == list(range(len(events)))
-    deltas = "".join(e.delta for e in events if e.type == "response.output_text.delta")
-    final = events[-1]
-    assert final.type == "response.completed"
-    assert final.response.output_text == deltas
-    assert final.response.id.startswith("resp_")
-
-
-def test_embeddings_base64_default_decodes_to_the_float_vectors(oai: openai.OpenAI) -> None:
-    """The SDK's default base64 request decodes to exactly the `float` answer, deterministic,
-    unit length, of the dimensions asked."""
-    words = ["alpha", "beta"]
-    by_default = oai.embeddings.create(model="text-embedding-3-small", input=words)
-    floats = oai.embeddings.create(
-        model="text-embedding-3-small", input=words, encoding_format="float"
-    )
-    assert [d.embedding for d in by_default.data] == [d.embedding for d in floats.data]
-    first, second = (d.embedding for d in floats.data)
-    assert (len(first), first != second) == (8, True)
-    assert abs(sum(v * v for v in first) - 1) < 1e-5
-    wide = oai.embeddings.create(model="m", input="alpha", dimensions=16)
-    assert len(wide.data[0].embedding) == 16
-
-
 def test_anthropic_messages_stream_and_tool_use(ant: anthropic.Anthropic) -> None:
     """A Message with a text block and end_turn; text deltas that join into it; a streamed
     tool_use whose input_json deltas the SDK accumulates."""
