@@ -2,25 +2,20 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from cassettes_core.testing import demo
 
-@pytest.mark.slow
-def test_demo_records_replays_and_shows_a_miss(tmp_path: Path) -> None:
-    """The demo exits 0, replays with zero provider hits, and prints the miss diff."""
-    done = subprocess.run(
-        [sys.executable, "-m", "cassettes_core.testing.demo", "--keep", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    out = done.stdout
+
+def test_demo_records_replays_and_shows_a_miss(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The demo exits 0, replays with zero provider hits, and prints the miss diff (run in this
+    process: `make demo` is `python -m cassettes_core.testing.demo`, this main)."""
+    assert demo.main(["--keep", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
     assert "model calls:     2, provider hits: 2" in out
     assert "model calls:     2, provider hits: 0" in out
     assert (

@@ -1,10 +1,5 @@
-"""The architecture as checkable rules: a source walk with ``ast``, no imports of the code
-it checks (only the catalog's provider hosts, so the host rule cannot drift from them).
-
-Each rule takes a :class:`Source` (one parsed file and where it sits) and yields
-:class:`Finding` s that name the file, the line and the fix. ``tests/unit/test_architecture.py``
-runs them over the repository and proves each one on a crafted tree.
-"""
+"""The architecture as checkable rules over an ``ast`` walk (no import of the code checked but
+the catalog's hosts): each rule takes a :class:`Source` and yields :class:`Finding` s."""
 
 from __future__ import annotations
 
@@ -22,15 +17,13 @@ CATALOG = "cassettes_core/catalog/"  # the package: its entries and its provider
 TESTING = "cassettes_core.testing"
 SECRETS = "cassettes_core.secrets"
 
-# The hosts the literal rule looks for, read from the catalog so they cannot drift from it:
-# its provider domains (every subdomain counts), its endpoints' hosts, and its host patterns.
+# The catalog's provider domains (every subdomain counts), endpoint hosts and host patterns.
 PROVIDER_DOMAINS = frozenset(
     [domain for domain, _ in catalog.PROVIDER_DOMAINS] + list(catalog.DEFAULT_CATALOG.hosts())
 )
 PROVIDER_PATTERNS = tuple(pattern for pattern, _ in catalog.PROVIDER_PATTERNS)
 _CANDIDATE = re.compile(r"[a-z0-9-]+(?:\.[a-z0-9-]+)+", re.IGNORECASE)
-# Endpoint paths, and the path tails a route table matches on (``/chat/completions`` after a
-# base URL's ``/v1``); ``:generateContent`` and friends are Gemini's model-method suffixes.
+# Endpoint paths and the path tails a route table matches on; ``:generateContent``: Gemini's.
 _ENDPOINT = re.compile(
     r"(?:/v\d+(?:beta\d*|alpha\d*)?)?/(?:chat/completions|completions|responses|embeddings|"
     r"messages)(?![\w-])"
@@ -42,14 +35,12 @@ _ENDPOINT = re.compile(
 )
 
 
-# -- string expressions read as the text they build from constants
-
 UNKNOWN = "\x00"  # a part of a folded string that is not a constant
 
 
 def fold(node: ast.expr | None) -> str | None:
-    """The text a string expression builds from constants: ``"a" + "b"``, ``".".join(("a",
-    "b"))``, bytes, and f-strings (their values as :data:`UNKNOWN`); None if not a string."""
+    """The text a string expression builds from constants (``+``, ``.join``, bytes, f-strings
+    with their values as :data:`UNKNOWN`); None if not a string."""
     if isinstance(node, ast.Constant):
         if isinstance(node.value, bytes):
             return node.value.decode("latin-1")
@@ -141,13 +132,8 @@ def _absolute(source: Source, module: str | None, level: int) -> str:
 
 
 def imported(source: Source) -> Iterator[tuple[int, str]]:
-    """Every module or name ``source`` imports, as a dotted path, with its line.
-
-    Covers ``import a._b``, ``from a import _b``, ``from a._b import c``, relative imports,
-    imports inside functions, ``importlib.import_module`` / ``__import__`` (constant, folded
-    or f-string names), and attribute access through an import (``import a as m; m._b.c``
-    reaches ``a._b``).
-    """
+    """Every module or name ``source`` imports (relative, lazy, ``import_module``, and
+    ``m._b`` through ``import a as m``), as a dotted path, with its line."""
     yield from _imports(source)  # three rules ask for each file's imports
 
 
@@ -176,8 +162,7 @@ def _imports(source: Source) -> tuple[tuple[int, str], ...]:
 
 
 def _reached(nodes: Iterable[ast.Attribute], bound: Mapping[str, str]) -> Iterator[tuple[int, str]]:
-    """``m._b`` where ``m`` is bound by an import: the private module reached through it (a
-    path through a ``CapWords`` name is an object's attribute, not a module)."""
+    """``m._b`` where ``m`` is bound by an import: the private module reached through it."""
     for node in nodes:
         names, value = [node.attr], node.value
         while isinstance(value, ast.Attribute):
@@ -190,8 +175,7 @@ def _reached(nodes: Iterable[ast.Attribute], bound: Mapping[str, str]) -> Iterat
 
 
 def _dynamic_import(source: Source, node: ast.Call) -> list[str]:
-    """The module an ``import_module(...)`` or ``__import__(...)`` call names, when readable
-    (of an f-string, the constant prefix: ``f"a.b._{n}"`` names some private module of a.b)."""
+    """The module an ``import_module(...)`` or ``__import__(...)`` call names, when readable."""
     name = fold(node.args[0]) if node.args else None
     if not name:
         return []
@@ -208,10 +192,8 @@ def _first_party(module: str, roots: tuple[str, ...]) -> bool:
     return module.split(".", 1)[0] in roots
 
 
-# White-box unit tests: each may import the insides of the ONE package it tests, because the
-# claim it makes cannot be isolated through the surface (a detector's verdict on a placeholder,
-# a cassette name's truncation). The list is short on purpose; every other test, and every
-# library module, goes through surfaces. A new entry needs the same justification.
+# White-box tests: each may import the insides of the ONE package it tests, as its claim cannot
+# be isolated through the surface. A new entry needs the same justification.
 WHITE_BOX: dict[str, str] = {
     "tests/integration/test_secret_corpus.py": SECRETS,  # each plugin's gate, one at a time
     "tests/unit/test_secrets_formats.py": SECRETS,  # the shape predicates; the one-pass search
@@ -228,8 +210,7 @@ def _white_box(source: Source, owner: str) -> bool:
 
 
 def check_private_imports(source: Source, roots: tuple[str, ...]) -> Iterator[Finding]:
-    """(a) ``X._y`` may be imported only from ``X`` itself or a package inside ``X`` (and by
-    the :data:`WHITE_BOX` tests of ``X``)."""
+    """(a) ``X._y`` is imported only from inside ``X`` (and by the :data:`WHITE_BOX` tests)."""
     seen: set[tuple[int, str]] = set()
     for line, module in imported(source):
         owner = private_owner(module)
@@ -251,7 +232,7 @@ def check_private_imports(source: Source, roots: tuple[str, ...]) -> Iterator[Fi
 
 
 def _docstrings(tree: ast.Module) -> set[int]:
-    """The ``id`` of every docstring node: prose may name a host or a path."""
+    """The ``id`` of every docstring node."""
     found: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
@@ -262,8 +243,7 @@ def _docstrings(tree: ast.Module) -> set[int]:
 
 
 def provider_host(text: str) -> str | None:
-    """The first provider host written in ``text`` (any case), by the catalog's domains and
-    patterns; a host is read up to any label boundary (``api.openai.com.example`` names one)."""
+    """The first provider host in ``text`` (any case, up to any label boundary)."""
     for candidate in _CANDIDATE.findall(text):
         labels = candidate.lower().split(".")
         for end in range(len(labels), 1, -1):
@@ -276,12 +256,8 @@ def provider_host(text: str) -> str | None:
 
 
 def check_provider_literals(source: Source) -> Iterator[Finding]:
-    """(c) Provider hosts and endpoint paths are written in the catalog only.
-
-    Every string the code builds from constants is checked: str and bytes constants, f-string
-    parts, ``+`` and ``.join`` of constants, regex spellings (``api\\.openai\\.com``).
-    Docstrings and comments are prose and may mention them.
-    """
+    """(c) Provider hosts and endpoint paths are written in the catalog only (docstrings and
+    comments are prose and may mention them)."""
     if source.path.startswith(CATALOG):
         return
     prose = _docstrings(source.tree)
@@ -312,7 +288,7 @@ def check_provider_literals(source: Source) -> Iterator[Finding]:
 
 
 def _first_per_line(imports: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
-    """One finding per import statement: ``from a._b import c`` names ``a._b`` once."""
+    """One finding per import statement."""
     lines: set[int] = set()
     for line, module in imports:
         if line not in lines:
@@ -348,9 +324,6 @@ def check_secrets_insides(source: Source) -> Iterator[Finding]:
         )
 
 
-# -- import cycles, lazy imports included, from the same walk
-
-
 def module_name(source: Source) -> str:
     name = source.path.removesuffix(".py").replace("/", ".")
     return name.removesuffix(".__init__")
@@ -366,11 +339,8 @@ def _type_checking_only(tree: ast.Module) -> set[int]:
 
 
 def import_graph(sources: Iterable[Source]) -> dict[str, dict[str, int]]:
-    """``module → {module it imports: line}``, lazy imports included, over ``sources`` only.
-
-    ``from package import submodule`` is an edge to the submodule alone: the package is
-    already being imported when one of its modules runs.
-    """
+    """``module → {module it imports: line}``, lazy imports included; ``from package import
+    submodule`` is an edge to the submodule alone."""
     by_name = {module_name(source): source for source in sources}
     graph: dict[str, dict[str, int]] = {}
     for name, source in by_name.items():

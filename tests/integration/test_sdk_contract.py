@@ -4,16 +4,21 @@
 For each SDK the same promises: a complete answer, a stream, a tool call and the async client
 replay equal to what the SDK parsed live; a tuning change (temperature and the like) still
 replays; a new prompt is a ``CassetteMissError`` through the SDK on the first attempt (the SDK's
-own retries on, none taken); no key reaches the file. An SDK is one row of :data:`SDKS`; its
+own retries on, none taken); no key reaches the file; a retried 429 (openai, anthropic) replays
+without backoff. An SDK is one row of :data:`SDKS`; its
 own file keeps only its quirks.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import importlib
 import importlib.metadata
+import inspect
 import json
-from collections.abc import Callable, Coroutine, Mapping
+import operator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +53,7 @@ from tests.helpers.family import (
     roundtrip,
 )
 from tests.helpers.recorded import ANTHROPIC_TOOL, WEATHER_TOOL
+from tests.helpers.sdk_sleeps import log_sleeps
 
 FRANCE, SPAIN = "Capital of France?", "Capital of Spain?"
 WEATHER = "Weather in Paris?"
@@ -58,260 +64,111 @@ def _ask(text: str) -> Any:
     return [{"role": "user", "content": text}]
 
 
-def _chat_completions_sdk(
-    provider: str,
-    dist: str,
-    sync: Callable[[Emulator], Any],
-    asynchronous: Callable[[Emulator], Any],
-    **stream_options: Any,
+Client = Callable[[Emulator], Any]  # a client of the emulator, to use as a context manager
+
+
+def _chat_sdk(
+    clients: tuple[Client, Client | None],
+    create: str,
+    *,
+    stream: str | None = None,  # None: ``create(stream=True)``
+    suffix: str = "",  # the async client's method names end with it
+    base: Tuning,
+    stream_options: Tuning | None = None,
+    tool: Any = WEATHER_TOOL,
+    **sdk: Any,
 ) -> Sdk:
-    """An SDK of the OpenAI shape (``client.chat.completions.create``): openai, groq."""
-    model = "gpt-4o-mini"
+    """An SDK whose calls are methods taking ``messages`` on a client of its own (sync, async)."""
+
+    def ask(client: Any, asynchronous: bool, streamed: bool, text: str, **options: Any) -> Any:
+        name = (stream if streamed and stream else create) + (suffix if asynchronous else "")
+        if streamed:
+            options.update(stream_options or {}, **({} if stream else {"stream": True}))
+        return operator.attrgetter(name)(client)(**{**base, **options}, messages=_ask(text))
 
     def complete(emu: Emulator, text: str, tuning: Tuning) -> Any:
-        with sync(emu) as client:
-            return client.chat.completions.create(model=model, messages=_ask(text), **tuning)
+        with clients[0](emu) as client:
+            return ask(client, False, False, text, **tuning)
 
-    def stream(emu: Emulator, text: str) -> Any:
-        with sync(emu) as client:
-            chunks = client.chat.completions.create(
-                model=model, messages=_ask(text), stream=True, **stream_options
-            )
-            return list(chunks)
+    def streamed(emu: Emulator, text: str) -> Any:
+        with clients[0](emu) as client:
+            return list(ask(client, False, True, text))
 
-    def tool(emu: Emulator) -> Any:
-        with sync(emu) as client:
-            return client.chat.completions.create(
-                model=model, messages=_ask(WEATHER), tools=[WEATHER_TOOL]
-            )
+    def tooled(emu: Emulator) -> Any:
+        with clients[0](emu) as client:
+            return ask(client, False, False, WEATHER, tools=[tool])
 
     async def acomplete(emu: Emulator, text: str) -> Any:
-        async with asynchronous(emu) as client:
-            answer = await client.chat.completions.create(model=model, messages=_ask(text))
-            chunks = await client.chat.completions.create(
-                model=model, messages=_ask(text + " (stream)"), stream=True
-            )
-            return [answer, [chunk async for chunk in chunks]]
+        assert clients[1] is not None
+        async with clients[1](emu) as client:
+            answer = await ask(client, True, False, text)
+            events = ask(client, True, True, text + " (stream)")
+            events = await events if inspect.isawaitable(events) else events
+            return [answer, [event async for event in events]]
 
-    return Sdk(
+    asynchronously = acomplete if clients[1] else None
+    return Sdk(complete=complete, stream=streamed, tool=tooled, acomplete=asynchronously, **sdk)
+
+
+def _openai(how: str) -> tuple[Client, Client]:
+    """The openai SDK on httpx2 (its own), on a legacy httpx client, or on another provider's
+    base URL (the OpenAI-compatible family: the bytes reach the emulator beneath the cassette)."""
+    lib: Any = httpx if how == "httpx" else httpx2
+
+    def make(sdk: Any, http: Any) -> Client:
+        def client(emu: Emulator) -> Any:
+            if how == "httpx2":
+                return sdk(base_url=emu.openai_base_url, api_key=emu.api_key)
+            if how == "httpx":
+                return sdk(base_url=emu.openai_base_url, api_key=emu.api_key, http_client=http())
+            url, transport = "https://api.together.xyz/v1", ToEmulator(emu)
+            return sdk(base_url=url, api_key=emu.api_key, http_client=http(transport=transport))
+
+        return client
+
+    return make(openai.OpenAI, lib.Client), make(openai.AsyncOpenAI, lib.AsyncClient)
+
+
+@contextlib.contextmanager
+def _cohere(emu: Emulator) -> Iterator[cohere.ClientV2]:
+    with httpx.Client() as http:
+        yield cohere.ClientV2(api_key=emu.api_key, base_url=emu.url, httpx_client=http)
+
+
+@contextlib.asynccontextmanager
+async def _acohere(emu: Emulator) -> AsyncIterator[cohere.AsyncClientV2]:
+    async with httpx.AsyncClient() as http:
+        yield cohere.AsyncClientV2(api_key=emu.api_key, base_url=emu.url, httpx_client=http)
+
+
+def _ollama(sdk: Any) -> Client:
+    # The emulator wants a key, as Ollama Cloud does; a local Ollama wants none.
+    return lambda emu: sdk(host=emu.url, headers={"Authorization": f"Bearer {emu.api_key}"})
+
+
+def _tool_calls(answer: Any) -> bool:
+    return bool(answer["choices"][0]["message"]["tool_calls"])
+
+
+def _completions(provider: str, clients: tuple[Client, Client], dist: str, **options: Any) -> Sdk:
+    """An SDK of the OpenAI shape (``client.chat.completions.create``): openai, groq."""
+    return _chat_sdk(
+        clients,
+        "chat.completions.create",
+        base={"model": "gpt-4o-mini"},
         provider=provider,
         dist=dist,
-        complete=complete,
-        stream=stream,
-        tool=tool,
-        called_tool=lambda answer: bool(answer["choices"][0]["message"]["tool_calls"]),
+        called_tool=_tool_calls,
         tuning=({"temperature": 0.2, "max_tokens": 64}, {"temperature": 1.5, "max_tokens": 5}),
         stream_ends=(None, "[DONE]"),
-        acomplete=acomplete,
+        **options,
     )
 
 
 def _openai_sdk(how: str) -> Sdk:
-    """The openai SDK on httpx2 (its own), on a legacy httpx client, or on another provider's
-    base URL (the OpenAI-compatible family: the bytes reach the emulator beneath the cassette)."""
-    base_url = "https://api.together.xyz/v1" if how == "together" else None
-
-    def sync(emu: Emulator) -> openai.OpenAI:
-        if how == "httpx2":
-            return openai.OpenAI(base_url=emu.openai_base_url, api_key=emu.api_key)
-        http: Any = httpx.Client() if how == "httpx" else httpx2.Client(transport=ToEmulator(emu))
-        return openai.OpenAI(
-            base_url=base_url or emu.openai_base_url, api_key=emu.api_key, http_client=http
-        )
-
-    def asynchronous(emu: Emulator) -> openai.AsyncOpenAI:
-        if how == "httpx2":
-            return openai.AsyncOpenAI(base_url=emu.openai_base_url, api_key=emu.api_key)
-        http: Any = (
-            httpx2.AsyncClient(transport=ToEmulator(emu))
-            if how == "together"
-            else httpx.AsyncClient()
-        )
-        return openai.AsyncOpenAI(
-            base_url=base_url or emu.openai_base_url, api_key=emu.api_key, http_client=http
-        )
-
     provider = "together.chat" if how == "together" else "openai.chat"
-    return _chat_completions_sdk(
-        provider, "openai", sync, asynchronous, stream_options={"include_usage": True}
-    )
-
-
-def _groq_sdk() -> Sdk:
-    return _chat_completions_sdk(
-        "groq.chat",
-        "groq",
-        lambda emu: groq.Groq(base_url=emu.base_url("groq"), api_key=emu.api_key),
-        lambda emu: groq.AsyncGroq(base_url=emu.base_url("groq"), api_key=emu.api_key),
-    )
-
-
-def _anthropic_sdk() -> Sdk:
-    model = "claude-sonnet-5-5"
-
-    def client(emu: Emulator) -> anthropic.Anthropic:
-        return anthropic.Anthropic(base_url=emu.anthropic_base_url, api_key=emu.api_key)
-
-    def complete(emu: Emulator, text: str, tuning: Tuning) -> Any:
-        with client(emu) as c:
-            return c.messages.create(
-                **{"model": model, "max_tokens": 64, **tuning}, messages=_ask(text)
-            )
-
-    def stream(emu: Emulator, text: str) -> Any:
-        with (
-            client(emu) as c,
-            c.messages.stream(model=model, max_tokens=64, messages=_ask(text)) as events,
-        ):
-            return [list(events), events.get_final_message()]
-
-    def tool(emu: Emulator) -> Any:
-        with client(emu) as c:
-            return c.messages.create(
-                model=model, max_tokens=64, messages=_ask(WEATHER), tools=[ANTHROPIC_TOOL]
-            )
-
-    async def acomplete(emu: Emulator, text: str) -> Any:
-        async with anthropic.AsyncAnthropic(
-            base_url=emu.anthropic_base_url, api_key=emu.api_key
-        ) as c:
-            message = await c.messages.create(model=model, max_tokens=64, messages=_ask(text))
-            events = await c.messages.create(
-                model=model, max_tokens=64, messages=_ask(text + " (stream)"), stream=True
-            )
-            return [message, [event async for event in events]]
-
-    return Sdk(
-        provider="anthropic.messages",
-        dist="anthropic",
-        complete=complete,
-        stream=stream,
-        tool=tool,
-        called_tool=lambda answer: answer["stop_reason"] == "tool_use",
-        tuning=(
-            {"max_tokens": 64},
-            {"max_tokens": 9, "metadata": {"user_id": "u-1"}, "timeout": 9},
-        ),
-        stream_ends=("message_start", "message_stop"),
-        acomplete=acomplete,
-    )
-
-
-def _mistral_sdk() -> Sdk:
-    model = "mistral-small-latest"
-
-    def client(emu: Emulator) -> Mistral:
-        return Mistral(api_key=emu.api_key, server_url=emu.base_url("mistral"))
-
-    def complete(emu: Emulator, text: str, tuning: Tuning) -> Any:
-        with client(emu) as c:
-            return c.chat.complete(model=model, messages=_ask(text), **tuning)
-
-    def stream(emu: Emulator, text: str) -> Any:
-        with client(emu) as c:
-            return list(c.chat.stream(model=model, messages=_ask(text)))
-
-    def tool(emu: Emulator) -> Any:
-        with client(emu) as c:
-            return c.chat.complete(model=model, messages=_ask(WEATHER), tools=[WEATHER_TOOL])
-
-    async def acomplete(emu: Emulator, text: str) -> Any:
-        async with client(emu) as c:
-            answer = await c.chat.complete_async(model=model, messages=_ask(text))
-            events = await c.chat.stream_async(model=model, messages=_ask(text + " (stream)"))
-            return [answer, [event async for event in events]]
-
-    return Sdk(
-        provider="mistral.chat",
-        dist="mistralai",
-        complete=complete,
-        stream=stream,
-        tool=tool,
-        called_tool=lambda answer: bool(answer["choices"][0]["message"]["tool_calls"]),
-        tuning=({"temperature": 0.1}, {"temperature": 0.8, "random_seed": 3, "max_tokens": 9}),
-        stream_ends=(None, "[DONE]"),
-        acomplete=acomplete,
-    )
-
-
-def _ollama_sdk() -> Sdk:
-    model = "llama3.2"
-    # The emulator wants a key, as Ollama Cloud does; a local Ollama wants none.
-
-    def client(emu: Emulator) -> ollama.Client:
-        return ollama.Client(host=emu.url, headers={"Authorization": f"Bearer {emu.api_key}"})
-
-    def complete(emu: Emulator, text: str, tuning: Tuning) -> Any:
-        with client(emu) as c:
-            return c.chat(model=model, messages=_ask(text), **tuning)
-
-    def stream(emu: Emulator, text: str) -> Any:
-        with client(emu) as c:
-            return list(c.chat(model=model, messages=_ask(text), stream=True))
-
-    def tool(emu: Emulator) -> Any:
-        with client(emu) as c:
-            return c.chat(model=model, messages=_ask(WEATHER), tools=[WEATHER_TOOL])
-
-    async def acomplete(emu: Emulator, text: str) -> Any:
-        headers = {"Authorization": f"Bearer {emu.api_key}"}
-        async with ollama.AsyncClient(host=emu.url, headers=headers) as c:
-            answer = await c.chat(model=model, messages=_ask(text))
-            parts = await c.chat(model=model, messages=_ask(text + " (stream)"), stream=True)
-            return [answer, [part async for part in parts]]
-
-    return Sdk(
-        provider="ollama.chat",
-        dist="ollama",
-        complete=complete,
-        stream=stream,
-        tool=tool,
-        called_tool=lambda answer: bool(answer["message"]["tool_calls"]),
-        tuning=(
-            {"options": {"temperature": 0.1}},
-            {"options": {"temperature": 0.9, "seed": 4}, "keep_alive": "10m"},
-        ),
-        stream_ends=(None, None),  # NDJSON: one line an event, no names, no [DONE]
-        acomplete=acomplete,
-    )
-
-
-def _cohere_sdk() -> Sdk:
-    model = "command-a-03-2025"
-
-    def with_client(emu: Emulator, use: Callable[[cohere.ClientV2], Any]) -> Any:
-        with httpx.Client() as http:
-            return use(cohere.ClientV2(api_key=emu.api_key, base_url=emu.url, httpx_client=http))
-
-    def complete(emu: Emulator, text: str, tuning: Tuning) -> Any:
-        return with_client(emu, lambda c: c.chat(model=model, messages=_ask(text), **tuning))
-
-    def stream(emu: Emulator, text: str) -> Any:
-        return with_client(emu, lambda c: list(c.chat_stream(model=model, messages=_ask(text))))
-
-    def tool(emu: Emulator) -> Any:
-        return with_client(
-            emu, lambda c: c.chat(model=model, messages=_ask(WEATHER), tools=[WEATHER_TOOL])
-        )
-
-    async def acomplete(emu: Emulator, text: str) -> Any:
-        async with httpx.AsyncClient() as http:
-            c = cohere.AsyncClientV2(api_key=emu.api_key, base_url=emu.url, httpx_client=http)
-            answer = await c.chat(model=model, messages=_ask(text))
-            events = c.chat_stream(model=model, messages=_ask(text + " (stream)"))
-            return [answer, [event async for event in events]]
-
-    return Sdk(
-        provider="cohere.chat",
-        dist="cohere",
-        complete=complete,
-        stream=stream,
-        tool=tool,
-        called_tool=lambda answer: answer["finish_reason"] == "TOOL_CALL",
-        tuning=({"temperature": 0.1}, {"temperature": 0.9, "seed": 3, "max_tokens": 20, "p": 0.5}),
-        stream_ends=("message-start", "[DONE]"),
-        acomplete=acomplete,
-    )
+    usage = {"stream_options": {"include_usage": True}}
+    return _completions(provider, _openai(how), "openai", stream_options=usage)
 
 
 def _gemini_sdk() -> Sdk:
@@ -457,17 +314,115 @@ TABLE: list[tuple[str, Sdk]] = [
     ("openai", _openai_sdk("httpx2")),
     ("openai-legacy-httpx", _openai_sdk("httpx")),
     ("openai-compatible", _openai_sdk("together")),
-    ("anthropic", _anthropic_sdk()),
-    ("groq", _groq_sdk()),
-    ("mistral", _mistral_sdk()),
-    ("ollama", _ollama_sdk()),
-    ("cohere", _cohere_sdk()),
+    (
+        "anthropic",
+        _chat_sdk(
+            (
+                lambda emu: anthropic.Anthropic(
+                    base_url=emu.anthropic_base_url, api_key=emu.api_key
+                ),
+                lambda emu: anthropic.AsyncAnthropic(
+                    base_url=emu.anthropic_base_url, api_key=emu.api_key
+                ),
+            ),
+            "messages.create",
+            base={"model": "claude-sonnet-5-5", "max_tokens": 64},
+            tool=ANTHROPIC_TOOL,
+            provider="anthropic.messages",
+            dist="anthropic",
+            called_tool=lambda answer: answer["stop_reason"] == "tool_use",
+            tuning=({}, {"max_tokens": 9, "metadata": {"user_id": "u-1"}, "timeout": 9}),
+            stream_ends=("message_start", "message_stop"),
+        ),
+    ),
+    (
+        "groq",
+        _completions(
+            "groq.chat",
+            (
+                lambda emu: groq.Groq(base_url=emu.base_url("groq"), api_key=emu.api_key),
+                lambda emu: groq.AsyncGroq(base_url=emu.base_url("groq"), api_key=emu.api_key),
+            ),
+            "groq",
+        ),
+    ),
+    (
+        "mistral",
+        _chat_sdk(
+            (lambda emu: Mistral(api_key=emu.api_key, server_url=emu.base_url("mistral")),) * 2,
+            "chat.complete",
+            stream="chat.stream",
+            suffix="_async",
+            base={"model": "mistral-small-latest"},
+            provider="mistral.chat",
+            dist="mistralai",
+            called_tool=_tool_calls,
+            tuning=({"temperature": 0.1}, {"temperature": 0.8, "random_seed": 3, "max_tokens": 9}),
+            stream_ends=(None, "[DONE]"),
+        ),
+    ),
+    (
+        "ollama",
+        _chat_sdk(
+            (_ollama(ollama.Client), _ollama(ollama.AsyncClient)),
+            "chat",
+            base={"model": "llama3.2"},
+            provider="ollama.chat",
+            dist="ollama",
+            called_tool=lambda answer: bool(answer["message"]["tool_calls"]),
+            tuning=(
+                {"options": {"temperature": 0.1}},
+                {"options": {"temperature": 0.9, "seed": 4}, "keep_alive": "10m"},
+            ),
+            stream_ends=(None, None),  # NDJSON: one line an event, no names, no [DONE]
+        ),
+    ),
+    (
+        "cohere",
+        _chat_sdk(
+            (_cohere, _acohere),
+            "chat",
+            stream="chat_stream",
+            base={"model": "command-a-03-2025"},
+            provider="cohere.chat",
+            dist="cohere",
+            called_tool=lambda answer: answer["finish_reason"] == "TOOL_CALL",
+            tuning=(
+                {"temperature": 0.1},
+                {"temperature": 0.9, "seed": 3, "max_tokens": 20, "p": 0.5},
+            ),
+            stream_ends=("message-start", "[DONE]"),
+        ),
+    ),
     ("gemini", _gemini_sdk()),
     ("bedrock-converse", _bedrock_converse_sdk()),
     ("bedrock-invoke", _bedrock_invoke_sdk()),
+    (
+        "anthropic-bedrock",  # httpx2, SigV4 signed by botocore: the same Bedrock endpoints
+        _chat_sdk(
+            (
+                lambda emu: anthropic.AnthropicBedrock(aws_region="us-east-1", base_url=emu.url),
+                None,  # AsyncAnthropicBedrock's miss arrives as its APIConnectionError: not yet
+            ),
+            "messages.create",
+            base={"model": "anthropic.claude-3-haiku-20240307-v1:0", "max_tokens": 32},
+            tool=ANTHROPIC_TOOL,
+            provider="bedrock.invoke_model",
+            dist="anthropic",
+            called_tool=lambda answer: answer["stop_reason"] == "tool_use",
+            tuning=({}, {"max_tokens": 9, "timeout": 9}),
+            stream_ends=("chunk", "chunk"),
+            secrets=lambda monkeypatch, tmp_path: fake_aws(monkeypatch, tmp_path).values(),
+        ),
+    ),
 ]
 SDKS = [pytest.param(sdk, id=name) for name, sdk in TABLE]
 ASYNC_SDKS = [pytest.param(sdk, id=name) for name, sdk in TABLE if sdk.acomplete is not None]
+RETRIES = [
+    pytest.param(sdk, status, id=f"{name}-{status}")
+    for name, sdk in TABLE
+    for status in {"openai": [429], "anthropic": [429, 529]}.get(name, [])
+]
 MISSES = [pytest.param(sdk, False, id=f"{name}-sync") for name, sdk in TABLE] + [
     pytest.param(sdk, True, id=f"{name}-async") for name, sdk in TABLE if sdk.acomplete is not None
 ]
@@ -587,3 +542,25 @@ def test_a_new_prompt_is_a_miss_at_once(
     assert recorder.stats.missed == 1  # one attempt: no retry reached the cassette again
     assert caught.value.report.digest == recorder.stats.misses[0].digest
     assert emu.hits == 0
+
+
+@pytest.mark.parametrize(("sdk", "status"), RETRIES)
+def test_a_retry_replays_without_backoff(
+    sdk: Sdk, status: int, emu: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A 429 or 529 then a success is recorded as two interactions and replays as the same
+    retry, without the SDK's own backoff."""
+    path = tmp_path / "retry.yaml"
+    call = lambda: dump(sdk.complete(emu, FRANCE, sdk.tuning[0]))  # noqa: E731
+    emu.inject_error(status)
+    recorded = record(path, call)
+    assert emu.hits == 2
+    assert [i.get("error", {}).get("status") for i in interactions(path)] == [status, None]
+    assert "anthropic-organization-id" not in path.read_text()
+    emu.reset()
+    sleeps = log_sleeps(monkeypatch, importlib.import_module(f"{sdk.dist}._base_client"))
+    replayed, replayer = replay_in_ci(monkeypatch, path, call)
+    assert sleeps.sleeps == [0.001]  # retry-after-ms: 1; the SDK's own backoff is >= 0.375 s
+    assert replayer.stats.replayed == 2
+    assert emu.hits == 0
+    assert replayed == recorded

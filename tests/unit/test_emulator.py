@@ -1,7 +1,9 @@
-"""The loopback emulator as the real `openai` and `anthropic` SDKs see it."""
+"""The loopback emulator as the real `openai` and `anthropic` SDKs see it, and its Gemini and
+Bedrock routes on the wire (Google's and AWS's auth, errors and stream framing)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 import time
@@ -14,10 +16,33 @@ import openai
 import pytest
 
 from cassettes_core.testing.emulator import Emulator
+from cassettes_core.transport import EventStreamParser
 from tests.helpers.recorded import ANTHROPIC_TOOL, WEATHER_TOOL
 
 QUESTION = "What is the weather in Paris?"
 ASK: Any = [{"role": "user", "content": QUESTION}]
+GENERATE = "/v1beta/models/gemini-2.5-flash:generateContent"
+GEMINI_BODY: dict[str, Any] = {"contents": [{"role": "user", "parts": [{"text": "Name a city"}]}]}
+GEMINI_TOOLS = [
+    {
+        "functionDeclarations": [
+            {
+                "name": "get_weather",
+                "parameters_json_schema": {
+                    "type": "object",
+                    "properties": {"city": {"type": "string"}},
+                },
+            }
+        ]
+    }
+]
+CONVERSE = "/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse"
+BEDROCK_BODY = {"messages": [{"role": "user", "content": [{"text": "Hi"}]}]}
+SIGNED = {
+    "Authorization": "AWS4-HMAC-SHA256 Credential=AKIAEXAMPLEEXAMPLE00/20261201/us-east-1/"
+    "bedrock/aws4_request, SignedHeaders=host;x-amz-date, Signature=" + "0" * 64,
+    "X-Amz-Date": "20261201T000000Z",
+}
 
 
 # Clients live for the module: each new one builds a TLS context, which costs ~0.2 s.
@@ -142,36 +167,6 @@ def test_a_streamed_tool_call_s_arguments_arrive_in_pieces(oai: openai.OpenAI) -
     pieces = [c.function.arguments for c in calls if c.function and c.function.arguments]
     assert len(pieces) > 1
     assert json.loads("".join(pieces)) == {"city": "Paris"}
-
-
-def test_responses_stream_has_named_ordered_events(oai: openai.OpenAI) -> None:
-    """A streamed Responses call emits the real event sequence, numbered, ending completed."""
-    events = list(oai.responses.create(model="gpt-4o-mini", input=QUESTION, stream=True))
-    types = [e.type for e in events]
-    assert types[:3] == ["response.created", "response.in_progress", "response.output_item.added"]
-    assert types[-2:] == ["response.output_item.done", "response.completed"]
-    assert [e.sequence_number for e in events] == list(range(len(events)))
-    deltas = "".join(e.delta for e in events if e.type == "response.output_text.delta")
-    final = events[-1]
-    assert final.type == "response.completed"
-    assert final.response.output_text == deltas
-    assert final.response.id.startswith("resp_")
-
-
-def test_embeddings_base64_default_decodes_to_the_float_vectors(oai: openai.OpenAI) -> None:
-    """The SDK's default base64 request decodes to exactly the `float` answer, deterministic,
-    unit length, of the dimensions asked."""
-    words = ["alpha", "beta"]
-    by_default = oai.embeddings.create(model="text-embedding-3-small", input=words)
-    floats = oai.embeddings.create(
-        model="text-embedding-3-small", input=words, encoding_format="float"
-    )
-    assert [d.embedding for d in by_default.data] == [d.embedding for d in floats.data]
-    first, second = (d.embedding for d in floats.data)
-    assert (len(first), first != second) == (8, True)
-    assert abs(sum(v * v for v in first) - 1) < 1e-5
-    wide = oai.embeddings.create(model="m", input="alpha", dimensions=16)
-    assert len(wide.data[0].embedding) == 16
 
 
 def test_anthropic_messages_stream_and_tool_use(ant: anthropic.Anthropic) -> None:
@@ -355,3 +350,173 @@ def test_bad_requests_get_a_400_in_the_provider_shape(
     response = http.post(emu.url + path, content=payload, headers=headers)
     assert response.status_code == 400
     assert response.json()["error"]["type"] == "invalid_request_error"
+
+
+def _google(
+    http: httpx2.Client, emu: Emulator, body: Any, path: str = GENERATE, **how: Any
+) -> httpx2.Response:
+    headers = how.pop("headers", {"x-goog-api-key": emu.api_key})
+    return http.post(emu.url + path, json=body, headers=headers, **how)
+
+
+# -- Gemini on the wire ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("headers", "status", "reason"),
+    [
+        pytest.param({}, 403, None, id="no-key"),
+        pytest.param({"x-goog-api-key": "emu-wrong"}, 400, "API_KEY_INVALID", id="wrong"),
+        pytest.param({"authorization": "Bearer x"}, 403, None, id="bearer-is-not-a-key"),
+    ],
+)
+def test_a_key_is_required(
+    emu: Emulator,
+    http: httpx2.Client,
+    headers: dict[str, str],
+    status: int,
+    reason: str | None,
+) -> None:
+    """No key is a 403, a wrong one Google's 400 API_KEY_INVALID, in Google's error JSON; the
+    right key may travel in the query instead of the header."""
+    error = _google(http, emu, GEMINI_BODY, headers=headers).json()["error"]
+    assert (error["code"], error["status"]) == (
+        status,
+        {403: "PERMISSION_DENIED"}.get(status, "INVALID_ARGUMENT"),
+    )
+    if reason is not None:
+        assert error["details"][0]["reason"] == reason
+    assert (
+        _google(http, emu, GEMINI_BODY, headers={}, params={"key": emu.api_key}).status_code == 200
+    )
+
+
+def test_answers_depend_on_what_is_asked_only(emu: Emulator, http: httpx2.Client) -> None:
+    """Same contents, other temperature: the same text, a fresh responseId."""
+    one = _google(http, emu, {**GEMINI_BODY, "generationConfig": {"temperature": 0}}).json()
+    two = _google(http, emu, {**GEMINI_BODY, "generationConfig": {"temperature": 1}}).json()
+    text = one["candidates"][0]["content"]["parts"][0]["text"]
+    assert text == two["candidates"][0]["content"]["parts"][0]["text"]
+    assert "Name a city" in text
+    assert one["responseId"] != two["responseId"]
+    usage = one["usageMetadata"]
+    assert usage["totalTokenCount"] == usage["promptTokenCount"] + usage["candidatesTokenCount"]
+    other = _google(
+        http, emu, {"contents": [{"role": "user", "parts": [{"text": "Other"}]}]}
+    ).json()
+    assert other["candidates"][0]["content"]["parts"][0]["text"] != text
+
+
+def test_offered_functions_are_called_with_a_fresh_signature(
+    emu: Emulator,
+    http: httpx2.Client,
+) -> None:
+    """A functionCall part with arguments from the user text and a random base64 signature;
+    the function's response is answered."""
+    asked = {"role": "user", "parts": [{"text": "Weather in Oslo?"}]}
+    body: dict[str, Any] = {"contents": [asked], "tools": GEMINI_TOOLS}
+    first = _google(http, emu, body).json()["candidates"][0]["content"]["parts"][0]
+    second = _google(http, emu, body).json()["candidates"][0]["content"]["parts"][0]
+    assert first["functionCall"] == {"name": "get_weather", "args": {"city": "Oslo"}}
+    assert len(base64.b64decode(first["thoughtSignature"], validate=True)) == 96
+    assert first["thoughtSignature"] != second["thoughtSignature"]
+    none = {**body, "toolConfig": {"functionCallingConfig": {"mode": "NONE"}}}
+    assert "text" in _google(http, emu, none).json()["candidates"][0]["content"]["parts"][0]
+    called = {"role": "model", "parts": [{"functionCall": first["functionCall"]}]}
+    result = {"functionResponse": {"name": "get_weather", "response": {"result": "snow"}}}
+    answered = {**body, "contents": [asked, called, {"role": "user", "parts": [result]}]}
+    text = _google(http, emu, answered).json()["candidates"][0]["content"]["parts"][0]["text"]
+    assert text.startswith('According to get_weather, {"result":"snow"}')
+
+
+def test_a_stream_is_sse_data_frames_with_crlf(emu: Emulator, http: httpx2.Client) -> None:
+    """``data:`` lines only, each frame ended by CRLF CRLF, no event names, no [DONE]."""
+    path = "/v1/models/gemini-2.5-flash:streamGenerateContent"
+    headers = {"x-goog-api-key": emu.api_key}
+    with http.stream(
+        "POST", emu.url + path, params={"alt": "sse"}, json=GEMINI_BODY, headers=headers
+    ) as r:
+        raw = r.read()
+    assert r.headers["content-type"].startswith("text/event-stream")
+    frames = raw.split(b"\r\n\r\n")
+    assert frames[-1] == b""
+    chunks = [json.loads(frame.removeprefix(b"data: ")) for frame in frames[:-1]]
+    assert all(frame.startswith(b"data: {") for frame in frames[:-1])
+    assert b"event:" not in raw
+    assert b"[DONE]" not in raw
+    assert chunks[-1]["candidates"][0]["finishReason"] == "STOP"
+    assert len({chunk["responseId"] for chunk in chunks}) == 1
+
+
+def test_embeddings_follow_the_dimensions_asked(emu: Emulator, http: httpx2.Client) -> None:
+    path = "/v1beta/models/gemini-embedding-001:batchEmbedContents"
+    request = {"model": "models/gemini-embedding-001", "content": {"parts": [{"text": "hi"}]}}
+    body = {"requests": [request, {**request, "outputDimensionality": 3}]}
+    first = _google(http, emu, body, path=path).json()["embeddings"]
+    assert [len(e["values"]) for e in first] == [8, 3]
+    assert _google(http, emu, body, path=path).json()["embeddings"] == first
+
+
+def test_a_bad_request_gets_a_google_400(emu: Emulator, http: httpx2.Client) -> None:
+    answer = _google(http, emu, {"contents": []})
+    assert answer.status_code == 400
+    assert answer.json()["error"]["status"] == "INVALID_ARGUMENT"
+
+
+# -- Bedrock on the wire ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        pytest.param({}, id="none"),
+        pytest.param({"Authorization": "AWS4-HMAC-SHA256 Credential=x"}, id="no-signature"),
+        pytest.param({"Authorization": SIGNED["Authorization"]}, id="no-date"),
+        pytest.param({"Authorization": "Bearer wrong"}, id="wrong-api-key"),
+    ],
+)
+def test_an_unsigned_call_is_refused_as_aws_does(
+    emu: Emulator, http: httpx2.Client, headers: dict[str, str]
+) -> None:
+    """Without a SigV4 Authorization and X-Amz-Date (or the API key) the answer is a 403."""
+    answer = http.post(emu.url + CONVERSE, json=BEDROCK_BODY, headers=headers)
+    assert answer.status_code == 403
+    assert answer.headers["x-amzn-errortype"].startswith("UnrecognizedClientException")
+    assert emu.hits == 1
+
+
+def test_a_signature_is_present_not_verified(emu: Emulator, http: httpx2.Client) -> None:
+    """Any SigV4-shaped header passes (the emulator checks presence), and so does the key."""
+    assert http.post(emu.url + CONVERSE, json=BEDROCK_BODY, headers=SIGNED).status_code == 200
+    bearer = {"Authorization": f"Bearer {emu.api_key}"}
+    assert http.post(emu.url + CONVERSE, json=BEDROCK_BODY, headers=bearer).status_code == 200
+
+
+def test_an_injected_error_is_aws_shaped(emu: Emulator, http: httpx2.Client) -> None:
+    """inject_error answers with x-amzn-ErrorType and {"message": …}, as Bedrock does."""
+    emu.inject_error(429)
+    answer = http.post(emu.url + CONVERSE, json=BEDROCK_BODY, headers=SIGNED)
+    assert answer.status_code == 429
+    assert answer.headers["x-amzn-errortype"].startswith("ThrottlingException:")
+    assert set(answer.json()) == {"message"}
+
+
+def test_a_stream_is_padded_event_stream_frames(emu: Emulator, http: httpx2.Client) -> None:
+    """converse-stream answers frames with string headers and a random `p` in each payload."""
+    answer = http.post(emu.url + CONVERSE + "-stream", json=BEDROCK_BODY, headers=SIGNED)
+    assert answer.headers["content-type"] == "application/vnd.amazon.eventstream"
+    parser = EventStreamParser()
+    frames = parser.feed(answer.content)
+    parser.close()
+    names = [frame.text(":event-type") for frame in frames]
+    assert names[0] == "messageStart"
+    assert names[-3:] == ["contentBlockStop", "messageStop", "metadata"]
+    assert all(isinstance(json.loads(frame.payload)["p"], str) for frame in frames)
+
+
+def test_a_bad_body_is_a_validation_exception(emu: Emulator, http: httpx2.Client) -> None:
+    """An empty or non-JSON body is a 400 ValidationException."""
+    for content in (b"{}", b"not json"):
+        answer = http.post(emu.url + CONVERSE, content=content, headers=SIGNED)
+        assert answer.status_code == 400
+        assert answer.headers["x-amzn-errortype"].startswith("ValidationException")
