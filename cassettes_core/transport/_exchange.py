@@ -19,6 +19,7 @@ import contextlib
 import functools
 import json
 import math
+import re
 import sys
 import threading
 import time
@@ -631,9 +632,12 @@ def sent_by_anthropic(provider: str | None, headers: Mapping[str, str]) -> bool:
     endpoint = catalog.current().get(provider) if provider is not None else None
     if endpoint is not None and endpoint.family == "anthropic":
         return True
-    agent = headers.get("user-agent", "").lower()
-    # Anthropic, AnthropicBedrock, AnthropicVertex: "<client class>/Python <version>".
-    return "anthropic/python" in agent or (agent.startswith("anthropic") and "/python" in agent)
+    # Every client of the SDK, sync or async: "<client class>/Python <version>" (Anthropic,
+    # AsyncAnthropic, AnthropicBedrock, AsyncAnthropicBedrock, AnthropicVertex, ...).
+    return _ANTHROPIC_AGENT.match(headers.get("user-agent", "")) is not None
+
+
+_ANTHROPIC_AGENT = re.compile(r"(?:Async)?Anthropic\w*/Python ", re.IGNORECASE)
 
 
 def visible(error: CassetteError, *, anthropic_caller: bool) -> CassetteError:

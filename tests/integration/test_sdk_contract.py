@@ -402,7 +402,9 @@ TABLE: list[tuple[str, Sdk]] = [
         _chat_sdk(
             (
                 lambda emu: anthropic.AnthropicBedrock(aws_region="us-east-1", base_url=emu.url),
-                None,  # AsyncAnthropicBedrock's miss arrives as its APIConnectionError: not yet
+                lambda emu: anthropic.AsyncAnthropicBedrock(
+                    aws_region="us-east-1", base_url=emu.url
+                ),
             ),
             "messages.create",
             base={"model": "anthropic.claude-3-haiku-20240307-v1:0", "max_tokens": 32},
