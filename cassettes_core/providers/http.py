@@ -168,9 +168,8 @@ class HTTPProvider:
         return {"url": self.url(request), "content": body, "headers": self._auth_headers()}
 
     def _client_kwargs(self, http: ModuleType) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {"timeout": self._timeout}
-        if self.url().startswith("https:"):
-            kwargs["verify"] = _ssl_context(http)
+        # The shared context even for http: URLs, where a client would still load the CA bundle.
+        kwargs: dict[str, Any] = {"timeout": self._timeout, "verify": _ssl_context(http)}
         if self._transport is not None:
             kwargs["transport"] = self._transport
         return kwargs
