@@ -9,7 +9,7 @@ import gc
 import json
 import random
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -172,48 +172,23 @@ def test_a_bad_journal_line_before_the_last_is_a_format_error_naming_file_and_li
     del writer
 
 
-class _Refuse:
-    def __init__(self) -> None:
-        self.seen: list[Mapping[str, Any]] = []
-
-    def check(self, interactions: Iterable[Mapping[str, Any]], *, path: Path | str | None) -> None:
-        self.seen.extend(interactions)
-        raise UnsafeCassetteError(path, [])
-
-
-def test_a_refused_interaction_leaves_the_file_and_the_journal_byte_for_byte(
+def test_a_refused_write_changes_nothing_and_names_the_seq_it_would_have_had(
     tmp_path: Path,
 ) -> None:
-    path = tmp_path / "c.yaml"
-    _journaled(path, 1).fold()
-    writer = _journaled(path, 1)
-    files = {p: p.read_bytes() for p in (path, journal_path(path))}
-    guard = _Refuse()
-    writes: list[Callable[[CassetteFile], object]] = [
-        lambda file: file.record(interaction(0, "secret")),
-        lambda file: file.record(interaction(0, "secret"), run="a new run"),
-        lambda file: file.append([interaction(0, "secret")], rewrite=True),
-    ]
-    for write in writes:
-        with pytest.raises(UnsafeCassetteError):
-            write(CassetteFile(path, guard=guard))
-        assert {p: p.read_bytes() for p in files} == files
-    assert len(guard.seen) == 3  # the guard walked each interaction once
-    del writer
-
-
-def test_a_refusal_names_the_seq_each_interaction_would_have_had(tmp_path: Path) -> None:
-    """The guard's findings name the seq that follows what the file and its journal hold (or
-    the first, when the write starts the file over), never the recorder's placeholder 0."""
+    """A refused write leaves the file and the journal byte for byte; the guard's findings name
+    the seq that follows what the file and its journal hold (or the first, when the write
+    starts the file over), never the recorder's placeholder 0."""
     path = tmp_path / "c.yaml"
     _journaled(path, 2).fold()
     writer = _journaled(path, 1)  # seq 3, in the journal
+    files = {p: p.read_bytes() for p in (path, journal_path(path))}
     guard = SecretGuard()
     leaky = interaction(0, f"my key is {openai_key()}")
 
     def seqs(write: Callable[[CassetteFile], object]) -> list[int | None]:
         with pytest.raises(UnsafeCassetteError) as refused:
             write(CassetteFile(path, guard=guard))
+        assert {p: p.read_bytes() for p in files} == files
         return sorted({finding.seq for finding in refused.value.findings}, key=str)
 
     assert seqs(lambda file: file.record(leaky)) == [4]
