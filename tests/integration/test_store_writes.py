@@ -53,26 +53,15 @@ def _linked(tmp_path: Path, *, relative: bool = True, chain: int = 1) -> tuple[P
         pytest.param(True, 3, id="chain-of-three"),
     ],
 )
-def test_append_through_a_symlink_writes_the_target(
-    tmp_path: Path, relative: bool, chain: int
-) -> None:
-    """The link stays a link; the target gains the interaction; nothing is left beside either."""
+def test_every_mode_writes_through_a_symlink(tmp_path: Path, relative: bool, chain: int) -> None:
+    """record, append and rehash all write the target and share the target's lock; the link
+    stays a link, and nothing is left beside either."""
     link, target = _linked(tmp_path, relative=relative, chain=chain)
-    CassetteFile(link).append([interaction(2, "new")])
-    assert link.is_symlink()
-    assert _contents(target) == ["old", "new"]
-    assert sorted(p.name for p in target.parent.iterdir()) == ["c.yaml"]
-    assert all(p.is_symlink() for p in link.parent.iterdir())
-
-
-def test_every_mode_writes_through_a_symlink(tmp_path: Path) -> None:
-    """record, append and rehash all write the target, and share the target's lock."""
-    link, target = _linked(tmp_path)
     assert Path(lock_for(link).lock_file) == target.parent / ".c.yaml.lock"
-    assert lock_for(link).lock_file == lock_for(target).lock_file
+    CassetteFile(link).append([interaction(2, "new")])
+    assert _contents(target) == ["old", "new"]
     live = FakeProvider(lambda r: LLMResponse({"ok": 1}))
     CassetteProvider(live, link, mode="record").complete(chat_request("recorded"))
-    assert link.is_symlink()
     assert _contents(target) == ["recorded"]
     with CassetteProvider(live, link, mode="append") as provider:
         provider.complete(chat_request("appended"))
@@ -80,8 +69,9 @@ def test_every_mode_writes_through_a_symlink(tmp_path: Path) -> None:
     text = target.read_text(encoding="utf-8").replace("content: appended", "content: edited")
     target.write_text(text, encoding="utf-8")
     assert rehash(link) == (1, 2)
-    assert link.is_symlink()
     assert _contents(target) == ["recorded", "edited"]
+    assert sorted(p.name for p in target.parent.iterdir()) == ["c.yaml"]
+    assert all(p.is_symlink() for p in link.parent.iterdir())
 
 
 def test_recording_through_a_dangling_symlink_creates_its_target(tmp_path: Path) -> None:
