@@ -207,15 +207,6 @@ def test_every_defect_is_a_format_error_naming_file_and_place_and_the_commands_e
         assert "ERROR: " in capsys.readouterr().err
 
 
-def test_a_bom_before_a_valid_cassette_is_fine(tmp_path: Path) -> None:
-    """A UTF-8 byte-order mark (some Windows editors add one) does not spoil a cassette."""
-    path = tmp_path / "c.yaml"
-    path.write_bytes(b"\xef\xbb\xbf" + GOOD.encode("utf-8"))
-    loaded = load_cassette(path)
-    assert loaded is not None
-    assert len(loaded) == 2
-
-
 def test_nesting_up_to_the_limit_loads(tmp_path: Path) -> None:
     """Data nested as deep as the stated limit allows still loads and digests."""
     path = tmp_path / "c.yaml"
