@@ -8,7 +8,7 @@ mutations put junk of every type and depth in place of any node. Each mutated fi
 a replaying ``CassetteProvider`` and every interaction it holds is replayed; an append keeps
 every interaction a file that loads held and adds the new one, or raises our
 ``CassetteFormatError`` and leaves the bytes as they were; ``cassettes scan`` reads it (in a
-folder of 50, and every 8th file named alone); on every 3rd file ``cassettes rehash`` exits 0 or
+folder of 50, and every 8th file named alone); on every 4th file ``cassettes rehash`` exits 0 or
 2, never touching a file it refuses, and ``cassette-refresh check`` on a file that does not load
 exits 2 with an ``ERROR:`` and a ``TIP:`` line.
 """
@@ -47,7 +47,7 @@ TEXT_CASES = 300
 BYTE_CASES = 100
 STRUCTURE_CASES = 150
 SCAN_EVERY = 8  # besides the folders of 50: every 8th file is also scanned named alone
-COMMANDS_EVERY = 3  # every 3rd file is also rehashed and checked (about 20 ms a command)
+COMMANDS_EVERY = 4  # every 4th file is also rehashed and checked (about 20 ms a command)
 
 
 def _cases_base() -> list[Interaction]:
