@@ -271,37 +271,3 @@ def test_whatever_is_recorded_reads_back_exactly_after_a_fold(tmp_path: Path, se
     loaded = load_cassette(path)
     assert loaded is not None
     assert [i.response.body for i in loaded.interactions if i.response] == bodies
-
-
-BROKEN_EARLY = {
-    "digest-edited": ("content: question 1", "content: question one"),
-    "duplicate-key": (
-        "  duration_ms: 12\n- seq: 2",
-        "  duration_ms: 12\n  duration_ms: 3\n- seq: 2",
-    ),
-    "alias": ("  duration_ms: 12\n- seq: 2", "  duration_ms: &d 12\n  x: *d\n- seq: 2"),
-    "tag": ("  duration_ms: 12\n- seq: 2", "  duration_ms: !!python/object:os.system 1\n- seq: 2"),
-    "huge-hex": ("  duration_ms: 12\n- seq: 2", "  duration_ms: 0x" + "f" * 4000 + "\n- seq: 2"),
-    "no-answer": ("  response:\n    status: 200", "  respons:\n    status: 200"),
-    "seq-as-text": ("- seq: 2\n", "- seq: 02x\n"),
-    "control-character": ("content: question 1", "content: question\x0b 1"),
-}
-
-
-@pytest.mark.parametrize("edit", BROKEN_EARLY.values(), ids=BROKEN_EARLY.keys())
-def test_no_writer_appends_to_a_file_whose_early_interaction_was_broken(
-    tmp_path: Path, edit: tuple[str, str]
-) -> None:
-    path = tmp_path / "c.yaml"
-    CassetteFile(path).append([interaction(n, f"question {n}") for n in range(1, 4)])
-    old, new = edit
-    text = path.read_text(encoding="utf-8")
-    assert old in text
-    path.write_text(text.replace(old, new, 1), encoding="utf-8")
-    before = path.read_bytes()
-    writer = CassetteFile(path)
-    with pytest.raises(CassetteFormatError) as caught:
-        writer.record(interaction(0, "new"))
-    assert caught.value.path == path
-    assert path.read_bytes() == before
-    assert not journal_path(path).exists()

@@ -11,7 +11,14 @@ import pytest
 from cassettes_core import CassetteFormatError, Interaction, load_cassette
 from cassettes_core.cli import main
 from cassettes_core.digest import request_digest
-from cassettes_core.store import MAX_DEPTH, CassetteFile, Manifest, load_yaml, render
+from cassettes_core.store import (
+    MAX_DEPTH,
+    CassetteFile,
+    Manifest,
+    journal_path,
+    load_yaml,
+    render,
+)
 from tests.helpers.factories import interaction, stream_events
 
 _STREAMED = interaction(2, "streamed")
@@ -90,6 +97,7 @@ YAML_DEFECTS = {
     "duplicate-version": ("version: 1\n" + GOOD, "twice"),
     "unhashable-key": (_edit("status: 200", "status: 200\n    ? [a]\n    : b"), "unhashable"),
     "truncated-flow": (_edit("headers:\n", "headers: {a: 1\n"), "YAML"),
+    "control-character": (_edit("content: streamed", "content: stream\x0bed"), ""),
     "tab-indent": (_edit("  provider: openai.chat", "\tprovider: openai.chat"), "YAML"),
 }
 
@@ -181,7 +189,8 @@ def test_every_defect_is_a_format_error_naming_file_and_place_and_the_commands_e
     data: bytes,
     words: str,
 ) -> None:
-    """Loading raises CassetteFormatError with the path, a location and the reason;
+    """Loading raises CassetteFormatError with the path, a location and the reason, and so
+    does a writer's record, leaving the bytes;
     `cassettes rehash` reports the file as an ERROR line and exit 2, the file untouched;
     `cassettes scan FILE` exits 2 (an error), not 1 (findings) or 0."""
     name = request.node.callspec.id
@@ -196,6 +205,10 @@ def test_every_defect_is_a_format_error_naming_file_and_place_and_the_commands_e
     assert words.lower() in str(error).lower()
     assert "TIP:" in str(error)
     assert type(error.__cause__) is not RecursionError or "nest" in str(error)
+    with pytest.raises(CassetteFormatError):  # no writer appends after it
+        CassetteFile(path).record(interaction(0, "new"))
+    assert path.read_bytes() == data
+    assert not journal_path(path).exists()
     if name not in MENDED_BY_REHASH:
         assert main(["rehash", str(path)]) == 2
         err = capsys.readouterr().err
