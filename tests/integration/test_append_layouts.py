@@ -45,11 +45,12 @@ def _seq_last(document: dict[str, Any]) -> dict[str, Any]:
     return {**document, "interactions": items}
 
 
+# Layouts a person or a formatter leaves; more (indents, quoting, document markers, blank
+# lines) come from the random re-formattings below.
 LAYOUTS: dict[str, Layout] = {
     "own": lambda text, doc: text,
     "prettier-indented-sequences": lambda text, doc: _dump(doc, Dumper=_IndentedSequences),
     "no-final-newline": lambda text, doc: text.rstrip("\n"),
-    "indented-no-final-newline": lambda text, doc: _dump(doc, Dumper=_IndentedSequences).rstrip(),
     "crlf": lambda text, doc: text.replace("\n", "\r\n"),
     "cr": lambda text, doc: text.replace("\n", "\r"),
     "comments": lambda text, doc: (
@@ -60,11 +61,9 @@ LAYOUTS: dict[str, Layout] = {
         + "# the end\n"
     ),
     "comment-after-last-item": lambda text, doc: text + "# trailing note\n",
-    "blank-lines-between-items": lambda text, doc: text.replace("\n- seq:", "\n\n- seq:"),
     "trailing-spaces": lambda text, doc: text.replace("\n- seq: 2\n", "\n- seq: 2   \n"),
     "flow-style": lambda text, doc: _dump(doc, default_flow_style=True),
     "json-indented": lambda text, doc: json.dumps(doc, indent=2),
-    "json-one-line": lambda text, doc: json.dumps(doc),
     "interactions-first": lambda text, doc: _dump(
         _reordered(doc, "interactions", "version", "manifest")
     ),
@@ -72,11 +71,7 @@ LAYOUTS: dict[str, Layout] = {
         _reordered(doc, "version", "interactions", "manifest")
     ),
     "document-markers": lambda text, doc: "---\n" + text + "...\n",
-    "document-start-only": lambda text, doc: "--- # a cassette\n" + text,
     "bom": lambda text, doc: "\ufeff" + text,
-    "bom-crlf": lambda text, doc: "\ufeff" + text.replace("\n", "\r\n"),
-    "indent-4": lambda text, doc: _dump(doc, indent=4),
-    "all-double-quoted": lambda text, doc: _dump(doc, default_style='"'),
     "seq-not-first": lambda text, doc: _dump(_seq_last(doc)),
     "items-in-reverse": lambda text, doc: _dump(
         {**doc, "interactions": list(reversed(doc["interactions"]))}
@@ -181,14 +176,14 @@ def _near_own_layout(rng: random.Random, own: str) -> str:
 
 @pytest.mark.slow
 def test_appends_to_randomly_formatted_cassettes_keep_every_interaction(tmp_path: Path) -> None:
-    """300 valid files (seeded): random re-formattings and hand edits of our own layout; an
+    """150 valid files (seeded): random re-formattings and hand edits of our own layout; an
     append keeps every interaction the file held and adds the new one."""
     path = tmp_path / "c.yaml"
     own = _record_base(path)
     document = yaml.safe_load(own)
     rng = random.Random(5)
     checked = 0
-    for case in range(300):
+    for case in range(150):
         text = _random_layout(rng, document) if case % 2 else _near_own_layout(rng, own)
         path.write_bytes(text.encode("utf-8"))
         try:
@@ -204,18 +199,4 @@ def test_appends_to_randomly_formatted_cassettes_keep_every_interaction(tmp_path
         assert [i.to_dict() for i in after.interactions][: len(held)] == held, case
         assert after.interactions[-1].request == new.request, case
         checked += 1
-    assert checked > 225  # most edits keep the file valid, or this proves little
-
-
-def test_append_to_a_file_with_interactions_first_stays_loadable(tmp_path: Path) -> None:
-    """A valid file whose `interactions:` is not the last key survives an append."""
-    path = tmp_path / "c.yaml"
-    CassetteFile(path).append([interaction(1)])
-    document = yaml.safe_load(path.read_text())
-    reordered = {"interactions": document["interactions"], "version": 1}
-    reordered["manifest"] = document["manifest"]
-    path.write_text(yaml.safe_dump(reordered, sort_keys=False))
-    CassetteFile(path).append([interaction(2, "b")])
-    loaded = load_cassette(path)
-    assert loaded is not None
-    assert [i.seq for i in loaded.interactions] == [1, 2]
+    assert checked > 110  # most edits keep the file valid, or this proves little

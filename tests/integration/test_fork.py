@@ -46,7 +46,7 @@ def record_conversation(emu: Emulator, path: Path) -> list[str]:
         return run_turns(client(emu), TURNS, TOOLS, SPECS)
 
 
-def test_fork_at_turn_two_replays_the_prefix_and_goes_live_after_it(
+def test_forks_replay_their_prefix_and_go_live_or_miss_after_it(
     emu: Emulator, outbox: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     source = tmp_path / "agent.yaml"
@@ -90,36 +90,24 @@ def test_fork_at_turn_two_replays_the_prefix_and_goes_live_after_it(
     assert [i["seq"] for i in after["interactions"]] == list(range(1, 10))
     assert after["manifest"]["forked_from"]["seq"] == 6
 
-
-def test_fork_before_a_tool_call_runs_that_tool_live(
-    emu: Emulator, outbox: Path, tmp_path: Path
-) -> None:
-    """Forked at turn 1's tool call's seq minus one, the tool itself is after the fork: it
-    runs (a side effect of the live part) and is recorded."""
-    source = tmp_path / "agent.yaml"
-    record_conversation(emu, source)
-    fork = tmp_path / "early.yaml"
-    assert main(["fork", str(source), "--at", "1", "-o", str(fork)]) == 0
+    # Forked at turn 1's tool call's seq minus one, the tool itself is after the fork: it runs
+    # (a side effect of the live part) and is recorded.
+    early = tmp_path / "early.yaml"
+    assert main(["fork", str(source), "--at", "1", "-o", str(early)]) == 0
     emu.reset()
-    with intercept(Recorder(fork, mode="append")):
+    with intercept(Recorder(early, mode="append")):
         run_turns(client(emu), TURNS, TOOLS, SPECS)
     assert emu.hits == 5
-    assert notes_sent(outbox) == ["Paris", "Rome", "Paris", "Rome"]
+    assert notes_sent(outbox) == ["Paris", "Rome", "Rome", "Paris", "Rome"]
 
-
-def test_a_fork_replays_its_prefix_and_misses_after_it(
-    emu: Emulator, outbox: Path, tmp_path: Path
-) -> None:
-    """In replay a fork is a shorter cassette: the turn after the fork is a miss."""
-    source = tmp_path / "agent.yaml"
-    record_conversation(emu, source)
-    fork = tmp_path / "fork.yaml"
-    assert main(["fork", str(source), "--at", "3", "-o", str(fork)]) == 0
+    # In replay a fork is a shorter cassette: the turn after the fork is a miss.
+    short = tmp_path / "short.yaml"
+    assert main(["fork", str(source), "--at", "3", "-o", str(short)]) == 0
     emu.reset()
-    with intercept(Recorder(fork, mode="replay")), pytest.raises(CassetteMissError):
+    with intercept(Recorder(short, mode="replay")), pytest.raises(CassetteMissError):
         run_turns(client(emu), TURNS, TOOLS, SPECS)
     assert emu.hits == 0
-    assert notes_sent(outbox) == ["Paris", "Rome"]
+    assert notes_sent(outbox) == ["Paris", "Rome", "Rome", "Paris", "Rome"]
 
 
 def two_tool_calls(tmp_path: Path) -> Path:
@@ -134,18 +122,6 @@ def two_tool_calls(tmp_path: Path) -> Path:
         step(1)
         step(2)
     return source
-
-
-def test_fork_reports_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """``cassettes fork … --json``: a versioned report of what was kept and dropped (a closed
-    pipe is the CLI's one boundary: test_cli_pipes)."""
-    source = two_tool_calls(tmp_path)
-    fork = tmp_path / "fork.yaml"
-    assert main(["fork", str(source), "--at", "1", "-o", str(fork), "--json"]) == 0
-    report = json.loads(capsys.readouterr().out)
-    assert report["version"] == 1
-    assert (report["at"], report["kept"], report["dropped"]) == (1, 1, 1)
-    assert fork.is_file()
 
 
 MARKED = """
@@ -281,13 +257,17 @@ def test_a_fork_from_nothing_is_refused_and_force_replaces_an_output(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A source that does not exist is an error; --force replaces an existing output; a seq
-    a hand-merged cassette has after a gap forks."""
+    a hand-merged cassette has after a gap forks; ``--json`` is a versioned report of what
+    was kept and dropped (a closed pipe is the CLI's one boundary: test_cli_pipes)."""
     assert main(["fork", str(tmp_path / "nope.yaml"), "--at", "1", "-o", "x.yaml"]) == 2
     assert "does not exist" in capsys.readouterr().err
     source = two_tool_calls(tmp_path)
     fork = tmp_path / "fork.yaml"
     fork.write_text("mine\n", encoding="utf-8")
-    assert main(["fork", str(source), "--at", "1", "-o", str(fork), "--force"]) == 0
+    assert main(["fork", str(source), "--at", "1", "-o", str(fork), "--force", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["version"] == 1
+    assert (report["at"], report["kept"], report["dropped"]) == (1, 1, 1)
     assert len(document(fork)["interactions"]) == 1
     _edited(source, "- seq: 2\n", "- seq: 5\n")
     assert main(["fork", str(source), "--at", "5", "-o", str(fork), "--force"]) == 0

@@ -84,14 +84,6 @@ def test_sigkill_during_save_leaves_a_whole_cassette(tmp_path: Path) -> None:
     assert torn >= 1
 
 
-def test_next_append_sweeps_temporary_files_left_by_a_killed_writer(tmp_path: Path) -> None:
-    """A temporary file left by a killed writer is removed by the next locked write."""
-    path = tmp_path / "c.yaml"
-    (tmp_path / ".c.yaml.abc123.tmp").write_text("half a cassette")
-    CassetteFile(path).append([interaction()])
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml"]
-
-
 RECORD_LOOP = """
 import sys
 from cassettes_core import CassetteProvider, FakeProvider, LLMResponse

@@ -54,14 +54,19 @@ def _with(place: str, number: str) -> str:
 
 
 CASES = [
-    pytest.param(_with(place, number), id=f"{place}-{form}")
-    for place in PLACES
-    for form, number in HUGE.items()
+    pytest.param(_with(place, number), n % 7 == 0, id=f"{place}-{form}")
+    for n, (place, (form, number)) in enumerate(
+        (place, item) for place in PLACES for item in HUGE.items()
+    )
 ]
 
 
-@pytest.mark.parametrize("text", CASES)
-def test_a_huge_integer_in_any_base_is_a_format_error(tmp_path: Path, text: str) -> None:
+@pytest.mark.parametrize(("text", "commands"), CASES)
+def test_a_huge_integer_in_any_base_is_a_format_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, commands: bool
+) -> None:
+    """Loading names the file, the line and the limit; on a sample of the cases `cassettes
+    scan` and `cassettes rehash` exit 2 with an ERROR line, the file untouched."""
     path = tmp_path / "c.yaml"
     path.write_text(text, encoding="utf-8")
     with pytest.raises(CassetteFormatError) as caught:
@@ -70,33 +75,27 @@ def test_a_huge_integer_in_any_base_is_a_format_error(tmp_path: Path, text: str)
     assert f"at most {MAX_INT_DIGITS}" in str(caught.value)
     assert caught.value.location
     assert "line" in caught.value.location
-
-
-@pytest.mark.parametrize("command", ["scan", "rehash"])
-@pytest.mark.parametrize("text", CASES[::7])
-def test_cli_exits_2_on_a_huge_integer_in_any_base(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, text: str
-) -> None:
-    path = tmp_path / "c.yaml"
-    path.write_text(text, encoding="utf-8")
-    assert main([command, str(path)]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("ERROR: cassette ")
-    assert "Traceback" not in err
-    assert path.read_text(encoding="utf-8") == text
+    for command in ("scan", "rehash") if commands else ():
+        assert main([command, str(path)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("ERROR: cassette ")
+        assert "Traceback" not in err
+        assert path.read_text(encoding="utf-8") == text
 
 
 @pytest.mark.parametrize(
-    "number",
+    ("number", "past"),
     [
-        "9" * MAX_INT_DIGITS,
-        "-" + "9" * MAX_INT_DIGITS,
-        hex(10**MAX_INT_DIGITS - 1),
-        "1" + "_0" * (MAX_INT_DIGITS - 1),
+        ("9" * MAX_INT_DIGITS, "1" + "0" * MAX_INT_DIGITS),
+        ("-" + "9" * MAX_INT_DIGITS, None),
+        (hex(10**MAX_INT_DIGITS - 1), hex(10**MAX_INT_DIGITS)),
+        ("1" + "_0" * (MAX_INT_DIGITS - 1), None),
     ],
     ids=["decimal", "negative", "hex", "underscores"],
 )
-def test_an_integer_of_exactly_the_limit_loads(tmp_path: Path, number: str) -> None:
+def test_an_integer_of_exactly_the_limit_loads_and_one_digit_more_is_refused(
+    tmp_path: Path, number: str, past: str | None
+) -> None:
     """The README's limit holds at its boundary: 4,300 digits load, in any base."""
     path = tmp_path / "c.yaml"
     path.write_text(_with("body", number), encoding="utf-8")
@@ -107,18 +106,10 @@ def test_an_integer_of_exactly_the_limit_loads(tmp_path: Path, number: str) -> N
     assert main(["scan", str(path)]) == 0
     assert main(["rehash", str(path)]) == 0
     assert load_cassette(path) is not None
-
-
-@pytest.mark.parametrize(
-    "number",
-    ["1" + "0" * MAX_INT_DIGITS, hex(10**MAX_INT_DIGITS)],
-    ids=["decimal", "hex"],
-)
-def test_one_digit_past_the_limit_is_refused(tmp_path: Path, number: str) -> None:
-    path = tmp_path / "c.yaml"
-    path.write_text(_with("body", number), encoding="utf-8")
-    with pytest.raises(CassetteFormatError, match=f"at most {MAX_INT_DIGITS}"):
-        load_cassette(path)
+    if past is not None:
+        path.write_text(_with("body", past), encoding="utf-8")
+        with pytest.raises(CassetteFormatError, match=f"at most {MAX_INT_DIGITS}"):
+            load_cassette(path)
 
 
 @pytest.mark.parametrize("status", ["0", "-5", "99", "1000", "99999999999999999999"])

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from cassettes_core import CassetteProvider, FakeProvider, LLMResponse, load_cassette
-from cassettes_core.store import CassetteFile
-from tests.helpers.factories import chat_request, interaction
+from tests.helpers.factories import chat_request
 
 
 @pytest.mark.parametrize("mode", ["append", "record"])
@@ -31,16 +30,3 @@ def test_changing_directory_mid_run_keeps_one_cassette(
         "one",
         "two",
     ]
-
-
-def test_the_store_writes_where_the_path_pointed_when_it_was_opened(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    (tmp_path / "elsewhere").mkdir()
-    monkeypatch.chdir(tmp_path)
-    file = CassetteFile("c.yaml")
-    file.append([interaction(1, "first")])
-    monkeypatch.chdir(tmp_path / "elsewhere")
-    file.append([interaction(1, "second")])
-    assert list((tmp_path / "elsewhere").iterdir()) == []
-    assert len(load_cassette(tmp_path / "c.yaml") or ()) == 2

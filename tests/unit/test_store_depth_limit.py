@@ -77,14 +77,18 @@ def test_an_answer_at_exactly_the_limit_records_and_replays(tmp_path: Path, shap
     _call(CassetteProvider(FakeProvider([]), path, mode="replay"), shape)
 
 
-@pytest.mark.parametrize("shape", ["response", "stream", "error"])
-def test_an_answer_one_level_past_the_limit_is_refused_and_the_file_kept(
-    tmp_path: Path, shape: str
+@pytest.mark.parametrize(
+    ("shape", "past"),
+    [("response", 1), ("stream", 1), ("error", 1), ("response", 1900), ("stream", 1900)],
+)
+def test_an_answer_past_the_limit_is_refused_and_the_file_kept(
+    tmp_path: Path, shape: str, past: int
 ) -> None:
     path = tmp_path / "c.yaml"
     before = _seed(path)
-    with pytest.raises(ConfigError, match=f"nested deeper than {MAX_DEPTH} levels"):
-        _call(_provider(path, _answer(shape, MAX_DEPTH - ABOVE[shape] + 1)), shape)
+    words = f"nested deeper than {MAX_DEPTH} levels" if past == 1 else "cannot store"
+    with pytest.raises(ConfigError, match=words):
+        _call(_provider(path, _answer(shape, MAX_DEPTH - ABOVE[shape] + past)), shape)
     assert path.read_bytes() == before
     loaded = load_cassette(path)
     assert loaded is not None

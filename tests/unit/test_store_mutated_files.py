@@ -1,10 +1,16 @@
-"""Mutated cassettes (two thousand): only CassetteError subclasses escape load, replay and scan.
+"""Mutated cassettes: only CassetteError subclasses escape load, replay, append and the command
+lines, and nothing a refused write touched is changed.
 
 Deterministic (one seed per kind of mutation), so a failure names a case that reproduces. Text
 mutations cut, insert YAML tokens and hostile values, move and re-indent lines of real cassettes
-in several layouts; byte mutations break the encoding; structure mutations put junk of every
-type and depth in place of any node. Each mutated file is loaded by a replaying
-``CassetteProvider``, every interaction it holds is replayed, and ``cassettes scan`` reads it.
+in several layouts (CRLF, no final newline); byte mutations break the encoding; structure
+mutations put junk of every type and depth in place of any node. Each mutated file is loaded by
+a replaying ``CassetteProvider`` and every interaction it holds is replayed; an append keeps
+every interaction a file that loads held and adds the new one, or raises our
+``CassetteFormatError`` and leaves the bytes as they were; ``cassettes scan`` reads it (in a
+folder of 50, and every 8th file named alone); on every 4th file ``cassettes rehash`` exits 0 or
+2, never touching a file it refuses, and ``cassette-refresh check`` on a file that does not load
+exits 2 with an ``ERROR:`` and a ``TIP:`` line.
 """
 
 from __future__ import annotations
@@ -22,22 +28,26 @@ from typing import Any
 import pytest
 import yaml
 
+from cassette_refresh.cli import main as refresh_main
 from cassettes_core import (
     CassetteError,
+    CassetteFormatError,
     CassetteProvider,
     FakeProvider,
     Interaction,
     LLMResponse,
     RecordedError,
+    load_cassette,
 )
-from cassettes_core.cli import main
-from cassettes_core.store import Manifest, render
+from cassettes_core.cli import main as cassettes_main
+from cassettes_core.store import CassetteFile, Manifest, render
 from tests.helpers.factories import chat_request, interaction, stream_events
 
 TEXT_CASES = 300
 BYTE_CASES = 100
 STRUCTURE_CASES = 150
 SCAN_EVERY = 8  # besides the folders of 50: every 8th file is also scanned named alone
+COMMANDS_EVERY = 4  # every 4th file is also rehashed and checked (about 20 ms a command)
 
 
 def _cases_base() -> list[Interaction]:
@@ -46,6 +56,7 @@ def _cases_base() -> list[Interaction]:
     tool = chat_request(
         "Weather in Paris?", tools=[{"type": "function", "function": {"name": "w"}}]
     )
+    tool_call = {"id": "call_1", "function": {"name": "w", "arguments": "{}"}}
     return [
         interaction(1),
         interaction(2, "deux lignes\navec des accents: é, ü, 中文 😀"),
@@ -71,19 +82,7 @@ def _cases_base() -> list[Interaction]:
             digest=tool.digest(),
             request=tool,
             endpoint="/v1/chat/completions",
-            response=LLMResponse(
-                {
-                    "choices": [
-                        {
-                            "message": {
-                                "tool_calls": [
-                                    {"id": "call_1", "function": {"name": "w", "arguments": "{}"}}
-                                ]
-                            }
-                        }
-                    ]
-                }
-            ),
+            response=LLMResponse({"choices": [{"message": {"tool_calls": [tool_call]}}]}),
         ),
     ]
 
@@ -105,85 +104,24 @@ LAYOUTS = [
     json.dumps(DOCUMENT, indent=1, ensure_ascii=False),
 ]
 
-TOKENS = [
-    "!!int ",
-    "!!bool ",
-    "!!float ",
-    "!!str ",
-    "!!binary ",
-    "!!set ",
-    "!!timestamp ",
-    "!!null ",
-    "!!python/object:os.system ",
-    "!!python/object/apply:os.system ",
-    "!custom ",
-    "!<tag:x> ",
-    "&a ",
-    "*a ",
-    "<<: ",
-    "? ",
-    ": ",
-    "- ",
-    "[",
-    "]",
-    "{",
-    "}",
-    ",",
-    "#",
-    "|",
-    ">",
-    "|-",
-    "'",
-    '"',
-    "\\",
-    "\t",
-    "\n",
-    "\r",
-    "\r\n",
-    "\x00",
-    "\x07",
-    "\ufeff",
-    "\u2028",
-    "\x85",
-    "---\n",
-    "...\n",
-    "%YAML 1.1\n",
-    "%TAG ! tag:x,2000:\n",
-    "9" * 5000,
-    "-" + "9" * 4400,
-    "1e999",
-    "1.0e+999",
-    ".nan",
-    ".inf",
-    "-.inf",
-    "~",
-    "null",
-    "true",
-    "maybe",
-    "0x1F",
-    "0o17",
-    "1_000",
-    "2026-12-01",
-    "12:30:00",
-    "é",
-    "😀",
-    "\ud800",
-    " " * 7,
-    "seq: ",
-    "interactions:",
-    "version: 2\n",
-    "kind: ",
-    "status: ",
-    "data: ",
-    "stream: ",
-    "error: ",
-    "headers: ",
-    "[" * 900 + "]" * 900,
-    "{a: " * 300 + "1" + "}" * 300,
+_TAGS = "int bool float str binary set timestamp null python/object:os.system"
+TOKENS: list[str] = [
+    *(f"!!{tag} " for tag in [*_TAGS.split(), "python/object/apply:os.system"]),
+    *["!custom ", "!<tag:x> ", "&a ", "*a ", "<<: ", "? ", ": ", "- ", "|-", "  # a note\n"],
+    *"[]{},#|>'\"\\\t\n\r\x00\x07\ufeff\u2028\x85é😀\ud800",
+    *["\r\n", "---\n", "...\n", "...\n---\n", "%YAML 1.1\n", "%TAG ! tag:x,2000:\n", " " * 7],
+    *["1e999", "1.0e+999", ".nan", ".inf", "-.inf", "~", "null", "true", "maybe", "0x1F"],
+    *["0o17", "1_000", "2026-12-01", "12:30:00", "010", "08", "1:30", "+12"],
+    # Values that read as something else than they look, or cannot be written back.
+    *["9" * 5000, "-" + "9" * 4400, "0x" + "f" * 3600, "-0x" + "f" * 3600, "0b" + "1" * 14300],
+    *["0" + "7" * 4800, "1" + ":59" * 2500, "1" + "_0" * 4300],
+    *["seq: ", "interactions:", "version: 2\n", "kind: ", "status: ", "data: ", "stream: "],
+    *["error: ", "headers: ", "interactions: []\n", "interactions: ~\n", "- seq: 7\n"],
+    *["- {seq: 9}\n", "[" * 900 + "]" * 900, "{a: " * 300 + "1" + "}" * 300],
 ]
 
 
-def text_mutation(rng: random.Random, text: str) -> str:
+def _text_mutation(rng: random.Random, text: str) -> str:
     lines = text.split("\n")
     kind = rng.randrange(9)
     at = rng.randrange(len(text) + 1)
@@ -212,6 +150,16 @@ def text_mutation(rng: random.Random, text: str) -> str:
         key, sep, _ = lines[n].partition(": ")
         lines[n] = key + (sep or ": ") + rng.choice(TOKENS)
     return "\n".join(lines)
+
+
+def _text_mutations(rng: random.Random, text: str) -> str:
+    for _ in range(rng.randrange(1, 4)):
+        text = _text_mutation(rng, text)
+    if rng.random() < 0.1:
+        text = text.replace("\n", "\r\n")
+    if rng.random() < 0.1:
+        text = text.rstrip("\n")
+    return text
 
 
 def _byte_mutation(rng: random.Random, data: bytes) -> bytes:
@@ -270,7 +218,7 @@ def _nodes(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
 PATHS = list(_nodes(DOCUMENT))[1:]
 
 
-def structure_mutation(rng: random.Random) -> str:
+def _structure_mutation(rng: random.Random) -> str:
     document = json.loads(json.dumps(DOCUMENT))
     for _ in range(rng.randrange(1, 4)):
         path = rng.choice(PATHS)
@@ -294,10 +242,26 @@ def structure_mutation(rng: random.Random) -> str:
     return str(yaml.dump(document, Dumper=dumper, sort_keys=False, allow_unicode=True))
 
 
-def _replay_everything(path: Path) -> None:
-    provider = CassetteProvider(FakeProvider([]), path, mode="replay")
-    requests = list(provider.recorder.cassette.interactions)
-    for recorded in requests:
+def _cases() -> Iterator[tuple[str, bytes]]:
+    text_rng = random.Random(20261201)
+    for n in range(TEXT_CASES):
+        text = _text_mutations(text_rng, LAYOUTS[n % len(LAYOUTS)])
+        yield f"text-{n}", text.encode("utf-8", "surrogatepass")
+    byte_rng = random.Random(7)
+    for n in range(BYTE_CASES):
+        yield f"bytes-{n}", _byte_mutation(byte_rng, LAYOUTS[n % 2].encode("utf-8"))
+    structure_rng = random.Random(42)
+    for n in range(STRUCTURE_CASES):
+        yield f"structure-{n}", _structure_mutation(structure_rng).encode("utf-8")
+
+
+def _replay_everything(path: Path) -> bool:
+    """Replays every interaction the file holds; returns whether the file loaded."""
+    try:
+        provider = CassetteProvider(FakeProvider([]), path, mode="replay")
+    except CassetteError:
+        return False
+    for recorded in provider.recorder.cassette.interactions:
         with contextlib.suppress(CassetteError):
             if recorded.stream is not None:
                 list(provider.stream(recorded.request))
@@ -306,33 +270,56 @@ def _replay_everything(path: Path) -> None:
     for original in BASE[:2]:
         with contextlib.suppress(CassetteError):
             provider.complete(original.request)
+    return True
 
 
-def _scan(path: Path) -> None:
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        code = main(["scan", str(path)])
-    assert code in (0, 1, 2), code
+def _check_append(path: Path, data: bytes, loads: bool) -> None:
+    if not loads:
+        with pytest.raises(CassetteFormatError):
+            CassetteFile(path).append([interaction(1, "appended")])
+        assert path.read_bytes() == data, "a refused append changed the file"
+        return
+    before = load_cassette(path)
+    assert before is not None
+    written = CassetteFile(path).append([interaction(1, "appended")])
+    after = load_cassette(path)
+    assert after is not None
+    old = {(i.seq, i.digest) for i in before.interactions}
+    assert old <= {(i.seq, i.digest) for i in after.interactions}, "an append lost one"
+    assert len(after) == len(before) + 1
+    assert after.interactions[-1].seq == written[0].seq
 
 
-def _cases() -> Iterator[tuple[str, bytes]]:
-    text_rng = random.Random(20261201)
-    for n in range(TEXT_CASES):
-        text = LAYOUTS[n % len(LAYOUTS)]
-        for _ in range(text_rng.randrange(1, 4)):
-            text = text_mutation(text_rng, text)
-        yield f"text-{n}", text.encode("utf-8", "surrogatepass")
-    byte_rng = random.Random(7)
-    for n in range(BYTE_CASES):
-        yield f"bytes-{n}", _byte_mutation(byte_rng, LAYOUTS[n % 2].encode("utf-8"))
-    structure_rng = random.Random(42)
-    for n in range(STRUCTURE_CASES):
-        yield f"structure-{n}", structure_mutation(structure_rng).encode("utf-8")
+def _quiet(call: Callable[[list[str]], int], *args: str) -> tuple[int, str]:
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = call(list(args))
+    assert "Traceback" not in err.getvalue()
+    return code, err.getvalue()
+
+
+def _check_command_lines(path: Path, data: bytes, loads: bool, count: int) -> None:
+    if count % SCAN_EVERY == 0:
+        assert _quiet(cassettes_main, "scan", str(path))[0] in (0, 1, 2)
+    if count % COMMANDS_EVERY:
+        return
+    code, err = _quiet(cassettes_main, "rehash", str(path))
+    assert code in (0, 2), (code, err)
+    if code == 2:
+        assert err.startswith("ERROR: ")
+        assert path.read_bytes() == data, "rehash changed a file it refused"
+    if not loads:
+        code, err = _quiet(refresh_main, "check", "--no-progress", str(path))
+        assert code == 2, (code, err)
+        assert "ERROR:" in err
+        assert "TIP:" in err
+        assert "this is a bug" not in err
 
 
 def _scan_batch(folder: Path, names: list[str], failures: list[str]) -> None:
     """Every mutated file goes through `cassettes scan`, 50 to a folder (about 1 ms a file)."""
     try:
-        _scan(folder)
+        assert _quiet(cassettes_main, "scan", str(folder))[0] in (0, 1, 2)
     except Exception:  # the point: report any foreign exception
         failures.append(f"scan of {', '.join(names)}: {traceback.format_exc(limit=-3)}")
     for child in folder.iterdir():
@@ -341,36 +328,35 @@ def _scan_batch(folder: Path, names: list[str], failures: list[str]) -> None:
 
 
 @pytest.mark.slow
-def test_mutated_cassettes_raise_only_cassette_errors(tmp_path: Path) -> None:
-    """550 mutated cassettes: load, replay of every interaction, and `cassettes scan` (of
-    each file in a folder of 50, and of every 8th file named alone) never raise anything but
-    our own errors, and scan exits 0, 1 or 2."""
-    path = tmp_path / "fuzz.yaml"
+def test_mutated_cassettes_raise_only_cassette_errors_and_lose_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "fuzz" / "c.yaml"
     batch = tmp_path / "batch"
+    path.parent.mkdir()
     batch.mkdir()
     failures: list[str] = []
     in_batch: list[str] = []
     loaded = 0
     for count, (name, data) in enumerate(_cases(), start=1):
-        path.write_bytes(data)
         (batch / f"{name}.yaml").write_bytes(data)
         in_batch.append(name)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # version drift in a mutated manifest
-                try:
-                    _replay_everything(path)
-                    loaded += 1
-                except CassetteError:
-                    pass
-                if count % SCAN_EVERY == 0:
-                    _scan(path)
-        except Exception:  # the point: report any foreign exception
-            failures.append(f"{name}: {traceback.format_exc(limit=-3)}")
+                path.write_bytes(data)
+                loads = _replay_everything(path)
+                loaded += loads
+                _check_append(path, data, loads)
+                path.write_bytes(data)
+                _check_command_lines(path, data, loads, count)
+        except Exception:  # the point: report any foreign exception or failed check
+            failures.append(f"{name}: {traceback.format_exc(limit=-4)}")
+        for stray in path.parent.iterdir():
+            stray.unlink()  # a lock or a journal a refused write left behind
         if len(in_batch) == 50:
             _scan_batch(batch, in_batch, failures)
     _scan_batch(batch, in_batch, failures)
     assert count == TEXT_CASES + BYTE_CASES + STRUCTURE_CASES
-    assert not failures, f"{len(failures)} foreign errors; first:\n" + "\n".join(failures[:3])
-    # The corpus must also hold files that still load, or replay was never exercised.
-    assert loaded > 30  # a quarter of the cases or so load: the loaders were exercised
+    assert not failures, f"{len(failures)} failures; first:\n" + "\n".join(failures[:3])
+    # The corpus must also hold files that still load, or replay and append were never
+    # exercised, in many layouts.
+    assert loaded > 30
