@@ -508,5 +508,5 @@ def test_the_refusal_reads_well_in_a_real_process_and_in_markdown(
     capsys.readouterr()
     assert main(["check", str(cassette), "--write", "--markdown", "--no-progress"]) == 2
     markdown = capsys.readouterr().out
-    assert f"- not `{cassette}`: refused to rewrite" in markdown
+    assert f"- not re-recorded `{cassette}`: refused to rewrite" in markdown
     assert "--cassette-mode=record" in markdown
