@@ -1,8 +1,8 @@
 """`cassette-refresh check` against a live side: drift found, behaviour let through, and every
 way the live side or the input can fail (exit 2 with ERROR and TIP, a report when asked).
 
-The emulator plays the live providers; a small loopback stub plays what it cannot (a slow
-endpoint that counts the calls in flight). The shared helpers here
+The emulator plays the live providers; a slow provider object handed to the command plays what
+it cannot (it counts the calls in flight). The shared helpers here
 (``REQUESTS``, ``record_cassette``, ``sha_of``) serve the other refresh tests.
 """
 
@@ -13,10 +13,7 @@ import dataclasses
 import hashlib
 import json
 import secrets
-import threading
-import time
 from collections.abc import Iterator, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -446,34 +443,6 @@ def test_an_unexpected_failure_is_exit_2_with_a_report(cli: _Cli) -> None:
     assert report["error"].startswith("unexpected RuntimeError: boom")
 
 
-class _Stub(ThreadingHTTPServer):
-    """A chat endpoint that answers after a pause and remembers the most calls in flight (a
-    failing stream is the unit tests' business: test_refresh_reissue)."""
-
-    daemon_threads = True
-
-    def __init__(self, delay: float = 0.1) -> None:
-        super().__init__(("127.0.0.1", 0), _StubHandler)
-        self.delay = delay
-        self.lock = threading.Lock()
-        self.in_flight = self.max_in_flight = self.calls = 0
-        self.content = "hi"
-
-    def __enter__(self) -> _Stub:
-        self.thread = threading.Thread(target=self.serve_forever, args=(0.05,), daemon=True)
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.shutdown()
-        self.server_close()
-        self.thread.join()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
-
-
 CHAT: dict[str, Any] = {
     "id": "chatcmpl-1",
     "object": "chat.completion",
@@ -485,37 +454,31 @@ CHAT: dict[str, Any] = {
 }
 
 
-class _StubHandler(BaseHTTPRequestHandler):
-    server: _Stub
+class _Slow(FakeProvider):
+    """The live chat endpoint the command is given: it answers ``content`` after a pause and
+    remembers the most calls in flight (a failing stream is test_refresh_reissue's)."""
 
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet."""
+    def __init__(self) -> None:
+        super().__init__(lambda request: LLMResponse(body=CHAT), name="openai.chat")
+        self.in_flight = self.max_in_flight = 0
+        self.content = "hi"
 
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers["content-length"]))
-        stub = self.server
-        with stub.lock:
-            stub.calls += 1
-            stub.in_flight += 1
-            stub.max_in_flight = max(stub.max_in_flight, stub.in_flight)
-        time.sleep(stub.delay)
-        with stub.lock:
-            stub.in_flight -= 1
-        choice = {**CHAT["choices"][0], "message": {"role": "assistant", "content": stub.content}}
-        data = json.dumps({**CHAT, "id": f"chatcmpl-{time.monotonic_ns()}", "choices": [choice]})
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data.encode())))
-        self.end_headers()
-        self.wfile.write(data.encode())
+    async def acomplete(self, request: LLMRequest) -> LLMResponse:
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        await asyncio.sleep(0.05)
+        self.in_flight -= 1
+        self.complete(request)
+        message = {"role": "assistant", "content": self.content}
+        return LLMResponse(body={**CHAT, "choices": [{**CHAT["choices"][0], "message": message}]})
 
 
 @pytest.fixture
-def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Stub]:
-    with _Stub() as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
-        monkeypatch.setenv("OPENAI_API_KEY", "stub-key-0123456789")
-        yield server
+def stub(monkeypatch: pytest.MonkeyPatch) -> _Slow:
+    slow = _Slow()
+    reissuer = ProviderReissuer({"openai.chat": slow}, require_json=True)
+    monkeypatch.setattr(cassette_refresh.cli, "built_in_reissuer", lambda *a, **k: reissuer)
+    return slow
 
 
 def chat_interaction(seq: int, text: str, **outcome: Any) -> Interaction:
@@ -537,7 +500,7 @@ def write_cassette(path: Path, interactions: list[Interaction]) -> Path:
 
 
 def test_concurrency_is_bounded(
-    stub: _Stub, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    stub: _Slow, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """--concurrency N keeps at most N calls in flight, and does use them."""
     answer = LLMResponse(body=CHAT)
@@ -546,12 +509,12 @@ def test_concurrency_is_bounded(
     )
     code, report = check_json(capsys, str(tmp_path), "--concurrency", "2")
     assert (code, report["summary"]["compared"]) == (0, 6)
-    assert stub.calls == 6
+    assert len(stub.calls) == 6
     assert stub.max_in_flight == 2
 
 
 def test_recorded_errors_and_unknown_providers_are_skipped(
-    stub: _Stub, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    stub: _Slow, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A recorded 429 is kept for replay, not re-issued; a provider of one's own is skipped."""
     error = RecordedError(kind="http_status", status=429, body={"error": "slow down"})
@@ -563,7 +526,7 @@ def test_recorded_errors_and_unknown_providers_are_skipped(
     ]
     code, report = check_json(capsys, str(write_cassette(tmp_path / "c.yaml", interactions)))
     assert code == 0
-    assert stub.calls == 1
+    assert len(stub.calls) == 1
     reasons = [s["message"] for s in report["skipped"]]
     assert reasons[0].startswith("recorded an error")
     assert reasons[1] == "no live re-issuer for provider 'acme.grpc'"
@@ -573,7 +536,7 @@ def test_recorded_errors_and_unknown_providers_are_skipped(
 
 
 def test_write_goes_through_the_secret_guard(
-    stub: _Stub, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    stub: _Slow, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A live answer holding a key is refused: exit 2, the cassette left byte for byte; with
     --allow-secret VALUE (repeatable, handed to the guard) it is written."""
