@@ -17,15 +17,14 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 import yaml
 
 import cassette_refresh.cli
 from cassette_refresh import (
     DEFAULT_ENDPOINTS,
-    LiveCall,
     ProviderReissuer,
-    built_in_reissuer,
     find_cassettes,
     run_check,
 )
@@ -36,11 +35,12 @@ from cassettes_core import (
     LLMResponse,
     ProviderError,
     RecordedError,
-    StreamEvent,
+    Recorder,
 )
 from cassettes_core.providers import FakeProvider
 from cassettes_core.store import Manifest, read_snapshot, render
 from cassettes_core.testing.emulator import Emulator
+from cassettes_core.transport.httpx2 import CassetteTransport
 from tests.helpers.factories import chat_body
 
 TOOLS_OPENAI = [
@@ -88,53 +88,21 @@ def sha_of(path: Path) -> str:
 def record_cassette(
     emu: Emulator, path: Path, requests: Sequence[tuple[str, dict[str, Any], dict[str, Any]]]
 ) -> Path:
-    """Write a cassette of ``(provider, stored request, request actually answered)`` triples."""
-    env = {
-        "OPENAI_BASE_URL": emu.openai_base_url,
-        "OPENAI_API_KEY": emu.api_key,
-        "ANTHROPIC_BASE_URL": emu.anthropic_base_url,
-        "ANTHROPIC_API_KEY": emu.api_key,
-    }
-
-    async def answers() -> list[Any]:
-        reissuer = built_in_reissuer({provider for provider, _, _ in requests}, env)
-        try:
-            return [
-                await reissuer.reissue(
-                    LiveCall(
-                        provider,
-                        DEFAULT_ENDPOINTS[provider],
-                        asked,
-                        stream=bool(asked.get("stream")),
-                    )
-                )
-                for provider, _, asked in requests
-            ]
-        finally:
-            await reissuer.aclose()
-
+    """A cassette of ``(provider, stored request, request actually answered)`` triples: the
+    answered requests are recorded from the emulator by the real recorder, then each stored
+    request put in its place (unguarded: a stored request may hold a key)."""
+    headers = {"authorization": f"Bearer {emu.api_key}", "x-api-key": emu.api_key}
+    with httpx2.Client(transport=CassetteTransport(Recorder(path, mode="record"))) as http:
+        for provider, _, asked in requests:
+            http.post(emu.url + DEFAULT_ENDPOINTS[provider], json=asked, headers=headers)
+    recorded = read_snapshot(path)
     interactions = []
-    for seq, ((provider, stored, _), live) in enumerate(
-        zip(requests, asyncio.run(answers()), strict=True), start=1
-    ):
+    for interaction, (provider, stored, _) in zip(recorded.interactions, requests, strict=True):
         request = LLMRequest.from_body(provider, stored)
-        if live.events is not None:
-            stream = tuple(StreamEvent(data=d, event=e, t_ms=0) for e, d in live.events)
-            response = None
-        else:
-            stream, response = None, LLMResponse(body=live.body, status=200)
         interactions.append(
-            Interaction(
-                seq=seq,
-                digest=request.digest(),
-                request=request,
-                endpoint=DEFAULT_ENDPOINTS[provider],
-                response=response,
-                stream=stream,
-                duration_ms=5,
-            )
+            dataclasses.replace(interaction, request=request, digest=request.digest())
         )
-    path.write_text(render(Manifest.current(), interactions), encoding="utf-8")
+    path.write_text(render(recorded.manifest or Manifest.current(), interactions), encoding="utf-8")
     return path
 
 
