@@ -185,10 +185,7 @@ class IssueOpener:
         before any live call is spent."""
         data = self.json("GET", f"{self.base}/repos/{self.repo}", Mapping)
         if data.get("has_issues") is False:
-            raise GitHubError(
-                f"issues are turned off in the repository {self.repo}\n"
-                "TIP: turn Issues on in the repository's settings, or drop --open-issue."
-            )
+            raise GitHubError(_issues_off(self.repo))
 
     # -- messages ---------------------------------------------------------------------------
 
@@ -316,13 +313,17 @@ def _hint(status: int, said: str, headers: Mapping[str, str], repo: str, base: s
             "token has access to it; on GitHub Enterprise set --api-url https://HOST/api/v3."
         )
     if status == 410:
-        return (
-            f"issues are turned off in {repo}\n"
-            "TIP: turn Issues on in the repository's settings, or drop --open-issue."
-        )
+        return _issues_off(repo)
     return (
         "the GitHub API rejected the request\n"
         f"TIP: GitHub may be having trouble: re-run later; check --api-url (now {base})."
+    )
+
+
+def _issues_off(repo: str) -> str:
+    return (
+        f"issues are turned off in {repo}\n"
+        "TIP: turn Issues on in the repository's settings, or drop --open-issue."
     )
 
 

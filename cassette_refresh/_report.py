@@ -296,18 +296,30 @@ def _issue_line(action: IssueAction) -> str:
     return line
 
 
-def _done_lines(result: CheckResult) -> list[str]:
-    """What was done (issues, re-recorded files), what was not, and the error that stopped it."""
-    lines = [_issue_line(action) for action in result.issues]
-    lines += [f"re-recorded {path}" for path in result.written]
-    lines += [f"kept as recorded {k.path}#{k.seq}: {k.reason}" for k in result.kept]
-    lines += [f"not re-recorded {u.path}: {first_line(u.reason)}" for u in result.not_written]
+def _sections(result: CheckResult, code: Callable[[str], str]) -> list[tuple[str, list[str]]]:
+    """The report's lists, titled, for both renderings: what could not be checked, what was
+    skipped, and what was done (issues, re-recorded files), not done, and the error that
+    stopped it. ``code`` marks a path or a name (backticks in Markdown)."""
+    done = [_issue_line(action) for action in result.issues]
+    done += [f"re-recorded {code(path)}" for path in result.written]
+    done += [f"kept as recorded {code(f'{k.path}#{k.seq}')}: {k.reason}" for k in result.kept]
+    done += [f"not re-recorded {code(u.path)}: {first_line(u.reason)}" for u in result.not_written]
     if result.unchanged:
         count = plural(len(result.unchanged), "cassette")
-        lines.append(f"left as they were (no structural drift in their answers): {count}")
+        done.append(f"left as they were (no structural drift in their answers): {count}")
     if result.error is not None:
-        lines.append(f"stopped by an error: {first_line(result.error)}")
-    return lines
+        done.append(f"stopped by an error: {first_line(result.error)}")
+    return [
+        (
+            "Could not check",
+            [
+                f"{code(p.origin)}  {p.provider} {code(p.endpoint)}: {p.message}"
+                for p in result.errors
+            ],
+        ),
+        ("Skipped", [f"{code(p.origin)}  {_who(p.provider)}{p.message}" for p in result.skipped]),
+        ("Done", done),
+    ]
 
 
 def headline(result: CheckResult) -> str:
@@ -343,15 +355,16 @@ def render_text(result: CheckResult, *, colour: bool = False) -> str:
     lines = [paint(headline(result), style), ""]
     for endpoint in result.endpoints:
         lines.extend(_endpoint_lines(endpoint, paint))
-    if result.errors:
-        lines.append(paint(f"could not check ({len(result.errors)}):", "yellow"))
-        lines.extend(f"  {p.origin}  {p.provider} {p.endpoint}: {p.message}" for p in result.errors)
-        lines.append("")
-    if result.skipped:
-        lines.append(paint(f"skipped ({len(result.skipped)}):", "dim"))
-        lines.extend(f"  {p.origin}  {_who(p.provider)}{p.message}" for p in result.skipped)
-        lines.append("")
-    lines.extend(_done_lines(result))
+    for title, items in _sections(result, str):
+        if title == "Done":  # unheaded, after the lists
+            lines.extend(items)
+        elif items:
+            style = "yellow" if title == "Could not check" else "dim"
+            lines += [
+                paint(f"{title.lower()} ({len(items)}):", style),
+                *(f"  {i}" for i in items),
+                "",
+            ]
     if result.status == "drift" and result.error is None:
         lines.append(
             "TIP: review each change; re-record with `cassette-refresh check PATH --write` "
@@ -417,29 +430,9 @@ def render_markdown(result: CheckResult) -> str:
         ]
         lines += [f"- {f.provider} `{_cell(f.path)}`: {_cell(f.detail)}" for f in info]
         lines += ["", "</details>", ""]
-    if result.errors:
-        lines += ["### Could not check", ""]
-        lines += [
-            f"- `{p.origin}` {p.provider} `{p.endpoint}`: {_cell(p.message)}" for p in result.errors
-        ]
-        lines.append("")
-    if result.skipped:
-        lines += ["### Skipped", ""]
-        lines += [f"- `{p.origin}` {_who(p.provider)}{_cell(p.message)}" for p in result.skipped]
-        lines.append("")
-    if result.issues:
-        lines += ["### Issues", ""]
-        lines += [f"- {i.action} [#{i.number}]({i.url})" for i in result.issues]
-        lines.append("")
-    if result.written or result.not_written or result.unchanged:
-        lines += ["### Re-recorded", ""]
-        lines += [f"- `{path}`" for path in result.written]
-        lines += [f"- kept `{k.path}#{k.seq}` as recorded: {_cell(k.reason)}" for k in result.kept]
-        lines += [f"- not `{u.path}`: {_cell(first_line(u.reason))}" for u in result.not_written]
-        if result.unchanged:
-            count = plural(len(result.unchanged), "cassette")
-            lines.append(f"- left as they were (no structural drift): {count}")
-        lines.append("")
+    for title, items in _sections(result, lambda text: f"`{text}`"):
+        if items:
+            lines += [f"### {title}", "", *(f"- {_cell(item)}" for item in items), ""]
     if result.error is not None:
         lines += ["### Error", "", "```", result.error.strip(), "```", ""]
     return "\n".join(lines).rstrip() + "\n"

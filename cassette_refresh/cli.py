@@ -251,27 +251,20 @@ def _rules(args: argparse.Namespace) -> Rules:
     )
 
 
-def _check_output(path: str | None) -> None:
-    """A report file that cannot be written is found before any live call is spent."""
-    if path is None:
-        return
-    target = Path(path)
-    folder = target.parent
-    if target.is_dir() or not folder.is_dir():
-        what = "is a folder" if target.is_dir() else f"its folder {folder} does not exist"
-        raise ConfigError(
-            f"--output {path}: {what}\n"
-            "TIP: pass --output a file in a folder that exists (create the folder first)."
-        )
-
-
-def _not_a_cassette_of(output: str | None, files: Sequence[Path]) -> None:
-    """``--output`` must not name a cassette being checked: the report would replace it."""
+def _check_output(output: str | None, files: Sequence[Path]) -> None:
+    """A report file that cannot be written, or that names a cassette being checked (the report
+    would replace it), is found before any live call is spent."""
     if output is None:
         return
-    target = Path(output).resolve()
+    target = Path(output)
+    if target.is_dir() or not target.parent.is_dir():
+        what = "is a folder" if target.is_dir() else f"its folder {target.parent} does not exist"
+        raise ConfigError(
+            f"--output {output}: {what}\n"
+            "TIP: pass --output a file in a folder that exists (create the folder first)."
+        )
     for path in files:
-        if path.resolve() == target:
+        if path.resolve() == target.resolve():
             raise ConfigError(
                 f"--output {output} is the cassette {path}: the report would replace it\n"
                 "TIP: pass --output a file outside the cassettes, e.g. `--output drift.json`."
@@ -286,10 +279,9 @@ def _check(args: argparse.Namespace, env: Mapping[str, str], output: Output) -> 
         )
     load_catalogs(args.catalog)
     rules = _rules(args)
-    _check_output(args.output)
     loaded = load(*find(args.paths))
     files, recorded = loaded.files, list(loaded.recorded)
-    _not_a_cassette_of(args.output, files)
+    _check_output(args.output, files)
     if not files:
         passed = "".join(f"; skipped {p.origin}: {p.message}" for p in loaded.skipped)
         raise ConfigError(

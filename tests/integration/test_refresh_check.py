@@ -1,8 +1,8 @@
 """`cassette-refresh check` against a live side: drift found, behaviour let through, and every
 way the live side or the input can fail (exit 2 with ERROR and TIP, a report when asked).
 
-The emulator plays the live providers; a small loopback stub plays what it cannot (a slow
-endpoint that counts the calls in flight). The shared helpers here
+The emulator plays the live providers; a slow provider object handed to the command plays what
+it cannot (it counts the calls in flight). The shared helpers here
 (``REQUESTS``, ``record_cassette``, ``sha_of``) serve the other refresh tests.
 """
 
@@ -13,22 +13,18 @@ import dataclasses
 import hashlib
 import json
 import secrets
-import threading
-import time
 from collections.abc import Iterator, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 import yaml
 
 import cassette_refresh.cli
 from cassette_refresh import (
     DEFAULT_ENDPOINTS,
-    LiveCall,
     ProviderReissuer,
-    built_in_reissuer,
     find_cassettes,
     run_check,
 )
@@ -39,11 +35,12 @@ from cassettes_core import (
     LLMResponse,
     ProviderError,
     RecordedError,
-    StreamEvent,
+    Recorder,
 )
 from cassettes_core.providers import FakeProvider
 from cassettes_core.store import Manifest, read_snapshot, render
 from cassettes_core.testing.emulator import Emulator
+from cassettes_core.transport.httpx2 import CassetteTransport
 from tests.helpers.factories import chat_body
 
 TOOLS_OPENAI = [
@@ -91,53 +88,21 @@ def sha_of(path: Path) -> str:
 def record_cassette(
     emu: Emulator, path: Path, requests: Sequence[tuple[str, dict[str, Any], dict[str, Any]]]
 ) -> Path:
-    """Write a cassette of ``(provider, stored request, request actually answered)`` triples."""
-    env = {
-        "OPENAI_BASE_URL": emu.openai_base_url,
-        "OPENAI_API_KEY": emu.api_key,
-        "ANTHROPIC_BASE_URL": emu.anthropic_base_url,
-        "ANTHROPIC_API_KEY": emu.api_key,
-    }
-
-    async def answers() -> list[Any]:
-        reissuer = built_in_reissuer({provider for provider, _, _ in requests}, env)
-        try:
-            return [
-                await reissuer.reissue(
-                    LiveCall(
-                        provider,
-                        DEFAULT_ENDPOINTS[provider],
-                        asked,
-                        stream=bool(asked.get("stream")),
-                    )
-                )
-                for provider, _, asked in requests
-            ]
-        finally:
-            await reissuer.aclose()
-
+    """A cassette of ``(provider, stored request, request actually answered)`` triples: the
+    answered requests are recorded from the emulator by the real recorder, then each stored
+    request put in its place (unguarded: a stored request may hold a key)."""
+    headers = {"authorization": f"Bearer {emu.api_key}", "x-api-key": emu.api_key}
+    with httpx2.Client(transport=CassetteTransport(Recorder(path, mode="record"))) as http:
+        for provider, _, asked in requests:
+            http.post(emu.url + DEFAULT_ENDPOINTS[provider], json=asked, headers=headers)
+    recorded = read_snapshot(path)
     interactions = []
-    for seq, ((provider, stored, _), live) in enumerate(
-        zip(requests, asyncio.run(answers()), strict=True), start=1
-    ):
+    for interaction, (provider, stored, _) in zip(recorded.interactions, requests, strict=True):
         request = LLMRequest.from_body(provider, stored)
-        if live.events is not None:
-            stream = tuple(StreamEvent(data=d, event=e, t_ms=0) for e, d in live.events)
-            response = None
-        else:
-            stream, response = None, LLMResponse(body=live.body, status=200)
         interactions.append(
-            Interaction(
-                seq=seq,
-                digest=request.digest(),
-                request=request,
-                endpoint=DEFAULT_ENDPOINTS[provider],
-                response=response,
-                stream=stream,
-                duration_ms=5,
-            )
+            dataclasses.replace(interaction, request=request, digest=request.digest())
         )
-    path.write_text(render(Manifest.current(), interactions), encoding="utf-8")
+    path.write_text(render(recorded.manifest or Manifest.current(), interactions), encoding="utf-8")
     return path
 
 
@@ -446,34 +411,6 @@ def test_an_unexpected_failure_is_exit_2_with_a_report(cli: _Cli) -> None:
     assert report["error"].startswith("unexpected RuntimeError: boom")
 
 
-class _Stub(ThreadingHTTPServer):
-    """A chat endpoint that answers after a pause and remembers the most calls in flight (a
-    failing stream is the unit tests' business: test_refresh_reissue)."""
-
-    daemon_threads = True
-
-    def __init__(self, delay: float = 0.1) -> None:
-        super().__init__(("127.0.0.1", 0), _StubHandler)
-        self.delay = delay
-        self.lock = threading.Lock()
-        self.in_flight = self.max_in_flight = self.calls = 0
-        self.content = "hi"
-
-    def __enter__(self) -> _Stub:
-        self.thread = threading.Thread(target=self.serve_forever, args=(0.05,), daemon=True)
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.shutdown()
-        self.server_close()
-        self.thread.join()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
-
-
 CHAT: dict[str, Any] = {
     "id": "chatcmpl-1",
     "object": "chat.completion",
@@ -485,37 +422,31 @@ CHAT: dict[str, Any] = {
 }
 
 
-class _StubHandler(BaseHTTPRequestHandler):
-    server: _Stub
+class _Slow(FakeProvider):
+    """The live chat endpoint the command is given: it answers ``content`` after a pause and
+    remembers the most calls in flight (a failing stream is test_refresh_reissue's)."""
 
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet."""
+    def __init__(self) -> None:
+        super().__init__(lambda request: LLMResponse(body=CHAT), name="openai.chat")
+        self.in_flight = self.max_in_flight = 0
+        self.content = "hi"
 
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers["content-length"]))
-        stub = self.server
-        with stub.lock:
-            stub.calls += 1
-            stub.in_flight += 1
-            stub.max_in_flight = max(stub.max_in_flight, stub.in_flight)
-        time.sleep(stub.delay)
-        with stub.lock:
-            stub.in_flight -= 1
-        choice = {**CHAT["choices"][0], "message": {"role": "assistant", "content": stub.content}}
-        data = json.dumps({**CHAT, "id": f"chatcmpl-{time.monotonic_ns()}", "choices": [choice]})
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data.encode())))
-        self.end_headers()
-        self.wfile.write(data.encode())
+    async def acomplete(self, request: LLMRequest) -> LLMResponse:
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        await asyncio.sleep(0.05)
+        self.in_flight -= 1
+        self.complete(request)
+        message = {"role": "assistant", "content": self.content}
+        return LLMResponse(body={**CHAT, "choices": [{**CHAT["choices"][0], "message": message}]})
 
 
 @pytest.fixture
-def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Stub]:
-    with _Stub() as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
-        monkeypatch.setenv("OPENAI_API_KEY", "stub-key-0123456789")
-        yield server
+def stub(monkeypatch: pytest.MonkeyPatch) -> _Slow:
+    slow = _Slow()
+    reissuer = ProviderReissuer({"openai.chat": slow}, require_json=True)
+    monkeypatch.setattr(cassette_refresh.cli, "built_in_reissuer", lambda *a, **k: reissuer)
+    return slow
 
 
 def chat_interaction(seq: int, text: str, **outcome: Any) -> Interaction:
@@ -537,7 +468,7 @@ def write_cassette(path: Path, interactions: list[Interaction]) -> Path:
 
 
 def test_concurrency_is_bounded(
-    stub: _Stub, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    stub: _Slow, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """--concurrency N keeps at most N calls in flight, and does use them."""
     answer = LLMResponse(body=CHAT)
@@ -546,12 +477,12 @@ def test_concurrency_is_bounded(
     )
     code, report = check_json(capsys, str(tmp_path), "--concurrency", "2")
     assert (code, report["summary"]["compared"]) == (0, 6)
-    assert stub.calls == 6
+    assert len(stub.calls) == 6
     assert stub.max_in_flight == 2
 
 
 def test_recorded_errors_and_unknown_providers_are_skipped(
-    stub: _Stub, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    stub: _Slow, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A recorded 429 is kept for replay, not re-issued; a provider of one's own is skipped."""
     error = RecordedError(kind="http_status", status=429, body={"error": "slow down"})
@@ -563,7 +494,7 @@ def test_recorded_errors_and_unknown_providers_are_skipped(
     ]
     code, report = check_json(capsys, str(write_cassette(tmp_path / "c.yaml", interactions)))
     assert code == 0
-    assert stub.calls == 1
+    assert len(stub.calls) == 1
     reasons = [s["message"] for s in report["skipped"]]
     assert reasons[0].startswith("recorded an error")
     assert reasons[1] == "no live re-issuer for provider 'acme.grpc'"
@@ -573,7 +504,7 @@ def test_recorded_errors_and_unknown_providers_are_skipped(
 
 
 def test_write_goes_through_the_secret_guard(
-    stub: _Stub, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    stub: _Slow, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A live answer holding a key is refused: exit 2, the cassette left byte for byte; with
     --allow-secret VALUE (repeatable, handed to the guard) it is written."""

@@ -459,7 +459,8 @@ def test_each_refused_file_stands_alone_and_the_tip_covers_every_kind(
     extra = pytester.path / "cassettes" / "extra"
     extra.mkdir()
     risky_ask, plain_ask = chat_body(f"Is {leaked} valid?"), chat_body("Capital of Spain?")
-    risky = record_cassette(provider, extra / "risky.yaml", [("openai.chat", risky_ask, risky_ask)])
+    # stored with the key, answered as the plain question (the recorder would refuse the key)
+    risky = record_cassette(provider, extra / "risky.yaml", [("openai.chat", risky_ask, plain_ask)])
     plain = record_cassette(provider, extra / "plain.yaml", [("openai.chat", plain_ask, plain_ask)])
     before = {path: sha_of(path) for path in (chain, risky, plain)}
     provider.set_drift("field_added")
@@ -508,5 +509,5 @@ def test_the_refusal_reads_well_in_a_real_process_and_in_markdown(
     capsys.readouterr()
     assert main(["check", str(cassette), "--write", "--markdown", "--no-progress"]) == 2
     markdown = capsys.readouterr().out
-    assert f"- not `{cassette}`: refused to rewrite" in markdown
+    assert f"- not re-recorded `{cassette}`: refused to rewrite" in markdown
     assert "--cassette-mode=record" in markdown

@@ -191,7 +191,7 @@ def test_a_failure_after_the_check_keeps_what_was_done() -> None:
     assert "TIP: review each change" not in text
     markdown = render_markdown(result)
     assert "### Error" in markdown
-    assert "- not `b.yaml`: refused" in markdown
+    assert "- not re-recorded `b.yaml`: refused" in markdown
 
 
 def test_an_error_before_any_comparison() -> None:
