@@ -650,7 +650,8 @@ class CassetteFile:
     @contextlib.contextmanager
     def _locked(self, *, last: bool = False, wait: bool = True) -> Iterator[None]:
         """Hold the file's lock; ``last``: remove the lock file before letting go (a waiter
-        that locked the removed file sees it and tries again), so none is left behind."""
+        that locked the removed file sees it and tries again), so none is left behind. It goes
+        too when nothing is beside it (a refused first write wrote neither file)."""
         try:
             Path(self._lock.lock_file).parent.mkdir(parents=True, exist_ok=True)
             self._lock.acquire(timeout=None if wait else 0)
@@ -665,7 +666,7 @@ class CassetteFile:
         try:
             yield
         finally:
-            if last:
+            if last or (_stat(self.path) is None and _stat(journal_path(self.path)) is None):
                 with contextlib.suppress(OSError):
                     os.unlink(self._lock.lock_file)
             self._lock.release()
