@@ -10,7 +10,9 @@ carry credentials are never stored: the recorder strips them, the guard refuses 
 
 from __future__ import annotations
 
+import logging
 import re
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,6 +98,18 @@ class SecretFinding:
         return f"{where}: {self.kind} ({self.preview})"
 
 
+def _plugins() -> PluginScanner:
+    """detect-secrets' plugins, imported on first use (heavy). Its import calls
+    ``logging.captureWarnings(True)``: every later warning of the process (ours, the user's)
+    would go to the logging module, unseen by ``pytest.warns`` and ``-W error``. Undone."""
+    shown = warnings.showwarning
+    from cassettes_core.secrets._plugins import plugin_scanner
+
+    if warnings.showwarning is not shown:
+        logging.captureWarnings(False)
+    return plugin_scanner()
+
+
 class SecretGuard:
     """Scans interactions before they are written, and refuses those that hold a secret.
 
@@ -105,9 +119,7 @@ class SecretGuard:
     def __init__(self, *, allow: Iterable[str] = ()) -> None:
         allowed = [value for value in allow if value]
         self._allow = frozenset([*allowed, *(fold(value) for value in allowed)])
-        from cassettes_core.secrets._plugins import plugin_scanner  # detect-secrets: heavy
-
-        self._plugins: PluginScanner = plugin_scanner()
+        self._plugins: PluginScanner = _plugins()
 
     def scan(
         self, interaction: Mapping[str, Any], *, seq: int | None = None

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -104,6 +107,35 @@ def test_best_effort_drops_with_a_warning_and_never_raises(tmp_path: Path) -> No
     assert not path.exists()
     provider.complete(chat_request("two"))
     assert len(yaml.safe_load(path.read_text())["interactions"]) == 1
+
+
+def test_the_first_guard_of_a_process_leaves_its_warnings_alone(tmp_path: Path) -> None:
+    """detect-secrets' import turns on ``logging.captureWarnings``: a best-effort drop in a
+    fresh process (the guard loaded by that very write) must still reach ``catch_warnings``,
+    and so must every later warning of the user's."""
+    code = f"""
+        import warnings
+        from cassettes_core import CassetteProvider, FakeProvider, LLMResponse
+        from tests.helpers.factories import chat_request
+        from tests.helpers.fake_secrets import openai_key
+        leaky = LLMResponse({{"choices": [{{"message": {{"content": openai_key()}}}}]}})
+        path = {str(tmp_path / "c.yaml")!r}
+        provider = CassetteProvider(FakeProvider([leaky]), path, mode="record", best_effort=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            provider.complete(chat_request("one"))
+            warnings.warn("the user's own")
+        print(sorted(type(w.message).__name__ for w in caught))
+    """
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["['UnsafeInteractionDroppedWarning',", "'UserWarning']"]
 
 
 def test_auth_and_cookie_headers_are_stripped_not_refused(tmp_path: Path) -> None:
