@@ -20,6 +20,7 @@ from cassettes_core import (
     Recorder,
 )
 from cassettes_core.events import Cursor
+from cassettes_core.modes import ModeChoice
 from cassettes_core.usage import usage_of
 from pytest_plugin._report import (
     LEAVE_ALONE,
@@ -66,7 +67,7 @@ class CassetteSession:
         self._shown_mode = "record" if spec.mode.mode is Mode.AUTO and not existed else mode.value
         self.recorder = Recorder(
             spec.path,
-            mode=mode,
+            mode=ModeChoice(mode, spec.mode.source),  # resolved once, by the spec
             rerecord_hint=spec.rerecord_hint,
             run_id=run_id,  # one per test run, shared by xdist workers: `record` rewrites once
             **spec.recorder_options,
