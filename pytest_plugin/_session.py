@@ -270,18 +270,8 @@ def close_session(session: CassetteSession, state: PluginState, *, fixture: bool
     state.tally.records.append(record)
 
 
-def close_for_fixture(
-    session: CassetteSession, state: PluginState, raised: BaseException | None
-) -> None:
-    """Close a fixture's own cassette and fail (its setup or teardown) on its problems."""
-    close_session(session, state, fixture=True)
-    if not isinstance(raised, LEAVE_ALONE):
-        fail_on_problems(session, raised)
-
-
 def fail_on_problems(session: CassetteSession, raised: BaseException | None) -> None:
     """Fail (a fixture's setup or teardown) on the problems not reported yet."""
-
     problems = Problems(session.take("missed"), session.take("blocked"), session.take("refused"))
     if problems.every:
         text = problems_failure(problems, raised, session.path)
@@ -432,4 +422,6 @@ def cassette_for(
         raise
     finally:
         state.fixtures.remove((fixture, session))
-        close_for_fixture(session, state, raised)
+        close_session(session, state, fixture=True)
+        if not isinstance(raised, LEAVE_ALONE):
+            fail_on_problems(session, raised)  # its teardown's problems fail the teardown
