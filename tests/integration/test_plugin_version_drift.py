@@ -80,7 +80,7 @@ def test_drift_is_listed_once_per_cassette_unless_the_policy_asks_for_more(
     ``cassette_version_drift = warn`` the warning is the user's to filter: under
     filterwarnings = error the drifted tests error, and the documented filter silences it
     (the summary still lists it). With ``error``: a VersionDriftError naming the file and the
-    versions."""
+    versions. A test's own recorder reports to the summary too."""
     sdks = installed_sdks()
     bumps: dict[str, str] = {"anthropic": "0.0.1"}
     for name in ("httpx", "httpx2"):
@@ -126,6 +126,21 @@ def test_drift_is_listed_once_per_cassette_unless_the_policy_asks_for_more(
         [
             "VersionDriftError: cassette */cassettes/test_drift/test_own.yaml was recorded with "
             "other versions (openai: 0.0.1 → *), and version drift is an error here*",
+        ]
+    )
+    # No marker, no fixture: a test's own CassetteProvider on the drifted cassette passes
+    # under filterwarnings = error, and the session summary lists the drift.
+    pytester.makeini(STRICT_INI)
+    (pytester.path / "test_drift.py").unlink()
+    own = pytester.path / "cassettes" / "test_drift" / "test_own.yaml"
+    pytester.makepyfile(test_plain=OWN_RECORDER.format(path=str(own)))
+    result = run(pytester)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*= provider-cassettes =*",
+            "version drift: 1 cassette recorded with other versions than installed *",
+            "  cassettes/test_drift/test_own.yaml: openai: 0.0.1 → *",
         ]
     )
     assert recorded.hits == 0
@@ -212,23 +227,3 @@ def test_own_recorder():
     request = LLMRequest.from_body("openai.chat", {{"model": "gpt-4o-mini", "messages": messages}})
     assert provider.complete(request)
 """
-
-
-def test_a_tests_own_recorder_reports_to_the_summary_too(
-    pytester: pytest.Pytester, recorded: Emulator
-) -> None:
-    """No marker, no fixture: a test's own CassetteProvider on a drifted cassette passes under
-    filterwarnings = error, and the session summary lists the drift."""
-    own = pytester.path / "cassettes" / "test_drift" / "test_own.yaml"
-    _set_versions(own, openai="0.0.1")
-    (pytester.path / "test_drift.py").unlink()
-    pytester.makepyfile(test_plain=OWN_RECORDER.format(path=str(own)))
-    result = run(pytester)
-    result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(
-        [
-            "*= provider-cassettes =*",
-            "version drift: 1 cassette recorded with other versions than installed *",
-            "  cassettes/test_drift/test_own.yaml: openai: 0.0.1 → *",
-        ]
-    )
