@@ -202,22 +202,6 @@ def test_the_library_counts_on_a_minor_change_only() -> None:
     assert str(minor[0]) == "provider-cassettes: 0.1.0 → 0.2.0"
 
 
-@pytest.mark.slow
-def test_xdist_workers_report_drift_once_per_cassette(
-    pytester: pytest.Pytester, recorded: Emulator
-) -> None:
-    """Two workers replay the shared cassette: the controller's summary lists it once."""
-    for path in _cassettes(pytester):
-        _set_versions(path, openai="0.0.1")
-    result = pytester.runpytest_subprocess(
-        "-n", "2", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", timeout=120
-    )
-    result.assert_outcomes(passed=3)
-    output = result.stdout.str()
-    assert output.count("cassettes/shared.yaml: openai: 0.0.1 → ") == 1
-    assert output.count("cassettes/test_drift/test_own.yaml: openai: 0.0.1 → ") == 1
-
-
 OWN_RECORDER = """
 from cassettes_core import CassetteProvider, FakeProvider, LLMRequest
 
