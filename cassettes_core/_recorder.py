@@ -34,7 +34,7 @@ from cassettes_core._record_errors import (
 from cassettes_core._request import DEFAULT_POLICY, LLMRequest, MatchPolicy
 from cassettes_core.digest import MAX_DEPTH, depth_of, normalise
 from cassettes_core.events import CallEvent, CallLog, RecorderStats
-from cassettes_core.modes import MODES, Mode, resolve
+from cassettes_core.modes import MODES, Mode, ModeChoice, resolve
 from cassettes_core.options import BeforeRecord, RerecordHint
 from cassettes_core.store import (
     Cassette,
@@ -59,16 +59,16 @@ class Recorder:
     """One cassette file used in one mode.
 
     ``mode`` is the explicit choice (``None`` resolves from the environment, see
-    :mod:`cassettes_core.modes`); ``auto`` becomes ``replay`` when the file exists and
-    ``append`` (recording what is missing) when it does not. What happened to each call is
-    in :attr:`log`; :attr:`stats` counts it.
+    :mod:`cassettes_core.modes`; a :class:`ModeChoice` is already resolved); ``auto``
+    becomes ``replay`` when the file exists and ``append`` (recording what is missing) when
+    it does not. What happened to each call is in :attr:`log`; :attr:`stats` counts it.
     """
 
     def __init__(
         self,
         path: Path | str,
         *,
-        mode: str | Mode | None = None,
+        mode: str | Mode | ModeChoice | None = None,
         policy: MatchPolicy = DEFAULT_POLICY,
         repeat_last: bool = False,
         before_record: BeforeRecord | None = None,
@@ -85,8 +85,7 @@ class Recorder:
         check_drift_policy(on_version_drift)
         self.best_effort = best_effort
         self.run_id = run_id
-        choice = resolve(marker=mode)
-        self.requested_mode = choice.mode
+        choice = mode if isinstance(mode, ModeChoice) else resolve(marker=mode)
         self.policy = policy
         self.before_record = before_record
         self.rerecord_hint = rerecord_hint
@@ -96,7 +95,7 @@ class Recorder:
         self._lock = threading.Lock()
         self._first_write = True
         loaded = None
-        if self.requested_mode is Mode.AUTO or MODES[self.requested_mode].loads:
+        if choice.mode is Mode.AUTO or MODES[choice.mode].loads:
             loaded = load_cassette(self.path, policy=policy, repeat_last=repeat_last)
         self.mode = choice.on_file(loaded is not None)
         if self.records:

@@ -846,6 +846,13 @@ def _refuse(error: Exception | None) -> None:
         raise error
 
 
+def _refuse_request(via: str, method: str, url: str, host: Any, port: Any) -> None:
+    """The verdict on one request line of an HTTP client seam: its real target, its hint."""
+    host, port = _target(url, host, port)
+    hint = _call_hint(method, url, host, port)
+    _refuse(check(host, port, via=via, method=method, path=url, hint=hint))
+
+
 # -- socket: the backstop -------------------------------------------------------------------
 
 
@@ -900,9 +907,7 @@ def _patch_http_client() -> None:
         def putrequest(self: Any, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
             host = getattr(self, "_tunnel_host", None) or self.host
             port = getattr(self, "_tunnel_port", None) or self.port
-            host, port = _target(str(url), host, port)
-            hint = _call_hint(method, str(url), host, port)
-            _refuse(check(host, port, via="http.client", method=method, path=url, hint=hint))
+            _refuse_request("http.client", method, str(url), host, port)
             return original(self, method, url, *args, **kwargs)
 
         return putrequest
@@ -919,9 +924,7 @@ def _patch_urllib3(connectionpool: Any) -> None:
     def guarded(original: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(original)
         def urlopen(self: Any, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
-            host, port = _target(str(url), self.host, self.port)
-            hint = _call_hint(method, str(url), host, port)
-            _refuse(check(host, port, via="urllib3", method=method, path=str(url), hint=hint))
+            _refuse_request("urllib3", method, str(url), self.host, self.port)
             return original(self, method, url, *args, **kwargs)
 
         return urlopen
@@ -937,11 +940,7 @@ def _patch_aiohttp(connector: Any) -> None:
         @functools.wraps(original)
         async def connect(self: Any, req: Any, *args: Any, **kwargs: Any) -> Any:
             url = req.url
-            _refuse(
-                check(url.raw_host or url.host, url.port, via="aiohttp", method=req.method,
-                      path=url.raw_path,
-                      hint=_call_hint(req.method, url.raw_path, url.raw_host or url.host, url.port))
-            )  # fmt: skip
+            _refuse_request("aiohttp", req.method, url.raw_path, url.raw_host or url.host, url.port)
             return await original(self, req, *args, **kwargs)
 
         return connect

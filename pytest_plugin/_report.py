@@ -608,35 +608,26 @@ STRICT_ID = "cassette-strict"
 
 
 def judge_run(session: pytest.Session, state: PluginState) -> None:
-    """Judge strict shared cassettes over the run; each failure is an error of its own (in the
-    short summary and the count), and the run exits 1."""
+    """Judge strict shared cassettes with unused interactions over the run (module doc): each
+    failure is an error of its own (in the short summary and the count), and the run exits 1."""
     config = session.config
-    unused = [u for u in state.tally.unused() if u.strict and u.shared]
-    state.verdict = judge(config, state.users, state.tally.records, unused)
-    base = str(config.invocation_params.dir)
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    for item in state.verdict.failed:
-        if reporter is not None:
-            reporter.stats.setdefault("error", []).append(failure_report(item, base))
-    if state.verdict.failed and session.exitstatus in (0, pytest.ExitCode.NO_TESTS_COLLECTED):
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-
-def judge(
-    config: pytest.Config, users: Users, records: Sequence[CassetteRecord], unused: list[Unused]
-) -> Verdict:
-    """Which strict shared cassettes with unused interactions fail this run (module doc)."""
     failed: list[Unused] = []
     waived: list[tuple[Unused, str]] = []
-    for item in unused:
-        if not (item.strict and item.shared):
-            continue
-        why = _incomplete(config, users, records, item.path)
-        if why is None:
-            failed.append(item)
-        else:
-            waived.append((item, why))
-    return Verdict(tuple(failed), tuple(waived))
+    for item in state.tally.unused():
+        if item.strict and item.shared:
+            why = _incomplete(config, state.users, state.tally.records, item.path)
+            if why is None:
+                failed.append(item)
+            else:
+                waived.append((item, why))
+    state.verdict = Verdict(tuple(failed), tuple(waived))
+    base = str(config.invocation_params.dir)
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    for item in failed:
+        if reporter is not None:
+            reporter.stats.setdefault("error", []).append(failure_report(item, base))
+    if failed and session.exitstatus in (0, pytest.ExitCode.NO_TESTS_COLLECTED):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def _incomplete(

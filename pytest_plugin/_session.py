@@ -20,6 +20,7 @@ from cassettes_core import (
     Recorder,
 )
 from cassettes_core.events import Cursor
+from cassettes_core.modes import ModeChoice
 from cassettes_core.usage import usage_of
 from pytest_plugin._report import (
     LEAVE_ALONE,
@@ -66,7 +67,7 @@ class CassetteSession:
         self._shown_mode = "record" if spec.mode.mode is Mode.AUTO and not existed else mode.value
         self.recorder = Recorder(
             spec.path,
-            mode=mode,
+            mode=ModeChoice(mode, spec.mode.source),  # resolved once, by the spec
             rerecord_hint=spec.rerecord_hint,
             run_id=run_id,  # one per test run, shared by xdist workers: `record` rewrites once
             **spec.recorder_options,
@@ -269,18 +270,8 @@ def close_session(session: CassetteSession, state: PluginState, *, fixture: bool
     state.tally.records.append(record)
 
 
-def close_for_fixture(
-    session: CassetteSession, state: PluginState, raised: BaseException | None
-) -> None:
-    """Close a fixture's own cassette and fail (its setup or teardown) on its problems."""
-    close_session(session, state, fixture=True)
-    if not isinstance(raised, LEAVE_ALONE):
-        fail_on_problems(session, raised)
-
-
 def fail_on_problems(session: CassetteSession, raised: BaseException | None) -> None:
     """Fail (a fixture's setup or teardown) on the problems not reported yet."""
-
     problems = Problems(session.take("missed"), session.take("blocked"), session.take("refused"))
     if problems.every:
         text = problems_failure(problems, raised, session.path)
@@ -431,4 +422,6 @@ def cassette_for(
         raise
     finally:
         state.fixtures.remove((fixture, session))
-        close_for_fixture(session, state, raised)
+        close_session(session, state, fixture=True)
+        if not isinstance(raised, LEAVE_ALONE):
+            fail_on_problems(session, raised)  # its teardown's problems fail the teardown

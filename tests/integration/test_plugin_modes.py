@@ -157,13 +157,19 @@ def test_a_mode_variable_naming_no_mode_stops_the_run_before_the_guard_reads_it(
 # -- unused interactions and strict -------------------------------------------------------
 
 
-def test_unused_interactions_are_listed_per_cassette(
+def test_unused_interactions_are_listed_and_strict_fails_on_them_outside_append(
     pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """An interaction the test no longer asks for is reported with its seq, and passes."""
+    """An interaction the test no longer asks for is reported with its seq, and passes. Strict
+    (the option or the marker) turns it into a teardown error naming each seq; in append the
+    cassette is being updated: it is reported, not failed."""
     record(pytester, live, ["one", "two"])
-    write(pytester, ["one"])
+    write(pytester, ["one"], "strict=True")
+    result = run(pytester, "--cassette-mode=append")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*0 recorded, 0 missed, 1 unused"])
     monkeypatch.setenv("CI", "true")
+    write(pytester, ["one"])
     result = run(pytester)
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
@@ -173,45 +179,19 @@ def test_unused_interactions_are_listed_per_cassette(
             f"  {CASSETTE}: seq 2  (test_it.py::test_it)",
         ]
     )
-
-
-@pytest.mark.parametrize(
-    ("marker", "args"),
-    [
-        pytest.param("", ("--cassette-strict",), id="option"),
-        pytest.param("strict=True", (), id="marker"),
-    ],
-)
-def test_strict_fails_on_unused(
-    pytester: pytest.Pytester,
-    live: Emulator,
-    monkeypatch: pytest.MonkeyPatch,
-    marker: str,
-    args: tuple[str, ...],
-) -> None:
-    """Strict turns unused interactions into a teardown error naming each seq."""
-    record(pytester, live, ["one", "two"])
-    write(pytester, ["one"], marker)
-    monkeypatch.setenv("CI", "true")
-    result = run(pytester, *args)
-    result.assert_outcomes(passed=1, errors=1)
-    result.stdout.fnmatch_lines(
-        [
-            "*ERROR at teardown of test_it*",
-            f"1 unused interaction in */{CASSETTE} (recorded, never played by this test), *",
-            "  seq 2: openai.chat gpt-4o-mini",
-            "  re-record: pytest test_it.py::test_it --cassette-mode=record *",
-        ]
-    )
-
-
-def test_strict_does_not_fail_append(pytester: pytest.Pytester, live: Emulator) -> None:
-    """In append the cassette is being updated: unused ones are reported, not failed."""
-    record(pytester, live, ["one", "two"])
-    write(pytester, ["one"], "strict=True")
-    result = run(pytester, "--cassette-mode=append")
-    result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*0 recorded, 0 missed, 1 unused"])
+    for marker, args in (("", ("--cassette-strict",)), ("strict=True", ())):
+        write(pytester, ["one"], marker)
+        result = run(pytester, *args)
+        result.assert_outcomes(passed=1, errors=1)
+        result.stdout.fnmatch_lines(
+            [
+                "*ERROR at teardown of test_it*",
+                f"1 unused interaction in */{CASSETTE} (recorded, never played by this test), *",
+                "  seq 2: openai.chat gpt-4o-mini",
+                "  re-record: pytest test_it.py::test_it --cassette-mode=record *",
+            ]
+        )
+    assert live.hits == 0
 
 
 SHARED = """

@@ -72,37 +72,33 @@ def test_a_first_run_with_a_wrong_key_fails_and_writes_nothing(
     assert not (pytester.path / "cassettes").exists()
 
 
-@pytest.mark.parametrize("where", ["marker", "ini"])
 def test_record_errors_all_records_the_401_which_then_replays(
     pytester: pytest.Pytester,
     provider: Emulator,
     wrong_key: str,
     monkeypatch: pytest.MonkeyPatch,
-    where: str,
 ) -> None:
-    """With the marker keyword or the ini option the 401 is recorded, and replays in CI."""
-    marker = '(record_errors="all")' if where == "marker" else ""
-    if where == "ini":
-        pytester.makeini(PLUGIN_INI + "cassette_record_errors = all\n")
-    pytester.makepyfile(test_chat=CHAT.format(marker=marker, body=EXPECT_401))
+    """With the marker keyword, then the ini option, the 401 is recorded and replays in CI;
+    under the ini's all, a marker's useful (closer to the test) wins and records nothing."""
+    pytester.makepyfile(test_marker=CHAT.format(marker='(record_errors="all")', body=EXPECT_401))
     run(pytester).assert_outcomes(passed=1)
-    cassette = pytester.path / "cassettes" / "test_chat" / "test_chat.yaml"
-    assert "status: 401" in cassette.read_text(encoding="utf-8")
+    pytester.makeini(PLUGIN_INI + "cassette_record_errors = all\n")
+    pytester.makepyfile(
+        test_ini=CHAT.format(marker="", body=EXPECT_401),
+        test_useful=CHAT.format(marker='(record_errors="useful")', body=ASK),
+    )
+    result = run(pytester)
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["UnrecordedFailureError: *"])
+    for name in ("test_marker", "test_ini"):
+        cassette = pytester.path / "cassettes" / name / "test_chat.yaml"
+        assert "status: 401" in cassette.read_text(encoding="utf-8")
+    assert not (pytester.path / "cassettes" / "test_useful").exists()
+    (pytester.path / "test_useful.py").unlink()
     monkeypatch.setenv("CI", "true")
     hits = provider.hits
-    result = run(pytester)
-    result.assert_outcomes(passed=1)
+    run(pytester).assert_outcomes(passed=2)
     assert provider.hits == hits
-
-
-def test_the_marker_beats_the_ini_option(
-    pytester: pytest.Pytester, provider: Emulator, wrong_key: str
-) -> None:
-    """ini all, marker useful: the marker (closer to the test) wins."""
-    pytester.makeini(PLUGIN_INI + "cassette_record_errors = all\n")
-    pytester.makepyfile(test_chat=CHAT.format(marker='(record_errors="useful")', body=ASK))
-    run(pytester).stdout.fnmatch_lines(["UnrecordedFailureError: *"])
-    assert not (pytester.path / "cassettes").exists()
 
 
 def test_a_bad_value_is_a_usage_error_or_a_config_error(

@@ -50,7 +50,7 @@ def test_workers_append_to_one_cassette_and_record_rewrites_it_once(
     """Eight tests on two workers append to one cassette: eight interactions, unique seqs.
     In ``record`` over an old shared cassette, the first writer of the run rewrites it and
     every other write of the run (any worker) appends, so nothing recorded is lost. The
-    next run replays every one under CI."""
+    next run replays every one under CI, and lists a drifted cassette once."""
     pytester.makeini(PLUGIN_INI)
     pytester.makepyfile(
         test_many=MANY,
@@ -77,9 +77,17 @@ def test_workers_append_to_one_cassette_and_record_rewrites_it_once(
     live.reset()
     monkeypatch.setenv("CI", "true")  # and the marker's mode taken off (it overrides CI)
     pytester.makepyfile(test_rewrite=MANY.replace(', mode="append"', "").replace("question", "q"))
-    second = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
+    shared = pytester.path / "cassettes" / "test_many" / "shared.yaml"
+    document = yaml.safe_load(shared.read_text(encoding="utf-8"))
+    document["manifest"]["sdks"]["openai"] = "0.0.1"  # recorded with another openai
+    shared.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    second = pytester.runpytest_subprocess(
+        "-n", "2", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", timeout=120
+    )  # fmt: skip
     second.assert_outcomes(passed=16)
     assert live.hits == 0
     second.stdout.fnmatch_lines(
         ["2 cassettes used by 16 tests: 16 interactions replayed, 0 recorded, 0 missed, 0 unused"]
     )
+    # Both workers replayed the drifted cassette: the controller's summary lists it once.
+    assert second.stdout.str().count("cassettes/test_many/shared.yaml: openai: 0.0.1 → ") == 1

@@ -213,14 +213,18 @@ def test_arm_and_disarm_restore_every_function_exactly() -> None:
     grpc = pytest.importorskip("grpc")
     aiohttp = pytest.importorskip("aiohttp")
     urllib3_pool = pytest.importorskip("urllib3.connectionpool").HTTPConnectionPool
-    before = (
-        socket.getaddrinfo,
-        socket.socket.__dict__.get("connect"),
-        http.client.HTTPConnection.putrequest,
-        urllib3_pool.urlopen,
-        aiohttp.BaseConnector.connect,
-        grpc.insecure_channel,
-    )
+
+    def seams() -> tuple[object, ...]:
+        return (
+            socket.getaddrinfo,
+            socket.socket.__dict__.get("connect"),
+            http.client.HTTPConnection.putrequest,
+            urllib3_pool.urlopen,
+            aiohttp.BaseConnector.connect,
+            grpc.insecure_channel,
+        )
+
+    before = seams()
     outer, inner = Guard(Policy()), Guard(Policy())
     arm(outer)
     arm(inner)
@@ -235,15 +239,7 @@ def test_arm_and_disarm_restore_every_function_exactly() -> None:
         disarm(inner)
         disarm(outer)
     assert armed() is None
-    after = (
-        socket.getaddrinfo,
-        socket.socket.__dict__.get("connect"),
-        http.client.HTTPConnection.putrequest,
-        urllib3_pool.urlopen,
-        aiohttp.BaseConnector.connect,
-        grpc.insecure_channel,
-    )
-    assert all(a is b for a, b in zip(after, before, strict=True))
+    assert all(a is b for a, b in zip(seams(), before, strict=True))
 
 
 def test_the_innermost_guard_decides_and_hears() -> None:

@@ -114,3 +114,6 @@ def test_the_recorder_reads_the_same_rule(tmp_path: Path, monkeypatch: pytest.Mo
     assert Recorder(tmp_path / "new.yaml", mode="auto").mode is Mode.APPEND
     monkeypatch.setenv("CASSETTE_MODE", "passthrough")
     assert Recorder(tmp_path / "new.yaml").mode is Mode.PASSTHROUGH
+    # A choice already resolved (the plugin's, once per test) is not resolved again.
+    monkeypatch.setenv("CI", "true")
+    assert Recorder(tmp_path / "new.yaml", mode=ModeChoice(Mode.AUTO, "x")).mode is Mode.APPEND
