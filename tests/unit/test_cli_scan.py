@@ -285,25 +285,17 @@ def test_pre_commit_hook_definition() -> None:
     assert not files.search("cassettes/readme.md")
 
 
-def test_json_report_of_a_missing_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A path that does not exist is an error in the JSON report, not a scanned cassette."""
+def test_json_report_of_a_missing_path_and_a_skipped_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A missing path is an error in the JSON report, not a scanned cassette; --json names each
+    skipped file and why."""
     code, out, _ = run(capsys, "--json", str(tmp_path / "nope"))
     report = json.loads(out)
     assert (code, report["summary"]["cassettes"], report["summary"]["errors"]) == (2, 0, 1)
-
-
-def test_json_report_lists_skipped_files(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """--json names each skipped file and why."""
     (tmp_path / "list.yaml").write_text("- a\n", encoding="utf-8")
     code, out, _ = run(capsys, "--json", str(tmp_path))
     report = json.loads(out)
-    assert code == 0
-    assert report["skipped"] == [
-        {
-            "path": str(tmp_path / "list.yaml"),
-            "reason": "not a cassette: the document is not a mapping",
-        }
-    ]
-    assert report["summary"]["skipped"] == 1
+    reason = "not a cassette: the document is not a mapping"
+    assert (code, report["summary"]["skipped"]) == (0, 1)
+    assert report["skipped"] == [{"path": str(tmp_path / "list.yaml"), "reason": reason}]

@@ -50,10 +50,7 @@ hunter2<3secure xxxHunter2 myD0g$pot! replace-Me-8821 3kT9vQ2mZ8pL1xW7
 """
 
 
-@pytest.mark.parametrize(
-    "value",
-    REAL_PASSWORDS.split(),
-)
+@pytest.mark.parametrize("value", REAL_PASSWORDS.split())
 def test_real_passwords_holding_placeholder_characters_are_not_placeholders(value: str) -> None:
     """A "$", a brace, "here", "your" or "replace" inside a password does not make it a stand-in."""
     assert not is_placeholder(value)

@@ -127,10 +127,7 @@ service_credential
 """
 
 
-@pytest.mark.parametrize(
-    "name",
-    CREDENTIAL_NAMES.split(),
-)
+@pytest.mark.parametrize("name", CREDENTIAL_NAMES.split())
 @pytest.mark.parametrize("value", [hex32, lambda: rand(86, B64) + "=="], ids=["hex", "base64"])
 def test_a_credential_named_field_of_a_body_is_refused(name: str, value: Any) -> None:
     """A body's field is named as a variable is in text: a structured `{"azureOpenAIKey": …}`
@@ -153,10 +150,7 @@ max_tokens item_key
 """
 
 
-@pytest.mark.parametrize(
-    "name",
-    OTHER_KEY_NAMES.split(),
-)
+@pytest.mark.parametrize("name", OTHER_KEY_NAMES.split())
 def test_fields_named_like_other_keys_pass(name: str) -> None:
     """Cache, page, sort, public and idempotency keys hold hex digests that open nothing (a
     32-hex value is refused in a credential-named field: the one next to it must pass)."""
