@@ -24,69 +24,49 @@ from tests.helpers.fake_secrets import assert_never_printed, fullwidth, openai_k
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _cassette(path: Path, request: dict[str, Any], response: dict[str, Any]) -> Path:
-    interaction = {
-        "seq": 1,
-        "digest": "ab" * 32,
-        "provider": "openai.chat",
-        "endpoint": "/v1/chat/completions",
-        "request": request,
-        **response,
-    }
-    document = {
-        "version": 1,
-        "manifest": {"library": "provider-cassettes 0.1.0"},
-        "interactions": [interaction],
-    }
+PLAIN = {"response": {"status": 200, "headers": {}, "body": {"id": "chatcmpl-abc"}}}
+
+
+def _messages(text: str) -> dict[str, Any]:
+    return {"model": "gpt-4o", "messages": [{"role": "user", "content": text}]}
+
+
+def _cassette(path: Path, request: dict[str, Any], response: dict[str, Any] = PLAIN) -> Path:
+    interaction = {"seq": 1, "digest": "ab" * 32, "provider": "openai.chat"}
+    interaction |= {"endpoint": "/v1/chat/completions", "request": request, **response}
+    document = {"version": 1, "manifest": {"library": "provider-cassettes 0.1.0"}}
+    document["interactions"] = [interaction]
     path.write_text(yaml.safe_dump(document, sort_keys=False, allow_unicode=True), "utf-8")
     return path
 
 
 def _existing_files(folder: Path, key: str) -> dict[str, Path]:
     """Cassettes written by hand (not through the guard), one per class of attack."""
-
-    def messages(text: str) -> dict[str, Any]:
-        return {"model": "gpt-4o", "messages": [{"role": "user", "content": text}]}
-
-    plain = {"response": {"status": 200, "headers": {}, "body": {"id": "chatcmpl-abc"}}}
     arguments = f'{{"cmd": "echo {key}", "cmd": "ls"}}'
     call = {"id": "call_1", "type": "function", "function": {"name": "sh", "arguments": arguments}}
     tools = {"model": "gpt-4o", "messages": [{"role": "assistant", "tool_calls": [call]}]}
     third = len(key) // 3
+    pieces = [(0, "Hi"), (1, key[:third]), (0, "!"), (1, key[third : 2 * third])]
     interleaved = [
         {"event": None, "data": {"choices": [{"index": i, "delta": {"content": t}}]}, "t_ms": 1}
-        for i, t in [
-            (0, "Hi"),
-            (1, key[:third]),
-            (0, "!"),
-            (1, key[third : 2 * third]),
-            (1, key[2 * third :]),
-        ]
+        for i, t in [*pieces, (1, key[2 * third :])]
     ]
+    assignment = f"AZURE_OPENAI_API_KEY={secrets.token_hex(16)}"
+    field = {**_messages("hi"), "metadata": {"azureOpenAIKey": secrets.token_hex(16)}}
     return {
-        "zero-width": _cassette(folder / "zw.yaml", messages(chr(0x200B).join(key)), plain),
-        "look-alike": _cassette(folder / "fw.yaml", messages(fullwidth(key)), plain),
-        "repeated-key": _cassette(folder / "dup.yaml", tools, plain),
-        "interleaved": _cassette(folder / "n2.yaml", messages("hi"), {"stream": interleaved}),
-        "assignment": _cassette(
-            folder / "env.yaml", messages(f"AZURE_OPENAI_API_KEY={secrets.token_hex(16)}"), plain
-        ),
-        "body-field": _cassette(
-            folder / "field.yaml",
-            {**messages("hi"), "metadata": {"azureOpenAIKey": secrets.token_hex(16)}},
-            plain,
-        ),
+        "zero-width": _cassette(folder / "zw.yaml", _messages(chr(0x200B).join(key))),
+        "look-alike": _cassette(folder / "fw.yaml", _messages(fullwidth(key))),
+        "repeated-key": _cassette(folder / "dup.yaml", tools),
+        "interleaved": _cassette(folder / "n2.yaml", _messages("hi"), {"stream": interleaved}),
+        "assignment": _cassette(folder / "env.yaml", _messages(assignment)),
+        "body-field": _cassette(folder / "field.yaml", field),
     }
 
 
 def test_cassettes_scan_flags_the_environment_credential_in_a_subprocess(tmp_path: Path) -> None:
     """The console script, in its own process, refuses its environment's credential."""
     value = f"{rand(6, string.ascii_lowercase)}.{rand(24)}"
-    path = _cassette(
-        tmp_path / "echo.yaml",
-        {"model": "gpt-4o", "messages": [{"role": "user", "content": f"token {value}"}]},
-        {"response": {"status": 200, "headers": {}, "body": {"id": "chatcmpl-abc"}}},
-    )
+    path = _cassette(tmp_path / "echo.yaml", _messages(f"token {value}"))
     script = Path(sys.executable).with_name("cassettes")
     env = {**os.environ, "DEPLOY_API_TOKEN": value, "NO_COLOR": "1"}
     result = subprocess.run(
@@ -107,11 +87,7 @@ def test_cassettes_scan_reads_what_loading_drops(
 ) -> None:
     """A key in a YAML comment of a hand-edited cassette is flagged, with its line."""
     key = openai_key()
-    path = _cassette(
-        tmp_path / "edited.yaml",
-        {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
-        {"response": {"status": 200, "headers": {}, "body": {"id": "chatcmpl-abc"}}},
-    )
+    path = _cassette(tmp_path / "edited.yaml", _messages("hi"))
     lines = path.read_text("utf-8").splitlines()
     lines.insert(2, f"# rotated the old key {key} today")
     path.write_text("\n".join(lines) + "\n", "utf-8")
