@@ -324,23 +324,15 @@ def test_a_huge_answer_with_secrets_at_its_ends_is_refused() -> None:
 # Keys without a prefix (Azure, Mistral, Cohere, Together) are found in auth positions.
 def _auth_cases() -> list[Any]:
     g = random.Random(5)
-    azure = r(g, 32, HEX)
-    mistral = r(g, 32)
-    cohere = r(g, 40)
-    together = r(g, 64, HEX)
+    azure, mistral, cohere, together = r(g, 32, HEX), r(g, 32), r(g, 40), r(g, 64, HEX)
 
     def query(name: str, value: str) -> tuple[dict[str, Any], str]:
-        interaction = base_interaction()
-        interaction["endpoint"] = f"/openai/deployments/gpt-4o/chat/completions?{name}={value}"
-        return interaction, f"endpoint?{name}"
+        endpoint = f"/openai/deployments/gpt-4o/chat/completions?{name}={value}"
+        return placed(lambda i: i.update(endpoint=endpoint), f"endpoint?{name}")
 
     def tool_field(name: str, value: str) -> tuple[dict[str, Any], str]:
-        interaction = base_interaction()
-        call = interaction["response"]["body"]["choices"][0]["message"]["tool_calls"][0]
-        call["function"]["arguments"] = json.dumps({"provider": "x", name: value})
-        return interaction, (
-            "response.body.choices[0].message.tool_calls[0].function.arguments(json)." + name
-        )
+        arguments = json.dumps({"provider": "x", name: value})
+        return placed(lambda i: function(i).update(arguments=arguments), f"{ARGUMENTS}.{name}")
 
     def error_echo(value: str) -> tuple[dict[str, Any], str]:
         interaction = base_interaction()
@@ -352,22 +344,19 @@ def _auth_cases() -> list[Any]:
         }
         return interaction, "error.body.error.request_headers.Authorization"
 
+    queries = [("api-key", azure), ("key", mistral), ("api_key", together)]
+    fields = [("api_key", mistral), ("token", cohere), ("client_secret", azure)]
+    fields += [("password", pw) for pw in ("Tr0ub4dor&3x", "Sunsh1ne$2024!", "wherearemykeys42")]
+    fields += [("db_password", "Yourmom1987!"), ("MISTRAL_API_KEY", mistral)]
+    fields += [
+        (name, cohere) for name in ("access_token", "refresh_token", "id_token", "api_token")
+    ]
     return [
-        pytest.param(*query("api-key", azure), azure, id="azure-hex-in-api-key-query"),
-        pytest.param(*query("key", mistral), mistral, id="mistral-in-key-query"),
-        pytest.param(*query("api_key", together), together, id="together-hex-in-api_key-query"),
-        pytest.param(*tool_field("api_key", mistral), mistral, id="mistral-in-api_key-field"),
-        pytest.param(*tool_field("token", cohere), cohere, id="cohere-in-token-field"),
-        pytest.param(*tool_field("client_secret", azure), azure, id="azure-in-client_secret"),
-        pytest.param(*tool_field("password", "Tr0ub4dor&3x"), "Tr0ub4dor&3x", id="password"),
-        pytest.param(*tool_field("password", "Sunsh1ne$2024!"), "Sunsh1ne$2024!", id="pw-dollar"),
-        pytest.param(*tool_field("password", "wherearemykeys42"), "wherearemykeys42", id="pw-here"),
-        pytest.param(*tool_field("db_password", "Yourmom1987!"), "Yourmom1987!", id="pw-your"),
-        pytest.param(*tool_field("access_token", cohere), cohere, id="access-token"),
-        pytest.param(*tool_field("refresh_token", cohere), cohere, id="refresh-token"),
-        pytest.param(*tool_field("id_token", cohere), cohere, id="id-token"),
-        pytest.param(*tool_field("api_token", cohere), cohere, id="api-token"),
-        pytest.param(*tool_field("MISTRAL_API_KEY", mistral), mistral, id="compound-api-key"),
+        *(pytest.param(*query(n, v), v, id=f"query-{n}") for n, v in queries),
+        *(
+            pytest.param(*tool_field(n, v), v, id=f"field-{n}-{k}")
+            for k, (n, v) in enumerate(fields)
+        ),
         pytest.param(*error_echo(f"Bearer {cohere}"), cohere, id="authorization-echoed-in-error"),
     ]
 
