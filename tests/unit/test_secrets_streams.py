@@ -115,14 +115,24 @@ def test_a_key_split_across_interleaved_deltas_is_refused(case: str) -> None:
     assert_masked(findings, key)
 
 
-def test_a_disguised_key_split_across_deltas_is_refused() -> None:
-    """Zero-width characters inside the pieces of a split key: joined, then normalised."""
+@pytest.mark.parametrize(
+    ("disguise", "kind"),
+    [
+        pytest.param(lambda key: "\u200b".join(key), "(hidden by", id="zero-width"),
+        pytest.param(lambda k: base64.b64encode(k.encode()).decode(), "(base64-", id="base64"),
+    ],
+)
+def test_a_disguised_key_split_across_deltas_is_refused(
+    disguise: Callable[[str], str], kind: str
+) -> None:
+    """Zero-width characters inside the pieces of a split key, or a key encoded then streamed
+    in pieces: joined, then normalised or decoded."""
     key = openai_key()
-    laced = "\u200b".join(key)
-    stream = [_event({"choices": [{"index": 0, "delta": {"content": t}}]}) for t in _split(laced)]
+    shown = disguise(key)
+    stream = [_event({"choices": [{"index": 0, "delta": {"content": t}}]}) for t in _split(shown)]
     findings = scan({"seq": 1, "stream": stream})
-    assert findings
-    assert_masked(findings, key, laced)
+    assert any(kind in f.kind and f.path.startswith("stream[0..2]") for f in findings), findings
+    assert_masked(findings, key, shown)
 
 
 def test_interleaved_choices_without_secrets_pass() -> None:
@@ -132,15 +142,6 @@ def test_interleaved_choices_without_secrets_pass() -> None:
         for i, t in [(0, "Paris "), (1, "Lyon "), (0, "is the capital"), (1, "is a city")]
     ]
     assert scan({"seq": 1, "stream": stream}) == []
-
-
-def test_a_base64_key_split_across_deltas_is_refused() -> None:
-    """Encoded, then streamed in pieces: joined, then decoded."""
-    encoded = base64.b64encode(openai_key().encode()).decode()
-    stream = [_event({"choices": [{"index": 0, "delta": {"content": t}}]}) for t in _split(encoded)]
-    findings = scan({"seq": 1, "stream": stream})
-    assert any("(base64-encoded)" in f.kind and f.path.startswith("stream[0..2]") for f in findings)
-    assert_masked(findings, encoded)
 
 
 @pytest.mark.parametrize("shape", list(SIBLING_SHAPES.values()), ids=list(SIBLING_SHAPES))
@@ -163,19 +164,22 @@ def test_a_paired_credential_in_streamed_tool_arguments_is_refused(
     assert_masked(findings, value)
 
 
-def test_a_prefixless_key_split_across_streamed_tool_arguments_is_refused() -> None:
-    """Arguments reassembled from deltas: an api_key field split over events is found."""
-    interaction = streamed_arguments(json.dumps({"city": "Paris", "api_key": seeded(32)}))
-    [finding] = scan_lines(interaction)
-    assert "stream[" in finding
+@pytest.mark.parametrize(
+    ("arguments", "size", "said"),
+    [
+        ({"city": "Paris", "api_key": seeded(32)}, 7, "stream["),
+        ({"login": {"user": "svc", "password": "Sunsh1ne$2024!"}}, 5, "login.password: credential"),
+    ],
+    ids=["prefixless-key", "password"],
+)
+def test_a_credential_split_across_streamed_tool_arguments_is_refused(
+    arguments: dict[str, Any], size: int, said: str
+) -> None:
+    """Arguments reassembled from deltas: their auth positions are checked (a prefix-less key,
+    a password in a nested field)."""
+    [finding] = scan_lines(streamed_arguments(json.dumps(arguments), size=size))
     assert "delta.tool_calls[0].function.arguments" in finding
-
-
-def test_a_password_split_across_streamed_tool_arguments_is_refused() -> None:
-    """The reassembled JSON's auth positions are checked too (passwords, nested fields)."""
-    arguments = json.dumps({"login": {"user": "svc", "password": "Sunsh1ne$2024!"}})
-    [finding] = scan_lines(streamed_arguments(arguments, size=5))
-    assert "arguments(json).login.password: credential in field 'password'" in finding
+    assert said in finding
 
 
 def test_parallel_streamed_tool_calls_are_reassembled_one_by_one() -> None:
