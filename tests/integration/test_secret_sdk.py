@@ -1,6 +1,6 @@
 """Through the real openai and anthropic SDKs against the loopback emulator: a hidden, disguised,
-paired or named secret is refused with nothing written and never printed whole, in either form;
-public hashes still record.
+paired or named secret is refused with nothing written and never printed whole, in either form
+(public hashes pass: tests/unit/test_secrets_payloads.py).
 
 Each attack hides a fake key generated at run time (zero-width characters, look-alikes, a
 repeated JSON key, an assignment, the process's own credential variable, a value its sibling
@@ -9,7 +9,6 @@ field names, a tool schema's default).
 
 from __future__ import annotations
 
-import base64
 import importlib
 import json
 import secrets
@@ -140,22 +139,3 @@ def test_a_stream_echoing_a_disguised_key_is_refused(emu: Emulator, tmp_path: Pa
         read_stream()
     assert_never_printed(str(caught.value), [key, fullwidth(key)])
     assert not path.exists()
-
-
-def test_public_hashes_record_through_the_sdk(emu: Emulator, tmp_path: Path) -> None:
-    """A pasted script tag and lock file (subresource integrity digests) are not secrets."""
-    digest = "sha384-" + base64.b64encode(secrets.token_bytes(48)).decode()
-    lock = json.dumps(
-        {
-            "node_modules/x": {
-                "integrity": "sha512-" + base64.b64encode(secrets.token_bytes(64)).decode()
-            }
-        }
-    )
-    prompt = f'Why does <script src="x.js" integrity="{digest}"></script> fail?\n{lock}'
-    path = tmp_path / "hashes.yaml"
-    with openai_client(emu, Recorder(path, mode="record")) as client:
-        client.chat.completions.create(
-            model="gpt-4o-mini", messages=[{"role": "user", "content": prompt}]
-        )
-    assert digest in path.read_text("utf-8")

@@ -95,8 +95,16 @@ def _escaped(encode: Callable[[str], str]) -> Callable[[str], str]:
     return lambda key: "key: " + "".join(encode(c) for c in key[:4]) + key[4:] + " (escaped)"
 
 
-def _b64(raw: str) -> str:
-    return base64.b64encode(raw.encode()).decode()
+def _b64(raw: str, *, urlsafe: bool = False) -> str:
+    return (base64.urlsafe_b64encode if urlsafe else base64.b64encode)(raw.encode()).decode()
+
+
+def _proj() -> str:
+    return f"sk-proj-{rand(30)}"
+
+
+def _pem(label: str, der: bytes) -> str:
+    return f"-----BEGIN {label}-----\n{wrapped(der, 64)}\n-----END {label}-----"
 
 
 # (the key, the text that writes it, what the kind says): ``c2stcHJvai0…`` is ``sk-proj-…``, a
@@ -107,21 +115,9 @@ WRITTEN: dict[str, tuple[Callable[[], str], Callable[[str], str], str]] = {
     "backslash-x": (openai_key, _escaped(lambda c: f"\\x{ord(c):02x}"), ""),
     "html-decimal": (openai_key, _escaped(lambda c: f"&#{ord(c)};"), ""),
     "html-hex": (openai_key, _escaped(lambda c: f"&#x{ord(c):x};"), ""),
-    "base64-standard": (
-        lambda: f"sk-proj-{rand(30)}",
-        lambda k: f"decode this: {_b64(k)}",
-        "(base64",
-    ),
-    "base64-urlsafe": (
-        lambda: f"sk-proj-{rand(30)}",
-        lambda k: f"decode: {base64.urlsafe_b64encode(k.encode()).decode()}",
-        "(base64-encoded)",
-    ),
-    "base64-unpadded": (
-        lambda: f"sk-proj-{rand(30)}",
-        lambda k: _b64(k).rstrip("="),
-        "(base64-encoded)",
-    ),
+    "base64-standard": (_proj, lambda k: f"decode this: {_b64(k)}", "(base64"),
+    "base64-urlsafe": (_proj, lambda k: f"decode: {_b64(k, urlsafe=True)}", "(base64-encoded)"),
+    "base64-unpadded": (_proj, lambda k: _b64(k).rstrip("="), "(base64-encoded)"),
     "no-digit": (lambda: f"sk-proj-{_letters_only(30)}", lambda k: f"use {k}", ""),
     "no-digit-base64": (lambda: f"sk-proj-{_letters_only(30)}", lambda k: f"use {_b64(k)}", ""),
     "json-escaped-slash": (_slashed, lambda v: "AZURE_STORAGE_KEY=" + v.replace("/", "\\/"), ""),
@@ -168,19 +164,11 @@ PNG = b"\x89PNG\r\n\x1a\n"
             id="mime-pdf-crlf",
         ),
         pytest.param(
-            lambda: (
-                "-----BEGIN CERTIFICATE-----\n"
-                + wrapped(b"\x30\x82\x03\x10" + secrets.token_bytes(780), 64)
-                + "\n-----END CERTIFICATE-----"
-            ),
+            lambda: _pem("CERTIFICATE", b"\x30\x82\x03\x10" + secrets.token_bytes(780)),
             id="certificate",
         ),
         pytest.param(
-            lambda: (
-                "-----BEGIN PUBLIC KEY-----\n"
-                + wrapped(b"\x30\x82\x01\x22" + secrets.token_bytes(290), 64)
-                + "\n-----END PUBLIC KEY-----"
-            ),
+            lambda: _pem("PUBLIC KEY", b"\x30\x82\x01\x22" + secrets.token_bytes(290)),
             id="public-key",
         ),
         pytest.param(
@@ -189,9 +177,8 @@ PNG = b"\x89PNG\r\n\x1a\n"
         ),
         pytest.param(
             lambda: "\n\n".join(
-                f"# Issuer: CN=Example Root CA {n}\n-----BEGIN CERTIFICATE-----\n"
-                + wrapped(b"\x30\x82\x05\x10" + secrets.token_bytes(1000 + 7 * n), 64)
-                + "\n-----END CERTIFICATE-----"
+                f"# Issuer: CN=Example Root CA {n}\n"
+                + _pem("CERTIFICATE", b"\x30\x82\x05\x10" + secrets.token_bytes(1000 + 7 * n))
                 for n in range(6)
             ),
             id="ca-bundle-short-last-lines",
@@ -219,20 +206,12 @@ def test_wrapped_public_or_binary_base64_passes(make: Callable[[], str]) -> None
             id="openssh-key-body",
         ),
         pytest.param(
-            lambda: (
-                "-----BEGIN PRIVATE KEY-----\n"
-                + wrapped(b"\x30\x82\x04\xbd" + secrets.token_bytes(1200), 64)
-                + "\n-----END PRIVATE KEY-----"
-            ),
+            lambda: _pem("PRIVATE KEY", b"\x30\x82\x04\xbd" + secrets.token_bytes(1200)),
             "private key (PEM)",
             id="private-pem",
         ),
         pytest.param(
-            lambda: (
-                "-----BEGIN ENCRYPTED PRIVATE KEY-----\n"
-                + wrapped(secrets.token_bytes(1200), 64)
-                + "\n-----END ENCRYPTED PRIVATE KEY-----"
-            ),
+            lambda: _pem("ENCRYPTED PRIVATE KEY", secrets.token_bytes(1200)),
             "private key (PEM)",
             id="encrypted-pem",
         ),
