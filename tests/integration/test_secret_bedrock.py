@@ -54,21 +54,14 @@ def test_redacted_reasoning_is_recorded_and_replays(
     and replays as the same bytes, answer and stream alike."""
     signature = base64.b64encode(os.urandom(300)).decode()
     redacted = _redacted(size)
-    answer: dict[str, Any] = {
-        "output": {
-            "message": {
-                "role": "assistant",
-                "content": [
-                    {"reasoningContent": {"redactedContent": redacted}},
-                    {"reasoningContent": {"reasoningText": {"text": "so", "signature": signature}}},
-                    {"text": "Paris."},
-                ],
-            }
-        },
-        "stopReason": "end_turn",
-        "usage": {"inputTokens": 3, "outputTokens": 4, "totalTokens": 7},
-        "metrics": {"latencyMs": 5},
-    }
+    content = [
+        {"reasoningContent": {"redactedContent": redacted}},
+        {"reasoningContent": {"reasoningText": {"text": "so", "signature": signature}}},
+        {"text": "Paris."},
+    ]
+    answer: dict[str, Any] = {"output": {"message": {"role": "assistant", "content": content}}}
+    answer |= {"stopReason": "end_turn", "metrics": {"latencyMs": 5}}
+    answer["usage"] = {"inputTokens": 3, "outputTokens": 4, "totalTokens": 7}
     path = tmp_path / "c.yaml"
 
     def calls() -> list[Any]:
@@ -77,17 +70,10 @@ def test_redacted_reasoning_is_recorded_and_replays(
         crafted.frames = [json.dumps(answer).encode()]
         whole = bedrock.converse(modelId="m", messages=user("hi"))["output"]
         crafted.content_type = STREAM
+        block = {"contentBlockIndex": 0, "delta": {"reasoningContent": {"redactedContent": delta}}}
         crafted.frames = [
             event("messageStart", b'{"role":"assistant"}'),
-            event(
-                "contentBlockDelta",
-                json.dumps(
-                    {
-                        "contentBlockIndex": 0,
-                        "delta": {"reasoningContent": {"redactedContent": delta}},
-                    }
-                ).encode(),
-            ),
+            event("contentBlockDelta", json.dumps(block).encode()),
             event("messageStop", b'{"stopReason":"end_turn"}'),
         ]
         streamed = list(bedrock.converse_stream(modelId="m", messages=user("hi"))["stream"])

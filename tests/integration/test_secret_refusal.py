@@ -84,10 +84,7 @@ def test_before_record_hook_scrubs_a_secret(tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
 
     def scrub(item: dict[str, object]) -> dict[str, object]:
-        scrubbed: dict[str, object] = yaml.safe_load(
-            yaml.safe_dump(item).replace(key, "<redacted>")
-        )
-        return scrubbed
+        return dict(yaml.safe_load(yaml.safe_dump(item).replace(key, "<redacted>")))
 
     CassetteProvider(
         FakeProvider([_leaky(key)]), path, mode="record", before_record=scrub
@@ -141,15 +138,9 @@ def test_the_first_guard_of_a_process_leaves_its_warnings_alone(tmp_path: Path) 
 def test_auth_and_cookie_headers_are_stripped_not_refused(tmp_path: Path) -> None:
     """Sensitive response headers never reach the file, and do not block the write."""
     path = tmp_path / "c.yaml"
-    response = LLMResponse(
-        {"ok": True},
-        headers={
-            "content-type": "application/json",
-            "set-cookie": "session=abc123",
-            "openai-organization": "org-example",
-            "x-request-id": "req_123",
-        },
-    )
+    kept = {"content-type": "application/json", "x-request-id": "req_123"}
+    secret = {"set-cookie": "session=abc123", "openai-organization": "org-example"}
+    response = LLMResponse({"ok": True}, headers=kept | secret)
     CassetteProvider(FakeProvider([response]), path, mode="record").complete(chat_request())
     headers = yaml.safe_load(path.read_text())["interactions"][0]["response"]["headers"]
-    assert headers == {"content-type": "application/json", "x-request-id": "req_123"}
+    assert headers == kept
