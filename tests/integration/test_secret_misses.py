@@ -68,11 +68,8 @@ def test_a_miss_message_masks_a_key_used_as_a_schema_property(tmp_path: Path) ->
 
 
 def _with_arguments(arguments: dict[str, Any]) -> LLMRequest:
-    call = {
-        "id": "call_1",
-        "type": "function",
-        "function": {"name": "login", "arguments": json.dumps(arguments)},
-    }
+    function = {"name": "login", "arguments": json.dumps(arguments)}
+    call = {"id": "call_1", "type": "function", "function": function}
     messages = [
         {"role": "user", "content": "Log in."},
         {"role": "assistant", "content": None, "tool_calls": [call]},

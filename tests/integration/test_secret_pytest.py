@@ -76,11 +76,8 @@ def tool(default):
 
 @pytest.mark.cassette
 def test_schema():
-    call = {
-        "id": "call_1",
-        "type": "function",
-        "function": {"name": "login", "arguments": json.dumps({"password": os.environ["PW"]})},
-    }
+    function = {"name": "login", "arguments": json.dumps({"password": os.environ["PW"]})}
+    call = {"id": "call_1", "type": "function", "function": function}
     with openai.OpenAI(max_retries=0) as client:
         client.chat.completions.create(
             model="gpt-4o-mini",

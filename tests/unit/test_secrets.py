@@ -6,7 +6,7 @@ import copy
 import pickle
 import random
 import string
-import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -239,16 +239,8 @@ def test_scans_in_threads_agree() -> None:
     item = interaction()
     item["response"]["headers"]["x-debug"] = openai_key()
     expected = SecretGuard().scan(item)
-    results: list[list[SecretFinding]] = []
-
-    def work() -> None:
-        results.extend(SecretGuard().scan(item) for _ in range(20))
-
-    threads = [threading.Thread(target=work) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: SecretGuard().scan(item), range(80)))
     assert results == [expected] * 80
 
 

@@ -100,11 +100,8 @@ def _minted(token: str) -> dict[str, Any]:
     }
     headers = {"x-request-id": token, "x-goog-request-id": token}
     body = {"responseId": token, "id": token}
-    return {
-        "seq": 1,
-        "response": {"status": 200, "headers": headers, "body": body},
-        "stream": [{"data": data}],
-    }
+    response = {"status": 200, "headers": headers, "body": body}
+    return {"seq": 1, "response": response, "stream": [{"data": data}]}
 
 
 def test_provider_minted_random_values_are_not_secrets() -> None:
@@ -150,13 +147,8 @@ def _signature(size: int, *, urlsafe: bool) -> str:
 
 
 def _interaction(part: dict[str, Any], text: str = "Weather in Oslo?") -> dict[str, Any]:
-    request = {
-        "model": "gemini-2.5-flash",
-        "contents": [
-            {"role": "user", "parts": [{"text": text}]},
-            {"role": "model", "parts": [part]},
-        ],
-    }
+    turns = [{"role": "user", "parts": [{"text": text}]}, {"role": "model", "parts": [part]}]
+    request = {"model": "gemini-2.5-flash", "contents": turns}
     answer = {"candidates": [{"content": {"role": "model", "parts": [part]}}]}
     return {
         "seq": 1,
