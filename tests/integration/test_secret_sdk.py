@@ -9,13 +9,11 @@ field names, a tool schema's default).
 
 from __future__ import annotations
 
-import importlib
 import json
 import secrets
 from pathlib import Path
 from typing import Any
 
-import anthropic
 import pytest
 
 from cassettes_core import Recorder, UnsafeCassetteError
@@ -28,7 +26,7 @@ from tests.helpers.fake_secrets import (
     openai_key,
     schema_tool,
 )
-from tests.helpers.recorded import openai_client
+from tests.helpers.recorded import anthropic_client, openai_client
 
 # Each refusal: (the create() arguments, what the error names, the values never printed).
 Refusal = tuple[dict[str, Any], list[str], list[str]]
@@ -117,14 +115,7 @@ def test_a_stream_echoing_a_disguised_key_is_refused(emu: Emulator, tmp_path: Pa
     """The emulator streams the prompt back word by word; the recording is refused whole."""
     key = openai_key()
     path = tmp_path / "stream.yaml"
-    http = importlib.import_module("httpx2")
-    adapter = importlib.import_module("cassettes_core.transport.httpx2")
-    client = anthropic.Anthropic(
-        base_url=emu.anthropic_base_url,
-        api_key=emu.api_key,
-        http_client=http.Client(transport=adapter.CassetteTransport(Recorder(path, mode="record"))),
-        max_retries=0,
-    )
+    client = anthropic_client(emu, Recorder(path, mode="record"))
 
     def read_stream() -> None:
         with client.messages.stream(

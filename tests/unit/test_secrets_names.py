@@ -226,10 +226,7 @@ def test_a_credential_named_by_its_sibling_is_refused(
     findings = scan(request_body(shape(value)))
     assert [f.path.rsplit(".", 1)[-1] for f in findings] in (["value"], ["default"])
     assert_masked(findings, value)
-    function = {"name": "deploy", "arguments": json.dumps(shape(value))}
-    call = {"id": "call_1", "type": "function", "function": function}
-    message = {"role": "assistant", "content": None, "tool_calls": [call]}
-    findings = scan(request_body({"messages": [message]}))
+    findings = scan(tool_arguments(json.dumps(shape(value))))
     assert findings
     assert_masked(findings, value)
 
