@@ -503,24 +503,16 @@ def test_gates_never_hide_a_plugin_finding() -> None:
     for key, value, span in _probe_lines():
         line = f'{key}: "{value[span[0] : span[1]]}"'
         routed = scanner.route(Batch([value]), [key]).get((0, span), [])
-        for _, members in scanner._groups:
-            for plugin in members:
-                if isinstance(plugin, KeywordDetector):
-                    found = list(
-                        plugin.analyze_string(
-                            line, denylist_regex_to_group=QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP
-                        )
-                    )
-                else:
-                    found = [m for m in plugin.analyze_string(line) if m]
-                if isinstance(plugin, HighEntropyStringsPlugin):  # a finding only above the limit
-                    found = [
-                        m
-                        for m in found
-                        if plugin.calculate_shannon_entropy(m) > plugin.entropy_limit
-                    ]
-                if found:
-                    checked += 1
-                    name = type(plugin).__name__
-                    assert any(p is plugin for p in routed), f"{name} finds {found!r} unrouted"
+        for plugin in (plugin for _, members in scanner._groups for plugin in members):
+            options: dict[str, Any] = {}
+            if isinstance(plugin, KeywordDetector):
+                options["denylist_regex_to_group"] = QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP
+            found = [m for m in plugin.analyze_string(line, **options) if m]
+            if isinstance(plugin, HighEntropyStringsPlugin):  # a finding only above the limit
+                limit = plugin.entropy_limit
+                found = [m for m in found if plugin.calculate_shannon_entropy(m) > limit]
+            if found:
+                checked += 1
+                name = type(plugin).__name__
+                assert any(p is plugin for p in routed), f"{name} finds {found!r} unrouted"
     assert checked >= 30
