@@ -198,7 +198,8 @@ def test_exit_codes_and_reports(
 def test_findings_exit_one_with_masked_previews(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Findings: exit 1, the file, each finding's place and kind, never the value."""
+    """Findings: exit 1, the file, each finding's place and kind, never the value; --json
+    prints a versioned report with masked findings and the same exit code."""
     key = fake_key()
     path = write_cassette(tmp_path / "leak.yaml", "hello", f"my key is {key}")
     code, out, err = run(capsys, str(path))
@@ -209,21 +210,14 @@ def test_findings_exit_one_with_masked_previews(
     assert "scanned 1 cassette (2 interactions): 1 possible secret in 1 cassette" in out
     assert lines[-1].startswith("TIP: ")
     assert key not in out
-
-
-def test_json_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """--json prints a versioned report with masked findings and the same exit code."""
-    key = fake_key()
-    path = write_cassette(tmp_path / "c.yaml", f"k {key}")
     code, out, _ = run(capsys, "--json", str(path))
     report: dict[str, Any] = json.loads(out)
     assert code == 1
     assert report["version"] == 1
-    counts = {"cassettes": 1, "interactions": 1, "findings": 1, "cassettes_with_findings": 1}
+    counts = {"cassettes": 1, "interactions": 2, "findings": 1, "cassettes_with_findings": 1}
     assert report["summary"] == counts | {"errors": 0, "skipped": 0}
     [finding] = report["cassettes"][0]["findings"]
-    assert finding["seq"] == 1
-    assert finding["path"] == "request.messages[0].content"
+    assert (finding["seq"], finding["path"]) == (2, "request.messages[0].content")
     assert key not in out
 
 
