@@ -240,16 +240,15 @@ def test_colour_only_on_a_terminal_without_no_color(
         monkeypatch.setenv("NO_COLOR", "1")
 
 
-def test_usage_errors_and_help(capsys: pytest.CaptureFixture[str]) -> None:
-    """--help exits 0; an unknown command or a missing PATH exits 2."""
+def test_usage_errors_help_and_the_console_script(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--help exits 0; an unknown command or a missing PATH exits 2; the console-script
+    wrapper raises SystemExit with main's code."""
     assert cli.main(["--help"]) == 0
     assert cli.main(["bogus"]) == 2
     assert cli.main(["scan"]) == 2
     assert "scan" in capsys.readouterr().out
-
-
-def test_console_main_exits_with_the_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The console-script wrapper raises SystemExit with main's code."""
     path = write_cassette(tmp_path / "c.yaml", "fine")
     monkeypatch.setattr(sys, "argv", ["cassettes", "scan", str(path)])
     with pytest.raises(SystemExit) as caught:

@@ -208,6 +208,9 @@ def test_a_credential_beside_its_name_in_text_is_refused(
         '_SIGNED = ("authorization", "x-amz-content-sha256", "x-amz-date", "x-amz-security-token")',
         'headers = ("api-key", "content-type-options-nosniff")',
         '{"name": "OPENAI_API_KEY", "value": "sk-proj-..."}',
+        # Words in camelCase (a quarter upper case at most) are an identifier, not a key.
+        'Here is the config:\n{"name": "AZURE_OPENAI_API_KEY",'
+        ' "value": "readFromTheVaultWhenTheServiceStarts"}',
     ],
     ids=lambda text: str(len(text)) + "-" + text[:12],
 )
@@ -256,12 +259,6 @@ def test_a_random_key_without_a_digit_is_still_a_credential() -> None:
     findings = scan(reply(f"Here is the config:\n{text}"))
     assert any("credential" in f.kind for f in findings)
     assert_masked(findings, value)
-
-
-def test_a_camel_case_name_beside_a_key_name_is_not_a_credential() -> None:
-    """Words in camelCase (a quarter upper case at most) are an identifier, not a key."""
-    text = '{"name": "AZURE_OPENAI_API_KEY", "value": "readFromTheVaultWhenTheServiceStarts"}'
-    assert scan(reply(f"Here is the config:\n{text}")) == []
 
 
 ALNUM_R = random.Random(0)
