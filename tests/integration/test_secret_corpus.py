@@ -115,27 +115,15 @@ def base_interaction() -> dict[str, Any]:
     call["function"] = {"name": "deploy", "arguments": "{}"}
     message = {"role": "assistant", "content": None, "tool_calls": [call]}
     user = {"role": "user", "content": [{"type": "text", "text": "What changed?"}]}
-    return {
-        "seq": 7,
-        "digest": hashlib.sha256(b"request").hexdigest(),
-        "provider": "openai.chat",
-        "endpoint": "/v1/chat/completions",
-        "request": {
-            "model": "gpt-4o",
-            "messages": [{"role": "system", "content": "You are a careful assistant."}, user],
-            "params": {"temperature": 0.2},
-        },
-        "response": {
-            "status": 200,
-            "headers": {"content-type": "application/json", "x-request-id": "req_" + "0" * 32},
-            "body": {
-                "id": "chatcmpl-" + "A" * 29,
-                "object": "chat.completion",
-                "choices": [{"index": 0, "message": message}],
-            },
-        },
-        "duration_ms": 834,
-    }
+    system = {"role": "system", "content": "You are a careful assistant."}
+    request = {"model": "gpt-4o", "messages": [system, user], "params": {"temperature": 0.2}}
+    headers = {"content-type": "application/json", "x-request-id": "req_" + "0" * 32}
+    body: dict[str, Any] = {"id": "chatcmpl-" + "A" * 29, "object": "chat.completion"}
+    body["choices"] = [{"index": 0, "message": message}]
+    head = {"seq": 7, "digest": hashlib.sha256(b"request").hexdigest(), "provider": "openai.chat"}
+    response = {"status": 200, "headers": headers, "body": body}
+    interaction = {**head, "endpoint": "/v1/chat/completions", "request": request}
+    return interaction | {"response": response, "duration_ms": 834}
 
 
 def message(i: dict[str, Any]) -> Any:

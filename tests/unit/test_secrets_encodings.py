@@ -58,11 +58,8 @@ def test_repeated_json_keys_in_a_response_and_a_query_are_refused() -> None:
     key = openai_key()
     body = text_in_response(f'{{"note": "{key}", "note": "fine"}}')
     assert scan(body)
-    endpoint = {
-        "seq": 1,
-        "endpoint": "/v1/x?filter=" + f'{{"q":"{key}","q":""}}'.replace('"', "%22"),
-    }
-    assert scan(endpoint)
+    query = f'{{"q":"{key}","q":""}}'.replace('"', "%22")
+    assert scan({"seq": 1, "endpoint": "/v1/x?filter=" + query})
 
 
 def test_a_credential_field_a_repeated_key_hides_is_refused() -> None:

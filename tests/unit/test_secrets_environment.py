@@ -40,6 +40,7 @@ def test_an_environment_credential_is_refused_anywhere(billing_token: str) -> No
     zero-width characters, in fullwidth letters, base64-encoded (a Kubernetes secret pasted in)."""
     disguised = ["\u200b".join(billing_token), fullwidth(billing_token)]
     encoded = base64.b64encode(billing_token.encode()).decode()
+    pieces = ("a ", billing_token[:9], billing_token[9:], " z")
     places = [
         text_in_response(f"it said {billing_token}!"),
         *(text_in_response(text) for text in disguised),
@@ -47,13 +48,7 @@ def test_an_environment_credential_is_refused_anywhere(billing_token: str) -> No
         {"seq": 1, "response": {"headers": {"x-echo": billing_token}}},
         {"seq": 1, "response": {"body": {billing_token: True}}},
         {"seq": 1, "endpoint": "/v1/x?t=" + billing_token.replace(".", "%2E")},
-        {
-            "seq": 1,
-            "stream": [
-                {"data": {"delta": piece}}
-                for piece in ("a ", billing_token[:9], billing_token[9:], " z")
-            ],
-        },
+        {"seq": 1, "stream": [{"data": {"delta": piece}} for piece in pieces]},
     ]
     for interaction in places:
         findings = scan(interaction)
@@ -116,13 +111,8 @@ def test_redaction_masks_disguised_and_environment_values(billing_token: str) ->
     """A miss message quoting a request through repr never prints a disguised key."""
     key = openai_key()
     laced = "\u200b".join(key)
-    for text in (
-        repr(laced),
-        laced,
-        repr(fullwidth(key)),
-        f"echo {billing_token}",
-        repr({"t": billing_token}),
-    ):
+    texts = [repr(laced), laced, repr(fullwidth(key)), f"echo {billing_token}"]
+    for text in [*texts, repr({"t": billing_token})]:
         shown = redact(text)
         for form in (key, laced, billing_token, fullwidth(key)):
             assert form not in shown
@@ -154,17 +144,14 @@ def test_a_credential_that_starts_with_a_slash_is_not_taken_for_a_path(
     assert_masked(findings, line)
 
 
+def _percent_lower(value: str) -> str:
+    return "".join(f"%{ord(c):02x}" if not c.isalnum() else c for c in value)
+
+
 @pytest.mark.parametrize(
     "disguise",
-    [
-        pytest.param(str.upper, id="upper"),
-        pytest.param(str.lower, id="lower"),
-        pytest.param(str.swapcase, id="swapped"),
-        pytest.param(
-            lambda v: "".join(f"%{ord(c):02x}" if not c.isalnum() else c for c in v),
-            id="lower-case-percent-encoding",
-        ),
-    ],
+    [str.upper, str.lower, str.swapcase, _percent_lower],
+    ids=["upper", "lower", "swapped", "lower-case-percent-encoding"],
 )
 def test_an_environment_credential_in_another_case_is_refused(
     disguise: Callable[[str], str], monkeypatch: pytest.MonkeyPatch
