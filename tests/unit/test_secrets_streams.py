@@ -48,6 +48,11 @@ def _tool_call(j: int, text: str) -> dict[str, Any]:
     return {"choices": [{"index": 0, "delta": delta}]}
 
 
+def _responses(kind: str, item: str, index: int, text: str, **more: int) -> dict[str, Any]:
+    head = {"type": f"response.{kind}.delta", "item_id": item, "output_index": index}
+    return {**head, **more, "delta": text}
+
+
 # How one delta is written, and the deltas in order as (channel, text): "<a>", "<b>", "<c>"
 # stand for the key's thirds, interleaved with another channel's deltas.
 Delta = Callable[[Any, str], dict[str, Any]]
@@ -68,22 +73,11 @@ INTERLEAVED: dict[str, tuple[Delta, list[tuple[Any, str]]]] = {
         ],
     ),
     "responses-output": (
-        lambda o, t: {
-            "type": "response.output_text.delta",
-            "item_id": f"msg_{o}00aa",
-            "output_index": o,
-            "content_index": 0,
-            "delta": t,
-        },
+        lambda o, t: _responses("output_text", f"msg_{o}00aa", o, t, content_index=0),
         [(0, "Hi "), (1, "<a>"), (0, "there"), (1, "<b>"), (0, "!"), (1, "<c>")],
     ),
     "responses-arguments": (
-        lambda o, t: {
-            "type": "response.function_call_arguments.delta",
-            "item_id": f"fc_{o}bb",
-            "output_index": o,
-            "delta": t,
-        },
+        lambda o, t: _responses("function_call_arguments", f"fc_{o}bb", o, t),
         [(1, '{"x": "'), (2, '{"y": "<a>'), (1, "ok"), (2, "<b>"), (1, '"}'), (2, '<c>"}')],
     ),
     "anthropic-json": (
