@@ -48,7 +48,7 @@ import math
 import sys
 import time
 import warnings
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, TypeVar, cast, get_args, overload
 
 from cassettes_core._errors import (
@@ -530,7 +530,16 @@ def _wrap(fn: Callable[..., Any], spec: ToolSpec) -> Callable[..., Any]:
             current = active_interception()
             if current is None:
                 return await fn(*args, **kwargs)
-            return await run_async(spec, current.recorder, fn, args, kwargs)
+            call = _Call(spec, current.recorder, args, kwargs)
+            if call.recorded is not None and spec.policy == "never":
+                return _answer(spec, call.recorded)
+            try:
+                result = await fn(*args, **kwargs)
+            except CassetteError:
+                raise  # ours (a model call's miss inside the tool): not the tool's answer
+            except Exception as exc:
+                return call.done(error=exc)
+            return call.done(result=result)
 
         async_tool.__cassette_tool__ = spec  # type: ignore[attr-defined]
         return async_tool
@@ -540,7 +549,16 @@ def _wrap(fn: Callable[..., Any], spec: ToolSpec) -> Callable[..., Any]:
         current = active_interception()
         if current is None:
             return fn(*args, **kwargs)
-        return run_sync(spec, current.recorder, fn, args, kwargs)
+        call = _Call(spec, current.recorder, args, kwargs)
+        if call.recorded is not None and spec.policy == "never":
+            return _answer(spec, call.recorded)
+        try:
+            result = fn(*args, **kwargs)
+        except CassetteError:
+            raise
+        except Exception as exc:
+            return call.done(error=exc)
+        return call.done(result=result)
 
     sync_tool.__cassette_tool__ = spec  # type: ignore[attr-defined]
     return sync_tool
@@ -549,58 +567,70 @@ def _wrap(fn: Callable[..., Any], spec: ToolSpec) -> Callable[..., Any]:
 # -- one call inside an active cassette: replay it, run it and compare, or record it ------------
 
 
-def run_sync(
-    spec: ToolSpec, recorder: Recorder, fn: Callable[..., Any], args: Any, kwargs: Any
-) -> Any:
-    request = recorder.normalise(spec.request(args, kwargs))
-    recorded = recorder.find(request, stream=False)
-    if recorded is not None and spec.policy == "never":
-        return _answer(spec, recorded)
-    started = time.perf_counter()
-    try:
-        result = fn(*args, **kwargs)
-    except CassetteError:
-        raise  # ours (a model call's miss inside the tool): not the tool's answer
-    except Exception as exc:
-        return _after(spec, recorder, request, recorded, started, error=exc)
-    return _after(spec, recorder, request, recorded, started, result=result)
+class _Call:
+    """One call of a tool in an active cassette, from its lookup to its outcome."""
 
+    def __init__(self, spec: ToolSpec, recorder: Recorder, args: Any, kwargs: Any) -> None:
+        self.spec = spec
+        self.recorder = recorder
+        self.request = recorder.normalise(spec.request(args, kwargs))
+        self.recorded = recorder.find(self.request, stream=False)
+        self.started = time.perf_counter()
 
-async def run_async(
-    spec: ToolSpec, recorder: Recorder, fn: Callable[..., Awaitable[Any]], args: Any, kwargs: Any
-) -> Any:
-    request = recorder.normalise(spec.request(args, kwargs))
-    recorded = recorder.find(request, stream=False)
-    if recorded is not None and spec.policy == "never":
-        return _answer(spec, recorded)
-    started = time.perf_counter()
-    try:
-        result = await fn(*args, **kwargs)
-    except CassetteError:
-        raise
-    except Exception as exc:
-        return _after(spec, recorder, request, recorded, started, error=exc)
-    return _after(spec, recorder, request, recorded, started, result=result)
+    def done(self, *, result: Any = None, error: Exception | None = None) -> Any:
+        """What the body's outcome becomes: recorded when new, compared (a safe tool) when not."""
+        if self.recorded is None:
+            if self.recorder.records:
+                self._record(result, error)
+            if error is not None:
+                raise error
+            return result
+        self._compare(self.recorded, result, error)
+        return _answer(self.spec, self.recorded)
 
-
-def _after(
-    spec: ToolSpec,
-    recorder: Recorder,
-    request: LLMRequest,
-    recorded: Interaction | None,
-    started: float,
-    *,
-    result: Any = None,
-    error: Exception | None = None,
-) -> Any:
-    """What the body's outcome becomes: recorded when new, compared (a safe tool) when not."""
-    if recorded is None:
-        _record(spec, recorder, request, started, result=result, error=error)
+    def _record(self, result: Any, error: Exception | None) -> None:
+        spec, recorder = self.spec, self.recorder
+        duration = round((time.perf_counter() - self.started) * 1000)
         if error is not None:
-            raise error
-        return result
-    _compare(spec, recorder, recorded, result=result, error=error)
-    return _answer(spec, recorded)
+            recorder.record(
+                self.request,
+                endpoint=spec.name,
+                error=recorded_exception(error),
+                duration_ms=duration,
+            )
+            return
+        try:
+            stored = spec.stored(result)
+        except CassetteError as exc:
+            if not recorder.best_effort:
+                raise
+            warnings.warn(
+                f"best-effort recording dropped a tool call: {exc}",
+                UnsafeInteractionDroppedWarning,
+                stacklevel=4,
+            )
+            return
+        recorder.record(
+            self.request,
+            endpoint=spec.name,
+            response=LLMResponse(body=copy.deepcopy(stored)),  # the caller keeps the original
+            duration_ms=duration,
+        )
+
+    def _compare(self, recorded: Interaction, result: Any, error: Exception | None) -> None:
+        """Report a safe tool whose result of now differs from its recording."""
+        if recorded.error is not None:
+            was: Any = {"raised": recorded.error.message}
+        else:
+            was = recorded.response.body if recorded.response is not None else None
+        if error is not None:
+            now: Any = {"raised": recorded_exception(error).message}
+        else:
+            try:
+                now = self.spec.stored(result)
+            except CassetteError:
+                now = {"unstorable": repr(result)}
+        report_change(self.recorder, recorded, self.spec.name, was, now, stacklevel=5)
 
 
 def _answer(spec: ToolSpec, interaction: Interaction) -> Any:
@@ -611,67 +641,6 @@ def _answer(spec: ToolSpec, interaction: Interaction) -> Any:
     body = interaction.response.body if interaction.response is not None else None
     # A copy: what the caller does with an answer must not change the next replay of it.
     return spec.replayed(copy.deepcopy(body))
-
-
-def _record(
-    spec: ToolSpec,
-    recorder: Recorder,
-    request: LLMRequest,
-    started: float,
-    *,
-    result: Any = None,
-    error: Exception | None = None,
-) -> None:
-    """Write a live outcome (record and append; a no-op in passthrough)."""
-    if not recorder.records:
-        return
-    duration = round((time.perf_counter() - started) * 1000)
-    if error is not None:
-        recorder.record(
-            request, endpoint=spec.name, error=recorded_exception(error), duration_ms=duration
-        )
-        return
-    try:
-        stored = spec.stored(result)
-    except CassetteError as exc:
-        if not recorder.best_effort:
-            raise
-
-        warnings.warn(
-            f"best-effort recording dropped a tool call: {exc}",
-            UnsafeInteractionDroppedWarning,
-            stacklevel=5,
-        )
-        return
-    recorder.record(
-        request,
-        endpoint=spec.name,
-        response=LLMResponse(body=copy.deepcopy(stored)),  # the caller keeps the original
-        duration_ms=duration,
-    )
-
-
-def _compare(
-    spec: ToolSpec,
-    recorder: Recorder,
-    recorded: Interaction,
-    *,
-    result: Any = None,
-    error: Exception | None = None,
-) -> None:
-    """Report a safe tool whose result of now differs from its recording."""
-    if recorded.error is not None:
-        was: Any = {"raised": recorded.error.message}
-    else:
-        was = recorded.response.body if recorded.response is not None else None
-    if error is not None:
-        now: Any = {"raised": recorded_exception(error).message}
-    else:
-        try:
-            now = spec.stored(result)
-        except CassetteError:
-            now = {"unstorable": repr(result)}
-    report_change(recorder, recorded, spec.name, was, now, stacklevel=6)
 
 
 def report_change(
