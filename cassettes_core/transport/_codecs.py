@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import binascii
 import codecs
-import functools
 import json
 import random
 import re
@@ -31,20 +30,14 @@ from cassettes_core._errors import UnrecordableAnswerError
 from cassettes_core._model import StreamEvent
 from cassettes_core.catalog import StreamFraming
 
-# A body is stored as text in the charset its ``content-type`` names (UTF-8 when none), JSON
-# objects and arrays as structures, and replayed in that charset again, so the SDK gets the
-# bytes it parsed live. A successful answer whose bytes are not text in that charset is refused
-# up front (:class:`UnrecordableAnswerError`); an error answer's text, which is all the SDKs
-# read of it, is stored with replacement characters. Bodies are stored decoded
-# (``content-encoding`` undone), so replay never serves the encoding or a stale length. Header
-# values are replayed as UTF-8 bytes, which every client decodes back to the same text.
+# A body is stored decoded (``content-encoding`` undone) as text in its charset, JSON objects
+# and arrays as structures, and replayed in that charset again: the SDK gets the bytes it parsed.
 
 JSON = "application/json"
 # Headers that describe the bytes on the wire, not the decoded body a replay serves.
 _WIRE_FRAMING = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 
 
-@functools.lru_cache(maxsize=256)  # a handful of content types; replay asks once per answer
 def charset_of(content_type: str | None) -> str:
     """The codec a ``content-type`` names (``utf-8`` when none, or one Python lacks)."""
     for part in (content_type or "").split(";")[1:]:
@@ -64,12 +57,8 @@ _PROBE = '{"id": "call_a-b+c.d", "n": [1.5e3, true], "s": "\\n\\u00e9 ~"} ' + "x
 
 
 def _is_charset(codec: str) -> bool:
-    """Whether ``codec`` reads JSON text as JSON parsers do: ASCII as ASCII (or UTF-8 with a
-    BOM, UTF-16, UTF-32).
-
-    Python also knows codecs that are no charset: bytes-to-bytes (base64, zlib), text-to-text
-    (rot13), and text codecs that rewrite ASCII (idna, punycode, utf-7, unicode_escape).
-    """
+    """Whether ``codec`` reads JSON as JSON parsers do: ASCII as ASCII, or UTF-8/16/32 (not
+    base64, rot13, idna, utf-7 and the other codecs that are no charset)."""
     try:
         encoded = _PROBE.encode(codec)
         if encoded.decode(codec) != _PROBE:
@@ -159,10 +148,8 @@ def served_answer(headers: Mapping[str, str], body: Any) -> tuple[list[tuple[byt
     return served, content
 
 
-# Server-sent events, by the WHATWG rules the SDKs implement (``\n``, ``\r\n`` and ``\r``
-# line ends, multi-line ``data``, ``:`` comments, chunks split anywhere), written back as the
-# providers write them. ``data`` that is not a JSON object or array (``[DONE]``) is kept as its
-# raw text, so encoding an event gives back what the SDK parsed live.
+# Server-sent events, by the WHATWG rules the SDKs implement; ``data`` that is not a JSON
+# object or array (``[DONE]``) is kept as its raw text.
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
@@ -170,11 +157,13 @@ _LINE_END = re.compile(r"\r\n|\r|\n")
 EVENT_STREAM = "text/event-stream; charset=utf-8"
 
 
+def _media_type(content_type: str | None) -> str:
+    return (content_type or "").split(";")[0].strip().lower()
+
+
 def is_event_stream(content_type: str | None) -> bool:
     """Whether a ``content-type`` header value announces an SSE stream."""
-    if not content_type:
-        return False
-    return content_type.split(";")[0].strip().lower() == "text/event-stream"
+    return _media_type(content_type) == "text/event-stream"
 
 
 class _Utf8Stream:
@@ -217,11 +206,9 @@ class SSEParser(_Utf8Stream):
 
     An event is complete at its blank line; a last event the stream never terminated is
     dropped, exactly as the SDKs' decoders drop it (so a recording holds what the SDK saw).
-    The values of ``id:`` and ``retry:`` are not kept (no provider uses them), but they decide
-    what the SDKs dispatch, so they are followed: a blank line ends an event when an event name
-    or data was given, or a ``retry:`` number, or while a non-empty ``id`` holds (it is never
-    reset, so after one every blank line is an event). Such an event without data is stored
-    as empty ``data``, which replays as the same empty event (that the openai SDK fails on).
+    ``id:`` and ``retry:`` values are not kept, but they decide what the SDKs dispatch: a blank
+    line ends an event after an event name, data, a ``retry:`` number, or while a non-empty
+    ``id`` holds (never reset). Such an event without data is stored as empty ``data``.
     """
 
     def __init__(self) -> None:
@@ -309,12 +296,8 @@ def decode_data(text: str) -> Any:
 
 
 def json_structure(text: str) -> dict[str, Any] | list[Any] | None:
-    """``text`` parsed, if it is a JSON object or array that a cassette can hold as one.
-
-    Python's JSON reads ``NaN``, ``Infinity``, an overflowing ``1e999`` and lone surrogates
-    (``"\\ud800"``), as the SDKs do; a YAML cassette holds none of them, so such a body is
-    kept as its text (which replays as the same bytes) rather than refused at write time.
-    """
+    """``text`` parsed, if it is a JSON object or array that a cassette can hold as one (not
+    with ``NaN``, ``1e999`` or a lone surrogate: such a body is kept as its text)."""
     try:
         value = json.loads(text)
     except ValueError:
@@ -355,10 +338,8 @@ def encode_stream(events: Iterable[StreamEvent]) -> Iterator[bytes]:
         yield encode_event(event)
 
 
-# Newline-delimited JSON (Ollama's ``application/x-ndjson``): one event a line, stored as its
-# parsed object, replayed one line a chunk. A last line without its newline is kept, ``\r\n``
-# ends a line like ``\n``, and a line that is not a JSON object or array (a blank line too) is
-# kept as its text, so the SDK sees on replay exactly what it saw live.
+# Newline-delimited JSON (Ollama's): one event a line, replayed one line a chunk; a line that
+# is not a JSON object or array (a blank line too) is kept as its text.
 
 # The content type replayed NDJSON streams carry (Ollama's own).
 NDJSON = "application/x-ndjson"
@@ -367,9 +348,7 @@ _NDJSON_TYPES = frozenset({"application/x-ndjson", "application/ndjson", "applic
 
 def is_ndjson(content_type: str | None) -> bool:
     """Whether a ``content-type`` header value announces newline-delimited JSON."""
-    if not content_type:
-        return False
-    return content_type.split(";")[0].strip().lower() in _NDJSON_TYPES
+    return _media_type(content_type) in _NDJSON_TYPES
 
 
 def stream_framing(content_type: str | None) -> StreamFraming | None:
@@ -417,11 +396,8 @@ def encode_ndjson(events: Iterable[StreamEvent]) -> Iterator[bytes]:
         yield (encode_data(event.data) + "\n").encode("utf-8")
 
 
-# The AWS event stream (``application/vnd.amazon.eventstream``). Every frame is, big-endian:
-# prelude (total length, headers length, prelude CRC32: uint32 each), headers (name length
-# uint8, name, value type uint8, value …), payload, message CRC32 over all before it. A corrupt
-# CRC, a length that cannot hold, an unknown header type or bytes left over at ``close`` are an
-# :class:`EventStreamError` saying where. Bedrock sends string headers only.
+# The AWS event stream. A frame, big-endian: prelude (total length, headers length, prelude
+# CRC32), headers (name length, name, value type, value …), payload, message CRC32.
 
 CONTENT_TYPE = "application/vnd.amazon.eventstream"
 
@@ -557,17 +533,13 @@ class EventStreamParser:
         )
 
 
-# Bedrock's frames as readable events, named as botocore names them: an event by its
-# ``:event-type`` (``messageStart``, ``chunk`` …), its data the JSON payload without the random
-# ``p`` padding (churn); a ``chunk``'s base64 ``bytes`` decoded to the model's own JSON event
-# (else kept as base64 with ``"base64": true``); an exception by its ``:exception-type``; an
-# error as ``error`` with ``{errorCode, errorMessage}``. Replay writes each back as a valid
-# frame with fresh padding, which botocore parses as it parsed the live one.
+# Bedrock's frames as readable events: named by ``:event-type`` (or ``:exception-type``; an
+# error is ``error`` with ``{errorCode, errorMessage}``), the JSON payload without its random
+# ``p`` padding, a ``chunk``'s base64 ``bytes`` decoded (else kept, with ``"base64": true``).
 
 PADDING_KEY = "p"
 CHUNK = "chunk"
 ERROR = "error"
-_JSON = "application/json"
 _ALPHABET = string.ascii_letters + string.digits
 
 
@@ -604,9 +576,9 @@ def frame_of(event: StreamEvent) -> bytes:
         }
         return encode_frame(headers, b"")
     if name.endswith("Exception"):
-        headers = {":exception-type": name, ":content-type": _JSON, ":message-type": "exception"}
+        headers = {":exception-type": name, ":content-type": JSON, ":message-type": "exception"}
     else:
-        headers = {":event-type": name, ":content-type": _JSON, ":message-type": "event"}
+        headers = {":event-type": name, ":content-type": JSON, ":message-type": "event"}
     return encode_frame(headers, _payload_bytes(name, data))
 
 
@@ -634,21 +606,14 @@ def _payload_bytes(name: str, data: Any) -> bytes:
     if isinstance(data, str):
         return data.encode()
     if not isinstance(data, dict):
-        return _compact(data).encode()
+        return compact_json(data).encode()
     body = dict(data)
-    if name == CHUNK and "bytes" in body:
-        if body.pop("base64", False) is True:
-            pass  # kept as the base64 text it was
-        else:
-            body["bytes"] = base64.b64encode(_compact(body["bytes"]).encode()).decode()
+    if name == CHUNK and "bytes" in body and body.pop("base64", False) is not True:
+        body["bytes"] = base64.b64encode(compact_json(body["bytes"]).encode()).decode()
     body[PADDING_KEY] = padding()
-    return _compact(body).encode()
+    return compact_json(body).encode()
 
 
 def padding() -> str:
     """Random padding as Bedrock sends it: a prefix of the alphabet of random length."""
     return _ALPHABET[: random.randint(1, len(_ALPHABET))]  # noqa: S311 -- churn, not security
-
-
-def _compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=True)
