@@ -27,13 +27,8 @@ What replay does with a recorded call::
     passthrough         body runs                  body runs
 
 A safe tool that ran again hands its caller the *recorded* answer (the model calls that follow
-were recorded with it, so the story replays on); a different result is reported. The recorder
-decides replay or live exactly as for a model call (same ``seq`` counter, same miss, same
-secret guard on the way to the file); only the answer is a tool's: its result, or its
-exception raised again.
-
-Outside an active cassette the wrapper calls the function at once: one check of the active
-interception, nothing else (``bench/bench_tools.py`` measures it).
+were recorded with it); a different result is reported. Outside an active cassette the wrapper
+calls the function at once.
 """
 
 from __future__ import annotations
@@ -72,13 +67,12 @@ Serialize = Callable[[Any], Any]
 # -- the two policies --------------------------------------------------------------------------
 
 ReplayPolicy = Literal["never", "safe"]
-POLICIES: tuple[str, ...] = get_args(ReplayPolicy)
 
 
 def parse_policy(value: object, *, where: str) -> ReplayPolicy:
     """``value`` as a policy; a :class:`ConfigError` naming ``where`` and the choices."""
     text = value.strip().lower() if isinstance(value, str) else value
-    if text not in POLICIES:
+    if text not in get_args(ReplayPolicy):
         raise ConfigError(
             f"{where}: replay={value!r} is not a replay policy; use replay='never' (side "
             "effects: replay returns the recording, the body never runs) or replay='safe' "
@@ -114,10 +108,7 @@ class RecordedToolError(CassetteError):
 
 
 class ToolResultChangedError(CassetteError):
-    """A ``safe`` tool ran again in replay and returned something else than its recording.
-
-    It is what the recorder's log keeps (the warning says it at once; ``--cassette-strict``
-    fails the test with it)."""
+    """A ``safe`` tool ran again in replay and returned something else than its recording."""
 
     def __init__(self, tool: str, seq: int, recorded: Any, now: Any, path: str) -> None:
         self.tool = tool
@@ -153,13 +144,7 @@ def _short(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-# -- what a cassette can hold: arguments as plain data, results exactly -------------------------
-#
-# Arguments are what a call is matched by, so they are made plain: tuples become lists,
-# dataclasses and pydantic models their fields, enums their values. Results are what replay
-# hands back, so they must survive the file *unchanged*: only ``dict`` (string keys), ``list``,
-# ``str``, ``int``, finite ``float``, ``bool`` and ``None``; anything else (a tuple would come
-# back a list, a model a dict) needs the tool's own ``serialize``/``deserialize``.
+# -- what a cassette can hold: arguments as plain data (matched), results exactly (replayed) ----
 
 # A result is walked to this depth at most; a cassette holds 100 levels in all.
 _MAX_DEPTH = 90
@@ -271,14 +256,9 @@ def _is_unicode(text: str) -> bool:
 
 # -- a tool's exception as a cassette keeps it, and raised again from there ---------------------
 #
-# Kept: the class's importable name, its ``args`` when they are plain data, and its message.
-# A cassette is data that a pull request can edit, and the exception replay raises must never
-# steer the run (DESIGN §13): replay rebuilds only an ordinary ``Exception`` subclass that the
-# recording could have written, from Python's built-ins or defined in the tool's own module,
-# found among the modules loaded already (a cassette never makes us import one). Never a
-# ``BaseException``-only class (``SystemExit``, ``KeyboardInterrupt``, ``GeneratorExit``, a test
-# framework's outcome), nor one that ends an iteration, a skip or a debugger session. Anything
-# else replays as :class:`RecordedToolError` naming it.
+# A cassette can be edited in a pull request, so replay must never let it steer the run
+# (DESIGN §13): it rebuilds only an ``Exception`` subclass from the built-ins or defined in the
+# tool's own module, already loaded, and none that ends an iteration, a skip or a debugger.
 
 # Exception subclasses that steer control flow where they are caught by type.
 _STEERING = frozenset(
@@ -366,13 +346,9 @@ _BOUND_FIRST = ("self", "cls")
 
 @dataclasses.dataclass(frozen=True)
 class ToolSpec:
-    """Everything the wrapper needs to know of one tool, fixed at decoration time.
-
-    A call is matched by the tool's name and its *canonical* arguments: bound to the signature
-    with defaults applied, so ``f(1)``, ``f(x=1)`` and ``f(1, y=2)`` (when 2 is ``y``'s default)
-    are the same request. A method's ``self`` or ``cls`` is not an argument, nor are the
-    parameters named in ``ignore``.
-    """
+    """One tool, fixed at decoration time. A call is matched by its name and its arguments
+    bound to the signature with defaults applied (``f(1)`` is ``f(x=1)``), without a method's
+    ``self``/``cls`` and the parameters named in ``ignore``."""
 
     name: str
     policy: ReplayPolicy
@@ -665,7 +641,6 @@ def report_change(
 
 
 __all__ = [
-    "POLICIES",
     "TOOL_PROVIDER",
     "RecordedToolError",
     "ReplayPolicy",
