@@ -84,8 +84,7 @@ def stored_body(
         text = content.decode(charset)
     except UnicodeError:  # some codecs fail with a plain UnicodeError, not a decode error
         if lossy:
-            text = content.decode(charset, errors="replace")
-            return _structured(text, charset)
+            return _structured(content.decode(charset, errors="replace"), charset)
         raise UnrecordableAnswerError(
             f"the live answer{where} is not {charset} text (content-type "
             f"{content_type or 'not given'}, {len(content)} bytes): a cassette stores bodies "
@@ -153,7 +152,6 @@ def served_answer(headers: Mapping[str, str], body: Any) -> tuple[list[tuple[byt
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
-# The content type of an SSE answer; replayed streams carry it.
 EVENT_STREAM = "text/event-stream; charset=utf-8"
 
 
@@ -334,14 +332,12 @@ def encode_event(event: StreamEvent) -> bytes:
 
 def encode_stream(events: Iterable[StreamEvent]) -> Iterator[bytes]:
     """The wire bytes of a stream, one chunk per event (so replay keeps event boundaries)."""
-    for event in events:
-        yield encode_event(event)
+    return map(encode_event, events)
 
 
 # Newline-delimited JSON (Ollama's): one event a line, replayed one line a chunk; a line that
 # is not a JSON object or array (a blank line too) is kept as its text.
 
-# The content type replayed NDJSON streams carry (Ollama's own).
 NDJSON = "application/x-ndjson"
 _NDJSON_TYPES = frozenset({"application/x-ndjson", "application/ndjson", "application/jsonl"})
 
@@ -372,10 +368,8 @@ class NDJSONParser(_Utf8Stream):
 
     def close(self) -> list[StreamEvent]:
         """End of stream: a last line without its newline is an event too."""
-        rest = self._buffer + self._decode(b"", final=True)
-        self._buffer = ""
-        *lines, last = rest.split("\n")
-        return _events([*lines, last] if last else lines)
+        rest, self._buffer = self._buffer + self._decode(b"", final=True), ""
+        return _events([rest] if rest else [])
 
 
 def _events(lines: Iterable[str]) -> list[StreamEvent]:
