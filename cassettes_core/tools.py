@@ -341,8 +341,6 @@ def _rebuildable_class(name: str, home: str | None) -> type[Exception] | None:
 
 # -- one decorated tool: its name, policy, signature and codec ----------------------------------
 
-_BOUND_FIRST = ("self", "cls")
-
 
 @dataclasses.dataclass(frozen=True)
 class ToolSpec:
@@ -386,7 +384,10 @@ class ToolSpec:
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"@tool cannot read the signature of {full}: {exc}") from None
         names = list(signature.parameters)
-        skip_first = bool(names) and names[0] in _BOUND_FIRST and _in_class_body(qualname)
+        # A method's first parameter: ``A.f`` and ``g.<locals>.A.f`` are in a class body.
+        parts = qualname.split(".")
+        in_class = len(parts) > 1 and parts[-2] != "<locals>"
+        skip_first = bool(names) and names[0] in ("self", "cls") and in_class
         ignored = frozenset([ignore] if isinstance(ignore, str) else ignore)
         unknown = sorted(ignored - set(names))
         if unknown:
@@ -428,12 +429,6 @@ class ToolSpec:
     def replayed(self, stored: Any) -> Any:
         """The recorded result as the caller gets it (through ``deserialize`` when given)."""
         return self.deserialize(stored) if self.deserialize is not None else stored
-
-
-def _in_class_body(qualname: str) -> bool:
-    """``A.f`` and ``test.<locals>.A.f`` are in a class body; ``f`` and ``g.<locals>.f`` not."""
-    parts = qualname.split(".")
-    return len(parts) > 1 and parts[-2] != "<locals>"
 
 
 # -- the decorator ------------------------------------------------------------------------------
