@@ -73,9 +73,8 @@ def stored_body(
 ) -> Any:
     """A body as stored: parsed JSON objects and arrays, other text as text, empty as None.
 
-    Raises :class:`UnrecordableAnswerError` for bytes that are not text in their charset,
-    unless ``lossy`` (an error answer): the SDKs read an error body only as text, decoded with
-    replacement characters, so that text is what is stored and what they read on replay.
+    Bytes that are not text in their charset are an :class:`UnrecordableAnswerError`, unless
+    ``lossy`` (an error answer, which the SDKs read as text with replacement characters).
     """
     if not content:
         return None
@@ -107,11 +106,8 @@ def _structured(text: str, charset: str) -> Any:
 
 
 def encoded_body(body: Any, charset: str = "utf-8") -> tuple[bytes, str]:
-    """The bytes of a stored body in ``charset`` (a name as :func:`charset_of` gives it), and
-    the charset they are in.
-
-    Text the charset cannot hold (a cassette edited by hand) falls back to UTF-8.
-    """
+    """The bytes of a stored body in ``charset`` (as :func:`charset_of` names it), and the
+    charset they are in: UTF-8 for text the charset cannot hold (a hand-edited cassette)."""
     if body is None:
         return b"", charset
     if isinstance(body, str):
@@ -551,10 +547,11 @@ def event_of(frame: Frame) -> StreamEvent:
     if isinstance(data, dict):
         data.pop(PADDING_KEY, None)  # random on every call: never content
         if name == CHUNK and isinstance(data.get("bytes"), str):
-            decoded, readable = _decoded_chunk(data["bytes"])
-            data["bytes"] = decoded
-            if not readable:
+            decoded = _decoded_chunk(data["bytes"])
+            if decoded is None:
                 data["base64"] = True
+            else:
+                data["bytes"] = decoded
     return StreamEvent(data=data, event=name)
 
 
@@ -569,10 +566,8 @@ def frame_of(event: StreamEvent) -> bytes:
             ":error-message": str(data.get("errorMessage", "")),
         }
         return encode_frame(headers, b"")
-    if name.endswith("Exception"):
-        headers = {":exception-type": name, ":content-type": JSON, ":message-type": "exception"}
-    else:
-        headers = {":event-type": name, ":content-type": JSON, ":message-type": "event"}
+    kind = "exception" if name.endswith("Exception") else "event"
+    headers = {f":{kind}-type": name, ":content-type": JSON, ":message-type": kind}
     return encode_frame(headers, _payload_bytes(name, data))
 
 
@@ -586,14 +581,12 @@ def _payload(raw: bytes) -> Any:
     return text if structure is None else structure
 
 
-def _decoded_chunk(text: str) -> tuple[Any, bool]:
-    """A chunk's ``bytes`` as the JSON they carry (``True``), or as given (``False``): bytes
-    that are not a JSON object or array a cassette can hold stay base64, replayed as sent."""
+def _decoded_chunk(text: str) -> Any:
+    """The JSON object or array a chunk's base64 ``bytes`` carry, else None (they stay base64)."""
     try:
-        structure = json_structure(base64.b64decode(text, validate=True).decode("utf-8"))
+        return json_structure(base64.b64decode(text, validate=True).decode("utf-8"))
     except (binascii.Error, ValueError):
-        return text, False
-    return (text, False) if structure is None else (structure, True)
+        return None
 
 
 def _payload_bytes(name: str, data: Any) -> bytes:
