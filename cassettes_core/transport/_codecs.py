@@ -1,12 +1,5 @@
-"""The codecs of what a cassette stores: response bodies, and the three stream framings.
-
-- bodies: stored as text in the charset their ``content-type`` names (JSON as structures),
-  replayed as the same bytes (:func:`stored_body`, :func:`encoded_body`, :func:`served_answer`);
-- server-sent events (:class:`SSEParser`, :func:`parse_stream`, :func:`encode_stream` …);
-- newline-delimited JSON, Ollama's (:class:`NDJSONParser`, :func:`parse_ndjson`,
-  :func:`encode_ndjson`; :func:`stream_framing` tells the framings apart by content type);
-- the AWS event-stream (:class:`EventStreamParser`, :func:`encode_frame`), and Bedrock's frames
-  as readable events (:func:`event_of`, :func:`frame_of`).
+"""The codecs of what a cassette stores: response bodies, and the three stream framings (SSE,
+NDJSON, the AWS event stream with Bedrock's frames as readable events).
 
 Pure functions over bytes and plain data: no HTTP library is imported here.
 """
