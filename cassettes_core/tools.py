@@ -27,13 +27,8 @@ What replay does with a recorded call::
     passthrough         body runs                  body runs
 
 A safe tool that ran again hands its caller the *recorded* answer (the model calls that follow
-were recorded with it, so the story replays on); a different result is reported. The recorder
-decides replay or live exactly as for a model call (same ``seq`` counter, same miss, same
-secret guard on the way to the file); only the answer is a tool's: its result, or its
-exception raised again.
-
-Outside an active cassette the wrapper calls the function at once: one check of the active
-interception, nothing else (``bench/bench_tools.py`` measures it).
+were recorded with it); a different result is reported. Outside an active cassette the wrapper
+calls the function at once.
 """
 
 from __future__ import annotations
@@ -48,7 +43,7 @@ import math
 import sys
 import time
 import warnings
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, TypeVar, cast, get_args, overload
 
 from cassettes_core._errors import (
@@ -72,13 +67,12 @@ Serialize = Callable[[Any], Any]
 # -- the two policies --------------------------------------------------------------------------
 
 ReplayPolicy = Literal["never", "safe"]
-POLICIES: tuple[str, ...] = get_args(ReplayPolicy)
 
 
 def parse_policy(value: object, *, where: str) -> ReplayPolicy:
     """``value`` as a policy; a :class:`ConfigError` naming ``where`` and the choices."""
     text = value.strip().lower() if isinstance(value, str) else value
-    if text not in POLICIES:
+    if text not in get_args(ReplayPolicy):
         raise ConfigError(
             f"{where}: replay={value!r} is not a replay policy; use replay='never' (side "
             "effects: replay returns the recording, the body never runs) or replay='safe' "
@@ -114,10 +108,7 @@ class RecordedToolError(CassetteError):
 
 
 class ToolResultChangedError(CassetteError):
-    """A ``safe`` tool ran again in replay and returned something else than its recording.
-
-    It is what the recorder's log keeps (the warning says it at once; ``--cassette-strict``
-    fails the test with it)."""
+    """A ``safe`` tool ran again in replay and returned something else than its recording."""
 
     def __init__(self, tool: str, seq: int, recorded: Any, now: Any, path: str) -> None:
         self.tool = tool
@@ -153,13 +144,7 @@ def _short(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-# -- what a cassette can hold: arguments as plain data, results exactly -------------------------
-#
-# Arguments are what a call is matched by, so they are made plain: tuples become lists,
-# dataclasses and pydantic models their fields, enums their values. Results are what replay
-# hands back, so they must survive the file *unchanged*: only ``dict`` (string keys), ``list``,
-# ``str``, ``int``, finite ``float``, ``bool`` and ``None``; anything else (a tuple would come
-# back a list, a model a dict) needs the tool's own ``serialize``/``deserialize``.
+# -- what a cassette can hold: arguments as plain data (matched), results exactly (replayed) ----
 
 # A result is walked to this depth at most; a cassette holds 100 levels in all.
 _MAX_DEPTH = 90
@@ -271,14 +256,9 @@ def _is_unicode(text: str) -> bool:
 
 # -- a tool's exception as a cassette keeps it, and raised again from there ---------------------
 #
-# Kept: the class's importable name, its ``args`` when they are plain data, and its message.
-# A cassette is data that a pull request can edit, and the exception replay raises must never
-# steer the run (DESIGN §13): replay rebuilds only an ordinary ``Exception`` subclass that the
-# recording could have written, from Python's built-ins or defined in the tool's own module,
-# found among the modules loaded already (a cassette never makes us import one). Never a
-# ``BaseException``-only class (``SystemExit``, ``KeyboardInterrupt``, ``GeneratorExit``, a test
-# framework's outcome), nor one that ends an iteration, a skip or a debugger session. Anything
-# else replays as :class:`RecordedToolError` naming it.
+# A cassette can be edited in a pull request, so replay must never let it steer the run
+# (DESIGN §13): it rebuilds only an ``Exception`` subclass from the built-ins or defined in the
+# tool's own module, already loaded, and none that ends an iteration, a skip or a debugger.
 
 # Exception subclasses that steer control flow where they are caught by type.
 _STEERING = frozenset(
@@ -361,18 +341,12 @@ def _rebuildable_class(name: str, home: str | None) -> type[Exception] | None:
 
 # -- one decorated tool: its name, policy, signature and codec ----------------------------------
 
-_BOUND_FIRST = ("self", "cls")
-
 
 @dataclasses.dataclass(frozen=True)
 class ToolSpec:
-    """Everything the wrapper needs to know of one tool, fixed at decoration time.
-
-    A call is matched by the tool's name and its *canonical* arguments: bound to the signature
-    with defaults applied, so ``f(1)``, ``f(x=1)`` and ``f(1, y=2)`` (when 2 is ``y``'s default)
-    are the same request. A method's ``self`` or ``cls`` is not an argument, nor are the
-    parameters named in ``ignore``.
-    """
+    """One tool, fixed at decoration time. A call is matched by its name and its arguments
+    bound to the signature with defaults applied (``f(1)`` is ``f(x=1)``), without a method's
+    ``self``/``cls`` and the parameters named in ``ignore``."""
 
     name: str
     policy: ReplayPolicy
@@ -410,7 +384,10 @@ class ToolSpec:
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"@tool cannot read the signature of {full}: {exc}") from None
         names = list(signature.parameters)
-        skip_first = bool(names) and names[0] in _BOUND_FIRST and _in_class_body(qualname)
+        # A method's first parameter: ``A.f`` and ``g.<locals>.A.f`` are in a class body.
+        parts = qualname.split(".")
+        in_class = len(parts) > 1 and parts[-2] != "<locals>"
+        skip_first = bool(names) and names[0] in ("self", "cls") and in_class
         ignored = frozenset([ignore] if isinstance(ignore, str) else ignore)
         unknown = sorted(ignored - set(names))
         if unknown:
@@ -452,12 +429,6 @@ class ToolSpec:
     def replayed(self, stored: Any) -> Any:
         """The recorded result as the caller gets it (through ``deserialize`` when given)."""
         return self.deserialize(stored) if self.deserialize is not None else stored
-
-
-def _in_class_body(qualname: str) -> bool:
-    """``A.f`` and ``test.<locals>.A.f`` are in a class body; ``f`` and ``g.<locals>.f`` not."""
-    parts = qualname.split(".")
-    return len(parts) > 1 and parts[-2] != "<locals>"
 
 
 # -- the decorator ------------------------------------------------------------------------------
@@ -530,7 +501,16 @@ def _wrap(fn: Callable[..., Any], spec: ToolSpec) -> Callable[..., Any]:
             current = active_interception()
             if current is None:
                 return await fn(*args, **kwargs)
-            return await run_async(spec, current.recorder, fn, args, kwargs)
+            call = _Call(spec, current.recorder, args, kwargs)
+            if call.recorded is not None and spec.policy == "never":
+                return _answer(spec, call.recorded)
+            try:
+                result = await fn(*args, **kwargs)
+            except CassetteError:
+                raise  # ours (a model call's miss inside the tool): not the tool's answer
+            except Exception as exc:
+                return call.done(error=exc)
+            return call.done(result=result)
 
         async_tool.__cassette_tool__ = spec  # type: ignore[attr-defined]
         return async_tool
@@ -540,7 +520,16 @@ def _wrap(fn: Callable[..., Any], spec: ToolSpec) -> Callable[..., Any]:
         current = active_interception()
         if current is None:
             return fn(*args, **kwargs)
-        return run_sync(spec, current.recorder, fn, args, kwargs)
+        call = _Call(spec, current.recorder, args, kwargs)
+        if call.recorded is not None and spec.policy == "never":
+            return _answer(spec, call.recorded)
+        try:
+            result = fn(*args, **kwargs)
+        except CassetteError:
+            raise
+        except Exception as exc:
+            return call.done(error=exc)
+        return call.done(result=result)
 
     sync_tool.__cassette_tool__ = spec  # type: ignore[attr-defined]
     return sync_tool
@@ -549,58 +538,70 @@ def _wrap(fn: Callable[..., Any], spec: ToolSpec) -> Callable[..., Any]:
 # -- one call inside an active cassette: replay it, run it and compare, or record it ------------
 
 
-def run_sync(
-    spec: ToolSpec, recorder: Recorder, fn: Callable[..., Any], args: Any, kwargs: Any
-) -> Any:
-    request = recorder.normalise(spec.request(args, kwargs))
-    recorded = recorder.find(request, stream=False)
-    if recorded is not None and spec.policy == "never":
-        return _answer(spec, recorded)
-    started = time.perf_counter()
-    try:
-        result = fn(*args, **kwargs)
-    except CassetteError:
-        raise  # ours (a model call's miss inside the tool): not the tool's answer
-    except Exception as exc:
-        return _after(spec, recorder, request, recorded, started, error=exc)
-    return _after(spec, recorder, request, recorded, started, result=result)
+class _Call:
+    """One call of a tool in an active cassette, from its lookup to its outcome."""
 
+    def __init__(self, spec: ToolSpec, recorder: Recorder, args: Any, kwargs: Any) -> None:
+        self.spec = spec
+        self.recorder = recorder
+        self.request = recorder.normalise(spec.request(args, kwargs))
+        self.recorded = recorder.find(self.request, stream=False)
+        self.started = time.perf_counter()
 
-async def run_async(
-    spec: ToolSpec, recorder: Recorder, fn: Callable[..., Awaitable[Any]], args: Any, kwargs: Any
-) -> Any:
-    request = recorder.normalise(spec.request(args, kwargs))
-    recorded = recorder.find(request, stream=False)
-    if recorded is not None and spec.policy == "never":
-        return _answer(spec, recorded)
-    started = time.perf_counter()
-    try:
-        result = await fn(*args, **kwargs)
-    except CassetteError:
-        raise
-    except Exception as exc:
-        return _after(spec, recorder, request, recorded, started, error=exc)
-    return _after(spec, recorder, request, recorded, started, result=result)
+    def done(self, *, result: Any = None, error: Exception | None = None) -> Any:
+        """What the body's outcome becomes: recorded when new, compared (a safe tool) when not."""
+        if self.recorded is None:
+            if self.recorder.records:
+                self._record(result, error)
+            if error is not None:
+                raise error
+            return result
+        self._compare(self.recorded, result, error)
+        return _answer(self.spec, self.recorded)
 
-
-def _after(
-    spec: ToolSpec,
-    recorder: Recorder,
-    request: LLMRequest,
-    recorded: Interaction | None,
-    started: float,
-    *,
-    result: Any = None,
-    error: Exception | None = None,
-) -> Any:
-    """What the body's outcome becomes: recorded when new, compared (a safe tool) when not."""
-    if recorded is None:
-        _record(spec, recorder, request, started, result=result, error=error)
+    def _record(self, result: Any, error: Exception | None) -> None:
+        spec, recorder = self.spec, self.recorder
+        duration = round((time.perf_counter() - self.started) * 1000)
         if error is not None:
-            raise error
-        return result
-    _compare(spec, recorder, recorded, result=result, error=error)
-    return _answer(spec, recorded)
+            recorder.record(
+                self.request,
+                endpoint=spec.name,
+                error=recorded_exception(error),
+                duration_ms=duration,
+            )
+            return
+        try:
+            stored = spec.stored(result)
+        except CassetteError as exc:
+            if not recorder.best_effort:
+                raise
+            warnings.warn(
+                f"best-effort recording dropped a tool call: {exc}",
+                UnsafeInteractionDroppedWarning,
+                stacklevel=4,
+            )
+            return
+        recorder.record(
+            self.request,
+            endpoint=spec.name,
+            response=LLMResponse(body=copy.deepcopy(stored)),  # the caller keeps the original
+            duration_ms=duration,
+        )
+
+    def _compare(self, recorded: Interaction, result: Any, error: Exception | None) -> None:
+        """Report a safe tool whose result of now differs from its recording."""
+        if recorded.error is not None:
+            was: Any = {"raised": recorded.error.message}
+        else:
+            was = recorded.response.body if recorded.response is not None else None
+        if error is not None:
+            now: Any = {"raised": recorded_exception(error).message}
+        else:
+            try:
+                now = self.spec.stored(result)
+            except CassetteError:
+                now = {"unstorable": repr(result)}
+        report_change(self.recorder, recorded, self.spec.name, was, now, stacklevel=5)
 
 
 def _answer(spec: ToolSpec, interaction: Interaction) -> Any:
@@ -611,67 +612,6 @@ def _answer(spec: ToolSpec, interaction: Interaction) -> Any:
     body = interaction.response.body if interaction.response is not None else None
     # A copy: what the caller does with an answer must not change the next replay of it.
     return spec.replayed(copy.deepcopy(body))
-
-
-def _record(
-    spec: ToolSpec,
-    recorder: Recorder,
-    request: LLMRequest,
-    started: float,
-    *,
-    result: Any = None,
-    error: Exception | None = None,
-) -> None:
-    """Write a live outcome (record and append; a no-op in passthrough)."""
-    if not recorder.records:
-        return
-    duration = round((time.perf_counter() - started) * 1000)
-    if error is not None:
-        recorder.record(
-            request, endpoint=spec.name, error=recorded_exception(error), duration_ms=duration
-        )
-        return
-    try:
-        stored = spec.stored(result)
-    except CassetteError as exc:
-        if not recorder.best_effort:
-            raise
-
-        warnings.warn(
-            f"best-effort recording dropped a tool call: {exc}",
-            UnsafeInteractionDroppedWarning,
-            stacklevel=5,
-        )
-        return
-    recorder.record(
-        request,
-        endpoint=spec.name,
-        response=LLMResponse(body=copy.deepcopy(stored)),  # the caller keeps the original
-        duration_ms=duration,
-    )
-
-
-def _compare(
-    spec: ToolSpec,
-    recorder: Recorder,
-    recorded: Interaction,
-    *,
-    result: Any = None,
-    error: Exception | None = None,
-) -> None:
-    """Report a safe tool whose result of now differs from its recording."""
-    if recorded.error is not None:
-        was: Any = {"raised": recorded.error.message}
-    else:
-        was = recorded.response.body if recorded.response is not None else None
-    if error is not None:
-        now: Any = {"raised": recorded_exception(error).message}
-    else:
-        try:
-            now = spec.stored(result)
-        except CassetteError:
-            now = {"unstorable": repr(result)}
-    report_change(recorder, recorded, spec.name, was, now, stacklevel=6)
 
 
 def report_change(
@@ -696,7 +636,6 @@ def report_change(
 
 
 __all__ = [
-    "POLICIES",
     "TOOL_PROVIDER",
     "RecordedToolError",
     "ReplayPolicy",

@@ -1,12 +1,5 @@
-"""The codecs of what a cassette stores: response bodies, and the three stream framings.
-
-- bodies: stored as text in the charset their ``content-type`` names (JSON as structures),
-  replayed as the same bytes (:func:`stored_body`, :func:`encoded_body`, :func:`served_answer`);
-- server-sent events (:class:`SSEParser`, :func:`parse_stream`, :func:`encode_stream` …);
-- newline-delimited JSON, Ollama's (:class:`NDJSONParser`, :func:`parse_ndjson`,
-  :func:`encode_ndjson`; :func:`stream_framing` tells the framings apart by content type);
-- the AWS event-stream (:class:`EventStreamParser`, :func:`encode_frame`), and Bedrock's frames
-  as readable events (:func:`event_of`, :func:`frame_of`).
+"""The codecs of what a cassette stores: response bodies, and the three stream framings (SSE,
+NDJSON, the AWS event stream with Bedrock's frames as readable events).
 
 Pure functions over bytes and plain data: no HTTP library is imported here.
 """
@@ -16,7 +9,6 @@ from __future__ import annotations
 import base64
 import binascii
 import codecs
-import functools
 import json
 import random
 import re
@@ -31,20 +23,14 @@ from cassettes_core._errors import UnrecordableAnswerError
 from cassettes_core._model import StreamEvent
 from cassettes_core.catalog import StreamFraming
 
-# A body is stored as text in the charset its ``content-type`` names (UTF-8 when none), JSON
-# objects and arrays as structures, and replayed in that charset again, so the SDK gets the
-# bytes it parsed live. A successful answer whose bytes are not text in that charset is refused
-# up front (:class:`UnrecordableAnswerError`); an error answer's text, which is all the SDKs
-# read of it, is stored with replacement characters. Bodies are stored decoded
-# (``content-encoding`` undone), so replay never serves the encoding or a stale length. Header
-# values are replayed as UTF-8 bytes, which every client decodes back to the same text.
+# A body is stored decoded (``content-encoding`` undone) as text in its charset, JSON objects
+# and arrays as structures, and replayed in that charset again: the SDK gets the bytes it parsed.
 
 JSON = "application/json"
 # Headers that describe the bytes on the wire, not the decoded body a replay serves.
 _WIRE_FRAMING = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 
 
-@functools.lru_cache(maxsize=256)  # a handful of content types; replay asks once per answer
 def charset_of(content_type: str | None) -> str:
     """The codec a ``content-type`` names (``utf-8`` when none, or one Python lacks)."""
     for part in (content_type or "").split(";")[1:]:
@@ -64,12 +50,8 @@ _PROBE = '{"id": "call_a-b+c.d", "n": [1.5e3, true], "s": "\\n\\u00e9 ~"} ' + "x
 
 
 def _is_charset(codec: str) -> bool:
-    """Whether ``codec`` reads JSON text as JSON parsers do: ASCII as ASCII (or UTF-8 with a
-    BOM, UTF-16, UTF-32).
-
-    Python also knows codecs that are no charset: bytes-to-bytes (base64, zlib), text-to-text
-    (rot13), and text codecs that rewrite ASCII (idna, punycode, utf-7, unicode_escape).
-    """
+    """Whether ``codec`` reads JSON as JSON parsers do: ASCII as ASCII, or UTF-8/16/32 (not
+    base64, rot13, idna, utf-7 and the other codecs that are no charset)."""
     try:
         encoded = _PROBE.encode(codec)
         if encoded.decode(codec) != _PROBE:
@@ -84,9 +66,8 @@ def stored_body(
 ) -> Any:
     """A body as stored: parsed JSON objects and arrays, other text as text, empty as None.
 
-    Raises :class:`UnrecordableAnswerError` for bytes that are not text in their charset,
-    unless ``lossy`` (an error answer): the SDKs read an error body only as text, decoded with
-    replacement characters, so that text is what is stored and what they read on replay.
+    Bytes that are not text in their charset are an :class:`UnrecordableAnswerError`, unless
+    ``lossy`` (an error answer, which the SDKs read as text with replacement characters).
     """
     if not content:
         return None
@@ -95,8 +76,7 @@ def stored_body(
         text = content.decode(charset)
     except UnicodeError:  # some codecs fail with a plain UnicodeError, not a decode error
         if lossy:
-            text = content.decode(charset, errors="replace")
-            return _structured(text, charset)
+            return _structured(content.decode(charset, errors="replace"), charset)
         raise UnrecordableAnswerError(
             f"the live answer{where} is not {charset} text (content-type "
             f"{content_type or 'not given'}, {len(content)} bytes): a cassette stores bodies "
@@ -119,11 +99,8 @@ def _structured(text: str, charset: str) -> Any:
 
 
 def encoded_body(body: Any, charset: str = "utf-8") -> tuple[bytes, str]:
-    """The bytes of a stored body in ``charset`` (a name as :func:`charset_of` gives it), and
-    the charset they are in.
-
-    Text the charset cannot hold (a cassette edited by hand) falls back to UTF-8.
-    """
+    """The bytes of a stored body in ``charset`` (as :func:`charset_of` names it), and the
+    charset they are in: UTF-8 for text the charset cannot hold (a hand-edited cassette)."""
     if body is None:
         return b"", charset
     if isinstance(body, str):
@@ -159,22 +136,21 @@ def served_answer(headers: Mapping[str, str], body: Any) -> tuple[list[tuple[byt
     return served, content
 
 
-# Server-sent events, by the WHATWG rules the SDKs implement (``\n``, ``\r\n`` and ``\r``
-# line ends, multi-line ``data``, ``:`` comments, chunks split anywhere), written back as the
-# providers write them. ``data`` that is not a JSON object or array (``[DONE]``) is kept as its
-# raw text, so encoding an event gives back what the SDK parsed live.
+# Server-sent events, by the WHATWG rules the SDKs implement; ``data`` that is not a JSON
+# object or array (``[DONE]``) is kept as its raw text.
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
-# The content type of an SSE answer; replayed streams carry it.
 EVENT_STREAM = "text/event-stream; charset=utf-8"
+
+
+def _media_type(content_type: str | None) -> str:
+    return (content_type or "").split(";")[0].strip().lower()
 
 
 def is_event_stream(content_type: str | None) -> bool:
     """Whether a ``content-type`` header value announces an SSE stream."""
-    if not content_type:
-        return False
-    return content_type.split(";")[0].strip().lower() == "text/event-stream"
+    return _media_type(content_type) == "text/event-stream"
 
 
 class _Utf8Stream:
@@ -217,11 +193,9 @@ class SSEParser(_Utf8Stream):
 
     An event is complete at its blank line; a last event the stream never terminated is
     dropped, exactly as the SDKs' decoders drop it (so a recording holds what the SDK saw).
-    The values of ``id:`` and ``retry:`` are not kept (no provider uses them), but they decide
-    what the SDKs dispatch, so they are followed: a blank line ends an event when an event name
-    or data was given, or a ``retry:`` number, or while a non-empty ``id`` holds (it is never
-    reset, so after one every blank line is an event). Such an event without data is stored
-    as empty ``data``, which replays as the same empty event (that the openai SDK fails on).
+    ``id:`` and ``retry:`` values are not kept, but they decide what the SDKs dispatch: a blank
+    line ends an event after an event name, data, a ``retry:`` number, or while a non-empty
+    ``id`` holds (never reset). Such an event without data is stored as empty ``data``.
     """
 
     def __init__(self) -> None:
@@ -309,12 +283,8 @@ def decode_data(text: str) -> Any:
 
 
 def json_structure(text: str) -> dict[str, Any] | list[Any] | None:
-    """``text`` parsed, if it is a JSON object or array that a cassette can hold as one.
-
-    Python's JSON reads ``NaN``, ``Infinity``, an overflowing ``1e999`` and lone surrogates
-    (``"\\ud800"``), as the SDKs do; a YAML cassette holds none of them, so such a body is
-    kept as its text (which replays as the same bytes) rather than refused at write time.
-    """
+    """``text`` parsed, if it is a JSON object or array that a cassette can hold as one (not
+    with ``NaN``, ``1e999`` or a lone surrogate: such a body is kept as its text)."""
     try:
         value = json.loads(text)
     except ValueError:
@@ -351,25 +321,19 @@ def encode_event(event: StreamEvent) -> bytes:
 
 def encode_stream(events: Iterable[StreamEvent]) -> Iterator[bytes]:
     """The wire bytes of a stream, one chunk per event (so replay keeps event boundaries)."""
-    for event in events:
-        yield encode_event(event)
+    return map(encode_event, events)
 
 
-# Newline-delimited JSON (Ollama's ``application/x-ndjson``): one event a line, stored as its
-# parsed object, replayed one line a chunk. A last line without its newline is kept, ``\r\n``
-# ends a line like ``\n``, and a line that is not a JSON object or array (a blank line too) is
-# kept as its text, so the SDK sees on replay exactly what it saw live.
+# Newline-delimited JSON (Ollama's): one event a line, replayed one line a chunk; a line that
+# is not a JSON object or array (a blank line too) is kept as its text.
 
-# The content type replayed NDJSON streams carry (Ollama's own).
 NDJSON = "application/x-ndjson"
 _NDJSON_TYPES = frozenset({"application/x-ndjson", "application/ndjson", "application/jsonl"})
 
 
 def is_ndjson(content_type: str | None) -> bool:
     """Whether a ``content-type`` header value announces newline-delimited JSON."""
-    if not content_type:
-        return False
-    return content_type.split(";")[0].strip().lower() in _NDJSON_TYPES
+    return _media_type(content_type) in _NDJSON_TYPES
 
 
 def stream_framing(content_type: str | None) -> StreamFraming | None:
@@ -393,10 +357,8 @@ class NDJSONParser(_Utf8Stream):
 
     def close(self) -> list[StreamEvent]:
         """End of stream: a last line without its newline is an event too."""
-        rest = self._buffer + self._decode(b"", final=True)
-        self._buffer = ""
-        *lines, last = rest.split("\n")
-        return _events([*lines, last] if last else lines)
+        rest, self._buffer = self._buffer + self._decode(b"", final=True), ""
+        return _events([rest] if rest else [])
 
 
 def _events(lines: Iterable[str]) -> list[StreamEvent]:
@@ -417,11 +379,8 @@ def encode_ndjson(events: Iterable[StreamEvent]) -> Iterator[bytes]:
         yield (encode_data(event.data) + "\n").encode("utf-8")
 
 
-# The AWS event stream (``application/vnd.amazon.eventstream``). Every frame is, big-endian:
-# prelude (total length, headers length, prelude CRC32: uint32 each), headers (name length
-# uint8, name, value type uint8, value …), payload, message CRC32 over all before it. A corrupt
-# CRC, a length that cannot hold, an unknown header type or bytes left over at ``close`` are an
-# :class:`EventStreamError` saying where. Bedrock sends string headers only.
+# The AWS event stream. A frame, big-endian: prelude (total length, headers length, prelude
+# CRC32), headers (name length, name, value type, value …), payload, message CRC32.
 
 CONTENT_TYPE = "application/vnd.amazon.eventstream"
 
@@ -557,17 +516,13 @@ class EventStreamParser:
         )
 
 
-# Bedrock's frames as readable events, named as botocore names them: an event by its
-# ``:event-type`` (``messageStart``, ``chunk`` …), its data the JSON payload without the random
-# ``p`` padding (churn); a ``chunk``'s base64 ``bytes`` decoded to the model's own JSON event
-# (else kept as base64 with ``"base64": true``); an exception by its ``:exception-type``; an
-# error as ``error`` with ``{errorCode, errorMessage}``. Replay writes each back as a valid
-# frame with fresh padding, which botocore parses as it parsed the live one.
+# Bedrock's frames as readable events: named by ``:event-type`` (or ``:exception-type``; an
+# error is ``error`` with ``{errorCode, errorMessage}``), the JSON payload without its random
+# ``p`` padding, a ``chunk``'s base64 ``bytes`` decoded (else kept, with ``"base64": true``).
 
 PADDING_KEY = "p"
 CHUNK = "chunk"
 ERROR = "error"
-_JSON = "application/json"
 _ALPHABET = string.ascii_letters + string.digits
 
 
@@ -585,10 +540,11 @@ def event_of(frame: Frame) -> StreamEvent:
     if isinstance(data, dict):
         data.pop(PADDING_KEY, None)  # random on every call: never content
         if name == CHUNK and isinstance(data.get("bytes"), str):
-            decoded, readable = _decoded_chunk(data["bytes"])
-            data["bytes"] = decoded
-            if not readable:
+            decoded = _decoded_chunk(data["bytes"])
+            if decoded is None:
                 data["base64"] = True
+            else:
+                data["bytes"] = decoded
     return StreamEvent(data=data, event=name)
 
 
@@ -603,10 +559,8 @@ def frame_of(event: StreamEvent) -> bytes:
             ":error-message": str(data.get("errorMessage", "")),
         }
         return encode_frame(headers, b"")
-    if name.endswith("Exception"):
-        headers = {":exception-type": name, ":content-type": _JSON, ":message-type": "exception"}
-    else:
-        headers = {":event-type": name, ":content-type": _JSON, ":message-type": "event"}
+    kind = "exception" if name.endswith("Exception") else "event"
+    headers = {f":{kind}-type": name, ":content-type": JSON, ":message-type": kind}
     return encode_frame(headers, _payload_bytes(name, data))
 
 
@@ -620,35 +574,26 @@ def _payload(raw: bytes) -> Any:
     return text if structure is None else structure
 
 
-def _decoded_chunk(text: str) -> tuple[Any, bool]:
-    """A chunk's ``bytes`` as the JSON they carry (``True``), or as given (``False``): bytes
-    that are not a JSON object or array a cassette can hold stay base64, replayed as sent."""
+def _decoded_chunk(text: str) -> Any:
+    """The JSON object or array a chunk's base64 ``bytes`` carry, else None (they stay base64)."""
     try:
-        structure = json_structure(base64.b64decode(text, validate=True).decode("utf-8"))
+        return json_structure(base64.b64decode(text, validate=True).decode("utf-8"))
     except (binascii.Error, ValueError):
-        return text, False
-    return (text, False) if structure is None else (structure, True)
+        return None
 
 
 def _payload_bytes(name: str, data: Any) -> bytes:
     if isinstance(data, str):
         return data.encode()
     if not isinstance(data, dict):
-        return _compact(data).encode()
+        return compact_json(data).encode()
     body = dict(data)
-    if name == CHUNK and "bytes" in body:
-        if body.pop("base64", False) is True:
-            pass  # kept as the base64 text it was
-        else:
-            body["bytes"] = base64.b64encode(_compact(body["bytes"]).encode()).decode()
+    if name == CHUNK and "bytes" in body and body.pop("base64", False) is not True:
+        body["bytes"] = base64.b64encode(compact_json(body["bytes"]).encode()).decode()
     body[PADDING_KEY] = padding()
-    return _compact(body).encode()
+    return compact_json(body).encode()
 
 
 def padding() -> str:
     """Random padding as Bedrock sends it: a prefix of the alphabet of random length."""
     return _ALPHABET[: random.randint(1, len(_ALPHABET))]  # noqa: S311 -- churn, not security
-
-
-def _compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=True)
