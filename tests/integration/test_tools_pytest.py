@@ -115,7 +115,9 @@ def test_the_marker_records_tools_and_mcp_and_ci_replays_them_with_no_side_effec
     """First run: 4 model calls, 2 tool calls and 4 MCP calls recorded, counted apart (the
     SDK lists the MCP tools once itself, to check results against their output schema); CI
     run: all replayed, no emulator hit, the never tool's side effect not repeated, the MCP
-    server never started again."""
+    server never started again. Then the safe tool answers differently: the run passes with a
+    summary line and a warning; with --cassette-strict the test fails naming the tool and the
+    seq."""
     notes = Notes(tmp_path / "notes", tmp_path / "started.log")
     monkeypatch.setenv("NOTES_ARGS", "|".join(notes.args()))
     write(pytester)
@@ -147,18 +149,9 @@ def test_the_marker_records_tools_and_mcp_and_ci_replays_them_with_no_side_effec
     assert notes.lines("started") == 1
     assert notes.lines("writes") == 1
 
-
-def test_a_changed_safe_result_is_listed_and_fails_only_under_strict(
-    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The safe tool now answers differently: the run passes with a summary line and a
-    warning; with --cassette-strict the test fails naming the tool and the seq."""
-    write(pytester)
-    inner().assert_outcomes(passed=1)
-    write(pytester, weather="rainy in ")
-    monkeypatch.setenv("CI", "true")
+    write(pytester, weather="rainy in ")  # the safe tool now answers differently
     lenient = inner()
-    lenient.assert_outcomes(passed=1)
+    lenient.assert_outcomes(passed=2)
     lenient.stdout.fnmatch_lines(
         [
             "1 safe tool call returned another result than recorded*",
@@ -166,11 +159,11 @@ def test_a_changed_safe_result_is_listed_and_fails_only_under_strict(
         ]
     )
     strict = inner("--cassette-strict")
-    strict.assert_outcomes(failed=1)
+    strict.assert_outcomes(passed=1, failed=1)
     strict.stdout.fnmatch_lines(
         [
             "*ToolResultChangedError: safe tool test_agent.get_weather returned another result*",
             "*(strict is on*",
         ]
     )
-    assert provider.hits == 4  # only the first run's
+    assert provider.hits == 0
