@@ -134,7 +134,9 @@ def test_append_with_the_server_connected_replays_destructive_calls_only(
     answered from the cassette, the read-only one runs again, a new one is recorded;
     replay_policies({"notes/read_note": "never"}) keeps the read-only one from running; a
     session that never lists tools gets the policies of the recorded tools/list (with no
-    annotations known, read_note would be ``never`` too)."""
+    annotations known, read_note would be ``never`` too), in a fork too."""
+    from cassettes_core.forking import fork_cassette
+
     path = tmp_path / "mcp.yaml"
     asyncio.run(recorded(path, notes, mode="record"))
     assert (notes.lines("writes"), notes.lines("reads")) == (1, 1)
@@ -155,21 +157,28 @@ def test_append_with_the_server_connected_replays_destructive_calls_only(
     assert methods[-1] == "tools/call"
     assert len(methods) == 9  # count_notes was new: recorded
 
+    # Forked after the read_note call (initialize, tools/list, write, read): the write before
+    # the fork point comes from the fork, a write after it really happens and is appended.
+    fork = tmp_path / "fork.yaml"
+    fork_cassette(path, at=4, output=fork)
+
     async def unlisted() -> None:
         async with (
-            intercept(Recorder(path, mode="append")),
+            intercept(Recorder(fork, mode="append")),
             stdio_client(notes.stdio()) as (read, write),
             ClientSession(read, write) as session,
         ):
             await session.initialize()
             await session.call_tool("write_note", {"name": "Paris", "text": "about Paris"})
             await session.call_tool("read_note", {"name": "Paris"})
+            await session.call_tool("write_note", {"name": "Rome", "text": "Rome"})
 
     with pytest.warns(ToolResultChangedWarning, match="read_note"):
         asyncio.run(unlisted())
     assert notes.lines("started") == 4
-    assert notes.lines("writes") == 1
+    assert (notes.folder / "writes.log").read_text(encoding="utf-8").split() == ["Paris", "Rome"]
     assert notes.lines("reads") == 3
+    assert len(yaml.safe_load(fork.read_text())["interactions"]) == 5
 
 
 def test_the_high_level_client_with_the_2026_handshake_replays_too(
@@ -198,36 +207,6 @@ def test_the_high_level_client_with_the_2026_handshake_replays_too(
     items = yaml.safe_load(path.read_text(encoding="utf-8"))["interactions"]
     assert items[0]["request"] == {"method": "server/discover"}
     assert {i["request"].get("server") for i in items[1:]} == {"notes"}
-
-
-def test_a_fork_replays_the_destructive_calls_before_it_and_runs_those_after(
-    notes: Notes, tmp_path: Path
-) -> None:
-    """Two writes recorded; forked after the first: in append mode the server is connected,
-    the first write comes from the fork, the second really happens and is appended."""
-    from cassettes_core.forking import fork_cassette
-
-    source = tmp_path / "two.yaml"
-
-    async def two_writes(path: Path, mode: str) -> None:
-        async with (
-            intercept(Recorder(path, mode=mode)),
-            stdio_client(notes.stdio()) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            await session.list_tools()
-            for name in ("Paris", "Rome"):
-                await session.call_tool("write_note", {"name": name, "text": name})
-
-    asyncio.run(two_writes(source, "record"))
-    items = yaml.safe_load(source.read_text(encoding="utf-8"))["interactions"]
-    first_write = next(i["seq"] for i in items if i["request"]["method"] == "tools/call")
-    fork = tmp_path / "fork.yaml"
-    fork_cassette(source, at=first_write, output=fork)
-    asyncio.run(two_writes(fork, "append"))
-    log = (notes.folder / "writes.log").read_text(encoding="utf-8").split()
-    assert log == ["Paris", "Rome", "Rome"]
 
 
 def test_a_server_answer_holding_an_api_key_is_refused_and_nothing_is_written(
