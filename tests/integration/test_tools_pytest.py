@@ -13,21 +13,15 @@ from tests.helpers.inner import InnerRun
 from tests.helpers.mcp_agent import Notes
 
 AGENT = """
-import json
 import pathlib
 
 import openai
 import pytest
 
 from cassettes_core import tool
+from tests.helpers.agent_loop import run_turns, spec
 
 OUTBOX = pathlib.Path(__file__).parent / "outbox.log"
-
-
-def spec(name, *params):
-    props = {{p: {{"type": "string"}} for p in params}}
-    return {{"type": "function", "function": {{"name": name, "parameters": {{
-        "type": "object", "properties": props, "required": list(params)}}}}}}
 
 
 @tool(replay="never")
@@ -44,28 +38,12 @@ def get_weather(city):
 
 TOOLS = {{"save_note": save_note, "get_weather": get_weather}}
 SPECS = [spec("save_note", "name", "text"), spec("get_weather", "city")]
-
-
-def turn(client, messages, question, forced):
-    messages.append({{"role": "user", "content": question}})
-    choice = {{"type": "function", "function": {{"name": forced}}}}
-    reply = client.chat.completions.create(
-        model="gpt-4o-mini", messages=messages, tools=SPECS, tool_choice=choice)
-    message = reply.choices[0].message
-    messages.append(message.model_dump(exclude_none=True))
-    for call in message.tool_calls:
-        result = TOOLS[call.function.name](**json.loads(call.function.arguments))
-        messages.append({{"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)}})
-    final = client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=SPECS)
-    return final.choices[0].message.content
+TURNS = [("Write a note about Paris", "save_note"), ("What is the weather in Lyon", "get_weather")]
 
 
 @pytest.mark.cassette
 def test_agent(cassette):
-    client = openai.OpenAI(max_retries=0)
-    messages = []
-    first = turn(client, messages, "Write a note about Paris", "save_note")
-    second = turn(client, messages, "What is the weather in Lyon", "get_weather")
+    first, second = run_turns(openai.OpenAI(max_retries=0), TURNS, TOOLS, SPECS)
     assert "Paris" in first and "Lyon" in second
 """
 
