@@ -1,6 +1,7 @@
 """MCP over stdio in the cassette: a real server (the SDK's MCPServer) spawned by the real
 ``stdio_client``; recorded, then replayed with the server never started (it writes a line
-to a file at every start, so a start cannot go unseen)."""
+to a file at every start, so a start cannot go unseen); a secret in a server's answer is
+refused with nothing written."""
 
 from __future__ import annotations
 
@@ -16,10 +17,12 @@ from cassettes_core import (
     CassetteMissError,
     Recorder,
     ToolResultChangedWarning,
+    UnsafeCassetteError,
     intercept,
     load_cassette,
 )
 from cassettes_core.mcp import replay_policies
+from tests.helpers.fake_secrets import openai_key
 from tests.helpers.mcp_agent import Notes, leaf_errors, session_calls, text_of
 
 
@@ -39,7 +42,8 @@ def test_stdio_session_records_then_replays_without_starting_the_server(
     """Every ClientSession call is one interaction; under CI the same answers come back,
     the server never starts and the destructive tool writes nothing; asked for another note,
     replay is a CassetteMissError with the argument diff, and still nothing starts; with no
-    cassette at all, the first request misses naming the MCP call and no server is spawned."""
+    cassette at all, the first request misses naming the MCP call and no server is spawned;
+    outside a cassette the session is untouched."""
     path = tmp_path / "mcp.yaml"
     with pytest.raises(BaseException) as raised:  # noqa: PT011 - unwrapped below
         asyncio.run(recorded(path, notes, mode="replay"))
@@ -96,6 +100,9 @@ def test_stdio_session_records_then_replays_without_starting_the_server(
     assert "arguments.arguments.name: 'Paris' → 'Lyon'" in str(miss)
     assert notes.lines("started") == 1
     assert notes.lines("writes") == 1
+    # Outside any cassette a session talks to its server as always.
+    assert asyncio.run(session_calls(stdio_client(notes.stdio()), "Paris")) == first
+    assert (notes.lines("started"), notes.lines("writes")) == (2, 2)
 
 
 async def replay(path: Path, notes: Notes, recorder: Recorder) -> list[str]:
@@ -127,7 +134,9 @@ def test_append_with_the_server_connected_replays_destructive_calls_only(
     answered from the cassette, the read-only one runs again, a new one is recorded;
     replay_policies({"notes/read_note": "never"}) keeps the read-only one from running; a
     session that never lists tools gets the policies of the recorded tools/list (with no
-    annotations known, read_note would be ``never`` too)."""
+    annotations known, read_note would be ``never`` too), in a fork too."""
+    from cassettes_core.forking import fork_cassette
+
     path = tmp_path / "mcp.yaml"
     asyncio.run(recorded(path, notes, mode="record"))
     assert (notes.lines("writes"), notes.lines("reads")) == (1, 1)
@@ -148,65 +157,51 @@ def test_append_with_the_server_connected_replays_destructive_calls_only(
     assert methods[-1] == "tools/call"
     assert len(methods) == 9  # count_notes was new: recorded
 
+    # Forked after the read_note call (initialize, tools/list, write, read): the write before
+    # the fork point comes from the fork, a write after it really happens and is appended.
+    fork = tmp_path / "fork.yaml"
+    fork_cassette(path, at=4, output=fork)
+
     async def unlisted() -> None:
         async with (
-            intercept(Recorder(path, mode="append")),
+            intercept(Recorder(fork, mode="append")),
             stdio_client(notes.stdio()) as (read, write),
             ClientSession(read, write) as session,
         ):
             await session.initialize()
             await session.call_tool("write_note", {"name": "Paris", "text": "about Paris"})
             await session.call_tool("read_note", {"name": "Paris"})
+            await session.call_tool("write_note", {"name": "Rome", "text": "Rome"})
 
     with pytest.warns(ToolResultChangedWarning, match="read_note"):
         asyncio.run(unlisted())
     assert notes.lines("started") == 4
-    assert notes.lines("writes") == 1
+    assert (notes.folder / "writes.log").read_text(encoding="utf-8").split() == ["Paris", "Rome"]
     assert notes.lines("reads") == 3
-
-
-def test_an_mcp_error_is_recorded_and_raised_again(notes: Notes, tmp_path: Path) -> None:
-    """A JSON-RPC error from the server (an unknown resource) replays as the same MCPError."""
-    path = tmp_path / "error.yaml"
-
-    async def missing(mode: str) -> BaseException:
-        async with (
-            intercept(Recorder(path, mode=mode)),
-            stdio_client(notes.stdio()) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            try:
-                await session.read_resource("notes://missing")
-            except MCPError as exc:
-                return exc
-        raise AssertionError("read_resource did not fail")
-
-    live = asyncio.run(missing("record"))
-    again = asyncio.run(missing("replay"))
-    assert isinstance(again, MCPError)
-    assert isinstance(live, MCPError)
-    assert (again.code, again.message) == (live.code, live.message)
-    assert notes.lines("started") == 1
+    assert len(yaml.safe_load(fork.read_text())["interactions"]) == 5
 
 
 def test_the_high_level_client_with_the_2026_handshake_replays_too(
     notes: Notes, tmp_path: Path
 ) -> None:
     """``mcp.Client`` probes ``server/discover`` (the modern protocol) instead of
-    ``initialize``: recorded and replayed the same way, the server named from its stamp."""
+    ``initialize``: recorded and replayed the same way, the server named from its stamp; a
+    JSON-RPC error from the server (an unknown resource) replays as the same MCPError."""
     from mcp import Client
 
     path = tmp_path / "client.yaml"
 
-    async def run(mode: str) -> list[str]:
+    async def run(mode: str) -> list[object]:
         async with intercept(Recorder(path, mode=mode)), Client(notes.stdio()) as client:
             wrote = await client.call_tool("write_note", {"name": "Rome", "text": "hi"})
             read_back = await client.call_tool("read_note", {"name": "Rome"})
-            return [text_of(wrote), text_of(read_back)]
+            with pytest.raises(MCPError) as error:
+                await client.read_resource("notes://missing")
+            return [text_of(wrote), text_of(read_back), error.value.code, error.value.message]
 
-    assert asyncio.run(run("record")) == ["wrote Rome", "hi"]
-    assert asyncio.run(run("replay")) == ["wrote Rome", "hi"]
+    live = asyncio.run(run("record"))
+    assert live[:2] == ["wrote Rome", "hi"]
+    assert asyncio.run(run("replay")) == live
     assert notes.lines("started") == 1
     assert notes.lines("writes") == 1
     items = yaml.safe_load(path.read_text(encoding="utf-8"))["interactions"]
@@ -214,31 +209,26 @@ def test_the_high_level_client_with_the_2026_handshake_replays_too(
     assert {i["request"].get("server") for i in items[1:]} == {"notes"}
 
 
-def test_a_fork_replays_the_destructive_calls_before_it_and_runs_those_after(
+def test_a_server_answer_holding_an_api_key_is_refused_and_nothing_is_written(
     notes: Notes, tmp_path: Path
 ) -> None:
-    """Two writes recorded; forked after the first: in append mode the server is connected,
-    the first write comes from the fork, the second really happens and is appended."""
-    from cassettes_core.forking import fork_cassette
+    key = openai_key()
+    notes.folder.mkdir(parents=True)
+    (notes.folder / "creds.txt").write_text(f"OPENAI_API_KEY={key}", encoding="utf-8")
+    path = tmp_path / "mcp.yaml"
 
-    source = tmp_path / "two.yaml"
-
-    async def two_writes(path: Path, mode: str) -> None:
+    async def record() -> str:
         async with (
-            intercept(Recorder(path, mode=mode)),
+            intercept(Recorder(path, mode="record")),
             stdio_client(notes.stdio()) as (read, write),
             ClientSession(read, write) as session,
         ):
             await session.initialize()
-            await session.list_tools()
-            for name in ("Paris", "Rome"):
-                await session.call_tool("write_note", {"name": name, "text": name})
+            return text_of(await session.call_tool("read_note", {"name": "creds"}))
 
-    asyncio.run(two_writes(source, "record"))
-    items = yaml.safe_load(source.read_text(encoding="utf-8"))["interactions"]
-    first_write = next(i["seq"] for i in items if i["request"]["method"] == "tools/call")
-    fork = tmp_path / "fork.yaml"
-    fork_cassette(source, at=first_write, output=fork)
-    asyncio.run(two_writes(fork, "append"))
-    log = (notes.folder / "writes.log").read_text(encoding="utf-8").split()
-    assert log == ["Paris", "Rome", "Rome"]
+    with pytest.raises(BaseException) as raised:  # noqa: PT011 - unwrapped below
+        asyncio.run(record())
+    [refusal] = leaf_errors(raised.value)
+    assert isinstance(refusal, UnsafeCassetteError)
+    assert key not in str(refusal)
+    assert not path.exists() or key not in path.read_text(encoding="utf-8")

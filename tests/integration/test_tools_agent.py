@@ -2,12 +2,13 @@
 
 The agent asks the model (which calls the tool it is offered), runs the tool, asks again:
 model calls and tool calls are one ordered story in one cassette, replayed under ``CI`` with
-no model call and no side effect.
+no model call and no side effect; MCP calls join the same story.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,10 +16,13 @@ from typing import Any
 import openai
 import pytest
 import yaml
+from mcp import ClientSession
+from mcp.client.stdio import stdio_client
 
 from cassettes_core import CassetteMissError, RecordedToolError, Recorder, intercept, tool
 from cassettes_core.testing.emulator import Emulator
 from tests.helpers.agent_loop import run_turns, spec
+from tests.helpers.mcp_agent import Notes, text_of
 
 STATE: dict[str, Any] = {"outbox": None, "weather_runs": 0}
 
@@ -68,7 +72,8 @@ def test_agent_records_then_replays_under_ci_without_side_effects(
     emu: Emulator, outbox: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Record once (model, tool, model per turn); under CI=true the same answers come back
-    with no emulator hit, the never tool's file is not written again, the safe tool runs."""
+    with no emulator hit, the never tool's file is not written again, the safe tool runs; a
+    changed argument is a miss with the argument diff."""
     path = tmp_path / "agent.yaml"
     with intercept(Recorder(path)):
         recorded = run_turns(client(emu), TURNS, TOOLS, SPECS)
@@ -106,21 +111,11 @@ def test_agent_records_then_replays_under_ci_without_side_effects(
     assert STATE["weather_runs"] == 2  # safe: it ran again, and returned the same
     assert recorder.stats.replayed == 6
     assert recorder.log.count("changed") == 0
-
-
-def test_a_changed_argument_is_a_miss_with_the_argument_diff(
-    emu: Emulator, outbox: Path, tmp_path: Path
-) -> None:
-    """Replay met save_note with another name: a CassetteMissError naming the argument; the
-    body did not run."""
-    path = tmp_path / "agent.yaml"
-    with intercept(Recorder(path, mode="record")):
-        save_note("Paris", "hello")
-    with intercept(Recorder(path, mode="replay")), pytest.raises(CassetteMissError) as miss:
-        save_note("Lyon", "hello")
-    message = str(miss.value)
-    assert f"no recording matches this tool call ({__name__}.save_note)" in message
-    assert "arguments.name: 'Paris' → 'Lyon'" in message
+    # Replay meets save_note with another name: a miss naming the argument; the body did not run.
+    with intercept(Recorder(path)), pytest.raises(CassetteMissError) as miss:
+        save_note("Lyon", "Paris")
+    assert f"no recording matches this tool call ({__name__}.save_note)" in str(miss.value)
+    assert "arguments.name: 'Paris' → 'Lyon'" in str(miss.value)
     assert sent(outbox) == 1
     assert not (outbox / "Lyon.txt").exists()
 
@@ -189,3 +184,72 @@ def test_an_async_tool_records_and_replays_without_its_side_effect(
     recorded = asyncio.run(run("record"))
     assert asyncio.run(run("replay")) == recorded == {"saved": "Rome", "bytes": 2}
     assert sent(outbox) == 1
+
+
+# Model calls and MCP calls in one cassette and one seq order: an AsyncOpenAI agent that offers
+# the model the MCP server's tools and runs the one it asks for.
+
+
+async def agent(emu: Emulator, notes: Notes) -> str:
+    async with (
+        stdio_client(notes.stdio()) as (read, write),
+        ClientSession(read, write) as session,
+        openai.AsyncOpenAI(
+            base_url=emu.openai_base_url, api_key=emu.api_key, max_retries=0
+        ) as model,
+    ):
+        await session.initialize()
+        listed = await session.list_tools()
+        specs = [
+            {"type": "function", "function": {"name": t.name, "parameters": t.input_schema}}
+            for t in listed.tools
+        ]
+        create: Any = model.chat.completions.create
+        messages: list[Any] = [{"role": "user", "content": "Write a note about Rome"}]
+        choice = {"type": "function", "function": {"name": "write_note"}}
+        first = await create(
+            model="gpt-4o-mini", messages=messages, tools=specs, tool_choice=choice
+        )
+        message = first.choices[0].message
+        call = message.tool_calls[0]
+        result = await session.call_tool(call.function.name, json.loads(call.function.arguments))
+        messages += [
+            message.model_dump(exclude_none=True),
+            {"role": "tool", "tool_call_id": call.id, "content": text_of(result)},
+        ]
+        final = await create(model="gpt-4o-mini", messages=messages, tools=specs)
+        return str(final.choices[0].message.content)
+
+
+async def run(path: Path, emu: Emulator, notes: Notes) -> str:
+    async with intercept(Recorder(path)):
+        return await agent(emu, notes)
+
+
+def test_model_and_mcp_calls_share_one_story(
+    emu: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Recorded in the order they happened; under CI replayed with no emulator hit, the
+    server never started and the note not written again."""
+    notes = Notes(tmp_path / "notes", tmp_path / "started.log")
+    path = tmp_path / "agent.yaml"
+    answer = asyncio.run(run(path, emu, notes))
+    assert "Rome" in answer
+    assert emu.hits == 2
+    items = yaml.safe_load(path.read_text(encoding="utf-8"))["interactions"]
+    story = [(i["provider"], i["request"].get("method")) for i in items]
+    assert story == [
+        ("mcp", "initialize"),
+        ("mcp", "tools/list"),
+        ("openai.chat", None),
+        ("mcp", "tools/call"),
+        ("openai.chat", None),
+    ]
+    assert [i["seq"] for i in items] == [1, 2, 3, 4, 5]
+
+    emu.reset()
+    monkeypatch.setenv("CI", "true")
+    assert asyncio.run(run(path, emu, notes)) == answer
+    assert emu.hits == 0
+    assert notes.lines("started") == 1
+    assert notes.lines("writes") == 1

@@ -79,7 +79,7 @@ def test_no_recorded_exception_steers_the_run(
         assert text.count("builtins.ValueError") == 2  # the class and the message
         path.write_text(text.replace("builtins.ValueError", attack), encoding="utf-8")
     monkeypatch.setenv("CI", "true")
-    replayed = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly")
+    replayed = inner("-p", "no:randomly")
     replayed.assert_outcomes(failed=len(ATTACKS), passed=1)
     assert replayed.ret == pytest.ExitCode.TESTS_FAILED
     summary = [line for line in replayed.outlines if line.startswith("FAILED test_attack.py")]

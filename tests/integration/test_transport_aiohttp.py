@@ -44,7 +44,8 @@ def test_a_json_call_records_and_replays_without_a_connection(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """json= and data= bodies are one request; ``?key=`` authenticates live and is neither
-    stored nor matched; the replay is a real ClientResponse with the emulator stopped."""
+    stored nor matched; the replay is a real ClientResponse with the emulator stopped; a
+    request no cassette holds (models.list) to the recorded host is refused, not sent."""
     path = tmp_path / "c.yaml"
     with Emulator() as emu:
         key, base = emu.api_key, emu.url
@@ -57,6 +58,15 @@ def test_a_json_call_records_and_replays_without_a_connection(
     monkeypatch.setenv("CI", "true")
     raw = json.dumps(BODY).encode()
     assert asyncio.run(_post_json(base, "", Recorder(path), data=raw, params={"key": "k2"})) == live
+
+    async def listing() -> None:
+        async with intercept(Recorder(path)), aiohttp.ClientSession() as session:
+            async with session.post(base + GENERATE, json=BODY, params={"key": "k3"}) as r:
+                assert r.status == 200  # replayed: this host is the provider's
+            await session.get(base + "/v1beta/models")
+
+    with pytest.raises(ConfigError, match=r"blocked GET .*/v1beta/models in replay"):
+        asyncio.run(listing())
 
 
 def test_a_live_stream_is_teed_not_buffered(tmp_path: Path) -> None:
@@ -84,23 +94,37 @@ def test_a_live_stream_is_teed_not_buffered(tmp_path: Path) -> None:
     assert len(events) == sum(1 for line in lines if line.startswith(b"data: "))
 
 
-def test_a_stream_released_early_is_still_recorded_whole(tmp_path: Path) -> None:
+@pytest.mark.parametrize("closed", [False, True], ids=["session-outlives", "session-closed"])
+def test_a_stream_released_early_is_recorded_whole_or_dropped_with_a_warning(
+    tmp_path: Path, closed: bool
+) -> None:
     """Released after one event, the stream is read to its end and recorded with every event
-    (the session outlives the block, so the block's end reads the rest)."""
+    (the session outlives the block, so the block's end reads the rest); its session closed at
+    once, it cannot be read to its end: nothing is written, and the block's end says so
+    (never half a stream on disk)."""
     path = tmp_path / "c.yaml"
 
     async def main(emu: Emulator) -> None:
-        async with aiohttp.ClientSession() as session, intercept(Recorder(path, mode="record")):
+        session = aiohttp.ClientSession()
+        async with intercept(Recorder(path, mode="record")):
             headers = {"x-goog-api-key": emu.api_key}
             response = await session.post(emu.url + STREAM, json=BODY, headers=headers)
             await response.content.readline()
             response.release()
+            if closed:
+                await session.close()
+                await asyncio.sleep(0.2)  # the connection is gone; the stream notices
+        await session.close()
 
-    with Emulator(stream_delay_s=0.01) as emu:
-        asyncio.run(main(emu))
+    with Emulator(stream_delay_s=0.05 if closed else 0.01) as emu:
+        with pytest.warns(AbandonedStreamWarning) if closed else warnings.catch_warnings():
+            asyncio.run(main(emu))
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             gc.collect()
+    if closed:
+        assert not path.exists()
+        return
     stored = load_cassette(path)
     assert stored is not None
     events = stored.interactions[0].stream
@@ -108,46 +132,6 @@ def test_a_stream_released_early_is_still_recorded_whole(tmp_path: Path) -> None
     finished = events[-1].data
     assert isinstance(finished, dict)
     assert finished["candidates"][0]["finishReason"] == "STOP"  # the last event is there
-
-
-def test_a_session_closed_mid_stream_drops_it_with_a_warning(tmp_path: Path) -> None:
-    """Released early and its session closed at once, a stream cannot be read to its end:
-    nothing is written, and the block's end says so (never half a stream on disk)."""
-    path = tmp_path / "c.yaml"
-
-    async def main(emu: Emulator) -> None:
-        async with intercept(Recorder(path, mode="record")):
-            async with aiohttp.ClientSession() as session:
-                headers = {"x-goog-api-key": emu.api_key}
-                response = await session.post(emu.url + STREAM, json=BODY, headers=headers)
-                await response.content.readline()
-                response.release()
-            await asyncio.sleep(0.2)  # the connection is gone; the stream notices
-
-    with Emulator(stream_delay_s=0.05) as emu, pytest.warns(AbandonedStreamWarning):
-        asyncio.run(main(emu))
-    assert not path.exists()
-
-
-def test_in_replay_other_calls_to_the_provider_host_are_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A request no cassette holds (models.list) to the recorded host is refused, not sent."""
-    path = tmp_path / "c.yaml"
-    with Emulator() as emu:
-        asyncio.run(_post_json(emu.url, emu.api_key, Recorder(path), json=BODY))
-        monkeypatch.setenv("CI", "true")
-
-        async def listing() -> None:
-            async with intercept(Recorder(path)), aiohttp.ClientSession() as session:
-                headers = {"x-goog-api-key": emu.api_key}
-                async with session.post(emu.url + GENERATE, json=BODY, headers=headers) as r:
-                    assert r.status == 200  # replayed: this host is the provider's
-                await session.get(emu.url + "/v1beta/models")
-
-        with pytest.raises(ConfigError, match=r"blocked GET .*/v1beta/models in replay"):
-            asyncio.run(listing())
-        assert emu.hits == 1
 
 
 def _run(script: str, tmp_path: Path, emu: Emulator) -> str:
@@ -314,12 +298,18 @@ async def _read(response: aiohttp.ClientResponse, how: str) -> bytes:
 _WAYS = ["content.read", "iter_chunked", "lines", "readline", "readchunk", "read"]
 
 
-async def _post(emu: Emulator, recorder: Recorder | None, how: str) -> tuple[int, Any]:
-    async def send() -> tuple[int, Any]:
+async def _post(emu: Emulator, recorder: Recorder | None, how: str) -> tuple[int, Any, Any]:
+    """The status, the body as read ``how``, and how the answer describes itself."""
+
+    async def send() -> tuple[int, Any, Any]:
         async with aiohttp.ClientSession() as session:
             headers = {"x-goog-api-key": emu.api_key}
             async with session.post(emu.url + GENERATE, json=BODY, headers=headers) as answer:
-                return answer.status, json.loads(await _read(answer, how))
+                body = json.loads(await _read(answer, how))
+                described: list[Any] = [answer.ok, answer.reason, answer.version]
+                described += [answer.content_type]
+                described += [answer.charset, answer.url, answer.history, answer.get_encoding()]
+                return answer.status, body, described
 
     if recorder is None:
         return await send()
@@ -332,7 +322,8 @@ def test_a_json_answer_reads_alike_live_recording_and_replaying(
     emu: Emulator, tmp_path: Path, how: str
 ) -> None:
     """Recording reads the body to store it; the caller still reads it all from
-    ``response.content`` (as live), not an exhausted stream."""
+    ``response.content`` (as live), not an exhausted stream; a replayed answer describes
+    itself (reason, version, content type, charset, url, ...) as the recorded one did."""
     path = tmp_path / "c.yaml"
     live = asyncio.run(_post(emu, None, how))
     recorded = asyncio.run(_post(emu, Recorder(path, mode="record"), how))
@@ -386,32 +377,3 @@ def test_the_sessions_own_json_serializer_writes_the_matched_body(
     assert emu.hits == 0
     assert replayed == recorded
     assert "0.25" in path.read_text()
-
-
-async def _described(emu: Emulator, recorder: Recorder) -> dict[str, Any]:
-    async with intercept(recorder), aiohttp.ClientSession() as session:
-        headers = {"x-goog-api-key": emu.api_key}
-        async with session.post(emu.url + GENERATE, json=BODY, headers=headers) as answer:
-            await answer.read()
-            return {
-                "status": answer.status,
-                "ok": answer.ok,
-                "reason": answer.reason,
-                "version": answer.version,
-                "content_type": answer.content_type,
-                "charset": answer.charset,
-                "url": answer.url,
-                "history": answer.history,
-                "encoding": answer.get_encoding(),
-            }
-
-
-def test_a_replayed_answer_describes_itself_as_the_live_one_did(
-    emu: Emulator, tmp_path: Path
-) -> None:
-    path = tmp_path / "c.yaml"
-    recorded = asyncio.run(_described(emu, Recorder(path, mode="record")))
-    emu.reset()
-    replayed = asyncio.run(_described(emu, Recorder(path, mode="replay")))
-    assert emu.hits == 0
-    assert replayed == recorded

@@ -1,5 +1,6 @@
 """httpx and httpx2 (and, by the guard, aiohttp, grpc and urllib3) are patched when they are
-imported, not imported to be patched (issue 14), and restored.
+imported, not imported to be patched (issue 14), and restored; the mcp SDK from the first
+interception on (never imported by the core, patched again when imported again).
 
 Each case runs in a fresh interpreter, where nothing has imported either library yet.
 """
@@ -109,12 +110,37 @@ print("ok")
 """
 
 
+MCP_FROM_THE_FIRST_INTERCEPTION_ON = """
+import os, sys, tempfile
+import cassettes_core
+from cassettes_core.isolation import PatchOnImport
+assert "mcp" not in sys.modules and not any(isinstance(f, PatchOnImport) for f in sys.meta_path)
+from mcp import ClientSession
+assert not hasattr(ClientSession.__init__, "__cassettes_wrapped__")
+path = os.path.join(tempfile.mkdtemp(), "none.yaml")
+with cassettes_core.intercept(cassettes_core.Recorder(path, mode="passthrough")):
+    pass
+from mcp.client import sse, stdio  # imported later: patched too
+assert getattr(ClientSession.__init__, "__cassettes_wrapped__", False)
+assert getattr(stdio._create_platform_compatible_process, "__cassettes_replay__", False)
+assert getattr(sse.sse_within_origin, "__cassettes_replay__", False)
+import mcp.client.session as first
+del sys.modules["mcp.client.session"]  # as pytester's in-process runs drop what they imported
+import mcp.client.session as second
+assert first is not second and getattr(second.ClientSession.__init__, "__cassettes_wrapped__")
+print("ok")
+"""
+
+
 @pytest.mark.parametrize(
     "script",
     [
         pytest.param(GUARD_THEN_IMPORT, id="guard-armed-then-httpx-imported"),
         pytest.param(INTERCEPT_THEN_IMPORT, id="cassette-active-then-httpx-imported"),
         pytest.param(IMPORT_WHILE_ANOTHER_THREAD_CHURNS, id="httpx-imported-while-a-thread-churns"),
+        pytest.param(
+            MCP_FROM_THE_FIRST_INTERCEPTION_ON, id="mcp-patched-from-the-first-interception"
+        ),
     ],
 )
 def test_a_library_imported_later_is_patched_on_import(script: str) -> None:

@@ -68,7 +68,8 @@ WHOLE = [{"n": n} for n in range(5)] + ["[DONE]"]
 
 
 def test_the_end_of_an_intercept_block_records_a_stream_left_open(tmp_path: Path) -> None:
-    """No close, no exhaustion: the block's exit reads the rest and records it whole."""
+    """No close, no exhaustion: the block's exit reads the rest and records it whole (an
+    ``async with`` block too)."""
     path = tmp_path / "c.yaml"
     recorder = Recorder(path, mode="record")
     inner = httpx2.MockTransport(lambda r: httpx2.Response(200, headers=SSE, stream=_Paced()))
@@ -80,6 +81,17 @@ def test_the_end_of_an_intercept_block_records_a_stream_left_open(tmp_path: Path
     assert not recorder.log.open_streams()
     left_open.close()  # closing it later changes nothing
     assert len(load_cassette(path) or ()) == 1
+
+    async def left_open_async() -> None:
+        inner = httpx2.MockTransport(
+            lambda r: httpx2.Response(200, headers=SSE, stream=_AsyncEvents())
+        )
+        async with httpx2.AsyncClient(transport=inner) as plain:
+            async with intercept(Recorder(tmp_path / "async.yaml", mode="record")):
+                _left_open = await _open_one_async(plain)
+            assert _stored(tmp_path / "async.yaml") == WHOLE
+
+    asyncio.run(left_open_async())
 
 
 @pytest.mark.parametrize(
@@ -121,19 +133,6 @@ async def _open_one_async(client: httpx2.AsyncClient) -> tuple[Any, AsyncIterato
     chunks = response.aiter_raw()
     await anext(chunks)
     return response, chunks
-
-
-@pytest.mark.asyncio
-async def test_async_with_intercept_records_a_stream_left_open(tmp_path: Path) -> None:
-    path = tmp_path / "c.yaml"
-    recorder = Recorder(path, mode="record")
-    inner = httpx2.MockTransport(
-        lambda request: httpx2.Response(200, headers=SSE, stream=_AsyncEvents())
-    )
-    async with httpx2.AsyncClient(transport=inner) as plain:
-        async with intercept(recorder):
-            _left_open = await _open_one_async(plain)
-        assert _stored(path) == WHOLE
 
 
 def test_sync_settle_runs_an_async_stream_on_its_idle_loop_or_drops_it(tmp_path: Path) -> None:

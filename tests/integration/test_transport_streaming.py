@@ -3,6 +3,7 @@ replayed event by event, and stored so a reviewer can read them."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import re
 import time
@@ -39,32 +40,8 @@ def _stored_stream(path: Path) -> list[dict[str, Any]]:
     return stream
 
 
-@pytest.mark.parametrize("lib", LIBS)
-def test_first_chunk_reaches_the_caller_before_the_stream_ends(
-    lib: str, emu: Emulator, tmp_path: Path
-) -> None:
-    """While recording, each chunk is handed on as it arrives, not after the whole stream."""
-    path = tmp_path / "paced.yaml"
-    emu.stream_delay_s = DELAY_S
-    with _client(emu, Recorder(path, mode="record"), lib) as client:
-        started = time.perf_counter()
-        stream = client.chat.completions.create(model=MODEL, messages=_messages(), stream=True)
-        arrivals = [time.perf_counter() - started for _chunk in stream]
-    events = _stored_stream(path)
-    assert len(arrivals) >= 5
-    assert arrivals[-1] - arrivals[0] >= DELAY_S * (len(arrivals) - 2)
-    assert events[-1]["t_ms"] - events[0]["t_ms"] >= 1000 * DELAY_S * (len(arrivals) - 2)
-
-
-@pytest.mark.asyncio
-async def test_async_first_chunk_reaches_the_caller_before_the_stream_ends(
-    emu: Emulator, tmp_path: Path
-) -> None:
-    """The async transport hands chunks on as they arrive too."""
-    emu.stream_delay_s = DELAY_S
-    http_client = httpx2.AsyncClient(
-        transport=AsyncCassetteTransport(Recorder(tmp_path / "paced.yaml", mode="record"))
-    )
+async def _async_arrivals(emu: Emulator, recorder: Recorder) -> list[float]:
+    http_client = httpx2.AsyncClient(transport=AsyncCassetteTransport(recorder))
     async with openai.AsyncOpenAI(
         base_url=emu.openai_base_url, api_key=emu.api_key, http_client=http_client
     ) as client:
@@ -72,9 +49,28 @@ async def test_async_first_chunk_reaches_the_caller_before_the_stream_ends(
         stream = await client.chat.completions.create(
             model=MODEL, messages=_messages(), stream=True
         )
-        arrivals = [time.perf_counter() - started async for _chunk in stream]
+        return [time.perf_counter() - started async for _chunk in stream]
+
+
+@pytest.mark.parametrize("lib", [*LIBS, pytest.param("async", id="httpx2-async")])
+def test_first_chunk_reaches_the_caller_before_the_stream_ends(
+    lib: str, emu: Emulator, tmp_path: Path
+) -> None:
+    """While recording, each chunk is handed on as it arrives, not after the whole stream
+    (by the async transport too)."""
+    path = tmp_path / "paced.yaml"
+    emu.stream_delay_s = DELAY_S
+    if lib == "async":
+        arrivals = asyncio.run(_async_arrivals(emu, Recorder(path, mode="record")))
+    else:
+        with _client(emu, Recorder(path, mode="record"), lib) as client:
+            started = time.perf_counter()
+            stream = client.chat.completions.create(model=MODEL, messages=_messages(), stream=True)
+            arrivals = [time.perf_counter() - started for _chunk in stream]
+    events = _stored_stream(path)
     assert len(arrivals) >= 5
     assert arrivals[-1] - arrivals[0] >= DELAY_S * (len(arrivals) - 2)
+    assert events[-1]["t_ms"] - events[0]["t_ms"] >= 1000 * DELAY_S * (len(arrivals) - 2)
 
 
 def test_a_stream_closed_early_is_recorded_whole_readable_and_replayed_event_by_event(
