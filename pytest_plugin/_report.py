@@ -1,16 +1,10 @@
 """The end of a run: what each cassette did, the failures it causes, drift, the usage list.
 
-Each test (and each fixture with a cassette of its own) leaves one :class:`CassetteRecord`,
-made from its recorder's event log; xdist workers send theirs to the controller, which prints
-one summary. A test phase fails on a miss, a blocked request or an unrecorded live failure
-logged in it, whatever the code made of it; under strict, unused interactions fail the
-teardown. ``--cassette-strict`` on a shared cassette fails the run only when the run speaks for
-every test that uses it (:func:`judge`); otherwise the unused interactions are listed with the
-reason. Every cassette loaded while a session runs reports its version drift to the session's
-:class:`DriftReporter` (the core looks up :func:`active`). The usage list
-(``--cassette-usage``) is what ``cassettes prune`` reads: ``complete`` only when the run
-covered the whole suite, and per cassette the tests, the seqs played and held, a hash.
-Light on purpose: only pytest and the standard library at import.
+One :class:`CassetteRecord` per test (or fixture cassette); xdist workers send theirs to the
+controller, which prints one summary. Strict on a shared cassette fails the run only when the
+run speaks for every test that uses it (:func:`judge_run`). The core reports drift to
+:func:`active`. The usage list is what ``cassettes prune`` reads. Only pytest and the standard
+library at import.
 """
 
 from __future__ import annotations
@@ -150,12 +144,7 @@ class Tally:
         lines = [f"{cassettes} by {tests}: {', '.join(counts)}", *_savings(records, prices)]
         lines += _listed(
             "unused interactions (recorded, never played in this run):",
-            [
-                f"{shown(u.path, base)}: {'seq' if len(u.seqs) == 1 else 'seqs'} "
-                f"{', '.join(str(s) for s in u.seqs)}  ({', '.join(u.tests[:3])}"
-                f"{', …' if len(u.tests) > 3 else ''})"
-                for u in unused
-            ],
+            [f"{shown(u.path, base)}: {_seqs(u)}  ({_first(u.tests, 3)})" for u in unused],
             limit,
         )
         lines += _listed(
@@ -176,7 +165,7 @@ class Tally:
         lines += _listed(
             f"{_count(n, 'safe tool call')} returned another result than recorded (the "
             "recording is what the model saw; --cassette-strict fails them):",
-            [f"{r.nodeid}: {', '.join(r.tools_changed[:5])}" for r in changed],
+            [f"{r.nodeid}: {_first(r.tools_changed, 5)}" for r in changed],
             limit,
         )
         went = [r for r in records if r.went_live]
@@ -184,19 +173,15 @@ class Tally:
             f"{_count(sum(len(r.went_live) for r in went), 'request')} to provider hosts went "
             "live unrecorded (not a kind of call a cassette records; replay blocks them unless "
             "block_unmatched=False):",
-            [f"{r.nodeid}: {_first_five(list(dict.fromkeys(r.went_live)))}" for r in went],
+            [f"{r.nodeid}: {_first(list(dict.fromkeys(r.went_live)), 5)}" for r in went],
             limit,
         )
-        if total("drained"):
-            lines.append(
-                f"{_count(total('drained'), 'live stream')} left open by the test read to the "
-                "end and recorded"
-            )
-        if total("dropped"):
-            lines.append(
-                f"{_count(total('dropped'), 'live stream')} left open could not be read to the "
-                "end: not recorded (see the warnings)"
-            )
+        for name, what in (
+            ("drained", "left open by the test read to the end and recorded"),
+            ("dropped", "left open could not be read to the end: not recorded (see the warnings)"),
+        ):
+            if total(name):
+                lines.append(f"{_count(total(name), 'live stream')} {what}")
         chosen = [r for r in records if r.source == "marker" and r.recorded and r.mode in _RECORDS]
         if ci and chosen:
             lines.append(
@@ -211,8 +196,8 @@ _RECORDS = ("record", "append")
 _KINDS = ("replayed", "recorded")
 
 
-def _first_five(calls: list[str]) -> str:
-    return f"{', '.join(calls[:5])}{' …' if len(calls) > 5 else ''}"
+def _first(items: Sequence[str], n: int) -> str:
+    return ", ".join(items[:n]) + (", …" if len(items) > n else "")
 
 
 def _listed(header: str, items: list[str], limit: int | None) -> list[str]:
@@ -245,8 +230,8 @@ def money(cost: float) -> str:
     return f"${cost:.{1 - math.floor(math.log10(cost))}f}"
 
 
-def _count(n: int, noun: str, verb: str = "") -> str:
-    text = f"{n} {noun}{'' if n == 1 else 's'}"
+def _count(n: int, noun: str, verb: str = "", many: str = "") -> str:
+    text = f"{n} {noun if n == 1 else many or noun + 's'}"
     return f"{text} {verb}" if verb else text
 
 
@@ -325,39 +310,13 @@ class Users:
     wide: set[str] = field(default_factory=set)
     partial: set[str] = field(default_factory=set)
 
-    def collected(self, path: str, nodeid: str, *, wide: bool) -> None:
-        self.tests.setdefault(path, set()).add(nodeid)
-        if wide:
-            self.wide.add(path)
 
-    def deselected(self, path: str) -> None:
-        self.partial.add(path)
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """Strict shared cassettes with unused interactions: those that fail, those let off."""
-
-    failed: tuple[Unused, ...] = ()
-    waived: tuple[tuple[Unused, str], ...] = ()
-
-    def lines(self, base: str | None) -> list[str]:
-        out = [
-            f"--cassette-strict FAILED {shown(u.path, base)}: {seqs_of(u)} played by none of the "
-            f"{len(u.tests)} tests that use it (the run exits 1)"
-            for u in self.failed
-        ]
-        out.extend(
-            f"--cassette-strict not applied to {shown(u.path, base)} in this run: {why}"
-            for u, why in self.waived
-        )
-        return out
+def _seqs(item: Unused) -> str:
+    return f"{'seq' if len(item.seqs) == 1 else 'seqs'} {', '.join(map(str, item.seqs))}"
 
 
 def seqs_of(item: Unused) -> str:
-    label = "seq" if len(item.seqs) == 1 else "seqs"
-    verb = "was" if len(item.seqs) == 1 else "were"
-    return f"{label} {', '.join(str(s) for s in item.seqs)} {verb} recorded but"
+    return f"{_seqs(item)} {'was' if len(item.seqs) == 1 else 'were'} recorded but"
 
 
 # -- version drift ----------------------------------------------------------------------
@@ -459,7 +418,7 @@ def write_summary(
         prices = PriceTable.with_overrides(config.getini("cassette_prices"))
         base = str(config.invocation_params.dir)
         lines = [*state.tally.render(prices, base=base, verbose=verbose, ci=is_ci()), *lines]
-        lines.extend(state.verdict.lines(base))
+        lines.extend(state.verdict)
     if lines:  # drift alone: only tests' own Recorders loaded cassettes
         terminalreporter.write_sep("=", "provider-cassettes")
     for line in lines:
@@ -529,30 +488,23 @@ def problems_failure(
     every = problems.every
     text = "\n\n".join(error_failure(problem, path) for problem in every)
     kinds = [
-        (len(problems.misses), "cassette miss", "cassette misses", "miss"),
-        (len(problems.blocked), "blocked request", "blocked requests", "blocked request"),
-        (
-            len(problems.refused),
-            "unrecorded live failure",
-            "unrecorded live failures",
-            "live failure",
-        ),
-        (len(problems.changed), "changed tool result", "changed tool results", "tool result"),
-        (len(problems.live), "live call refused", "live calls refused", "refusal"),
+        (problems.misses, "cassette miss", "cassette misses", "miss"),
+        (problems.blocked, "blocked request", "", "blocked request"),
+        (problems.refused, "unrecorded live failure", "", "live failure"),
+        (problems.changed, "changed tool result", "", "tool result"),
+        (problems.live, "live call refused", "live calls refused", "refusal"),
     ]
     present = [kind for kind in kinds if kind[0]]
     noun = present[0][3] if len(present) == 1 else "problem"
     if len(every) > 1:
-        counted = [f"{n} {one if n == 1 else many}" for n, one, many, _ in present]
+        counted = [_count(len(found), one, many=many) for found, one, many, _ in present]
         text = f"{' and '.join(counted)} in this test:\n\n{text}"
     if raised is not None and not any(raised is problem for problem in every):
         # The log holds each error in the class it was raised in: identity is the whole test.
         kind = type(raised)
-        name = (
-            kind.__qualname__
-            if kind.__module__ == "builtins"
-            else (f"{kind.__module__}.{kind.__qualname__}")
-        )
+        name = kind.__qualname__
+        if kind.__module__ != "builtins":
+            name = f"{kind.__module__}.{name}"
         message = str(raised).strip().splitlines()
         first = f": {message[0]}" if message else ""
         text += (
@@ -587,9 +539,8 @@ def first_line(report: pytest.TestReport) -> None:
 
 
 def unused_failure(session: CassetteSession, unused: Sequence[Interaction]) -> str:
-    count = len(unused)
     lines = [
-        f"{count} unused interaction{'s' if count != 1 else ''} in {session.path} "
+        f"{_count(len(unused), 'unused interaction')} in {session.path} "
         "(recorded, never played by this test), and strict is on:"
     ]
     for interaction in unused:
@@ -611,21 +562,24 @@ def judge_run(session: pytest.Session, state: PluginState) -> None:
     """Judge strict shared cassettes with unused interactions over the run (module doc): each
     failure is an error of its own (in the short summary and the count), and the run exits 1."""
     config = session.config
-    failed: list[Unused] = []
-    waived: list[tuple[Unused, str]] = []
-    for item in state.tally.unused():
-        if item.strict and item.shared:
-            why = _incomplete(config, state.users, state.tally.records, item.path)
-            if why is None:
-                failed.append(item)
-            else:
-                waived.append((item, why))
-    state.verdict = Verdict(tuple(failed), tuple(waived))
     base = str(config.invocation_params.dir)
     reporter = config.pluginmanager.get_plugin("terminalreporter")
-    for item in failed:
+    failed, waived = [], []
+    for item in state.tally.unused():
+        if not (item.strict and item.shared):
+            continue
+        where = shown(item.path, base)
+        why = _incomplete(config, state.users, state.tally.records, item.path)
+        if why is not None:
+            waived.append(f"--cassette-strict not applied to {where} in this run: {why}")
+            continue
+        failed.append(
+            f"--cassette-strict FAILED {where}: {seqs_of(item)} played by none of the "
+            f"{len(item.tests)} tests that use it (the run exits 1)"
+        )
         if reporter is not None:
             reporter.stats.setdefault("error", []).append(failure_report(item, base))
+    state.verdict = failed + waived
     if failed and session.exitstatus in (0, pytest.ExitCode.NO_TESTS_COLLECTED):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -644,7 +598,7 @@ def _incomplete(
     ran = {r.nodeid for r in records if r.path == path and not r.skipped}
     left = len(users.tests.get(path, set()) - ran)
     if left:
-        tests = "1 test that uses it" if left == 1 else f"{left} tests that use it"
+        tests = _count(left, "test that uses it", many="tests that use it")
         return f"{tests} did not run (skipped, or the run stopped early)"
     return None
 
@@ -654,9 +608,9 @@ def failure_report(item: Unused, base: str | None) -> pytest.TestReport:
     where = shown(item.path, base)
     files = " ".join(dict.fromkeys(test.partition("::")[0] for test in item.tests))
     text = (
-        f"{len(item.seqs)} unused interaction{'s' if len(item.seqs) != 1 else ''} in {where} "
-        f"under --cassette-strict: {seqs_of(item)} played by none of the {len(item.tests)} tests "
-        f"that share it ({', '.join(item.tests[:3])}{', …' if len(item.tests) > 3 else ''}).\n"
+        f"{_count(len(item.seqs), 'unused interaction')} in {where} under --cassette-strict: "
+        f"{seqs_of(item)} played by none of the {len(item.tests)} tests that share it "
+        f"({_first(item.tests, 3)}).\n"
         f"  re-record: pytest {files} --cassette-mode=record   (strict comes from "
         "--cassette-strict, the cassette_strict ini option or strict=True)"
     )
@@ -764,7 +718,9 @@ class UsageWriter:
             )
             return
         self._judge_run(session, exitstatus)
-        _write(self.target, self._document())
+        from cassettes_core.store import atomic_write
+
+        atomic_write(self.target, json.dumps(self._document(), indent=2) + "\n")
 
     def _judge_run(self, session: pytest.Session, exitstatus: int) -> None:
         config = self.config
@@ -822,7 +778,7 @@ class UsageWriter:
             "complete": not self.partial,
             "partial": self.partial,
             "rootdir": str(root),
-            "cassette_dir": _cassette_dir(self.config),
+            "cassette_dir": _relative(state.settings.cassette_dir, root),
             "written_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "cassettes": {
                 name: {
@@ -857,10 +813,6 @@ def _hash(path: Path) -> str | None:
         return None
 
 
-def _cassette_dir(config: pytest.Config) -> str:
-    return _relative(state_of(config).settings.cassette_dir, config.rootpath)
-
-
 def _narrowed(config: pytest.Config) -> list[str]:
     """The command-line arguments that select less than the whole suite (the testpaths, or
     rootdir when there are none)."""
@@ -880,12 +832,6 @@ def _narrowed(config: pytest.Config) -> list[str]:
     return named
 
 
-def _write(target: Path, document: dict[str, Any]) -> None:
-    from cassettes_core.store import atomic_write
-
-    atomic_write(target, json.dumps(document, indent=2) + "\n")
-
-
 # -- the session's state, in config.stash ------------------------------------------------------
 
 SESSION_KEY = pytest.StashKey["CassetteSession"]()
@@ -903,7 +849,7 @@ class PluginState:
         self.settings: Settings = read_settings(config)
         self.tally: Tally = Tally()
         self.users: Users = Users()
-        self.verdict: Verdict = Verdict()  # strict on shared cassettes, judged at the end
+        self.verdict: list[str] = []  # strict on shared cassettes, judged at the end
         # One id per test run, the same in every xdist worker: a cassette in `record` is
         # rewritten once per run (by whichever process writes it first), never once per worker.
         workerinput: dict[str, Any] = getattr(config, "workerinput", {})
@@ -935,7 +881,9 @@ class PluginState:
         for item in items:
             where = self.place(item)
             self.existed(where.path)
-            self.users.collected(str(where.path), item.nodeid, wide=where.wide)
+            self.users.tests.setdefault(str(where.path), set()).add(item.nodeid)
+            if where.wide:
+                self.users.wide.add(str(where.path))
 
     def existed(self, path: Path) -> bool:
         """Whether ``path`` existed when this session first looked (collection or first use)."""
