@@ -242,12 +242,11 @@ def _savings(records: Sequence[CassetteRecord], prices: PriceTable) -> list[str]
             slot = per_model.setdefault(model, [0, 0])
             slot[0] += tokens_in
             slot[1] += tokens_out
-    # A tool or MCP call asks no model and reports no tokens: nothing to price.
     per_model = {model: counts for model, counts in per_model.items() if any(counts)}
+    if not per_model:  # tool and MCP calls report no tokens
+        return []
     total_in = sum(v[0] for v in per_model.values())
     total_out = sum(v[1] for v in per_model.values())
-    if not total_in and not total_out:
-        return []
     costs = {model: prices.cost(model, *counts) for model, counts in sorted(per_model.items())}
     unpriced = [model for model, cost in costs.items() if cost is None]
     line = (
@@ -264,18 +263,14 @@ def _savings(records: Sequence[CassetteRecord], prices: PriceTable) -> list[str]
 
 
 def agent_counts(events: Sequence[CallEvent]) -> dict[str, Any]:
-    """The ``CassetteRecord`` fields that count tool and MCP interactions apart (as the
-    catalog's readers say what a provider's calls are), from a recorder's events."""
+    """The ``CassetteRecord`` fields that count tool and MCP interactions apart."""
     from cassettes_core import catalog
 
     counts: Counter[tuple[str, str]] = Counter(
         (e.kind, catalog.reader_for(e.provider).calls) for e in events if e.provider is not None
     )
     return {
-        "tool_replayed": counts["replayed", "tool"],
-        "tool_recorded": counts["recorded", "tool"],
-        "mcp_replayed": counts["replayed", "mcp"],
-        "mcp_recorded": counts["recorded", "mcp"],
+        **{f"{calls}_{kind}": counts[kind, calls] for calls in ("tool", "mcp") for kind in _KINDS},
         "tools_changed": [
             f"{getattr(e.error, 'tool', e.endpoint)} (seq {e.seq})"
             for e in events
@@ -559,8 +554,8 @@ STRICT_ID = "cassette-strict"
 
 
 def judge_run(session: pytest.Session, state: PluginState) -> None:
-    """Judge strict shared cassettes with unused interactions over the run (module doc): each
-    failure is an error of its own (in the short summary and the count), and the run exits 1."""
+    """Judge strict shared cassettes with unused interactions over the run: each failure is an
+    error of its own, and the run exits 1."""
     config = session.config
     base = str(config.invocation_params.dir)
     reporter = config.pluginmanager.get_plugin("terminalreporter")
@@ -665,8 +660,8 @@ class UsageWriter:
         self.ran: set[str] = set()  # every test that reported (under xdist: to the controller)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        """Note the cassette of each test that uses the ``cassette`` fixture without the marker:
-        skipped by a mark, it never opens it, and its cassette must not look unused."""
+        """Note the tests that use the ``cassette`` fixture without the marker: skipped, they
+        never open it, and their cassette must not look unused."""
         for item in session.items:
             names = getattr(item, "fixturenames", ())
             if "cassette" in names and item.get_closest_marker("cassette") is None:
@@ -734,8 +729,7 @@ class UsageWriter:
         for option, flag in (("lf", "--lf"), ("stepwise", "--sw")):
             if config.getoption(option, False):
                 self._because(f"{flag} runs only some tests")
-        # Whatever ended the run (pytest.exit in a test, --fixtures, a plugin): every test
-        # collected must have run for the list to speak for the suite.
+        # Whatever ended the run, every test collected must have run.
         collected = session.testscollected
         if not collected or len(self.ran) < collected:
             ran = f"only {len(self.ran)} of {collected} collected tests ran"
@@ -842,24 +836,20 @@ _PLACE_KEY = pytest.StashKey[Place]()
 
 
 class PluginState:
-    """Settings read once, the results of every cassette of the run, the tests that use each
-    cassette, and the test run's id."""
+    """The settings, every cassette's results, each cassette's tests, and the run's id."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.settings: Settings = read_settings(config)
         self.tally: Tally = Tally()
         self.users: Users = Users()
         self.verdict: list[str] = []  # strict on shared cassettes, judged at the end
-        # One id per test run, the same in every xdist worker: a cassette in `record` is
-        # rewritten once per run (by whichever process writes it first), never once per worker.
+        # The same in every xdist worker: `record` rewrites a cassette once per run.
         workerinput: dict[str, Any] = getattr(config, "workerinput", {})
         self.run_id: str = str(workerinput.get("testrunuid") or uuid.uuid4().hex)
         self._existed: dict[Path, bool] = {}
-        # Sessions of tests opened and not yet closed; an interrupted run closes them at the end.
-        self.open: list[CassetteSession] = []
-        # Fixtures' own cassettes in force (``cassette_for``), by the fixture's name.
-        self.fixtures: list[tuple[str, CassetteSession]] = []
-        # Fixtures of a wider scope tearing down now, and the sessions each one paused.
+        self.open: list[CassetteSession] = []  # not yet closed; an interrupted run closes them
+        self.fixtures: list[tuple[str, CassetteSession]] = []  # cassette_for's, by fixture name
+        # Wider-scope fixtures tearing down now, and the sessions each one paused.
         self.paused: dict[int, list[CassetteSession]] = {}
 
     def place(self, item: pytest.Item) -> Place:
@@ -872,12 +862,8 @@ class PluginState:
         return found
 
     def note_collected(self, items: Iterable[pytest.Item]) -> None:
-        """Remember which cassettes exist before any test runs (what ``auto`` decides on), and
-        which tests use each one (what strict on a shared cassette needs).
-
-        Taken at the end of collection: with xdist every worker collects before any test is
-        scheduled, so all workers see the same snapshot.
-        """
+        """Note which cassettes exist before any test runs (what ``auto`` decides on; every
+        xdist worker sees the same snapshot) and which tests use each one."""
         for item in items:
             where = self.place(item)
             self.existed(where.path)
