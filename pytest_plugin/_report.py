@@ -17,7 +17,7 @@ import shlex
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -121,8 +121,8 @@ class Tally:
             return []
         limit = None if verbose else MAX_LISTED
 
-        def total(name: str, only: Callable[[CassetteRecord], bool] = lambda r: True) -> int:
-            return sum(getattr(r, name) for r in records if only(r))
+        def total(name: str) -> int:
+            return sum(getattr(r, name) for r in records)
 
         unused = self.unused()
         counts = [
@@ -132,7 +132,7 @@ class Tally:
             f"{sum(len(u.seqs) for u in unused)} unused",
         ]
         blocked, unrecorded = total("blocked"), total("unrecorded")
-        live = total("live", lambda r: r.mode == "passthrough")
+        live = sum(r.live for r in records if r.mode == "passthrough")
         counts += [f"{blocked} blocked"] if blocked else []
         counts += [_count(unrecorded, "live failure", "not recorded")] if unrecorded else []
         counts += [f"{live} passed through live"] if live else []
@@ -632,11 +632,11 @@ def run_error(
 USAGE_VERSION = 1
 USAGE_FORMAT = "provider-cassettes usage"
 _WORKER_KEY = "provider_cassettes_usage"
-_RUN_NOTHING = (
-    ("collectonly", "--collect-only"),
-    ("setuponly", "--setup-only"),
-    ("setupplan", "--setup-plan"),
-)
+_RUN_NOTHING = {
+    "collectonly": "--collect-only",
+    "setuponly": "--setup-only",
+    "setupplan": "--setup-plan",
+}
 
 
 def usage_target(config: pytest.Config) -> Path:
@@ -734,7 +734,7 @@ class UsageWriter:
         if not collected or len(self.ran) < collected:
             ran = f"only {len(self.ran)} of {collected} collected tests ran"
             self._because(ran if collected else "no test ran")
-        for option, flag in _RUN_NOTHING:
+        for option, flag in _RUN_NOTHING.items():
             if config.getoption(option, False):
                 self._because(f"{flag} runs no test")
         given = [*config.invocation_params.args, *shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))]
@@ -749,23 +749,29 @@ class UsageWriter:
         state = state_of(self.config)
         root = self.config.rootpath
         cassettes: dict[str, dict[str, Any]] = {}
+
+        def entry_of(path: str) -> dict[str, Any]:
+            empty: dict[str, Any] = {"tests": set(), "played": set(), "interactions": set()}
+            return cassettes.setdefault(_relative(Path(path), root), empty)
+
         for record in state.tally.records:
-            entry = _entry(cassettes, _relative(Path(record.path), root))
+            entry = entry_of(record.path)
             entry["tests"].add(record.nodeid)
             entry["played"].update(record.played)
             entry["interactions"].update(record.seqs)
             if record.nodeid in self.failed or record.skipped:
                 entry["not_judged"] = f"{record.nodeid} failed or was skipped"
         for path, tests in [*state.users.tests.items(), *self.fixture_users.items()]:
-            entry = _entry(cassettes, _relative(Path(path), root))
+            entry = entry_of(path)
             for nodeid in tests:
                 if nodeid not in entry["tests"]:
                     entry["tests"].add(nodeid)
                     entry["not_judged"] = f"{nodeid} did not run its cassette"
         for name, entry in cassettes.items():
             entry["sha256"] = _hash(root / name)
-            if entry["tests"] & self.failed and entry["not_judged"] is None:
-                entry["not_judged"] = "a test that uses it failed"
+            if entry["tests"] & self.failed:
+                entry.setdefault("not_judged", "a test that uses it failed")
+            entry.setdefault("not_judged", None)
         return {
             "format": USAGE_FORMAT,
             "version": USAGE_VERSION,
@@ -775,22 +781,10 @@ class UsageWriter:
             "cassette_dir": _relative(state.settings.cassette_dir, root),
             "written_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "cassettes": {
-                name: {
-                    "tests": sorted(entry["tests"]),
-                    "played": sorted(entry["played"]),
-                    "interactions": sorted(entry["interactions"]),
-                    "sha256": entry["sha256"],
-                    "not_judged": entry["not_judged"],
-                }
+                name: {k: sorted(v) if isinstance(v, set) else v for k, v in entry.items()}
                 for name, entry in sorted(cassettes.items())
             },
         }
-
-
-def _entry(cassettes: dict[str, dict[str, Any]], name: str) -> dict[str, Any]:
-    return cassettes.setdefault(
-        name, {"tests": set(), "played": set(), "interactions": set(), "not_judged": None}
-    )
 
 
 def _relative(path: Path, root: Path) -> str:

@@ -89,13 +89,10 @@ def read_settings(config: pytest.Config) -> Settings:
     rootdir = config.rootpath
     invocation_dir = config.invocation_params.dir
     cli_dir = config.getoption("cassette_dir")
-    ini_dir = _ini(config, "cassette_dir")
     if cli_dir:
         cassette_dir = invocation_dir / Path(cli_dir)
-    elif ini_dir:
-        cassette_dir = rootdir / Path(ini_dir)
     else:
-        cassette_dir = rootdir / "cassettes"
+        cassette_dir = rootdir / (_ini(config, "cassette_dir") or "cassettes")
     record_errors = _ini(config, "cassette_record_errors") or "useful"
     drift = _ini(config, "cassette_version_drift") or "summary"
     return Settings(
