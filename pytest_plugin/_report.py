@@ -348,24 +348,6 @@ def start_drift(config: pytest.Config, policy: str) -> None:
     config.add_cleanup(lambda: _ACTIVE.remove(reporter))
 
 
-def drift_lines(config: pytest.Config, *, verbose: bool = False) -> list[str]:
-    """The summary's drift lines: one per cassette, paths relative to the invocation dir."""
-    reporter = config.stash.get(_KEY, None)
-    if reporter is None or not reporter.found:
-        return []
-    base = str(config.invocation_params.dir)
-    return _listed(
-        f"version drift: {_count(len(reporter.found), 'cassette')} recorded with other "
-        "versions than installed (replay is structurally auditable, not re-derivable; "
-        "re-record with --cassette-mode=record to refresh):",
-        [
-            f"{shown(path, base)}: {'; '.join(drift)}"
-            for path, drift in sorted(reporter.found.items())
-        ],
-        None if verbose else MAX_LISTED,
-    )
-
-
 # -- xdist: each worker sends its results to the controller, which reports ------------------
 
 WORKER_OUTPUT = "provider_cassettes"
@@ -374,14 +356,13 @@ WORKER_OUTPUT = "provider_cassettes"
 def worker_output(config: pytest.Config, state: PluginState) -> str:
     """A worker's records, the tests of each cassette it collected, and the drift it saw."""
     users = state.users
-    reporter = config.stash.get(_KEY, None)
     return json.dumps(
         {
             "records": [asdict(record) for record in state.tally.records],
             "tests": {path: sorted(ids) for path, ids in users.tests.items()},
             "wide": sorted(users.wide),
             "partial": sorted(users.partial),
-            "drift": reporter.found if reporter is not None else {},
+            "drift": config.stash[_KEY].found if _KEY in config.stash else {},
         }
     )
 
@@ -405,13 +386,20 @@ def write_summary(
 ) -> None:
     """The run's one summary section: counts, savings, drift and the strict verdict."""
     verbose = config.get_verbosity() > 0
-    lines = drift_lines(config, verbose=verbose)
+    base = str(config.invocation_params.dir)
+    drift = config.stash[_KEY].found if _KEY in config.stash else {}
+    lines = _listed(
+        f"version drift: {_count(len(drift), 'cassette')} recorded with other versions than "
+        "installed (replay is structurally auditable, not re-derivable; re-record with "
+        "--cassette-mode=record to refresh):",
+        [f"{shown(path, base)}: {'; '.join(found)}" for path, found in sorted(drift.items())],
+        None if verbose else MAX_LISTED,
+    )
     if state.tally.records:
         from cassettes_core.modes import is_ci
         from cassettes_core.usage import PriceTable
 
         prices = PriceTable.with_overrides(config.getini("cassette_prices"))
-        base = str(config.invocation_params.dir)
         lines = [*state.tally.render(prices, base=base, verbose=verbose, ci=is_ci()), *lines]
         lines.extend(state.verdict)
     if lines:  # drift alone: only tests' own Recorders loaded cassettes
@@ -541,16 +529,16 @@ def unused_failure(session: CassetteSession, unused: Sequence[Interaction]) -> s
     for interaction in unused:
         model = f" {interaction.request.model}" if interaction.request.model else ""
         lines.append(f"  seq {interaction.seq}: {interaction.provider}{model}")
-    lines.append(
-        f"  re-record: {session.spec.command('record')}   "
-        "(strict comes from --cassette-strict, the cassette_strict ini option or strict=True)"
-    )
+    lines.append(f"  re-record: {session.spec.command('record')}   {_STRICT_FROM}")
     return "\n".join(lines)
 
 
-# -- --cassette-strict on a shared cassette: judged over the run -------------------------------
+_STRICT_FROM = (
+    "(strict comes from --cassette-strict, the cassette_strict ini option or strict=True)"
+)
 
-STRICT_ID = "cassette-strict"
+
+# -- --cassette-strict on a shared cassette: judged over the run -------------------------------
 
 
 def judge_run(session: pytest.Session, state: PluginState) -> None:
@@ -606,10 +594,9 @@ def failure_report(item: Unused, base: str | None) -> pytest.TestReport:
         f"{_count(len(item.seqs), 'unused interaction')} in {where} under --cassette-strict: "
         f"{seqs_of(item)} played by none of the {len(item.tests)} tests that share it "
         f"({_first(item.tests, 3)}).\n"
-        f"  re-record: pytest {files} --cassette-mode=record   (strict comes from "
-        "--cassette-strict, the cassette_strict ini option or strict=True)"
+        f"  re-record: pytest {files} --cassette-mode=record   {_STRICT_FROM}"
     )
-    return run_error(f"{where}::{STRICT_ID}", where, text, when="teardown")
+    return run_error(f"{where}::cassette-strict", where, text, when="teardown")
 
 
 def run_error(
