@@ -112,10 +112,8 @@ class Tally:
         verbose: bool = False,
         ci: bool = False,
     ) -> list[str]:
-        """The summary lines; paths under ``base`` (the invocation dir) are shown relative.
-
-        ``ci``: the run is on CI, where a marker's explicit recording mode deserves a warning.
-        """
+        """The summary lines, paths under ``base`` shown relative; on ``ci``, a marker's
+        recording mode gets a warning."""
         records = self.records
         if not records:
             return []
@@ -238,10 +236,9 @@ def _count(n: int, noun: str, verb: str = "", many: str = "") -> str:
 def _savings(records: Sequence[CassetteRecord], prices: PriceTable) -> list[str]:
     per_model: dict[str, list[int]] = {}
     for record in records:
-        for model, (tokens_in, tokens_out) in record.saved.items():
-            slot = per_model.setdefault(model, [0, 0])
-            slot[0] += tokens_in
-            slot[1] += tokens_out
+        for model, tokens in record.saved.items():
+            was = per_model.get(model, [0, 0])
+            per_model[model] = [was[0] + tokens[0], was[1] + tokens[1]]
     per_model = {model: counts for model, counts in per_model.items() if any(counts)}
     if not per_model:  # tool and MCP calls report no tokens
         return []
@@ -254,12 +251,8 @@ def _savings(records: Sequence[CassetteRecord], prices: PriceTable) -> list[str]
     )
     if len(unpriced) < len(per_model):
         line += f", about {money(sum(c for c in costs.values() if c is not None))} (estimated)"
-    if not unpriced:
-        return [line]
-    return [
-        line,
-        f"  no price for {', '.join(unpriced)}: add one with the cassette_prices ini option",
-    ]
+    missing = f"  no price for {', '.join(unpriced)}: add one with the cassette_prices ini option"
+    return [line, missing] if unpriced else [line]
 
 
 def agent_counts(events: Sequence[CallEvent]) -> dict[str, Any]:
@@ -513,8 +506,7 @@ def error_failure(error: CassetteError, path: Path | None) -> str:
 
 
 def first_line(report: pytest.TestReport) -> None:
-    """Keep only the first line of a cassette failure in the short test summary (the whole
-    text is in the failure section above it)."""
+    """Keep only the first line of a cassette failure in the short test summary."""
     crash: Any = getattr(report.longrepr, "reprcrash", None)
     message = getattr(crash, "message", None)
     if isinstance(message, str) and "\n" in message:
