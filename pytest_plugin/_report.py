@@ -459,8 +459,7 @@ class Problems:
 def problems_failure(
     problems: Problems, raised: BaseException | None, path: Path | None = None
 ) -> str:
-    """The failure text of a phase with cassette misses, blocked requests or unrecorded live
-    failures, then what the test did with them."""
+    """The failure text of a phase's problems, then what the test did with them."""
     every = problems.every
     text = "\n\n".join(error_failure(problem, path) for problem in every)
     kinds = [
@@ -497,8 +496,7 @@ def problems_failure(
 
 
 def error_failure(error: CassetteError, path: Path | None) -> str:
-    """The failure text of one of our errors: its class name, its message, and the cassette
-    file when the message does not name it already."""
+    """Our error's class and message, and the cassette file when the message does not say it."""
     text = f"{type(error).__name__}: {error}"
     if path is not None and str(path) not in text:
         text += f"\n  cassette file: {path}"
@@ -534,8 +532,7 @@ _STRICT_FROM = (
 
 
 def judge_run(session: pytest.Session, state: PluginState) -> None:
-    """Judge strict shared cassettes with unused interactions over the run: each failure is an
-    error of its own, and the run exits 1."""
+    """Judge strict shared cassettes over the run: each failure is an error; the run exits 1."""
     config = session.config
     base = str(config.invocation_params.dir)
     reporter = config.pluginmanager.get_plugin("terminalreporter")
@@ -781,8 +778,7 @@ def _hash(path: Path) -> str | None:
 
 
 def _narrowed(config: pytest.Config) -> list[str]:
-    """The command-line arguments that select less than the whole suite (the testpaths, or
-    rootdir when there are none)."""
+    """The command-line arguments that select less than the whole suite."""
     root = config.rootpath.resolve()
     tops = [(root / p).resolve() for p in config.getini("testpaths") or []] or [root]
     here = Path(config.invocation_params.dir).resolve()
