@@ -1,16 +1,10 @@
 """The end of a run: what each cassette did, the failures it causes, drift, the usage list.
 
-Each test (and each fixture with a cassette of its own) leaves one :class:`CassetteRecord`,
-made from its recorder's event log; xdist workers send theirs to the controller, which prints
-one summary. A test phase fails on a miss, a blocked request or an unrecorded live failure
-logged in it, whatever the code made of it; under strict, unused interactions fail the
-teardown. ``--cassette-strict`` on a shared cassette fails the run only when the run speaks for
-every test that uses it (:func:`judge`); otherwise the unused interactions are listed with the
-reason. Every cassette loaded while a session runs reports its version drift to the session's
-:class:`DriftReporter` (the core looks up :func:`active`). The usage list
-(``--cassette-usage``) is what ``cassettes prune`` reads: ``complete`` only when the run
-covered the whole suite, and per cassette the tests, the seqs played and held, a hash.
-Light on purpose: only pytest and the standard library at import.
+One :class:`CassetteRecord` per test (or fixture cassette); xdist workers send theirs to the
+controller, which prints one summary. Strict on a shared cassette fails the run only when the
+run speaks for every test that uses it (:func:`judge_run`). The core reports drift to
+:func:`active`. The usage list is what ``cassettes prune`` reads. Only pytest and the standard
+library at import.
 """
 
 from __future__ import annotations
@@ -23,7 +17,7 @@ import shlex
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -118,17 +112,15 @@ class Tally:
         verbose: bool = False,
         ci: bool = False,
     ) -> list[str]:
-        """The summary lines; paths under ``base`` (the invocation dir) are shown relative.
-
-        ``ci``: the run is on CI, where a marker's explicit recording mode deserves a warning.
-        """
+        """The summary lines, paths under ``base`` shown relative; on ``ci``, a marker's
+        recording mode gets a warning."""
         records = self.records
         if not records:
             return []
         limit = None if verbose else MAX_LISTED
 
-        def total(name: str, only: Callable[[CassetteRecord], bool] = lambda r: True) -> int:
-            return sum(getattr(r, name) for r in records if only(r))
+        def total(name: str) -> int:
+            return sum(getattr(r, name) for r in records)
 
         unused = self.unused()
         counts = [
@@ -138,7 +130,7 @@ class Tally:
             f"{sum(len(u.seqs) for u in unused)} unused",
         ]
         blocked, unrecorded = total("blocked"), total("unrecorded")
-        live = total("live", lambda r: r.mode == "passthrough")
+        live = sum(r.live for r in records if r.mode == "passthrough")
         counts += [f"{blocked} blocked"] if blocked else []
         counts += [_count(unrecorded, "live failure", "not recorded")] if unrecorded else []
         counts += [f"{live} passed through live"] if live else []
@@ -150,12 +142,7 @@ class Tally:
         lines = [f"{cassettes} by {tests}: {', '.join(counts)}", *_savings(records, prices)]
         lines += _listed(
             "unused interactions (recorded, never played in this run):",
-            [
-                f"{shown(u.path, base)}: {'seq' if len(u.seqs) == 1 else 'seqs'} "
-                f"{', '.join(str(s) for s in u.seqs)}  ({', '.join(u.tests[:3])}"
-                f"{', …' if len(u.tests) > 3 else ''})"
-                for u in unused
-            ],
+            [f"{shown(u.path, base)}: {_seqs(u)}  ({_first(u.tests, 3)})" for u in unused],
             limit,
         )
         lines += _listed(
@@ -176,7 +163,7 @@ class Tally:
         lines += _listed(
             f"{_count(n, 'safe tool call')} returned another result than recorded (the "
             "recording is what the model saw; --cassette-strict fails them):",
-            [f"{r.nodeid}: {', '.join(r.tools_changed[:5])}" for r in changed],
+            [f"{r.nodeid}: {_first(r.tools_changed, 5)}" for r in changed],
             limit,
         )
         went = [r for r in records if r.went_live]
@@ -184,19 +171,15 @@ class Tally:
             f"{_count(sum(len(r.went_live) for r in went), 'request')} to provider hosts went "
             "live unrecorded (not a kind of call a cassette records; replay blocks them unless "
             "block_unmatched=False):",
-            [f"{r.nodeid}: {_first_five(list(dict.fromkeys(r.went_live)))}" for r in went],
+            [f"{r.nodeid}: {_first(list(dict.fromkeys(r.went_live)), 5)}" for r in went],
             limit,
         )
-        if total("drained"):
-            lines.append(
-                f"{_count(total('drained'), 'live stream')} left open by the test read to the "
-                "end and recorded"
-            )
-        if total("dropped"):
-            lines.append(
-                f"{_count(total('dropped'), 'live stream')} left open could not be read to the "
-                "end: not recorded (see the warnings)"
-            )
+        for name, what in (
+            ("drained", "left open by the test read to the end and recorded"),
+            ("dropped", "left open could not be read to the end: not recorded (see the warnings)"),
+        ):
+            if total(name):
+                lines.append(f"{_count(total(name), 'live stream')} {what}")
         chosen = [r for r in records if r.source == "marker" and r.recorded and r.mode in _RECORDS]
         if ci and chosen:
             lines.append(
@@ -211,8 +194,8 @@ _RECORDS = ("record", "append")
 _KINDS = ("replayed", "recorded")
 
 
-def _first_five(calls: list[str]) -> str:
-    return f"{', '.join(calls[:5])}{' …' if len(calls) > 5 else ''}"
+def _first(items: Sequence[str], n: int) -> str:
+    return ", ".join(items[:n]) + (", …" if len(items) > n else "")
 
 
 def _listed(header: str, items: list[str], limit: int | None) -> list[str]:
@@ -245,24 +228,22 @@ def money(cost: float) -> str:
     return f"${cost:.{1 - math.floor(math.log10(cost))}f}"
 
 
-def _count(n: int, noun: str, verb: str = "") -> str:
-    text = f"{n} {noun}{'' if n == 1 else 's'}"
+def _count(n: int, noun: str, verb: str = "", many: str = "") -> str:
+    text = f"{n} {noun if n == 1 else many or noun + 's'}"
     return f"{text} {verb}" if verb else text
 
 
 def _savings(records: Sequence[CassetteRecord], prices: PriceTable) -> list[str]:
     per_model: dict[str, list[int]] = {}
     for record in records:
-        for model, (tokens_in, tokens_out) in record.saved.items():
-            slot = per_model.setdefault(model, [0, 0])
-            slot[0] += tokens_in
-            slot[1] += tokens_out
-    # A tool or MCP call asks no model and reports no tokens: nothing to price.
+        for model, tokens in record.saved.items():
+            was = per_model.get(model, [0, 0])
+            per_model[model] = [was[0] + tokens[0], was[1] + tokens[1]]
     per_model = {model: counts for model, counts in per_model.items() if any(counts)}
+    if not per_model:  # tool and MCP calls report no tokens
+        return []
     total_in = sum(v[0] for v in per_model.values())
     total_out = sum(v[1] for v in per_model.values())
-    if not total_in and not total_out:
-        return []
     costs = {model: prices.cost(model, *counts) for model, counts in sorted(per_model.items())}
     unpriced = [model for model, cost in costs.items() if cost is None]
     line = (
@@ -270,27 +251,19 @@ def _savings(records: Sequence[CassetteRecord], prices: PriceTable) -> list[str]
     )
     if len(unpriced) < len(per_model):
         line += f", about {money(sum(c for c in costs.values() if c is not None))} (estimated)"
-    if not unpriced:
-        return [line]
-    return [
-        line,
-        f"  no price for {', '.join(unpriced)}: add one with the cassette_prices ini option",
-    ]
+    missing = f"  no price for {', '.join(unpriced)}: add one with the cassette_prices ini option"
+    return [line, missing] if unpriced else [line]
 
 
 def agent_counts(events: Sequence[CallEvent]) -> dict[str, Any]:
-    """The ``CassetteRecord`` fields that count tool and MCP interactions apart (as the
-    catalog's readers say what a provider's calls are), from a recorder's events."""
+    """The ``CassetteRecord`` fields that count tool and MCP interactions apart."""
     from cassettes_core import catalog
 
     counts: Counter[tuple[str, str]] = Counter(
         (e.kind, catalog.reader_for(e.provider).calls) for e in events if e.provider is not None
     )
     return {
-        "tool_replayed": counts["replayed", "tool"],
-        "tool_recorded": counts["recorded", "tool"],
-        "mcp_replayed": counts["replayed", "mcp"],
-        "mcp_recorded": counts["recorded", "mcp"],
+        **{f"{calls}_{kind}": counts[kind, calls] for calls in ("tool", "mcp") for kind in _KINDS},
         "tools_changed": [
             f"{getattr(e.error, 'tool', e.endpoint)} (seq {e.seq})"
             for e in events
@@ -325,39 +298,13 @@ class Users:
     wide: set[str] = field(default_factory=set)
     partial: set[str] = field(default_factory=set)
 
-    def collected(self, path: str, nodeid: str, *, wide: bool) -> None:
-        self.tests.setdefault(path, set()).add(nodeid)
-        if wide:
-            self.wide.add(path)
 
-    def deselected(self, path: str) -> None:
-        self.partial.add(path)
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """Strict shared cassettes with unused interactions: those that fail, those let off."""
-
-    failed: tuple[Unused, ...] = ()
-    waived: tuple[tuple[Unused, str], ...] = ()
-
-    def lines(self, base: str | None) -> list[str]:
-        out = [
-            f"--cassette-strict FAILED {shown(u.path, base)}: {seqs_of(u)} played by none of the "
-            f"{len(u.tests)} tests that use it (the run exits 1)"
-            for u in self.failed
-        ]
-        out.extend(
-            f"--cassette-strict not applied to {shown(u.path, base)} in this run: {why}"
-            for u, why in self.waived
-        )
-        return out
+def _seqs(item: Unused) -> str:
+    return f"{'seq' if len(item.seqs) == 1 else 'seqs'} {', '.join(map(str, item.seqs))}"
 
 
 def seqs_of(item: Unused) -> str:
-    label = "seq" if len(item.seqs) == 1 else "seqs"
-    verb = "was" if len(item.seqs) == 1 else "were"
-    return f"{label} {', '.join(str(s) for s in item.seqs)} {verb} recorded but"
+    return f"{_seqs(item)} {'was' if len(item.seqs) == 1 else 'were'} recorded but"
 
 
 # -- version drift ----------------------------------------------------------------------
@@ -394,24 +341,6 @@ def start_drift(config: pytest.Config, policy: str) -> None:
     config.add_cleanup(lambda: _ACTIVE.remove(reporter))
 
 
-def drift_lines(config: pytest.Config, *, verbose: bool = False) -> list[str]:
-    """The summary's drift lines: one per cassette, paths relative to the invocation dir."""
-    reporter = config.stash.get(_KEY, None)
-    if reporter is None or not reporter.found:
-        return []
-    base = str(config.invocation_params.dir)
-    return _listed(
-        f"version drift: {_count(len(reporter.found), 'cassette')} recorded with other "
-        "versions than installed (replay is structurally auditable, not re-derivable; "
-        "re-record with --cassette-mode=record to refresh):",
-        [
-            f"{shown(path, base)}: {'; '.join(drift)}"
-            for path, drift in sorted(reporter.found.items())
-        ],
-        None if verbose else MAX_LISTED,
-    )
-
-
 # -- xdist: each worker sends its results to the controller, which reports ------------------
 
 WORKER_OUTPUT = "provider_cassettes"
@@ -420,14 +349,13 @@ WORKER_OUTPUT = "provider_cassettes"
 def worker_output(config: pytest.Config, state: PluginState) -> str:
     """A worker's records, the tests of each cassette it collected, and the drift it saw."""
     users = state.users
-    reporter = config.stash.get(_KEY, None)
     return json.dumps(
         {
             "records": [asdict(record) for record in state.tally.records],
             "tests": {path: sorted(ids) for path, ids in users.tests.items()},
             "wide": sorted(users.wide),
             "partial": sorted(users.partial),
-            "drift": reporter.found if reporter is not None else {},
+            "drift": config.stash[_KEY].found if _KEY in config.stash else {},
         }
     )
 
@@ -451,15 +379,22 @@ def write_summary(
 ) -> None:
     """The run's one summary section: counts, savings, drift and the strict verdict."""
     verbose = config.get_verbosity() > 0
-    lines = drift_lines(config, verbose=verbose)
+    base = str(config.invocation_params.dir)
+    drift = config.stash[_KEY].found if _KEY in config.stash else {}
+    lines = _listed(
+        f"version drift: {_count(len(drift), 'cassette')} recorded with other versions than "
+        "installed (replay is structurally auditable, not re-derivable; re-record with "
+        "--cassette-mode=record to refresh):",
+        [f"{shown(path, base)}: {'; '.join(found)}" for path, found in sorted(drift.items())],
+        None if verbose else MAX_LISTED,
+    )
     if state.tally.records:
         from cassettes_core.modes import is_ci
         from cassettes_core.usage import PriceTable
 
         prices = PriceTable.with_overrides(config.getini("cassette_prices"))
-        base = str(config.invocation_params.dir)
         lines = [*state.tally.render(prices, base=base, verbose=verbose, ci=is_ci()), *lines]
-        lines.extend(state.verdict.lines(base))
+        lines.extend(state.verdict)
     if lines:  # drift alone: only tests' own Recorders loaded cassettes
         terminalreporter.write_sep("=", "provider-cassettes")
     for line in lines:
@@ -524,35 +459,27 @@ class Problems:
 def problems_failure(
     problems: Problems, raised: BaseException | None, path: Path | None = None
 ) -> str:
-    """The failure text of a phase with cassette misses, blocked requests or unrecorded live
-    failures, then what the test did with them."""
+    """The failure text of a phase's problems, then what the test did with them."""
     every = problems.every
     text = "\n\n".join(error_failure(problem, path) for problem in every)
     kinds = [
-        (len(problems.misses), "cassette miss", "cassette misses", "miss"),
-        (len(problems.blocked), "blocked request", "blocked requests", "blocked request"),
-        (
-            len(problems.refused),
-            "unrecorded live failure",
-            "unrecorded live failures",
-            "live failure",
-        ),
-        (len(problems.changed), "changed tool result", "changed tool results", "tool result"),
-        (len(problems.live), "live call refused", "live calls refused", "refusal"),
+        (problems.misses, "cassette miss", "cassette misses", "miss"),
+        (problems.blocked, "blocked request", "", "blocked request"),
+        (problems.refused, "unrecorded live failure", "", "live failure"),
+        (problems.changed, "changed tool result", "", "tool result"),
+        (problems.live, "live call refused", "live calls refused", "refusal"),
     ]
     present = [kind for kind in kinds if kind[0]]
     noun = present[0][3] if len(present) == 1 else "problem"
     if len(every) > 1:
-        counted = [f"{n} {one if n == 1 else many}" for n, one, many, _ in present]
+        counted = [_count(len(found), one, many=many) for found, one, many, _ in present]
         text = f"{' and '.join(counted)} in this test:\n\n{text}"
     if raised is not None and not any(raised is problem for problem in every):
         # The log holds each error in the class it was raised in: identity is the whole test.
         kind = type(raised)
-        name = (
-            kind.__qualname__
-            if kind.__module__ == "builtins"
-            else (f"{kind.__module__}.{kind.__qualname__}")
-        )
+        name = kind.__qualname__
+        if kind.__module__ != "builtins":
+            name = f"{kind.__module__}.{name}"
         message = str(raised).strip().splitlines()
         first = f": {message[0]}" if message else ""
         text += (
@@ -569,8 +496,7 @@ def problems_failure(
 
 
 def error_failure(error: CassetteError, path: Path | None) -> str:
-    """The failure text of one of our errors: its class name, its message, and the cassette
-    file when the message does not name it already."""
+    """Our error's class and message, and the cassette file when the message does not say it."""
     text = f"{type(error).__name__}: {error}"
     if path is not None and str(path) not in text:
         text += f"\n  cassette file: {path}"
@@ -578,8 +504,7 @@ def error_failure(error: CassetteError, path: Path | None) -> str:
 
 
 def first_line(report: pytest.TestReport) -> None:
-    """Keep only the first line of a cassette failure in the short test summary (the whole
-    text is in the failure section above it)."""
+    """Keep only the first line of a cassette failure in the short test summary."""
     crash: Any = getattr(report.longrepr, "reprcrash", None)
     message = getattr(crash, "message", None)
     if isinstance(message, str) and "\n" in message:
@@ -587,45 +512,46 @@ def first_line(report: pytest.TestReport) -> None:
 
 
 def unused_failure(session: CassetteSession, unused: Sequence[Interaction]) -> str:
-    count = len(unused)
     lines = [
-        f"{count} unused interaction{'s' if count != 1 else ''} in {session.path} "
+        f"{_count(len(unused), 'unused interaction')} in {session.path} "
         "(recorded, never played by this test), and strict is on:"
     ]
     for interaction in unused:
         model = f" {interaction.request.model}" if interaction.request.model else ""
         lines.append(f"  seq {interaction.seq}: {interaction.provider}{model}")
-    lines.append(
-        f"  re-record: {session.spec.command('record')}   "
-        "(strict comes from --cassette-strict, the cassette_strict ini option or strict=True)"
-    )
+    lines.append(f"  re-record: {session.spec.command('record')}   {_STRICT_FROM}")
     return "\n".join(lines)
+
+
+_STRICT_FROM = (
+    "(strict comes from --cassette-strict, the cassette_strict ini option or strict=True)"
+)
 
 
 # -- --cassette-strict on a shared cassette: judged over the run -------------------------------
 
-STRICT_ID = "cassette-strict"
-
 
 def judge_run(session: pytest.Session, state: PluginState) -> None:
-    """Judge strict shared cassettes with unused interactions over the run (module doc): each
-    failure is an error of its own (in the short summary and the count), and the run exits 1."""
+    """Judge strict shared cassettes over the run: each failure is an error; the run exits 1."""
     config = session.config
-    failed: list[Unused] = []
-    waived: list[tuple[Unused, str]] = []
-    for item in state.tally.unused():
-        if item.strict and item.shared:
-            why = _incomplete(config, state.users, state.tally.records, item.path)
-            if why is None:
-                failed.append(item)
-            else:
-                waived.append((item, why))
-    state.verdict = Verdict(tuple(failed), tuple(waived))
     base = str(config.invocation_params.dir)
     reporter = config.pluginmanager.get_plugin("terminalreporter")
-    for item in failed:
+    failed, waived = [], []
+    for item in state.tally.unused():
+        if not (item.strict and item.shared):
+            continue
+        where = shown(item.path, base)
+        why = _incomplete(config, state.users, state.tally.records, item.path)
+        if why is not None:
+            waived.append(f"--cassette-strict not applied to {where} in this run: {why}")
+            continue
+        failed.append(
+            f"--cassette-strict FAILED {where}: {seqs_of(item)} played by none of the "
+            f"{len(item.tests)} tests that use it (the run exits 1)"
+        )
         if reporter is not None:
             reporter.stats.setdefault("error", []).append(failure_report(item, base))
+    state.verdict = failed + waived
     if failed and session.exitstatus in (0, pytest.ExitCode.NO_TESTS_COLLECTED):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -644,7 +570,7 @@ def _incomplete(
     ran = {r.nodeid for r in records if r.path == path and not r.skipped}
     left = len(users.tests.get(path, set()) - ran)
     if left:
-        tests = "1 test that uses it" if left == 1 else f"{left} tests that use it"
+        tests = _count(left, "test that uses it", many="tests that use it")
         return f"{tests} did not run (skipped, or the run stopped early)"
     return None
 
@@ -654,13 +580,12 @@ def failure_report(item: Unused, base: str | None) -> pytest.TestReport:
     where = shown(item.path, base)
     files = " ".join(dict.fromkeys(test.partition("::")[0] for test in item.tests))
     text = (
-        f"{len(item.seqs)} unused interaction{'s' if len(item.seqs) != 1 else ''} in {where} "
-        f"under --cassette-strict: {seqs_of(item)} played by none of the {len(item.tests)} tests "
-        f"that share it ({', '.join(item.tests[:3])}{', …' if len(item.tests) > 3 else ''}).\n"
-        f"  re-record: pytest {files} --cassette-mode=record   (strict comes from "
-        "--cassette-strict, the cassette_strict ini option or strict=True)"
+        f"{_count(len(item.seqs), 'unused interaction')} in {where} under --cassette-strict: "
+        f"{seqs_of(item)} played by none of the {len(item.tests)} tests that share it "
+        f"({_first(item.tests, 3)}).\n"
+        f"  re-record: pytest {files} --cassette-mode=record   {_STRICT_FROM}"
     )
-    return run_error(f"{where}::{STRICT_ID}", where, text, when="teardown")
+    return run_error(f"{where}::cassette-strict", where, text, when="teardown")
 
 
 def run_error(
@@ -683,11 +608,11 @@ def run_error(
 USAGE_VERSION = 1
 USAGE_FORMAT = "provider-cassettes usage"
 _WORKER_KEY = "provider_cassettes_usage"
-_RUN_NOTHING = (
-    ("collectonly", "--collect-only"),
-    ("setuponly", "--setup-only"),
-    ("setupplan", "--setup-plan"),
-)
+_RUN_NOTHING = {
+    "collectonly": "--collect-only",
+    "setuponly": "--setup-only",
+    "setupplan": "--setup-plan",
+}
 
 
 def usage_target(config: pytest.Config) -> Path:
@@ -711,8 +636,8 @@ class UsageWriter:
         self.ran: set[str] = set()  # every test that reported (under xdist: to the controller)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        """Note the cassette of each test that uses the ``cassette`` fixture without the marker:
-        skipped by a mark, it never opens it, and its cassette must not look unused."""
+        """Note the tests that use the ``cassette`` fixture without the marker: skipped, they
+        never open it, and their cassette must not look unused."""
         for item in session.items:
             names = getattr(item, "fixturenames", ())
             if "cassette" in names and item.get_closest_marker("cassette") is None:
@@ -764,7 +689,9 @@ class UsageWriter:
             )
             return
         self._judge_run(session, exitstatus)
-        _write(self.target, self._document())
+        from cassettes_core.store import atomic_write
+
+        atomic_write(self.target, json.dumps(self._document(), indent=2) + "\n")
 
     def _judge_run(self, session: pytest.Session, exitstatus: int) -> None:
         config = self.config
@@ -778,13 +705,12 @@ class UsageWriter:
         for option, flag in (("lf", "--lf"), ("stepwise", "--sw")):
             if config.getoption(option, False):
                 self._because(f"{flag} runs only some tests")
-        # Whatever ended the run (pytest.exit in a test, --fixtures, a plugin): every test
-        # collected must have run for the list to speak for the suite.
+        # Whatever ended the run, every test collected must have run.
         collected = session.testscollected
         if not collected or len(self.ran) < collected:
             ran = f"only {len(self.ran)} of {collected} collected tests ran"
             self._because(ran if collected else "no test ran")
-        for option, flag in _RUN_NOTHING:
+        for option, flag in _RUN_NOTHING.items():
             if config.getoption(option, False):
                 self._because(f"{flag} runs no test")
         given = [*config.invocation_params.args, *shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))]
@@ -799,48 +725,42 @@ class UsageWriter:
         state = state_of(self.config)
         root = self.config.rootpath
         cassettes: dict[str, dict[str, Any]] = {}
+
+        def entry_of(path: str) -> dict[str, Any]:
+            empty: dict[str, Any] = {"tests": set(), "played": set(), "interactions": set()}
+            return cassettes.setdefault(_relative(Path(path), root), empty)
+
         for record in state.tally.records:
-            entry = _entry(cassettes, _relative(Path(record.path), root))
+            entry = entry_of(record.path)
             entry["tests"].add(record.nodeid)
             entry["played"].update(record.played)
             entry["interactions"].update(record.seqs)
             if record.nodeid in self.failed or record.skipped:
                 entry["not_judged"] = f"{record.nodeid} failed or was skipped"
         for path, tests in [*state.users.tests.items(), *self.fixture_users.items()]:
-            entry = _entry(cassettes, _relative(Path(path), root))
+            entry = entry_of(path)
             for nodeid in tests:
                 if nodeid not in entry["tests"]:
                     entry["tests"].add(nodeid)
                     entry["not_judged"] = f"{nodeid} did not run its cassette"
         for name, entry in cassettes.items():
             entry["sha256"] = _hash(root / name)
-            if entry["tests"] & self.failed and entry["not_judged"] is None:
-                entry["not_judged"] = "a test that uses it failed"
+            if entry["tests"] & self.failed:
+                entry.setdefault("not_judged", "a test that uses it failed")
+            entry.setdefault("not_judged", None)
         return {
             "format": USAGE_FORMAT,
             "version": USAGE_VERSION,
             "complete": not self.partial,
             "partial": self.partial,
             "rootdir": str(root),
-            "cassette_dir": _cassette_dir(self.config),
+            "cassette_dir": _relative(state.settings.cassette_dir, root),
             "written_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "cassettes": {
-                name: {
-                    "tests": sorted(entry["tests"]),
-                    "played": sorted(entry["played"]),
-                    "interactions": sorted(entry["interactions"]),
-                    "sha256": entry["sha256"],
-                    "not_judged": entry["not_judged"],
-                }
+                name: {k: sorted(v) if isinstance(v, set) else v for k, v in entry.items()}
                 for name, entry in sorted(cassettes.items())
             },
         }
-
-
-def _entry(cassettes: dict[str, dict[str, Any]], name: str) -> dict[str, Any]:
-    return cassettes.setdefault(
-        name, {"tests": set(), "played": set(), "interactions": set(), "not_judged": None}
-    )
 
 
 def _relative(path: Path, root: Path) -> str:
@@ -857,13 +777,8 @@ def _hash(path: Path) -> str | None:
         return None
 
 
-def _cassette_dir(config: pytest.Config) -> str:
-    return _relative(state_of(config).settings.cassette_dir, config.rootpath)
-
-
 def _narrowed(config: pytest.Config) -> list[str]:
-    """The command-line arguments that select less than the whole suite (the testpaths, or
-    rootdir when there are none)."""
+    """The command-line arguments that select less than the whole suite."""
     root = config.rootpath.resolve()
     tops = [(root / p).resolve() for p in config.getini("testpaths") or []] or [root]
     here = Path(config.invocation_params.dir).resolve()
@@ -880,12 +795,6 @@ def _narrowed(config: pytest.Config) -> list[str]:
     return named
 
 
-def _write(target: Path, document: dict[str, Any]) -> None:
-    from cassettes_core.store import atomic_write
-
-    atomic_write(target, json.dumps(document, indent=2) + "\n")
-
-
 # -- the session's state, in config.stash ------------------------------------------------------
 
 SESSION_KEY = pytest.StashKey["CassetteSession"]()
@@ -896,24 +805,20 @@ _PLACE_KEY = pytest.StashKey[Place]()
 
 
 class PluginState:
-    """Settings read once, the results of every cassette of the run, the tests that use each
-    cassette, and the test run's id."""
+    """The settings, every cassette's results, each cassette's tests, and the run's id."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.settings: Settings = read_settings(config)
         self.tally: Tally = Tally()
         self.users: Users = Users()
-        self.verdict: Verdict = Verdict()  # strict on shared cassettes, judged at the end
-        # One id per test run, the same in every xdist worker: a cassette in `record` is
-        # rewritten once per run (by whichever process writes it first), never once per worker.
+        self.verdict: list[str] = []  # strict on shared cassettes, judged at the end
+        # The same in every xdist worker: `record` rewrites a cassette once per run.
         workerinput: dict[str, Any] = getattr(config, "workerinput", {})
         self.run_id: str = str(workerinput.get("testrunuid") or uuid.uuid4().hex)
         self._existed: dict[Path, bool] = {}
-        # Sessions of tests opened and not yet closed; an interrupted run closes them at the end.
-        self.open: list[CassetteSession] = []
-        # Fixtures' own cassettes in force (``cassette_for``), by the fixture's name.
-        self.fixtures: list[tuple[str, CassetteSession]] = []
-        # Fixtures of a wider scope tearing down now, and the sessions each one paused.
+        self.open: list[CassetteSession] = []  # not yet closed; an interrupted run closes them
+        self.fixtures: list[tuple[str, CassetteSession]] = []  # cassette_for's, by fixture name
+        # Wider-scope fixtures tearing down now, and the sessions each one paused.
         self.paused: dict[int, list[CassetteSession]] = {}
 
     def place(self, item: pytest.Item) -> Place:
@@ -926,16 +831,14 @@ class PluginState:
         return found
 
     def note_collected(self, items: Iterable[pytest.Item]) -> None:
-        """Remember which cassettes exist before any test runs (what ``auto`` decides on), and
-        which tests use each one (what strict on a shared cassette needs).
-
-        Taken at the end of collection: with xdist every worker collects before any test is
-        scheduled, so all workers see the same snapshot.
-        """
+        """Note which cassettes exist before any test runs (what ``auto`` decides on; every
+        xdist worker sees the same snapshot) and which tests use each one."""
         for item in items:
             where = self.place(item)
             self.existed(where.path)
-            self.users.collected(str(where.path), item.nodeid, wide=where.wide)
+            self.users.tests.setdefault(str(where.path), set()).add(item.nodeid)
+            if where.wide:
+                self.users.wide.add(str(where.path))
 
     def existed(self, path: Path) -> bool:
         """Whether ``path`` existed when this session first looked (collection or first use)."""

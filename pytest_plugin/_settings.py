@@ -2,17 +2,9 @@
 :class:`CassetteSpec`: where the file is, its mode and its options.
 
 Precedence, per option: the command line > the closest marker (or ``cassette_for``'s
-arguments) > the ``cassette_config`` fixture > the ini file (and, for the mode,
-``CASSETTE_MODE`` > ``CI`` => replay > auto). The session-wide values are read and checked once,
-at session start; a bad one is a usage error naming it and the valid values.
-
-Where the file is: ``<cassette dir>/<test module path, relative to rootdir, without .py>/<test>
-.yaml``, ``<test>`` being the function name, ``Class.func`` in a class, the parametrisation id
-kept in brackets. Names are made filesystem-safe; one that had to be changed, or is longer
-than :data:`MAX_NAME`, gets a short hash of the original so that two tests never share a file
-by accident. A marker's name is module-relative (``<dir>/<module path>/shared.yaml``); one with
-a ``/`` or ending in ``.yaml``/``.yml`` is relative to the cassette dir; an absolute path is
-used as it is. Light on purpose: pytest and the standard library at import.
+arguments) > the ``cassette_config`` fixture > the ini file. The file is
+``<cassette dir>/<module path>/<test>.yaml``, made filesystem-safe (a changed or too long name
+gets a short hash). Only pytest and the standard library at import.
 """
 
 from __future__ import annotations
@@ -33,8 +25,7 @@ if TYPE_CHECKING:
     from cassettes_core.modes import ModeChoice
     from cassettes_core.options import RecorderOptions
 
-# The choices of the enumerated settings, spelled out so that checking them at session start
-# loads nothing of the core (a test checks they are the core's own).
+# Spelled out so that checking them loads nothing of the core (a test checks they match).
 MODES = ("auto", "replay", "record", "append", "passthrough")
 RECORD_ERRORS = ("useful", "all")
 DRIFT_CHOICES = ("summary", "warn", "error")
@@ -98,13 +89,10 @@ def read_settings(config: pytest.Config) -> Settings:
     rootdir = config.rootpath
     invocation_dir = config.invocation_params.dir
     cli_dir = config.getoption("cassette_dir")
-    ini_dir = _ini(config, "cassette_dir")
     if cli_dir:
         cassette_dir = invocation_dir / Path(cli_dir)
-    elif ini_dir:
-        cassette_dir = rootdir / Path(ini_dir)
     else:
-        cassette_dir = rootdir / "cassettes"
+        cassette_dir = rootdir / (_ini(config, "cassette_dir") or "cassettes")
     record_errors = _ini(config, "cassette_record_errors") or "useful"
     drift = _ini(config, "cassette_version_drift") or "summary"
     return Settings(
@@ -195,8 +183,7 @@ class CassetteSpec:
 
 
 def marker_options(marks: Iterable[pytest.Mark], label: str = MARKER) -> dict[str, Any]:
-    """Merge ``cassette`` markers, closest first, unchecked but for their form (at most one
-    positional argument, known keywords): a ``ConfigError`` naming ``label`` otherwise."""
+    """Merge ``cassette`` markers, closest first; only their form is checked here."""
     from cassettes_core import ConfigError
 
     marks = list(marks)
@@ -278,13 +265,10 @@ def resolve(
     where: Place | None = None,
     target: str | None = None,
 ) -> CassetteSpec:
-    """The one resolution of a cassette's settings: file, mode (with its source), strictness
-    and recorder options, each value checked once, against the source that gave it.
+    """A cassette's file, mode, strictness and recorder options, each checked once.
 
-    ``defaults``: what the ``cassette_config`` fixture returned (the markers override it);
-    ``label``: how messages name where the options were given (``cassette_for`` for a
-    fixture); ``where``: the file, when the session placed it already (at collection);
-    ``target``: what re-records it, when not the test ``nodeid``.
+    ``defaults``: what ``cassette_config`` returned; ``label``: how messages name the source;
+    ``where``: the file, if placed at collection; ``target``: what re-records it.
     """
     from cassettes_core.modes import resolve as resolve_mode
 
@@ -335,24 +319,17 @@ def recorder_options(checked: RecorderOptions, settings: Settings) -> RecorderOp
 # -- where the file is (pure functions of a node id) --------------------------------------------
 
 MAX_NAME = 100
-HASH_LEN = 8
 SUFFIX = ".yaml"
 _SUFFIXES = (".yaml", ".yml")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.,+=@\[\]-]+")
 
 
-def short_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_LEN]
-
-
 def safe_name(name: str) -> str:
     """``name`` as a file-name stem any filesystem accepts, unique to ``name``."""
     cleaned = _UNSAFE.sub("_", name).lstrip(".") or "_"
-    changed = cleaned != name
-    if not changed and len(cleaned) <= MAX_NAME:
+    if cleaned == name and len(cleaned) <= MAX_NAME:
         return cleaned
-    keep = MAX_NAME - HASH_LEN - 1
-    return f"{cleaned[:keep]}-{short_hash(name)}"
+    return f"{cleaned[: MAX_NAME - 9]}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
 
 def node_name(nodeid: str) -> str:
@@ -364,8 +341,7 @@ def node_name(nodeid: str) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def _module_dir(test_file: Path, rootdir: Path) -> PurePosixPath:
-    """The test module's path relative to ``rootdir``, without its ``.py`` suffix (once per
-    module: resolving both paths costs a system call per folder, for every test)."""
+    """The test module's path relative to ``rootdir``, without its ``.py`` suffix."""
     try:
         relative = test_file.resolve().relative_to(rootdir.resolve())
     except ValueError:  # a test file outside the rootdir: keep only its own name

@@ -182,7 +182,7 @@ def pytest_deselected(items: list[pytest.Item]) -> None:
     if wanted:
         state = state_of(wanted[0].config)
         for item in wanted:
-            state.users.deselected(str(state.place(item).path))
+            state.users.partial.add(str(state.place(item).path))
 
 
 _OPENER = "_cassette_opener"
