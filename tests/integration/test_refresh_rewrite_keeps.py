@@ -23,6 +23,7 @@ from tests.helpers.factories import chat_body
 from tests.integration.test_refresh_check import record_cassette, sha_of
 from tests.integration.test_refresh_rewrite_replays import (
     check_replays,
+    openai_test,
     record_all,
     record_with_pytester,
     refresh_report,
@@ -72,20 +73,14 @@ def test_retry():
     assert answer.choices[0].message.content
 """
 
-TWO_CALLS = """
-import openai
-import pytest
-
-
-@pytest.mark.cassette
+TWO_CALLS = openai_test("""
 def test_two():
-    with openai.OpenAI(max_retries=0) as client:
         for prompt in ("First question", "Second question"):
             answer = client.chat.completions.create(
                 model="gpt-4o-mini", messages=[{"role": "user", "content": prompt}]
             )
             assert answer.choices[0].message.content
-"""
+""")
 
 
 def _record(pytester: pytest.Pytester, inner: InnerRun, source: str) -> Path:
@@ -357,19 +352,13 @@ def test_a_cassette_recorded_in_record_mode_is_rewritten(
     assert inner("--cassette-mode=record").ret == 0
 
 
-CHOICE = """
+CHOICE = openai_test("""
 import os
-
-import openai
-import pytest
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
     "type": "object", "properties": {"city": {"type": "string"}}}}}]
 
-
-@pytest.mark.cassette
 def test_choice():
-    with openai.OpenAI(max_retries=0) as client:
         message = client.chat.completions.create(
             model="gpt-4o-mini", tools=TOOLS,
             messages=[{"role": "user", "content": "Weather in Oslo?"}],
@@ -380,7 +369,7 @@ def test_choice():
     if os.environ.get("EXPECT_TEXT"):  # the test as written against the edited recording
         assert message.content == "Sunny, 12 C" and not message.tool_calls
     assert plain.choices[0].message.content
-"""
+""")
 
 
 def test_an_answer_the_live_model_chose_otherwise_is_kept_as_recorded(

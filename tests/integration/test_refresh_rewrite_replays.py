@@ -27,18 +27,22 @@ if TYPE_CHECKING:
     from tests.helpers.inner import InnerRun
 
 
-OPENAI_AGENT = """
-import json
-import openai
-import pytest
+def openai_test(source: str) -> str:
+    """An inner test module: ``source`` below the imports, its test marked for a cassette and its
+    body (written two levels in) run in ``with openai.OpenAI(max_retries=0) as client:``."""
+    head, test = source.split("def test_", 1)
+    define, body = test.split("\n", 1)
+    return (
+        f"import openai\nimport pytest\n{head}\n\n@pytest.mark.cassette\ndef test_{define}\n"
+        f"    with openai.OpenAI(max_retries=0) as client:\n{body}"
+    )
 
+
+OPENAI_AGENT = openai_test("""
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
     "type": "object", "properties": {"city": {"type": "string"}}}}}]
 
-
-@pytest.mark.cassette
 def test_weather():
-    with openai.OpenAI(max_retries=0) as client:
         messages = [{"role": "user", "content": "What is the weather in Paris?"}]
         first = client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS)
         call = first.choices[0].message.tool_calls[0]
@@ -46,7 +50,7 @@ def test_weather():
         messages.append({"role": "tool", "tool_call_id": call.id, "content": '{"temp": 21}'})
         final = client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS)
     assert "42" in final.choices[0].message.content
-"""
+""")
 
 ANTHROPIC_AGENT = """
 import anthropic
@@ -76,14 +80,8 @@ ANTHROPIC_STREAMED_AGENT = ANTHROPIC_AGENT.replace(
     "            first = stream.get_final_message()",
 )
 
-OPENAI_STREAMED_CONTENT = """
-import openai
-import pytest
-
-
-@pytest.mark.cassette
+OPENAI_STREAMED_CONTENT = openai_test("""
 def test_story():
-    with openai.OpenAI(max_retries=0) as client:
         messages = [{"role": "user", "content": "Tell me a story"}]
         text = "".join(
             chunk.choices[0].delta.content or ""
@@ -95,22 +93,16 @@ def test_story():
         messages += [{"role": "assistant", "content": text}, {"role": "user", "content": "More"}]
         final = client.chat.completions.create(model="gpt-4o-mini", messages=messages)
     assert final.choices[0].message.content
-"""
+""")
 
-RESPONSES_CHAIN = """
-import openai
-import pytest
-
-
-@pytest.mark.cassette
+RESPONSES_CHAIN = openai_test("""
 def test_follow_up():
-    with openai.OpenAI(max_retries=0) as client:
         first = client.responses.create(model="gpt-4.1", input="Name a colour")
         second = client.responses.create(
             model="gpt-4.1", input="And another?", previous_response_id=first.id
         )
     assert second.output_text
-"""
+""")
 
 INDEPENDENT = """
 import anthropic
@@ -145,17 +137,11 @@ def test_six_questions():
 """
 
 
-GLUED_ID = """
-import openai
-import pytest
-
+GLUED_ID = openai_test("""
 TOOLS = [{"type": "function", "function": {"name": "export", "parameters": {
     "type": "object", "properties": {"city": {"type": "string"}}}}}]
 
-
-@pytest.mark.cassette
 def test_export():
-    with openai.OpenAI(max_retries=0) as client:
         first = client.chat.completions.create(
             model="gpt-4o-mini", tools=TOOLS,
             messages=[{"role": "user", "content": "Export the weather in Paris"}],
@@ -164,19 +150,13 @@ def test_export():
         final = client.chat.completions.create(model="gpt-4o-mini", messages=[
             {"role": "user", "content": f"Summarise the file exports/{call.id}_weather.json"}])
     assert final.choices[0].message.content
-"""
+""")
 
-RESPONSES_STREAMED_TOOL = """
-import openai
-import pytest
-
+RESPONSES_STREAMED_TOOL = openai_test("""
 TOOLS = [{"type": "function", "name": "get_weather", "parameters": {
     "type": "object", "properties": {"city": {"type": "string"}}}}]
 
-
-@pytest.mark.cassette
 def test_weather():
-    with openai.OpenAI(max_retries=0) as client:
         ask = [{"role": "user", "content": "What is the weather in Lima?"}]
         events = list(client.responses.create(
             model="gpt-4.1", input=ask, tools=TOOLS, stream=True))
@@ -190,7 +170,7 @@ def test_weather():
         ]
         final = client.responses.create(model="gpt-4.1", input=follow, tools=TOOLS)
     assert final.output_text
-"""
+""")
 
 ANTHROPIC_TEXT_RESPACED = """
 import anthropic
@@ -210,14 +190,8 @@ def test_rephrase():
     assert final.content[0].text
 """
 
-REPEATED = """
-import openai
-import pytest
-
-
-@pytest.mark.cassette
+REPEATED = openai_test("""
 def test_twice():
-    with openai.OpenAI(max_retries=0) as client:
         texts = []
         for _ in range(3):
             answer = client.chat.completions.create(
@@ -227,7 +201,7 @@ def test_twice():
         echo = client.chat.completions.create(model="gpt-4o-mini", messages=[
             {"role": "user", "content": "Name a lake, and say the name of a lake twice"}])
     assert texts[0] == texts[2] and echo.choices[0].message.content
-"""
+""")
 
 
 REQUEST_ID = """
