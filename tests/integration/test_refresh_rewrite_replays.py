@@ -12,6 +12,7 @@ import json
 import secrets
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,16 +28,23 @@ if TYPE_CHECKING:
     from tests.helpers.inner import InnerRun
 
 
-def openai_test(source: str) -> str:
-    """An inner test module: ``source`` below the imports, its test marked for a cassette and its
-    body (written two levels in) run in ``with openai.OpenAI(max_retries=0) as client:``."""
-    head, test = source.split("def test_", 1)
-    define, body = test.split("\n", 1)
-    return (
-        f"import openai\nimport pytest\n{head}\n\n@pytest.mark.cassette\ndef test_{define}\n"
-        f"    with openai.OpenAI(max_retries=0) as client:\n{body}"
-    )
+def _sdk_test(sdk: str, client: str) -> Callable[[str], str]:
+    """Builds an inner test module: ``source`` below the imports, its test marked for a cassette
+    and its body (written two levels in) run in ``with <client>(max_retries=0) as client:``."""
 
+    def build(source: str) -> str:
+        head, test = source.split("def test_", 1)
+        define, body = test.split("\n", 1)
+        return (
+            f"import {sdk}\nimport pytest\n{head}\n\n@pytest.mark.cassette\ndef test_{define}\n"
+            f"    with {client}(max_retries=0) as client:\n{body}"
+        )
+
+    return build
+
+
+openai_test = _sdk_test("openai", "openai.OpenAI")
+anthropic_test = _sdk_test("anthropic", "anthropic.Anthropic")
 
 OPENAI_AGENT = openai_test("""
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
@@ -52,18 +60,12 @@ def test_weather():
     assert "42" in final.choices[0].message.content
 """)
 
-ANTHROPIC_AGENT = """
-import anthropic
-import pytest
-
+ANTHROPIC_AGENT = anthropic_test("""
 TOOLS = [{"name": "get_weather", "input_schema": {
     "type": "object", "properties": {"city": {"type": "string"}}}}]
 ASK = {"model": "claude-sonnet-4-5", "max_tokens": 256, "tools": TOOLS}
 
-
-@pytest.mark.cassette
 def test_weather():
-    with anthropic.Anthropic(max_retries=0) as client:
         messages = [{"role": "user", "content": "What is the weather in Rome?"}]
         first = client.messages.create(messages=messages, **ASK)
         use = next(block for block in first.content if block.type == "tool_use")
@@ -72,7 +74,7 @@ def test_weather():
             {"type": "tool_result", "tool_use_id": use.id, "content": "sunny"}]})
         final = client.messages.create(messages=messages, **ASK)
     assert final.content[0].text
-"""
+""")
 
 ANTHROPIC_STREAMED_AGENT = ANTHROPIC_AGENT.replace(
     "first = client.messages.create(messages=messages, **ASK)",
@@ -172,23 +174,17 @@ def test_weather():
     assert final.output_text
 """)
 
-ANTHROPIC_TEXT_RESPACED = """
-import anthropic
-import pytest
-
+ANTHROPIC_TEXT_RESPACED = anthropic_test("""
 ASK = {"model": "claude-sonnet-4-5", "max_tokens": 256}
 
-
-@pytest.mark.cassette
 def test_rephrase():
-    with anthropic.Anthropic(max_retries=0) as client:
         question = {"role": "user", "content": "Describe the weather in Oslo"}
         first = client.messages.create(messages=[question], **ASK)
         said = " ".join(first.content[0].text.upper().split())
         final = client.messages.create(messages=[
             {"role": "user", "content": f"Rephrase this for a child: {said}"}], **ASK)
     assert final.content[0].text
-"""
+""")
 
 REPEATED = openai_test("""
 def test_twice():
@@ -285,9 +281,24 @@ def test_a_conversation_chain_is_refused_and_left_byte_for_byte(
     """Turn 2 quotes turn 1's answer (an id, sent back or glued into a name, a streamed call id,
     text re-spaced, a request id header): --write (even forced) refuses the file, names the
     quote and the command that re-records it; the file still replays; that command does
-    re-record it."""
+    re-record it. Next to a file holding a key and a plain one, each refused file stands alone
+    (the plain one is written) and the TIP says what to do about each kind."""
     cassettes = record_all(pytester, inner, **{name: src for name, (src, _) in CHAINS.items()})
+    # a chain, a file holding a key (in its request) and a plain one: each stands alone
+    chain = cassettes["test_openai_tool_call_id"]
+    leaked = "sk-proj-" + secrets.token_urlsafe(40)
+    folder = pytester.path / "extra"
+    folder.mkdir()
+    risky_ask, plain_ask = chat_body(f"Is {leaked} valid?"), chat_body("Capital of Spain?")
+    # stored with the key, answered as the plain question (the recorder would refuse the key)
+    risky = record_cassette(
+        provider, folder / "risky.yaml", [("openai.chat", risky_ask, plain_ask)]
+    )
+    plain = record_cassette(
+        provider, folder / "plain.yaml", [("openai.chat", plain_ask, plain_ask)]
+    )
     before = {name: sha_of(path) for name, path in cassettes.items()}
+    shas = {path: sha_of(path) for path in (chain, risky, plain)}
     provider.set_drift("field_added")
     for n, (name, (_, quoted)) in enumerate(CHAINS.items()):
         cassette = cassettes[name]
@@ -303,6 +314,21 @@ def test_a_conversation_chain_is_refused_and_left_byte_for_byte(
             assert f"running its test from {pytester.path}: `{command}`" in reason
             assert report["error"].startswith("--write left 1 of 1 cassettes as they were")
             assert sha_of(cassette) == before[name]
+    report = refresh_report(chain, capsys, str(risky), str(plain))
+    assert report["written"] == [str(plain)]
+    assert sorted(u["path"] for u in report["not_written"]) == sorted([str(chain), str(risky)])
+    reasons = {u["path"]: u["reason"] for u in report["not_written"]}
+    assert reasons[str(risky)].startswith(f"refused to write {risky}")
+    assert report["error"].startswith(
+        f"--write left 2 of 3 cassettes as they were (re-recorded: {plain})"
+    )
+    assert sha_of(chain) == shas[chain]
+    assert sha_of(risky) == shas[risky]
+    assert sha_of(plain) != shas[plain]
+    tip = report["error"].splitlines()[-1]
+    assert tip.startswith("TIP: those files are unchanged on disk. Re-record each conversation")
+    assert "--allow-secret VALUE" in tip
+    assert leaked not in json.dumps(report)
     monkeypatch.chdir(pytester.path)
     first = next(iter(CHAINS))
     command = f"pytest {first}.py::{cassettes[first].stem} --cassette-mode=record"
@@ -372,42 +398,6 @@ def test_independent_calls_are_rewritten_and_replay(
             assert "chat.completion.heartbeat" in cassette.read_text(encoding="utf-8")
         provider.clear_drift()
     check_replays(provider, inner, monkeypatch)
-
-
-def test_each_refused_file_stands_alone_and_the_tip_covers_every_kind(
-    pytester: pytest.Pytester,
-    provider: Emulator,
-    inner: InnerRun,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """A chain, a file holding a key (in its request) and a plain one: the plain one is written,
-    the other two are left byte for byte, every report says which, and the TIP says what to do
-    about each."""
-    chain = record_with_pytester(pytester, inner, OPENAI_AGENT, "test_agent")
-    leaked = "sk-proj-" + secrets.token_urlsafe(40)
-    extra = pytester.path / "cassettes" / "extra"
-    extra.mkdir()
-    risky_ask, plain_ask = chat_body(f"Is {leaked} valid?"), chat_body("Capital of Spain?")
-    # stored with the key, answered as the plain question (the recorder would refuse the key)
-    risky = record_cassette(provider, extra / "risky.yaml", [("openai.chat", risky_ask, plain_ask)])
-    plain = record_cassette(provider, extra / "plain.yaml", [("openai.chat", plain_ask, plain_ask)])
-    before = {path: sha_of(path) for path in (chain, risky, plain)}
-    provider.set_drift("field_added")
-    report = refresh_report(pytester.path / "cassettes", capsys)
-    assert report["written"] == [str(plain)]
-    assert sorted(u["path"] for u in report["not_written"]) == sorted([str(chain), str(risky)])
-    reasons = {u["path"]: u["reason"] for u in report["not_written"]}
-    assert reasons[str(risky)].startswith(f"refused to write {risky}")
-    assert report["error"].startswith(
-        f"--write left 2 of 3 cassettes as they were (re-recorded: {plain})"
-    )
-    assert sha_of(chain) == before[chain]
-    assert sha_of(risky) == before[risky]
-    assert sha_of(plain) != before[plain]
-    tip = report["error"].splitlines()[-1]
-    assert tip.startswith("TIP: those files are unchanged on disk. Re-record each conversation")
-    assert "--allow-secret VALUE" in tip
-    assert leaked not in json.dumps(report)
 
 
 def test_the_refusal_reads_well_in_a_real_process_and_in_markdown(
