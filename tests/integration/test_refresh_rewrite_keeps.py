@@ -25,7 +25,6 @@ from tests.integration.test_refresh_rewrite_replays import (
     check_replays,
     openai_test,
     record_all,
-    record_with_pytester,
     refresh_report,
 )
 
@@ -84,7 +83,7 @@ def test_two():
 
 
 def _record(pytester: pytest.Pytester, inner: InnerRun, source: str) -> Path:
-    return record_with_pytester(pytester, inner, source, "test_keep")
+    return record_all(pytester, inner, test_keep=source)["test_keep"]
 
 
 def _interactions(path: Path) -> list[dict[str, Any]]:

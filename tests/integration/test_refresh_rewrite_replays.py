@@ -249,12 +249,6 @@ def record_all(pytester: pytest.Pytester, inner: InnerRun, **sources: str) -> di
     return found
 
 
-def record_with_pytester(
-    pytester: pytest.Pytester, inner: InnerRun, source: str, name: str
-) -> Path:
-    return record_all(pytester, inner, **{name: source})[name]
-
-
 CHAINS = {
     # module: (its source, how the quoted answer string starts)
     "test_openai_tool_call_id": (OPENAI_AGENT, "call_"),
@@ -282,7 +276,9 @@ def test_a_conversation_chain_is_refused_and_left_byte_for_byte(
     text re-spaced, a request id header): --write (even forced) refuses the file, names the
     quote and the command that re-records it; the file still replays; that command does
     re-record it. Next to a file holding a key and a plain one, each refused file stands alone
-    (the plain one is written) and the TIP says what to do about each kind."""
+    (the plain one is written) and the TIP says what to do about each kind. In its own process
+    (`python -m cassette_refresh`) the refusal is exit 2, ERROR and TIP on stderr; Markdown
+    names the file too."""
     cassettes = record_all(pytester, inner, **{name: src for name, (src, _) in CHAINS.items()})
     # a chain, a file holding a key (in its request) and a plain one: each stands alone
     chain = cassettes["test_openai_tool_call_id"]
@@ -314,6 +310,27 @@ def test_a_conversation_chain_is_refused_and_left_byte_for_byte(
             assert f"running its test from {pytester.path}: `{command}`" in reason
             assert report["error"].startswith("--write left 1 of 1 cassettes as they were")
             assert sha_of(cassette) == before[name]
+    # the refusal in its own process: ERROR and TIP on stderr, the file named on stdout; Markdown
+    cassette = cassettes["test_anthropic_tool_use_id"]
+    done = subprocess.run(
+        [sys.executable, "-m", "cassette_refresh", "check", str(cassette), "--write"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("ERROR: --write left 1 of 1 cassettes as they were")
+    assert "TIP: those files are unchanged on disk. Re-record each conversation" in done.stderr
+    assert "--cassette-mode=record" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"not re-recorded {cassette}: refused to rewrite: it is a conversation" in done.stdout
+    assert sha_of(cassette) == before["test_anthropic_tool_use_id"]
+    capsys.readouterr()
+    assert main(["check", str(cassette), "--write", "--markdown", "--no-progress"]) == 2
+    markdown = capsys.readouterr().out
+    assert f"- not re-recorded `{cassette}`: refused to rewrite" in markdown
+    assert "--cassette-mode=record" in markdown
     report = refresh_report(chain, capsys, str(risky), str(plain))
     assert report["written"] == [str(plain)]
     assert sorted(u["path"] for u in report["not_written"]) == sorted([str(chain), str(risky)])
@@ -398,35 +415,3 @@ def test_independent_calls_are_rewritten_and_replay(
             assert "chat.completion.heartbeat" in cassette.read_text(encoding="utf-8")
         provider.clear_drift()
     check_replays(provider, inner, monkeypatch)
-
-
-def test_the_refusal_reads_well_in_a_real_process_and_in_markdown(
-    pytester: pytest.Pytester,
-    provider: Emulator,
-    inner: InnerRun,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """`python -m cassette_refresh check --write` in its own process: exit 2, the ERROR and
-    TIP lines on stderr, the refused file named on stdout, untouched; Markdown names it too."""
-    cassette = record_with_pytester(pytester, inner, ANTHROPIC_AGENT, "test_agent")
-    before = sha_of(cassette)
-    provider.set_drift("enum_value_new")
-    done = subprocess.run(
-        [sys.executable, "-m", "cassette_refresh", "check", str(cassette), "--write"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 2, done.stderr
-    assert done.stderr.startswith("ERROR: --write left 1 of 1 cassettes as they were")
-    assert "TIP: those files are unchanged on disk. Re-record each conversation" in done.stderr
-    assert "--cassette-mode=record" in done.stderr
-    assert "Traceback" not in done.stderr
-    assert f"not re-recorded {cassette}: refused to rewrite: it is a conversation" in done.stdout
-    assert sha_of(cassette) == before
-    capsys.readouterr()
-    assert main(["check", str(cassette), "--write", "--markdown", "--no-progress"]) == 2
-    markdown = capsys.readouterr().out
-    assert f"- not re-recorded `{cassette}`: refused to rewrite" in markdown
-    assert "--cassette-mode=record" in markdown
