@@ -81,6 +81,25 @@ def test_two():
             assert answer.choices[0].message.content
 """)
 
+CHOICE = openai_test("""
+import os
+
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}}}}]
+
+def test_choice():
+        message = client.chat.completions.create(
+            model="gpt-4o-mini", tools=TOOLS,
+            messages=[{"role": "user", "content": "Weather in Oslo?"}],
+        ).choices[0].message
+        plain = client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "Name a fjord"}]
+        )
+    if os.environ.get("EXPECT_TEXT"):  # the test as written against the edited recording
+        assert message.content == "Sunny, 12 C" and not message.tool_calls
+    assert plain.choices[0].message.content
+""")
+
 
 def _record(pytester: pytest.Pytester, inner: InnerRun, source: str) -> Path:
     return record_all(pytester, inner, test_keep=source)["test_keep"]
@@ -91,7 +110,7 @@ def _interactions(path: Path) -> list[dict[str, Any]]:
     return items
 
 
-def test_a_redacted_interaction_keeps_its_recorded_answer(
+def test_an_answer_redacted_or_chosen_otherwise_keeps_its_recorded_answer(
     pytester: pytest.Pytester,
     provider: Emulator,
     inner: InnerRun,
@@ -100,10 +119,19 @@ def test_a_redacted_interaction_keeps_its_recorded_answer(
 ) -> None:
     """The before_record hook edited seq 1's request: its answer stays as recorded (and is
     reported), seq 2 is re-recorded; the run replays. With nothing but a redacted answer to
-    replace, the file is not touched, the seq reported."""
-    cassette = _record(pytester, inner, SCRUBBED)
+    replace, the file is not touched, the seq reported. Recorded: a text answer (the model did
+    not call the tool then); live: a tool call. The shape check cannot tell, but the test reads
+    the text: seq 1 keeps its answer (listed under `kept`, why), seq 2 is re-recorded, and the
+    test still passes on replay."""
+    cassettes = record_all(pytester, inner, test_keep=SCRUBBED, test_choice=CHOICE)
+    cassette, chosen = cassettes["test_keep"], cassettes["test_choice"]
     before = _interactions(cassette)
     assert [i.get("redacted", False) for i in before] == [True, False]
+    document = yaml.safe_load(chosen.read_text(encoding="utf-8"))
+    choice = document["interactions"][0]["response"]["body"]["choices"][0]
+    choice["message"] = {"role": "assistant", "content": "Sunny, 12 C", "refusal": None}
+    choice["finish_reason"] = "stop"
+    chosen.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
     provider.set_drift("field_added")
     report = refresh_report(cassette, capsys)
     assert (report["exit_code"], report["written"]) == (1, [str(cassette)])
@@ -117,6 +145,18 @@ def test_a_redacted_interaction_keeps_its_recorded_answer(
     after = _interactions(cassette)
     assert after[0] == before[0]
     assert "service_tier_v2" in after[1]["response"]["body"]
+    report = refresh_report(chosen, capsys)
+    assert (report["exit_code"], report["written"]) == (1, [str(chosen)])
+    [kept] = report["kept"]
+    assert (kept["path"], kept["seq"]) == (str(chosen), 1)
+    assert kept["reason"].startswith(
+        "the live answer made another choice (a call to get_weather; recorded: an answer "
+        "without tool calls)"
+    )
+    after = _interactions(chosen)
+    assert after[0]["response"]["body"]["choices"][0] == choice
+    assert "service_tier_v2" in after[1]["response"]["body"]
+    monkeypatch.setenv("EXPECT_TEXT", "1")
     provider.clear_drift()
     check_replays(provider, inner, monkeypatch)
     capsys.readouterr()
@@ -349,56 +389,3 @@ def test_a_cassette_recorded_in_record_mode_is_rewritten(
     check_replays(provider, inner, monkeypatch)
     monkeypatch.delenv("CI")
     assert inner("--cassette-mode=record").ret == 0
-
-
-CHOICE = openai_test("""
-import os
-
-TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
-    "type": "object", "properties": {"city": {"type": "string"}}}}}]
-
-def test_choice():
-        message = client.chat.completions.create(
-            model="gpt-4o-mini", tools=TOOLS,
-            messages=[{"role": "user", "content": "Weather in Oslo?"}],
-        ).choices[0].message
-        plain = client.chat.completions.create(
-            model="gpt-4o-mini", messages=[{"role": "user", "content": "Name a fjord"}]
-        )
-    if os.environ.get("EXPECT_TEXT"):  # the test as written against the edited recording
-        assert message.content == "Sunny, 12 C" and not message.tool_calls
-    assert plain.choices[0].message.content
-""")
-
-
-def test_an_answer_the_live_model_chose_otherwise_is_kept_as_recorded(
-    pytester: pytest.Pytester,
-    provider: Emulator,
-    inner: InnerRun,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """Recorded: a text answer (the model did not call the tool then); live: a tool call. The
-    shape check cannot tell, but the test reads the text: seq 1 keeps its answer (listed under
-    `kept`, why), seq 2 is re-recorded, and the test still passes on replay."""
-    cassette = _record(pytester, inner, CHOICE)
-    document = yaml.safe_load(cassette.read_text(encoding="utf-8"))
-    choice = document["interactions"][0]["response"]["body"]["choices"][0]
-    choice["message"] = {"role": "assistant", "content": "Sunny, 12 C", "refusal": None}
-    choice["finish_reason"] = "stop"
-    cassette.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
-    provider.set_drift("field_added")
-    report = refresh_report(cassette, capsys)
-    assert (report["exit_code"], report["written"]) == (1, [str(cassette)])
-    [kept] = report["kept"]
-    assert (kept["path"], kept["seq"]) == (str(cassette), 1)
-    assert kept["reason"].startswith(
-        "the live answer made another choice (a call to get_weather; recorded: an answer "
-        "without tool calls)"
-    )
-    after = _interactions(cassette)
-    assert after[0]["response"]["body"]["choices"][0] == choice
-    assert "service_tier_v2" in after[1]["response"]["body"]
-    provider.clear_drift()
-    monkeypatch.setenv("EXPECT_TEXT", "1")
-    check_replays(provider, inner, monkeypatch)
