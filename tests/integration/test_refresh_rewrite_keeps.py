@@ -101,10 +101,6 @@ def test_choice():
 """)
 
 
-def _record(pytester: pytest.Pytester, inner: InnerRun, source: str) -> Path:
-    return record_all(pytester, inner, test_keep=source)["test_keep"]
-
-
 def _interactions(path: Path) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = yaml.safe_load(path.read_text(encoding="utf-8"))["interactions"]
     return items
@@ -183,7 +179,7 @@ def test_recorded_errors_survive_a_rewrite_unchanged(
     with their seqs and digests, and the retry test still replays."""
     provider.inject_error(429, headers={"retry-after": "0"})
     provider.inject_error(503, headers={"retry-after": "0"})
-    cassette = _record(pytester, inner, RETRIED)
+    cassette = record_all(pytester, inner, test_retry=RETRIED)["test_retry"]
     before = _interactions(cassette)
     assert [("error" in i) for i in before] == [True, True, False]
     provider.reset()
@@ -219,35 +215,6 @@ HAND_EDITS: dict[str, tuple[Callable[[str], str], str]] = {
 }
 
 
-def test_hand_edits_refuse_the_file(
-    pytester: pytest.Pytester,
-    provider: Emulator,
-    inner: InnerRun,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """A comment (in a CRLF file too), a key the library does not write would be lost: the
-    file is refused (even forced), left byte for byte, named in the report; it still
-    replays."""
-    cassette = _record(pytester, inner, TWO_CALLS)
-    text = cassette.read_text(encoding="utf-8")
-    provider.set_drift("field_added")
-    for name, (edit, reason) in HAND_EDITS.items():
-        edited = edit(text)
-        assert edited != text
-        cassette.write_bytes(edited.encode())
-        before = sha_of(cassette)
-        for extra in ((), ("--force-write",)):
-            report = refresh_report(cassette, capsys, *extra)
-            assert (report["exit_code"], report["written"]) == (2, []), name
-            [refused] = report["not_written"]
-            assert reason in refused["reason"], refused["reason"]
-            assert "before_record hook" in refused["reason"]
-            assert sha_of(cassette) == before
-    provider.clear_drift()
-    check_replays(provider, inner, monkeypatch)  # with the last edit, a manifest key
-
-
 def _flow(document: dict[str, Any]) -> bytes:
     return yaml.safe_dump(document, default_flow_style=True, width=60).encode()
 
@@ -273,24 +240,42 @@ LAYOUTS: dict[str, Callable[[Any], bytes]] = {
 }
 
 
-def test_a_reformatted_file_without_edits_is_rewritten(
+def test_hand_edits_refuse_the_file_and_a_reformatted_one_is_rewritten(
     pytester: pytest.Pytester,
     provider: Emulator,
     inner: InnerRun,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Layout is not an edit: a cassette re-formatted (flow style, indented sequences, other key
-    order, CRLF, no final newline, a BOM, JSON) holds the same data, so it is re-recorded in
-    the library's layout, keeps every interaction, and replays."""
+    """A comment (in a CRLF file too), a key the library does not write would be lost: the
+    file is refused (even forced), left byte for byte, named in the report. Layout is not an
+    edit: a cassette re-formatted (flow style, indented sequences, other key order, CRLF, no
+    final newline, a BOM, JSON) holds the same data, so it is re-recorded in the library's
+    layout, keeps every interaction. All replay (the edited one with a manifest key)."""
     names = {f"test_{n}".replace("-", "_"): layout for n, layout in enumerate(LAYOUTS)}
-    cassettes = record_all(pytester, inner, **dict.fromkeys(names, TWO_CALLS))
+    cassettes = record_all(pytester, inner, **dict.fromkeys([*names, "test_edited"], TWO_CALLS))
+    cassette = cassettes.pop("test_edited")
+    text = cassette.read_text(encoding="utf-8")
+    provider.set_drift("field_added")
+    for name, (edit, reason) in HAND_EDITS.items():
+        edited = edit(text)
+        assert edited != text
+        cassette.write_bytes(edited.encode())
+        before = sha_of(cassette)
+        for extra in ((), ("--force-write",)):
+            report = refresh_report(cassette, capsys, *extra)
+            assert (report["exit_code"], report["written"]) == (2, []), name
+            [refused] = report["not_written"]
+            assert reason in refused["reason"], refused["reason"]
+            assert "before_record hook" in refused["reason"]
+            assert sha_of(cassette) == before
     documents = {}
     for name, cassette in cassettes.items():
         documents[name] = yaml.safe_load(cassette.read_text(encoding="utf-8"))
         cassette.write_bytes(LAYOUTS[names[name]](documents[name]))
     provider.set_drift("field_removed")
-    report = refresh_report(pytester.path / "cassettes", capsys)
+    first, *rest = cassettes.values()
+    report = refresh_report(first, capsys, *map(str, rest))
     assert (sorted(report["written"]), report["not_written"]) == (
         sorted(str(path) for path in cassettes.values()),
         [],
