@@ -22,7 +22,7 @@ import yaml
 from cassette_refresh.cli import main
 from cassettes_core.testing.emulator import Emulator
 from tests.helpers.factories import chat_body
-from tests.integration.test_refresh_check import record_cassette, sha_of
+from tests.integration.test_refresh_check import check_json, record_cassette, sha_of
 
 if TYPE_CHECKING:
     from tests.helpers.inner import InnerRun
@@ -222,11 +222,7 @@ def test_report_slow_request():
 def refresh_report(
     cassette: Path, capsys: pytest.CaptureFixture[str], *extra: str
 ) -> dict[str, Any]:
-    capsys.readouterr()  # what inner runs printed
-    code = main(["check", str(cassette), *extra, "--write", "--json", "--no-progress"])
-    report: dict[str, Any] = json.loads(capsys.readouterr().out)
-    assert report["exit_code"] == code
-    return report
+    return check_json(capsys, str(cassette), *extra, "--write")[1]
 
 
 def check_replays(provider: Emulator, inner: InnerRun, monkeypatch: pytest.MonkeyPatch) -> None:
