@@ -43,21 +43,9 @@ from cassettes_core.testing.emulator import Emulator
 from cassettes_core.transport.httpx2 import CassetteTransport
 from tests.helpers.factories import chat_body
 
-TOOLS_OPENAI = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
-        },
-    }
-]
-TOOLS_ANTHROPIC = [
-    {
-        "name": "get_weather",
-        "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
-    }
-]
+CITY = {"type": "object", "properties": {"city": {"type": "string"}}}
+TOOLS_OPENAI = [{"type": "function", "function": {"name": "get_weather", "parameters": CITY}}]
+TOOLS_ANTHROPIC = [{"name": "get_weather", "input_schema": CITY}]
 
 
 def _claude(text: str, **extra: Any) -> dict[str, Any]:

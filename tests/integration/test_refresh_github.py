@@ -204,10 +204,6 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> bytes:
         return record_cassette(emu, path, [(p, b, b) for p, b in REQUESTS[:2]]).read_bytes()
 
 
-def _run(cassette: Path, github: FakeGitHub, *extra: str) -> int:
-    return main(["check", str(cassette), "--open-issue", "--api-url", github.url, "--json", *extra])
-
-
 @dataclass
 class _Run:
     """One drifting cassette, the fake GitHub and a valid token: run the check, read what came."""
@@ -219,7 +215,8 @@ class _Run:
     capsys: pytest.CaptureFixture[str]
 
     def __call__(self, *extra: str) -> int:
-        return _run(self.cassette, self.github, *extra)
+        args = ["check", str(self.cassette), "--open-issue", "--api-url", self.github.url]
+        return main([*args, "--json", *extra])
 
     def report(self) -> dict[str, Any]:
         report: dict[str, Any] = json.loads(self.capsys.readouterr().out)
@@ -290,31 +287,25 @@ def test_first_run_opens_then_second_run_comments(
 
 
 def test_refused_token_is_exit_2_before_any_live_call(
-    drifting: tuple[Emulator, Path],
-    github: FakeGitHub,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    caplog: pytest.LogCaptureFixture,
+    check: _Run, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A 401 from GitHub is found by the preflight: exit 2, no provider call, no token shown."""
     caplog.set_level(logging.DEBUG)
-    emu, cassette = drifting
-    hits = emu.hits
+    hits = check.emu.hits
     wrong = "ghs_" + secrets.token_hex(18)
     monkeypatch.setenv("GITHUB_TOKEN", wrong)
-    assert _run(cassette, github, "--repo", REPO) == 2
-    captured = capsys.readouterr()
-    assert captured.err.startswith(
+    assert check("--repo", REPO) == 2
+    err, report = check.failed()
+    assert err.startswith(
         f"ERROR: GitHub answered HTTP 401 (Bad credentials) to GET /repos/{REPO}: "
         f"GITHUB_TOKEN was refused for {REPO}"
     )
-    assert "\nTIP: in GitHub Actions pass `GITHUB_TOKEN:" in captured.err
-    report = json.loads(captured.out)
-    assert (report["status"], report["exit_code"]) == ("unchecked", 2)
+    assert "\nTIP: in GitHub Actions pass `GITHUB_TOKEN:" in err
+    assert report["status"] == "unchecked"
     assert report["error"].startswith("GitHub answered HTTP 401")
-    assert wrong not in captured.out + captured.err + caplog.text
-    assert github.opened() == []
-    assert emu.hits == hits
+    assert wrong not in err + json.dumps(report) + caplog.text
+    assert check.github.opened() == []
+    assert check.emu.hits == hits
 
 
 @pytest.mark.parametrize(

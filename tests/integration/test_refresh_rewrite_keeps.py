@@ -23,8 +23,8 @@ from tests.helpers.factories import chat_body
 from tests.integration.test_refresh_check import record_cassette, sha_of
 from tests.integration.test_refresh_rewrite_replays import (
     check_replays,
+    openai_test,
     record_all,
-    record_with_pytester,
     refresh_report,
 )
 
@@ -72,24 +72,33 @@ def test_retry():
     assert answer.choices[0].message.content
 """
 
-TWO_CALLS = """
-import openai
-import pytest
-
-
-@pytest.mark.cassette
+TWO_CALLS = openai_test("""
 def test_two():
-    with openai.OpenAI(max_retries=0) as client:
         for prompt in ("First question", "Second question"):
             answer = client.chat.completions.create(
                 model="gpt-4o-mini", messages=[{"role": "user", "content": prompt}]
             )
             assert answer.choices[0].message.content
-"""
+""")
 
+CHOICE = openai_test("""
+import os
 
-def _record(pytester: pytest.Pytester, inner: InnerRun, source: str) -> Path:
-    return record_with_pytester(pytester, inner, source, "test_keep")
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}}}}]
+
+def test_choice():
+        message = client.chat.completions.create(
+            model="gpt-4o-mini", tools=TOOLS,
+            messages=[{"role": "user", "content": "Weather in Oslo?"}],
+        ).choices[0].message
+        plain = client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "Name a fjord"}]
+        )
+    if os.environ.get("EXPECT_TEXT"):  # the test as written against the edited recording
+        assert message.content == "Sunny, 12 C" and not message.tool_calls
+    assert plain.choices[0].message.content
+""")
 
 
 def _interactions(path: Path) -> list[dict[str, Any]]:
@@ -97,7 +106,7 @@ def _interactions(path: Path) -> list[dict[str, Any]]:
     return items
 
 
-def test_a_redacted_interaction_keeps_its_recorded_answer(
+def test_an_answer_redacted_or_chosen_otherwise_keeps_its_recorded_answer(
     pytester: pytest.Pytester,
     provider: Emulator,
     inner: InnerRun,
@@ -106,10 +115,19 @@ def test_a_redacted_interaction_keeps_its_recorded_answer(
 ) -> None:
     """The before_record hook edited seq 1's request: its answer stays as recorded (and is
     reported), seq 2 is re-recorded; the run replays. With nothing but a redacted answer to
-    replace, the file is not touched, the seq reported."""
-    cassette = _record(pytester, inner, SCRUBBED)
+    replace, the file is not touched, the seq reported. Recorded: a text answer (the model did
+    not call the tool then); live: a tool call. The shape check cannot tell, but the test reads
+    the text: seq 1 keeps its answer (listed under `kept`, why), seq 2 is re-recorded, and the
+    test still passes on replay."""
+    cassettes = record_all(pytester, inner, test_keep=SCRUBBED, test_choice=CHOICE)
+    cassette, chosen = cassettes["test_keep"], cassettes["test_choice"]
     before = _interactions(cassette)
     assert [i.get("redacted", False) for i in before] == [True, False]
+    document = yaml.safe_load(chosen.read_text(encoding="utf-8"))
+    choice = document["interactions"][0]["response"]["body"]["choices"][0]
+    choice["message"] = {"role": "assistant", "content": "Sunny, 12 C", "refusal": None}
+    choice["finish_reason"] = "stop"
+    chosen.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
     provider.set_drift("field_added")
     report = refresh_report(cassette, capsys)
     assert (report["exit_code"], report["written"]) == (1, [str(cassette)])
@@ -123,6 +141,18 @@ def test_a_redacted_interaction_keeps_its_recorded_answer(
     after = _interactions(cassette)
     assert after[0] == before[0]
     assert "service_tier_v2" in after[1]["response"]["body"]
+    report = refresh_report(chosen, capsys)
+    assert (report["exit_code"], report["written"]) == (1, [str(chosen)])
+    [kept] = report["kept"]
+    assert (kept["path"], kept["seq"]) == (str(chosen), 1)
+    assert kept["reason"].startswith(
+        "the live answer made another choice (a call to get_weather; recorded: an answer "
+        "without tool calls)"
+    )
+    after = _interactions(chosen)
+    assert after[0]["response"]["body"]["choices"][0] == choice
+    assert "service_tier_v2" in after[1]["response"]["body"]
+    monkeypatch.setenv("EXPECT_TEXT", "1")
     provider.clear_drift()
     check_replays(provider, inner, monkeypatch)
     capsys.readouterr()
@@ -149,7 +179,7 @@ def test_recorded_errors_survive_a_rewrite_unchanged(
     with their seqs and digests, and the retry test still replays."""
     provider.inject_error(429, headers={"retry-after": "0"})
     provider.inject_error(503, headers={"retry-after": "0"})
-    cassette = _record(pytester, inner, RETRIED)
+    cassette = record_all(pytester, inner, test_retry=RETRIED)["test_retry"]
     before = _interactions(cassette)
     assert [("error" in i) for i in before] == [True, True, False]
     provider.reset()
@@ -185,35 +215,6 @@ HAND_EDITS: dict[str, tuple[Callable[[str], str], str]] = {
 }
 
 
-def test_hand_edits_refuse_the_file(
-    pytester: pytest.Pytester,
-    provider: Emulator,
-    inner: InnerRun,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """A comment (in a CRLF file too), a key the library does not write would be lost: the
-    file is refused (even forced), left byte for byte, named in the report; it still
-    replays."""
-    cassette = _record(pytester, inner, TWO_CALLS)
-    text = cassette.read_text(encoding="utf-8")
-    provider.set_drift("field_added")
-    for name, (edit, reason) in HAND_EDITS.items():
-        edited = edit(text)
-        assert edited != text
-        cassette.write_bytes(edited.encode())
-        before = sha_of(cassette)
-        for extra in ((), ("--force-write",)):
-            report = refresh_report(cassette, capsys, *extra)
-            assert (report["exit_code"], report["written"]) == (2, []), name
-            [refused] = report["not_written"]
-            assert reason in refused["reason"], refused["reason"]
-            assert "before_record hook" in refused["reason"]
-            assert sha_of(cassette) == before
-    provider.clear_drift()
-    check_replays(provider, inner, monkeypatch)  # with the last edit, a manifest key
-
-
 def _flow(document: dict[str, Any]) -> bytes:
     return yaml.safe_dump(document, default_flow_style=True, width=60).encode()
 
@@ -239,24 +240,42 @@ LAYOUTS: dict[str, Callable[[Any], bytes]] = {
 }
 
 
-def test_a_reformatted_file_without_edits_is_rewritten(
+def test_hand_edits_refuse_the_file_and_a_reformatted_one_is_rewritten(
     pytester: pytest.Pytester,
     provider: Emulator,
     inner: InnerRun,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Layout is not an edit: a cassette re-formatted (flow style, indented sequences, other key
-    order, CRLF, no final newline, a BOM, JSON) holds the same data, so it is re-recorded in
-    the library's layout, keeps every interaction, and replays."""
+    """A comment (in a CRLF file too), a key the library does not write would be lost: the
+    file is refused (even forced), left byte for byte, named in the report. Layout is not an
+    edit: a cassette re-formatted (flow style, indented sequences, other key order, CRLF, no
+    final newline, a BOM, JSON) holds the same data, so it is re-recorded in the library's
+    layout, keeps every interaction. All replay (the edited one with a manifest key)."""
     names = {f"test_{n}".replace("-", "_"): layout for n, layout in enumerate(LAYOUTS)}
-    cassettes = record_all(pytester, inner, **dict.fromkeys(names, TWO_CALLS))
+    cassettes = record_all(pytester, inner, **dict.fromkeys([*names, "test_edited"], TWO_CALLS))
+    cassette = cassettes.pop("test_edited")
+    text = cassette.read_text(encoding="utf-8")
+    provider.set_drift("field_added")
+    for name, (edit, reason) in HAND_EDITS.items():
+        edited = edit(text)
+        assert edited != text
+        cassette.write_bytes(edited.encode())
+        before = sha_of(cassette)
+        for extra in ((), ("--force-write",)):
+            report = refresh_report(cassette, capsys, *extra)
+            assert (report["exit_code"], report["written"]) == (2, []), name
+            [refused] = report["not_written"]
+            assert reason in refused["reason"], refused["reason"]
+            assert "before_record hook" in refused["reason"]
+            assert sha_of(cassette) == before
     documents = {}
     for name, cassette in cassettes.items():
         documents[name] = yaml.safe_load(cassette.read_text(encoding="utf-8"))
         cassette.write_bytes(LAYOUTS[names[name]](documents[name]))
     provider.set_drift("field_removed")
-    report = refresh_report(pytester.path / "cassettes", capsys)
+    first, *rest = cassettes.values()
+    report = refresh_report(first, capsys, *map(str, rest))
     assert (sorted(report["written"]), report["not_written"]) == (
         sorted(str(path) for path in cassettes.values()),
         [],
@@ -355,62 +374,3 @@ def test_a_cassette_recorded_in_record_mode_is_rewritten(
     check_replays(provider, inner, monkeypatch)
     monkeypatch.delenv("CI")
     assert inner("--cassette-mode=record").ret == 0
-
-
-CHOICE = """
-import os
-
-import openai
-import pytest
-
-TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
-    "type": "object", "properties": {"city": {"type": "string"}}}}}]
-
-
-@pytest.mark.cassette
-def test_choice():
-    with openai.OpenAI(max_retries=0) as client:
-        message = client.chat.completions.create(
-            model="gpt-4o-mini", tools=TOOLS,
-            messages=[{"role": "user", "content": "Weather in Oslo?"}],
-        ).choices[0].message
-        plain = client.chat.completions.create(
-            model="gpt-4o-mini", messages=[{"role": "user", "content": "Name a fjord"}]
-        )
-    if os.environ.get("EXPECT_TEXT"):  # the test as written against the edited recording
-        assert message.content == "Sunny, 12 C" and not message.tool_calls
-    assert plain.choices[0].message.content
-"""
-
-
-def test_an_answer_the_live_model_chose_otherwise_is_kept_as_recorded(
-    pytester: pytest.Pytester,
-    provider: Emulator,
-    inner: InnerRun,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """Recorded: a text answer (the model did not call the tool then); live: a tool call. The
-    shape check cannot tell, but the test reads the text: seq 1 keeps its answer (listed under
-    `kept`, why), seq 2 is re-recorded, and the test still passes on replay."""
-    cassette = _record(pytester, inner, CHOICE)
-    document = yaml.safe_load(cassette.read_text(encoding="utf-8"))
-    choice = document["interactions"][0]["response"]["body"]["choices"][0]
-    choice["message"] = {"role": "assistant", "content": "Sunny, 12 C", "refusal": None}
-    choice["finish_reason"] = "stop"
-    cassette.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
-    provider.set_drift("field_added")
-    report = refresh_report(cassette, capsys)
-    assert (report["exit_code"], report["written"]) == (1, [str(cassette)])
-    [kept] = report["kept"]
-    assert (kept["path"], kept["seq"]) == (str(cassette), 1)
-    assert kept["reason"].startswith(
-        "the live answer made another choice (a call to get_weather; recorded: an answer "
-        "without tool calls)"
-    )
-    after = _interactions(cassette)
-    assert after[0]["response"]["body"]["choices"][0] == choice
-    assert "service_tier_v2" in after[1]["response"]["body"]
-    provider.clear_drift()
-    monkeypatch.setenv("EXPECT_TEXT", "1")
-    check_replays(provider, inner, monkeypatch)

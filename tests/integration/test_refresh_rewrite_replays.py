@@ -12,6 +12,7 @@ import json
 import secrets
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,24 +22,35 @@ import yaml
 from cassette_refresh.cli import main
 from cassettes_core.testing.emulator import Emulator
 from tests.helpers.factories import chat_body
-from tests.integration.test_refresh_check import record_cassette, sha_of
+from tests.integration.test_refresh_check import check_json, record_cassette, sha_of
 
 if TYPE_CHECKING:
     from tests.helpers.inner import InnerRun
 
 
-OPENAI_AGENT = """
-import json
-import openai
-import pytest
+def _sdk_test(sdk: str, client: str) -> Callable[[str], str]:
+    """Builds an inner test module: ``source`` below the imports, its test marked for a cassette
+    and its body (written two levels in) run in ``with <client>(max_retries=0) as client:``."""
 
+    def build(source: str) -> str:
+        head, test = source.split("def test_", 1)
+        define, body = test.split("\n", 1)
+        return (
+            f"import {sdk}\nimport pytest\n{head}\n\n@pytest.mark.cassette\ndef test_{define}\n"
+            f"    with {client}(max_retries=0) as client:\n{body}"
+        )
+
+    return build
+
+
+openai_test = _sdk_test("openai", "openai.OpenAI")
+anthropic_test = _sdk_test("anthropic", "anthropic.Anthropic")
+
+OPENAI_AGENT = openai_test("""
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
     "type": "object", "properties": {"city": {"type": "string"}}}}}]
 
-
-@pytest.mark.cassette
 def test_weather():
-    with openai.OpenAI(max_retries=0) as client:
         messages = [{"role": "user", "content": "What is the weather in Paris?"}]
         first = client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS)
         call = first.choices[0].message.tool_calls[0]
@@ -46,20 +58,14 @@ def test_weather():
         messages.append({"role": "tool", "tool_call_id": call.id, "content": '{"temp": 21}'})
         final = client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS)
     assert "42" in final.choices[0].message.content
-"""
+""")
 
-ANTHROPIC_AGENT = """
-import anthropic
-import pytest
-
+ANTHROPIC_AGENT = anthropic_test("""
 TOOLS = [{"name": "get_weather", "input_schema": {
     "type": "object", "properties": {"city": {"type": "string"}}}}]
 ASK = {"model": "claude-sonnet-4-5", "max_tokens": 256, "tools": TOOLS}
 
-
-@pytest.mark.cassette
 def test_weather():
-    with anthropic.Anthropic(max_retries=0) as client:
         messages = [{"role": "user", "content": "What is the weather in Rome?"}]
         first = client.messages.create(messages=messages, **ASK)
         use = next(block for block in first.content if block.type == "tool_use")
@@ -68,7 +74,7 @@ def test_weather():
             {"type": "tool_result", "tool_use_id": use.id, "content": "sunny"}]})
         final = client.messages.create(messages=messages, **ASK)
     assert final.content[0].text
-"""
+""")
 
 ANTHROPIC_STREAMED_AGENT = ANTHROPIC_AGENT.replace(
     "first = client.messages.create(messages=messages, **ASK)",
@@ -76,14 +82,8 @@ ANTHROPIC_STREAMED_AGENT = ANTHROPIC_AGENT.replace(
     "            first = stream.get_final_message()",
 )
 
-OPENAI_STREAMED_CONTENT = """
-import openai
-import pytest
-
-
-@pytest.mark.cassette
+OPENAI_STREAMED_CONTENT = openai_test("""
 def test_story():
-    with openai.OpenAI(max_retries=0) as client:
         messages = [{"role": "user", "content": "Tell me a story"}]
         text = "".join(
             chunk.choices[0].delta.content or ""
@@ -95,22 +95,16 @@ def test_story():
         messages += [{"role": "assistant", "content": text}, {"role": "user", "content": "More"}]
         final = client.chat.completions.create(model="gpt-4o-mini", messages=messages)
     assert final.choices[0].message.content
-"""
+""")
 
-RESPONSES_CHAIN = """
-import openai
-import pytest
-
-
-@pytest.mark.cassette
+RESPONSES_CHAIN = openai_test("""
 def test_follow_up():
-    with openai.OpenAI(max_retries=0) as client:
         first = client.responses.create(model="gpt-4.1", input="Name a colour")
         second = client.responses.create(
             model="gpt-4.1", input="And another?", previous_response_id=first.id
         )
     assert second.output_text
-"""
+""")
 
 INDEPENDENT = """
 import anthropic
@@ -145,17 +139,11 @@ def test_six_questions():
 """
 
 
-GLUED_ID = """
-import openai
-import pytest
-
+GLUED_ID = openai_test("""
 TOOLS = [{"type": "function", "function": {"name": "export", "parameters": {
     "type": "object", "properties": {"city": {"type": "string"}}}}}]
 
-
-@pytest.mark.cassette
 def test_export():
-    with openai.OpenAI(max_retries=0) as client:
         first = client.chat.completions.create(
             model="gpt-4o-mini", tools=TOOLS,
             messages=[{"role": "user", "content": "Export the weather in Paris"}],
@@ -164,19 +152,13 @@ def test_export():
         final = client.chat.completions.create(model="gpt-4o-mini", messages=[
             {"role": "user", "content": f"Summarise the file exports/{call.id}_weather.json"}])
     assert final.choices[0].message.content
-"""
+""")
 
-RESPONSES_STREAMED_TOOL = """
-import openai
-import pytest
-
+RESPONSES_STREAMED_TOOL = openai_test("""
 TOOLS = [{"type": "function", "name": "get_weather", "parameters": {
     "type": "object", "properties": {"city": {"type": "string"}}}}]
 
-
-@pytest.mark.cassette
 def test_weather():
-    with openai.OpenAI(max_retries=0) as client:
         ask = [{"role": "user", "content": "What is the weather in Lima?"}]
         events = list(client.responses.create(
             model="gpt-4.1", input=ask, tools=TOOLS, stream=True))
@@ -190,34 +172,22 @@ def test_weather():
         ]
         final = client.responses.create(model="gpt-4.1", input=follow, tools=TOOLS)
     assert final.output_text
-"""
+""")
 
-ANTHROPIC_TEXT_RESPACED = """
-import anthropic
-import pytest
-
+ANTHROPIC_TEXT_RESPACED = anthropic_test("""
 ASK = {"model": "claude-sonnet-4-5", "max_tokens": 256}
 
-
-@pytest.mark.cassette
 def test_rephrase():
-    with anthropic.Anthropic(max_retries=0) as client:
         question = {"role": "user", "content": "Describe the weather in Oslo"}
         first = client.messages.create(messages=[question], **ASK)
         said = " ".join(first.content[0].text.upper().split())
         final = client.messages.create(messages=[
             {"role": "user", "content": f"Rephrase this for a child: {said}"}], **ASK)
     assert final.content[0].text
-"""
+""")
 
-REPEATED = """
-import openai
-import pytest
-
-
-@pytest.mark.cassette
+REPEATED = openai_test("""
 def test_twice():
-    with openai.OpenAI(max_retries=0) as client:
         texts = []
         for _ in range(3):
             answer = client.chat.completions.create(
@@ -227,7 +197,7 @@ def test_twice():
         echo = client.chat.completions.create(model="gpt-4o-mini", messages=[
             {"role": "user", "content": "Name a lake, and say the name of a lake twice"}])
     assert texts[0] == texts[2] and echo.choices[0].message.content
-"""
+""")
 
 
 REQUEST_ID = """
@@ -252,11 +222,7 @@ def test_report_slow_request():
 def refresh_report(
     cassette: Path, capsys: pytest.CaptureFixture[str], *extra: str
 ) -> dict[str, Any]:
-    capsys.readouterr()  # what inner runs printed
-    code = main(["check", str(cassette), *extra, "--write", "--json", "--no-progress"])
-    report: dict[str, Any] = json.loads(capsys.readouterr().out)
-    assert report["exit_code"] == code
-    return report
+    return check_json(capsys, str(cassette), *extra, "--write")[1]
 
 
 def check_replays(provider: Emulator, inner: InnerRun, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -277,12 +243,6 @@ def record_all(pytester: pytest.Pytester, inner: InnerRun, **sources: str) -> di
     for name in sources:
         [found[name]] = sorted((pytester.path / "cassettes" / name).glob("*.yaml"))
     return found
-
-
-def record_with_pytester(
-    pytester: pytest.Pytester, inner: InnerRun, source: str, name: str
-) -> Path:
-    return record_all(pytester, inner, **{name: source})[name]
 
 
 CHAINS = {
@@ -311,9 +271,26 @@ def test_a_conversation_chain_is_refused_and_left_byte_for_byte(
     """Turn 2 quotes turn 1's answer (an id, sent back or glued into a name, a streamed call id,
     text re-spaced, a request id header): --write (even forced) refuses the file, names the
     quote and the command that re-records it; the file still replays; that command does
-    re-record it."""
+    re-record it. Next to a file holding a key and a plain one, each refused file stands alone
+    (the plain one is written) and the TIP says what to do about each kind. In its own process
+    (`python -m cassette_refresh`) the refusal is exit 2, ERROR and TIP on stderr; Markdown
+    names the file too."""
     cassettes = record_all(pytester, inner, **{name: src for name, (src, _) in CHAINS.items()})
+    # a chain, a file holding a key (in its request) and a plain one: each stands alone
+    chain = cassettes["test_openai_tool_call_id"]
+    leaked = "sk-proj-" + secrets.token_urlsafe(40)
+    folder = pytester.path / "extra"
+    folder.mkdir()
+    risky_ask, plain_ask = chat_body(f"Is {leaked} valid?"), chat_body("Capital of Spain?")
+    # stored with the key, answered as the plain question (the recorder would refuse the key)
+    risky = record_cassette(
+        provider, folder / "risky.yaml", [("openai.chat", risky_ask, plain_ask)]
+    )
+    plain = record_cassette(
+        provider, folder / "plain.yaml", [("openai.chat", plain_ask, plain_ask)]
+    )
     before = {name: sha_of(path) for name, path in cassettes.items()}
+    shas = {path: sha_of(path) for path in (chain, risky, plain)}
     provider.set_drift("field_added")
     for n, (name, (_, quoted)) in enumerate(CHAINS.items()):
         cassette = cassettes[name]
@@ -329,6 +306,42 @@ def test_a_conversation_chain_is_refused_and_left_byte_for_byte(
             assert f"running its test from {pytester.path}: `{command}`" in reason
             assert report["error"].startswith("--write left 1 of 1 cassettes as they were")
             assert sha_of(cassette) == before[name]
+    # the refusal in its own process: ERROR and TIP on stderr, the file named on stdout; Markdown
+    cassette = cassettes["test_anthropic_tool_use_id"]
+    done = subprocess.run(
+        [sys.executable, "-m", "cassette_refresh", "check", str(cassette), "--write"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("ERROR: --write left 1 of 1 cassettes as they were")
+    assert "TIP: those files are unchanged on disk. Re-record each conversation" in done.stderr
+    assert "--cassette-mode=record" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"not re-recorded {cassette}: refused to rewrite: it is a conversation" in done.stdout
+    assert sha_of(cassette) == before["test_anthropic_tool_use_id"]
+    capsys.readouterr()
+    assert main(["check", str(cassette), "--write", "--markdown", "--no-progress"]) == 2
+    markdown = capsys.readouterr().out
+    assert f"- not re-recorded `{cassette}`: refused to rewrite" in markdown
+    assert "--cassette-mode=record" in markdown
+    report = refresh_report(chain, capsys, str(risky), str(plain))
+    assert report["written"] == [str(plain)]
+    assert sorted(u["path"] for u in report["not_written"]) == sorted([str(chain), str(risky)])
+    reasons = {u["path"]: u["reason"] for u in report["not_written"]}
+    assert reasons[str(risky)].startswith(f"refused to write {risky}")
+    assert report["error"].startswith(
+        f"--write left 2 of 3 cassettes as they were (re-recorded: {plain})"
+    )
+    assert sha_of(chain) == shas[chain]
+    assert sha_of(risky) == shas[risky]
+    assert sha_of(plain) != shas[plain]
+    tip = report["error"].splitlines()[-1]
+    assert tip.startswith("TIP: those files are unchanged on disk. Re-record each conversation")
+    assert "--allow-secret VALUE" in tip
+    assert leaked not in json.dumps(report)
     monkeypatch.chdir(pytester.path)
     first = next(iter(CHAINS))
     command = f"pytest {first}.py::{cassettes[first].stem} --cassette-mode=record"
@@ -353,8 +366,8 @@ def test_independent_calls_are_rewritten_and_replay(
     """Without structural drift --write writes nothing (value churn is not drift, a chain is
     left too) and --force-write re-records. With each drift, six unrelated calls (chat,
     responses and anthropic, JSON and streams), and the same request three times, are
-    re-recorded with the drifted shape, seqs, digests, requests and manifest kept; the run
-    replays, 0 hits."""
+    re-recorded with the drifted shape, seqs, digests, requests and manifest kept (a new stream
+    event leaves a JSON-only cassette alone); the run replays, 0 hits."""
     modules = {f"test_calls_{drift}": INDEPENDENT for drift in DRIFTS}
     cassettes = record_all(
         pytester, inner, test_agent=OPENAI_AGENT, test_repeat=REPEATED, **modules
@@ -374,12 +387,16 @@ def test_independent_calls_are_rewritten_and_replay(
         drift = name.removeprefix("test_calls_") if name != "test_repeat" else "type_changed"
         old = yaml.safe_load(cassette.read_text(encoding="utf-8"))
         provider.set_drift(drift)
-        report = refresh_report(cassette, capsys)
+        # a new stream event leaves the JSON-only cassette, on the same endpoint, byte for byte
+        json_only = [str(forced)] if drift == "stream_event_new" else []
+        json_sha = sha_of(forced)
+        report = refresh_report(cassette, capsys, *json_only)
         assert (report["status"], report["written"], report["not_written"]) == (
             "drift",
             [str(cassette)],
             [],
         )
+        assert report["unchanged"] == json_only
         new = yaml.safe_load(cassette.read_text(encoding="utf-8"))
         keep = ("seq", "digest", "provider", "endpoint", "request")
         assert [[i[k] for k in keep] for i in new["interactions"]] == [
@@ -389,125 +406,8 @@ def test_independent_calls_are_rewritten_and_replay(
             i.get("response") for i in old["interactions"]
         ]
         assert {**new["manifest"], "recorded_at": None} == {**old["manifest"], "recorded_at": None}
+        if json_only:
+            assert sha_of(forced) == json_sha
+            assert "chat.completion.heartbeat" in cassette.read_text(encoding="utf-8")
         provider.clear_drift()
     check_replays(provider, inner, monkeypatch)
-
-
-STREAMED = """
-import openai
-import pytest
-
-
-@pytest.mark.cassette
-def test_stream():
-    with openai.OpenAI(max_retries=0) as client:
-        chunks = list(client.chat.completions.create(
-            model="gpt-4o-mini", messages=[{"role": "user", "content": "Name a river"}],
-            stream=True,
-        ))
-    assert chunks
-"""
-
-PLAIN = """
-import openai
-import pytest
-
-
-@pytest.mark.cassette
-def test_plain():
-    with openai.OpenAI(max_retries=0) as client:
-        answer = client.chat.completions.create(
-            model="gpt-4o-mini", messages=[{"role": "user", "content": "Name a lake"}]
-        )
-    assert answer.choices[0].message.content
-"""
-
-
-def test_only_the_cassettes_that_drifted_are_rewritten(
-    pytester: pytest.Pytester,
-    provider: Emulator,
-    inner: InnerRun,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """A new stream event drifts the streamed cassette only: the JSON one, on the same
-    endpoint, stays byte for byte; both replay."""
-    found = record_all(pytester, inner, test_streamed=STREAMED, test_plain=PLAIN)
-    streamed, plain = found["test_streamed"], found["test_plain"]
-    before = sha_of(plain)
-    provider.set_drift("stream_event_new")
-    report = refresh_report(pytester.path / "cassettes", capsys)
-    assert (report["status"], report["written"]) == ("drift", [str(streamed)])
-    assert report["unchanged"] == [str(plain)]
-    assert sha_of(plain) == before
-    assert "chat.completion.heartbeat" in streamed.read_text(encoding="utf-8")
-    provider.clear_drift()
-    check_replays(provider, inner, monkeypatch)
-
-
-def test_each_refused_file_stands_alone_and_the_tip_covers_every_kind(
-    pytester: pytest.Pytester,
-    provider: Emulator,
-    inner: InnerRun,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """A chain, a file holding a key (in its request) and a plain one: the plain one is written,
-    the other two are left byte for byte, every report says which, and the TIP says what to do
-    about each."""
-    chain = record_with_pytester(pytester, inner, OPENAI_AGENT, "test_agent")
-    leaked = "sk-proj-" + secrets.token_urlsafe(40)
-    extra = pytester.path / "cassettes" / "extra"
-    extra.mkdir()
-    risky_ask, plain_ask = chat_body(f"Is {leaked} valid?"), chat_body("Capital of Spain?")
-    # stored with the key, answered as the plain question (the recorder would refuse the key)
-    risky = record_cassette(provider, extra / "risky.yaml", [("openai.chat", risky_ask, plain_ask)])
-    plain = record_cassette(provider, extra / "plain.yaml", [("openai.chat", plain_ask, plain_ask)])
-    before = {path: sha_of(path) for path in (chain, risky, plain)}
-    provider.set_drift("field_added")
-    report = refresh_report(pytester.path / "cassettes", capsys)
-    assert report["written"] == [str(plain)]
-    assert sorted(u["path"] for u in report["not_written"]) == sorted([str(chain), str(risky)])
-    reasons = {u["path"]: u["reason"] for u in report["not_written"]}
-    assert reasons[str(risky)].startswith(f"refused to write {risky}")
-    assert report["error"].startswith(
-        f"--write left 2 of 3 cassettes as they were (re-recorded: {plain})"
-    )
-    assert sha_of(chain) == before[chain]
-    assert sha_of(risky) == before[risky]
-    assert sha_of(plain) != before[plain]
-    tip = report["error"].splitlines()[-1]
-    assert tip.startswith("TIP: those files are unchanged on disk. Re-record each conversation")
-    assert "--allow-secret VALUE" in tip
-    assert leaked not in json.dumps(report)
-
-
-def test_the_refusal_reads_well_in_a_real_process_and_in_markdown(
-    pytester: pytest.Pytester,
-    provider: Emulator,
-    inner: InnerRun,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """`python -m cassette_refresh check --write` in its own process: exit 2, the ERROR and
-    TIP lines on stderr, the refused file named on stdout, untouched; Markdown names it too."""
-    cassette = record_with_pytester(pytester, inner, ANTHROPIC_AGENT, "test_agent")
-    before = sha_of(cassette)
-    provider.set_drift("enum_value_new")
-    done = subprocess.run(
-        [sys.executable, "-m", "cassette_refresh", "check", str(cassette), "--write"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 2, done.stderr
-    assert done.stderr.startswith("ERROR: --write left 1 of 1 cassettes as they were")
-    assert "TIP: those files are unchanged on disk. Re-record each conversation" in done.stderr
-    assert "--cassette-mode=record" in done.stderr
-    assert "Traceback" not in done.stderr
-    assert f"not re-recorded {cassette}: refused to rewrite: it is a conversation" in done.stdout
-    assert sha_of(cassette) == before
-    capsys.readouterr()
-    assert main(["check", str(cassette), "--write", "--markdown", "--no-progress"]) == 2
-    markdown = capsys.readouterr().out
-    assert f"- not re-recorded `{cassette}`: refused to rewrite" in markdown
-    assert "--cassette-mode=record" in markdown
