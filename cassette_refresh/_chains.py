@@ -124,10 +124,11 @@ def _request_leaves(
     """Every string of a request as (its path, the string, whether any length counts there):
     in an id field or inside an assistant turn or an answer item (short ids exist)."""
     if isinstance(value, Mapping):
+        role, kind = value.get("role"), value.get("type")
         turn = (
             turn
-            or str(value.get("role")) in ASSISTANT_ROLES
-            or str(value.get("type")) in ANSWER_ITEMS
+            or (isinstance(role, str) and role in ASSISTANT_ROLES)
+            or (isinstance(kind, str) and kind in ANSWER_ITEMS)
         )
         for name, item in value.items():
             yield from _request_leaves(

@@ -130,9 +130,10 @@ def _text_of(content: Any, kinds: Iterable[str] = ("text", "input_text", "output
     if isinstance(content, list):
         wanted = set(kinds)
         items = _dicts(content)
-        # A part's type is read as text: a hand-edited list or mapping there is just unknown.
-        texts = [str(p.get("text", "")) for p in items if str(p.get("type")) in wanted]
-        others = [str(p.get("type")) for p in items if str(p.get("type")) not in wanted]
+        # A part whose type is not a string (a hand edit) is an unknown part, not a crash.
+        known = [isinstance(p.get("type"), str) and p["type"] in wanted for p in items]
+        texts = [str(p.get("text", "")) for p, ok in zip(items, known, strict=True) if ok]
+        others = [str(p.get("type")) for p, ok in zip(items, known, strict=True) if not ok]
         text = "\n".join(t for t in texts if t)
         return "[" + ", ".join(others) + "]" if others and not text else text
     return "" if content is None else as_json(content)
@@ -574,7 +575,8 @@ def tools_called(answer: Any) -> frozenset[str]:
     names: set[str] = set()
     for node in _mappings(answer):
         name = node.get("name")
-        if str(node.get("type")) in TOOL_ITEMS and isinstance(name, str):
+        kind = node.get("type")
+        if isinstance(kind, str) and kind in TOOL_ITEMS and isinstance(name, str):
             names.add(name)
         for key in ("function", "function_call"):  # a chat tool call; the legacy field
             called = node.get(key)

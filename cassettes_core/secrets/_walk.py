@@ -243,8 +243,10 @@ def _items(node: Mapping[Any, Any]) -> Iterable[tuple[Any, Any]]:
     # {"mime_type": …, "data": …}, OpenAI's input_audio {"data": …, "format": "wav"}: there,
     # "data" is walked as base64_data; so is the opaque "data" of Anthropic's redacted thinking
     # block {"type": "redacted_thinking", "data": …} (direct, on Bedrock, in stream events).
+    kind = node.get("type")
     if "data" in node and (
-        str(node.get("type")) in _OPAQUE_DATA_TYPES or not _MEDIA_SIBLINGS.isdisjoint(node)
+        (isinstance(kind, str) and kind in _OPAQUE_DATA_TYPES)
+        or not _MEDIA_SIBLINGS.isdisjoint(node)
     ):
         return _base64_items(node)
     return node.items()
