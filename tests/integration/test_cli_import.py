@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import warnings
@@ -23,11 +24,15 @@ from cassettes_core.cli import main
 from cassettes_core.store import load_cassette
 from cassettes_core.testing.emulator import Emulator
 from cassettes_core.transport.httpx2 import CassetteTransport
+from tests.helpers.inner import PLUGIN_INI, InnerRun
+from tests.helpers.raw_http import RawReply, raw_server
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "imported"
-PEERS = ROOT / ".venv" / "peers" / "vcrpy"
-PEER_PINS = ("vcrpy==9.4.2", "pytest-recording==0.14.1", "openai==3.57.0", "pytest")
+PEERS = ROOT / ".venv" / "peers" / "vcrpy-site"
+# vcrpy's one compiled dependency besides PyYAML; openai, pytest and PyYAML are this venv's.
+PEER_PINS = ("vcrpy==9.4.2", "pytest-recording==0.14.1", "wrapt==2.5.2")
+RECORDING = ("-p", "pytest_recording.plugin", "--record-mode=once")  # with autoload off
 NOWHERE = "http://127.0.0.1:9"  # the discard port: a replay that went live would fail here
 
 
@@ -177,22 +182,24 @@ def vcr_config():
 """
 
 
-def _peer_python() -> Path:
-    """The separate environment with vcrpy and pytest-recording (made once, then reused)."""
-    python = PEERS / "bin" / "python"
+def _peer_site() -> Path:
+    """A folder holding vcrpy and pytest-recording alone (installed once, then reused): the
+    recording run puts it on this interpreter's path with plugin autoload off, so neither
+    pytest-recording nor our plugin is a plugin of the other's run."""
     ready = PEERS / ".installed"
     PEERS.parent.mkdir(parents=True, exist_ok=True)
     with filelock.FileLock(str(PEERS.parent / ".vcrpy.lock")):  # xdist workers: one builds it
         pins = " ".join(PEER_PINS)
         if not ready.exists() or ready.read_text(encoding="utf-8") != pins:
-            subprocess.run([sys.executable, "-m", "venv", "--clear", str(PEERS)], check=True)
+            shutil.rmtree(PEERS, ignore_errors=True)
+            pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps"]
             subprocess.run(
-                [str(python), "-m", "pip", "install", "-q", *PEER_PINS],
+                [*pip, "--target", str(PEERS), *PEER_PINS],
                 check=True,
                 capture_output=True,
             )
             ready.write_text(pins, encoding="utf-8")
-    return python
+    return PEERS
 
 
 GZIP_TESTS = """
@@ -228,14 +235,18 @@ ZIPPED = {
 
 
 @pytest.mark.slow
-def test_vcrpy_cassettes_import_and_replay_under_ci(live: Emulator, tmp_path: Path) -> None:
+def test_vcrpy_cassettes_import_and_replay_under_ci(
+    live: Emulator,
+    tmp_path: Path,
+    pytester: pytest.Pytester,
+    inner: InnerRun,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Real vcrpy + pytest-recording record four kinds of openai call (YAML, and JSON with
     decode_compressed_response); imported, the same tests marked with our marker pass under
     CI=true with 0 emulator hits. A gzip-encoded answer recorded with decode_compressed_response
     off (the bytes kept as !!binary) and on: imported, the openai SDK reads it again."""
     import gzip
-
-    from tests.helpers.raw_http import RawReply, raw_server
 
     packed = gzip.compress(json.dumps(ZIPPED).encode())
     reply = RawReply(
@@ -246,7 +257,7 @@ def test_vcrpy_cassettes_import_and_replay_under_ci(live: Emulator, tmp_path: Pa
         ],
         chunks=[packed],
     )
-    python = _peer_python()
+    site = _peer_site()
     theirs = tmp_path / "theirs"
     theirs.mkdir()
     (theirs / "test_plain.py").write_text(VCR_TESTS.replace("MARK", "vcr"), encoding="utf-8")
@@ -254,12 +265,14 @@ def test_vcrpy_cassettes_import_and_replay_under_ci(live: Emulator, tmp_path: Pa
         VCR_TESTS.replace("MARK", "vcr") + JSON_CONFIG, encoding="utf-8"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(site), env.get("PYTHONPATH"))))
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     with raw_server(reply) as server:
         for decode in (False, True):
             source = GZIP_TESTS.replace("DECODE", str(decode)).replace("BASE", server.base_url)
             (theirs / f"test_{decode}.py").write_text(source, encoding="utf-8")
         recorded = subprocess.run(
-            [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--record-mode=once"],
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *RECORDING],
             cwd=theirs,
             env=env,
             capture_output=True,
@@ -277,8 +290,7 @@ def test_vcrpy_cassettes_import_and_replay_under_ci(live: Emulator, tmp_path: Pa
         "cassettes/test_plain/test_stream_and_tools.yaml",
     ]
     hits = live.hits
-    ours = tmp_path / "ours"
-    ours.mkdir()
+    ours = pytester.path  # our run replays here, in this process
     assert main(["import", str(theirs / "cassettes"), "--out-dir", str(ours / "cassettes")]) == 0
     for name in ("test_plain", "test_json"):
         cassette = load_cassette(ours / "cassettes" / name / "test_stream_and_tools.yaml")
@@ -295,18 +307,13 @@ def test_vcrpy_cassettes_import_and_replay_under_ci(live: Emulator, tmp_path: Pa
                 model="gpt-4o-mini", messages=[{"role": "user", "content": "Zipped?"}]
             )
         assert answer.choices[0].message.content == "Compressed, then decoded."
-    (ours / "test_plain.py").write_text(VCR_TESTS.replace("MARK", "cassette"), encoding="utf-8")
-    (ours / "test_json.py").write_text(VCR_TESTS.replace("MARK", "cassette"), encoding="utf-8")
-    (ours / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-    replayed = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"],
-        cwd=ours,
-        env={**env, "CI": "true"},
-        capture_output=True,
-        text=True,
-        check=False,
+    pytester.makeini(PLUGIN_INI)
+    pytester.makepyfile(
+        test_plain=VCR_TESTS.replace("MARK", "cassette"),
+        test_json=VCR_TESTS.replace("MARK", "cassette"),
     )
-    assert replayed.returncode == 0, replayed.stdout[-3000:]
-    assert "4 passed" in replayed.stdout
-    assert "8 interactions replayed, 0 recorded, 0 missed" in replayed.stdout
+    monkeypatch.setenv("CI", "true")
+    replayed = inner("-p", "no:randomly")
+    replayed.assert_outcomes(passed=4)
+    replayed.stdout.fnmatch_lines(["*8 interactions replayed, 0 recorded, 0 missed*"])
     assert live.hits == hits  # nothing reached the provider
