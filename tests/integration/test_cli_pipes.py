@@ -52,7 +52,7 @@ def _assert_quiet(child: subprocess.Popen[bytes]) -> None:
 @pytest.mark.slow
 def test_scan_piped_into_head_stops_quietly(tmp_path: Path) -> None:
     """`cassettes scan dir | head -1` with hundreds of findings: one line read, no traceback."""
-    _cassettes_with_findings(tmp_path, 120)
+    _cassettes_with_findings(tmp_path, 40)
     child = subprocess.Popen(
         [str(BIN / "cassettes"), "scan", str(tmp_path)],
         cwd=ROOT,

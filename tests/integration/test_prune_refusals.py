@@ -134,7 +134,7 @@ SKIPPED_RUNS = [  # (test_usage, test_optional, run arguments)
     (SKIPPED, OPTIONAL.replace("SKIP", "True"), ()),  # a module skipped whole (importorskip)
     (SKIPPED, RUN, ()),  # the fixture-only test skipped inside
     (SKIPPED.replace("def test_fixture_only", SKIPIF), RUN, ()),
-    (SKIPPED.replace("def test_fixture_only", SKIPIF), RUN, ("-n", "2", "-p", "xdist")),
+    (SKIPPED.replace("def test_fixture_only", SKIPIF), RUN, ("-n", "1", "-p", "xdist")),
     # pytest.exit("...", returncode=0) inside a test: the session ends early with exit 0.
     (
         SKIPPED.replace(
