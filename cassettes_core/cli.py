@@ -376,8 +376,7 @@ def _show(args: argparse.Namespace, console: Console) -> int:
         f" · recorded {recorded}" if recorded else ""
     )
     if args.html is not None:
-        _refuse_overwriting(args.html, path)
-        _write_html(args.html, shown(path), interactions, subtitle, console)
+        _write_html(args.html, path, interactions, subtitle, console)
         return EXIT_OK
     entries = timeline_of(interactions)
     if args.json:
@@ -401,33 +400,13 @@ def _show(args: argparse.Namespace, console: Console) -> int:
     return EXIT_OK
 
 
-def _refuse_overwriting(target: str, shown_path: Path) -> None:
-    """A page never replaces the cassette it shows (``--html c.yaml`` for ``c.html``, a link to
-    it) nor another cassette or data file: the recording would be gone; and it is named
-    ``.html``."""
-    if target == "-":
-        return
-    out = Path(target)
-    itself = out.exists() and out.resolve() == shown_path.resolve()
-    data = out.exists() and out.resolve().suffix.lower() in (".yaml", ".yml", ".json")
-    if itself or data:
-        what = "the cassette being shown" if itself else "a cassette or data file"
-        raise ConfigError(
-            f"--html {target} is {what}; writing the page there would replace it, so nothing "
-            f"was written\nTIP: name the page with .html, e.g. --html "
-            f"{shown_path.with_suffix('.html').name}"
-        )
-    if out.suffix.lower() not in (".html", ".htm") and not out.is_dir():
-        raise ConfigError(
-            f"--html {target} is not named .html; nothing was written\nTIP: name the page "
-            f"with .html, e.g. --html {shown_path.with_suffix('.html').name}"
-        )
-
-
 def _write_html(
-    target: str, title: str, items: Sequence[Interaction], subtitle: str, console: Console
+    target: str, shown_path: Path, items: Sequence[Interaction], subtitle: str, console: Console
 ) -> None:
-    page = render_page(title, items, subtitle=subtitle)
+    """The page, to standard output (``-``) or a file named ``.html``. A page never replaces
+    the cassette it shows (``--html c.yaml`` for ``c.html``, a link to it) nor another cassette
+    or data file: the recording would be gone."""
+    page = render_page(shown(shown_path), items, subtitle=subtitle)
     if target == "-":
         binary = getattr(console.out, "buffer", None)
         if binary is None:
@@ -438,11 +417,21 @@ def _write_html(
             binary.flush()
         return
     out = Path(target)
+    tip = f"TIP: name the page with .html, e.g. --html {shown_path.with_suffix('.html').name}"
+    itself = out.exists() and out.resolve() == shown_path.resolve()
+    if itself or (out.exists() and out.resolve().suffix.lower() in (".yaml", ".yml", ".json")):
+        what = "the cassette being shown" if itself else "a cassette or data file"
+        raise ConfigError(
+            f"--html {target} is {what}; writing the page there would replace it, so nothing "
+            f"was written\n{tip}"
+        )
     if out.is_dir():
         raise ConfigError(
             f"--html {target} is a directory\nTIP: give a file name, e.g. --html "
             f"{Path(target) / 'cassette.html'}"
         )
+    if out.suffix.lower() not in (".html", ".htm"):
+        raise ConfigError(f"--html {target} is not named .html; nothing was written\n{tip}")
     try:
         atomic_write(out, page)
     except OSError as exc:

@@ -40,7 +40,6 @@ from cassettes_core.review._reading import (
     verify_file,
 )
 from cassettes_core.review._timeline import (
-    SHOW_VERSION,
     Entry,
     columns,
     entry_of,
@@ -51,7 +50,6 @@ from cassettes_core.review._timeline import (
 )
 
 __all__ = [
-    "SHOW_VERSION",
     "SORT_KEYS",
     "Comparison",
     "Entry",

@@ -50,7 +50,7 @@ class Entry:
         return self.input_tokens + self.output_tokens
 
     def to_json(self) -> dict[str, Any]:
-        """The ``--json`` form of one entry (see ``SHOW_VERSION``)."""
+        """The ``--json`` form of one entry (in ``show --json``'s versioned report)."""
         return {
             "seq": self.seq,
             "provider": self.provider,
@@ -67,9 +67,6 @@ class Entry:
             "error": self.error,
             "tokens": {"input": self.input_tokens, "output": self.output_tokens},
         }
-
-
-SHOW_VERSION = 1  # of the ``show --json`` report
 
 
 def _said_json(said: Said) -> dict[str, Any]:
