@@ -275,45 +275,48 @@ GEMINI_ANSWER = json.dumps(
 )
 
 
-@pytest.mark.parametrize("force", [False, True])
-def test_an_output_that_is_its_own_input_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, force: bool
+@pytest.mark.parametrize("force", [[], ["--force"]], ids=["", "force"])
+@pytest.mark.parametrize("case", ["own-input", "own-folder", "two-into-one"])
+def test_an_output_that_would_replace_an_input_writes_nothing(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    case: str,
+    force: list[str],
 ) -> None:
-    """`import x.yaml -o x.yaml --force` (or a folder into itself, the default out-dir being
-    cassettes/) would replace the vcrpy file by the conversion, and lose the call it could not
-    convert."""
+    """`import x.yaml -o x.yaml` (or a folder into itself, the default out-dir being
+    cassettes/) would replace the vcrpy file by the conversion and lose the call it could not
+    convert; x.yaml and x.json both becoming x.yaml, one would replace the other's calls."""
     folder = tmp_path / "cassettes"
     folder.mkdir()
     source = write_yaml(folder / "x.yaml", vcr_item(), HEALTH)
     before = source.read_bytes()
     monkeypatch.chdir(tmp_path)
-    for argv in (["-o", str(source)], []):
-        code = main(["import", str(source) if argv else "cassettes", *argv, *(["--force"] * force)])
-        _out, err = capsys.readouterr()
-        assert code == 2, argv
-        assert "ERROR:" in err
-        assert "TIP:" in err
-        assert source.read_bytes() == before
-
-
-@pytest.mark.parametrize("force", [False, True])
-def test_two_inputs_for_one_output_write_nothing(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], force: bool
-) -> None:
-    """x.yaml and x.json both become x.yaml: the second would replace the first's calls."""
-    folder = tmp_path / "in"
-    folder.mkdir()
-    write_yaml(folder / "x.yaml", vcr_item())
-    gemini = vcr_item(request_body=GEMINI_ASK, response_body=GEMINI_ANSWER, uri=GEMINI_URI)
-    (folder / "x.json").write_text(json.dumps({"interactions": [gemini], "version": 1}))
-    out = tmp_path / "out"
-    code = main(["import", str(folder), "--out-dir", str(out), *(["--force"] if force else [])])
+    argv = {"own-input": [str(source), "-o", str(source)], "own-folder": ["cassettes"]}.get(
+        case, ["cassettes", "--out-dir", "out"]
+    )
+    if case == "two-into-one":
+        gemini = vcr_item(request_body=GEMINI_ASK, response_body=GEMINI_ANSWER, uri=GEMINI_URI)
+        (folder / "x.json").write_text(json.dumps({"interactions": [gemini], "version": 1}))
+    code = main(["import", *argv, *force])
     err = capsys.readouterr().err
     assert code == 2
-    assert "x.json" in err
-    assert "x.yaml" in err
+    assert err.startswith("ERROR:")
     assert "TIP:" in err
-    assert not out.exists() or not any(out.iterdir())
+    assert source.read_bytes() == before
+    if case == "two-into-one":
+        assert "x.json" in err
+        assert "x.yaml" in err
+        assert not (tmp_path / "out").exists()
+
+
+def not_converted(tmp_path: Path, source: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    """Import ``source``: exit 1 and no file written (nothing converted); what was printed."""
+    code = main(["import", str(source), "-o", str(tmp_path / "out.yaml")])
+    out, err = capsys.readouterr()
+    assert code == 1, err
+    assert not (tmp_path / "out.yaml").exists()
+    return out
 
 
 def test_a_request_body_with_a_key_twice_is_listed_not_guessed(
@@ -321,11 +324,7 @@ def test_a_request_body_with_a_key_twice_is_listed_not_guessed(
 ) -> None:
     body = '{"model": "gpt-4o-mini", "model": "gpt-4o", "messages": []}'
     source = write_yaml(tmp_path / "x.yaml", vcr_item(request_body=body))
-    code = main(["import", str(source), "-o", str(tmp_path / "out.yaml")])
-    out = capsys.readouterr().out
-    assert code == 1
-    assert "'model' twice" in out
-    assert not (tmp_path / "out.yaml").exists()
+    assert "'model' twice" in not_converted(tmp_path, source, capsys)
 
 
 @pytest.mark.parametrize(
@@ -343,11 +342,7 @@ def test_parsed_bodies_with_values_that_are_not_json_are_listed(
     text = yaml.safe_dump({"interactions": [item], "version": 1}).replace("ODD", value)
     source = tmp_path / "x.yaml"
     source.write_text(text)
-    code = main(["import", str(source), "-o", str(tmp_path / "out.yaml")])
-    out, err = capsys.readouterr()
-    assert code == 1, err
-    assert "not JSON" in out
-    assert not (tmp_path / "out.yaml").exists()
+    assert "not JSON" in not_converted(tmp_path, source, capsys)
 
 
 @pytest.mark.parametrize("encoding", ["gzip", "deflate", "no-header"])
@@ -377,11 +372,7 @@ def test_a_compression_bomb_is_listed_not_expanded(
             response_headers={"Content-Type": ["application/json"], **headers},
         )
     source = write_yaml(tmp_path / "bomb.yaml", item)
-    code = main(["import", str(source), "-o", str(tmp_path / "out.yaml")])
-    out = capsys.readouterr().out
-    assert code == 1
-    assert "decompresses to more than" in out
-    assert not (tmp_path / "out.yaml").exists()
+    assert "decompresses to more than" in not_converted(tmp_path, source, capsys)
 
 
 def test_a_call_not_imported_is_listed_without_credentials_in_its_uri(
