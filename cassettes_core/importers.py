@@ -553,12 +553,8 @@ def import_file(
     source: Path, target: Path, *, guard: WriteGuard, force: bool = False, dry_run: bool = False
 ) -> Imported:
     """Convert ``source`` into a cassette at ``target`` (kept if it exists, unless ``force``;
-    nothing written on a ``dry_run``)."""
-    if target.resolve() == source.resolve():
-        raise ConfigError(
-            f"{target} is the file being imported; nothing was written\n"
-            "TIP: write the converted cassette elsewhere (-o FILE or --out-dir DIR)."
-        )
+    nothing written on a ``dry_run``). The caller has refused a ``target`` that is an input
+    (``cassettes import`` checks every planned output first)."""
     kind, converted, skipped = plan_import(source)
     if not converted or dry_run:
         return Imported(source, None, kind, tuple(converted), tuple(skipped))
