@@ -31,7 +31,13 @@ from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from cassettes_core import catalog
-from cassettes_core._errors import CassetteError, ConfigError, ErrorKind, UnrecordableAnswerError
+from cassettes_core._errors import (
+    CassetteError,
+    ConfigError,
+    ErrorKind,
+    LiveCallRefusedError,
+    UnrecordableAnswerError,
+)
 from cassettes_core._model import Interaction, LLMResponse, RecordedError, StreamEvent
 from cassettes_core._recorder import Recorder
 from cassettes_core._request import LLMRequest
@@ -40,6 +46,7 @@ from cassettes_core.events import CallEvent, CallLog
 from cassettes_core.isolation import (
     Route,
     canonical_host,
+    check,
     match_route,
     provider_reason,
     remember_host,
@@ -49,15 +56,9 @@ from cassettes_core.isolation import (
 from cassettes_core.modes import Mode
 from cassettes_core.transport._codecs import CONTENT_TYPE as EVENTSTREAM_CONTENT_TYPE
 from cassettes_core.transport._codecs import (
-    EVENT_STREAM,
-    NDJSON,
-    EventStreamParser,
-    NDJSONParser,
-    SSEParser,
-    encode_ndjson,
-    encode_stream,
-    event_of,
-    frame_of,
+    FRAMINGS,
+    AwsEvents,
+    StreamParser,
     served_answer,
     stored_body,
     stream_framing,
@@ -187,11 +188,6 @@ class Call:
         return visible(error, anthropic_caller=self.anthropic_caller)
 
     @property
-    def event_stream(self) -> bool:
-        """Whether this endpoint streams in AWS event-stream frames (Bedrock's)."""
-        return self.route.provider in catalog.BEDROCK_EVENT_STREAMS
-
-    @property
     def framing(self) -> StreamFraming:
         """How this endpoint's streams are framed (the catalog's word; SSE when unknown)."""
         endpoint = catalog.current().get(self.route.provider)
@@ -201,7 +197,7 @@ class Call:
         """Whether a live answer is a stream to tap: SSE, NDJSON, or a Bedrock event stream."""
         if status >= 400:
             return False
-        if self.event_stream:
+        if self.framing == "aws-eventstream":
             return (content_type or "").startswith(EVENTSTREAM_CONTENT_TYPE)
         return stream_framing(content_type) is not None
 
@@ -254,22 +250,6 @@ class Call:
             )
         except CassetteError as exc:  # UnsafeCassetteError: the user must see it, not a retry
             raise self.visible(exc) from None
-
-
-class _AwsEvents:
-    """Bedrock's event-stream frames as events, with the SSE parser's surface."""
-
-    lossy = False
-
-    def __init__(self) -> None:
-        self._frames = EventStreamParser()
-
-    def feed(self, chunk: bytes) -> list[StreamEvent]:
-        return [event_of(frame) for frame in self._frames.feed(chunk)]
-
-    def close(self) -> list[StreamEvent]:
-        self._frames.close()  # a frame cut short is a truncated stream: refused
-        return []
 
 
 def lookup_or_raise(
@@ -360,19 +340,14 @@ def replayed_stream(call: Call, fail: Callable[[RecordedError], Exception]) -> I
     found = call.found
     assert found is not None
     assert found.stream is not None
-    if call.event_stream:
-        yield from (frame_of(event) for event in found.stream)
-    else:
-        yield from (encode_ndjson if call.framing == "ndjson" else encode_stream)(found.stream)
+    yield from FRAMINGS[call.framing].encode(found.stream)
     if found.error is not None:
         raise fail(found.error)
 
 
 def stream_type(call: Call) -> str:
     """The content type a replayed stream of ``call`` is served with."""
-    if call.event_stream:
-        return EVENTSTREAM_CONTENT_TYPE
-    return NDJSON if call.framing == "ndjson" else EVENT_STREAM
+    return FRAMINGS[call.framing].content_type
 
 
 def replayed_answer(found: Interaction) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
@@ -457,6 +432,25 @@ def route_request(recorder: Recorder, request: Any, block_unmatched: bool | None
     if why is not None:
         log.add(CallEvent("went_live", what=what))
     return None
+
+
+def guard_refusal(request: Any, via: str, *, record: bool = True) -> LiveCallRefusedError | None:
+    """The isolation guard's verdict on a request sent outside any cassette (anything with
+    httpx's ``method``, ``url`` and ``headers``): its refusal, in the class the sending SDK
+    lets through, or ``None`` (``record``: as for ``isolation.check``)."""
+    url = request.url
+    error = check(
+        url.host,
+        url.port or (443 if url.scheme == "https" else 80),
+        via=via,
+        method=request.method,
+        path=url.path,
+        hint=request_hint(request.method, str(url), request.headers),
+        record=record,
+    )
+    if error is not None:
+        visible(error, anthropic_caller=sent_by_anthropic(None, request.headers))
+    return error
 
 
 def blocked(request: Any, why: str | None) -> ConfigError:
@@ -665,11 +659,7 @@ class LiveTap:
         self.provider = call.route.provider
         self.response = response
         self.bound = read_timeout(request)
-        self._parser: SSEParser | NDJSONParser | _AwsEvents
-        if call.event_stream:
-            self._parser = _AwsEvents()
-        else:
-            self._parser = NDJSONParser() if call.framing == "ndjson" else SSEParser()
+        self._parser: StreamParser = FRAMINGS[call.framing].parser()
         self._events: list[StreamEvent] = []
         self.done = False  # recorded, or given up
         self.abandoned = False  # given up unrecorded
@@ -697,7 +687,7 @@ class LiveTap:
             return
         self.done = True
         duration_ms = self.call.elapsed_ms()
-        if failure is None or not isinstance(self._parser, _AwsEvents):
+        if failure is None or not isinstance(self._parser, AwsEvents):
             self._stamp(self._parser.close())
         if self._parser.lossy:
             route = self.call.route
