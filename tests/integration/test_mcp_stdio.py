@@ -36,7 +36,7 @@ async def recorded(path: Path, notes: Notes, mode: str | None = None) -> list[st
         return await session_calls(stdio_client(notes.stdio()), "Paris")
 
 
-def test_stdio_session_records_then_replays_without_starting_the_server(
+def test_stdio_session_records_replays_without_the_server_and_appends_with_it(
     notes: Notes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every ClientSession call is one interaction; under CI the same answers come back,
