@@ -10,7 +10,6 @@ it ends or is closed (or settled, see ``_exchange``); an abandoned async one on 
 
 from __future__ import annotations
 
-import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, ClassVar
 
@@ -167,23 +166,8 @@ class _AsyncLiveStream(AsyncLiveTap):
     def __init__(self, call: Call, response: Any, request: Any) -> None:
         super().__init__(call, response, request)
         self.loop = running_loop()
-        self._source: AsyncIterator[bytes] = response.aiter_bytes()
         # One generator, shared by the caller and `aclose`, so none is left suspended.
-        self.chunks = self._pull()
-
-    async def _pull(self) -> AsyncIterator[bytes]:
-        try:
-            try:
-                async for chunk in self._source:
-                    self.reader = threading.get_ident()  # the loop's thread (see settle)
-                    self.tap.feed(chunk)
-                    yield chunk
-            except Exception as exc:
-                self.failed(exc)
-                raise
-            self.finished()
-        finally:
-            self.over.set()
+        self.chunks = self.pulled(response.aiter_bytes(), stamp=True)
 
     async def aclose(self) -> None:
         """The caller is done: read what is left so the recording is whole, then release."""

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from aiohttp.base_protocol import BaseProtocol
 from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
-from cassettes_core._errors import CassetteError, ConfigError, ErrorKind
+from cassettes_core._errors import ConfigError, ErrorKind
 from cassettes_core._model import RecordedError
 from cassettes_core.events import CallEvent
 from cassettes_core.transport._exchange import (
@@ -209,41 +208,28 @@ class LiveStream(AsyncLiveTap):
 
     async def _pump(self) -> None:
         try:
-            async for chunk in self._source.iter_any():
-                self.tap.feed(chunk)
+            async for chunk in self.pulled(self._source.iter_any(), stamp=False):
                 self._reader.feed_data(chunk)
         except asyncio.CancelledError:  # its loop is going away: settling it says so later,
             # in the caller's context (a warning raised in a dying task would be lost)
             self._reader.set_exception(aiohttp.ClientPayloadError("stream cancelled"))
             raise
-        except Exception as exc:
-            self._end(functools.partial(self.failed, exc), failure=exc)
-            return
-        self._end(self.finished)
-
-    def _end(self, record: Callable[[], None], failure: Exception | None = None) -> None:
-        try:
-            record()
-        except CassetteError as refusal:  # the caller must see it on its next read
-            self._reader.set_exception(refusal)
+        except Exception as exc:  # the upstream's failure or the guard's refusal (recorded,
+            self._reader.set_exception(exc)  # or not, by then): the caller's next read raises it
         else:
-            if failure is not None:
-                self._reader.set_exception(failure)
-            else:
-                self._reader.feed_eof()
-        finally:
-            if self.tap.done:
-                if self.draining:
-                    self._log.add(CallEvent("drained", self.tap.provider))
-                self.ended()
-            # Else the caller had let go and the connection went before the end: the stream
-            # stays registered, and settling it says so (a warning in the caller's context).
-            if self._let_go is not None:  # the caller released early: do it now, on the
-                # connection's own stream (aiohttp marks the stream it releases as closed)
-                self.response.content = self._source
-                with contextlib.suppress(Exception):
-                    self._let_go()
-                self.response.content = self._reader
+            self._reader.feed_eof()
+        if self.done:
+            if self.draining:
+                self._log.add(CallEvent("drained", self.provider))
+            self.ended()
+        # Else the caller had let go and the connection went before the end: the stream stays
+        # registered, and settling it says so (a warning in the caller's context).
+        if self._let_go is not None:  # the caller released early: do it now, on the
+            # connection's own stream (aiohttp marks the stream it releases as closed)
+            self.response.content = self._source
+            with contextlib.suppress(Exception):
+                self._let_go()
+            self.response.content = self._reader
 
     def _released(self) -> Any:
         if self.task.done():
@@ -277,7 +263,7 @@ class LiveStream(AsyncLiveTap):
 
     async def rest(self) -> None:
         if self.task.done():
-            if not self.tap.done:
+            if not self.done:
                 self.drop(RuntimeError("its connection closed before its end"))
             return
         self.draining = True

@@ -15,7 +15,7 @@ import re
 import string
 import struct
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -597,3 +597,42 @@ def _payload_bytes(name: str, data: Any) -> bytes:
 def padding() -> str:
     """Random padding as Bedrock sends it: a prefix of the alphabet of random length."""
     return _ALPHABET[: random.randint(1, len(_ALPHABET))]  # noqa: S311 -- churn, not security
+
+
+class AwsEvents:
+    """Bedrock's event-stream frames as events, with the SSE parser's surface."""
+
+    lossy = False
+
+    def __init__(self) -> None:
+        self._frames = EventStreamParser()
+
+    def feed(self, chunk: bytes) -> list[StreamEvent]:
+        return [event_of(frame) for frame in self._frames.feed(chunk)]
+
+    def close(self) -> list[StreamEvent]:
+        self._frames.close()  # a frame cut short is a truncated stream: refused
+        return []
+
+
+# The three framings, by the catalog's word: how a live stream is parsed, how a recorded one is
+# served again (one chunk per event, so replay keeps event boundaries), and its content type.
+
+
+StreamParser = SSEParser | NDJSONParser | AwsEvents
+
+
+@dataclass(frozen=True)
+class Framing:
+    """One stream framing: its incremental parser, its encoder and its content type."""
+
+    parser: Callable[[], StreamParser]
+    encode: Callable[[Iterable[StreamEvent]], Iterator[bytes]]
+    content_type: str
+
+
+FRAMINGS: Mapping[StreamFraming, Framing] = {
+    "sse": Framing(SSEParser, encode_stream, EVENT_STREAM),
+    "ndjson": Framing(NDJSONParser, encode_ndjson, NDJSON),
+    "aws-eventstream": Framing(AwsEvents, lambda events: map(frame_of, events), CONTENT_TYPE),
+}

@@ -31,7 +31,13 @@ from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from cassettes_core import catalog
-from cassettes_core._errors import CassetteError, ConfigError, ErrorKind, UnrecordableAnswerError
+from cassettes_core._errors import (
+    CassetteError,
+    ConfigError,
+    ErrorKind,
+    LiveCallRefusedError,
+    UnrecordableAnswerError,
+)
 from cassettes_core._model import Interaction, LLMResponse, RecordedError, StreamEvent
 from cassettes_core._recorder import Recorder
 from cassettes_core._request import LLMRequest
@@ -40,6 +46,7 @@ from cassettes_core.events import CallEvent, CallLog
 from cassettes_core.isolation import (
     Route,
     canonical_host,
+    check,
     match_route,
     provider_reason,
     remember_host,
@@ -49,15 +56,9 @@ from cassettes_core.isolation import (
 from cassettes_core.modes import Mode
 from cassettes_core.transport._codecs import CONTENT_TYPE as EVENTSTREAM_CONTENT_TYPE
 from cassettes_core.transport._codecs import (
-    EVENT_STREAM,
-    NDJSON,
-    EventStreamParser,
-    NDJSONParser,
-    SSEParser,
-    encode_ndjson,
-    encode_stream,
-    event_of,
-    frame_of,
+    FRAMINGS,
+    AwsEvents,
+    StreamParser,
     served_answer,
     stored_body,
     stream_framing,
@@ -187,11 +188,6 @@ class Call:
         return visible(error, anthropic_caller=self.anthropic_caller)
 
     @property
-    def event_stream(self) -> bool:
-        """Whether this endpoint streams in AWS event-stream frames (Bedrock's)."""
-        return self.route.provider in catalog.BEDROCK_EVENT_STREAMS
-
-    @property
     def framing(self) -> StreamFraming:
         """How this endpoint's streams are framed (the catalog's word; SSE when unknown)."""
         endpoint = catalog.current().get(self.route.provider)
@@ -201,7 +197,7 @@ class Call:
         """Whether a live answer is a stream to tap: SSE, NDJSON, or a Bedrock event stream."""
         if status >= 400:
             return False
-        if self.event_stream:
+        if self.framing == "aws-eventstream":
             return (content_type or "").startswith(EVENTSTREAM_CONTENT_TYPE)
         return stream_framing(content_type) is not None
 
@@ -254,82 +250,6 @@ class Call:
             )
         except CassetteError as exc:  # UnsafeCassetteError: the user must see it, not a retry
             raise self.visible(exc) from None
-
-
-class _AwsEvents:
-    """Bedrock's event-stream frames as events, with the SSE parser's surface."""
-
-    lossy = False
-
-    def __init__(self) -> None:
-        self._frames = EventStreamParser()
-
-    def feed(self, chunk: bytes) -> list[StreamEvent]:
-        return [event_of(frame) for frame in self._frames.feed(chunk)]
-
-    def close(self) -> list[StreamEvent]:
-        self._frames.close()  # a frame cut short is a truncated stream: refused
-        return []
-
-
-class StreamTap:
-    """Parses a live stream (SSE, NDJSON or AWS event stream) as it passes through, and
-    records it once it has ended."""
-
-    def __init__(self, call: Call) -> None:
-        self._call = call
-        self._parser: SSEParser | NDJSONParser | _AwsEvents
-        if call.event_stream:
-            self._parser = _AwsEvents()
-        else:
-            self._parser = NDJSONParser() if call.framing == "ndjson" else SSEParser()
-        self._events: list[StreamEvent] = []
-        self.done = False
-        self.abandoned = False
-
-    @property
-    def provider(self) -> str:
-        return self._call.route.provider
-
-    def feed(self, chunk: bytes) -> None:
-        try:
-            self._stamp(self._parser.feed(chunk))
-        except UnrecordableAnswerError:  # not a stream a cassette could replay: nothing written
-            self.abandon()
-            raise
-
-    def finish(self, failure: BaseException | None = None) -> None:
-        """Record the stream (and the failure that ended it, if any); idempotent."""
-        if self.done:
-            return
-        self.done = True
-        duration_ms = self._call.elapsed_ms()
-        if failure is None or not isinstance(self._parser, _AwsEvents):
-            self._stamp(self._parser.close())
-        if self._parser.lossy:
-            route = self._call.route
-            raise self._call.visible(
-                UnrecordableAnswerError(
-                    f"the live {route.provider} stream from {route.endpoint} is not UTF-8 "
-                    "text: the SDKs decode streams strictly, so a recording could not replay "
-                    "what they saw. Nothing was written.\n"
-                    "TIP: record it again once the provider sends valid UTF-8."
-                )
-            )
-        error = None
-        if failure is not None:
-            kind = self._call.kind_of(failure) or "connection"
-            error = RecordedError(kind=kind, message=failure_message(failure))
-        self._call.record(duration_ms, stream=self._events, error=error)
-
-    def abandon(self) -> None:
-        """Give the stream up unrecorded (it could not be read to its end)."""
-        self.abandoned = not self.done
-        self.done = True
-
-    def _stamp(self, events: list[StreamEvent]) -> None:
-        t_ms = self._call.elapsed_ms()
-        self._events.extend(StreamEvent(data=e.data, event=e.event, t_ms=t_ms) for e in events)
 
 
 def lookup_or_raise(
@@ -420,19 +340,14 @@ def replayed_stream(call: Call, fail: Callable[[RecordedError], Exception]) -> I
     found = call.found
     assert found is not None
     assert found.stream is not None
-    if call.event_stream:
-        yield from (frame_of(event) for event in found.stream)
-    else:
-        yield from (encode_ndjson if call.framing == "ndjson" else encode_stream)(found.stream)
+    yield from FRAMINGS[call.framing].encode(found.stream)
     if found.error is not None:
         raise fail(found.error)
 
 
 def stream_type(call: Call) -> str:
     """The content type a replayed stream of ``call`` is served with."""
-    if call.event_stream:
-        return EVENTSTREAM_CONTENT_TYPE
-    return NDJSON if call.framing == "ndjson" else EVENT_STREAM
+    return FRAMINGS[call.framing].content_type
 
 
 def replayed_answer(found: Interaction) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
@@ -517,6 +432,25 @@ def route_request(recorder: Recorder, request: Any, block_unmatched: bool | None
     if why is not None:
         log.add(CallEvent("went_live", what=what))
     return None
+
+
+def guard_refusal(request: Any, via: str, *, record: bool = True) -> LiveCallRefusedError | None:
+    """The isolation guard's verdict on a request sent outside any cassette (anything with
+    httpx's ``method``, ``url`` and ``headers``): its refusal, in the class the sending SDK
+    lets through, or ``None`` (``record``: as for ``isolation.check``)."""
+    url = request.url
+    error = check(
+        url.host,
+        url.port or (443 if url.scheme == "https" else 80),
+        via=via,
+        method=request.method,
+        path=url.path,
+        hint=request_hint(request.method, str(url), request.headers),
+        record=record,
+    )
+    if error is not None:
+        visible(error, anthropic_caller=sent_by_anthropic(None, request.headers))
+    return error
 
 
 def blocked(request: Any, why: str | None) -> ConfigError:
@@ -715,14 +649,20 @@ class AbandonedStreamWarning(UserWarning):
 
 
 class LiveTap:
-    """What the live streams share: the tap, the upstream response, and the registration that
-    lets the end of a test or an ``intercept`` block settle them."""
+    """A live stream being recorded: parsed (SSE, NDJSON or AWS event stream) as it passes,
+    recorded once it has ended, and registered with its recorder's log until then, so that
+    the end of a test or an ``intercept`` block can settle it."""
 
     def __init__(self, call: Call, response: Any, request: Any) -> None:
+        self.call = call
         self.recorder = call.recorder
-        self.tap = StreamTap(call)
+        self.provider = call.route.provider
         self.response = response
         self.bound = read_timeout(request)
+        self._parser: StreamParser = FRAMINGS[call.framing].parser()
+        self._events: list[StreamEvent] = []
+        self.done = False  # recorded, or given up
+        self.abandoned = False  # given up unrecorded
         self.draining = False  # the caller has stopped reading: a failure now is not its own
         self.reader: int | None = None  # the thread that last read from the stream
         self.over = threading.Event()  # set once the upstream ended or failed (recorded by then)
@@ -733,6 +673,46 @@ class LiveTap:
                 atexit.register(_settle_everything)
                 _ARMED.append(True)
             _WITH_STREAMS.add(self._log)
+
+    def feed(self, chunk: bytes) -> None:
+        try:
+            self._stamp(self._parser.feed(chunk))
+        except UnrecordableAnswerError:  # not a stream a cassette could replay: nothing written
+            self.abandon()
+            raise
+
+    def _record(self, failure: BaseException | None = None) -> None:
+        """Record the stream (and the failure that ended it, if any); idempotent."""
+        if self.done:
+            return
+        self.done = True
+        duration_ms = self.call.elapsed_ms()
+        if failure is None or not isinstance(self._parser, AwsEvents):
+            self._stamp(self._parser.close())
+        if self._parser.lossy:
+            route = self.call.route
+            raise self.call.visible(
+                UnrecordableAnswerError(
+                    f"the live {route.provider} stream from {route.endpoint} is not UTF-8 "
+                    "text: the SDKs decode streams strictly, so a recording could not replay "
+                    "what they saw. Nothing was written.\n"
+                    "TIP: record it again once the provider sends valid UTF-8."
+                )
+            )
+        error = None
+        if failure is not None:
+            kind = self.call.kind_of(failure) or "connection"
+            error = RecordedError(kind=kind, message=failure_message(failure))
+        self.call.record(duration_ms, stream=self._events, error=error)
+
+    def abandon(self) -> None:
+        """Give the stream up unrecorded (it could not be read to its end)."""
+        self.abandoned = not self.done
+        self.done = True
+
+    def _stamp(self, events: list[StreamEvent]) -> None:
+        t_ms = self.call.elapsed_ms()
+        self._events.extend(StreamEvent(data=e.data, event=e.event, t_ms=t_ms) for e in events)
 
     def settle(self) -> None:  # pragma: no cover - every subclass implements it
         raise NotImplementedError
@@ -746,7 +726,7 @@ class LiveTap:
             return False
         if not any(thread.ident == reader for thread in threading.enumerate()):
             return False  # that thread is gone: the stream is abandoned, settle it here
-        if not self.over.wait(self.bound) and not self.tap.done:
+        if not self.over.wait(self.bound) and not self.done:
             self.drop(TimeoutError(f"another thread was still reading it {self.bound:g} s on"))
         return True
 
@@ -754,7 +734,7 @@ class LiveTap:
     def reading_rest(self, *, counted: bool) -> Iterator[float | None]:
         """Around reading what is left: gives the deadline (``None``: nothing left to read);
         a failure inside drops the stream, the end counts it as drained when ``counted``."""
-        if self.tap.done:
+        if self.done:
             yield None
             return
         self.draining = True
@@ -773,13 +753,13 @@ class LiveTap:
     def failed(self, exc: BaseException) -> None:
         """The upstream failed mid-stream: part of the recording if the caller was reading."""
         if not self.draining:
-            self.tap.finish(exc)
+            self._record(exc)
             self.ended()
 
     def finished(self) -> None:
         """The upstream ended the stream: record it."""
         try:
-            self.tap.finish()
+            self._record()
         finally:
             self.ended()
 
@@ -787,7 +767,7 @@ class LiveTap:
         """Closed while the interpreter shuts down: release it unrecorded; ``True`` if so."""
         if not sys.is_finalizing():
             return False
-        self.tap.abandon()
+        self.abandon()
         self.ended()
         return True
 
@@ -797,20 +777,20 @@ class LiveTap:
 
     def drained(self, *, counted: bool) -> None:
         """Reading what was left is over: record nothing if it did not reach the end."""
-        if not self.tap.done:
+        if not self.done:
             self.drop(RuntimeError("it was closed before its end"))
-        elif counted and not self.tap.abandoned:
-            self._log.add(CallEvent("drained", self.tap.provider))
+        elif counted and not self.abandoned:
+            self._log.add(CallEvent("drained", self.provider))
 
     def drop(self, reason: BaseException) -> None:
         """Give up on the stream: nothing is recorded, and a warning says why."""
-        if self.tap.done:
+        if self.done:
             return
-        self.tap.abandon()
+        self.abandon()
         self.ended()
-        self._log.add(CallEvent("dropped", self.tap.provider))
+        self._log.add(CallEvent("dropped", self.provider))
         warnings.warn(
-            f"a live {self.tap.provider} stream was left open and could not be read to its "
+            f"a live {self.provider} stream was left open and could not be read to its "
             f"end ({type(reason).__name__}: {reason}), so it was not recorded in "
             f"{self.recorder.path}.\nTIP: read streams to their end or close them (a `with` "
             "block) inside the test.",
@@ -842,7 +822,7 @@ class SyncLiveStream(LiveTap):
             try:
                 for chunk in self._source:
                     self.reader = threading.get_ident()  # who reads it (see settle)
-                    self.tap.feed(chunk)
+                    self.feed(chunk)
                     yield chunk
             except Exception as exc:
                 self.failed(exc)
@@ -888,6 +868,23 @@ class AsyncLiveTap(LiveTap):
     runs on it, run on it when it is idle, dropped with a warning when it is gone."""
 
     loop: asyncio.AbstractEventLoop | None
+
+    async def pulled(self, source: AsyncIterator[bytes], *, stamp: bool) -> AsyncIterator[bytes]:
+        """``source``'s chunks, each fed to the tap as it passes, the end (or the failure)
+        recorded; ``stamp``: the thread that reads it is the caller's (see settle)."""
+        try:
+            try:
+                async for chunk in source:
+                    if stamp:
+                        self.reader = threading.get_ident()
+                    self.feed(chunk)
+                    yield chunk
+            except Exception as exc:
+                self.failed(exc)
+                raise
+            self.finished()
+        finally:
+            self.over.set()
 
     async def rest(self) -> None:  # pragma: no cover - every subclass implements it
         raise NotImplementedError

@@ -41,13 +41,11 @@ from typing import Any, Self
 from cassettes_core._errors import ConfigError, LiveCallRefusedError
 from cassettes_core._recorder import Recorder
 from cassettes_core.isolation import (
-    check,
     deferred,
     deferred_refusal,
     half_imported,
     handled_outside,
     handling,
-    request_hint,
     unwatch,
     watch,
 )
@@ -55,10 +53,9 @@ from cassettes_core.modes import Mode
 from cassettes_core.transport import botocore
 from cassettes_core.transport._exchange import (
     asettle,
+    guard_refusal,
     handed_back,
-    sent_by_anthropic,
     settle,
-    visible,
 )
 
 _PATCHED = "_transport_for_url"
@@ -140,7 +137,12 @@ class Interception:
 
     def resume(self) -> None:
         """Put it in force (again): requests sent from here on are bound to it."""
-        _activate(self)
+        _settle_imports()
+        with _state.lock:
+            if not _state.installed:
+                _install()
+            _state.active = (*_state.active, self)
+        _patch_finished_imports()
         self._tokens.append(_bound.set(self))
 
     def pause(self) -> None:
@@ -152,7 +154,15 @@ class Interception:
             except ValueError:  # left in another context than it was entered in
                 if _bound.get() is self:
                     _bound.set(None)
-        _deactivate(self)
+        with _state.lock:
+            stack = _state.active
+            # Its last activation; others (from other threads) may have nested inside it.
+            for index in range(len(stack) - 1, -1, -1):
+                if stack[index] is self:
+                    _state.active = stack[:index] + stack[index + 1 :]
+                    break
+            if not _state.active and not _state.held:
+                _restore()
 
 
 def intercept(recorder: Recorder, *, block_unmatched: bool | None = None) -> Interception:
@@ -207,27 +217,6 @@ def release_clients() -> None:
     """Undo one :func:`hold_clients`; the classes are restored when nothing holds them."""
     with _state.lock:
         _state.held = max(0, _state.held - 1)
-        if not _state.active and not _state.held:
-            _restore()
-
-
-def _activate(interception: Interception) -> None:
-    _settle_imports()
-    with _state.lock:
-        if not _state.installed:
-            _install()
-        _state.active = (*_state.active, interception)
-    _patch_finished_imports()
-
-
-def _deactivate(interception: Interception) -> None:
-    with _state.lock:
-        stack = _state.active
-        # Its last activation; others (from other threads) may have nested inside it.
-        for index in range(len(stack) - 1, -1, -1):
-            if stack[index] is interception:
-                _state.active = stack[:index] + stack[index + 1 :]
-                break
         if not _state.active and not _state.held:
             _restore()
 
@@ -452,19 +441,8 @@ class Guarded:
                 return self._refused(raised, request)
 
     def _verdict(self, request: Any) -> LiveCallRefusedError | None:
-        url = request.url
-        error = check(
-            url.host,
-            url.port or (443 if url.scheme == "https" else 80),
-            via=self.library,
-            method=request.method,
-            path=url.path,
-            hint=request_hint(request.method, str(url), request.headers),
-            record=False,  # only if the transport really connects (see ``deferred``)
-        )
-        if error is not None:
-            visible(error, anthropic_caller=sent_by_anthropic(None, request.headers))
-        return error
+        # Recorded only if the transport really connects (see ``deferred``).
+        return guard_refusal(request, self.library, record=False)
 
     def _refused(self, raised: BaseException, request: Any) -> Any:
         """The refusal ``raised`` is or holds (anyio's happy eyeballs raise it inside an

@@ -39,10 +39,11 @@ from urllib.parse import urlsplit
 from cassettes_core._errors import ErrorKind
 from cassettes_core._model import RecordedError
 from cassettes_core._recorder import Recorder
-from cassettes_core.isolation import armed, check, request_hint
+from cassettes_core.isolation import armed
 from cassettes_core.transport._exchange import (
     Call,
     SyncLiveStream,
+    guard_refusal,
     lookup_or_raise,
     replayed_answer,
     replayed_stream,
@@ -103,16 +104,7 @@ def refuse_unguarded(request: Any) -> None:
     """Under the isolation guard, a provider request outside any cassette, refused here."""
     if armed() is None:
         return
-    view = RequestView.of(request)
-    url = view.url
-    error = check(
-        url.host,
-        url.port or (443 if url.scheme == "https" else 80),
-        via="botocore",
-        method=view.method,
-        path=url.path,
-        hint=request_hint(view.method, str(url), view.headers),
-    )
+    error = guard_refusal(RequestView.of(request), "botocore")
     if error is not None:
         raise error
 

@@ -36,14 +36,14 @@ async def recorded(path: Path, notes: Notes, mode: str | None = None) -> list[st
         return await session_calls(stdio_client(notes.stdio()), "Paris")
 
 
-def test_stdio_session_records_then_replays_without_starting_the_server(
+def test_stdio_session_records_replays_without_the_server_and_appends_with_it(
     notes: Notes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every ClientSession call is one interaction; under CI the same answers come back,
     the server never starts and the destructive tool writes nothing; asked for another note,
     replay is a CassetteMissError with the argument diff, and still nothing starts; with no
     cassette at all, the first request misses naming the MCP call and no server is spawned;
-    outside a cassette the session is untouched."""
+    then the append and fork story of the same recording (below)."""
     path = tmp_path / "mcp.yaml"
     with pytest.raises(BaseException) as raised:  # noqa: PT011 - unwrapped below
         asyncio.run(recorded(path, notes, mode="replay"))
@@ -100,9 +100,7 @@ def test_stdio_session_records_then_replays_without_starting_the_server(
     assert "arguments.arguments.name: 'Paris' → 'Lyon'" in str(miss)
     assert notes.lines("started") == 1
     assert notes.lines("writes") == 1
-    # Outside any cassette a session talks to its server as always.
-    assert asyncio.run(session_calls(stdio_client(notes.stdio()), "Paris")) == first
-    assert (notes.lines("started"), notes.lines("writes")) == (2, 2)
+    _append_with_the_server_connected(path, notes, tmp_path)
 
 
 async def replay(path: Path, notes: Notes, recorder: Recorder) -> list[str]:
@@ -127,18 +125,15 @@ async def connected(path: Path, notes: Notes, mode: str) -> list[str]:
         return [text_of(r) for r in results]
 
 
-def test_append_with_the_server_connected_replays_destructive_calls_only(
-    notes: Notes, tmp_path: Path
-) -> None:
+def _append_with_the_server_connected(path: Path, notes: Notes, tmp_path: Path) -> None:
     """Append (a fork's mode) connects to the server: the recorded destructive call is
     answered from the cassette, the read-only one runs again, a new one is recorded;
     replay_policies({"notes/read_note": "never"}) keeps the read-only one from running; a
     session that never lists tools gets the policies of the recorded tools/list (with no
-    annotations known, read_note would be ``never`` too), in a fork too."""
+    annotations known, read_note would be ``never`` too), in a fork too; after the fork's
+    block, outside any cassette, the same session talks to its server as always."""
     from cassettes_core.forking import fork_cassette
 
-    path = tmp_path / "mcp.yaml"
-    asyncio.run(recorded(path, notes, mode="record"))
     assert (notes.lines("writes"), notes.lines("reads")) == (1, 1)
     (notes.folder / "Paris.txt").write_text("edited since", encoding="utf-8")
 
@@ -162,22 +157,23 @@ def test_append_with_the_server_connected_replays_destructive_calls_only(
     fork = tmp_path / "fork.yaml"
     fork_cassette(path, at=4, output=fork)
 
-    async def unlisted() -> None:
+    async def unlisted() -> str:
         async with (
-            intercept(Recorder(fork, mode="append")),
             stdio_client(notes.stdio()) as (read, write),
             ClientSession(read, write) as session,
         ):
-            await session.initialize()
-            await session.call_tool("write_note", {"name": "Paris", "text": "about Paris"})
-            await session.call_tool("read_note", {"name": "Paris"})
-            await session.call_tool("write_note", {"name": "Rome", "text": "Rome"})
+            async with intercept(Recorder(fork, mode="append")):
+                await session.initialize()
+                await session.call_tool("write_note", {"name": "Paris", "text": "about Paris"})
+                await session.call_tool("read_note", {"name": "Paris"})
+                await session.call_tool("write_note", {"name": "Rome", "text": "Rome"})
+            return text_of(await session.call_tool("read_note", {"name": "Rome"}))
 
     with pytest.warns(ToolResultChangedWarning, match="read_note"):
-        asyncio.run(unlisted())
+        assert asyncio.run(unlisted()) == "Rome"
     assert notes.lines("started") == 4
     assert (notes.folder / "writes.log").read_text(encoding="utf-8").split() == ["Paris", "Rome"]
-    assert notes.lines("reads") == 3
+    assert notes.lines("reads") == 4  # the last one outside any cassette, from the server
     assert len(yaml.safe_load(fork.read_text())["interactions"]) == 5
 
 
@@ -186,10 +182,14 @@ def test_the_high_level_client_with_the_2026_handshake_replays_too(
 ) -> None:
     """``mcp.Client`` probes ``server/discover`` (the modern protocol) instead of
     ``initialize``: recorded and replayed the same way, the server named from its stamp; a
-    JSON-RPC error from the server (an unknown resource) replays as the same MCPError."""
+    JSON-RPC error from the server (an unknown resource) replays as the same MCPError; a
+    server answer holding an API key is refused, and nothing of it is written."""
     from mcp import Client
 
     path = tmp_path / "client.yaml"
+    key = openai_key()
+    notes.folder.mkdir(parents=True)
+    (notes.folder / "creds.txt").write_text(f"OPENAI_API_KEY={key}", encoding="utf-8")
 
     async def run(mode: str) -> list[object]:
         async with intercept(Recorder(path, mode=mode)), Client(notes.stdio()) as client:
@@ -197,6 +197,10 @@ def test_the_high_level_client_with_the_2026_handshake_replays_too(
             read_back = await client.call_tool("read_note", {"name": "Rome"})
             with pytest.raises(MCPError) as error:
                 await client.read_resource("notes://missing")
+            if mode == "record":
+                with pytest.raises(UnsafeCassetteError) as refused:
+                    await client.call_tool("read_note", {"name": "creds"})
+                assert key not in str(refused.value)
             return [text_of(wrote), text_of(read_back), error.value.code, error.value.message]
 
     live = asyncio.run(run("record"))
@@ -204,31 +208,9 @@ def test_the_high_level_client_with_the_2026_handshake_replays_too(
     assert asyncio.run(run("replay")) == live
     assert notes.lines("started") == 1
     assert notes.lines("writes") == 1
+    written = [p.read_text(encoding="utf-8") for p in tmp_path.iterdir() if p.is_file()]
+    assert len(written) == 2  # the cassette (its journal folded in) and the server's log
+    assert not any(key in text for text in written)
     items = yaml.safe_load(path.read_text(encoding="utf-8"))["interactions"]
     assert items[0]["request"] == {"method": "server/discover"}
     assert {i["request"].get("server") for i in items[1:]} == {"notes"}
-
-
-def test_a_server_answer_holding_an_api_key_is_refused_and_nothing_is_written(
-    notes: Notes, tmp_path: Path
-) -> None:
-    key = openai_key()
-    notes.folder.mkdir(parents=True)
-    (notes.folder / "creds.txt").write_text(f"OPENAI_API_KEY={key}", encoding="utf-8")
-    path = tmp_path / "mcp.yaml"
-
-    async def record() -> str:
-        async with (
-            intercept(Recorder(path, mode="record")),
-            stdio_client(notes.stdio()) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            return text_of(await session.call_tool("read_note", {"name": "creds"}))
-
-    with pytest.raises(BaseException) as raised:  # noqa: PT011 - unwrapped below
-        asyncio.run(record())
-    [refusal] = leaf_errors(raised.value)
-    assert isinstance(refusal, UnsafeCassetteError)
-    assert key not in str(refusal)
-    assert not path.exists() or key not in path.read_text(encoding="utf-8")

@@ -150,37 +150,12 @@ def _run(script: str, tmp_path: Path, emu: Emulator) -> str:
     return done.stdout
 
 
-def test_aiohttp_imported_after_the_interception_began_is_covered(tmp_path: Path) -> None:
-    """A fresh process imports aiohttp inside the block: its calls are recorded all the same."""
-    with Emulator() as emu:
-        out = _run(
-            """
-            import asyncio, sys
-            from cassettes_core import Recorder
-            from cassettes_core.transport import AbandonedStreamWarning, intercept
-            assert "aiohttp" not in sys.modules
-
-            async def main():
-                async with intercept(Recorder({path!r}, mode="record")) as active:
-                    import aiohttp
-                    async with aiohttp.ClientSession() as session:
-                        body = {{"contents": [{{"parts": [{{"text": "hi"}}]}}]}}
-                        url = {url!r} + "/v1/models/m:generateContent"
-                        async with session.post(url, json=body, headers={{"x-goog-api-key": {key!r}}}) as r:
-                            await r.read()
-                    print(active.recorder.stats.recorded)
-
-            asyncio.run(main())
-            """,
-            tmp_path,
-            emu,
-        )
-    assert out.split() == ["1"]
-
-
-def test_without_aiohttp_the_sdk_async_path_is_covered(tmp_path: Path) -> None:
-    """With aiohttp unimportable the SDK's async client sends through httpx2: recorded, then
-    replayed under CI with no emulator hit."""
+def test_without_aiohttp_the_sdk_async_path_is_covered_and_aiohttp_imported_later_is_too(
+    tmp_path: Path,
+) -> None:
+    """In a fresh process with aiohttp unimportable the SDK's async client sends through
+    httpx2: recorded, then replayed under CI with no emulator hit; aiohttp then imported
+    inside a block (after the interception began) is covered all the same."""
     script = """
         import asyncio, os, sys
         sys.modules["aiohttp"] = None  # as if it were not installed
@@ -201,11 +176,24 @@ def test_without_aiohttp_the_sdk_async_path_is_covered(tmp_path: Path) -> None:
         live = asyncio.run(ask("record"))
         os.environ["CI"] = "true"
         print(asyncio.run(ask(None)) == live, "aiohttp" in sys.modules and sys.modules["aiohttp"] is not None)
+        del sys.modules["aiohttp"]  # installed after all, and first imported inside a block
+
+        async def main():
+            async with intercept(Recorder({path!r} + ".late.yaml", mode="record")) as active:
+                import aiohttp
+                async with aiohttp.ClientSession() as session:
+                    body = {{"contents": [{{"parts": [{{"text": "hi"}}]}}]}}
+                    url = {url!r} + "/v1/models/m:generateContent"
+                    async with session.post(url, json=body, headers={{"x-goog-api-key": {key!r}}}) as r:
+                        await r.read()
+                print(active.recorder.stats.recorded)
+
+        asyncio.run(main())
     """
     with Emulator() as emu:
         out = _run(script, tmp_path, emu)
-        assert emu.hits == 2
-    assert out.split() == ["True", "False"]
+        assert emu.hits == 3
+    assert out.split() == ["True", "False", "1"]
 
 
 def test_a_collected_client_breaks_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
