@@ -104,11 +104,19 @@ FAMILIES = {
 CALLS = {"groq": 2, "mistral": 2, "ollama": 4, "cohere": 3, "gemini": 5, "bedrock": 5}
 
 
+_RECORDED: dict[str, bytes] = {}  # each family's cassette, recorded once per process
+
+
 @pytest.fixture(params=sorted(FAMILIES))
 def recorded(request: pytest.FixtureRequest, live: Emulator, tmp_path: Path) -> Path:
+    """The family's calls recorded through its SDK (once: the cassette names routes, not the
+    emulator's address, so any emulator answers it again)."""
     path = tmp_path / f"{request.param}.yaml"
-    record(path, lambda: FAMILIES[request.param](live))
-    live.reset()
+    if request.param not in _RECORDED:
+        record(path, lambda: FAMILIES[request.param](live))
+        _RECORDED[request.param] = path.read_bytes()
+        live.reset()
+    path.write_bytes(_RECORDED[request.param])
     return path
 
 
