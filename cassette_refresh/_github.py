@@ -237,13 +237,13 @@ class IssueOpener:
             str(lab.get("name") if isinstance(lab, Mapping) else lab)
             for lab in (labels if isinstance(labels, list) else [])
         }
-        url = str(data.get("html_url") or self._issue_url(number))
+        url = str(data.get("html_url") or self.url(f"/issues/{number}"))
         return number, url, self.label in names
 
     def _comment(self, number: int, body: str) -> str:
         url = self.url(f"/issues/{number}/comments")
         data = self.json("POST", url, Mapping, json={"body": body})
-        return str(data.get("html_url") or self._issue_url(number))
+        return str(data.get("html_url") or self.url(f"/issues/{number}"))
 
     def file(self, result: CheckResult) -> list[IssueAction]:
         """One issue per drift fingerprint of ``result``; a comment where one is open.
@@ -281,9 +281,6 @@ class IssueOpener:
             number, url, labelled = self._create(title, body)
             existing[key] = number
             out.append(IssueAction(key, "opened", number, url, labelled=labelled))
-
-    def _issue_url(self, number: int) -> str:
-        return self.url(f"/issues/{number}")
 
 
 def _hint(status: int, said: str, headers: Mapping[str, str], repo: str, base: str) -> str:
