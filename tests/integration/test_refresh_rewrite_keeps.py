@@ -22,13 +22,11 @@ from cassettes_core.testing.emulator import Emulator
 from tests.helpers.factories import chat_body
 from tests.integration.test_refresh_check import record_cassette, sha_of
 from tests.integration.test_refresh_rewrite_replays import (
-    DUMPER,
     check_replays,
     openai_test,
     read_yaml,
     record_all,
     refresh_report,
-    write_yaml,
 )
 
 if TYPE_CHECKING:
@@ -104,6 +102,14 @@ def test_choice():
 """)
 
 
+DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml: these files are big
+
+
+def _block(document: dict[str, Any]) -> str:
+    """``document`` in block style, as another YAML tool saves a cassette edited by hand."""
+    return yaml.dump(document, Dumper=DUMPER, sort_keys=False)
+
+
 def _interactions(path: Path) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = read_yaml(path)["interactions"]
     return items
@@ -130,7 +136,7 @@ def test_an_answer_redacted_or_chosen_otherwise_keeps_its_recorded_answer(
     choice = document["interactions"][0]["response"]["body"]["choices"][0]
     choice["message"] = {"role": "assistant", "content": "Sunny, 12 C", "refusal": None}
     choice["finish_reason"] = "stop"
-    write_yaml(chosen, document)
+    chosen.write_text(_block(document), encoding="utf-8")
     provider.set_drift("field_added")
     report = refresh_report(cassette, capsys)
     assert (report["exit_code"], report["written"]) == (1, [str(cassette)])
@@ -164,7 +170,7 @@ def test_an_answer_redacted_or_chosen_otherwise_keeps_its_recorded_answer(
     assert f"kept as recorded {cassette}#1: redacted" in capsys.readouterr().out
     document = read_yaml(cassette)
     document["interactions"] = document["interactions"][:1]  # the redacted one alone
-    write_yaml(cassette, document)
+    cassette.write_text(_block(document), encoding="utf-8")
     before_sha = sha_of(cassette)
     report = refresh_report(cassette, capsys, "--force-write")
     assert (report["written"], [k["seq"] for k in report["kept"]]) == ([], [1])
@@ -178,7 +184,7 @@ def _with_run_mark(cassette: Path) -> dict[str, Any]:
     if "run" not in document:
         mark = {"id": "3f2a9c1e0b7d", "process": "a1b2c3d4e5f6", "started": 1764580000.123456}
         document = {"version": document["version"], "run": mark, **document}
-        write_yaml(cassette, document)
+        cassette.write_text(_block(document), encoding="utf-8")
     return document
 
 
@@ -240,10 +246,6 @@ HAND_EDITS: dict[str, tuple[Callable[[str], str], str]] = {
         "it was edited by hand (manifest.reviewer is not",
     ),
 }
-
-
-def _block(document: dict[str, Any]) -> str:
-    return yaml.dump(document, Dumper=DUMPER, sort_keys=False)
 
 
 def _flow(document: dict[str, Any]) -> bytes:
@@ -339,10 +341,12 @@ def test_a_file_changed_while_the_check_runs_is_not_overwritten(
     newer = record_cassette(emu, tmp_path / "newer.txt", [("openai.chat", other, other)])
     emu.reset()
     emu.set_drift("field_added")
-    emu.inject_timeout(0.6)
+    emu.inject_timeout(0.4)  # the answer comes 0.4 s after the call: time to change the file
 
     def meanwhile() -> None:
-        time.sleep(0.2)
+        deadline = time.monotonic() + 30
+        while not emu.hits and time.monotonic() < deadline:  # the check has read the file
+            time.sleep(0.005)
         if change == "removed":
             cassette.unlink()
         else:

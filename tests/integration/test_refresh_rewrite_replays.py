@@ -220,17 +220,11 @@ def test_report_slow_request():
 
 
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: these files are big
-DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 def read_yaml(path: Path) -> Any:
     """A cassette's YAML document, read apart from the library."""
     return yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
-
-
-def write_yaml(path: Path, document: Any) -> None:
-    """``document`` as a cassette edited by hand and saved by another YAML tool."""
-    path.write_text(yaml.dump(document, Dumper=DUMPER, sort_keys=False), encoding="utf-8")
 
 
 def refresh_report(
