@@ -42,7 +42,7 @@ from cassettes_core.providers import FakeProvider
 from cassettes_core.store import Manifest, read_snapshot, render
 from cassettes_core.testing.emulator import Emulator
 from cassettes_core.transport.httpx2 import CassetteTransport
-from tests.helpers.factories import chat_body
+from tests.helpers.factories import chat_body, chat_request
 
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}}
 TOOLS_OPENAI = [{"type": "function", "function": {"name": "get_weather", "parameters": CITY}}]
@@ -454,9 +454,7 @@ def stub(monkeypatch: pytest.MonkeyPatch) -> _Slow:
 
 
 def chat_interaction(seq: int, text: str, **outcome: Any) -> Interaction:
-    request = LLMRequest.from_body(
-        "openai.chat", {"model": "gpt-4o", "messages": [{"role": "user", "content": text}]}
-    )
+    request = chat_request(text)
     return Interaction(
         seq=seq,
         digest=request.digest(),

@@ -294,16 +294,12 @@ def test_each_switch_is_found_with_its_class_and_path(
     assert drift_of(report) == expected
 
 
+@pytest.mark.parametrize("recorded", ["bedrock"], indirect=True)
 def test_bedrock_without_credentials_is_could_not_check(
-    live: Emulator,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    recorded: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Without AWS credentials the check stops with exit 2 and says how boto3 finds them."""
-    path = tmp_path / "bedrock.yaml"
-    record(path, lambda: _bedrock(live))
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
         monkeypatch.delenv(name)
-    assert main(["check", str(path), "--no-progress"]) == 2
+    assert main(["check", str(recorded), "--no-progress"]) == 2
     assert "AWS credentials" in capsys.readouterr().err
