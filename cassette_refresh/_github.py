@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import httpx2
@@ -60,10 +60,8 @@ class IssueOpener:
         run_url: str | None = None,
         api_url: str = DEFAULT_API_URL,
         timeout: float = 30.0,
-        transport: httpx2.BaseTransport | None = None,
         retries: int = 3,
         max_retry_wait: float = 30.0,
-        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if not re.fullmatch(r"[\w.-]+/[\w.-]+", repo):
             raise GitHubError(
@@ -79,11 +77,9 @@ class IssueOpener:
         self.base = api_url.rstrip("/")
         self.retries = retries
         self.max_retry_wait = max_retry_wait
-        self._sleep = sleep
         self._token = token
         self._client = httpx2.Client(
             timeout=timeout,
-            transport=transport,
             headers={
                 "authorization": f"Bearer {token}",
                 "accept": "application/vnd.github+json",
@@ -123,7 +119,7 @@ class IssueOpener:
             wait = self._rate_limit_wait(response, attempt)
             if wait is None or attempt >= self.retries:
                 break
-            self._sleep(wait)
+            time.sleep(wait)
         if response.status_code >= 400:
             raise GitHubError(self._explain(method, response))
         return response
