@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import httpx2
@@ -60,10 +60,8 @@ class IssueOpener:
         run_url: str | None = None,
         api_url: str = DEFAULT_API_URL,
         timeout: float = 30.0,
-        transport: httpx2.BaseTransport | None = None,
         retries: int = 3,
         max_retry_wait: float = 30.0,
-        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if not re.fullmatch(r"[\w.-]+/[\w.-]+", repo):
             raise GitHubError(
@@ -79,11 +77,9 @@ class IssueOpener:
         self.base = api_url.rstrip("/")
         self.retries = retries
         self.max_retry_wait = max_retry_wait
-        self._sleep = sleep
         self._token = token
         self._client = httpx2.Client(
             timeout=timeout,
-            transport=transport,
             headers={
                 "authorization": f"Bearer {token}",
                 "accept": "application/vnd.github+json",
@@ -123,7 +119,7 @@ class IssueOpener:
             wait = self._rate_limit_wait(response, attempt)
             if wait is None or attempt >= self.retries:
                 break
-            self._sleep(wait)
+            time.sleep(wait)
         if response.status_code >= 400:
             raise GitHubError(self._explain(method, response))
         return response
@@ -237,13 +233,13 @@ class IssueOpener:
             str(lab.get("name") if isinstance(lab, Mapping) else lab)
             for lab in (labels if isinstance(labels, list) else [])
         }
-        url = str(data.get("html_url") or self._issue_url(number))
+        url = str(data.get("html_url") or self.url(f"/issues/{number}"))
         return number, url, self.label in names
 
     def _comment(self, number: int, body: str) -> str:
         url = self.url(f"/issues/{number}/comments")
         data = self.json("POST", url, Mapping, json={"body": body})
-        return str(data.get("html_url") or self._issue_url(number))
+        return str(data.get("html_url") or self.url(f"/issues/{number}"))
 
     def file(self, result: CheckResult) -> list[IssueAction]:
         """One issue per drift fingerprint of ``result``; a comment where one is open.
@@ -281,9 +277,6 @@ class IssueOpener:
             number, url, labelled = self._create(title, body)
             existing[key] = number
             out.append(IssueAction(key, "opened", number, url, labelled=labelled))
-
-    def _issue_url(self, number: int) -> str:
-        return self.url(f"/issues/{number}")
 
 
 def _hint(status: int, said: str, headers: Mapping[str, str], repo: str, base: str) -> str:

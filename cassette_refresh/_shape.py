@@ -147,13 +147,6 @@ class Shape:
                 found |= stats.types
         return frozenset(found)
 
-    def variants_with(self, path: str, key: str) -> frozenset[str | None]:
-        return frozenset(
-            variant
-            for (where, variant, name), stats in self.fields.items()
-            if where == path and name == key and stats.present
-        )
-
 
 def shape_of(answers: Iterable[Answer], *, enum_keys: Iterable[str] | None = None) -> Shape:
     """The aggregate skeleton of ``answers`` (``enum_keys`` None: the vocabulary's)."""

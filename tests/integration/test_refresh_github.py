@@ -19,7 +19,7 @@ import pytest
 
 from cassette_refresh.cli import main
 from cassettes_core.testing.emulator import Emulator
-from tests.integration.test_refresh_check import REQUESTS, record_cassette
+from tests.integration.test_refresh_check import recording
 
 REPO = "acme/widgets"
 PAGE_CAP = 2  # the fake serves at most two issues a page, so listing must paginate
@@ -182,26 +182,17 @@ def github(token: str) -> Iterator[FakeGitHub]:
 
 
 @pytest.fixture
-def drifting(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, recording: bytes
-) -> Iterator[tuple[Emulator, Path]]:
-    """A cassette, and the emulator as the live side with two drift switches on."""
+def drifting(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[tuple[Emulator, Path]]:
+    """A cassette of a chat answer and a chat stream, and the emulator as the live side with
+    two drift switches on."""
     cassette = tmp_path / "c.yaml"
-    cassette.write_bytes(recording)
+    cassette.write_bytes(recording(2))
     with Emulator() as emu:
         for prefix, base in (("OPENAI", emu.openai_base_url), ("ANTHROPIC", emu.url)):
             monkeypatch.setenv(f"{prefix}_BASE_URL", base)
             monkeypatch.setenv(f"{prefix}_API_KEY", emu.api_key)
         emu.set_drift("field_added", "enum_value_new")
         yield emu, cassette
-
-
-@pytest.fixture(scope="module")
-def recording(tmp_path_factory: pytest.TempPathFactory) -> bytes:
-    """A chat answer and a chat stream, recorded once for the module."""
-    with Emulator() as emu:
-        path = tmp_path_factory.mktemp("recording") / "c.yaml"
-        return record_cassette(emu, path, [(p, b, b) for p, b in REQUESTS[:2]]).read_bytes()
 
 
 @dataclass

@@ -24,6 +24,7 @@ from tests.integration.test_refresh_check import record_cassette, sha_of
 from tests.integration.test_refresh_rewrite_replays import (
     check_replays,
     openai_test,
+    read_yaml,
     record_all,
     refresh_report,
 )
@@ -101,8 +102,16 @@ def test_choice():
 """)
 
 
+DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml: these files are big
+
+
+def _block(document: dict[str, Any]) -> str:
+    """``document`` in block style, as another YAML tool saves a cassette edited by hand."""
+    return yaml.dump(document, Dumper=DUMPER, sort_keys=False)
+
+
 def _interactions(path: Path) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = yaml.safe_load(path.read_text(encoding="utf-8"))["interactions"]
+    items: list[dict[str, Any]] = read_yaml(path)["interactions"]
     return items
 
 
@@ -123,11 +132,11 @@ def test_an_answer_redacted_or_chosen_otherwise_keeps_its_recorded_answer(
     cassette, chosen = cassettes["test_keep"], cassettes["test_choice"]
     before = _interactions(cassette)
     assert [i.get("redacted", False) for i in before] == [True, False]
-    document = yaml.safe_load(chosen.read_text(encoding="utf-8"))
+    document = read_yaml(chosen)
     choice = document["interactions"][0]["response"]["body"]["choices"][0]
     choice["message"] = {"role": "assistant", "content": "Sunny, 12 C", "refusal": None}
     choice["finish_reason"] = "stop"
-    chosen.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    chosen.write_text(_block(document), encoding="utf-8")
     provider.set_drift("field_added")
     report = refresh_report(cassette, capsys)
     assert (report["exit_code"], report["written"]) == (1, [str(cassette)])
@@ -159,40 +168,64 @@ def test_an_answer_redacted_or_chosen_otherwise_keeps_its_recorded_answer(
     provider.set_drift("field_added")  # seq 2 has the new key now: no drift, so force it
     assert main(["check", str(cassette), "--write", "--force-write", "--no-progress"]) == 0
     assert f"kept as recorded {cassette}#1: redacted" in capsys.readouterr().out
-    document = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+    document = read_yaml(cassette)
     document["interactions"] = document["interactions"][:1]  # the redacted one alone
-    cassette.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    cassette.write_text(_block(document), encoding="utf-8")
     before_sha = sha_of(cassette)
     report = refresh_report(cassette, capsys, "--force-write")
     assert (report["written"], [k["seq"] for k in report["kept"]]) == ([], [1])
     assert sha_of(cassette) == before_sha
 
 
-def test_recorded_errors_survive_a_rewrite_unchanged(
+def _with_run_mark(cassette: Path) -> dict[str, Any]:
+    """The cassette with the mark a ``record`` run leaves at its top (``run:``, written by the
+    store when a record run starts a file over), added when this store does not write one."""
+    document: dict[str, Any] = read_yaml(cassette)
+    if "run" not in document:
+        mark = {"id": "3f2a9c1e0b7d", "process": "a1b2c3d4e5f6", "started": 1764580000.123456}
+        document = {"version": document["version"], "run": mark, **document}
+        cassette.write_text(_block(document), encoding="utf-8")
+    return document
+
+
+def test_recorded_errors_and_the_record_run_mark_survive_a_rewrite(
     pytester: pytest.Pytester,
     provider: Emulator,
     inner: InnerRun,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """A 429 then a 503 then the answer (the SDK retried): the errors stay byte-equal in data,
-    with their seqs and digests, and the retry test still replays."""
+    """A 429 then a 503 then the answer (the SDK retried), recorded in record mode: the errors
+    stay byte-equal in data, with their seqs and digests. The mark a record run leaves is the
+    library's own bookkeeping, not a hand edit: the file is re-recorded (a plain rewrite leaves
+    no mark). The retry test still replays, and records again."""
     provider.inject_error(429, headers={"retry-after": "0"})
     provider.inject_error(503, headers={"retry-after": "0"})
-    cassette = record_all(pytester, inner, test_retry=RETRIED)["test_retry"]
-    before = _interactions(cassette)
+    pytester.makepyfile(test_retry=RETRIED)
+    recorded = inner("--cassette-mode=record")
+    assert recorded.ret == 0, recorded.stdout.str()
+    [cassette] = (pytester.path / "cassettes" / "test_retry").glob("*.yaml")
+    before = _with_run_mark(cassette)["interactions"]
     assert [("error" in i) for i in before] == [True, True, False]
     provider.reset()
     provider.set_drift("type_changed")
     report = refresh_report(cassette, capsys)
-    assert report["written"] == [str(cassette)]
+    assert (report["exit_code"], report["written"], report["not_written"]) == (
+        1,
+        [str(cassette)],
+        [],
+    )
     assert len(report["skipped"]) == 2
-    after = _interactions(cassette)
+    document = read_yaml(cassette)
+    assert "run" not in document
+    after = document["interactions"]
     assert after[:2] == before[:2]
     assert after[2]["digest"] == before[2]["digest"]
     assert after[2]["response"] != before[2]["response"]
     provider.clear_drift()
     check_replays(provider, inner, monkeypatch)
+    monkeypatch.delenv("CI")
+    assert inner("--cassette-mode=record").ret == 0
 
 
 HAND_EDITS: dict[str, tuple[Callable[[str], str], str]] = {
@@ -216,7 +249,7 @@ HAND_EDITS: dict[str, tuple[Callable[[str], str], str]] = {
 
 
 def _flow(document: dict[str, Any]) -> bytes:
-    return yaml.safe_dump(document, default_flow_style=True, width=60).encode()
+    return yaml.dump(document, Dumper=DUMPER, default_flow_style=True, width=60).encode()
 
 
 def _indented_sequences(document: dict[str, Any]) -> bytes:
@@ -233,9 +266,9 @@ def _indented_sequences(document: dict[str, Any]) -> bytes:
 LAYOUTS: dict[str, Callable[[Any], bytes]] = {
     "flow-style": _flow,
     "indented-sequences-and-key-order": _indented_sequences,
-    "crlf": lambda d: yaml.safe_dump(d, sort_keys=False).replace("\n", "\r\n").encode(),
-    "no-final-newline": lambda d: yaml.safe_dump(d, sort_keys=False).rstrip("\n").encode(),
-    "byte-order-mark": lambda d: b"\xef\xbb\xbf" + yaml.safe_dump(d, sort_keys=False).encode(),
+    "crlf": lambda d: _block(d).replace("\n", "\r\n").encode(),
+    "no-final-newline": lambda d: _block(d).rstrip("\n").encode(),
+    "byte-order-mark": lambda d: b"\xef\xbb\xbf" + _block(d).encode(),
     "json": lambda d: json.dumps(d, indent=1).encode(),
 }
 
@@ -271,7 +304,7 @@ def test_hand_edits_refuse_the_file_and_a_reformatted_one_is_rewritten(
             assert sha_of(cassette) == before
     documents = {}
     for name, cassette in cassettes.items():
-        documents[name] = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+        documents[name] = read_yaml(cassette)
         cassette.write_bytes(LAYOUTS[names[name]](documents[name]))
     provider.set_drift("field_removed")
     first, *rest = cassettes.values()
@@ -282,7 +315,7 @@ def test_hand_edits_refuse_the_file_and_a_reformatted_one_is_rewritten(
     )
     keep = ("seq", "digest", "request")
     for name, cassette in cassettes.items():
-        after = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+        after = read_yaml(cassette)
         assert [[i[k] for k in keep] for i in after["interactions"]] == [
             [i[k] for k in keep] for i in documents[name]["interactions"]
         ], names[name]
@@ -308,10 +341,12 @@ def test_a_file_changed_while_the_check_runs_is_not_overwritten(
     newer = record_cassette(emu, tmp_path / "newer.txt", [("openai.chat", other, other)])
     emu.reset()
     emu.set_drift("field_added")
-    emu.inject_timeout(0.6)
+    emu.inject_timeout(0.4)  # the answer comes 0.4 s after the call: time to change the file
 
     def meanwhile() -> None:
-        time.sleep(0.2)
+        deadline = time.monotonic() + 30
+        while not emu.hits and time.monotonic() < deadline:  # the check has read the file
+            time.sleep(0.005)
         if change == "removed":
             cassette.unlink()
         else:
@@ -332,45 +367,3 @@ def test_a_file_changed_while_the_check_runs_is_not_overwritten(
         expected = "it changed while the check ran (seq 1 no longer holds the request re-sent)"
         assert expected in refused["reason"]
         assert cassette.read_bytes() == newer.read_bytes()
-
-
-def _with_run_mark(cassette: Path) -> dict[str, Any]:
-    """The cassette with the mark a ``record`` run leaves at its top (``run:``, written by the
-    store when a record run starts a file over), added when this store does not write one."""
-    document: dict[str, Any] = yaml.safe_load(cassette.read_text(encoding="utf-8"))
-    if "run" not in document:
-        mark = {"id": "3f2a9c1e0b7d", "process": "a1b2c3d4e5f6", "started": 1764580000.123456}
-        document = {"version": document["version"], "run": mark, **document}
-        cassette.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
-    return document
-
-
-def test_a_cassette_recorded_in_record_mode_is_rewritten(
-    pytester: pytest.Pytester,
-    provider: Emulator,
-    inner: InnerRun,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """The mark a record run leaves is the library's own bookkeeping, not a hand edit: the file
-    is re-recorded (a plain rewrite leaves no mark), and the run replays, and records again."""
-    pytester.makepyfile(test_keep=TWO_CALLS)
-    assert inner("--cassette-mode=record").ret == 0
-    [cassette] = (pytester.path / "cassettes" / "test_keep").glob("*.yaml")
-    before = _with_run_mark(cassette)
-    provider.set_drift("field_added")
-    report = refresh_report(cassette, capsys)
-    assert (report["exit_code"], report["written"], report["not_written"]) == (
-        1,
-        [str(cassette)],
-        [],
-    )
-    after = yaml.safe_load(cassette.read_text(encoding="utf-8"))
-    assert "run" not in after
-    assert [i["digest"] for i in after["interactions"]] == [
-        i["digest"] for i in before["interactions"]
-    ]
-    provider.clear_drift()
-    check_replays(provider, inner, monkeypatch)
-    monkeypatch.delenv("CI")
-    assert inner("--cassette-mode=record").ret == 0

@@ -9,8 +9,8 @@ runs the refresh, then replays the same run under CI=true: it passes with 0 prov
 from __future__ import annotations
 
 import json
+import runpy
 import secrets
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -219,6 +219,14 @@ def test_report_slow_request():
 """
 
 
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: these files are big
+
+
+def read_yaml(path: Path) -> Any:
+    """A cassette's YAML document, read apart from the library."""
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
+
+
 def refresh_report(
     cassette: Path, capsys: pytest.CaptureFixture[str], *extra: str
 ) -> dict[str, Any]:
@@ -272,9 +280,9 @@ def test_a_conversation_chain_is_refused_and_left_byte_for_byte(
     text re-spaced, a request id header): --write (even forced) refuses the file, names the
     quote and the command that re-records it; the file still replays; that command does
     re-record it. Next to a file holding a key and a plain one, each refused file stands alone
-    (the plain one is written) and the TIP says what to do about each kind. In its own process
-    (`python -m cassette_refresh`) the refusal is exit 2, ERROR and TIP on stderr; Markdown
-    names the file too."""
+    (the plain one is written) and the TIP says what to do about each kind. Through
+    `python -m cassette_refresh` (as the workflow runs it) the refusal is exit 2, ERROR and TIP
+    on stderr; Markdown names the file too."""
     cassettes = record_all(pytester, inner, **{name: src for name, (src, _) in CHAINS.items()})
     # a chain, a file holding a key (in its request) and a plain one: each stands alone
     chain = cassettes["test_openai_tool_call_id"]
@@ -295,34 +303,32 @@ def test_a_conversation_chain_is_refused_and_left_byte_for_byte(
     for n, (name, (_, quoted)) in enumerate(CHAINS.items()):
         cassette = cassettes[name]
         command = f"pytest {name}.py::{cassette.stem} --cassette-mode=record"
-        for extra in [(), ("--force-write",)][n % 2 :]:  # forced on every other kind
-            report = refresh_report(cassette, capsys, *extra)
-            assert (report["status"], report["exit_code"], report["written"]) == ("drift", 2, [])
-            [refused] = report["not_written"]
-            assert refused["path"] == str(cassette)
-            reason = refused["reason"]
-            assert "conversation chain: seq 2's request quotes seq 1's answer" in reason
-            assert any(f"answer ({q}{quoted}" in reason for q in "'\""), (name, reason)
-            assert f"running its test from {pytester.path}: `{command}`" in reason
-            assert report["error"].startswith("--write left 1 of 1 cassettes as they were")
-            assert sha_of(cassette) == before[name]
-    # the refusal in its own process: ERROR and TIP on stderr, the file named on stdout; Markdown
+        extra = ("--force-write",) if n % 2 else ()  # forced on every other kind
+        report = refresh_report(cassette, capsys, *extra)
+        assert (report["status"], report["exit_code"], report["written"]) == ("drift", 2, [])
+        [refused] = report["not_written"]
+        assert refused["path"] == str(cassette)
+        reason = refused["reason"]
+        assert "conversation chain: seq 2's request quotes seq 1's answer" in reason
+        assert any(f"answer ({q}{quoted}" in reason for q in "'\""), (name, reason)
+        assert f"running its test from {pytester.path}: `{command}`" in reason
+        assert report["error"].startswith("--write left 1 of 1 cassettes as they were")
+        assert sha_of(cassette) == before[name]
+    # the refusal through `python -m cassette_refresh` (as the workflow runs it): ERROR and TIP
+    # on stderr, the file named on stdout; Markdown
     cassette = cassettes["test_anthropic_tool_use_id"]
-    done = subprocess.run(
-        [sys.executable, "-m", "cassette_refresh", "check", str(cassette), "--write"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 2, done.stderr
-    assert done.stderr.startswith("ERROR: --write left 1 of 1 cassettes as they were")
-    assert "TIP: those files are unchanged on disk. Re-record each conversation" in done.stderr
-    assert "--cassette-mode=record" in done.stderr
-    assert "Traceback" not in done.stderr
-    assert f"not re-recorded {cassette}: refused to rewrite: it is a conversation" in done.stdout
-    assert sha_of(cassette) == before["test_anthropic_tool_use_id"]
+    monkeypatch.setattr(sys, "argv", ["cassette_refresh", "check", str(cassette), "--write"])
     capsys.readouterr()
+    with pytest.raises(SystemExit) as exited:
+        runpy.run_module("cassette_refresh", run_name="__main__")
+    done = capsys.readouterr()
+    assert exited.value.code == 2, done.err
+    assert done.err.startswith("ERROR: --write left 1 of 1 cassettes as they were")
+    assert "TIP: those files are unchanged on disk. Re-record each conversation" in done.err
+    assert "--cassette-mode=record" in done.err
+    assert "Traceback" not in done.err
+    assert f"not re-recorded {cassette}: refused to rewrite: it is a conversation" in done.out
+    assert sha_of(cassette) == before["test_anthropic_tool_use_id"]
     assert main(["check", str(cassette), "--write", "--markdown", "--no-progress"]) == 2
     markdown = capsys.readouterr().out
     assert f"- not re-recorded `{cassette}`: refused to rewrite" in markdown
@@ -385,7 +391,7 @@ def test_independent_calls_are_rewritten_and_replay(
     assert (report["written"], sha_of(forced) != before[forced]) == ([str(forced)], True)
     for name, cassette in cassettes.items():
         drift = name.removeprefix("test_calls_") if name != "test_repeat" else "type_changed"
-        old = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+        old = read_yaml(cassette)
         provider.set_drift(drift)
         # a new stream event leaves the JSON-only cassette, on the same endpoint, byte for byte
         json_only = [str(forced)] if drift == "stream_event_new" else []
@@ -397,7 +403,7 @@ def test_independent_calls_are_rewritten_and_replay(
             [],
         )
         assert report["unchanged"] == json_only
-        new = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+        new = read_yaml(cassette)
         keep = ("seq", "digest", "provider", "endpoint", "request")
         assert [[i[k] for k in keep] for i in new["interactions"]] == [
             [i[k] for k in keep] for i in old["interactions"]

@@ -104,11 +104,19 @@ FAMILIES = {
 CALLS = {"groq": 2, "mistral": 2, "ollama": 4, "cohere": 3, "gemini": 5, "bedrock": 5}
 
 
+_RECORDED: dict[str, bytes] = {}  # each family's cassette, recorded once per process
+
+
 @pytest.fixture(params=sorted(FAMILIES))
 def recorded(request: pytest.FixtureRequest, live: Emulator, tmp_path: Path) -> Path:
+    """The family's calls recorded through its SDK (once: the cassette names routes, not the
+    emulator's address, so any emulator answers it again)."""
     path = tmp_path / f"{request.param}.yaml"
-    record(path, lambda: FAMILIES[request.param](live))
-    live.reset()
+    if request.param not in _RECORDED:
+        record(path, lambda: FAMILIES[request.param](live))
+        _RECORDED[request.param] = path.read_bytes()
+        live.reset()
+    path.write_bytes(_RECORDED[request.param])
     return path
 
 
@@ -286,16 +294,12 @@ def test_each_switch_is_found_with_its_class_and_path(
     assert drift_of(report) == expected
 
 
+@pytest.mark.parametrize("recorded", ["bedrock"], indirect=True)
 def test_bedrock_without_credentials_is_could_not_check(
-    live: Emulator,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    recorded: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Without AWS credentials the check stops with exit 2 and says how boto3 finds them."""
-    path = tmp_path / "bedrock.yaml"
-    record(path, lambda: _bedrock(live))
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
         monkeypatch.delenv(name)
-    assert main(["check", str(path), "--no-progress"]) == 2
+    assert main(["check", str(recorded), "--no-progress"]) == 2
     assert "AWS credentials" in capsys.readouterr().err

@@ -81,30 +81,75 @@ def test_shape_counts_presence_per_object() -> None:
     assert shape.answers == 2
     assert shape.occurrences("content[]") == 3
     assert shape.presence("content[]", "text") == 2
-    assert shape.variants_with("content[]", "input") == frozenset({"tool_use"})
+    assert [variant for (where, variant, key) in shape.fields if key == "input"] == ["tool_use"]
     assert shape.enums["content[].type"] == frozenset({"text", "tool_use"})
 
 
-def test_values_are_never_compared_outside_enum_keys() -> None:
-    """Different ids, text and numbers are not findings at all."""
-    recorded = {"id": "a", "model": "m1", "usage": {"total_tokens": 3}, "object": "x"}
-    live = {"id": "b", "model": "m2", "usage": {"total_tokens": 900}, "object": "x"}
-    assert _diff([recorded], [live]) == []
+OPTIONAL_AUDIO = vocabulary().behaviour_paths | {"audio"}
+AUDIO: Any = ({"a": 1, "audio": {"id": "x"}}, {"a": 1})
+
+# (recorded answers, live answers, Rules options, every finding as (kind, path))
+CLASSIFIED = {
+    "ids-text-numbers-are-values": (
+        [{"id": "a", "model": "m1", "usage": {"total_tokens": 3}, "object": "x"}],
+        [{"id": "b", "model": "m2", "usage": {"total_tokens": 900}, "object": "x"}],
+        {},
+        [],
+    ),
+    "in-every-recorded-answer-is-removed": (
+        [{"a": 1, "b": 2}, {"a": 1, "b": 3}], [{"a": 1}], {}, [("field_removed", "b")]
+    ),
+    "in-some-recorded-answers-is-behaviour": (
+        [{"a": 1, "b": 2}, {"a": 1}], [{"a": 1}], {}, [("info", "b")]
+    ),
+    "partly-present-live-is-not-removed": (
+        [{"a": 1, "b": 2}], [{"a": 1, "b": 2}, {"a": 1}], {}, []
+    ),
+    "a-type-change-hides-the-children-it-took": (
+        [{"usage": {"n": 1}}], [{"usage": "n=1"}], {}, [("type_changed", "usage")]
+    ),
+    "value-to-null-is-churn": ([{"content": "x"}], [{"content": None}], {}, [("info", "content")]),
+    "null-to-value-is-churn": ([{"content": None}], [{"content": "x"}], {}, [("info", "content")]),
+    "value-to-null-strict": (
+        [{"content": "x"}], [{"content": None}], {"strict_nulls": True},
+        [("type_changed", "content")],
+    ),
+    "null-to-value-strict": (
+        [{"content": None}], [{"content": "x"}], {"strict_nulls": True},
+        [("type_changed", "content")],
+    ),
+    "a-value-of-another-key-is-not-compared": ([{"tier": "default"}], [{"tier": "flex"}], {}, []),
+    "a-user-enum-key-is-compared": (
+        [{"tier": "default"}], [{"tier": "flex"}], {"enum_keys": frozenset({"tier"})},
+        [("enum_value_new", "tier")],
+    ),
+    "a-path-gone": ([AUDIO[0]], [AUDIO[1]], {}, [("field_removed", "audio")]),
+    "an-optional-path-gone": (
+        [AUDIO[0]], [AUDIO[1]], {"optional_paths": OPTIONAL_AUDIO}, [("info", "audio")]
+    ),
+    "an-optional-path-new": (
+        [AUDIO[1]], [AUDIO[0]], {"optional_paths": OPTIONAL_AUDIO}, [("info", "audio")]
+    ),
+    "a-discriminator-gone-though-it-names-the-member": (
+        [{"content": [{"type": "text", "text": "a"}]}], [{"content": [{"text": "a"}]}], {},
+        [("field_removed", "content[].type"), ("info", "content[]")],
+    ),
+    "scalar-array-elements-are-typed": (
+        [{"v": [1, 2]}], [{"v": ["1", "2"]}], {}, [("type_changed", "v[]")]
+    ),
+}  # fmt: skip
 
 
-def test_field_removed_needs_every_recorded_answer() -> None:
-    """A key in all recorded answers and no live one is removed; in some of them, behaviour."""
-    always = [{"a": 1, "b": 2}, {"a": 1, "b": 3}]
-    assert _drift(_diff(always, [{"a": 1}])) == {("field_removed", "b")}
-    sometimes = [{"a": 1, "b": 2}, {"a": 1}]
-    findings = _diff(sometimes, [{"a": 1}])
-    assert _drift(findings) == set()
-    assert [f.path for f in findings] == ["b"]
-
-
-def test_field_partly_present_live_is_not_removed() -> None:
-    """A key still present in some live answers was not removed."""
-    assert _drift(_diff([{"a": 1, "b": 2}], [{"a": 1, "b": 2}, {"a": 1}])) == set()
+@pytest.mark.parametrize(
+    ("recorded", "live", "options", "expected"), CLASSIFIED.values(), ids=CLASSIFIED.keys()
+)
+def test_classification(
+    recorded: list[Any], live: list[Any], options: dict[str, Any], expected: list[Any]
+) -> None:
+    """Values are compared only at enum keys; a key is removed only when every recorded answer
+    had it and no live one has; null vs a value is churn unless strict_nulls; optional paths
+    come and go as behaviour."""
+    assert sorted((f.kind, f.path) for f in _diff(recorded, live, **options)) == expected
 
 
 def test_new_subtree_is_one_finding() -> None:
@@ -113,54 +158,6 @@ def test_new_subtree_is_one_finding() -> None:
     assert [(f.kind, f.path, f.live) for f in findings] == [
         ("field_added", "usage.details", ("object",))
     ]
-
-
-def test_type_change_hides_the_children_it_took_away() -> None:
-    """An object that became a string is one type_changed, not also removed children."""
-    findings = _diff([{"usage": {"n": 1}}], [{"usage": "n=1"}])
-    assert _drift(findings) == {("type_changed", "usage")}
-
-
-@pytest.mark.parametrize(
-    ("strict", "expected"),
-    [
-        pytest.param(False, set(), id="churn-by-default"),
-        pytest.param(True, {("type_changed", "content")}, id="strict-nulls"),
-    ],
-)
-def test_null_versus_value(strict: bool, expected: set[tuple[str, str]]) -> None:
-    """null vs a value is churn unless strict_nulls is set."""
-    assert _drift(_diff([{"content": "x"}], [{"content": None}], strict_nulls=strict)) == expected
-    assert _drift(_diff([{"content": None}], [{"content": "x"}], strict_nulls=strict)) == expected
-
-
-def test_user_enum_key() -> None:
-    """A key named with enum_keys has its values compared too."""
-    recorded, live = [{"tier": "default"}], [{"tier": "flex"}]
-    assert _drift(_diff(recorded, live)) == set()
-    keys = frozenset({"tier"})
-    assert _drift(_diff(recorded, live, enum_keys=keys)) == {("enum_value_new", "tier")}
-
-
-def test_user_optional_path() -> None:
-    """A path marked optional appears and vanishes as behaviour, never as drift."""
-    recorded, live = [{"a": 1, "audio": {"id": "x"}}], [{"a": 1}]
-    assert _drift(_diff(recorded, live)) == {("field_removed", "audio")}
-    optional = vocabulary().behaviour_paths | {"audio"}
-    assert _drift(_diff(recorded, live, optional_paths=optional)) == set()
-    assert _drift(_diff(live, recorded, optional_paths=optional)) == set()
-
-
-def test_discriminator_removal_is_reported() -> None:
-    """A `type` key that disappears is field_removed, though it names the union member."""
-    recorded = [{"content": [{"type": "text", "text": "a"}]}]
-    live = [{"content": [{"text": "a"}]}]
-    assert _drift(_diff(recorded, live)) == {("field_removed", "content[].type")}
-
-
-def test_array_element_type_change() -> None:
-    """Scalar array elements are typed too: numbers becoming strings is drift."""
-    assert _drift(_diff([{"v": [1, 2]}], [{"v": ["1", "2"]}])) == {("type_changed", "v[]")}
 
 
 def test_fingerprint_is_stable_and_distinct() -> None:

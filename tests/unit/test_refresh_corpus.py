@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +14,10 @@ from cassette_refresh import Answer, Finding, compare, shape_of
 CORPUS = Path(__file__).resolve().parents[1] / "refresh_corpus"
 
 
+@functools.cache
 def _cases(name: str) -> list[Any]:
-    cases = yaml.safe_load((CORPUS / name).read_text(encoding="utf-8"))
+    text = (CORPUS / name).read_text(encoding="utf-8")
+    cases = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     return [pytest.param(case, id=case["id"]) for case in cases]
 
 
