@@ -2,8 +2,8 @@
 ``intercept(Recorder)``, then replayed under ``CI=true`` (no mode named) with 0 emulator hits.
 
 For each SDK the same promises: a complete answer, a stream, a tool call and the async client
-replay equal to what the SDK parsed live; a tuning change (temperature and the like) still
-replays; a new prompt is a ``CassetteMissError`` through the SDK on the first attempt (the SDK's
+replay equal to what the SDK parsed live, and so does a tuning change (temperature and the
+like); a new prompt is a ``CassetteMissError`` through the SDK on the first attempt (the SDK's
 own retries on, none taken); no key reaches the file; a retried 429 (openai, anthropic) replays
 without backoff. An SDK is one row of :data:`SDKS`; its
 own file keeps only its quirks.
@@ -446,11 +446,17 @@ def test_a_complete_answer_replays_equal(
     sdk: Sdk, emu: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """A complete answer replays equal, stored as YAML structure under the SDK's provider,
-    with the SDK's version in the manifest."""
+    with the SDK's version in the manifest; the same question with other temperature, seed or
+    token limit replays it too."""
     path = tmp_path / "complete.yaml"
     call = lambda: sdk.complete(emu, FRANCE, sdk.tuning[0])  # noqa: E731
     recorded, replayed = _roundtrip(sdk, emu, monkeypatch, path, call)
     assert replayed == recorded
+    tuned, _ = replay_in_ci(
+        monkeypatch, path, lambda: dump(sdk.complete(emu, FRANCE, sdk.tuning[1]))
+    )
+    assert emu.hits == 0
+    assert tuned == recorded
     [stored] = interactions(path)
     assert stored["provider"] == sdk.provider
     assert isinstance(stored["response"]["body"], dict)
@@ -499,22 +505,6 @@ def test_the_async_client_replays(
     path = tmp_path / "async.yaml"
     call = lambda: asyncio.run(acomplete(emu, FRANCE))  # noqa: E731
     recorded, replayed = _roundtrip(sdk, emu, monkeypatch, path, call)
-    assert replayed == recorded
-
-
-@pytest.mark.parametrize("sdk", SDKS)
-def test_a_tuning_change_still_replays(
-    sdk: Sdk, emu: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    """The same question with other temperature, seed or token limit replays the recording."""
-    path = tmp_path / "tuning.yaml"
-    sdk.secrets(monkeypatch, tmp_path)
-    recorded = dump(record(path, lambda: sdk.complete(emu, FRANCE, sdk.tuning[0])))
-    emu.reset()
-    replayed, _ = replay_in_ci(
-        monkeypatch, path, lambda: dump(sdk.complete(emu, FRANCE, sdk.tuning[1]))
-    )
-    assert emu.hits == 0
     assert replayed == recorded
 
 
