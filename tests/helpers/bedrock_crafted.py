@@ -54,7 +54,7 @@ class Crafted:
 def serving() -> Iterator[Crafted]:
     """A crafted Bedrock, served on a thread while the block runs."""
     server = Crafted()
-    thread = threading.Thread(target=server.server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield server

@@ -103,7 +103,7 @@ def acme() -> Iterator[AcmeServer]:
 
     http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server = AcmeServer(f"http://127.0.0.1:{http.server_address[1]}")
-    thread = threading.Thread(target=http.serve_forever, daemon=True)
+    thread = threading.Thread(target=http.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     catalog.register(ACME)
     try:

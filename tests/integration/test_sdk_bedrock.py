@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import socket
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import boto3
@@ -134,6 +135,8 @@ def test_a_retried_throttle_replays_as_the_same_retry(
     emu: Emulator, tmp_path: Path, aws: Credentials, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A 429 then a success (botocore retried live) replays as the same two attempts."""
+    backoffs: list[float] = []  # botocore's backoff, asked for but not waited out
+    monkeypatch.setattr(botocore.endpoint, "time", SimpleNamespace(sleep=backoffs.append))
     emu.inject_error(429)
     path = tmp_path / "b.yaml"
     retrying = Config(retries={"max_attempts": 2, "mode": "standard"})
@@ -145,6 +148,7 @@ def test_a_retried_throttle_replays_as_the_same_retry(
         replayed = converse(client(emu, config=retrying))
     assert emu.hits == 0
     assert replayed["ResponseMetadata"]["RetryAttempts"] == 1
+    assert len(backoffs) == 2  # one retry live, the same one replayed
     assert comparable(replayed) == comparable(recorded)
 
 

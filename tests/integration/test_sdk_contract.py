@@ -2,8 +2,8 @@
 ``intercept(Recorder)``, then replayed under ``CI=true`` (no mode named) with 0 emulator hits.
 
 For each SDK the same promises: a complete answer, a stream, a tool call and the async client
-replay equal to what the SDK parsed live; a tuning change (temperature and the like) still
-replays; a new prompt is a ``CassetteMissError`` through the SDK on the first attempt (the SDK's
+replay equal to what the SDK parsed live, and so does a tuning change (temperature and the
+like); a new prompt is a ``CassetteMissError`` through the SDK on the first attempt (the SDK's
 own retries on, none taken); no key reaches the file; a retried 429 (openai, anthropic) replays
 without backoff. An SDK is one row of :data:`SDKS`; its
 own file keeps only its quirks.
@@ -425,9 +425,6 @@ RETRIES = [
     for name, sdk in TABLE
     for status in {"openai": [429], "anthropic": [429, 529]}.get(name, [])
 ]
-MISSES = [pytest.param(sdk, False, id=f"{name}-sync") for name, sdk in TABLE] + [
-    pytest.param(sdk, True, id=f"{name}-async") for name, sdk in TABLE if sdk.acomplete is not None
-]
 
 
 def _roundtrip(
@@ -441,20 +438,47 @@ def _roundtrip(
     return answers
 
 
+def _a_new_prompt_misses_at_once(
+    emu: Emulator, monkeypatch: pytest.MonkeyPatch, path: Path, ask: Callable[[], Any]
+) -> None:
+    """Another question asked of ``path``'s recording is a CassetteMissError through the SDK,
+    with the prompt's diff, on the first attempt (the SDK's retries are on: none is taken)
+    and nothing goes live."""
+    emu.reset()
+    with monkeypatch.context() as env:
+        env.setenv("CI", "true")
+        recorder = Recorder(path)
+        with intercept(recorder), pytest.raises(CassetteMissError) as caught:
+            ask()
+    assert f"'{FRANCE}' → '{SPAIN}'" in str(caught.value)
+    assert recorder.stats.missed == 1  # one attempt: no retry reached the cassette again
+    assert caught.value.report.digest == recorder.stats.misses[0].digest
+    assert emu.hits == 0
+
+
 @pytest.mark.parametrize("sdk", SDKS)
 def test_a_complete_answer_replays_equal(
     sdk: Sdk, emu: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """A complete answer replays equal, stored as YAML structure under the SDK's provider,
-    with the SDK's version in the manifest."""
+    with the SDK's version in the manifest; the same question with other temperature, seed or
+    token limit replays it too, and another question is a miss at once."""
     path = tmp_path / "complete.yaml"
     call = lambda: sdk.complete(emu, FRANCE, sdk.tuning[0])  # noqa: E731
     recorded, replayed = _roundtrip(sdk, emu, monkeypatch, path, call)
     assert replayed == recorded
+    tuned, _ = replay_in_ci(
+        monkeypatch, path, lambda: dump(sdk.complete(emu, FRANCE, sdk.tuning[1]))
+    )
+    assert emu.hits == 0
+    assert tuned == recorded
     [stored] = interactions(path)
     assert stored["provider"] == sdk.provider
     assert isinstance(stored["response"]["body"], dict)
     assert manifest_sdks(path)[sdk.dist] == importlib.metadata.version(sdk.dist)
+    _a_new_prompt_misses_at_once(
+        emu, monkeypatch, path, lambda: sdk.complete(emu, SPAIN, sdk.tuning[0])
+    )
 
 
 @pytest.mark.parametrize("sdk", SDKS)
@@ -493,57 +517,15 @@ def test_a_tool_call_replays_with_its_ids(
 def test_the_async_client_replays(
     sdk: Sdk, emu: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """The async client's complete answer and stream replay equal (each run on its own loop)."""
+    """The async client's complete answer and stream replay equal (each run on its own loop);
+    another question is a miss at once through it too."""
     assert sdk.acomplete is not None
     acomplete = sdk.acomplete
     path = tmp_path / "async.yaml"
     call = lambda: asyncio.run(acomplete(emu, FRANCE))  # noqa: E731
     recorded, replayed = _roundtrip(sdk, emu, monkeypatch, path, call)
     assert replayed == recorded
-
-
-@pytest.mark.parametrize("sdk", SDKS)
-def test_a_tuning_change_still_replays(
-    sdk: Sdk, emu: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    """The same question with other temperature, seed or token limit replays the recording."""
-    path = tmp_path / "tuning.yaml"
-    sdk.secrets(monkeypatch, tmp_path)
-    recorded = dump(record(path, lambda: sdk.complete(emu, FRANCE, sdk.tuning[0])))
-    emu.reset()
-    replayed, _ = replay_in_ci(
-        monkeypatch, path, lambda: dump(sdk.complete(emu, FRANCE, sdk.tuning[1]))
-    )
-    assert emu.hits == 0
-    assert replayed == recorded
-
-
-@pytest.mark.parametrize(("sdk", "asynchronous"), MISSES)
-def test_a_new_prompt_is_a_miss_at_once(
-    sdk: Sdk, asynchronous: bool, emu: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    """Another question is a CassetteMissError through the SDK, with the prompt's diff, on the
-    first attempt (the SDK's retries are on: none is taken) and nothing goes live."""
-    path = tmp_path / "miss.yaml"
-    sdk.secrets(monkeypatch, tmp_path)
-    record(path, lambda: sdk.complete(emu, FRANCE, sdk.tuning[0]))
-    emu.reset()
-
-    def ask() -> Any:
-        if asynchronous:
-            assert sdk.acomplete is not None
-            return asyncio.run(sdk.acomplete(emu, SPAIN))
-        return sdk.complete(emu, SPAIN, sdk.tuning[0])
-
-    with monkeypatch.context() as env:
-        env.setenv("CI", "true")
-        recorder = Recorder(path)
-        with intercept(recorder), pytest.raises(CassetteMissError) as caught:
-            ask()
-    assert f"'{FRANCE}' → '{SPAIN}'" in str(caught.value)
-    assert recorder.stats.missed == 1  # one attempt: no retry reached the cassette again
-    assert caught.value.report.digest == recorder.stats.misses[0].digest
-    assert emu.hits == 0
+    _a_new_prompt_misses_at_once(emu, monkeypatch, path, lambda: asyncio.run(acomplete(emu, SPAIN)))
 
 
 @pytest.mark.parametrize(("sdk", "status"), RETRIES)

@@ -152,20 +152,22 @@ JSON = st.recursive(
 )
 
 
-@settings(max_examples=150, deadline=None)
-@example(body={"content": [{"type": [], "data": "x", "role": {}}]}, provider="openai.chat")
-@given(
-    body=JSON,
-    provider=st.sampled_from([*catalog.DEFAULT_CATALOG.names(), "tool", "mcp", "unknown.x"]),
-)
-def test_no_shape_raises_on_nonsense(body: Any, provider: str) -> None:
+PROVIDERS = [*catalog.DEFAULT_CATALOG.names(), "tool", "mcp", "unknown.x"]
+
+
+@settings(max_examples=40, deadline=None)
+@example(body={"content": [{"type": [], "data": "x", "role": {}}]})
+@given(body=JSON)
+def test_no_shape_raises_on_nonsense(body: Any) -> None:
     """Whatever a hand edit or a crafted request left (strings where lists were, lists of
-    numbers, nulls, a list or a mapping as a ``type``), every reader returns something to show,
-    and the tool, refusal and secret checks that walk the same data answer too."""
+    numbers, nulls, a list or a mapping as a ``type``), every provider's reader returns
+    something to show, and the tool, refusal and secret checks that walk the same data answer
+    too. (Every body goes to every reader: generating bodies is the cost, reading them is not.)"""
     request = body if isinstance(body, dict) else {"messages": body}
-    assert isinstance(asked(provider, request), Said)
-    assert isinstance(answered(provider, body), Said)
-    assert isinstance(streamed(provider, [StreamEvent(body), StreamEvent("[DONE]")]), Said)
+    for provider in PROVIDERS:
+        assert isinstance(asked(provider, request), Said)
+        assert isinstance(answered(provider, body), Said)
+        assert isinstance(streamed(provider, [StreamEvent(body), StreamEvent("[DONE]")]), Said)
     assert isinstance(catalog.tools_called(body), frozenset)
     assert isinstance(catalog.refused(body), bool)
     assert GUARD.scan({"request": request, "response": {"body": body}}) == []
