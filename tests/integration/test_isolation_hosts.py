@@ -77,15 +77,28 @@ SDK_HOSTS = ["eu.api.openai.com", "API.OpenAI.COM.", "x.openai.azure.com", "api.
              "api.openаi.com", "x@api.openai.com"]  # fmt: skip
 
 CLIENTS = """
-import asyncio, secrets, socket, urllib.request
+import asyncio, secrets, socket, ssl, urllib.request
 
 import aiohttp, anthropic, grpc, httpx, openai, pytest, requests
 
 KEY = "sk-" + secrets.token_hex(16)  # made at run time: never a real credential
+# Loading the CA store costs ~30 ms a context, ten times the refusal: one context and one
+# client per library, built by the SDK or library as usual, serve every host.
+CTX = ssl.create_default_context()
+HTTPX = httpx.Client(verify=CTX)
+OPENAI = openai.OpenAI(
+    api_key=KEY, max_retries=0, http_client=openai.DefaultHttpxClient(verify=CTX)
+)
+ANTHROPIC = anthropic.Anthropic(
+    api_key=KEY, max_retries=0, http_client=anthropic.DefaultHttpxClient(verify=CTX)
+)
 
 
 async def _ask(host):
-    async with openai.AsyncOpenAI(base_url=f"https://{host}/v1", api_key=KEY, max_retries=0) as c:
+    http = openai.DefaultAsyncHttpxClient(verify=CTX)
+    async with openai.AsyncOpenAI(
+        base_url=f"https://{host}/v1", api_key=KEY, max_retries=0, http_client=http
+    ) as c:
         await c.models.list()
 
 
@@ -101,16 +114,16 @@ def _grpc(host):
 
 
 CALLS = {
-    "openai-sdk": lambda host: openai.OpenAI(
-        base_url=f"https://{host}/v1", api_key=KEY, max_retries=0
+    "openai-sdk": lambda host: OPENAI.with_options(
+        base_url=f"https://{host}/v1"
     ).chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}]),
     "openai-async-sdk": lambda host: asyncio.run(_ask(host)),
-    "anthropic-sdk": lambda host: anthropic.Anthropic(
-        base_url=f"https://{host}", api_key=KEY, max_retries=0
-    ).models.list(),
-    "httpx": lambda host: httpx.Client().get(f"https://{host}/v1/models"),
+    "anthropic-sdk": lambda host: ANTHROPIC.with_options(base_url=f"https://{host}").models.list(),
+    "httpx": lambda host: HTTPX.get(f"https://{host}/v1/models"),
     "requests": lambda host: requests.get(f"https://{host}/v1/models", timeout=2),
-    "urllib": lambda host: urllib.request.urlopen(f"https://{host}/v1/models", timeout=2),
+    "urllib": lambda host: urllib.request.urlopen(
+        f"https://{host}/v1/models", timeout=2, context=CTX
+    ),
     "aiohttp": lambda host: asyncio.run(_get(host)),
     "socket.gethostbyname": lambda host: socket.create_connection(
         (socket.gethostbyname(host), 443), timeout=2
