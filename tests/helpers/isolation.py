@@ -5,12 +5,23 @@ from __future__ import annotations
 
 import pytest
 
+# The SDKs are imported only where used (openai ~2 s, anthropic ~4 s of CPU in each fresh
+# process): the subprocess runs, which test the session rather than a client, use ``raw``.
 CALLS = """
-import anthropic
-import openai
+import os
+
+
+def raw(method="GET", path="/models"):
+    import httpx2
+
+    url = os.environ["OPENAI_BASE_URL"] + path
+    body = {"model": "gpt-4o-mini"} if method == "POST" else None
+    return httpx2.request(method, url, json=body, timeout=2)
 
 
 def oa(**options):
+    import openai
+
     return openai.OpenAI(max_retries=0, **options)
 
 
@@ -22,6 +33,8 @@ def chat(client=None):
 
 
 def claude_tokens():
+    import anthropic
+
     return anthropic.Anthropic(max_retries=0).messages.count_tokens(
         model="claude-3-5-haiku-latest", messages=[{"role": "user", "content": "hi"}]
     )
