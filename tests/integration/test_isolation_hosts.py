@@ -14,56 +14,13 @@ import pytest
 
 from tests.helpers.audit import SocketAudit
 from tests.helpers.inner import PLUGIN_INI, run_inner
+from tests.helpers.isolation import PROVIDER_HOSTS
 
 # Only these suites use them; in-process runs drop what they import: loaded once here.
 for _module in ("aiohttp", "grpc", "requests"):
     importlib.import_module(_module)
 
-HOSTS = [
-    "api.openai.com",
-    "eu.api.openai.com",
-    "us.api.openai.com",
-    "API.OpenAI.COM.",  # case and the trailing dot of a fully qualified name
-    "x.openai.azure.com",
-    "x.cognitiveservices.azure.com",
-    "x.services.ai.azure.com",
-    "x.openai.azure.us",
-    "api.anthropic.com",
-    "generativelanguage.googleapis.com",
-    "aiplatform.googleapis.com",
-    "us-east5-aiplatform.googleapis.com",  # Claude on Vertex
-    "europe-west4-aiplatform.googleapis.com",
-    "bedrock-runtime.us-east-1.amazonaws.com",  # Claude on Bedrock
-    "bedrock.eu-west-1.amazonaws.com",
-    "bedrock-runtime-fips.us-gov-west-1.amazonaws.com",
-    "bedrock-runtime.cn-north-1.amazonaws.com.cn",
-    "api.groq.com",
-    "api.mistral.ai",
-    "api.together.xyz",
-    "openrouter.ai",
-    "api.deepseek.com",
-    "api.x.ai",
-    "api.fireworks.ai",
-    "api.cohere.com",
-    "api.perplexity.ai",
-    "api.cerebras.ai",
-    "api.ai21.com",
-    "api.voyageai.com",
-    "router.huggingface.co",
-    "api.replicate.com",
-    "integrate.api.nvidia.com",
-    "api.openаi.com",  # a Cyrillic a: the look-alike is read as the name it imitates
-    "ollama.com",  # Ollama Cloud
-    "eastus.api.cognitive.microsoft.com",  # Azure OpenAI's regional endpoints
-    "x.cognitiveservices.azure.cn",
-    "generativelanguage.mtls.googleapis.com",
-    "aiplatform.us-central1.rep.googleapis.com",  # Vertex regional endpoints
-    "bedrock-runtime.us-east-1.api.aws",  # AWS dual-stack
-    "bedrock-runtime-fips.us-east-1.api.aws",
-    "models.github.ai",
-    "api.z.ai",
-    "x@api.openai.com",  # userinfo is not the host
-]
+HOSTS = list(PROVIDER_HOSTS)
 # Fullwidth letters fold to the ASCII name (IDNA); httpx, httpx2 and requests reject such a URL
 # themselves, the others send it to the name it folds to.
 FULLWIDTH = "ａｐｉ.anthropic.com"
