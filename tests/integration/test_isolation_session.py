@@ -130,7 +130,7 @@ def test_a_conftest_call_that_raises_at_import_stops_the_run(
     """Uncaught, the refusal at conftest import ends the run with our error."""
     pytester.makeconftest("from calls import chat\n\nchat()\n")
     pytester.makepyfile(test_case="def test_it():\n    pass\n")
-    result = run_inner(pytester)
+    result = run_inner(pytester, "--tb=native")  # pytest's rendering of the SDK's stack is slow
     assert result.ret != 0
     assert ci.accepted == 0
     assert "LiveCallRefusedError" in result.stdout.str() + result.stderr.str()
