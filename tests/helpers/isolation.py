@@ -9,11 +9,6 @@ import pytest
 # process): the subprocess runs, which test the session rather than a client, use ``raw``.
 CALLS = """
 import os
-import ssl
-
-# One SSL context for the SDK clients: loading the CA store per client costs more than the
-# refusal each is built to meet.
-CTX = ssl.create_default_context()
 
 
 def raw(method="GET", path="/models"):
@@ -21,13 +16,12 @@ def raw(method="GET", path="/models"):
 
     url = os.environ["OPENAI_BASE_URL"] + path
     body = {"model": "gpt-4o-mini"} if method == "POST" else None
-    return httpx2.request(method, url, json=body, timeout=2, verify=CTX)
+    return httpx2.request(method, url, json=body, timeout=2)
 
 
 def oa(**options):
     import openai
 
-    options.setdefault("http_client", openai.DefaultHttpxClient(verify=CTX))
     return openai.OpenAI(max_retries=0, **options)
 
 
