@@ -166,10 +166,6 @@ def _is_loopback_ip(text: str) -> bool:
     return address.is_loopback or address.is_unspecified  # 0.0.0.0 reaches this machine too
 
 
-def is_loopback(host: str) -> bool:
-    return canonical_host(host) == LOOPBACK
-
-
 def catalog_provider(host: str) -> str | None:
     """The provider whose API ``host`` is (canonical form), from the catalog, or None."""
     for domain, provider in PROVIDER_DOMAINS:
@@ -221,8 +217,6 @@ _DEFAULT_PORTS = {"https": 443, "http": 80, "grpcs": 443, "grpc": 80, "wss": 443
 @lru_cache(maxsize=256)
 def url_host_port(value: str) -> tuple[str, int] | None:
     """The canonical host and port a URL (or bare ``host[:port]``) points at, or None."""
-    from urllib.parse import urlsplit
-
     text = value.strip()
     if "://" not in text:
         if not re.fullmatch(r"\[?[\w.:%-]+\]?(?::\d+)?/?.*", text) or not re.search(r"[.:]", text):
@@ -556,24 +550,21 @@ def check(
     hint: str | None = None,
     cassette_live: bool = False,
     record: bool = True,
-    error_type: type[LiveCallRefusedError] = LiveCallRefusedError,
 ) -> LiveCallRefusedError | None:
     """The error to raise for a request about to connect to ``host:port``, or None to let it
-    go. Records the refusal with the guard in force (``record=False``: the caller does, with
-    :func:`refuse`, if it comes to that). Nothing to check when none is armed. ``error_type``
-    is the class the caller will raise (a subclass the calling SDK lets through), so the
-    error is built once, in its final class."""
+    go. Records the refusal with the guard in force (``record=False``: only if the request
+    really connects, see :func:`deferred`). Nothing to check when none is armed."""
     guard = armed()
     if guard is None or host is None or not guard.applies():
         return None
-    text = host.decode("ascii", "replace") if isinstance(host, bytes) else str(host)
+    text = _text(host)
     number = _port(port)
     canonical = canonical_host(text)
     verdict = guard.why_refused(canonical, number, hint=hint, cassette_live=cassette_live)
     if verdict is None:
         return None
     reason, why = verdict
-    error = error_type(
+    error = LiveCallRefusedError(
         host=canonical if canonical != LOOPBACK else _shown_loopback(text),
         port=number,
         method=method.upper(),
@@ -645,9 +636,8 @@ def deferred_refusal(
     now that a connection is about to open; recorded once."""
     pending = _deferred.get()
     if pending is None and host is not None and _by_host:
-        text = host.decode("ascii", "replace") if isinstance(host, bytes) else str(host)
         with _by_host_lock:
-            waiting = _by_host.get((canonical_host(text), _port(port)))
+            waiting = _by_host.get((canonical_host(_text(host)), _port(port)))
             pending = waiting[-1] if waiting else None
     if pending is None:
         return None
@@ -656,6 +646,10 @@ def deferred_refusal(
         pending.recorded = True
         _record(guard, pending.error)
     return pending.error
+
+
+def _text(host: str | bytes) -> str:
+    return host.decode("ascii", "replace") if isinstance(host, bytes) else str(host)
 
 
 def _shown_loopback(text: str) -> str:
@@ -669,15 +663,13 @@ def _port(port: int | str | None) -> int | None:
     try:
         return int(port)
     except (TypeError, ValueError):
-        return {"https": 443, "http": 80}.get(str(port).lower())
+        return _DEFAULT_PORTS.get(str(port).lower())
 
 
 def _no_query(path: str) -> str:
     # The query may carry a key (Azure's ?api-key=, Gemini's ?key=), an absolute URL (a proxy
     # request) credentials: neither is ever shown.
     if "://" in path:
-        from urllib.parse import urlsplit
-
         try:
             path = urlsplit(path).path
         except ValueError:
@@ -832,7 +824,7 @@ def _call_hint(method: str, url: str, host: Any = None, port: Any = None) -> str
     endpoint's, Ollama's ``/api/chat``, only on its own hosts or its base URL's host and port:
     these clients send no SDK headers to tell by)."""
     if "://" not in url[:16]:
-        text = host.decode("ascii", "replace") if isinstance(host, bytes) else str(host or "h")
+        text = _text(host or "h")
         text = f"[{text}]" if ":" in text and not text.startswith("[") else text
         url = f"http://{text}:{port}{url}" if port else f"http://{text}{url}"
     try:
@@ -856,12 +848,17 @@ def _refuse_request(via: str, method: str, url: str, host: Any, port: Any) -> No
 # -- socket: the backstop -------------------------------------------------------------------
 
 
+def _backstop(host: Any, port: Any, via: str) -> None:
+    """The socket-level verdict: a refusal deferred for this request, else the guard's own."""
+    _refuse(deferred_refusal(host, port))
+    _refuse(check(host, port, via=via, cassette_live=cassette_live()))
+
+
 def _patch_socket() -> None:
     def guarded_getaddrinfo(original: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(original)
         def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
-            _refuse(deferred_refusal(host, port))
-            _refuse(check(host, port, via="socket.getaddrinfo", cassette_live=cassette_live()))
+            _backstop(host, port, "socket.getaddrinfo")
             return original(host, port, *args, **kwargs)
 
         return getaddrinfo
@@ -870,9 +867,7 @@ def _patch_socket() -> None:
         @functools.wraps(original)
         def connect(self: socket.socket, address: Any) -> Any:
             if self.family in (socket.AF_INET, socket.AF_INET6) and isinstance(address, tuple):
-                _refuse(deferred_refusal(address[0], address[1]))
-                live = cassette_live()
-                _refuse(check(address[0], address[1], via="socket.connect", cassette_live=live))
+                _backstop(address[0], address[1], "socket.connect")
             return original(self, address)
 
         return connect
@@ -880,9 +875,7 @@ def _patch_socket() -> None:
     def guarded_by_name(original: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(original)
         def resolve(host: Any, *args: Any, **kwargs: Any) -> Any:
-            _refuse(deferred_refusal(host))
-            _refuse(check(host, None, via=f"socket.{original.__name__}",
-                          cassette_live=cassette_live()))  # fmt: skip
+            _backstop(host, None, f"socket.{original.__name__}")
             return original(host, *args, **kwargs)
 
         return resolve

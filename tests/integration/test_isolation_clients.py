@@ -35,15 +35,24 @@ CLIENTS = {
     "    async with aiohttp.ClientSession() as session:\n"
     "        async with session.get(url + '/v1/models') as response:\n"
     "            await response.read()\n\ndef call(url):\n    asyncio.run(_get(url))\n",
-    "grpc": "import grpc, urllib.parse\n\ndef call(url):\n"
-    "    parts = urllib.parse.urlsplit(url)\n"
+    # gRPC waits for a connection attempt's outcome, not for readiness: the sink speaks no
+    # HTTP/2, so a ready channel never comes and the full timeout would be spent.
+    "grpc": "import grpc, threading, urllib.parse\n\ndef call(url):\n"
+    "    parts = urllib.parse.urlsplit(url)\n    tried = threading.Event()\n"
+    "    def seen(state):\n"
+    "        if state in (grpc.ChannelConnectivity.READY,\n"
+    "                     grpc.ChannelConnectivity.TRANSIENT_FAILURE):\n"
+    "            tried.set()\n"
     "    with grpc.insecure_channel(f'{parts.hostname}:{parts.port}') as channel:\n"
-    "        grpc.channel_ready_future(channel).result(timeout=2)\n",
-    "grpc.aio": "import asyncio, grpc.aio, urllib.parse\n\nasync def _ready(url):\n"
+    "        channel.subscribe(seen, try_to_connect=True)\n        tried.wait(2)\n",
+    "grpc.aio": "import asyncio, grpc.aio, urllib.parse\n\nasync def _tried(url):\n"
     "    parts = urllib.parse.urlsplit(url)\n"
     "    async with grpc.aio.insecure_channel(f'dns:///{parts.hostname}:{parts.port}') as ch:\n"
-    "        await asyncio.wait_for(ch.channel_ready(), 2)\n\n"
-    "def call(url):\n    asyncio.run(_ready(url))\n",
+    "        state = ch.get_state(try_to_connect=True)\n"
+    "        while state.name not in ('READY', 'TRANSIENT_FAILURE'):\n"
+    "            await ch.wait_for_state_change(state)\n"
+    "            state = ch.get_state()\n\n"
+    "def call(url):\n    asyncio.run(asyncio.wait_for(_tried(url), 2))\n",
     "socket.create_connection": "import socket, urllib.parse\n\ndef call(url):\n"
     "    parts = urllib.parse.urlsplit(url)\n"
     "    socket.create_connection((parts.hostname, parts.port), timeout=2).close()\n",

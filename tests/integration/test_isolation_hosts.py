@@ -14,56 +14,13 @@ import pytest
 
 from tests.helpers.audit import SocketAudit
 from tests.helpers.inner import PLUGIN_INI, run_inner
+from tests.helpers.isolation import PROVIDER_HOSTS
 
 # Only these suites use them; in-process runs drop what they import: loaded once here.
 for _module in ("aiohttp", "grpc", "requests"):
     importlib.import_module(_module)
 
-HOSTS = [
-    "api.openai.com",
-    "eu.api.openai.com",
-    "us.api.openai.com",
-    "API.OpenAI.COM.",  # case and the trailing dot of a fully qualified name
-    "x.openai.azure.com",
-    "x.cognitiveservices.azure.com",
-    "x.services.ai.azure.com",
-    "x.openai.azure.us",
-    "api.anthropic.com",
-    "generativelanguage.googleapis.com",
-    "aiplatform.googleapis.com",
-    "us-east5-aiplatform.googleapis.com",  # Claude on Vertex
-    "europe-west4-aiplatform.googleapis.com",
-    "bedrock-runtime.us-east-1.amazonaws.com",  # Claude on Bedrock
-    "bedrock.eu-west-1.amazonaws.com",
-    "bedrock-runtime-fips.us-gov-west-1.amazonaws.com",
-    "bedrock-runtime.cn-north-1.amazonaws.com.cn",
-    "api.groq.com",
-    "api.mistral.ai",
-    "api.together.xyz",
-    "openrouter.ai",
-    "api.deepseek.com",
-    "api.x.ai",
-    "api.fireworks.ai",
-    "api.cohere.com",
-    "api.perplexity.ai",
-    "api.cerebras.ai",
-    "api.ai21.com",
-    "api.voyageai.com",
-    "router.huggingface.co",
-    "api.replicate.com",
-    "integrate.api.nvidia.com",
-    "api.openаi.com",  # a Cyrillic a: the look-alike is read as the name it imitates
-    "ollama.com",  # Ollama Cloud
-    "eastus.api.cognitive.microsoft.com",  # Azure OpenAI's regional endpoints
-    "x.cognitiveservices.azure.cn",
-    "generativelanguage.mtls.googleapis.com",
-    "aiplatform.us-central1.rep.googleapis.com",  # Vertex regional endpoints
-    "bedrock-runtime.us-east-1.api.aws",  # AWS dual-stack
-    "bedrock-runtime-fips.us-east-1.api.aws",
-    "models.github.ai",
-    "api.z.ai",
-    "x@api.openai.com",  # userinfo is not the host
-]
+HOSTS = list(PROVIDER_HOSTS)
 # Fullwidth letters fold to the ASCII name (IDNA); httpx, httpx2 and requests reject such a URL
 # themselves, the others send it to the name it folds to.
 FULLWIDTH = "ａｐｉ.anthropic.com"
@@ -77,15 +34,28 @@ SDK_HOSTS = ["eu.api.openai.com", "API.OpenAI.COM.", "x.openai.azure.com", "api.
              "api.openаi.com", "x@api.openai.com"]  # fmt: skip
 
 CLIENTS = """
-import asyncio, secrets, socket, urllib.request
+import asyncio, secrets, socket, ssl, urllib.request
 
 import aiohttp, anthropic, grpc, httpx, openai, pytest, requests
 
 KEY = "sk-" + secrets.token_hex(16)  # made at run time: never a real credential
+# Loading the CA store costs ~30 ms a context, ten times the refusal: one context and one
+# client per library, built by the SDK or library as usual, serve every host.
+CTX = ssl.create_default_context()
+HTTPX = httpx.Client(verify=CTX)
+OPENAI = openai.OpenAI(
+    api_key=KEY, max_retries=0, http_client=openai.DefaultHttpxClient(verify=CTX)
+)
+ANTHROPIC = anthropic.Anthropic(
+    api_key=KEY, max_retries=0, http_client=anthropic.DefaultHttpxClient(verify=CTX)
+)
 
 
 async def _ask(host):
-    async with openai.AsyncOpenAI(base_url=f"https://{host}/v1", api_key=KEY, max_retries=0) as c:
+    http = openai.DefaultAsyncHttpxClient(verify=CTX)
+    async with openai.AsyncOpenAI(
+        base_url=f"https://{host}/v1", api_key=KEY, max_retries=0, http_client=http
+    ) as c:
         await c.models.list()
 
 
@@ -101,16 +71,16 @@ def _grpc(host):
 
 
 CALLS = {
-    "openai-sdk": lambda host: openai.OpenAI(
-        base_url=f"https://{host}/v1", api_key=KEY, max_retries=0
+    "openai-sdk": lambda host: OPENAI.with_options(
+        base_url=f"https://{host}/v1"
     ).chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}]),
     "openai-async-sdk": lambda host: asyncio.run(_ask(host)),
-    "anthropic-sdk": lambda host: anthropic.Anthropic(
-        base_url=f"https://{host}", api_key=KEY, max_retries=0
-    ).models.list(),
-    "httpx": lambda host: httpx.Client().get(f"https://{host}/v1/models"),
+    "anthropic-sdk": lambda host: ANTHROPIC.with_options(base_url=f"https://{host}").models.list(),
+    "httpx": lambda host: HTTPX.get(f"https://{host}/v1/models"),
     "requests": lambda host: requests.get(f"https://{host}/v1/models", timeout=2),
-    "urllib": lambda host: urllib.request.urlopen(f"https://{host}/v1/models", timeout=2),
+    "urllib": lambda host: urllib.request.urlopen(
+        f"https://{host}/v1/models", timeout=2, context=CTX
+    ),
     "aiohttp": lambda host: asyncio.run(_get(host)),
     "socket.gethostbyname": lambda host: socket.create_connection(
         (socket.gethostbyname(host), 443), timeout=2

@@ -54,7 +54,8 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Counter[str]]
     hits: Counter[str] = Counter()
     handler = type("Handler", (_Counted,), {"hits": hits})
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    # shutdown() waits out one poll interval: 0.5 s by default, per test
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.01,), daemon=True)
     thread.start()
     base = f"http://127.0.0.1:{httpd.server_address[1]}"
     monkeypatch.setenv("ACME_BASE_URL", base)  # a provider host, as a *_BASE_URL names one

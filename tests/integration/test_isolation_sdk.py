@@ -180,7 +180,7 @@ def test_module_level_code_that_raises_fails_the_run(pytester: pytest.Pytester, 
     pytester.makepyfile(
         test_case="from calls import chat\n\nANSWER = chat()\n\ndef test_it():\n    pass\n"
     )
-    result = run_inner(pytester)
+    result = run_inner(pytester, "--tb=native")  # pytest's rendering of the SDK's stack is slow
     result.assert_outcomes(errors=2)
     assert ci.accepted == 0
     _refused(result, "*LiveCallRefusedError*")

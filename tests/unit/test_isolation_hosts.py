@@ -24,6 +24,7 @@ from cassettes_core.isolation import (
     is_endpoint_variable,
     provider_reason,
 )
+from tests.helpers.isolation import PROVIDER_HOSTS
 
 LOOK_ALIKE = "api.open\u0430i.com"  # Cyrillic a
 
@@ -64,39 +65,9 @@ def test_every_spelling_has_one_canonical_form(spelling: str, canonical: str) ->
     assert canonical_host(spelling) == canonical
 
 
-@pytest.mark.parametrize(
-    ("host", "provider"),
-    [
-        ("api.openai.com", "OpenAI"),
-        ("eu.api.openai.com", "OpenAI"),
-        ("my-res.openai.azure.com", "Azure OpenAI"),
-        ("my-res.cognitiveservices.azure.com", "Azure AI services"),
-        ("my-res.services.ai.azure.com", "Azure AI Foundry"),
-        ("api.anthropic.com", "Anthropic"),
-        ("generativelanguage.googleapis.com", "Google Gemini"),
-        ("us-east5-aiplatform.googleapis.com", "Google Vertex AI"),
-        ("us-central1-aiplatform.mtls.googleapis.com", "Google Vertex AI"),
-        ("aiplatform.googleapis.com", "Google Vertex AI"),
-        ("bedrock-runtime.us-east-1.amazonaws.com", "Amazon Bedrock"),
-        ("bedrock-agent-runtime.eu-central-1.amazonaws.com", "Amazon Bedrock"),
-        ("vpce-1.bedrock-runtime.us-east-1.vpce.amazonaws.com", "Amazon Bedrock"),
-        ("runtime.sagemaker.us-west-2.amazonaws.com", "Amazon SageMaker runtime"),
-        ("api.groq.com", "Groq"),
-        ("openrouter.ai", "OpenRouter"),
-        ("api.x.ai", "xAI"),
-        ("ollama.com", "Ollama Cloud"),
-        ("eastus.api.cognitive.microsoft.com", "Azure AI services"),
-        ("my-res.cognitiveservices.azure.cn", "Azure AI services (China)"),
-        ("generativelanguage.mtls.googleapis.com", "Google Gemini"),
-        ("aiplatform.us-central1.rep.googleapis.com", "Google Vertex AI"),
-        ("bedrock-runtime.us-east-1.api.aws", "Amazon Bedrock"),
-        ("bedrock-runtime-fips.us-east-1.api.aws", "Amazon Bedrock"),
-        ("models.github.ai", "GitHub Models"),
-        ("api.z.ai", "Z.ai"),
-    ],
-)
+@pytest.mark.parametrize(("host", "provider"), PROVIDER_HOSTS.items())
 def test_the_catalog_knows_the_real_providers(host: str, provider: str) -> None:
-    assert catalog_provider(host) == provider
+    assert catalog_provider(canonical_host(host)) == provider
 
 
 @pytest.mark.parametrize(
