@@ -107,6 +107,7 @@ def _run_began(run: str) -> float:
 
 JOURNAL_SUFFIX = ".journal"
 _CHECK_CHARS = 16
+_READ_TRIES = 20  # reads a run of rewrites may spoil before one is taken as it is
 NAME_MAX = 255
 _COMPANION_ROOM = 16  # "." and ".journal" or ".XXXXXXXX.tmp"
 
@@ -199,9 +200,17 @@ def require_regular_file(path: Path) -> None:
 
 def _read_bytes(path: Path) -> bytes | None:
     """The file's bytes, or ``None`` when it does not exist; every failure is ours."""
+    read = _read_file(path)
+    return None if read is None else read[0]
+
+
+def _read_file(path: Path) -> tuple[bytes, os.stat_result] | None:
+    """The file's bytes and the status of the very file they came from (``None``: it does
+    not exist); a device, FIFO or socket is refused before it is opened."""
     try:
         require_regular_file(path)
-        return path.read_bytes()
+        with open(path, "rb") as handle:
+            return handle.read(), os.fstat(handle.fileno())
     except FileNotFoundError:
         return None
     except IsADirectoryError as exc:
@@ -305,13 +314,18 @@ class _Read:
     signature: tuple[int, ...] | None
 
 
-def _read(path: Path, *, journal: bool = True) -> _Read:
+def _read(path: Path) -> _Read:
     # The journal first: a fold between the two reads then leaves its lines in the cassette.
-    lines, journal_end, journal_size = _journal(path) if journal else ([], 0, 0)
-    st = _stat(path)
-    if st is not None and not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
-        require_regular_file(path)  # raises, with its message
-    data = None if st is None else _read_bytes(path)
+    # A whole write between them (a start-over, whose journal went first) shows as another
+    # file than the one there before: read both again, never one's journal with the other.
+    for _ in range(_READ_TRIES):
+        before = _stat(path)
+        lines, journal_end, journal_size = _journal(path)
+        read = None if before is None else _read_file(path)
+        st = None if read is None else read[1]
+        if _identity(before) == _identity(st):
+            break
+    data = None if read is None else read[0]
     document: dict[str, Any] | None = None
     interactions: list[Interaction] = []
     if data is not None:
@@ -336,6 +350,10 @@ def _read(path: Path, *, journal: bool = True) -> _Read:
     elif lines:
         signature = (0, 0, 0, journal_size)
     return _Read(document, interactions, lines, journal_end, journal_size, signature)
+
+
+def _identity(st: os.stat_result | None) -> tuple[int, int, int] | None:
+    return None if st is None else (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def _folded(item: Mapping[str, Any], top: int) -> bool:
