@@ -99,7 +99,7 @@ for n in range(100_000):
 """
 
 
-DELAYS = [0.0, 0.01, 0.03, 0.07, 0.13, 0.2, 0.3]
+DELAYS = [0.0, 0.02, 0.07, 0.15, 0.3]
 
 
 def _asked(path: Path) -> list[str]:
