@@ -156,22 +156,14 @@ def lock_for(path: Path | str) -> filelock.FileLock:
 def locked(path: Path | str) -> Iterator[None]:
     """Hold the cassette's lock for a rewrite done outside :class:`CassetteFile` (``cassettes
     prune``, ``cassette-refresh --write``). What such a rewrite reads holds the journal too, so
-    when it replaced the file the journal goes with it (folded, not written twice). The lock
-    file is removed before letting go, so none is left beside the cassette (a waiter that
-    locked the removed file takes the new one)."""
-    lock = lock_for(path)
-    lock.acquire()
-    try:
+    when it replaced the file the journal goes with it (folded, not written twice)."""
+    with CassetteFile(path)._locked(last=True):
         before = _stat(Path(path))
         yield
         after = _stat(Path(path))
         if after is not None and (before is None or before.st_ino != after.st_ino):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(journal_path(path))
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(lock.lock_file)
-        lock.release()
 
 
 # -- reading --------------------------------------------------------------------------------
@@ -344,16 +336,19 @@ def _read(path: Path) -> _Read:
             _cache.store(source, document)
     top = max((i.seq for i in interactions), default=0)
     lines = [(n, item) for n, item in lines if not _folded(item, top)]
-    signature: tuple[int, ...] | None = None
-    if st is not None:
-        signature = (st.st_ino, st.st_size, st.st_mtime_ns, journal_size)
-    elif lines:
-        signature = (0, 0, 0, journal_size)
+    signature = _signature(st, journal_size if lines else None)
     return _Read(document, interactions, lines, journal_end, journal_size, signature)
 
 
 def _identity(st: os.stat_result | None) -> tuple[int, int, int] | None:
     return None if st is None else (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _signature(st: os.stat_result | None, journal_size: int | None) -> tuple[int, ...] | None:
+    """What identifies one version of a cassette and its journal (``None``: neither exists)."""
+    if st is None and journal_size is None:
+        return None
+    return (*(_identity(st) or (0, 0, 0)), journal_size or 0)
 
 
 def _folded(item: Mapping[str, Any], top: int) -> bool:
@@ -690,12 +685,8 @@ class CassetteFile:
             self._lock.release()
 
     def _signature(self) -> tuple[int, ...] | None:
-        st = _stat(self.path)
         journal = _stat(journal_path(self.path))
-        size = 0 if journal is None else journal.st_size
-        if st is None:
-            return None if journal is None else (0, 0, 0, size)
-        return (st.st_ino, st.st_size, st.st_mtime_ns, size)
+        return _signature(_stat(self.path), None if journal is None else journal.st_size)
 
     # -- recording: the journal ---------------------------------------------------------------
 
@@ -724,7 +715,7 @@ class CassetteFile:
 
     def _check(self, items: list[dict[str, Any]]) -> None:
         """The guard, under the lock once each item has its seq (its findings name it)."""
-        if self.guard is not None:
+        if self.guard is not None and items:
             self.guard.check(items, path=self.path)
 
     def _read_or_empty(self) -> _Read:
@@ -777,15 +768,7 @@ class CassetteFile:
         if _stat(journal_path(self.path)) is None:
             _UNFOLDED.discard(self.path)
             return
-        with self._locked(last=True, wait=wait):
-            _UNFOLDED.discard(self.path)
-            read = _read(self.path)
-            _journal_interactions(self.path, read)  # a damaged journal is reported, not lost
-            if read.journal:
-                self._write(read, [item for _, item in read.journal])
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(journal_path(self.path))
-            self._known = None
+        self._write_whole([], wait=wait)
 
     def append(self, new: Sequence[Interaction], *, rewrite: bool = False) -> list[Interaction]:
         """Write ``new`` after what the file and its journal hold (or, with ``rewrite``, start
@@ -793,11 +776,20 @@ class CassetteFile:
         items = [interaction.to_dict() for interaction in new]
         for item in items:
             _storable(self.path, item)
-        with self._locked(last=True):
+        self._write_whole(items, rewrite=rewrite)
+        return [i.with_seq(item["seq"]) for i, item in zip(new, items, strict=True)]
+
+    def _write_whole(
+        self, items: list[dict[str, Any]], *, rewrite: bool = False, wait: bool = True
+    ) -> None:
+        """Under the lock: the journal (unless started over) and then ``items``, seqs given
+        after the highest, written whole; the journal is removed."""
+        with self._locked(last=True, wait=wait):
+            _UNFOLDED.discard(self.path)
             # Never write over a file that cannot be read, unless it is started over.
             read = self._read_or_empty() if rewrite else _read(self.path)
             top = 0
-            if not rewrite:
+            if not rewrite:  # a damaged journal is reported, not lost
                 journal = _journal_interactions(self.path, read)
                 top = max((i.seq for i in (*read.interactions, *journal)), default=0)
             for n, item in enumerate(items, start=top + 1):
@@ -805,11 +797,11 @@ class CassetteFile:
             self._check(items)
             if rewrite:
                 self._start_over(read, items, None)
-            else:
+            elif items or read.journal:
                 self._write(read, [*(item for _, item in read.journal), *items])
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(journal_path(self.path))
-        return [i.with_seq(item["seq"]) for i, item in zip(new, items, strict=True)]
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(journal_path(self.path))
+            self._known = None
 
     def _start_over(self, read: _Read, items: list[dict[str, Any]], run: str | None) -> None:
         # The journal goes first: a kill in between leaves the old cassette, never old
