@@ -53,7 +53,6 @@ from cassettes_core.store._format import (
     FORMAT_VERSION,
     check_version,
     dump_yaml,
-    load_yaml,
     parse_document,
     parse_interaction,
     parse_interactions,
@@ -895,7 +894,8 @@ def rehash(path: Path | str) -> tuple[int, int]:
     if _stat(path) is None:
         raise CassetteFormatError(path, "does not exist")
     with CassetteFile(path)._locked(last=True):
-        document = parse_document(_decode(_read_bytes(path) or b"", path), path)
+        text = _decode(_read_bytes(path) or b"", path)
+        document = parse_document(text, path)
         Manifest.from_dict(document.get("manifest") or {}, path)  # a bad manifest is reported
         items = document.get("interactions")
         items = [] if items is None else items
@@ -914,12 +914,11 @@ def rehash(path: Path | str) -> tuple[int, int]:
                 item["digest"] = digest
                 changed += 1
         document["interactions"] = items
-        rendered = dump_yaml(document)
         # Whatever else is wrong with the file must still be reported, not written over.
-        parse_interactions(load_yaml(rendered).get("interactions"), path, rendered)
+        parse_interactions(items, path, text)
         if changed or journal:
             try:
-                atomic_write(path, rendered)
+                atomic_write(path, dump_yaml(document))
             except OSError as exc:
                 raise ConfigError(f"cannot rewrite {path}: {exc.strerror or exc}") from exc
         with contextlib.suppress(FileNotFoundError):
