@@ -249,16 +249,13 @@ def _journal(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], int, int]:
     data = _read_bytes(where)
     if not data:
         return [], 0, 0
+    *whole, tail = data.split(b"\n")  # the tail: what a writer killed mid-line left
     items: list[tuple[int, dict[str, Any]]] = []
-    start, number = 0, 0
-    while start < len(data):
-        end = data.find(b"\n", start)
-        if end < 0:
-            break  # torn: a writer was killed mid-line
-        number += 1
-        item = _journal_item(data[start:end])
+    end = 0
+    for number, line in enumerate(whole, start=1):
+        item = _journal_item(line)
         if item is None:
-            if end + 1 >= len(data):
+            if number == len(whole) and not tail:
                 break  # the last line, torn
             raise CassetteFormatError(
                 where,
@@ -268,8 +265,8 @@ def _journal(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], int, int]:
                 location=f"line {number}",
             )
         items.append((number, item))
-        start = end + 1
-    return items, start, len(data)
+        end += len(line) + 1
+    return items, end, len(data)
 
 
 def _journal_item(line: bytes) -> dict[str, Any] | None:
