@@ -80,6 +80,19 @@ def _asked(path: Path) -> list[str]:
     return sorted(_in_order(path))
 
 
+def _ready(script: str, *args: str, says: str = "ready") -> subprocess.Popen[str]:
+    """A child running ``script``, once it has said ``says`` on its stdout (left open)."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", script, *args], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout is not None
+    if child.stdout.readline().strip() != says:
+        child.kill()
+        child.wait(timeout=30)
+        pytest.fail(f"the child did not say {says!r}")
+    return child
+
+
 def _expected(workers: int, count: int) -> list[str]:
     return sorted(f"worker {w} question {n}" for w in range(workers) for n in range(count))
 
@@ -136,12 +149,9 @@ def test_a_writer_killed_while_holding_the_lock_does_not_block_the_next(tmp_path
     """SIGKILL releases the lock with the process: the next append proceeds at once."""
     path = tmp_path / "c.yaml"
     CassetteFile(path).append([interaction(1)])
-    child = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(path)], cwd=ROOT, stdout=subprocess.PIPE, text=True
-    )
+    child = _ready(HOLDER, str(path), says="locked")
     assert child.stdout is not None
     try:
-        assert child.stdout.readline().strip() == "locked"
         assert Path(lock_for(path).lock_file).exists()
         os.kill(child.pid, signal.SIGKILL)
     finally:
@@ -340,15 +350,9 @@ while True:
 
 def _kill_mid_save(path: Path, saves_before_kill: int) -> bool:
     """Run the writer, SIGKILL it during a save; True if a torn temporary file was left."""
-    child = subprocess.Popen(
-        [sys.executable, "-c", SAVER, str(path)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    child = _ready(SAVER, str(path))
     assert child.stdout is not None
     try:
-        assert child.stdout.readline().strip() == "ready"
         seen = 0
         while seen < saves_before_kill:
             if child.stdout.readline().strip() == "saving":
@@ -402,15 +406,9 @@ def test_record_runs_killed_at_many_points_leave_a_whole_cassette(tmp_path: Path
     CassetteFile(path).append([interaction(1, "the old recording")])
     previous = _in_order(path)
     for run, delay in enumerate(DELAYS):
-        child = subprocess.Popen(
-            [sys.executable, "-c", RECORD_LOOP, str(path), str(run)],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
+        child = _ready(RECORD_LOOP, str(path), str(run))
         assert child.stdout is not None
         try:
-            assert child.stdout.readline().strip() == "ready"
             time.sleep(delay)
             os.kill(child.pid, signal.SIGKILL)
         finally:
