@@ -146,13 +146,14 @@ def store(digest: str, document: Any) -> None:
     """Keep ``document`` (the validated parse of a file hashing to ``digest``), if it can be
     kept exactly; any failure leaves the cache as it was."""
     folder = cache_dir()
-    if folder is None or not _is_plain_json(document):
+    if folder is None:
         return
     try:
         payload = json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode()
+        exact = json.loads(payload) == document  # str keys, JSON types only
     except (ValueError, TypeError, RecursionError, UnicodeEncodeError):
         return
-    if not _own_folder(folder, create=True):
+    if not exact or not _own_folder(folder, create=True):
         return
     head = json.dumps(_header(digest, payload)).encode()
     try:
@@ -183,22 +184,6 @@ def _prune_due(folder: Path) -> bool:
         return False
     with contextlib.suppress(OSError):
         stamp.touch()
-    return True
-
-
-def _is_plain_json(document: Any) -> bool:
-    """True when JSON gives ``document`` back exactly: str keys, JSON types (iterative)."""
-    pending = [document]
-    while pending:
-        item = pending.pop()
-        if isinstance(item, dict):
-            if not all(type(key) is str for key in item):
-                return False
-            pending.extend(item.values())
-        elif isinstance(item, list):
-            pending.extend(item)
-        elif item is not None and type(item) not in (str, int, float, bool):
-            return False
     return True
 
 

@@ -53,7 +53,6 @@ from cassettes_core.store._format import (
     FORMAT_VERSION,
     check_version,
     dump_yaml,
-    load_yaml,
     parse_document,
     parse_interaction,
     parse_interactions,
@@ -107,6 +106,7 @@ def _run_began(run: str) -> float:
 
 JOURNAL_SUFFIX = ".journal"
 _CHECK_CHARS = 16
+_READ_TRIES = 20  # reads a run of rewrites may spoil before one is taken as it is
 NAME_MAX = 255
 _COMPANION_ROOM = 16  # "." and ".journal" or ".XXXXXXXX.tmp"
 
@@ -155,22 +155,14 @@ def lock_for(path: Path | str) -> filelock.FileLock:
 def locked(path: Path | str) -> Iterator[None]:
     """Hold the cassette's lock for a rewrite done outside :class:`CassetteFile` (``cassettes
     prune``, ``cassette-refresh --write``). What such a rewrite reads holds the journal too, so
-    when it replaced the file the journal goes with it (folded, not written twice). The lock
-    file is removed before letting go, so none is left beside the cassette (a waiter that
-    locked the removed file takes the new one)."""
-    lock = lock_for(path)
-    lock.acquire()
-    try:
+    when it replaced the file the journal goes with it (folded, not written twice)."""
+    with CassetteFile(path)._locked(last=True):
         before = _stat(Path(path))
         yield
         after = _stat(Path(path))
         if after is not None and (before is None or before.st_ino != after.st_ino):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(journal_path(path))
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(lock.lock_file)
-        lock.release()
 
 
 # -- reading --------------------------------------------------------------------------------
@@ -199,9 +191,17 @@ def require_regular_file(path: Path) -> None:
 
 def _read_bytes(path: Path) -> bytes | None:
     """The file's bytes, or ``None`` when it does not exist; every failure is ours."""
+    read = _read_file(path)
+    return None if read is None else read[0]
+
+
+def _read_file(path: Path) -> tuple[bytes, os.stat_result] | None:
+    """The file's bytes and the status of the very file they came from (``None``: it does
+    not exist); a device, FIFO or socket is refused before it is opened."""
     try:
         require_regular_file(path)
-        return path.read_bytes()
+        with open(path, "rb") as handle:
+            return handle.read(), os.fstat(handle.fileno())
     except FileNotFoundError:
         return None
     except IsADirectoryError as exc:
@@ -249,16 +249,13 @@ def _journal(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], int, int]:
     data = _read_bytes(where)
     if not data:
         return [], 0, 0
+    *whole, tail = data.split(b"\n")  # the tail: what a writer killed mid-line left
     items: list[tuple[int, dict[str, Any]]] = []
-    start, number = 0, 0
-    while start < len(data):
-        end = data.find(b"\n", start)
-        if end < 0:
-            break  # torn: a writer was killed mid-line
-        number += 1
-        item = _journal_item(data[start:end])
+    end = 0
+    for number, line in enumerate(whole, start=1):
+        item = _journal_item(line)
         if item is None:
-            if end + 1 >= len(data):
+            if number == len(whole) and not tail:
                 break  # the last line, torn
             raise CassetteFormatError(
                 where,
@@ -268,8 +265,8 @@ def _journal(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], int, int]:
                 location=f"line {number}",
             )
         items.append((number, item))
-        start = end + 1
-    return items, start, len(data)
+        end += len(line) + 1
+    return items, end, len(data)
 
 
 def _journal_item(line: bytes) -> dict[str, Any] | None:
@@ -305,13 +302,18 @@ class _Read:
     signature: tuple[int, ...] | None
 
 
-def _read(path: Path, *, journal: bool = True) -> _Read:
+def _read(path: Path) -> _Read:
     # The journal first: a fold between the two reads then leaves its lines in the cassette.
-    lines, journal_end, journal_size = _journal(path) if journal else ([], 0, 0)
-    st = _stat(path)
-    if st is not None and not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
-        require_regular_file(path)  # raises, with its message
-    data = None if st is None else _read_bytes(path)
+    # A whole write between them (a start-over, whose journal went first) shows as another
+    # file than the one there before: read both again, never one's journal with the other.
+    for _ in range(_READ_TRIES):
+        before = _stat(path)
+        lines, journal_end, journal_size = _journal(path)
+        read = None if before is None else _read_file(path)
+        st = None if read is None else read[1]
+        if _identity(before) == _identity(st):
+            break
+    data = None if read is None else read[0]
     document: dict[str, Any] | None = None
     interactions: list[Interaction] = []
     if data is not None:
@@ -330,12 +332,19 @@ def _read(path: Path, *, journal: bool = True) -> _Read:
             _cache.store(source, document)
     top = max((i.seq for i in interactions), default=0)
     lines = [(n, item) for n, item in lines if not _folded(item, top)]
-    signature: tuple[int, ...] | None = None
-    if st is not None:
-        signature = (st.st_ino, st.st_size, st.st_mtime_ns, journal_size)
-    elif lines:
-        signature = (0, 0, 0, journal_size)
+    signature = _signature(st, journal_size if lines else None)
     return _Read(document, interactions, lines, journal_end, journal_size, signature)
+
+
+def _identity(st: os.stat_result | None) -> tuple[int, int, int] | None:
+    return None if st is None else (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _signature(st: os.stat_result | None, journal_size: int | None) -> tuple[int, ...] | None:
+    """What identifies one version of a cassette and its journal (``None``: neither exists)."""
+    if st is None and journal_size is None:
+        return None
+    return (*(_identity(st) or (0, 0, 0)), journal_size or 0)
 
 
 def _folded(item: Mapping[str, Any], top: int) -> bool:
@@ -672,12 +681,8 @@ class CassetteFile:
             self._lock.release()
 
     def _signature(self) -> tuple[int, ...] | None:
-        st = _stat(self.path)
         journal = _stat(journal_path(self.path))
-        size = 0 if journal is None else journal.st_size
-        if st is None:
-            return None if journal is None else (0, 0, 0, size)
-        return (st.st_ino, st.st_size, st.st_mtime_ns, size)
+        return _signature(_stat(self.path), None if journal is None else journal.st_size)
 
     # -- recording: the journal ---------------------------------------------------------------
 
@@ -706,7 +711,7 @@ class CassetteFile:
 
     def _check(self, items: list[dict[str, Any]]) -> None:
         """The guard, under the lock once each item has its seq (its findings name it)."""
-        if self.guard is not None:
+        if self.guard is not None and items:
             self.guard.check(items, path=self.path)
 
     def _read_or_empty(self) -> _Read:
@@ -759,15 +764,7 @@ class CassetteFile:
         if _stat(journal_path(self.path)) is None:
             _UNFOLDED.discard(self.path)
             return
-        with self._locked(last=True, wait=wait):
-            _UNFOLDED.discard(self.path)
-            read = _read(self.path)
-            _journal_interactions(self.path, read)  # a damaged journal is reported, not lost
-            if read.journal:
-                self._write(read, [item for _, item in read.journal])
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(journal_path(self.path))
-            self._known = None
+        self._write_whole([], wait=wait)
 
     def append(self, new: Sequence[Interaction], *, rewrite: bool = False) -> list[Interaction]:
         """Write ``new`` after what the file and its journal hold (or, with ``rewrite``, start
@@ -775,11 +772,20 @@ class CassetteFile:
         items = [interaction.to_dict() for interaction in new]
         for item in items:
             _storable(self.path, item)
-        with self._locked(last=True):
+        self._write_whole(items, rewrite=rewrite)
+        return [i.with_seq(item["seq"]) for i, item in zip(new, items, strict=True)]
+
+    def _write_whole(
+        self, items: list[dict[str, Any]], *, rewrite: bool = False, wait: bool = True
+    ) -> None:
+        """Under the lock: the journal (unless started over) and then ``items``, seqs given
+        after the highest, written whole; the journal is removed."""
+        with self._locked(last=True, wait=wait):
+            _UNFOLDED.discard(self.path)
             # Never write over a file that cannot be read, unless it is started over.
             read = self._read_or_empty() if rewrite else _read(self.path)
             top = 0
-            if not rewrite:
+            if not rewrite:  # a damaged journal is reported, not lost
                 journal = _journal_interactions(self.path, read)
                 top = max((i.seq for i in (*read.interactions, *journal)), default=0)
             for n, item in enumerate(items, start=top + 1):
@@ -787,11 +793,11 @@ class CassetteFile:
             self._check(items)
             if rewrite:
                 self._start_over(read, items, None)
-            else:
+            elif items or read.journal:
                 self._write(read, [*(item for _, item in read.journal), *items])
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(journal_path(self.path))
-        return [i.with_seq(item["seq"]) for i, item in zip(new, items, strict=True)]
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(journal_path(self.path))
+            self._known = None
 
     def _start_over(self, read: _Read, items: list[dict[str, Any]], run: str | None) -> None:
         # The journal goes first: a kill in between leaves the old cassette, never old
@@ -885,7 +891,8 @@ def rehash(path: Path | str) -> tuple[int, int]:
     if _stat(path) is None:
         raise CassetteFormatError(path, "does not exist")
     with CassetteFile(path)._locked(last=True):
-        document = parse_document(_decode(_read_bytes(path) or b"", path), path)
+        text = _decode(_read_bytes(path) or b"", path)
+        document = parse_document(text, path)
         Manifest.from_dict(document.get("manifest") or {}, path)  # a bad manifest is reported
         items = document.get("interactions")
         items = [] if items is None else items
@@ -904,12 +911,11 @@ def rehash(path: Path | str) -> tuple[int, int]:
                 item["digest"] = digest
                 changed += 1
         document["interactions"] = items
-        rendered = dump_yaml(document)
         # Whatever else is wrong with the file must still be reported, not written over.
-        parse_interactions(load_yaml(rendered).get("interactions"), path, rendered)
+        parse_interactions(items, path, text)
         if changed or journal:
             try:
-                atomic_write(path, rendered)
+                atomic_write(path, dump_yaml(document))
             except OSError as exc:
                 raise ConfigError(f"cannot rewrite {path}: {exc.strerror or exc}") from exc
         with contextlib.suppress(FileNotFoundError):

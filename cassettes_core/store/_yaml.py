@@ -45,20 +45,14 @@ def _as_text(loader: yaml.SafeLoader, node: yaml.Node) -> str:
     return str(loader.construct_scalar(node))  # type: ignore[arg-type]
 
 
-def _finite_float(loader: yaml.SafeLoader, node: yaml.Node) -> float:
-    value = yaml.SafeLoader.construct_yaml_float(loader, node)  # type: ignore[arg-type]
-    if not math.isfinite(value):
-        raise yaml.constructor.ConstructorError(
-            None, None, "NaN and Infinity have no place in a cassette", node.start_mark
-        )
-    return float(value)
-
-
 def _checked_float(loader: yaml.SafeLoader, node: yaml.Node) -> float:
     try:
-        return _finite_float(loader, node)
+        value = float(yaml.SafeLoader.construct_yaml_float(loader, node))  # type: ignore[arg-type]
     except (ValueError, IndexError):
         raise _error(f"{_scalar(node)!r} is not a number (tag {node.tag})", node) from None
+    if not math.isfinite(value):
+        raise _error("NaN and Infinity have no place in a cassette", node)
+    return value
 
 
 def _checked_int(loader: yaml.SafeLoader, node: yaml.Node) -> int:

@@ -176,14 +176,14 @@ def _near_own_layout(rng: random.Random, own: str) -> str:
 
 @pytest.mark.slow
 def test_appends_to_randomly_formatted_cassettes_keep_every_interaction(tmp_path: Path) -> None:
-    """150 valid files (seeded): random re-formattings and hand edits of our own layout; an
+    """80 valid files (seeded): random re-formattings and hand edits of our own layout; an
     append keeps every interaction the file held and adds the new one."""
     path = tmp_path / "c.yaml"
     own = _record_base(path)
     document = yaml.safe_load(own)
     rng = random.Random(5)
     checked = 0
-    for case in range(150):
+    for case in range(80):
         text = _random_layout(rng, document) if case % 2 else _near_own_layout(rng, own)
         path.write_bytes(text.encode("utf-8"))
         try:
@@ -199,4 +199,4 @@ def test_appends_to_randomly_formatted_cassettes_keep_every_interaction(tmp_path
         assert [i.to_dict() for i in after.interactions][: len(held)] == held, case
         assert after.interactions[-1].request == new.request, case
         checked += 1
-    assert checked > 110  # most edits keep the file valid, or this proves little
+    assert checked > 55  # most edits keep the file valid, or this proves little

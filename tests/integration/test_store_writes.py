@@ -1,5 +1,6 @@
 """Writes go through symlinks to their target, keep the file's mode, and never leave a lock
-file or a file that cannot be read back."""
+file or a file that cannot be read back; the file is reviewable YAML; a relative path means the
+file it named when the recorder was made."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import threading
 from pathlib import Path
 
 import pytest
+import yaml
 
 from cassettes_core import (
     CassetteFormatError,
@@ -19,7 +21,7 @@ from cassettes_core import (
     LLMResponse,
     load_cassette,
 )
-from cassettes_core.store import CassetteFile, lock_for, rehash
+from cassettes_core.store import CassetteFile, Manifest, lock_for, rehash, render
 from tests.helpers.factories import chat_request, interaction
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -246,3 +248,47 @@ def test_append_keeps_the_versions_that_recorded_old_interactions(tmp_path: Path
     with pytest.warns(CassetteVersionWarning, match="openai: 0.0.1-was-"):
         # (inside pytest drift goes to the summary unless a warning is asked for)
         CassetteProvider(FakeProvider([]), path, mode="replay", on_version_drift="warn")
+
+
+def test_file_is_reviewable_yaml(tmp_path: Path) -> None:
+    """Bodies are YAML structures, long text is a block scalar, and there are no anchors."""
+    path = tmp_path / "c.yaml"
+    long_text = "line one\nline two " + "x" * 120
+    rendered = render(Manifest.current(), [interaction(1, long_text), interaction(2, long_text)])
+    path.write_text(rendered, encoding="utf-8")
+    text = path.read_text()
+    assert "content: |" in text
+    assert "&id" not in text
+    assert "*id" not in text
+    document = yaml.safe_load(text)
+    first = document["interactions"][0]
+    assert first["response"]["body"]["choices"][0]["message"]["content"] == "answer 1"
+    assert document["manifest"]["digest_scheme"] == "blake3-v1"
+    assert first["request"]["params"] == {"temperature": 0.2}
+
+
+def test_rewrite_replaces_the_contents(tmp_path: Path) -> None:
+    """A rewrite starts the cassette over from seq 1."""
+    path = tmp_path / "c.yaml"
+    CassetteFile(path).append([interaction(), interaction(2, "b")])
+    CassetteFile(path).append([interaction(3, "c")], rewrite=True)
+    assert _contents(path) == ["c"]
+    loaded = load_cassette(path)
+    assert loaded is not None
+    assert [i.seq for i in loaded.interactions] == [1]
+
+
+@pytest.mark.parametrize("mode", ["append", "record"])
+def test_changing_directory_mid_run_keeps_one_cassette(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+    live = FakeProvider(lambda request: LLMResponse({"ok": 1}))
+    provider = CassetteProvider(live, "c.yaml", mode=mode)
+    provider.complete(chat_request("one"))
+    monkeypatch.chdir(tmp_path / "b")
+    provider.complete(chat_request("two"))
+    assert list((tmp_path / "b").iterdir()) == []
+    assert _contents(tmp_path / "a" / "c.yaml") == ["one", "two"]

@@ -1,8 +1,10 @@
 """Every malformed cassette is a CassetteFormatError naming the file and the place, never a
-foreign traceback; `cassettes scan` and `cassettes rehash` exit 2 on it."""
+foreign traceback; `cassettes scan` and `cassettes rehash` exit 2 on it; a cassette cut short is
+never appended to; `cassettes rehash` accepts an intended edit of a recorded request."""
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from cassettes_core.store import (
     Manifest,
     journal_path,
     load_yaml,
+    read_document,
     render,
 )
 from tests.helpers.factories import interaction, stream_events
@@ -291,3 +294,113 @@ def test_a_load_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path, enab
         assert gc.isenabled() is enabled
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def test_absent_file_is_none_not_an_error(tmp_path: Path) -> None:
+    """A missing cassette is absent, which is not the same as corrupt."""
+    assert load_cassette(tmp_path / "nope.yaml") is None
+    assert read_document(tmp_path / "nope.yaml") is None
+
+
+def test_interaction_errors_name_index_seq_and_line(tmp_path: Path) -> None:
+    """A defect inside an interaction points at the interaction and its line."""
+    path = tmp_path / "bad.yaml"
+    good = render(Manifest.current(), [interaction(1), interaction(2, "b")])
+    path.write_text(good.replace("seq: 2", "seq: 1"), encoding="utf-8")
+    with pytest.raises(CassetteFormatError) as caught:
+        load_cassette(path)
+    line = next(n for n, text in enumerate(good.splitlines(), 1) if text == "- seq: 2")
+    assert caught.value.location == f"interactions[1], seq 1, line {line}"
+
+
+def _recorded(path: Path, count: int = 4) -> bytes:
+    CassetteFile(path).append([interaction(1, f"question {n}") for n in range(count)])
+    return path.read_bytes()
+
+
+def _cut_points(data: bytes) -> list[int]:
+    """Every line end and the middle of every line after the third interaction starts."""
+    start = data.index(b"- seq: 3")
+    points: list[int] = []
+    for line_end in range(start, len(data) - 1):
+        if data[line_end : line_end + 1] == b"\n":
+            points += [line_end + 1, line_end - 3]
+    return sorted(p for p in set(points) if start < p < len(data) - 1)
+
+
+def test_a_cut_that_breaks_an_interaction_is_refused_and_never_appended_to(
+    tmp_path: Path,
+) -> None:
+    data = _recorded(tmp_path / "original.yaml")
+    refused = 0
+    for point in _cut_points(data):
+        cut = tmp_path / "cut.yaml"
+        cut.write_bytes(data[:point])
+        try:
+            load_cassette(cut)
+        except CassetteFormatError as exc:
+            refused += 1
+            where = exc.path
+        else:
+            continue
+        assert where == cut
+        with pytest.raises(CassetteFormatError):
+            CassetteFile(cut).record(interaction(0, "after"))
+        assert cut.read_bytes() == data[:point]
+    assert refused > len(_cut_points(data)) // 2  # most cuts break the last interaction
+
+
+def test_verify_reports_a_truncated_cassette(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "c.yaml"
+    data = _recorded(path)
+    path.write_bytes(data[: len(data) * 2 // 3])
+    assert main(["verify", str(path)]) == 1
+    assert str(path) in capsys.readouterr().out
+
+
+def _edited(tmp_path: Path) -> Path:
+    path = tmp_path / "c.yaml"
+    CassetteFile(path).append([interaction(1, "Capital of France?"), interaction(2, "Other")])
+    path.write_text(path.read_text().replace("Capital of France?", "Capital of Spain?"))
+    return path
+
+
+def test_edited_request_fails_then_rehash_accepts_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An edited request breaks the load; rehash fixes exactly that digest."""
+    path = _edited(tmp_path)
+    with pytest.raises(CassetteFormatError, match="cassettes rehash"):
+        load_cassette(path)
+    assert main(["rehash", str(path)]) == 0
+    assert "1 of 2 interactions rehashed" in capsys.readouterr().out
+    loaded = load_cassette(path)
+    assert loaded is not None
+    assert loaded.interactions[0].request.fields["messages"][0]["content"] == "Capital of Spain?"
+    assert main(["rehash", "--json", str(path)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["files"] == [{"path": str(path), "rehashed": 0, "interactions": 2}]
+
+
+def test_rehash_refuses_a_file_that_is_broken_otherwise(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Rehash does not write over other defects: a duplicate seq is still an error, file kept."""
+    path = _edited(tmp_path)
+    broken = path.read_text().replace("seq: 2", "seq: 1")
+    path.write_text(broken)
+    assert main(["rehash", str(path)]) == 2
+    assert "seq 1 is used twice" in capsys.readouterr().err
+    assert path.read_text() == broken
+
+
+def test_rehash_of_a_missing_file_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A path that does not exist gives exit 2 with ERROR and TIP lines."""
+    assert main(["rehash", str(tmp_path / "nope.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert "ERROR:" in err
+    assert "TIP:" in err
