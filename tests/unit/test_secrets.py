@@ -6,6 +6,7 @@ import copy
 import pickle
 import random
 import string
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -27,7 +28,6 @@ from tests.helpers.fake_secrets import (
     rand,
     reply,
     scan,
-    seeded,
     text_in_response,
     tool_arguments,
 )
@@ -153,20 +153,6 @@ def test_paths_point_at_each_place() -> None:
     ]
 
 
-def test_json_in_a_string_is_walked_as_json() -> None:
-    """Tool-call arguments (a JSON string) are scanned field by field."""
-    arguments = '{"target": {"api_key": "' + fake("", 40) + '"}}'
-    item = interaction()
-    item["request"]["messages"].append(
-        {"role": "assistant", "tool_calls": [{"function": {"arguments": arguments}}]}
-    )
-    [finding] = SecretGuard().scan(item)
-    assert (
-        finding.path == "request.messages[1].tool_calls[0].function.arguments(json).target.api_key"
-    )
-    assert finding.kind == "credential in field 'api_key'"
-
-
 def test_a_secret_used_as_a_key_is_masked_in_the_path() -> None:
     """A mapping key that is itself a secret is reported without printing it."""
     key = openai_key()
@@ -176,16 +162,6 @@ def test_a_secret_used_as_a_key_is_masked_in_the_path() -> None:
     assert findings
     assert all(key not in finding.path for finding in findings)
     assert findings[0].path.startswith("response.body.cache[sk-p…")
-
-
-def test_percent_encoded_query_values_are_decoded() -> None:
-    """A key in the query is found through its URL encoding."""
-    body = fake("MIIEvQ", 58).replace("+", "/")
-    pem = f"-----BEGIN PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----"
-    encoded = pem.replace(" ", "%20").replace("\n", "%0A")
-    [finding] = SecretGuard().scan(interaction(endpoint=f"/v1/x?note={encoded}"))
-    assert finding.path == "endpoint?note"
-    assert finding.kind == "private key (PEM)"
 
 
 def test_scalars_none_and_bytes_are_handled() -> None:
@@ -262,6 +238,50 @@ def test_credential_shape(value: str, strict: bool, expected: bool) -> None:
     assert looks_like_credential(value, strict=strict) is expected
 
 
+def _tool_arguments(arguments: str) -> dict[str, Any]:
+    item = interaction()
+    item["request"]["messages"].append(
+        {"role": "assistant", "tool_calls": [{"function": {"arguments": arguments}}]}
+    )
+    return item
+
+
+def _pem_query() -> dict[str, Any]:
+    body = fake("MIIEvQ", 58).replace("+", "/")
+    pem = f"-----BEGIN PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----"
+    return interaction(endpoint=f"/v1/x?note={pem.replace(' ', '%20').replace(chr(10), '%0A')}")
+
+
+ONE_FINDING: dict[str, tuple[Callable[[], dict[str, Any]], str, str]] = {
+    # Tool-call arguments (a JSON string) are scanned field by field.
+    "json-in-a-string": (
+        lambda: _tool_arguments('{"target": {"api_key": "' + fake("", 40) + '"}}'),
+        "request.messages[1].tool_calls[0].function.arguments(json).target.api_key",
+        "credential in field 'api_key'",
+    ),
+    # A key in the query is found through its URL encoding.
+    "percent-encoded-query": (_pem_query, "endpoint?note", "private key (PEM)"),
+    # A key inside a set, a frozenset or a tuple (with a stable index in the path).
+    **{
+        f"in-a-{container.__name__}": (
+            lambda container=container: in_response({"x": container([openai_key()])}),
+            "response.body.x[0]",
+            "OpenAI project API key",
+        )
+        for container in (set, frozenset, tuple, list)
+    },
+}
+
+
+@pytest.mark.parametrize(("make", "path", "kind"), ONE_FINDING.values(), ids=list(ONE_FINDING))
+def test_one_finding_names_its_place_and_kind(
+    make: Callable[[], dict[str, Any]], path: str, kind: str
+) -> None:
+    """JSON strings, URL queries and every kind of container are read where they sit."""
+    [finding] = SecretGuard().scan(make())
+    assert (finding.path, finding.kind) == (path, kind)
+
+
 # ------------------------------------------------------------------ allow, check, filter
 
 
@@ -322,11 +342,3 @@ def test_a_text_of_many_keys_is_refused_with_a_bounded_report() -> None:
     assert 1 <= len(findings) <= 64
     assert {f.kind for f in findings} == {"OpenAI project API key"}
     assert_masked(findings, *keys)
-
-
-@pytest.mark.parametrize("container", [set, frozenset, tuple, list])
-def test_sets_and_tuples_are_scanned(container: Any) -> None:
-    """A key inside a set, a frozenset or a tuple is found (with a stable index in the path)."""
-    key = "sk-proj-" + seeded(60)
-    [finding] = SecretGuard().scan(in_response({"x": container([key])}))
-    assert finding.path == "response.body.x[0]"
