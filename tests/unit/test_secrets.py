@@ -23,6 +23,7 @@ from cassettes_core.secrets import (
     strip_sensitive_headers,
 )
 from tests.helpers.fake_secrets import (
+    CORPUS,
     assert_masked,
     in_response,
     rand,
@@ -63,20 +64,10 @@ def interaction(**parts: Any) -> dict[str, Any]:
 # ------------------------------------------------------------------ headers
 
 
-SENSITIVE = [
-    *("Authorization", "proxy-authorization", "COOKIE", "Set-Cookie", "api-key", "X-Api-Key"),
-    *("x-goog-api-key", "openai-organization", "OpenAI-Project", "anthropic-organization-id"),
-    *("x-portkey-virtual-key", "helicone-auth", "x-custom-token", "x-litellm-api-key"),
-]
-ORDINARY = [
-    *("content-type", "x-request-id", "request-id", "idempotency-key", "www-authenticate"),
-    *("x-ratelimit-remaining-tokens", "anthropic-ratelimit-output-tokens-reset"),
-    "openai-processing-ms",
-]
-
-
 @pytest.mark.parametrize(
-    ("name", "sensitive"), [(n, True) for n in SENSITIVE] + [(n, False) for n in ORDINARY]
+    ("name", "sensitive"),
+    [(n, True) for n in CORPUS["sensitive_headers"]]
+    + [(n, False) for n in CORPUS["ordinary_headers"]],
 )
 def test_credential_and_account_headers_are_sensitive(name: str, sensitive: bool) -> None:
     """Auth, cookie, key, token and account-id headers are never stored, in any case; request
