@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import pickle
 import random
 import string
@@ -243,6 +244,10 @@ def _pem_query() -> dict[str, Any]:
     return interaction(endpoint=f"/v1/x?note={pem.replace(' ', '%20').replace(chr(10), '%0A')}")
 
 
+def _contained(container: type[Any]) -> dict[str, Any]:
+    return in_response({"x": container([openai_key()])})
+
+
 ONE_FINDING: dict[str, tuple[Callable[[], dict[str, Any]], str, str]] = {
     # Tool-call arguments (a JSON string) are scanned field by field.
     "json-in-a-string": (
@@ -255,7 +260,7 @@ ONE_FINDING: dict[str, tuple[Callable[[], dict[str, Any]], str, str]] = {
     # A key inside a set, a frozenset or a tuple (with a stable index in the path).
     **{
         f"in-a-{container.__name__}": (
-            lambda container=container: in_response({"x": container([openai_key()])}),
+            functools.partial(_contained, container),
             "response.body.x[0]",
             "OpenAI project API key",
         )
