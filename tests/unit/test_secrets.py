@@ -214,16 +214,8 @@ def test_scans_in_threads_agree() -> None:
 
 @pytest.mark.parametrize(
     ("value", "strict", "expected"),
-    [
-        pytest.param("0123456789abcdef0123456789abcdef", False, True, id="azure-hex"),
-        pytest.param("a1b2c3d4e5f6g7h8", False, True, id="sixteen-mixed"),
-        pytest.param("a1" * 8, False, False, id="two-characters-repeated"),
-        pytest.param("user_profile_settings_2024", True, False, id="generic-name-word-like"),
-        pytest.param("YOUR_API_KEY", False, False, id="env-name"),
-        pytest.param("<your-key>", False, False, id="template"),
-        pytest.param("sk-...", False, False, id="ellipsis"),
-        pytest.param("Bearer " + "Ab3" * 8, True, True, id="bearer-scheme-stripped"),
-    ],
+    CORPUS["credential_shapes"].values(),
+    ids=list(CORPUS["credential_shapes"]),
 )
 def test_credential_shape(value: str, strict: bool, expected: bool) -> None:
     """Values in auth positions count when they look random, not when they are placeholders."""
