@@ -43,6 +43,7 @@ from cassettes_core.secrets._walk import (
     field_hit,
     named_hits,
     stream_hits,
+    text_forms,
 )
 
 if TYPE_CHECKING:
@@ -148,12 +149,9 @@ class SecretGuard:
         """Findings in a file's text as stored, each at ``line N`` (what parsing drops, such as a
         YAML comment, is read too)."""
         environment = credential_environment()
-        forms = [(text, "")]
-        if needs_folding(text):
-            forms.append((fold(text), HIDDEN))  # line breaks stay: the lines match
         findings: list[SecretFinding] = []
         seen: set[str] = set()
-        for form, suffix in forms:
+        for form, _, suffix in text_forms(text):
             for hit in text_hits(form, environment):
                 if (
                     hit.value in seen

@@ -132,11 +132,12 @@ Gate = Callable[[Batch, Keys], Iterator[Span]]
 _QUOTES = "\"'\n"
 
 
-def literal(*needles: str, ignorecase: bool = False) -> Gate:
-    """Any of ``needles``."""
+def literal(*needles: str, anycase: tuple[str, ...] = ()) -> Gate:
+    """Any of ``needles``, or of ``anycase`` in any case (one substring search each: an
+    alternation without a common literal start would make the engine try every position)."""
 
     def gate(batch: Batch, keys: Keys) -> Iterator[Span]:
-        for needle in needles:
+        for needle, ignorecase in [(n, False) for n in needles] + [(n, True) for n in anycase]:
             for position in batch.find_all(needle, ignorecase=ignorecase):
                 yield position, position + len(needle)
 
@@ -263,7 +264,7 @@ _DENYLIST = re.compile("|".join(DENYLIST), re.IGNORECASE)
 _ASSIGNED = assigned_run  # one gate object: the plugins behind it share its pass
 _PLUGINS: tuple[tuple[type[Any], Gate], ...] = (
     (ArtifactoryDetector, pattern(r"AKC|AP[0-9A-F]")),
-    (AWSKeyDetector, pattern(r"A3T|ABIA|ACCA|AKIA|ASIA|[aA][wW][sS]")),
+    (AWSKeyDetector, literal("A3T", "ABIA", "ACCA", "AKIA", "ASIA", anycase=("aws",))),
     (AzureStorageKeyDetector, literal("AccountKey=")),
     (BasicAuthDetector, literal("://")),
     (CloudantDetector, _ASSIGNED),
@@ -287,7 +288,7 @@ _PLUGINS: tuple[tuple[type[Any], Gate], ...] = (
     (OpenAIDetector, literal("T3BlbkFJ")),
     (PypiTokenDetector, literal("pypi-AgE")),
     (SendGridDetector, literal("SG.")),
-    (SlackDetector, literal("xox", "hooks.slack.com", ignorecase=True)),
+    (SlackDetector, literal(anycase=("xox", "hooks.slack.com"))),
     (SoftlayerDetector, _ASSIGNED),
     (SquareOAuthDetector, literal("sq0csp-")),
     (StripeDetector, literal("k_live_")),

@@ -376,7 +376,7 @@ def stream_hits(
 ) -> Iterator[tuple[str, str, str]]:
     """``(path, kind, value)`` of what only the joined text of a stream shows."""
     for leaf in iter_stream_text(walk):
-        for text, segments, suffix in _forms(leaf):
+        for text, segments, suffix in text_forms(leaf.value, leaf.segments):
             for hit in text_hits(text, environment):
                 if hit.value not in found:
                     found.add(hit.value)
@@ -396,22 +396,24 @@ def stream_hits(
             yield from named_hits(inner, found)
 
 
-def _forms(leaf: Leaf) -> Iterator[tuple[str, tuple[tuple[int, int], ...], str]]:
-    # The joined text as stored, then (if it differs) its normal form, each piece normalised
-    # on its own so that the offsets of the events stay known.
-    yield leaf.value, leaf.segments, ""
-    if not needs_folding(leaf.value):
+def text_forms(
+    text: str, segments: tuple[tuple[int, int], ...] = ((0, 0),)
+) -> Iterator[tuple[str, tuple[tuple[int, int], ...], str]]:
+    """``text`` as stored, then (if it may differ) its normal form: each piece (where each of
+    ``segments`` starts, and its event) normalised on its own, so that its offsets stay known."""
+    yield text, segments, ""
+    if not needs_folding(text):
         return
-    bounds = [start for start, _ in leaf.segments] + [len(leaf.value)]
+    bounds = [start for start, _ in segments] + [len(text)]
     pieces: list[str] = []
-    segments: list[tuple[int, int]] = []
+    normal: list[tuple[int, int]] = []
     position = 0
-    for (start, event), end in zip(leaf.segments, bounds[1:], strict=True):
-        piece = fold(leaf.value[start:end])
-        segments.append((position, event))
+    for (start, event), end in zip(segments, bounds[1:], strict=True):
+        piece = fold(text[start:end])
+        normal.append((position, event))
         pieces.append(piece)
         position += len(piece)
-    yield "".join(pieces), tuple(segments), HIDDEN
+    yield "".join(pieces), tuple(normal), HIDDEN
 
 
 def json_documents(text: str) -> list[Any]:

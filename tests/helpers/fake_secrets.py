@@ -6,19 +6,30 @@ Nothing here is a real credential: every value is drawn from ``secrets`` when a 
 from __future__ import annotations
 
 import base64
+import functools
+import hashlib
 import json
 import random
+import re
 import secrets
 import string
+import struct
+import uuid
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
+import yaml
 
 from cassettes_core.secrets import SecretFinding, SecretGuard, fold
 
 ALNUM = string.ascii_letters + string.digits
 B64 = ALNUM + "+/"
+URLSAFE = ALNUM + "-_"
+LOWER_DIGITS = string.ascii_lowercase + string.digits
+HEX = "0123456789abcdef"
 
 
 def rand(n: int, alphabet: str = ALNUM) -> str:
@@ -44,6 +55,68 @@ def assert_never_printed(text: str, values: Iterable[str]) -> None:
 def assert_masked(findings: list[SecretFinding], *values: str) -> None:
     """No finding shows any of ``values`` whole, nor its middle third, in either form."""
     assert_never_printed("\n".join(str(finding) for finding in findings), values)
+
+
+# ------------------------------------------------------------------ the corpus (tests/data)
+CORPUS: dict[str, Any] = yaml.safe_load(
+    (Path(__file__).parents[1] / "data" / "secret_corpus.yaml").read_text(encoding="utf-8")
+)
+
+
+def r(rng: random.Random, n: int, alphabet: str = ALNUM) -> str:
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+def b64url(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def b64(raw: bytes) -> str:
+    return base64.b64encode(raw).decode()
+
+
+ALPHABETS = {
+    "alnum": ALNUM,
+    "urlsafe": URLSAFE,
+    "hex": HEX,
+    "lower": LOWER_DIGITS,
+    "upper": string.ascii_uppercase + string.digits,
+    "digits": string.digits,
+    "b64chars": B64,
+    "padded": URLSAFE + "=",
+    "acgt": "ACGT",
+}
+MAKERS: dict[str, Callable[[random.Random, int], str]] = {
+    **{name: functools.partial(r, alphabet=a) for name, a in ALPHABETS.items()},
+    "b64": lambda g, n: b64(g.randbytes(n)),
+    "b64url": lambda g, n: b64url(g.randbytes(n)),
+    "quoted_b64": lambda g, n: quote(b64(g.randbytes(n)), safe=""),
+    "png": lambda g, n: b64(b"\x89PNG\r\n\x1a\n" + g.randbytes(n)),
+    "embedding": lambda g, n: b64(struct.pack(f"<{n}f", *(g.uniform(-1, 1) for _ in range(n)))),
+    "uuid": lambda g, _: str(uuid.UUID(int=g.getrandbits(128))),
+    "sha256": lambda g, _: hashlib.sha256(g.randbytes(16)).hexdigest(),
+    "int": lambda _, n: str(n),
+}
+TOKEN = re.compile(r"\{(" + "|".join(MAKERS) + r")(?::(\d+)(?:-(\d+))?)?\}")
+
+
+def expand(template: str, g: random.Random | None = None) -> str:
+    """The template with each ``{maker:N}`` or ``{maker:A-B}`` made (see the data file); fresh
+    on every run unless ``g`` is seeded."""
+    rng = g or random.SystemRandom()
+
+    def make(m: re.Match[str]) -> str:
+        low = int(m[2] or 0)
+        return MAKERS[m[1]](rng, rng.randint(low, int(m[3])) if m[3] else low)
+
+    return TOKEN.sub(make, template)
+
+
+def corpus_params(table: str) -> list[Any]:
+    """The texts of a corpus table, each made afresh, as parameters (named by their key)."""
+    items = CORPUS[table]
+    named = items.items() if isinstance(items, dict) else ((t[:24], t) for t in items)
+    return [pytest.param(expand(text), id=name) for name, text in named]
 
 
 # ------------------------------------------------------------------ interactions to scan
@@ -88,9 +161,6 @@ def reply(text: str) -> dict[str, Any]:
 def request_body(body: dict[str, Any]) -> dict[str, Any]:
     """An interaction whose request carries ``body``'s fields beside the model."""
     return {"seq": 1, "request": {"model": "gpt-4o", **body}}
-
-
-URLSAFE = ALNUM + "-_"
 
 
 def seeded(n: int, alphabet: str = ALNUM, seed: int = 0) -> str:

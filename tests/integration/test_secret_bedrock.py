@@ -45,13 +45,22 @@ def _recorded_and_replayed(
     return live
 
 
-@pytest.mark.parametrize("size", [48, 100, 1500])
+SIZES = (48, 100, 1500)  # bytes of redacted reasoning (one server for all)
+
+
 def test_redacted_reasoning_is_recorded_and_replays(
-    crafted: Crafted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int
+    crafted: Crafted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Claude's redacted thinking comes back through Converse as ``redactedContent`` (opaque
     base64, sent back as is in the next turn): it is no secret, so the recording is written,
     and replays as the same bytes, answer and stream alike."""
+    for size in SIZES:
+        _redacted_reasoning(crafted, tmp_path / f"c{size}.yaml", monkeypatch, size)
+
+
+def _redacted_reasoning(
+    crafted: Crafted, path: Path, monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
     signature = base64.b64encode(os.urandom(300)).decode()
     redacted = _redacted(size)
     content = [
@@ -62,7 +71,6 @@ def test_redacted_reasoning_is_recorded_and_replays(
     answer: dict[str, Any] = {"output": {"message": {"role": "assistant", "content": content}}}
     answer |= {"stopReason": "end_turn", "metrics": {"latencyMs": 5}}
     answer["usage"] = {"inputTokens": 3, "outputTokens": 4, "totalTokens": 7}
-    path = tmp_path / "c.yaml"
 
     def calls() -> list[Any]:
         bedrock = crafted.client()
@@ -113,15 +121,20 @@ def test_a_tiny_image_in_a_native_body_is_recorded_and_replays(
     _recorded_and_replayed(crafted, path, monkeypatch, call)
 
 
-@pytest.mark.parametrize("size", [40, 100, 1500])
 def test_anthropic_redacted_thinking_on_invoke_is_recorded_and_replays(
-    crafted: Crafted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int
+    crafted: Crafted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Claude's native ``redacted_thinking`` block (its ``data`` opaque base64) in an answer,
     in a stream chunk, and sent back in the next request: no secret, recorded and replayed."""
+    for size in (40, 100, 1500):
+        _redacted_thinking(crafted, tmp_path / f"c{size}.yaml", monkeypatch, size)
+
+
+def _redacted_thinking(
+    crafted: Crafted, path: Path, monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
     data = _redacted(size)
     block = {"type": "redacted_thinking", "data": data}
-    path = tmp_path / "c.yaml"
     body = {
         "anthropic_version": "bedrock-2023-05-31",
         "max_tokens": 64,

@@ -18,76 +18,28 @@ import json
 import random
 import re
 import string
-import struct
-import uuid
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import pytest
-import yaml
 
 from cassettes_core.secrets import SecretGuard
 from cassettes_core.secrets._formats import Batch, find_formats, iter_kinds
 from cassettes_core.secrets._plugins import gated_plugins, plugin_scanner
-
-ALNUM = string.ascii_letters + string.digits
-LOWER_DIGITS = string.ascii_lowercase + string.digits
-HEX = "0123456789abcdef"
-URLSAFE = ALNUM + "-_"
-
-Gen = Callable[[random.Random], str]
-CORPUS: dict[str, Any] = yaml.safe_load(
-    (Path(__file__).parents[1] / "data" / "secret_corpus.yaml").read_text(encoding="utf-8")
+from tests.helpers.fake_secrets import (
+    ALNUM,
+    CORPUS,
+    HEX,
+    LOWER_DIGITS,
+    URLSAFE,
+    b64,
+    b64url,
+    expand,
+    r,
 )
 
-
-def r(rng: random.Random, n: int, alphabet: str = ALNUM) -> str:
-    return "".join(rng.choice(alphabet) for _ in range(n))
-
-
-def b64url(raw: bytes) -> str:
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _b64(raw: bytes) -> str:
-    return base64.b64encode(raw).decode()
-
-
-ALPHABETS = {
-    "alnum": ALNUM,
-    "urlsafe": URLSAFE,
-    "hex": HEX,
-    "lower": LOWER_DIGITS,
-    "upper": string.ascii_uppercase + string.digits,
-    "digits": string.digits,
-    "b64chars": ALNUM + "+/",
-    "padded": URLSAFE + "=",
-    "acgt": "ACGT",
-}
-MAKERS: dict[str, Callable[[random.Random, int], str]] = {
-    **{name: functools.partial(r, alphabet=a) for name, a in ALPHABETS.items()},
-    "b64": lambda g, n: _b64(g.randbytes(n)),
-    "b64url": lambda g, n: b64url(g.randbytes(n)),
-    "quoted_b64": lambda g, n: quote(_b64(g.randbytes(n)), safe=""),
-    "png": lambda g, n: _b64(b"\x89PNG\r\n\x1a\n" + g.randbytes(n)),
-    "embedding": lambda g, n: _b64(struct.pack(f"<{n}f", *(g.uniform(-1, 1) for _ in range(n)))),
-    "uuid": lambda g, _: str(uuid.UUID(int=g.getrandbits(128))),
-    "sha256": lambda g, _: hashlib.sha256(g.randbytes(16)).hexdigest(),
-    "int": lambda _, n: str(n),
-}
-TOKEN = re.compile(r"\{(" + "|".join(MAKERS) + r")(?::(\d+)(?:-(\d+))?)?\}")
-
-
-def expand(template: str, g: random.Random) -> str:
-    """The template with each ``{maker:N}`` or ``{maker:A-B}`` made (see the data file)."""
-
-    def make(m: re.Match[str]) -> str:
-        low = int(m[2] or 0)
-        return MAKERS[m[1]](g, g.randint(low, int(m[3])) if m[3] else low)
-
-    return TOKEN.sub(make, template)
+Gen = Callable[[random.Random], str]
 
 
 def _jwt(rng: random.Random) -> str:
@@ -97,7 +49,7 @@ def _jwt(rng: random.Random) -> str:
 
 
 def _basic(rng: random.Random) -> str:
-    return "Basic " + _b64(f"svc-{r(rng, 6)}:{r(rng, 18)}".encode())
+    return "Basic " + b64(f"svc-{r(rng, 6)}:{r(rng, 18)}".encode())
 
 
 def _kinds(table: str) -> dict[str, Gen]:
@@ -233,12 +185,6 @@ def _refused(value: str, place: Place) -> None:
 
 
 ALL_KINDS = OWN_KINDS | TEXT_KINDS | PLUGIN_KINDS
-CASES = [
-    pytest.param(kinds[kind], PLACES[place], id=f"{kind}@{place}")
-    for kinds in (OWN_KINDS, TEXT_KINDS, PLUGIN_KINDS)
-    for kind in kinds
-    for place in PLACES
-]
 
 
 def test_the_corpus_covers_every_kind_we_detect() -> None:
@@ -249,14 +195,15 @@ def test_the_corpus_covers_every_kind_we_detect() -> None:
     assert found == set(iter_kinds())
     assert len(OWN_KINDS) + len(PLUGIN_KINDS) >= 15
     assert len(PLACES) >= 4
-    assert len(CASES) >= 60
+    assert len(ALL_KINDS) * len(PLACES) >= 60
 
 
-@pytest.mark.parametrize(("gen", "place"), CASES)
-def test_every_kind_is_refused_in_every_place(gen: Gen, place: Place) -> None:
-    """A format-valid fake of each kind is refused wherever it sits, with a masked preview."""
-    for seed in range(3):
-        _refused(gen(random.Random(seed)), place)
+@pytest.mark.parametrize("kind", sorted(ALL_KINDS))
+def test_every_kind_is_refused_in_every_place(kind: str) -> None:
+    """A format-valid fake of each kind is refused wherever it sits, with a masked preview (a
+    fresh value in each place)."""
+    for seed, place in enumerate(PLACES.values()):
+        _refused(ALL_KINDS[kind](random.Random(seed)), place)
 
 
 @pytest.mark.parametrize("kind", sorted(OWN_KINDS | TEXT_KINDS))
@@ -265,14 +212,13 @@ def test_a_key_split_across_stream_events_is_refused(kind: str) -> None:
     choices (joined per choice index), is found in the joined text."""
     gen = (OWN_KINDS | TEXT_KINDS)[kind]
     _refused(gen(random.Random(11)), split_in_stream)
-    for seed in range(3):
-        _refused(gen(random.Random(seed)), interleaved_in_stream)
+    _refused(gen(random.Random(0)), interleaved_in_stream)
 
 
 @pytest.mark.parametrize("kind", sorted(OWN_KINDS))
 def test_each_own_kind_is_refused_base64_encoded(kind: str) -> None:
     """Written in base64 (either alphabet), a key is decoded and refused, the run masked."""
-    for seed in range(3):
+    for seed in range(2):
         raw = OWN_KINDS[kind](random.Random(seed)).encode()
         encode = base64.b64encode if seed % 2 else base64.urlsafe_b64encode
         _refused(encode(raw).decode(), PLACES["request-json"])
@@ -292,17 +238,18 @@ def test_an_environment_credential_of_no_known_format_is_refused(
 
 @pytest.mark.parametrize("kind", sorted(ALL_KINDS))
 def test_fresh_values_of_each_kind_are_all_refused(kind: str) -> None:
-    """Twenty fresh values of each kind in prose are all refused (no lucky shapes)."""
-    for seed in range(100, 120):
+    """Twelve fresh values of each kind in prose are all refused (no lucky shapes; with one
+    more in each place above)."""
+    for seed in range(100, 112):
         _refused(ALL_KINDS[kind](random.Random(seed)), PLACES["request-json"])
 
 
 def test_a_huge_answer_with_secrets_at_its_ends_is_refused() -> None:
-    """32 KB of near misses (anchors, non-BMP and length-changing characters) between keys of
-    every kind: each of our own kinds is still found."""
+    """8 KB of near misses on each side (anchors, non-BMP and length-changing characters)
+    between keys of every kind: each of our own kinds is still found."""
     g = random.Random(7)
     values = [make(g) for make in ALL_KINDS.values()]
-    filler = "İ😀 word, the sk- pcsk_ xox token: key= " * 800
+    filler = "İ😀 word, the sk- pcsk_ xox token: key= " * 200
     interaction = base_interaction()
     text = values[0] + filler + "\n".join(values) + filler + values[-1]
     message(interaction)["content"] = text

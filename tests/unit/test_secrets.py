@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import copy
+import functools
 import pickle
 import random
 import string
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -22,12 +24,12 @@ from cassettes_core.secrets import (
     strip_sensitive_headers,
 )
 from tests.helpers.fake_secrets import (
+    CORPUS,
     assert_masked,
     in_response,
     rand,
     reply,
     scan,
-    seeded,
     text_in_response,
     tool_arguments,
 )
@@ -63,20 +65,10 @@ def interaction(**parts: Any) -> dict[str, Any]:
 # ------------------------------------------------------------------ headers
 
 
-SENSITIVE = [
-    *("Authorization", "proxy-authorization", "COOKIE", "Set-Cookie", "api-key", "X-Api-Key"),
-    *("x-goog-api-key", "openai-organization", "OpenAI-Project", "anthropic-organization-id"),
-    *("x-portkey-virtual-key", "helicone-auth", "x-custom-token", "x-litellm-api-key"),
-]
-ORDINARY = [
-    *("content-type", "x-request-id", "request-id", "idempotency-key", "www-authenticate"),
-    *("x-ratelimit-remaining-tokens", "anthropic-ratelimit-output-tokens-reset"),
-    "openai-processing-ms",
-]
-
-
 @pytest.mark.parametrize(
-    ("name", "sensitive"), [(n, True) for n in SENSITIVE] + [(n, False) for n in ORDINARY]
+    ("name", "sensitive"),
+    [(n, True) for n in CORPUS["sensitive_headers"]]
+    + [(n, False) for n in CORPUS["ordinary_headers"]],
 )
 def test_credential_and_account_headers_are_sensitive(name: str, sensitive: bool) -> None:
     """Auth, cookie, key, token and account-id headers are never stored, in any case; request
@@ -153,20 +145,6 @@ def test_paths_point_at_each_place() -> None:
     ]
 
 
-def test_json_in_a_string_is_walked_as_json() -> None:
-    """Tool-call arguments (a JSON string) are scanned field by field."""
-    arguments = '{"target": {"api_key": "' + fake("", 40) + '"}}'
-    item = interaction()
-    item["request"]["messages"].append(
-        {"role": "assistant", "tool_calls": [{"function": {"arguments": arguments}}]}
-    )
-    [finding] = SecretGuard().scan(item)
-    assert (
-        finding.path == "request.messages[1].tool_calls[0].function.arguments(json).target.api_key"
-    )
-    assert finding.kind == "credential in field 'api_key'"
-
-
 def test_a_secret_used_as_a_key_is_masked_in_the_path() -> None:
     """A mapping key that is itself a secret is reported without printing it."""
     key = openai_key()
@@ -176,16 +154,6 @@ def test_a_secret_used_as_a_key_is_masked_in_the_path() -> None:
     assert findings
     assert all(key not in finding.path for finding in findings)
     assert findings[0].path.startswith("response.body.cache[sk-p…")
-
-
-def test_percent_encoded_query_values_are_decoded() -> None:
-    """A key in the query is found through its URL encoding."""
-    body = fake("MIIEvQ", 58).replace("+", "/")
-    pem = f"-----BEGIN PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----"
-    encoded = pem.replace(" ", "%20").replace("\n", "%0A")
-    [finding] = SecretGuard().scan(interaction(endpoint=f"/v1/x?note={encoded}"))
-    assert finding.path == "endpoint?note"
-    assert finding.kind == "private key (PEM)"
 
 
 def test_scalars_none_and_bytes_are_handled() -> None:
@@ -246,20 +214,60 @@ def test_scans_in_threads_agree() -> None:
 
 @pytest.mark.parametrize(
     ("value", "strict", "expected"),
-    [
-        pytest.param("0123456789abcdef0123456789abcdef", False, True, id="azure-hex"),
-        pytest.param("a1b2c3d4e5f6g7h8", False, True, id="sixteen-mixed"),
-        pytest.param("a1" * 8, False, False, id="two-characters-repeated"),
-        pytest.param("user_profile_settings_2024", True, False, id="generic-name-word-like"),
-        pytest.param("YOUR_API_KEY", False, False, id="env-name"),
-        pytest.param("<your-key>", False, False, id="template"),
-        pytest.param("sk-...", False, False, id="ellipsis"),
-        pytest.param("Bearer " + "Ab3" * 8, True, True, id="bearer-scheme-stripped"),
-    ],
+    CORPUS["credential_shapes"].values(),
+    ids=list(CORPUS["credential_shapes"]),
 )
 def test_credential_shape(value: str, strict: bool, expected: bool) -> None:
     """Values in auth positions count when they look random, not when they are placeholders."""
     assert looks_like_credential(value, strict=strict) is expected
+
+
+def _tool_arguments(arguments: str) -> dict[str, Any]:
+    item = interaction()
+    item["request"]["messages"].append(
+        {"role": "assistant", "tool_calls": [{"function": {"arguments": arguments}}]}
+    )
+    return item
+
+
+def _pem_query() -> dict[str, Any]:
+    body = fake("MIIEvQ", 58).replace("+", "/")
+    pem = f"-----BEGIN PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----"
+    return interaction(endpoint=f"/v1/x?note={pem.replace(' ', '%20').replace(chr(10), '%0A')}")
+
+
+def _contained(container: type[Any]) -> dict[str, Any]:
+    return in_response({"x": container([openai_key()])})
+
+
+ONE_FINDING: dict[str, tuple[Callable[[], dict[str, Any]], str, str]] = {
+    # Tool-call arguments (a JSON string) are scanned field by field.
+    "json-in-a-string": (
+        lambda: _tool_arguments('{"target": {"api_key": "' + fake("", 40) + '"}}'),
+        "request.messages[1].tool_calls[0].function.arguments(json).target.api_key",
+        "credential in field 'api_key'",
+    ),
+    # A key in the query is found through its URL encoding.
+    "percent-encoded-query": (_pem_query, "endpoint?note", "private key (PEM)"),
+    # A key inside a set, a frozenset or a tuple (with a stable index in the path).
+    **{
+        f"in-a-{container.__name__}": (
+            functools.partial(_contained, container),
+            "response.body.x[0]",
+            "OpenAI project API key",
+        )
+        for container in (set, frozenset, tuple, list)
+    },
+}
+
+
+@pytest.mark.parametrize(("make", "path", "kind"), ONE_FINDING.values(), ids=list(ONE_FINDING))
+def test_one_finding_names_its_place_and_kind(
+    make: Callable[[], dict[str, Any]], path: str, kind: str
+) -> None:
+    """JSON strings, URL queries and every kind of container are read where they sit."""
+    [finding] = SecretGuard().scan(make())
+    assert (finding.path, finding.kind) == (path, kind)
 
 
 # ------------------------------------------------------------------ allow, check, filter
@@ -322,11 +330,3 @@ def test_a_text_of_many_keys_is_refused_with_a_bounded_report() -> None:
     assert 1 <= len(findings) <= 64
     assert {f.kind for f in findings} == {"OpenAI project API key"}
     assert_masked(findings, *keys)
-
-
-@pytest.mark.parametrize("container", [set, frozenset, tuple, list])
-def test_sets_and_tuples_are_scanned(container: Any) -> None:
-    """A key inside a set, a frozenset or a tuple is found (with a stable index in the path)."""
-    key = "sk-proj-" + seeded(60)
-    [finding] = SecretGuard().scan(in_response({"x": container([key])}))
-    assert finding.path == "response.body.x[0]"

@@ -17,6 +17,7 @@ import pytest
 from cassettes_core.secrets import SecretGuard, redact
 from tests.helpers.fake_secrets import (
     B64,
+    CORPUS,
     assert_masked,
     fullwidth,
     openai_key,
@@ -84,20 +85,7 @@ def test_an_environment_password_of_plain_words_is_refused(
         assert_masked(findings, value)
 
 
-@pytest.mark.parametrize(
-    ("name", "value"),
-    [
-        ("SSH_AUTH_SOCK", "/tmp/ssh-XXXXabc123/agent.4242"),
-        ("GOOGLE_APPLICATION_CREDENTIALS", "/home/ci/creds/service-account.json"),
-        ("SSH_PRIVATE_KEY", "/home/ci/.ssh/id_ed25519"),  # a credential variable naming a file
-        ("AUTH_ENABLED", "true"),
-        ("TOKEN_TTL_SECONDS", "86400000000000"),
-        ("AUTH_MODE", "oauth-client-credentials"),
-        ("OPENAI_API_KEY", "test-key"),
-        ("AUTH_SERVER", "https://auth.example.com/realms/main"),
-        ("AWS_ACCESS_KEY_ID_EXAMPLE_PUBLIC_KEY", "AAAAPUBLICKEYMATERIAL"),
-    ],
-)
+@pytest.mark.parametrize(("name", "value"), CORPUS["harmless_environment"].items())
 def test_environment_values_that_are_not_secrets_pass(
     monkeypatch: pytest.MonkeyPatch, name: str, value: str
 ) -> None:

@@ -18,39 +18,16 @@ from cassettes_core.secrets._formats import (
     is_prose,
     looks_like_credential,
 )
-from tests.helpers.fake_secrets import assert_masked, scan
-
-PLACEHOLDERS = """
-${API_KEY} ${DB_PASSWORD:-changeme} $OPENAI_API_KEY $token %API_KEY% <your-api-key>
-<YOUR_API_KEY> {api_key} [REDACTED] sk-... sk-proj-abc...xyz sk-p…lxJ4 xxxx sk-xxxxxxxxxxxxxxxx
-****1234 AKIAXXXXXXXXXXXXXXXX XXXX-XXXX-XXXX *** changeme your_api_key_here your-api-key
-insert-token-here dummy-token fake_api_key not-a-real-key OPENAI_API_KEY
-process.env.OPENAI_API_KEY os.environ['TOKEN'] string
-"""
+from tests.helpers.fake_secrets import CORPUS, assert_masked, scan
 
 
-@pytest.mark.parametrize(
-    "value",
-    [
-        *PLACEHOLDERS.split(),
-        "$(cat /run/secrets/key)",
-        "sk-<your key>",
-        "{{ secrets.OPENAI_API_KEY }}",
-        "paste your key here",
-    ],
-)
+@pytest.mark.parametrize("value", CORPUS["placeholders"])
 def test_placeholder_shapes_are_placeholders(value: str) -> None:
     """Templates, masks, elisions, variable names and descriptions of a key stand in for one."""
     assert is_placeholder(value)
 
 
-REAL_PASSWORDS = """
-Pa$$w0rd2024 Sunsh1ne$2024! k8{Xq2!pL9z wherearemykeys42 Yourmom1987! Tr0ub4dor&3
-hunter2<3secure xxxHunter2 myD0g$pot! replace-Me-8821 3kT9vQ2mZ8pL1xW7
-"""
-
-
-@pytest.mark.parametrize("value", REAL_PASSWORDS.split())
+@pytest.mark.parametrize("value", CORPUS["real_passwords"])
 def test_real_passwords_holding_placeholder_characters_are_not_placeholders(value: str) -> None:
     """A "$", a brace, "here", "your" or "replace" inside a password does not make it a stand-in."""
     assert not is_placeholder(value)
@@ -58,30 +35,24 @@ def test_real_passwords_holding_placeholder_characters_are_not_placeholders(valu
     assert looks_like_credential(value, password=True)
 
 
+PREDICATES: dict[str, Callable[[str], bool]] = {
+    "is_prose": is_prose,
+    "is_documented_example": is_documented_example,
+    "is_alphabet": is_alphabet,
+}
+
+
 @pytest.mark.parametrize(
     ("predicate", "value", "expected"),
     [
-        # Two or more words of letters are prose, not a token.
-        (is_prose, "Set in dashboard", True),
-        (is_prose, "see vault", True),
-        (is_prose, "The secret ingredient is love and butter.", True),
-        (is_prose, "my password is Tr0ub4dor&3", False),
-        (is_prose, "single", False),
-        (is_prose, "abc123 def456", False),
-        # The example keys of AWS's documentation are public; other keys of that shape are not.
-        (is_documented_example, "AKIAIOSFODNN7EXAMPLE", True),
-        (is_documented_example, "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", True),
-        (is_documented_example, "AKIAI44QH8DHBEXAMPLE", True),
-        (is_documented_example, "AKIAIOSFODNN7ABCDEFG", False),
-        (is_documented_example, "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzzzzzzzzzz", False),
-        # Alphabets written out in code (base32, base64) are runs, not secrets.
-        (is_alphabet, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", True),
-        (is_alphabet, "aK3jf9Lq2Zp8Xw4Rt7Yv1Bn6Mc5", False),
+        (name, value, expected)
+        for name, table in CORPUS["value_shapes"].items()
+        for value, expected in table.items()
     ],
 )
-def test_value_shapes(predicate: Callable[[str], bool], value: str, expected: bool) -> None:
+def test_value_shapes(predicate: str, value: str, expected: bool) -> None:
     """Prose, documented examples and alphabets are told apart from secrets."""
-    assert predicate(value) is expected
+    assert PREDICATES[predicate](value) is expected
 
 
 UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
@@ -166,19 +137,7 @@ def test_the_kinds_say_what_was_found() -> None:
     assert "Amazon Bedrock API key" in {f.kind for f in scan(where(bedrock_api_key())[1])}
 
 
-ORDINARY = [
-    {"x-amzn-requestid": "5f0c2b8e-91d4-4a7c-8000-3c93d1a74f6f"},
-    {"modelArn": "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-3"},
-    {"stopReason": "end_turn", "usage": {"inputTokens": 31, "outputTokens": 17}},
-    {"toolUse": {"toolUseId": "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q", "name": "get_weather"}},
-    {"bytes": {"type": "message_start", "message": {"id": "msg_bdrk_01QwErTyUiOpAsDfGhJkLzXc"}}},
-    {"amazon-bedrock-invocationMetrics": {"inputTokenCount": 9, "outputTokenCount": 40}},
-    {"text": "The request ran in us-east-1 (account 123456789012), model v1:0, id 8f3a9c1e."},
-    {"bytes": "eyJ0eXBlIjoibWVzc2FnZV9zdG9wIn0=", "base64": True},
-]
-
-
-@pytest.mark.parametrize("body", ORDINARY)
+@pytest.mark.parametrize("body", CORPUS["ordinary_bedrock_bodies"])
 def test_ordinary_bedrock_answers_are_not_flagged(body: dict[str, Any]) -> None:
     """Request ids, model ARNs, stop reasons, tool-use ids, decoded chunks: no finding."""
     assert scan({"seq": 1, "response": {"status": 200, "headers": {}, "body": body}}) == []

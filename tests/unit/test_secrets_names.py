@@ -23,6 +23,7 @@ from tests.helpers.fake_secrets import (
     SIBLING_SHAPES,
     URLSAFE,
     assert_masked,
+    corpus_params,
     hex32,
     rand,
     reply,
@@ -33,51 +34,13 @@ from tests.helpers.fake_secrets import (
 )
 
 
-def _assignments() -> list[Any]:
-    def b64() -> str:
-        return rand(86, B64) + "=="
-
-    # (The corpus holds more: .env, export, os.environ, AzureKeyCredential, connection
-    # strings, YAML and JSON text, each refused in every place.)
-    cases = {
-        "dotenv-quoted": lambda: f'AZURE_OPENAI_KEY="{hex32()}"',
-        "export-speech": lambda: f"export SPEECH_KEY={hex32()}\nexport SPEECH_REGION=westeurope",
-        "yaml-hex": lambda: (
-            f"azure:\n  endpoint: https://x.openai.azure.com\n  api_key: {hex32()}\n"
-        ),
-        "yaml-base64": lambda: f"storage:\n  account_key: {b64()}\n",
-        "python-environ-single": lambda: f"os.environ['COHERE_TOKEN'] = '{rand(40)}'",
-        "json-config": lambda: f'{{"azure": {{"subscriptionKey": "{hex32()}"}}}}',
-        "azure-cli-keys-list": lambda: f'{{"key1": "{hex32()}", "key2": "{hex32()}"}}',
-        "azure-storage-keys": lambda: f'"primaryKey": "{b64()}", "secondaryKey": "{b64()}"',
-        "cosmos-master-key": lambda: f"primaryMasterKey: {b64()}",
-        "connection-string-account-key": lambda: (
-            f"DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={b64()};EndpointSuffix=core.windows.net"
-        ),
-        "dotenv-password": lambda: f"POSTGRES_PASSWORD={rand(10)}9x",
-        "postgres-url": lambda: f"postgres://svc:{rand(16)}@db.internal:5432/app",
-        "cli-flag-spaced": lambda: f"az openai deploy --api-key {hex32()} --name x",
-        "windows-setx": lambda: f"setx AZURE_OPENAI_KEY {hex32()}",
-        "dockerfile-env": lambda: f"FROM python:3.12\nENV AZURE_OPENAI_KEY {hex32()}\n",
-        "r-assignment": lambda: f"azure_openai_key <- '{hex32()}'",
-        "xml-app-config": lambda: f'<add key="AzureOpenAIKey" value="{hex32()}" />',
-        "xml-element": lambda: f"<AzureOpenAIKey>{hex32()}</AzureOpenAIKey>",
-        "python-kwarg": lambda: f'client = Mistral(api_key="{rand(32)}")',
-        "js-camel": lambda: f"const cfg = {{ apiKey: '{rand(32)}' }};",
-        "azure-header": lambda: f'curl -H "api-key: {hex32()}" https://x',
-        "cli-flag": lambda: f"--api-key={rand(32)} --verbose",
-        "suffix-secret": lambda: f"stripe_webhook_secret: '{rand(32)}'",
-    }
-    return [pytest.param(make, id=name) for name, make in cases.items()]
-
-
-@pytest.mark.parametrize("make", _assignments())
-def test_a_credential_assigned_in_text_is_refused(make: Any) -> None:
-    """.env, export, YAML, Python, a credential call, JSON config, connection strings."""
-    text = make()
+@pytest.mark.parametrize("text", corpus_params("assigned_text"))
+def test_a_credential_assigned_in_text_is_refused(text: str) -> None:
+    """.env, export, YAML, Python, XML, a CLI flag, JSON config, connection strings (the
+    corpus's ``assigned_text``)."""
     for interaction in (text_in_response(text), tool_arguments(json.dumps({"file": text}))):
         findings = scan(interaction)
-        assert findings, text.split("=")[0]
+        assert findings, text.split("=", maxsplit=1)[0]
         previews = " ".join(f.preview for f in findings)
         assert "…" in previews
     secret_parts = [
@@ -86,39 +49,11 @@ def test_a_credential_assigned_in_text_is_refused(make: Any) -> None:
     assert_masked(scan(text_in_response(text)), *secret_parts)
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "cache_key = 5d41402abc4b2a76b9719d911017c592",
-        "sort_key: 0d5b7c9e3f1a2b4c6d8e0f1a2b3c4d5e",
-        "public_key = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG9kZXhhbXBsZQ user@host'",
-        "partition_key: tenant-eu-west-1",
-        "idempotency_key = 3f2b9d4e-8c1a-4b7e-9f0d-2a6c5e8b1d3f",
-        "AZURE_OPENAI_KEY=${AZURE_OPENAI_KEY}",
-        "export OPENAI_API_KEY=<your key here>",
-        "Password=changeme;",
-        "DB_PASSWORD=postgres",
-        'cred = AzureKeyCredential(os.environ["AZURE_KEY"])',
-        "The key was rotated; set AZURE_OPENAI_KEY in the portal and restart.",
-        "--api-key YOUR_API_KEY_HERE --api-key $OPENAI_API_KEY",
-        "the api key 5d41402abc4b2a76b9719d911017c592 of the cache",
-        "<cache_key>5d41402abc4b2a76b9719d911017c592</cache_key>",
-        '<add key="CacheSize" value="5d41402abc4b2a76b9719d911017c592" />',
-        "--api-key-file /etc/secrets/openai.key",
-        'client = OpenAI(api_key=os.environ["OPENAI_API_KEY"])',
-        "api_key = get_api_key_from_vault2()",
-        "api_key = settings.openaiApiKey2024",
-        "API_KEY = 'your-api-key-here'",
-        'headers = {"Authorization": f"Bearer {token}"}',
-        "api_key: str = Field(..., description='the key')",
-        "page_token = 'CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA3'",
-        "The api_key: field is required.",
-        "key = 'user-profile:12345'",
-    ],
-)
-def test_harmless_assignments_pass(text: str) -> None:
-    """Cache, sort and public keys, placeholders, example passwords, references, prose."""
-    assert scan(text_in_response(text)) == []
+@pytest.mark.parametrize("text", corpus_params("harmless_text"))
+def test_harmless_assignments_and_names_beside_harmless_values_pass(text: str) -> None:
+    """Cache, sort and public keys, placeholders, example passwords, references, prose, lists
+    of header names (the corpus's ``harmless_text``)."""
+    assert scan(reply(text)) == []
 
 
 CREDENTIAL_NAMES = """
@@ -163,59 +98,19 @@ def _b64() -> str:
     return base64.b64encode(secrets.token_bytes(32)).decode()
 
 
-TEXT_PAIRS: dict[str, str] = {
-    "putenv": 'os.putenv("AZURE_OPENAI_API_KEY", "{v}")',
-    "setdefault": 'os.environ.setdefault("AZURE_OPENAI_KEY", "{v}")',
-    "monkeypatch": "monkeypatch.setenv('AZURE_OPENAI_API_KEY', '{v}')",
-    "go-setenv": 'os.Setenv("MISTRAL_API_KEY", "{v}")',
-    "getenv-default": 'key = os.getenv("AZURE_OPENAI_API_KEY", "{v}")',
-    "header-tuple": 'headers = [("api-key", "{v}")]',
-    "json-name-value": '{{"name": "AZURE_OPENAI_API_KEY", "value": "{v}"}}',
-    "json-name-value-indented": '{{\n  "name": "AZURE_OPENAI_API_KEY",\n  "value": "{v}"\n}}',
-    "k8s-env": "env:\n  - name: AZURE_OPENAI_API_KEY\n    value: {v}\n",
-    "k8s-env-quoted": 'env:\n- name: "COHERE_API_KEY"\n  value: "{v}"\n',
-    "toml-inline": '{{ name = "AZURE_OPENAI_KEY", value = "{v}" }}',
-    "markdown-table": "| variable | value |\n|---|---|\n| AZURE_OPENAI_API_KEY | {v} |\n",
-}
-
-
 @pytest.mark.parametrize("make", [hex32, _b64], ids=["hex", "base64"])
-@pytest.mark.parametrize("template", list(TEXT_PAIRS.values()), ids=list(TEXT_PAIRS))
+@pytest.mark.parametrize("template", corpus_params("paired_text"))
 def test_a_credential_beside_its_name_in_text_is_refused(
     template: str, make: Callable[[], str]
 ) -> None:
+    """Two arguments, a name/value pair, an XML setting, a table's cells (``paired_text``)."""
     value = make()
-    text = template.format(v=value)
+    text = template.replace("{v}", value)
     findings = scan(reply(f"Here is the config:\n{text}"))
     assert findings, text
     assert any("credential" in f.kind for f in findings)
     assert_masked(findings, value)
     assert value not in redact(text)
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        'key = os.getenv("AZURE_OPENAI_API_KEY", "")',
-        'os.environ.setdefault("OPENAI_API_KEY", "YOUR_API_KEY")',
-        'for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):',
-        '{"name": "AZURE_OPENAI_API_KEY", "value": "${AZURE_OPENAI_API_KEY}"}',
-        "env:\n  - name: OPENAI_API_KEY\n    valueFrom:\n      secretKeyRef: {name: openai}",
-        json.dumps({"name": "cache_key", "value": secrets.token_hex(16)}),
-        json.dumps({"name": "city", "value": secrets.token_hex(16)}),
-        "| api_key | your key from the dashboard |",
-        f'("sort_key", "{secrets.token_hex(16)}")',
-        '_SIGNED = ("authorization", "x-amz-content-sha256", "x-amz-date", "x-amz-security-token")',
-        'headers = ("api-key", "content-type-options-nosniff")',
-        '{"name": "OPENAI_API_KEY", "value": "sk-proj-..."}',
-        # Words in camelCase (a quarter upper case at most) are an identifier, not a key.
-        'Here is the config:\n{"name": "AZURE_OPENAI_API_KEY",'
-        ' "value": "readFromTheVaultWhenTheServiceStarts"}',
-    ],
-    ids=lambda text: str(len(text)) + "-" + text[:12],
-)
-def test_names_beside_harmless_values_pass(text: str) -> None:
-    assert scan(reply(text)) == []
 
 
 @pytest.mark.parametrize("make", [hex32, _b64], ids=["hex", "base64"])

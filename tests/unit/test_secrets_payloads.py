@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import random
 import secrets
 from collections.abc import Callable
 from typing import Any
@@ -18,6 +17,7 @@ import pytest
 from tests.helpers.fake_secrets import (
     ALNUM,
     assert_masked,
+    corpus_params,
     in_request,
     in_response,
     openai_key,
@@ -33,24 +33,7 @@ from tests.helpers.fake_secrets import (
 )
 
 
-def _dna(n: int) -> str:
-    rng = random.Random(n)
-    return "".join(rng.choice("ACGT") for _ in range(n))
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        pytest.param(_dna(4000), id="dna-long"),
-        pytest.param("primer ACCAGTGTACGTACGTACGT anneals at 60C", id="dna-20-mer"),
-        pytest.param("ACCAGTGTACGTACGTACGT", id="dna-alone"),
-        pytest.param("5'-ACCAUGGCUAGCUAGCUAGC-3'", id="rna"),
-        pytest.param("MKTAYIAKQRQISFVKSHFSRQACCAKLMNPQRSTVWYACDEFGHIKLMNPQRSTVWY", id="protein"),
-        pytest.param("peptide AKIAQRSTVWYACDEFGHIK binds", id="protein-20-mer"),
-        pytest.param(f"sha256: {secrets.token_hex(32)}", id="sha256"),
-        pytest.param(f"commit {secrets.token_hex(20)}", id="git-sha"),
-    ],
-)
+@pytest.mark.parametrize("text", corpus_params("sequences_and_hashes"))
 def test_sequences_and_hashes_are_not_keys(text: str) -> None:
     """A DNA, RNA or protein sequence is not an AWS key id; hashes are not secrets."""
     assert scan(text_in_response(text)) == []
