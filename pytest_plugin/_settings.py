@@ -233,6 +233,7 @@ def config_options(value: object) -> dict[str, Any]:
 def checked_options(options: Mapping[str, Any], source: str) -> RecorderOptions:
     """Check each value once (``source`` names where they came from); the recorder's options."""
     from cassettes_core import ConfigError
+    from cassettes_core.modes import parse_mode
     from cassettes_core.options import check_options
 
     def bad(key: str, wanted: str) -> ConfigError:
@@ -241,13 +242,8 @@ def checked_options(options: Mapping[str, Any], source: str) -> RecorderOptions:
     name = options.get("name")
     if name is not None and (not isinstance(name, str) or not name.strip()):
         raise bad("name", "a non-empty string")
-    mode = options.get("mode")
-    if mode is not None and not isinstance(mode, str):
-        raise bad("mode", "a mode name string")
-    if mode is not None and mode.strip().lower() not in MODES:
-        raise ConfigError(
-            f"{source}(mode={mode!r}) is not a cassette mode; use one of {', '.join(MODES)}"
-        )
+    if options.get("mode") is not None:  # every given mode, even one overridden
+        parse_mode(options["mode"], source=f"{source}(mode={{!r}})")
     for key in _PLUGIN_BOOLS:
         if options.get(key) is not None and not isinstance(options[key], bool):
             raise bad(key, "True or False")
