@@ -19,7 +19,7 @@ def load(case):
     try:
         Recorder({path!r}, mode="replay")
     except (CassetteVersionWarning, VersionDriftError) as exc:
-        print(case, type(exc).__name__, exc)
+        print(case, type(exc).__name__, str(exc).splitlines()[0])
     else:
         print(case, "silent")
 
