@@ -11,6 +11,7 @@ from cassettes_core import ConfigError, Mode, Recorder
 from cassettes_core.modes import MODES, ModeChoice, resolve
 
 R, A, P = Mode.REPLAY, Mode.AUTO, Mode.APPEND
+ON_CI = "; auto is replay when CI is set"
 
 
 @pytest.mark.parametrize(
@@ -42,6 +43,13 @@ R, A, P = Mode.REPLAY, Mode.AUTO, Mode.APPEND
         pytest.param(
             None, " Passthrough ", {}, ModeChoice(Mode.PASSTHROUGH, "marker"), id="case-and-space"
         ),
+        # Under CI, auto from any source is replay: only a named recording mode records.
+        pytest.param("auto", None, {"CI": "true"}, ModeChoice(R, f"--cassette-mode{ON_CI}"),
+                     id="cli-auto-on-ci"),
+        pytest.param(None, "auto", {"CI": "true"}, ModeChoice(R, f"marker{ON_CI}"),
+                     id="marker-auto-on-ci"),
+        pytest.param(None, None, {"CI": "true", "CASSETTE_MODE": "auto"},
+                     ModeChoice(R, f"CASSETTE_MODE{ON_CI}"), id="env-auto-on-ci"),
     ],
 )  # fmt: skip
 def test_precedence(
@@ -49,21 +57,6 @@ def test_precedence(
 ) -> None:
     """Each source wins over every source after it."""
     assert resolve(cli=cli, marker=marker, env=environ) == expected
-
-
-@pytest.mark.parametrize(
-    ("cli", "marker", "environ"),
-    [
-        pytest.param("auto", None, {"CI": "true"}, id="cli-auto"),
-        pytest.param(None, "auto", {"CI": "true"}, id="marker-auto"),
-        pytest.param(None, None, {"CI": "true", "CASSETTE_MODE": "auto"}, id="env-auto"),
-    ],
-)
-def test_auto_never_records_on_ci(
-    cli: str | None, marker: str | None, environ: dict[str, str]
-) -> None:
-    """Under CI, auto from any source is replay: only a named recording mode records."""
-    assert resolve(cli=cli, marker=marker, env=environ).mode is Mode.REPLAY
 
 
 @pytest.mark.parametrize(
