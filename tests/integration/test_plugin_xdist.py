@@ -1,6 +1,6 @@
 """pytest-xdist: workers append to one shared cassette safely, the controller adds up the counts.
 
-The inner runs are subprocesses (xdist spawns workers); they inherit the emulator's address
+The controller runs in-process; the workers xdist spawns inherit the emulator's address
 through the environment.
 """
 
@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from cassettes_core.testing.emulator import Emulator
-from tests.helpers.inner import PLUGIN_INI
+from tests.helpers.inner import PLUGIN_INI, run_inner
 
 # Plain httpx2 (what the SDKs run on) keeps the worker processes quick to start.
 MANY = """
@@ -59,9 +59,7 @@ def test_workers_append_to_one_cassette_and_record_rewrites_it_once(
     old = pytester.path / "cassettes" / "test_rewrite" / "shared.yaml"
     old.parent.mkdir(parents=True)
     old.write_text("version: 1\ninteractions: []\n", encoding="utf-8")  # an old recording
-    first = pytester.runpytest_subprocess(
-        "-n", "2", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", timeout=120
-    )  # fmt: skip
+    first = run_inner(pytester, "-n", "2")
     first.assert_outcomes(passed=8)
     assert live.hits == 8
     first.stdout.fnmatch_lines(
@@ -81,9 +79,7 @@ def test_workers_append_to_one_cassette_and_record_rewrites_it_once(
     document = yaml.safe_load(shared.read_text(encoding="utf-8"))
     document["manifest"]["sdks"]["openai"] = "0.0.1"  # recorded with another openai
     shared.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
-    second = pytester.runpytest_subprocess(
-        "-n", "2", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", timeout=120
-    )  # fmt: skip
+    second = run_inner(pytester, "-n", "2")
     second.assert_outcomes(passed=8)
     assert live.hits == 0
     second.stdout.fnmatch_lines(
