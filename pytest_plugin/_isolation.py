@@ -44,10 +44,11 @@ def replay_reason(config: pytest.Config) -> str | None:
     ci = os.environ.get("CI", "").strip().lower() not in _NOT_CI
     cli = str(_option(config, "cassette_mode") or "")
     env = os.environ.get("CASSETTE_MODE", "").strip().lower()
-    for named, value in ((f"--cassette-mode={cli}", cli), (f"CASSETTE_MODE={env}", env)):
+    and_ci = " and CI" if ci else ""
+    for named, value in ((f"--cassette-mode={cli}{and_ci}", cli), (f"CASSETTE_MODE={env}", env)):
         if value:
             if value == "replay" or (value == "auto" and ci):
-                return f"this session runs in replay ({named}{' and CI' if ci else ''})"
+                return f"this session runs in replay ({named})"
             return None
     return "this session runs in replay (CI is set)" if ci else None
 
