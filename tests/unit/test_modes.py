@@ -64,7 +64,7 @@ def test_precedence(
     [
         pytest.param(None, {"CASSETTE_MODE": "replai"}, "CASSETTE_MODE 'replai'", id="env"),
         pytest.param(None, {"CASSETTE_MODE": "none", "CI": "1"}, "CASSETTE_MODE 'none'", id="ci"),
-        pytest.param("replai", {}, "@pytest.mark.cassette\\(mode='replai'\\)", id="marker"),
+        pytest.param("replai", {}, "mode='replai'", id="code-argument"),
     ],
 )
 def test_an_unknown_mode_names_its_source_and_the_choices(
@@ -72,7 +72,7 @@ def test_an_unknown_mode_names_its_source_and_the_choices(
 ) -> None:
     """A typo in a mode is a ConfigError naming where it was given and every mode."""
     with pytest.raises(ConfigError, match=message + ".*auto, replay, record, append"):
-        resolve(marker=marker, env=environ, marker_label="@pytest.mark.cassette(mode={!r})")
+        resolve(marker=marker, env=environ)
 
 
 @pytest.mark.parametrize(
