@@ -69,9 +69,6 @@ class ModeChoice:
     mode: Mode
     source: str
 
-    def describe(self) -> str:
-        return f"{self.mode.value} (from {self.source})"
-
     def on_file(self, exists: bool) -> Mode:
         """The concrete mode for a cassette that ``exists`` (or not): what ``auto`` means."""
         if self.mode is not Mode.AUTO:
@@ -102,14 +99,13 @@ def resolve(
     cli: str | Mode | None = None,
     marker: str | Mode | None = None,
     env: Mapping[str, str] | None = None,
-    marker_label: str = "mode={!r}",
     marker_source: str = "marker",
 ) -> ModeChoice:
     """The mode in force and its source, by the precedence of the module doc.
 
-    ``marker`` is the marker's or the code's own argument; ``marker_label`` names it in the
-    error for a bad value, a template for the value (``"@pytest.mark.cassette(mode={!r})"``),
-    and ``marker_source`` in the choice. Raises :class:`ConfigError` on an unknown mode name.
+    ``marker`` is the marker's or the code's own argument, named ``marker_source`` in the
+    choice. Raises :class:`ConfigError` on an unknown mode name (the plugin checks its
+    markers' modes before, naming the marker).
     """
     environ = os.environ if env is None else env
     from_env = environ.get(MODE_ENV, "").strip()
@@ -117,7 +113,7 @@ def resolve(
     if cli:
         choice = ModeChoice(parse_mode(cli, source="--cassette-mode {!r}"), "--cassette-mode")
     elif marker is not None:
-        choice = ModeChoice(parse_mode(marker, source=marker_label), marker_source)
+        choice = ModeChoice(parse_mode(marker, source="mode={!r}"), marker_source)
     elif from_env:
         choice = ModeChoice(parse_mode(from_env, source=f"{MODE_ENV} {{!r}}"), MODE_ENV)
     elif is_ci(environ):

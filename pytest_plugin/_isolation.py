@@ -39,19 +39,17 @@ _NOT_CI = ("", "0", "false", "no", "off")
 
 
 def replay_reason(config: pytest.Config) -> str | None:
-    """Why this session runs in replay (the provider guard's cue), or None. Cheap: reads the
-    option and two variables, imports nothing."""
+    """Why this session runs in replay (the provider guard's cue), or None: the precedence of
+    ``cassettes_core.modes.resolve`` without a marker. Cheap: imports nothing."""
     ci = os.environ.get("CI", "").strip().lower() not in _NOT_CI
-    cli = _option(config, "cassette_mode")
-    if cli:
-        if cli == "replay" or (cli == "auto" and ci):
-            return f"this session runs in replay (--cassette-mode={cli}{' and CI' if ci else ''})"
-        return None
+    cli = str(_option(config, "cassette_mode") or "")
     env = os.environ.get("CASSETTE_MODE", "").strip().lower()
-    if env:
-        if env == "replay" or (env == "auto" and ci):
-            return f"this session runs in replay (CASSETTE_MODE={env})"
-        return None
+    and_ci = " and CI" if ci else ""
+    for named, value in ((f"--cassette-mode={cli}{and_ci}", cli), (f"CASSETTE_MODE={env}", env)):
+        if value:
+            if value == "replay" or (value == "auto" and ci):
+                return f"this session runs in replay ({named})"
+            return None
     return "this session runs in replay (CI is set)" if ci else None
 
 

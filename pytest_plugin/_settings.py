@@ -46,7 +46,8 @@ CONFIG_KEYS = MARKER_KEYWORDS[1:]  # a directory's defaults name no file
 MARKER = "@pytest.mark.cassette"
 CONFIG = "cassette_config"
 
-_PLUGIN_BOOLS = ("strict", "block_unmatched")
+_BOOLS = ("strict", "block_unmatched", "repeat_last")
+_RECORDER_KEYS = ("policy", "repeat_last", "before_record")
 
 
 @dataclass(frozen=True)
@@ -231,27 +232,44 @@ def config_options(value: object) -> dict[str, Any]:
 
 
 def checked_options(options: Mapping[str, Any], source: str) -> RecorderOptions:
-    """Check each value once (``source`` names where they came from); the recorder's options."""
-    from cassettes_core import ConfigError
-    from cassettes_core.options import check_options
+    """Each value checked once (``source`` names where they came from in the error:
+    ``@pytest.mark.cassette``, ``cassette_config``); the recorder's options among them.
+    ``None`` values are left out."""
+    from cassettes_core import ConfigError, MatchPolicy
+    from cassettes_core.modes import parse_mode
+    from cassettes_core.options import parse_record_errors
 
     def bad(key: str, wanted: str) -> ConfigError:
         return ConfigError(f"{source}({key}={options[key]!r}): {key} must be {wanted}")
 
-    name = options.get("name")
+    given = {key: value for key, value in options.items() if value is not None}
+    name = given.get("name")
     if name is not None and (not isinstance(name, str) or not name.strip()):
         raise bad("name", "a non-empty string")
-    mode = options.get("mode")
-    if mode is not None and not isinstance(mode, str):
-        raise bad("mode", "a mode name string")
-    if mode is not None and mode.strip().lower() not in MODES:
-        raise ConfigError(
-            f"{source}(mode={mode!r}) is not a cassette mode; use one of {', '.join(MODES)}"
-        )
-    for key in _PLUGIN_BOOLS:
-        if options.get(key) is not None and not isinstance(options[key], bool):
+    if "mode" in given:  # every given mode, even one overridden
+        parse_mode(given["mode"], source=f"{source}(mode={{!r}})")
+    for key in _BOOLS:
+        if key in given and not isinstance(given[key], bool):
             raise bad(key, "True or False")
-    return check_options(options, source=source)
+    if "policy" in given and not isinstance(given["policy"], MatchPolicy):
+        raise bad("policy", "a cassettes_core.MatchPolicy")
+    if "before_record" in given and not callable(given["before_record"]):
+        raise bad("before_record", "a callable taking and returning an interaction dict")
+    checked: dict[str, Any] = {k: given[k] for k in _RECORDER_KEYS if k in given}
+    if "record_errors" in given:
+        checked["record_errors"] = parse_record_errors(
+            given["record_errors"], source=f"{source}(record_errors)"
+        )
+    allow = given.get("allow_secrets")
+    if allow is not None:
+        if isinstance(allow, str) or not isinstance(allow, Iterable):
+            raise bad("allow_secrets", "a list of strings")
+        checked["allow_secrets"] = tuple(allow)
+        if not all(isinstance(value, str) for value in checked["allow_secrets"]):
+            raise bad("allow_secrets", "a list of strings")
+    result: RecorderOptions = {}
+    result.update(checked)  # type: ignore[typeddict-item]
+    return result
 
 
 def resolve(

@@ -68,10 +68,9 @@ def test_two(agent):
 
 
 SESSION = """
-import pytest
-
-from pytest_plugin import cassette_for
-from test_session import ask
+@pytest.fixture(scope="session")
+def cassette_config():
+    return {"mode": "passthrough"}
 
 
 @pytest.fixture(scope="session")
@@ -80,25 +79,6 @@ def warm(request):
         ask("session")
         yield
 """
-
-
-def test_a_session_fixture_takes_keywords_not_a_directory_s_cassette_config(
-    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
-) -> None:
-    """The scope's owner is the root folder: ``<cassette dir>/<fixture>.yaml``. Which
-    directory's ``cassette_config`` a session fixture would see depends on the test that sets
-    it up first, so it reads none, whatever the order: here a session-wide
-    ``passthrough`` default still leaves the session fixture recording its own cassette."""
-    pytester.makepyfile(test_session=ASK + "\n\ndef test_it(warm):\n    pass\n")
-    pytester.makeconftest(
-        SESSION
-        + '\n\n@pytest.fixture(scope="session")\n'
-        + 'def cassette_config():\n    return {"mode": "passthrough"}\n'
-    )
-    inner().assert_outcomes(passed=1)
-    assert prompts(pytester.path / "cassettes" / "warm.yaml") == ["session"]
-
-
 TWIN = """
 @pytest.fixture(scope="session")
 def twin(request):
@@ -108,16 +88,22 @@ def twin(request):
 """
 
 
-def test_same_named_session_fixtures_in_two_folders_keep_two_cassettes(
+def test_session_fixtures_are_placed_by_their_folder_and_read_no_cassette_config(
     pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
 ) -> None:
-    """``twin`` in ``a/conftest.py`` and in ``b/conftest.py``: each records under its folder,
-    so re-recording one folder never overwrites the other's."""
+    """A session fixture's scope owner is the folder of its conftest: ``twin`` in
+    ``a/conftest.py`` and in ``b/conftest.py`` each record under their folder, so re-recording
+    one folder never overwrites the other's; the root's ``warm`` records to
+    ``<cassette dir>/warm.yaml``. Which directory's ``cassette_config`` a session fixture
+    would see depends on the test that sets it up first, so it reads none: here a
+    session-wide ``passthrough`` default still leaves them recording their own cassettes."""
+    pytester.makeconftest(ASK + SESSION)
     for where in ("a", "b"):
         folder = pytester.mkdir(where)
         (folder / "conftest.py").write_text(ASK + TWIN.format(where=where), encoding="utf-8")
-        (folder / f"test_{where}.py").write_text("def test_it(twin):\n    pass\n", "utf-8")
-    inner("--cassette-mode=record").assert_outcomes(passed=2)
+        (folder / f"test_{where}.py").write_text("def test_it(twin, warm):\n    pass\n", "utf-8")
+    inner().assert_outcomes(passed=2)
+    assert prompts(pytester.path / "cassettes" / "warm.yaml") == ["session"]
     assert prompts(pytester.path / "cassettes" / "a" / "twin.yaml") == ["a"]
     assert prompts(pytester.path / "cassettes" / "b" / "twin.yaml") == ["b"]
     inner("--cassette-mode=record", "b").assert_outcomes(passed=1)
@@ -138,27 +124,6 @@ def agent(request):
 def test_it(agent):
     pass
 """
-
-
-def test_a_miss_in_a_fixture_fails_its_setup_with_the_rerecord_line(
-    pytester: pytest.Pytester, provider: Emulator, inner: InnerRun
-) -> None:
-    """In replay a changed request misses; the setup error says how to re-record the module."""
-    pytester.makepyfile(test_miss=ASK + "PROMPT = 'before'\n" + MISS)
-    inner().assert_outcomes(passed=1)
-    pytester.makepyfile(test_miss=ASK + "PROMPT = 'after'\n" + MISS)
-    result = inner("--cassette-mode=replay")
-    result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(
-        [
-            "*ERROR at setup of test_it*",
-            "CassetteMissError: no recording matches*",
-            "*cassette:*test_miss/agent.yaml (mode replay*",
-            "*pytest test_miss.py --cassette-mode=record*",
-            "*the code under test caught the miss; the plugin fails the test anyway*",
-        ]
-    )
-    assert provider.hits == 1
 
 
 CONFIGURED = """
@@ -228,9 +193,14 @@ def test_each_scope_records_its_own_cassette_and_replays_it(
 ) -> None:
     """Module and class fixtures record into files of their own beside the tests' (setup and
     teardown alike); replay then makes no live call for them. While another wide fixture sets
-    up, a fixture's own cassette is paused like a test's."""
-    pytester.makepyfile(test_scopes=ASK + SCOPES, test_paused=ASK + PAUSED)
-    inner().assert_outcomes(passed=4)
+    up, a fixture's own cassette is paused like a test's. In replay a fixture's changed
+    request misses: the setup error says how to re-record the module."""
+    pytester.makepyfile(
+        test_scopes=ASK + SCOPES,
+        test_paused=ASK + PAUSED,
+        test_miss=ASK + "PROMPT = 'before'\n" + MISS,
+    )
+    inner().assert_outcomes(passed=5)
     folder = pytester.path / "cassettes" / "test_scopes"
     assert prompts(folder / "agent.yaml") == ["module setup", "module teardown"]
     assert prompts(folder / "group-helper.yaml") == ["class setup"]
@@ -240,12 +210,23 @@ def test_each_scope_records_its_own_cassette_and_replays_it(
         "first",
         "between",
     ]
-    assert provider.hits == 5 + 3
+    assert provider.hits == 5 + 3 + 1
+    pytester.makepyfile(test_miss=ASK + "PROMPT = 'after'\n" + MISS)
     result = inner("--cassette-mode=replay")
-    result.assert_outcomes(passed=3, errors=1)  # the cassette-less fixture's call is refused
-    assert provider.hits == 5 + 3
+    # The cassette-less fixture's call is refused; the changed request misses.
+    result.assert_outcomes(passed=3, errors=2)
+    assert provider.hits == 5 + 3 + 1
     result.stdout.fnmatch_lines(
-        ["*5 cassettes used by 2 tests and 3 fixtures: 7 interactions replayed*"]
+        ["*6 cassettes used by 2 tests and 4 fixtures: 7 interactions replayed*"]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR at setup of test_it*",
+            "CassetteMissError: no recording matches*",
+            "*cassette:*test_miss/agent.yaml (mode replay*",
+            "*pytest test_miss.py --cassette-mode=record*",
+            "*the code under test caught the miss; the plugin fails the test anyway*",
+        ]
     )
 
 

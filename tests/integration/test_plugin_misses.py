@@ -159,6 +159,10 @@ def test_bad_keyword():
 @pytest.mark.cassette("corrupt")
 def test_corrupt():
     pass
+
+
+def test_fixture(cassette):  # no marker: the fixture opens the cassette
+    pass
 """
 
 
@@ -181,14 +185,16 @@ def test_leaks():
 def test_bad_options_corrupt_cassettes_and_secrets_fail_cleanly(
     pytester: pytest.Pytester, live: Emulator
 ) -> None:
-    """A typo in the marker or a broken cassette file is a one-paragraph setup error; a
-    secret in a recording fails the test with the guard's findings and writes nothing."""
+    """A typo in the marker or a broken cassette file (opened by the marker or by the fixture
+    alone) is a one-paragraph setup error naming our error's class; a secret in a recording
+    fails the test with the guard's findings and writes nothing."""
     pytester.makepyfile(test_bad=BAD, test_leaky=LEAKY)
-    corrupt = pytester.path / "cassettes" / "test_bad" / "corrupt.yaml"
-    corrupt.parent.mkdir(parents=True)
-    corrupt.write_text("version: 1\ninteractions: [\n", encoding="utf-8")
+    folder = pytester.path / "cassettes" / "test_bad"
+    folder.mkdir(parents=True)
+    (folder / "corrupt.yaml").write_text("version: 1\ninteractions: [\n", encoding="utf-8")
+    (folder / "test_fixture.yaml").write_text("version: 1\ninteractions:\n- seq: [\n", "utf-8")
     result = run(pytester)
-    result.assert_outcomes(errors=3, failed=1)
+    result.assert_outcomes(errors=4, failed=1)
     result.stdout.fnmatch_lines(
         [
             "ConfigError: @pytest.mark.cassette(mode='replai') is not a cassette mode; "
@@ -197,9 +203,11 @@ def test_bad_options_corrupt_cassettes_and_secrets_fail_cleanly(
             "ConfigError: @pytest.mark.cassette got unknown keyword colour; it takes name, mode, *",
             "  cassette file: */cassettes/test_bad/test_bad_keyword.yaml",
             "CassetteFormatError: cassette */cassettes/test_bad/corrupt.yaml*: not valid YAML*",
+            "CassetteFormatError: cassette */cassettes/test_bad/test_fixture.yaml*",
             "UnsafeCassetteError: refused to write */cassettes/test_leaky/test_leaks.yaml: *",
             "  seq 1 request.messages[[]0].content: OpenAI project API key *",
         ]
     )
     assert "Traceback" not in result.stdout.str()
+    assert "cassette: cassette" not in result.stdout.str()
     assert not (pytester.path / "cassettes" / "test_leaky" / "test_leaks.yaml").exists()

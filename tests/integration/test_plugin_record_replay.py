@@ -149,12 +149,15 @@ def test_common():
 """
 
 
-def test_cassette_file_names(pytester: pytest.Pytester, live: Emulator) -> None:
-    """Default names follow module/test, classes prefix, ids are sanitised, marker names apply."""
+def test_cassette_file_names_and_folder(pytester: pytest.Pytester, live: Emulator) -> None:
+    """Default names follow module/test, classes prefix, ids are sanitised, marker names apply;
+    the cassette_dir ini option beats cassettes/, and --cassette-dir beats both."""
+    pytester.makeini(PLUGIN_INI + "cassette_dir = from-ini\n")
     pytester.mkpydir("pkg")
     pytester.makepyfile(**{"pkg/test_names": NAMES})
-    run(pytester).assert_outcomes(passed=5)
-    root = pytester.path / "cassettes"
+    chat(pytester, "Where do cassettes go?")
+    run(pytester).assert_outcomes(passed=6)
+    root = pytester.path / "from-ini"
     module = root / "pkg" / "test_names"
     assert (module / "test_city[Paris].yaml").is_file()
     (unsafe,) = module.glob("test_city[[]New_York_NY_]-*.yaml")
@@ -162,18 +165,11 @@ def test_cassette_file_names(pytester: pytest.Pytester, live: Emulator) -> None:
     assert (module / "TestGeo.test_rome.yaml").is_file()
     assert (module / "shared.yaml").is_file()
     assert (root / "common" / "greeting.yaml").is_file()
-
-
-def test_cassette_dir(pytester: pytest.Pytester, live: Emulator) -> None:
-    """The cassette_dir ini option beats cassettes/; --cassette-dir beats both."""
-    pytester.makeini(PLUGIN_INI + "cassette_dir = from-ini\n")
-    chat(pytester, "Where do cassettes go?")
-    run(pytester).assert_outcomes(passed=1)
-    run(pytester, "--cassette-dir", "from-cli").assert_outcomes(passed=1)
+    run(pytester, "--cassette-dir", "from-cli", "test_chat.py").assert_outcomes(passed=1)
     for folder in ("from-ini", "from-cli"):
         assert (pytester.path / folder / "test_chat" / "test_chat.yaml").is_file()
     assert not (pytester.path / "cassettes").exists()
-    assert live.hits == 2  # the second run did not replay the first's file
+    assert live.hits == 5 + 2  # the second run did not replay the first's file
 
 
 FIXTURES = """

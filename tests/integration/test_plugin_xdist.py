@@ -1,6 +1,6 @@
 """pytest-xdist: workers append to one shared cassette safely, the controller adds up the counts.
 
-The inner runs are subprocesses (xdist spawns workers); they inherit the emulator's address
+The controller runs in-process; the workers xdist spawns inherit the emulator's address
 through the environment.
 """
 
@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from cassettes_core.testing.emulator import Emulator
-from tests.helpers.inner import PLUGIN_INI
+from tests.helpers.inner import PLUGIN_INI, run_inner
 
 # Plain httpx2 (what the SDKs run on) keeps the worker processes quick to start.
 MANY = """
@@ -23,7 +23,7 @@ import pytest
 
 
 @pytest.mark.cassette("shared", mode="append")
-@pytest.mark.parametrize("n", range(8))
+@pytest.mark.parametrize("n", range(4))
 def test_many(n):
     answer = httpx2.post(
         os.environ["OPENAI_BASE_URL"] + "/chat/completions",
@@ -47,7 +47,7 @@ def live(monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
 def test_workers_append_to_one_cassette_and_record_rewrites_it_once(
     pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Eight tests on two workers append to one cassette: eight interactions, unique seqs.
+    """Four tests on two workers append to one cassette: four interactions, unique seqs.
     In ``record`` over an old shared cassette, the first writer of the run rewrites it and
     every other write of the run (any worker) appends, so nothing recorded is lost. The
     next run replays every one under CI, and lists a drifted cassette once."""
@@ -59,20 +59,18 @@ def test_workers_append_to_one_cassette_and_record_rewrites_it_once(
     old = pytester.path / "cassettes" / "test_rewrite" / "shared.yaml"
     old.parent.mkdir(parents=True)
     old.write_text("version: 1\ninteractions: []\n", encoding="utf-8")  # an old recording
-    first = pytester.runpytest_subprocess(
-        "-n", "2", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", timeout=120
-    )  # fmt: skip
-    first.assert_outcomes(passed=16)
-    assert live.hits == 16
+    first = run_inner(pytester, "-n", "2")
+    first.assert_outcomes(passed=8)
+    assert live.hits == 8
     first.stdout.fnmatch_lines(
-        ["2 cassettes used by 16 tests: 0 interactions replayed, 16 recorded, 0 missed, 0 unused"]
+        ["2 cassettes used by 8 tests: 0 interactions replayed, 8 recorded, 0 missed, 0 unused"]
     )
     for name, prompt in (("test_many", "question"), ("test_rewrite", "q")):
         cassette = pytester.path / "cassettes" / name / "shared.yaml"
         recorded = yaml.safe_load(cassette.read_text(encoding="utf-8"))["interactions"]
-        assert sorted(i["seq"] for i in recorded) == list(range(1, 9))
+        assert sorted(i["seq"] for i in recorded) == list(range(1, 5))
         assert sorted(i["request"]["messages"][0]["content"] for i in recorded) == [
-            f"{prompt} {n}" for n in range(8)
+            f"{prompt} {n}" for n in range(4)
         ]
     live.reset()
     monkeypatch.setenv("CI", "true")  # and the marker's mode taken off (it overrides CI)
@@ -81,13 +79,11 @@ def test_workers_append_to_one_cassette_and_record_rewrites_it_once(
     document = yaml.safe_load(shared.read_text(encoding="utf-8"))
     document["manifest"]["sdks"]["openai"] = "0.0.1"  # recorded with another openai
     shared.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
-    second = pytester.runpytest_subprocess(
-        "-n", "2", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", timeout=120
-    )  # fmt: skip
-    second.assert_outcomes(passed=16)
+    second = run_inner(pytester, "-n", "2")
+    second.assert_outcomes(passed=8)
     assert live.hits == 0
     second.stdout.fnmatch_lines(
-        ["2 cassettes used by 16 tests: 16 interactions replayed, 0 recorded, 0 missed, 0 unused"]
+        ["2 cassettes used by 8 tests: 8 interactions replayed, 0 recorded, 0 missed, 0 unused"]
     )
     # Both workers replayed the drifted cassette: the controller's summary lists it once.
     assert second.stdout.str().count("cassettes/test_many/shared.yaml: openai: 0.0.1 → ") == 1

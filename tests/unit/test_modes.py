@@ -11,6 +11,7 @@ from cassettes_core import ConfigError, Mode, Recorder
 from cassettes_core.modes import MODES, ModeChoice, resolve
 
 R, A, P = Mode.REPLAY, Mode.AUTO, Mode.APPEND
+ON_CI = "; auto is replay when CI is set"
 
 
 @pytest.mark.parametrize(
@@ -42,6 +43,13 @@ R, A, P = Mode.REPLAY, Mode.AUTO, Mode.APPEND
         pytest.param(
             None, " Passthrough ", {}, ModeChoice(Mode.PASSTHROUGH, "marker"), id="case-and-space"
         ),
+        # Under CI, auto from any source is replay: only a named recording mode records.
+        pytest.param("auto", None, {"CI": "true"}, ModeChoice(R, f"--cassette-mode{ON_CI}"),
+                     id="cli-auto-on-ci"),
+        pytest.param(None, "auto", {"CI": "true"}, ModeChoice(R, f"marker{ON_CI}"),
+                     id="marker-auto-on-ci"),
+        pytest.param(None, None, {"CI": "true", "CASSETTE_MODE": "auto"},
+                     ModeChoice(R, f"CASSETTE_MODE{ON_CI}"), id="env-auto-on-ci"),
     ],
 )  # fmt: skip
 def test_precedence(
@@ -52,26 +60,11 @@ def test_precedence(
 
 
 @pytest.mark.parametrize(
-    ("cli", "marker", "environ"),
-    [
-        pytest.param("auto", None, {"CI": "true"}, id="cli-auto"),
-        pytest.param(None, "auto", {"CI": "true"}, id="marker-auto"),
-        pytest.param(None, None, {"CI": "true", "CASSETTE_MODE": "auto"}, id="env-auto"),
-    ],
-)
-def test_auto_never_records_on_ci(
-    cli: str | None, marker: str | None, environ: dict[str, str]
-) -> None:
-    """Under CI, auto from any source is replay: only a named recording mode records."""
-    assert resolve(cli=cli, marker=marker, env=environ).mode is Mode.REPLAY
-
-
-@pytest.mark.parametrize(
     ("marker", "environ", "message"),
     [
         pytest.param(None, {"CASSETTE_MODE": "replai"}, "CASSETTE_MODE 'replai'", id="env"),
         pytest.param(None, {"CASSETTE_MODE": "none", "CI": "1"}, "CASSETTE_MODE 'none'", id="ci"),
-        pytest.param("replai", {}, "@pytest.mark.cassette\\(mode='replai'\\)", id="marker"),
+        pytest.param("replai", {}, "mode='replai'", id="code-argument"),
     ],
 )
 def test_an_unknown_mode_names_its_source_and_the_choices(
@@ -79,7 +72,7 @@ def test_an_unknown_mode_names_its_source_and_the_choices(
 ) -> None:
     """A typo in a mode is a ConfigError naming where it was given and every mode."""
     with pytest.raises(ConfigError, match=message + ".*auto, replay, record, append"):
-        resolve(marker=marker, env=environ, marker_label="@pytest.mark.cassette(mode={!r})")
+        resolve(marker=marker, env=environ)
 
 
 @pytest.mark.parametrize(
