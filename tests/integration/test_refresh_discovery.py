@@ -7,8 +7,10 @@ before any live call, a symlinked cassette is written through to its target.
 
 from __future__ import annotations
 
+import builtins
+import io
 import json
-import pathlib
+import os
 from pathlib import Path
 from typing import Any
 
@@ -157,17 +159,17 @@ def test_an_unreadable_cassette_is_named(
     """A file the process may not read (its mode, its owner) is a bad cassette, exit 2."""
     locked = folder / "test_a" / "test_locked.yaml"
     locked.write_bytes((folder / "test_a" / "test_b.yaml").read_bytes())
-    # Every way of reading it is refused, as the mode would (the tests may run as root, whom
-    # a mode does not stop): the store reads bytes, the skipping of other YAML reads text.
-    for name in ("read_text", "read_bytes"):
-        real = getattr(pathlib.Path, name)
+    # Every way of opening it is refused, as the mode would (the tests may run as root, whom
+    # a mode does not stop): the built-in open and the io.open that Path's readers call.
+    for owner in (builtins, io):
+        real = owner.open
 
-        def refused(self: Path, *args: Any, _real: Any = real, **kwargs: Any) -> Any:
-            if self == locked:
-                raise PermissionError(13, "Permission denied", str(self))
-            return _real(self, *args, **kwargs)
+        def refused(file: Any, *args: Any, _real: Any = real, **kwargs: Any) -> Any:
+            if isinstance(file, (str, os.PathLike)) and Path(file) == locked:
+                raise PermissionError(13, "Permission denied", str(file))
+            return _real(file, *args, **kwargs)
 
-        monkeypatch.setattr(pathlib.Path, name, refused)
+        monkeypatch.setattr(owner, "open", refused)
     code, report = check_json(capsys, str(folder), "--write")
     assert code == 2
     assert f"{locked}" in report["error"]
