@@ -449,8 +449,10 @@ def _allows(entry: str, host: str, port: int | None) -> bool:
 
 
 def _has_port(text: str) -> bool:
-    tail = text.rsplit("]", 1)[-1] if text.startswith("[") or "://[" in text else text
-    return ":" in tail.split("/", 1)[0].rsplit("@", 1)[-1].replace("://", "", 1)
+    """Whether an allow entry names a port: only then is it held to one (a scheme alone is not
+    a port: ``https://host`` and ``host`` both allow the host on any port)."""
+    netloc = text.split("://", 1)[-1].split("/", 1)[0].rsplit("@", 1)[-1]
+    return ":" in (netloc.rsplit("]", 1)[-1] if netloc.startswith("[") else netloc)
 
 
 @dataclass

@@ -152,6 +152,12 @@ def test_an_endpoint_counts_at_its_port_only() -> None:
         ("localhost:8080", LOOPBACK, 8080, True),
         ("[::1]:8080", LOOPBACK, 8081, False),
         ("https://api.groq.com/openai/v1", "api.groq.com", 443, True),
+        # A scheme is not a port: only a written port holds the entry to one.
+        ("https://gateway.internal/v1", "gateway.internal", 8443, True),
+        ("http://localhost", LOOPBACK, 8080, True),
+        ("https://gateway.internal:8443/v1", "gateway.internal", 443, False),
+        ("https://user@gateway.internal:8443", "gateway.internal", 8443, True),
+        ("http://[::1]:8080/x", LOOPBACK, 8081, False),
         ("", "api.openai.com", 443, False),
     ],
 )
