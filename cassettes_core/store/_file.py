@@ -176,6 +176,9 @@ def _unreadable(path: Path, exc: OSError) -> CassetteFormatError:
     return CassetteFormatError(path, f"cannot be read ({exc.strerror or exc})")
 
 
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # opening a FIFO would wait for a writer
+
+
 def require_regular_file(path: Path) -> None:
     """Refuse a device, FIFO or socket (a committed link to ``/dev/zero``): reading it would
     never end or block. A missing file, or one ``stat`` cannot reach, is left to the read."""
@@ -197,11 +200,10 @@ def _read_bytes(path: Path) -> bytes | None:
 
 def _read_file(path: Path) -> tuple[bytes, os.stat_result] | None:
     """The file's bytes and the status of the very file they came from (``None``: it does
-    not exist); a device, FIFO or socket is refused before it is opened."""
+    not exist). Opened without blocking and judged by its own status before any read, so a
+    device, FIFO or socket (even one swapped in after a ``stat``) is refused, never read."""
     try:
-        require_regular_file(path)
-        with open(path, "rb") as handle:
-            return handle.read(), os.fstat(handle.fileno())
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK)
     except FileNotFoundError:
         return None
     except IsADirectoryError as exc:
@@ -210,6 +212,18 @@ def _read_file(path: Path) -> tuple[bytes, os.stat_result] | None:
         raise CassetteFormatError(path, "a parent of this path is a file, not a folder") from exc
     except OSError as exc:
         raise _unreadable(path, exc) from exc
+    with open(fd, "rb") as handle:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise CassetteFormatError(path, "is a directory, not a cassette file")
+        if not stat.S_ISREG(st.st_mode):
+            raise CassetteFormatError(
+                path, "is not a regular file (a device, FIFO or socket, or a link to one)"
+            )
+        try:
+            return handle.read(), st
+        except OSError as exc:
+            raise _unreadable(path, exc) from exc
 
 
 def _decode(data: bytes, path: Path) -> str:

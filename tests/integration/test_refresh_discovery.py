@@ -160,8 +160,8 @@ def test_an_unreadable_cassette_is_named(
     locked = folder / "test_a" / "test_locked.yaml"
     locked.write_bytes((folder / "test_a" / "test_b.yaml").read_bytes())
     # Every way of opening it is refused, as the mode would (the tests may run as root, whom
-    # a mode does not stop): the built-in open and the io.open that Path's readers call.
-    for owner in (builtins, io):
+    # a mode does not stop): os.open (the store), the built-in open and Path's io.open.
+    for owner in (builtins, io, os):
         real = owner.open
 
         def refused(file: Any, *args: Any, _real: Any = real, **kwargs: Any) -> Any:

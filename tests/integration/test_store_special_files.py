@@ -10,8 +10,10 @@ import os
 import stat
 import subprocess
 import sys
+import threading
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -139,3 +141,42 @@ def test_a_loop_inside_a_folder_path_is_named_too(tmp_path: Path) -> None:
         load_cassette(path)
     with pytest.raises(ConfigError):
         CassetteProvider(FakeProvider([]), path, mode="record")
+
+
+def test_a_fifo_swapped_in_after_the_stat_is_refused_not_waited_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every ``stat`` says a regular file, but what the path opens is a FIFO (an attacker's
+    swap between the check and the open): the reader judges what it opened and refuses it at
+    once, never waiting for a writer."""
+    regular = tmp_path / "plain.yaml"
+    regular.write_text("", encoding="utf-8")
+    fifo = tmp_path / "c.yaml"
+    os.mkfifo(fifo)
+    real_stat = os.stat
+
+    def stat_of_a_file(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        target = regular if isinstance(path, (str, os.PathLike)) and Path(path) == fifo else path
+        return real_stat(target, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", stat_of_a_file)
+    outcome: list[BaseException | None] = []
+
+    def load() -> None:
+        try:
+            load_cassette(fifo)
+            outcome.append(None)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    reader = threading.Thread(target=load, daemon=True)
+    reader.start()
+    reader.join(timeout=10)
+    if reader.is_alive():  # blocked in open(): let it go before failing
+        with open(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK), "wb"):
+            pass
+        reader.join(timeout=10)
+        pytest.fail("the reader waited on the FIFO for a writer")
+    assert len(outcome) == 1
+    assert isinstance(outcome[0], CassetteFormatError), outcome
+    assert "not a regular file" in str(outcome[0])
