@@ -165,6 +165,13 @@ def test_the_site_builds_strict(tmp_path: Path) -> None:
     assert (tmp_path / "site" / "guides" / "ci" / "index.html").is_file()
 
 
+def test_the_quickstart_tries_it_without_a_key_as_the_readme_does() -> None:
+    """The emulator helper's test runs the README's steps as written; the quickstart shows the
+    same ones, so it runs them too."""
+    section = "Try it without a key"
+    assert code("docs/guides/quickstart.md", section, "sh") == code("README.md", section, "sh")
+
+
 # -- the marker example, and CI ---------------------------------------------------------
 
 
