@@ -19,7 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cassette_refresh import edit_refusal, find_links
+from cassette_refresh._chains import find_links
+from cassette_refresh._rewrite import edit_refusal
 from cassettes_core import Interaction, LLMRequest, LLMResponse
 from cassettes_core.store import Manifest, render
 from cassettes_core.store import load_yaml as yaml_load

@@ -1,5 +1,7 @@
 """cassette-refresh: notice when live LLM providers drift from what the cassettes recorded.
 
+The command is :func:`main` (``cassette-refresh check``); :func:`run_check` runs the check from
+Python, over :func:`built_in_reissuer` or a :class:`ProviderReissuer` of your own providers.
 ``_reissue`` (which cassettes, re-issuing live, the check's walk), ``_shape`` (skeletons, what
 counts as drift), ``_report`` (the result and its renderings), ``_github`` (the issue opener),
 ``_chains`` and ``_rewrite`` (what ``--write`` may rewrite), ``cli`` (the command).
@@ -7,123 +9,7 @@ counts as drift), ``_report`` (the result and its renderings), ``_github`` (the 
 
 from __future__ import annotations
 
-from cassette_refresh._chains import ChainLink, find_links
-from cassette_refresh._github import GitHubError, IssueOpener
-from cassette_refresh._reissue import (
-    DEFAULT_ENDPOINTS,
-    CheckRun,
-    LiveAnswer,
-    LiveCall,
-    ProviderReissuer,
-    Recorded,
-    Reissuer,
-    StreamFailedError,
-    built_in_reissuer,
-    find_cassettes,
-    load_recorded,
-    retry_delay,
-    run_check,
-    stream_failure,
-)
-from cassette_refresh._report import (
-    SCHEMA,
-    CallProblem,
-    CheckResult,
-    EndpointJSON,
-    EndpointResult,
-    FindingJSON,
-    IssueAction,
-    IssueJSON,
-    KeptAnswer,
-    KeptJSON,
-    ProblemJSON,
-    ReportJSON,
-    SummaryJSON,
-    Unwritten,
-    UnwrittenJSON,
-    render_markdown,
-    render_text,
-    to_json,
-)
-from cassette_refresh._rewrite import (
-    RewriteRefusedError,
-    another_choice,
-    edit_refusal,
-    rerecord_command,
-    rerecord_step,
-)
-from cassette_refresh._shape import (
-    DRIFT_CLASSES,
-    Answer,
-    Finding,
-    Rules,
-    Shape,
-    answer_path,
-    compare,
-    event_type,
-    fingerprint,
-    shape_of,
-    type_name,
-    vocabulary,
-)
-from cassette_refresh.cli import Output, main, progress_line, use_colour
+from cassette_refresh._reissue import ProviderReissuer, built_in_reissuer, run_check
+from cassette_refresh.cli import main
 
-__all__ = [
-    "DEFAULT_ENDPOINTS",
-    "DRIFT_CLASSES",
-    "SCHEMA",
-    "Answer",
-    "CallProblem",
-    "ChainLink",
-    "CheckResult",
-    "CheckRun",
-    "EndpointJSON",
-    "EndpointResult",
-    "Finding",
-    "FindingJSON",
-    "GitHubError",
-    "IssueAction",
-    "IssueJSON",
-    "IssueOpener",
-    "KeptAnswer",
-    "KeptJSON",
-    "LiveAnswer",
-    "LiveCall",
-    "Output",
-    "ProblemJSON",
-    "ProviderReissuer",
-    "Recorded",
-    "Reissuer",
-    "ReportJSON",
-    "RewriteRefusedError",
-    "Rules",
-    "Shape",
-    "StreamFailedError",
-    "SummaryJSON",
-    "Unwritten",
-    "UnwrittenJSON",
-    "another_choice",
-    "answer_path",
-    "built_in_reissuer",
-    "compare",
-    "edit_refusal",
-    "event_type",
-    "find_cassettes",
-    "find_links",
-    "fingerprint",
-    "load_recorded",
-    "main",
-    "progress_line",
-    "render_markdown",
-    "render_text",
-    "rerecord_command",
-    "rerecord_step",
-    "retry_delay",
-    "run_check",
-    "shape_of",
-    "stream_failure",
-    "to_json",
-    "type_name",
-    "use_colour",
-    "vocabulary",
-]
+__all__ = ["ProviderReissuer", "built_in_reissuer", "main", "run_check"]

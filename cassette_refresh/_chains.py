@@ -75,19 +75,27 @@ def _is_id_key(key: str) -> bool:
     return key == "id" or key.endswith(("_id", "Id"))
 
 
-def _leaves(value: Any, path: str = "", key: str = "") -> Iterator[tuple[str, str, str]]:
-    """Every string in ``value`` as (its key, its path, the string), and integer ids as text;
-    dict keys are not values."""
+def _leaves(
+    value: Any, path: str = "", key: str = "", turn: bool = False
+) -> Iterator[tuple[str, str, str, bool]]:
+    """Every string in ``value`` as (its key, its path, the string, whether it is inside an
+    assistant turn or an answer item), and integer ids as text; dict keys are not values."""
     if isinstance(value, str):
-        yield key, path, value
+        yield key, path, value, turn
     elif isinstance(value, int) and not isinstance(value, bool) and _is_id_key(key):
-        yield key, path, str(value)
+        yield key, path, str(value), turn
     elif isinstance(value, Mapping):
+        role, kind = value.get("role"), value.get("type")
+        turn = (
+            turn
+            or (isinstance(role, str) and role in ASSISTANT_ROLES)
+            or (isinstance(kind, str) and kind in ANSWER_ITEMS)
+        )
         for name, item in value.items():
-            yield from _leaves(item, f"{path}.{name}" if path else str(name), str(name))
+            yield from _leaves(item, f"{path}.{name}" if path else str(name), str(name), turn)
     elif isinstance(value, list | tuple):
         for n, item in enumerate(value):
-            yield from _leaves(item, f"{path}[{n}]", key)
+            yield from _leaves(item, f"{path}[{n}]", key, turn)
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -102,13 +110,13 @@ def answer_strings(interaction: Interaction, asked: Collection[str] = ()) -> set
     its strings but those ``asked`` (canonical: what its own request held)."""
     found: list[str] = []
     if interaction.response is not None:
-        found += [s for key, _, s in _leaves(interaction.response.body) if key not in ENUM_KEYS]
+        found += [s for key, _, s, _ in _leaves(interaction.response.body) if key not in ENUM_KEYS]
         # the SDKs hand the request id header to the test (``response._request_id``)
         headers = interaction.response.headers.items()
         found += [value for name, value in headers if name.lower().endswith(ID_HEADER)]
     if interaction.stream is not None:
         datas = [event.data for event in interaction.stream]
-        found += [s for key, _, s in _leaves(datas) if key not in ENUM_KEYS]
+        found += [s for key, _, s, _ in _leaves(datas) if key not in ENUM_KEYS]
         # the texts and tool arguments the stream spells out piece by piece, per channel
         found += catalog.reader_for(interaction.provider).channels(datas)
     return {
@@ -116,31 +124,6 @@ def answer_strings(interaction: Interaction, asked: Collection[str] = ()) -> set
         for s in found
         if (text := s.strip()) and text != "[DONE]" and canonical(text) not in asked
     }
-
-
-def _request_leaves(
-    value: Any, path: str = "", key: str = "", turn: bool = False
-) -> Iterator[tuple[str, str, bool]]:
-    """Every string of a request as (its path, the string, whether any length counts there):
-    in an id field or inside an assistant turn or an answer item (short ids exist)."""
-    if isinstance(value, Mapping):
-        role, kind = value.get("role"), value.get("type")
-        turn = (
-            turn
-            or (isinstance(role, str) and role in ASSISTANT_ROLES)
-            or (isinstance(kind, str) and kind in ANSWER_ITEMS)
-        )
-        for name, item in value.items():
-            yield from _request_leaves(
-                item, f"{path}.{name}" if path else str(name), str(name), turn
-            )
-    elif isinstance(value, list | tuple):
-        for n, item in enumerate(value):
-            yield from _request_leaves(item, f"{path}[{n}]", key, turn)
-    elif isinstance(value, str):
-        yield path, value, turn or _is_id_key(key)
-    elif isinstance(value, int) and not isinstance(value, bool) and _is_id_key(key):
-        yield path, str(value), True
 
 
 def _word_parts(word: str) -> Iterator[str]:
@@ -229,7 +212,12 @@ def find_links(
     links: list[ChainLink] = []
     sent: set[tuple[str, bool]] = set()
     for interaction in sorted(interactions, key=lambda i: i.seq):
-        leaves = list(_request_leaves(interaction.request.body()))
+        # Any length counts in an id field, or inside an assistant turn or an answer item
+        # (short ids exist).
+        leaves = [
+            (path, text, turn or _is_id_key(key))
+            for key, path, text, turn in _leaves(interaction.request.body())
+        ]
         for path, text, lenient in leaves:
             if (text, lenient) in sent:
                 continue

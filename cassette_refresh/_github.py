@@ -24,6 +24,8 @@ from cassettes_core import CassetteError
 DEFAULT_API_URL = "https://api.github.com"
 _NEXT_RE = re.compile(r'<([^>]+)>;\s*rel="next"')
 MAX_PAGES = 50
+TIMEOUT = 30.0  # seconds, per GitHub call
+RETRIES = 3  # rate-limited calls tried again, each wait capped by --max-retry-wait
 RATE_LIMITED = frozenset({403, 429})
 LABEL = "provider-drift"
 MARKER = "<!-- cassette-refresh:fingerprint={} -->"
@@ -59,8 +61,6 @@ class IssueOpener:
         token: str,
         run_url: str | None = None,
         api_url: str = DEFAULT_API_URL,
-        timeout: float = 30.0,
-        retries: int = 3,
         max_retry_wait: float = 30.0,
     ) -> None:
         if not re.fullmatch(r"[\w.-]+/[\w.-]+", repo):
@@ -69,17 +69,15 @@ class IssueOpener:
                 "TIP: pass --repo OWNER/NAME, or set GITHUB_REPOSITORY."
             )
         self.repo = repo
-        self.label = LABEL
         self.run_url = run_url
         problem = url_problem(api_url)
         if problem is not None:
             raise GitHubError(f"--api-url {api_url!r} is not usable ({problem})\n{_API_TIP}.")
         self.base = api_url.rstrip("/")
-        self.retries = retries
         self.max_retry_wait = max_retry_wait
         self._token = token
         self._client = httpx2.Client(
-            timeout=timeout,
+            timeout=TIMEOUT,
             headers={
                 "authorization": f"Bearer {token}",
                 "accept": "application/vnd.github+json",
@@ -87,9 +85,6 @@ class IssueOpener:
                 "user-agent": "cassette-refresh",
             },
         )
-
-    def __repr__(self) -> str:
-        return f"IssueOpener(repo={self.repo!r}, api_url={self.base!r})"
 
     def close(self) -> None:
         self._client.close()
@@ -107,7 +102,7 @@ class IssueOpener:
 
     def request(self, method: str, url: str, **kwargs: Any) -> httpx2.Response:
         """One call, rate limits waited out; a GitHubError for anything but a 2xx/3xx answer."""
-        for attempt in range(self.retries + 1):
+        for attempt in range(RETRIES + 1):
             try:
                 response = self._client.request(method, url, **kwargs)
             except (httpx2.HTTPError, httpx2.InvalidURL, httpx2.StreamError) as exc:
@@ -117,7 +112,7 @@ class IssueOpener:
                     f"TIP: check the network, and --api-url. {_API_TIP[5:]}."
                 ) from exc
             wait = self._rate_limit_wait(response, attempt)
-            if wait is None or attempt >= self.retries:
+            if wait is None or attempt >= RETRIES:
                 break
             time.sleep(wait)
         if response.status_code >= 400:
@@ -208,7 +203,7 @@ class IssueOpener:
         """
         params = {"state": "open", "per_page": "100"}
         if labelled:
-            params["labels"] = self.label
+            params["labels"] = LABEL
         found: dict[str, int] = {}
         for issue in self.pages(self.url("/issues"), params):
             number = issue.get("number")
@@ -220,7 +215,7 @@ class IssueOpener:
         return found
 
     def _create(self, title: str, body: str) -> tuple[int, str, bool]:
-        payload = {"title": title, "body": body, "labels": [self.label]}
+        payload = {"title": title, "body": body, "labels": [LABEL]}
         data = self.json("POST", self.url("/issues"), Mapping, json=payload)
         number = data.get("number")
         if not isinstance(number, int) or isinstance(number, bool):
@@ -234,7 +229,7 @@ class IssueOpener:
             for lab in (labels if isinstance(labels, list) else [])
         }
         url = str(data.get("html_url") or self.url(f"/issues/{number}"))
-        return number, url, self.label in names
+        return number, url, LABEL in names
 
     def _comment(self, number: int, body: str) -> str:
         url = self.url(f"/issues/{number}/comments")
@@ -252,31 +247,26 @@ class IssueOpener:
                 groups.setdefault(finding.fingerprint, []).append((endpoint, finding))
         actions: list[IssueAction] = []
         try:
-            self._file(groups, result, actions)
+            existing = self.open_issues() if groups else {}
+            scanned = False
+            for key, group in groups.items():
+                title = issue_title(group[0][1])
+                if key not in existing and f"title:{title}" not in existing and not scanned:
+                    existing = {**self.open_issues(labelled=False), **existing}
+                    scanned = True
+                number = existing.get(key) or existing.get(f"title:{title}")
+                if number is not None:
+                    url = self._comment(number, comment_body(group, result, self.run_url))
+                    actions.append(IssueAction(key, "commented", number, url))
+                    continue
+                body = issue_body(group, result, self.run_url)
+                number, url, labelled = self._create(title, body)
+                existing[key] = number
+                actions.append(IssueAction(key, "opened", number, url, labelled=labelled))
         except GitHubError as exc:
             exc.done = tuple(actions)
             raise
         return actions
-
-    def _file(self, groups: dict[str, Group], result: CheckResult, out: list[IssueAction]) -> None:
-        if not groups:
-            return
-        existing = self.open_issues()
-        scanned = False
-        for key, group in groups.items():
-            title = issue_title(group[0][1])
-            if key not in existing and f"title:{title}" not in existing and not scanned:
-                existing = {**self.open_issues(labelled=False), **existing}
-                scanned = True
-            number = existing.get(key) or existing.get(f"title:{title}")
-            if number is not None:
-                url = self._comment(number, comment_body(group, result, self.run_url))
-                out.append(IssueAction(key, "commented", number, url))
-                continue
-            body = issue_body(group, result, self.run_url)
-            number, url, labelled = self._create(title, body)
-            existing[key] = number
-            out.append(IssueAction(key, "opened", number, url, labelled=labelled))
 
 
 def _hint(status: int, said: str, headers: Mapping[str, str], repo: str, base: str) -> str:

@@ -1,11 +1,9 @@
 """One drift check's walk: which cassettes, re-issuing their requests live, comparing shapes.
 
 Cassette files (found as ``cassettes scan`` finds them; a damaged cassette is never passed
-over) → recorded answers → live calls through a :class:`Reissuer` → a shape per (provider,
+over) → recorded answers → live calls through a :class:`ProviderReissuer` → a shape per (provider,
 endpoint) and side → findings → a :class:`~cassette_refresh._report.CheckResult`. Nothing here
-prints or writes. :class:`ProviderReissuer` sends through :class:`Provider` objects (the
-built-in HTTP ones, :class:`BedrockProvider`, or your own), retrying 429/5xx answers, timeouts,
-refused connections and streams that fail part-way (never an answer to compare).
+prints or writes. The built-in providers are the HTTP ones and :class:`BedrockProvider`.
 """
 
 from __future__ import annotations
@@ -17,21 +15,12 @@ import os
 import runpy
 import sys
 import time
-from collections.abc import (
-    AsyncIterator,
-    Awaitable,
-    Callable,
-    Collection,
-    Iterable,
-    Iterator,
-    Mapping,
-    Sequence,
-)
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import quote
 
 from cassette_refresh._report import CallProblem, CheckResult, EndpointResult
@@ -57,9 +46,6 @@ from cassettes_core.transport import (
     kept_headers,
     stored_body,
 )
-
-# Where a recorded call went when its interaction stored no endpoint: the canonical route.
-DEFAULT_ENDPOINTS: Mapping[str, str] = {e.name: e.route for e in catalog.DEFAULT_CATALOG}
 
 
 @dataclass(frozen=True)
@@ -99,15 +85,14 @@ class Recorded:
             stream=interaction.stream is not None,
         )
 
-    def answer(self) -> Answer | None:
-        """The recorded answer for the shape check; ``None`` for a recorded error."""
-        interaction = self.interaction
-        if interaction.stream is not None and interaction.error is None:
-            events = tuple((event.event, event.data) for event in interaction.stream)
-            return Answer(self.provider, self.endpoint, events=events)
-        if interaction.response is not None:
-            return Answer(self.provider, self.endpoint, body=interaction.response.body)
-        return None
+
+def recorded_answer(interaction: Interaction) -> Answer | None:
+    """The recorded answer for the shape check; ``None`` for a recorded error."""
+    if interaction.stream is not None and interaction.error is None:
+        return Answer(events=tuple((event.event, event.data) for event in interaction.stream))
+    if interaction.response is not None:
+        return Answer(body=interaction.response.body)
+    return None
 
 
 SUFFIXES = (".yaml", ".yml")
@@ -127,7 +112,11 @@ def _hidden(relative: Path) -> bool:
     return any(part.startswith(".") for part in relative.parts) or relative.name.endswith(".tmp")
 
 
-def find(paths: Iterable[Path | str]) -> tuple[tuple[Path, ...], frozenset[Path]]:
+def _dangling(path: Path) -> bool:
+    return path.is_symlink() and not path.exists()
+
+
+def _find(paths: Iterable[Path | str]) -> tuple[list[Path], set[Path]]:
     """The cassette files named or found (recursively) under ``paths``, and those named; a
     file named twice is checked once, under the name it was first met by."""
     found: dict[Path, Path] = {}
@@ -156,15 +145,14 @@ def find(paths: Iterable[Path | str]) -> tuple[tuple[Path, ...], frozenset[Path]
                 f"{path}: {what}\n"
                 "TIP: pass cassette files or folders, e.g. `cassette-refresh check cassettes/`"
             )
-    return tuple(found.values()), frozenset(named)
+    return list(found.values()), named
 
 
-def _dangling(path: Path) -> bool:
-    return path.is_symlink() and not path.exists()
-
-
-def load(found: Sequence[Path], named: Collection[Path]) -> Loaded:
-    """Every interaction of the files found; CassetteFormatError on the first bad cassette."""
+def load(paths: Iterable[Path | str]) -> Loaded:
+    """Every interaction of the cassettes named or found under ``paths``; YAML found in a
+    folder that is plainly not a cassette is skipped; CassetteFormatError on the first bad
+    cassette."""
+    found, named = _find(paths)
     files: list[Path] = []
     recorded: list[Recorded] = []
     skipped: list[CallProblem] = []
@@ -202,17 +190,6 @@ def _not_a_cassette(path: Path) -> str | None:
     if not any(key in document for key in CASSETTE_KEYS):
         return "not a cassette (a YAML mapping without `interactions`, `version` or `manifest`)"
     return None
-
-
-def find_cassettes(paths: Iterable[Path | str]) -> list[Path]:
-    """The files :func:`find` finds, for callers that read them with :func:`load_recorded`."""
-    return list(find(paths)[0])
-
-
-def load_recorded(files: Sequence[Path]) -> list[Recorded]:
-    """Every interaction of ``files`` (each must be a cassette); CassetteFormatError on the first
-    bad one."""
-    return list(load(files, files).recorded)
 
 
 def load_catalogs(modules: Sequence[str]) -> None:
@@ -268,16 +245,14 @@ class LiveCall:
 
 
 @dataclass(frozen=True)
-class LiveAnswer:
+class LiveAnswer(Answer):
     """What the live provider answered: a JSON ``body`` or the parsed SSE ``events``.
 
     ``event_ms`` holds, when known, each event's offset from the start of the call.
     """
 
-    status: int
+    status: int = 200
     headers: Mapping[str, str] = field(default_factory=dict)
-    body: Any = None
-    events: tuple[tuple[str | None, Any], ...] | None = None
     duration_ms: int = 0
     event_ms: tuple[int, ...] | None = None
 
@@ -319,21 +294,6 @@ def stream_failure(events: Iterable[tuple[str | None, Any]]) -> tuple[str, Any] 
     return None
 
 
-class Reissuer(Protocol):
-    """Sends a recorded request to the live provider.
-
-    ``reissue`` returns the live answer, or raises :class:`ProviderError` (``status`` 401/403
-    means the credentials were refused: the whole check stops). ``aclose`` releases connections.
-    """
-
-    def supports(self, provider: str) -> bool:
-        """Whether calls of ``provider`` can be re-issued (the others are skipped)."""
-
-    async def reissue(self, call: LiveCall) -> LiveAnswer: ...
-
-    async def aclose(self) -> None: ...
-
-
 def supports(provider: str) -> bool:
     """Whether the built-in re-issuer knows how to reach ``provider`` (a catalog endpoint)."""
     return provider in catalog.current()
@@ -364,87 +324,73 @@ def retry_delay(headers: Mapping[str, str], *, attempt: int, cap: float) -> floa
     return max(0.0, min(wait, cap))
 
 
-async def _with_retries(
-    send: Callable[[], Awaitable[LiveAnswer]], *, retries: int, cap: float
-) -> LiveAnswer:
-    """``send()``, again after the advised wait while it fails with a retryable status."""
-    attempt = 0
-    while True:
-        try:
-            return await send()
-        except ProviderError as exc:
-            retryable = (
-                exc.status in RETRY_STATUSES
-                or exc.kind in RETRY_KINDS
-                or isinstance(exc, StreamFailedError)
-            )
-            if not retryable or attempt >= retries:
-                raise
-            await asyncio.sleep(retry_delay(exc.headers, attempt=attempt, cap=cap))
-            attempt += 1
-
-
 class ProviderReissuer:
-    """A :class:`Reissuer` over :class:`~cassettes_core.providers.Provider` objects, by name.
+    """Sends recorded requests to the live providers, :class:`Provider` objects by name.
 
     For providers of your own (``{"acme.grpc": AcmeProvider()}``) or the built-in HTTP ones
     (``HTTPProvider("openai.chat")``, see :func:`built_in_reissuer`): a recorded stream is
-    re-issued with ``astream``, anything else with ``acomplete``. With ``require_json``, an answer
-    that is not JSON or a stream without events (a proxy's HTML page, say) is a failed call, not a
-    shape to compare.
+    re-issued with ``astream``, anything else with ``acomplete``. 429/5xx answers, timeouts,
+    refused connections and streams failing part-way are tried again after the advised wait;
+    an answer that is not JSON or a stream without events (a proxy's HTML page, say) is a
+    failed call, not a shape to compare. ``reissue`` raises :class:`ProviderError` (``status``
+    401/403 means the credentials were refused: the whole check stops).
     """
 
     def __init__(
-        self,
-        providers: Mapping[str, Provider],
-        *,
-        retries: int = 3,
-        max_retry_wait: float = 30.0,
-        require_json: bool = False,
+        self, providers: Mapping[str, Provider], *, retries: int = 3, max_retry_wait: float = 30.0
     ) -> None:
         self.providers = dict(providers)
         self.retries = retries
         self.max_retry_wait = max_retry_wait
-        self.require_json = require_json
 
     def supports(self, provider: str) -> bool:
+        """Whether calls of ``provider`` can be re-issued (the others are skipped)."""
         return provider in self.providers
-
-    async def aclose(self) -> None:
-        """Nothing to release: providers manage their own clients."""
 
     async def reissue(self, call: LiveCall) -> LiveAnswer:
         provider = self.providers.get(call.provider)
         if provider is None:
             raise ConfigError(f"no provider object given for {call.provider!r}")
         request = LLMRequest.from_body(call.provider, call.body)
-
-        async def send() -> LiveAnswer:
-            started = time.monotonic()
-            if call.stream:
-                events: list[tuple[str | None, Any]] = []
-                offsets: list[int] = []
-                async for event in provider.astream(request):
-                    events.append((event.event, event.data))
-                    offsets.append(int((time.monotonic() - started) * 1000))
-                took = int((time.monotonic() - started) * 1000)
-                if self.require_json and not events:
-                    raise _unreadable(call, 200, "an event stream without events")
-                failed = stream_failure(events)
-                if failed is not None:
-                    raise StreamFailedError(call.provider, *failed)
-                return LiveAnswer(
-                    200, events=tuple(events), duration_ms=took, event_ms=tuple(offsets)
+        attempt = 0
+        while True:
+            try:
+                return await self._send(provider, request, call)
+            except ProviderError as exc:
+                retryable = (
+                    exc.status in RETRY_STATUSES
+                    or exc.kind in RETRY_KINDS
+                    or isinstance(exc, StreamFailedError)
                 )
-            answer = await provider.acomplete(request)
-            took = int((time.monotonic() - started) * 1000)
-            if self.require_json and isinstance(answer.body, str):
-                raise _unreadable(call, answer.status, f"not JSON: {answer.body[:200]}")
-            return LiveAnswer(
-                answer.status, dict(answer.headers), body=answer.body, duration_ms=took
-            )
+                if not retryable or attempt >= self.retries:
+                    raise
+                wait = retry_delay(exc.headers, attempt=attempt, cap=self.max_retry_wait)
+                await asyncio.sleep(wait)
+                attempt += 1
 
-        return await _with_retries(send, retries=self.retries, cap=self.max_retry_wait)
+    @staticmethod
+    async def _send(provider: Provider, request: LLMRequest, call: LiveCall) -> LiveAnswer:
+        started = time.monotonic()
+        if call.stream:
+            events: list[tuple[str | None, Any]] = []
+            offsets: list[int] = []
+            async for event in provider.astream(request):
+                events.append((event.event, event.data))
+                offsets.append(int((time.monotonic() - started) * 1000))
+            took = int((time.monotonic() - started) * 1000)
+            if not events:
+                raise _unreadable(call, 200, "an event stream without events")
+            failed = stream_failure(events)
+            if failed is not None:
+                raise StreamFailedError(call.provider, *failed)
+            return LiveAnswer(events=tuple(events), duration_ms=took, event_ms=tuple(offsets))
+        answer = await provider.acomplete(request)
+        took = int((time.monotonic() - started) * 1000)
+        if isinstance(answer.body, str):
+            raise _unreadable(call, answer.status, f"not JSON: {answer.body[:200]}")
+        return LiveAnswer(
+            body=answer.body, status=answer.status, headers=dict(answer.headers), duration_ms=took
+        )
 
 
 def _unreadable(call: LiveCall, status: int, what: str) -> ProviderError:
@@ -511,7 +457,7 @@ def built_in_reissuer(
     for name in names:
         route = catalog.current().get(name)
         if route is not None and route.family == "bedrock":  # botocore signs: no key variable
-            providers[name] = BedrockProvider(name, env=env, timeout=timeout)
+            providers[name] = BedrockProvider(route, env=env, timeout=timeout)
             continue
         if route is None:
             raise ConfigError(
@@ -535,32 +481,22 @@ def built_in_reissuer(
                 "or unset it for the public API."
             )
         providers[name] = HTTPProvider(name, base_url=base_url, api_key=key, timeout=timeout)
-    return ProviderReissuer(
-        providers, retries=retries, max_retry_wait=max_retry_wait, require_json=True
-    )
-
-
-_SERVICE = "bedrock-runtime"
-_SIGNING_NAME = "bedrock"
+    return ProviderReissuer(providers, retries=retries, max_retry_wait=max_retry_wait)
 
 
 class BedrockProvider:
-    """One Bedrock runtime endpoint (``bedrock.converse`` …), signed with botocore."""
+    """One Bedrock runtime endpoint of the catalog (``bedrock.converse`` …), signed with
+    botocore."""
 
-    def __init__(self, name: str, *, env: Mapping[str, str], timeout: float = 60.0) -> None:
-        endpoint = catalog.current().get(name)
-        if endpoint is None or endpoint.family != "bedrock":
-            raise ConfigError(f"{name!r} is not a Bedrock endpoint of the catalog")
-        self._name = name
+    def __init__(
+        self, endpoint: catalog.Endpoint, *, env: Mapping[str, str], timeout: float
+    ) -> None:
+        self.name = endpoint.name
         self._route = endpoint.route
         self._base_env = endpoint.base_env  # AWS_ENDPOINT_URL_BEDROCK_RUNTIME, botocore's own
         self._timeout = timeout
         self._env = dict(env)
         self._session: Any = None
-
-    @property
-    def name(self) -> str:
-        return self._name
 
     def _botocore(self) -> Any:
         if self._session is None:
@@ -593,7 +529,7 @@ class BedrockProvider:
     def _url(self, region: str, model: str) -> str:
         base = self._env.get(self._base_env) or self._env.get("AWS_ENDPOINT_URL")
         if not base:
-            client = self._botocore().create_client(_SERVICE, region_name=region)
+            client = self._botocore().create_client("bedrock-runtime", region_name=region)
             base = client.meta.endpoint_url
         head, _, operation = self._route.rpartition("/")
         prefix = head.rsplit("/", 1)[0]  # the route's path up to the model
@@ -606,7 +542,7 @@ class BedrockProvider:
         body = dict(request.body())
         model = str(body.pop("model", "") or "")
         if not model:
-            raise ConfigError(f"a recorded {self._name} request has no model to send it to")
+            raise ConfigError(f"a recorded {self.name} request has no model to send it to")
         credentials = self._botocore().get_credentials()
         if credentials is None:
             raise ConfigError(
@@ -623,7 +559,7 @@ class BedrockProvider:
             data=content,
             headers={"content-type": "application/json", "accept": accept},
         )
-        SigV4Auth(credentials.get_frozen_credentials(), _SIGNING_NAME, region).add_auth(prepared)
+        SigV4Auth(credentials.get_frozen_credentials(), "bedrock", region).add_auth(prepared)
         return prepared.url, dict(prepared.headers.items()), content
 
     def _send(self, request: LLMRequest, *, stream: bool) -> Any:
@@ -633,14 +569,14 @@ class BedrockProvider:
             with http.Client(timeout=self._timeout) as client:
                 answer = client.post(url, headers=headers, content=content)
         except http.TimeoutException as exc:
-            raise ProviderError("timeout", str(exc), provider=self._name) from None
+            raise ProviderError("timeout", str(exc), provider=self.name) from None
         except http.TransportError as exc:
-            raise ProviderError("connection", str(exc), provider=self._name) from None
+            raise ProviderError("connection", str(exc), provider=self.name) from None
         if answer.status_code >= 300:
             body = stored_body(answer.content, answer.headers.get("content-type"), lossy=True)
             raise ProviderError(
                 "http_status",
-                provider=self._name,
+                provider=self.name,
                 status=answer.status_code,
                 body=body,
                 headers=dict(answer.headers.items()),
@@ -693,7 +629,7 @@ def plan(
     skipped: list[CallProblem] = []
     for item in recorded:
         reason = None
-        answer = item.answer()
+        answer = recorded_answer(item.interaction)
         if answer is None:
             reason = "recorded an error (kept as it is: it exists to test retry handling)"
         elif answer.events is not None and stream_failure(answer.events) is not None:
@@ -715,7 +651,7 @@ def providers_needed(recorded: Sequence[Recorded]) -> list[str]:
 
 async def reissue_all(
     todo: Sequence[Recorded],
-    reissuer: Reissuer,
+    reissuer: ProviderReissuer,
     *,
     concurrency: int = 4,
     progress: Progress | None = None,
@@ -774,11 +710,10 @@ def classify(
     """Aggregate both sides per (provider, endpoint), over the pairs that have both answers."""
     groups: dict[tuple[str, str], list[tuple[Recorded, Answer, Answer]]] = {}
     for item in recorded:
-        answer = item.answer()
+        answer = recorded_answer(item.interaction)
         if answer is None or item.key not in live:
             continue
-        fresh = live[item.key]
-        pair = (item, answer, Answer(item.provider, item.endpoint, fresh.body, fresh.events))
+        pair = (item, answer, live[item.key])
         groups.setdefault((item.provider, item.endpoint), []).append(pair)
     results: list[EndpointResult] = []
     for (provider, endpoint), pairs in sorted(groups.items()):
@@ -794,7 +729,7 @@ def classify(
 
 async def run_check(
     files: Sequence[Path],
-    reissuer: Reissuer,
+    reissuer: ProviderReissuer,
     *,
     recorded: Sequence[Recorded] | None = None,
     rules: Rules | None = None,
@@ -803,16 +738,13 @@ async def run_check(
 ) -> CheckRun:
     """Check ``files`` (cassette paths) against the live side behind ``reissuer``.
 
-    ``recorded`` is what ``load_recorded(files)`` returns, when the caller has read it already.
+    ``recorded`` is what :func:`load` read from ``files``, when the caller has read it already.
     """
     rules = rules or Rules()
     if recorded is None:
-        recorded = load_recorded(files)
+        recorded = load(files).recorded
     todo, skipped = plan(recorded, supported=reissuer.supports)
-    try:
-        live, errors = await reissue_all(todo, reissuer, concurrency=concurrency, progress=progress)
-    finally:
-        await reissuer.aclose()
+    live, errors = await reissue_all(todo, reissuer, concurrency=concurrency, progress=progress)
     endpoints = classify(recorded, live, rules=rules)
     result = CheckResult(
         cassettes=tuple(str(path) for path in files),

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Literal, TypedDict, cast
+from typing import Any, Literal
 
 from cassette_refresh._shape import Finding
 from cassettes_core.console import plural
@@ -80,7 +80,7 @@ class KeptAnswer:
 
     path: str
     seq: int
-    reason: str = "redacted: a before_record hook edited its request"
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -129,83 +129,7 @@ class CheckResult:
         return {"no_drift": EXIT_OK, "drift": EXIT_DRIFT, "unchecked": EXIT_UNCHECKED}[self.status]
 
 
-class FindingJSON(TypedDict):
-    fingerprint: str
-    provider: str
-    endpoint: str
-    kind: str
-    path: str
-    variant: str | None
-    recorded: list[str]
-    live: list[str]
-    detail: str
-
-
-class EndpointJSON(TypedDict):
-    provider: str
-    endpoint: str
-    recorded_answers: int
-    live_answers: int
-    cassettes: list[str]
-    drift: list[FindingJSON]
-    info: list[FindingJSON]
-
-
-class ProblemJSON(TypedDict):
-    origin: str
-    provider: str
-    endpoint: str
-    message: str
-
-
-class IssueJSON(TypedDict):
-    fingerprint: str
-    action: str
-    number: int
-    url: str
-    labelled: bool
-
-
-class UnwrittenJSON(TypedDict):
-    path: str
-    reason: str
-
-
-class KeptJSON(TypedDict):
-    path: str
-    seq: int
-    reason: str
-
-
-class SummaryJSON(TypedDict):
-    cassettes: int
-    endpoints: int
-    compared: int
-    drift: int
-    info: int
-    errors: int
-    skipped: int
-
-
-class ReportJSON(TypedDict):
-    schema: str
-    generated_at: str
-    status: str
-    exit_code: int
-    summary: SummaryJSON
-    cassettes: list[str]
-    endpoints: list[EndpointJSON]
-    errors: list[ProblemJSON]
-    skipped: list[ProblemJSON]
-    written: list[str]
-    not_written: list[UnwrittenJSON]
-    kept: list[KeptJSON]
-    unchanged: list[str]
-    issues: list[IssueJSON]
-    error: str | None
-
-
-def finding_json(finding: Finding) -> FindingJSON:
+def finding_json(finding: Finding) -> dict[str, Any]:
     return {
         "fingerprint": finding.fingerprint,
         "provider": finding.provider,
@@ -219,7 +143,7 @@ def finding_json(finding: Finding) -> FindingJSON:
     }
 
 
-def to_json(result: CheckResult) -> ReportJSON:
+def to_json(result: CheckResult) -> dict[str, Any]:
     """The versioned JSON report (``schema: cassette-refresh/1``)."""
     return {
         "schema": SCHEMA,
@@ -249,13 +173,13 @@ def to_json(result: CheckResult) -> ReportJSON:
             for e in result.endpoints
         ],
         # These records' fields are their JSON keys, in order.
-        "errors": [cast("ProblemJSON", asdict(p)) for p in result.errors],
-        "skipped": [cast("ProblemJSON", asdict(p)) for p in result.skipped],
+        "errors": [asdict(p) for p in result.errors],
+        "skipped": [asdict(p) for p in result.skipped],
         "written": list(result.written),
-        "not_written": [cast("UnwrittenJSON", asdict(u)) for u in result.not_written],
-        "kept": [cast("KeptJSON", asdict(k)) for k in result.kept],
+        "not_written": [asdict(u) for u in result.not_written],
+        "kept": [asdict(k) for k in result.kept],
         "unchanged": list(result.unchanged),
-        "issues": [cast("IssueJSON", asdict(i)) for i in result.issues],
+        "issues": [asdict(i) for i in result.issues],
         "error": result.error,
     }
 

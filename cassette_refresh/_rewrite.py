@@ -11,17 +11,17 @@ guard and the store's atomic writer, under the cassette's lock; the manifest is 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from cassette_refresh._chains import find_links
-from cassette_refresh._reissue import LiveAnswer
+from cassette_refresh._reissue import LiveAnswer, recorded_answer
+from cassette_refresh._report import KeptAnswer
 from cassettes_core import CassetteError, Interaction, LLMResponse, StreamEvent
 from cassettes_core.catalog import refused, tools_called
-from cassettes_core.secrets import SecretGuard
 from cassettes_core.store import (
     BOOKKEEPING_KEYS,
     Manifest,
@@ -194,26 +194,15 @@ def edit_refusal(
 
 def rerecorded(interaction: Interaction, live: LiveAnswer) -> Interaction:
     """``interaction`` with its answer replaced by the live one (request, seq, digest kept)."""
+    stream, response = None, None
     if live.events is not None:
-        offsets = (
-            live.event_ms if live.event_ms and len(live.event_ms) == len(live.events) else None
-        )
-        stream = tuple(
-            StreamEvent(data=data, event=name, t_ms=offsets[n] if offsets else None)
-            for n, (name, data) in enumerate(live.events)
-        )
-        return dataclasses.replace(
-            interaction, response=None, stream=stream, error=None, duration_ms=live.duration_ms
-        )
-    response = LLMResponse(body=live.body, status=live.status, headers=dict(live.headers))
+        timed = zip(live.events, live.event_ms or (), strict=True)
+        stream = tuple(StreamEvent(data=data, event=name, t_ms=ms) for (name, data), ms in timed)
+    else:
+        response = LLMResponse(body=live.body, status=live.status, headers=dict(live.headers))
     return dataclasses.replace(
-        interaction, response=response, stream=None, error=None, duration_ms=live.duration_ms
+        interaction, response=response, stream=stream, error=None, duration_ms=live.duration_ms
     )
-
-
-def default_guard(allow: Iterable[str] = ()) -> WriteGuard:
-    """The secret guard every write goes through; ``allow`` lists values known to be safe."""
-    return SecretGuard(allow=allow)
 
 
 def write_back(
@@ -221,7 +210,7 @@ def write_back(
     live: Mapping[int, LiveAnswer],
     *,
     guard: WriteGuard,
-    digests: Mapping[int, str] | None = None,
+    digests: Mapping[int, str],
 ) -> tuple[bool, dict[int, str]]:
     """Re-record the interactions of ``path`` that have a live answer (by seq), re-read under
     its lock; ``digests`` are those of the requests re-sent. Returns whether the file was
@@ -235,10 +224,9 @@ def write_back(
             raise RewriteRefusedError(
                 path, "it was removed while the check ran", next_step="Nothing was written"
             )
-        if digests is not None:
-            moved = changed_since_check(path, snapshot.interactions, live, digests)
-            if moved is not None:
-                raise moved
+        moved = changed_since_check(path, snapshot.interactions, live, digests)
+        if moved is not None:
+            raise moved
         kept = _kept_as_recorded(snapshot.interactions, live)
         rewritten = frozenset(i.seq for i in snapshot.interactions if i.seq in live) - set(kept)
         if not rewritten:
@@ -296,18 +284,11 @@ def _kept_as_recorded(
         if interaction.redacted:
             kept[interaction.seq] = REDACTED
             continue
-        recorded = _answer_data(interaction)
-        fresh = answer.body if answer.events is None else [data for _, data in answer.events]
-        why = another_choice(recorded, fresh)
+        recorded = recorded_answer(interaction)
+        why = another_choice(recorded.data if recorded else None, answer.data)
         if why is not None:
             kept[interaction.seq] = why
     return kept
-
-
-def _answer_data(interaction: Interaction) -> Any:
-    if interaction.stream is not None:
-        return [event.data for event in interaction.stream]
-    return interaction.response.body if interaction.response is not None else None
 
 
 @dataclass
@@ -317,7 +298,7 @@ class WriteOutcome:
 
     written: list[str] = field(default_factory=list)
     refused: list[tuple[str, CassetteError | OSError]] = field(default_factory=list)
-    kept: list[tuple[str, int, str]] = field(default_factory=list)
+    kept: list[KeptAnswer] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
 
 
@@ -327,7 +308,7 @@ def write_all(
     *,
     guard: WriteGuard,
     only: Collection[str] | None = None,
-    digests: Mapping[tuple[str, int], str] | None = None,
+    digests: Mapping[tuple[str, int], str],
 ) -> WriteOutcome:
     """Re-record every file of ``files`` that has live answers (keyed by (path, seq)); ``only``
     names the files to rewrite (the others are ``unchanged``). Each file stands alone."""
@@ -339,15 +320,13 @@ def write_all(
         if only is not None and str(path) not in only:
             outcome.unchanged.append(str(path))
             continue
+        own = {seq: d for (name, seq), d in digests.items() if name == str(path)}
         try:
-            own = None
-            if digests is not None:
-                own = {seq: d for (name, seq), d in digests.items() if name == str(path)}
             written, kept = write_back(path, answers, guard=guard, digests=own)
         except (CassetteError, OSError) as exc:
             outcome.refused.append((str(path), exc))
             continue
-        outcome.kept.extend((str(path), seq, why) for seq, why in kept.items())
+        outcome.kept.extend(KeptAnswer(str(path), seq, why) for seq, why in kept.items())
         if written:
             outcome.written.append(str(path))
     return outcome

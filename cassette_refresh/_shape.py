@@ -19,7 +19,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, get_args
 
 from cassettes_core import catalog
 
@@ -96,10 +96,13 @@ class Answer:
     for a stream.
     """
 
-    provider: str
-    endpoint: str
     body: Any = None
     events: tuple[tuple[str | None, Any], ...] | None = None
+
+    @property
+    def data(self) -> Any:
+        """What the catalog's readers read: the body, or the list of the events' data."""
+        return self.body if self.events is None else [data for _, data in self.events]
 
 
 @dataclass(frozen=True)
@@ -250,14 +253,7 @@ def answer_path(path: str) -> str:
     return path
 
 
-DriftClass = Literal["field_added", "field_removed", "type_changed", "enum_value_new"]
 Kind = Literal["field_added", "field_removed", "type_changed", "enum_value_new", "info"]
-DRIFT_CLASSES: tuple[DriftClass, ...] = (
-    "field_added",
-    "field_removed",
-    "type_changed",
-    "enum_value_new",
-)
 
 
 @dataclass(frozen=True)
@@ -401,7 +397,7 @@ class _Comparison:
         new_enums, _, grown_enums = _set_diff(self.rec.enums, self.live.enums)
         for enum_path in (*grown_enums, *new_enums):
             self._enum(enum_path)
-        order = {kind: n for n, kind in enumerate((*DRIFT_CLASSES, "info"))}
+        order = {kind: n for n, kind in enumerate(get_args(Kind))}
         return sorted(self.findings.values(), key=lambda f: (order[f.kind], f.path, f.detail))
 
     def _added(self, fid: FieldId) -> None:

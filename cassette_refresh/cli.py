@@ -27,7 +27,6 @@ from cassette_refresh._github import (
 from cassette_refresh._reissue import (
     CheckRun,
     built_in_reissuer,
-    find,
     load,
     load_catalogs,
     providers_needed,
@@ -36,16 +35,16 @@ from cassette_refresh._reissue import (
 from cassette_refresh._report import (
     EXIT_UNCHECKED,
     CheckResult,
-    KeptAnswer,
     Unwritten,
     render_markdown,
     render_text,
     to_json,
 )
-from cassette_refresh._rewrite import RewriteRefusedError, default_guard, write_all
+from cassette_refresh._rewrite import RewriteRefusedError, write_all
 from cassette_refresh._shape import Rules
 from cassettes_core import CassetteError, ConfigError, UnsafeCassetteError, catalog
 from cassettes_core.console import run_console
+from cassettes_core.secrets import SecretGuard
 from cassettes_core.store import WriteGuard
 
 __all__ = ["Output", "console_main", "main", "progress_line", "use_colour"]
@@ -279,7 +278,7 @@ def _check(args: argparse.Namespace, env: Mapping[str, str], output: Output) -> 
         )
     load_catalogs(args.catalog)
     rules = _rules(args)
-    loaded = load(*find(args.paths))
+    loaded = load(args.paths)
     files, recorded = loaded.files, list(loaded.recorded)
     _check_output(args.output, files)
     if not files:
@@ -288,7 +287,7 @@ def _check(args: argparse.Namespace, env: Mapping[str, str], output: Output) -> 
             f"no cassette files (*.yaml, *.yml) under {', '.join(args.paths)}{passed}\n"
             "TIP: pass the folder your cassettes are recorded in, e.g. `cassettes/`."
         )
-    guard = default_guard(args.allow_secret) if args.write else None
+    guard = SecretGuard(allow=args.allow_secret) if args.write else None
     reissuer = built_in_reissuer(
         providers_needed(recorded),
         env,
@@ -367,7 +366,7 @@ def _write(
         result,
         written=tuple(outcome.written),
         not_written=refused,
-        kept=tuple(KeptAnswer(path, seq, why) for path, seq, why in outcome.kept),
+        kept=tuple(outcome.kept),
         unchanged=tuple(outcome.unchanged),
     )
     if not refused:

@@ -202,6 +202,15 @@ WHITE_BOX: dict[str, str] = {
     "tests/unit/test_plugin_spec.py": "pytest_plugin",  # ini + marker -> recorder options
     "tests/unit/test_plugin_tally.py": "pytest_plugin",  # the summary's arithmetic
     "tests/unit/test_store_versions.py": "cassettes_core.store",  # the metadata header reader
+    # cassette_refresh's surface is the command and run_check: its parts are tested directly.
+    "bench/bench_refresh_rewrite.py": "cassette_refresh",  # the --write checks' cost
+    "tests/unit/test_refresh_chains.py": "cassette_refresh",  # chains, hand edits, commands
+    "tests/unit/test_refresh_choice.py": "cassette_refresh",  # another choice than recorded
+    "tests/unit/test_refresh_classify.py": "cassette_refresh",  # shapes and classification
+    "tests/unit/test_refresh_corpus.py": "cassette_refresh",  # the classifier on real shapes
+    "tests/unit/test_refresh_registered_vocabulary.py": "cassette_refresh",  # ditto, registered
+    "tests/unit/test_refresh_reissue.py": "cassette_refresh",  # retries, stream failures
+    "tests/unit/test_refresh_report.py": "cassette_refresh",  # renderings, the JSON schema
 }
 
 

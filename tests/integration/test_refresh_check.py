@@ -23,12 +23,7 @@ import pytest
 import yaml
 
 import cassette_refresh.cli
-from cassette_refresh import (
-    DEFAULT_ENDPOINTS,
-    ProviderReissuer,
-    find_cassettes,
-    run_check,
-)
+from cassette_refresh import ProviderReissuer, run_check
 from cassette_refresh.cli import main
 from cassettes_core import (
     Interaction,
@@ -37,6 +32,7 @@ from cassettes_core import (
     ProviderError,
     RecordedError,
     Recorder,
+    catalog,
 )
 from cassettes_core.providers import FakeProvider
 from cassettes_core.store import Manifest, read_snapshot, render
@@ -81,9 +77,10 @@ def record_cassette(
     answered requests are recorded from the emulator by the real recorder, then each stored
     request put in its place (unguarded: a stored request may hold a key)."""
     headers = {"authorization": f"Bearer {emu.api_key}", "x-api-key": emu.api_key}
+    routes = {endpoint.name: endpoint.route for endpoint in catalog.DEFAULT_CATALOG}
     with httpx2.Client(transport=CassetteTransport(Recorder(path, mode="record"))) as http:
         for provider, _, asked in requests:
-            http.post(emu.url + DEFAULT_ENDPOINTS[provider], json=asked, headers=headers)
+            http.post(emu.url + routes[provider], json=asked, headers=headers)
     recorded = read_snapshot(path)
     interactions = []
     for interaction, (provider, stored, _) in zip(recorded.interactions, requests, strict=True):
@@ -306,7 +303,7 @@ def test_a_provider_of_your_own(tmp_path: Path) -> None:
     )
     live = LLMResponse(body={"answer": "hey", "meta": {"latency": "3ms"}})
     fake = FakeProvider([limited, live], name="acme.grpc")
-    run = asyncio.run(run_check(find_cassettes([tmp_path]), ProviderReissuer({"acme.grpc": fake})))
+    run = asyncio.run(run_check([tmp_path / "own.yaml"], ProviderReissuer({"acme.grpc": fake})))
     assert len(fake.calls) == 2
     assert [(f.kind, f.path) for f in run.result.drift] == [("type_changed", "meta.latency")]
 
@@ -448,7 +445,7 @@ class _Slow(FakeProvider):
 @pytest.fixture
 def stub(monkeypatch: pytest.MonkeyPatch) -> _Slow:
     slow = _Slow()
-    reissuer = ProviderReissuer({"openai.chat": slow}, require_json=True)
+    reissuer = ProviderReissuer({"openai.chat": slow})
     monkeypatch.setattr(cassette_refresh.cli, "built_in_reissuer", lambda *a, **k: reissuer)
     return slow
 

@@ -216,11 +216,3 @@ def test_the_report_never_replaces_a_cassette(
     assert code == 2
     assert f"ERROR: --output {spelled} is the cassette {cassette}" in err
     assert (sha_of(cassette), emu.hits) == (before, 0)
-
-
-def test_the_earlier_find_cassettes_still_answers(folder: Path) -> None:
-    from cassette_refresh import find_cassettes
-
-    (folder / ".github").mkdir()
-    (folder / ".github" / "ci.yml").write_text("on: push\n", encoding="utf-8")
-    assert find_cassettes([folder]) == [folder / "test_a" / "test_b.yaml"]

@@ -21,7 +21,8 @@ from typing import Any
 
 import pytest
 
-from cassette_refresh import edit_refusal, find_links, rerecord_command, rerecord_step
+from cassette_refresh._chains import find_links
+from cassette_refresh._rewrite import edit_refusal, rerecord_command, rerecord_step
 from cassettes_core import Interaction, LLMRequest, LLMResponse, RecordedError, StreamEvent
 from cassettes_core.store import Manifest, first_comment_line, read_snapshot, render
 

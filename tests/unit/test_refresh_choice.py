@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from cassette_refresh import another_choice
+from cassette_refresh._rewrite import another_choice
 from cassettes_core.catalog import tools_called
 
 TOOLS_ECHO = [{"type": "function", "name": "echoed", "parameters": {}}]

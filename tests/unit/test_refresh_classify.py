@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from cassette_refresh import (
+from cassette_refresh._shape import (
     Answer,
     Finding,
     Rules,
@@ -21,7 +21,7 @@ from cassette_refresh import (
 
 
 def _bodies(*bodies: Any) -> list[Answer]:
-    return [Answer("openai.chat", "/v1/chat/completions", body=b) for b in bodies]
+    return [Answer(body=b) for b in bodies]
 
 
 def _diff(recorded: list[Any], live: list[Any], **options: Any) -> list[Finding]:

@@ -7,7 +7,7 @@ import io
 import pytest
 
 import cassette_refresh
-from cassette_refresh import Output, progress_line, use_colour
+from cassette_refresh.cli import Output, progress_line, use_colour
 
 
 class _Terminal(io.StringIO):

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from cassette_refresh import Answer, Finding, compare, shape_of
+from cassette_refresh._shape import Answer, Finding, compare, shape_of
 
 CORPUS = Path(__file__).resolve().parents[1] / "refresh_corpus"
 
@@ -26,9 +26,9 @@ def _answers(case: dict[str, Any], side: str) -> list[Answer]:
     for raw in case[side]:
         if "stream" in raw:
             events = tuple((e.get("event"), e["data"]) for e in raw["stream"])
-            answers.append(Answer(case["provider"], case["endpoint"], events=events))
+            answers.append(Answer(events=events))
         else:
-            answers.append(Answer(case["provider"], case["endpoint"], body=raw["body"]))
+            answers.append(Answer(body=raw["body"]))
     return answers
 
 

@@ -12,17 +12,9 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from cassette_refresh import (
-    Answer,
-    LiveCall,
-    ProviderReissuer,
-    Rules,
-    StreamFailedError,
-    answer_path,
-    compare,
-    shape_of,
-    vocabulary,
-)
+from cassette_refresh import ProviderReissuer
+from cassette_refresh._reissue import LiveCall, StreamFailedError
+from cassette_refresh._shape import Answer, Rules, answer_path, compare, shape_of, vocabulary
 from cassettes_core import LLMRequest, LLMResponse, StreamEvent, catalog
 
 STREAM = "stream"
@@ -60,7 +52,7 @@ def zed() -> Iterator[None]:
 
 
 def stream(*events: tuple[str, object]) -> Answer:
-    return Answer("zed.chat", "/v1/talk", events=tuple(events))
+    return Answer(events=tuple(events))
 
 
 class FailingZed:
@@ -104,7 +96,7 @@ def test_a_registered_failure_event_fails_the_stream_and_stops_once_unregistered
 
 @pytest.mark.usefixtures("zed")
 def test_its_enum_key_and_keepalive_events_shape_the_skeleton() -> None:
-    shape = shape_of([Answer("zed.chat", "/v1/talk", body={"zed_state": "ok"})])
+    shape = shape_of([Answer(body={"zed_state": "ok"})])
     assert shape.enums == {"zed_state": frozenset({"ok"})}
     streamed = shape_of([stream(("zed.ping", {}), ("zed.done", {"result": {}}))])
     assert {key for where, _, key in streamed.fields if where == STREAM} == {"zed.done"}
@@ -132,4 +124,4 @@ def test_unregistered_none_of_it_counts() -> None:
     assert "zed_state" not in Rules().enum_keys
     assert "zed_state" not in vocabulary().known_values
     assert answer_path("stream[zed.done].result.zed_state") == "stream[zed.done].result.zed_state"
-    assert shape_of([Answer("zed.chat", "/v1/talk", body={"zed_state": "ok"})]).enums == {}
+    assert shape_of([Answer(body={"zed_state": "ok"})]).enums == {}

@@ -10,14 +10,8 @@ from email.utils import format_datetime
 
 import pytest
 
-from cassette_refresh import (
-    LiveCall,
-    ProviderReissuer,
-    StreamFailedError,
-    built_in_reissuer,
-    retry_delay,
-    stream_failure,
-)
+from cassette_refresh import ProviderReissuer, built_in_reissuer
+from cassette_refresh._reissue import LiveCall, StreamFailedError, retry_delay, stream_failure
 from cassettes_core import ConfigError, LLMResponse, ProviderError, StreamEvent
 from cassettes_core.providers import FakeProvider
 from cassettes_core.providers.http import HTTPProvider
@@ -50,11 +44,10 @@ def test_missing_key_names_the_variable() -> None:
 
 
 def test_an_answer_that_is_not_json_is_an_error() -> None:
-    """With require_json (as for the built-ins), a text answer or an empty stream is a failed
-    call, not a shape to compare."""
+    """A text answer or an empty stream is a failed call, not a shape to compare."""
     page = LLMResponse(body="<html>sign in</html>")
     fake = FakeProvider([page, []], name="openai.chat")
-    reissuer = ProviderReissuer({"openai.chat": fake}, require_json=True)
+    reissuer = ProviderReissuer({"openai.chat": fake})
     call = LiveCall("openai.chat", "/v1/chat/completions", {"model": "m", "messages": []})
     with pytest.raises(ProviderError, match="answered HTTP 200: not JSON: <html>"):
         asyncio.run(reissuer.reissue(call))
