@@ -89,12 +89,6 @@ class IssueOpener:
     def close(self) -> None:
         self._client.close()
 
-    def __enter__(self) -> IssueOpener:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def url(self, path: str) -> str:
         return f"{self.base}/repos/{self.repo}{path}"
 

@@ -74,17 +74,6 @@ class Recorded:
     def key(self) -> tuple[str, int]:
         return (str(self.path), self.interaction.seq)
 
-    def call(self) -> LiveCall:
-        """The request to send again: semantic fields and recorded params, as first sent."""
-        interaction = self.interaction
-        return LiveCall(
-            self.provider,
-            self.endpoint,
-            interaction.request.body(),
-            self.origin,
-            stream=interaction.stream is not None,
-        )
-
 
 def recorded_answer(interaction: Interaction) -> Answer | None:
     """The recorded answer for the shape check; ``None`` for a recorded error."""
@@ -234,17 +223,6 @@ RETRY_KINDS = frozenset({"timeout", "connection"})
 
 
 @dataclass(frozen=True)
-class LiveCall:
-    """One recorded request to send again: the body is the semantic fields merged with params."""
-
-    provider: str
-    endpoint: str
-    body: Mapping[str, Any]
-    origin: str = ""
-    stream: bool = False
-
-
-@dataclass(frozen=True)
 class LiveAnswer(Answer):
     """What the live provider answered: a JSON ``body`` or the parsed SSE ``events``.
 
@@ -347,15 +325,15 @@ class ProviderReissuer:
         """Whether calls of ``provider`` can be re-issued (the others are skipped)."""
         return provider in self.providers
 
-    async def reissue(self, call: LiveCall) -> LiveAnswer:
-        provider = self.providers.get(call.provider)
+    async def reissue(self, request: LLMRequest, *, stream: bool = False) -> LiveAnswer:
+        """Send ``request`` (its fields and recorded params, as first sent) again."""
+        provider = self.providers.get(request.provider)
         if provider is None:
-            raise ConfigError(f"no provider object given for {call.provider!r}")
-        request = LLMRequest.from_body(call.provider, call.body)
+            raise ConfigError(f"no provider object given for {request.provider!r}")
         attempt = 0
         while True:
             try:
-                return await self._send(provider, request, call)
+                return await self._send(provider, request, stream)
             except ProviderError as exc:
                 retryable = (
                     exc.status in RETRY_STATUSES
@@ -369,9 +347,9 @@ class ProviderReissuer:
                 attempt += 1
 
     @staticmethod
-    async def _send(provider: Provider, request: LLMRequest, call: LiveCall) -> LiveAnswer:
+    async def _send(provider: Provider, request: LLMRequest, stream: bool) -> LiveAnswer:
         started = time.monotonic()
-        if call.stream:
+        if stream:
             events: list[tuple[str | None, Any]] = []
             offsets: list[int] = []
             async for event in provider.astream(request):
@@ -379,22 +357,22 @@ class ProviderReissuer:
                 offsets.append(int((time.monotonic() - started) * 1000))
             took = int((time.monotonic() - started) * 1000)
             if not events:
-                raise _unreadable(call, 200, "an event stream without events")
+                raise _unreadable(request.provider, 200, "an event stream without events")
             failed = stream_failure(events)
             if failed is not None:
-                raise StreamFailedError(call.provider, *failed)
+                raise StreamFailedError(request.provider, *failed)
             return LiveAnswer(events=tuple(events), duration_ms=took, event_ms=tuple(offsets))
         answer = await provider.acomplete(request)
         took = int((time.monotonic() - started) * 1000)
         if isinstance(answer.body, str):
-            raise _unreadable(call, answer.status, f"not JSON: {answer.body[:200]}")
+            raise _unreadable(request.provider, answer.status, f"not JSON: {answer.body[:200]}")
         return LiveAnswer(
             body=answer.body, status=answer.status, headers=dict(answer.headers), duration_ms=took
         )
 
 
-def _unreadable(call: LiveCall, status: int, what: str) -> ProviderError:
-    return ProviderError("http_status", provider=call.provider, status=status, body=what)
+def _unreadable(provider: str, status: int, what: str) -> ProviderError:
+    return ProviderError("http_status", provider=provider, status=status, body=what)
 
 
 _LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
@@ -666,7 +644,9 @@ async def reissue_all(
         nonlocal done
         async with gate:
             try:
-                answers[item.key] = await reissuer.reissue(item.call())
+                interaction = item.interaction
+                stream = interaction.stream is not None
+                answers[item.key] = await reissuer.reissue(interaction.request, stream=stream)
             except ProviderError as exc:
                 if exc.status in AUTH_STATUSES:
                     raise _refused(item, exc) from exc

@@ -106,25 +106,19 @@ class Answer:
 
 
 @dataclass(frozen=True)
-class FieldStats:
-    """How a key behaved at one node: in how many objects it was present, with which types."""
-
-    present: int
-    types: frozenset[str]
-
-
-@dataclass(frozen=True)
 class Shape:
     """The aggregate skeleton of many answers of one provider endpoint.
 
-    ``nodes`` counts the objects seen at each (path, variant); ``fields`` says how often each
-    key was present there and with which types; ``items`` holds the element types of arrays of
-    scalars (``data[].embedding[]``); ``enums`` the values seen at enum-like keys, by path.
+    ``nodes`` counts the objects seen at each (path, variant); ``fields`` holds the types
+    each key had there, ``present`` in how many of those objects it was; ``items`` holds the
+    element types of arrays of scalars (``data[].embedding[]``); ``enums`` the values seen at
+    enum-like keys, by path.
     """
 
     answers: int = 0
     nodes: Mapping[Node, int] = field(default_factory=dict)
-    fields: Mapping[FieldId, FieldStats] = field(default_factory=dict)
+    fields: Mapping[FieldId, frozenset[str]] = field(default_factory=dict)
+    present: Mapping[FieldId, int] = field(default_factory=dict)
     items: Mapping[str, frozenset[str]] = field(default_factory=dict)
     enums: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
@@ -138,17 +132,12 @@ class Shape:
     def presence(self, path: str, key: str) -> int:
         """In how many objects at ``path`` (any variant) ``key`` was present."""
         return sum(
-            stats.present
-            for (where, _, name), stats in self.fields.items()
-            if where == path and name == key
+            n for (where, _, name), n in self.present.items() if where == path and name == key
         )
 
     def types_at(self, path: str, key: str) -> frozenset[str]:
-        found: set[str] = set()
-        for (where, _, name), stats in self.fields.items():
-            if where == path and name == key:
-                found |= stats.types
-        return frozenset(found)
+        found = [t for (where, _, name), t in self.fields.items() if where == path and name == key]
+        return frozenset().union(*found)
 
 
 def shape_of(answers: Iterable[Answer], *, enum_keys: Iterable[str] | None = None) -> Shape:
@@ -207,7 +196,8 @@ def shape_of(answers: Iterable[Answer], *, enum_keys: Iterable[str] | None = Non
     return Shape(
         answers=total,
         nodes=dict(nodes),
-        fields={fid: FieldStats(present[fid], frozenset(kinds)) for fid, kinds in types.items()},
+        fields={fid: frozenset(kinds) for fid, kinds in types.items()},
+        present=dict(present),
         items={path: frozenset(kinds) for path, kinds in items.items()},
         enums={path: frozenset(values) for path, values in enums.items()},
     )
@@ -376,13 +366,7 @@ class _Comparison:
         return variant if len(kinds) > 1 else None
 
     def run(self) -> list[Finding]:
-        rec_types: dict[FieldId, frozenset[str]] = {
-            fid: s.types for fid, s in self.rec.fields.items()
-        }
-        live_types: dict[FieldId, frozenset[str]] = {
-            fid: s.types for fid, s in self.live.fields.items()
-        }
-        added, removed, grown = _set_diff(rec_types, live_types)
+        added, removed, grown = _set_diff(self.rec.fields, self.live.fields)
         for fid in added:
             self._added(fid)
         for fid in removed:
@@ -390,7 +374,7 @@ class _Comparison:
         for fid in grown:
             container, variant, key = fid
             label = self._label(container, variant)
-            self._types(_path(container, key), rec_types[fid], live_types[fid], label)
+            self._types(_path(container, key), self.rec.fields[fid], self.live.fields[fid], label)
         for items_path in _set_diff(self.rec.items, self.live.items)[2]:
             self._types(items_path, self.rec.items[items_path], self.live.items[items_path], None)
         self._discriminators()
@@ -403,7 +387,6 @@ class _Comparison:
     def _added(self, fid: FieldId) -> None:
         container, variant, key = fid
         path = _path(container, key)
-        stats = self.live.fields[fid]
         if self.rec.occurrences(container) == 0 or container == STREAM:
             return  # inside something new: the finding on its ancestor (or event type) says it
         if self.rec.presence(container, key):
@@ -418,16 +401,16 @@ class _Comparison:
         self.add(
             "field_added",
             path,
-            f"new key, in {stats.present} of {seen} live object(s) at "
+            f"new key, in {self.live.present[fid]} of {seen} live object(s) at "
             f"{container or 'the top level'}; never in the recording",
-            live=stats.types,
+            live=self.live.fields[fid],
             variant=self._label(container, variant),
         )
 
     def _removed(self, fid: FieldId) -> None:
         container, variant, key = fid
         path = _path(container, key)
-        stats = self.rec.fields[fid]
+        present, types = self.rec.present[fid], self.rec.fields[fid]
         held = self.rec.nodes.get((container, variant), 0)
         live_nodes = self.live.nodes.get((container, variant), 0)
         if live_nodes == 0:
@@ -443,18 +426,18 @@ class _Comparison:
             self.add(
                 "info",
                 path,
-                f"behaviour: a content event (in {stats.present} of {held} recorded streams), "
+                f"behaviour: a content event (in {present} of {held} recorded streams), "
                 "not seen live: it depends on what the model produced",
-                recorded=stats.types,
+                recorded=types,
             )
             return
-        if self.rules.is_optional(path) or stats.present < held:
+        if self.rules.is_optional(path) or present < held:
             why = "depends on what the model did" if self.rules.is_optional(path) else "optional"
             self.add(
                 "info",
                 path,
-                f"behaviour: {why} (in {stats.present} of {held} recorded), not seen live",
-                recorded=stats.types,
+                f"behaviour: {why} (in {present} of {held} recorded), not seen live",
+                recorded=types,
             )
             return
         what = "stream" if container == STREAM else "object"
@@ -462,7 +445,7 @@ class _Comparison:
             "field_removed",
             path,
             f"in every recorded {what} ({held}), in none of {live_nodes} live",
-            recorded=stats.types,
+            recorded=types,
             variant=self._label(container, variant),
         )
 

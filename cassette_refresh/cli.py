@@ -298,10 +298,10 @@ def _check(args: argparse.Namespace, env: Mapping[str, str], output: Output) -> 
     with contextlib.ExitStack() as stack:
         opener = _opener(args, env)
         if opener is not None:
-            stack.enter_context(opener)
+            stack.callback(opener.close)
             opener.preflight()  # before any live call is spent
         progress = progress_line(output, not args.no_progress and output.err.isatty())
-        run: CheckRun = asyncio.run(
+        run = asyncio.run(
             run_check(
                 files,
                 reissuer,
@@ -313,7 +313,10 @@ def _check(args: argparse.Namespace, env: Mapping[str, str], output: Output) -> 
         )
         result = dataclasses.replace(run.result, skipped=(*loaded.skipped, *run.result.skipped))
         if opener is not None:
-            result = _file_issues(opener, result)
+            try:
+                result = dataclasses.replace(result, issues=tuple(opener.file(result)))
+            except GitHubError as exc:
+                result = dataclasses.replace(result, issues=exc.done, error=str(exc))
         if guard is not None:
             result = _write(files, run, result, guard, force=args.force_write)
     failure = emit(result, args, env, output)
@@ -347,13 +350,6 @@ def _opener(args: argparse.Namespace, env: Mapping[str, str]) -> IssueOpener | N
         run_url=run_url_from_env(env),
         max_retry_wait=args.max_retry_wait,
     )
-
-
-def _file_issues(opener: IssueOpener, result: CheckResult) -> CheckResult:
-    try:
-        return dataclasses.replace(result, issues=tuple(opener.file(result)))
-    except GitHubError as exc:
-        return dataclasses.replace(result, issues=exc.done, error=str(exc))
 
 
 def _write(

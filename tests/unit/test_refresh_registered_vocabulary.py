@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from cassette_refresh import ProviderReissuer
-from cassette_refresh._reissue import LiveCall, StreamFailedError
+from cassette_refresh._reissue import StreamFailedError
 from cassette_refresh._shape import Answer, Rules, answer_path, compare, shape_of, vocabulary
 from cassettes_core import LLMRequest, LLMResponse, StreamEvent, catalog
 
@@ -76,9 +76,9 @@ class FailingZed:
 
 def reissue_stream() -> object:
     reissuer = ProviderReissuer({"zed.chat": FailingZed()}, retries=0)
-    call = LiveCall("zed.chat", "/v1/talk", {"model": "z", "prompt": "hi"}, stream=True)
+    call = LLMRequest.from_body("zed.chat", {"model": "z", "prompt": "hi"})
     try:
-        return asyncio.run(reissuer.reissue(call))
+        return asyncio.run(reissuer.reissue(call, stream=True))
     except StreamFailedError as failed:
         return failed
 

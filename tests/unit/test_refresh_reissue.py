@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -11,8 +10,8 @@ from email.utils import format_datetime
 import pytest
 
 from cassette_refresh import ProviderReissuer, built_in_reissuer
-from cassette_refresh._reissue import LiveCall, StreamFailedError, retry_delay, stream_failure
-from cassettes_core import ConfigError, LLMResponse, ProviderError, StreamEvent
+from cassette_refresh._reissue import StreamFailedError, retry_delay, stream_failure
+from cassettes_core import ConfigError, LLMRequest, LLMResponse, ProviderError, StreamEvent
 from cassettes_core.providers import FakeProvider
 from cassettes_core.providers.http import HTTPProvider
 
@@ -48,11 +47,11 @@ def test_an_answer_that_is_not_json_is_an_error() -> None:
     page = LLMResponse(body="<html>sign in</html>")
     fake = FakeProvider([page, []], name="openai.chat")
     reissuer = ProviderReissuer({"openai.chat": fake})
-    call = LiveCall("openai.chat", "/v1/chat/completions", {"model": "m", "messages": []})
+    call = LLMRequest.from_body("openai.chat", {"model": "m", "messages": []})
     with pytest.raises(ProviderError, match="answered HTTP 200: not JSON: <html>"):
         asyncio.run(reissuer.reissue(call))
     with pytest.raises(ProviderError, match="an event stream without events"):
-        asyncio.run(reissuer.reissue(dataclasses.replace(call, stream=True)))
+        asyncio.run(reissuer.reissue(call, stream=True))
 
 
 def test_retry_delay() -> None:
@@ -105,9 +104,9 @@ def test_a_stream_that_fails_part_way_is_a_failed_call(failed: list[StreamEvent]
     """An error event inside a stream is retried, then a failed call, never an answer."""
     fake = FakeProvider([failed, failed], name="anthropic.messages")
     reissuer = ProviderReissuer({"anthropic.messages": fake}, retries=1, max_retry_wait=0)
-    call = LiveCall("anthropic.messages", "/v1/messages", {"model": "m"}, stream=True)
+    call = LLMRequest.from_body("anthropic.messages", {"model": "m"})
     with pytest.raises(StreamFailedError, match="failed part-way"):
-        asyncio.run(reissuer.reissue(call))
+        asyncio.run(reissuer.reissue(call, stream=True))
     assert len(fake.calls) == 2
     assert stream_failure([(e.event, e.data) for e in ANTHROPIC_OK]) is None
 
@@ -117,8 +116,8 @@ def test_a_failed_stream_then_a_good_one_is_an_answer_with_event_times() -> None
     failed = FAILED_STREAMS["anthropic-error-event"]
     fake = FakeProvider([failed, ANTHROPIC_OK], name="anthropic.messages")
     reissuer = ProviderReissuer({"anthropic.messages": fake}, max_retry_wait=0)
-    call = LiveCall("anthropic.messages", "/v1/messages", {"model": "m"}, stream=True)
-    answer = asyncio.run(reissuer.reissue(call))
+    call = LLMRequest.from_body("anthropic.messages", {"model": "m"})
+    answer = asyncio.run(reissuer.reissue(call, stream=True))
     assert [name for name, _ in answer.events or ()] == ["message_start", "message_stop"]
     assert answer.event_ms is not None
     assert len(answer.event_ms) == 2
@@ -130,7 +129,7 @@ def test_connection_errors_and_timeouts_are_retried() -> None:
     fails = [ProviderError("connection", "refused"), ProviderError("timeout", "slow")]
     fake = FakeProvider([*fails, LLMResponse(body={"ok": 1})], name="openai.chat")
     reissuer = ProviderReissuer({"openai.chat": fake}, retries=2, max_retry_wait=0)
-    call = LiveCall("openai.chat", "/v1/chat/completions", {"model": "m", "messages": []})
+    call = LLMRequest.from_body("openai.chat", {"model": "m", "messages": []})
     assert asyncio.run(reissuer.reissue(call)).body == {"ok": 1}
     fake = FakeProvider([*fails, LLMResponse(body={"ok": 1})], name="openai.chat")
     reissuer = ProviderReissuer({"openai.chat": fake}, retries=1, max_retry_wait=0)
