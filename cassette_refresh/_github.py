@@ -4,7 +4,7 @@ Each issue body carries a hidden marker, ``<!-- cassette-refresh:fingerprint=…
 in the labelled open issues, then in every open issue (labels can be dropped), by marker or by
 exact title, before an issue is opened. REST over ``httpx2`` (``api_url`` for Enterprise or a
 test server); every failure is a :class:`GitHubError` with an ``ERROR`` and a ``TIP`` line; rate
-limits are waited out, capped. The token never appears in a message.
+limits are waited out, capped. The command masks the token in all it prints.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import httpx2
 
 from cassette_refresh._reissue import retry_delay, url_problem
 from cassette_refresh._report import CheckResult, EndpointResult, IssueAction
-from cassette_refresh._shape import Finding
+from cassette_refresh._shape import Finding, answer_path
 from cassettes_core import CassetteError
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -46,10 +46,6 @@ class GitHubError(CassetteError):
     done: tuple[IssueAction, ...] = ()
 
 
-def _scrub(text: str, secret: str) -> str:
-    return text.replace(secret, "***") if secret else text
-
-
 class IssueOpener:
     """Opens or comments on drift issues in ``repo`` (``OWNER/NAME``), over the REST API at
     ``api_url`` (default the public API), with the token and the retry policy."""
@@ -75,7 +71,6 @@ class IssueOpener:
             raise GitHubError(f"--api-url {api_url!r} is not usable ({problem})\n{_API_TIP}.")
         self.base = api_url.rstrip("/")
         self.max_retry_wait = max_retry_wait
-        self._token = token
         self._client = httpx2.Client(
             timeout=TIMEOUT,
             headers={
@@ -100,9 +95,8 @@ class IssueOpener:
             try:
                 response = self._client.request(method, url, **kwargs)
             except (httpx2.HTTPError, httpx2.InvalidURL, httpx2.StreamError) as exc:
-                detail = _scrub(f"{type(exc).__name__}: {exc}", self._token)
                 raise GitHubError(
-                    f"could not reach the GitHub API at {self.base} ({detail})\n"
+                    f"could not reach the GitHub API at {self.base} ({type(exc).__name__}: {exc})\n"
                     f"TIP: check the network, and --api-url. {_API_TIP[5:]}."
                 ) from exc
             wait = self._rate_limit_wait(response, attempt)
@@ -139,7 +133,7 @@ class IssueOpener:
         try:
             data = response.json()
         except ValueError as exc:
-            text = _scrub(response.text[:80].strip(), self._token)
+            text = response.text[:80].strip()
             raise GitHubError(
                 f"GitHub answered {where} with something that is not JSON ({text!r}…)\n"
                 f"{_API_TIP} (now {self.base})."
@@ -180,7 +174,6 @@ class IssueOpener:
             said = str(response.json().get("message", ""))
         except (ValueError, AttributeError):
             said = ""
-        said = _scrub(said, self._token)
         head = (
             f"GitHub answered HTTP {status}{f' ({said})' if said else ''} to {method} "
             f"{response.request.url.path}"
@@ -305,7 +298,7 @@ def _issues_off(repo: str) -> str:
 
 
 def issue_title(finding: Finding) -> str:
-    return f"Provider drift: {finding.provider} {finding.kind} at {finding.answer_path}"
+    return f"Provider drift: {finding.provider} {finding.kind} at {answer_path(finding.path)}"
 
 
 def _table(finding: Finding, paths: Sequence[str]) -> list[str]:
@@ -313,7 +306,7 @@ def _table(finding: Finding, paths: Sequence[str]) -> list[str]:
         ("class", f"`{finding.kind}`"),
         ("provider", f"`{finding.provider}`"),
         ("endpoint", f"`{finding.endpoint}`"),
-        ("path", f"`{finding.answer_path}`"),
+        ("path", f"`{answer_path(finding.path)}`"),
         ("seen at", ", ".join(f"`{path}`" for path in paths)),
         ("recorded", ", ".join(finding.recorded) or "—"),
         ("live", ", ".join(finding.live) or "—"),

@@ -272,11 +272,6 @@ def stream_failure(events: Iterable[tuple[str | None, Any]]) -> tuple[str, Any] 
     return None
 
 
-def supports(provider: str) -> bool:
-    """Whether the built-in re-issuer knows how to reach ``provider`` (a catalog endpoint)."""
-    return provider in catalog.current()
-
-
 def retry_delay(headers: Mapping[str, str], *, attempt: int, cap: float) -> float:
     """Seconds to wait before the next try: ``retry-after-ms``, ``retry-after``, else backoff."""
     lowered = {k.lower(): v for k, v in headers.items()}
@@ -600,7 +595,7 @@ class CheckRun:
 
 
 def plan(
-    recorded: Sequence[Recorded], *, supported: Callable[[str], bool] = supports
+    recorded: Sequence[Recorded], *, supported: Callable[[str], bool]
 ) -> tuple[list[Recorded], list[CallProblem]]:
     """Which interactions can be re-issued; the others, with the reason they are skipped."""
     todo: list[Recorded] = []
@@ -624,7 +619,10 @@ def plan(
 
 
 def providers_needed(recorded: Sequence[Recorded]) -> list[str]:
-    return sorted({item.provider for item in plan(recorded)[0]})
+    """The providers the built-in re-issuer is to reach: those of the catalog with a call to
+    re-issue."""
+    known = catalog.current()
+    return sorted({item.provider for item in plan(recorded, supported=known.__contains__)[0]})
 
 
 async def reissue_all(

@@ -301,11 +301,6 @@ class Finding:
         return self.kind != "info"
 
     @property
-    def answer_path(self) -> str:
-        """The path in the answer this finding stands for (stream prefixes read away)."""
-        return answer_path(self.path)
-
-    @property
     def fingerprint(self) -> str:
         return fingerprint(self.provider, self.endpoint, self.kind, self.path)
 

@@ -65,7 +65,8 @@ class Output:
 
     def redact(self, text: str) -> str:
         names = {*SECRET_VARIABLES, *(endpoint.key_env for endpoint in catalog.current())}
-        values = {v for name in names if len(v := self.env.get(name, "")) >= 4}
+        # As read by those who use them: stripped.
+        values = {v for name in names if len(v := self.env.get(name, "").strip()) >= 4}
         for secret in sorted(values, key=len, reverse=True):  # a longer one first: no part left
             text = text.replace(secret, "***")
         return text
@@ -113,12 +114,7 @@ def use_colour(stream: TextIO, env: Mapping[str, str]) -> bool:
 
 
 def emit(
-    result: CheckResult,
-    args: argparse.Namespace,
-    env: Mapping[str, str],
-    output: Output,
-    *,
-    terminal: bool = True,
+    result: CheckResult, args: argparse.Namespace, output: Output, *, terminal: bool = True
 ) -> str | None:
     """Print (or write to ``--output``) the report; the error, if ``--output`` cannot be written.
 
@@ -130,7 +126,7 @@ def emit(
     elif args.markdown:
         report = render_markdown(result)
     else:
-        colour = not args.output and use_colour(output.out, env)
+        colour = not args.output and use_colour(output.out, output.env)
         report = render_text(result, colour=colour)
     if not args.output:
         output.print(report)
@@ -144,7 +140,7 @@ def emit(
             "TIP: pass --output a file in a folder that exists and can be written."
         )
     if terminal:
-        output.print(render_text(result, colour=use_colour(output.out, env)))
+        output.print(render_text(result, colour=use_colour(output.out, output.env)))
     return None
 
 
@@ -270,7 +266,8 @@ def _check_output(output: str | None, files: Sequence[Path]) -> None:
             )
 
 
-def _check(args: argparse.Namespace, env: Mapping[str, str], output: Output) -> int:
+def _check(args: argparse.Namespace, output: Output) -> int:
+    env = output.env
     if args.force_write and not args.write:
         raise ConfigError(
             "--force-write only makes sense with --write\n"
@@ -319,7 +316,7 @@ def _check(args: argparse.Namespace, env: Mapping[str, str], output: Output) -> 
                 result = dataclasses.replace(result, issues=exc.done, error=str(exc))
         if guard is not None:
             result = _write(files, run, result, guard, force=args.force_write)
-    failure = emit(result, args, env, output)
+    failure = emit(result, args, output)
     errors = [text for text in (result.error, failure) if text is not None]
     if errors:
         output.error("\n".join(errors))
@@ -405,12 +402,12 @@ def _reason(exc: BaseException) -> str:
     return "\n".join(line for line in text.splitlines() if not line.startswith("TIP:"))
 
 
-def _fail(args: argparse.Namespace, env: Mapping[str, str], output: Output, message: str) -> int:
+def _fail(args: argparse.Namespace, output: Output, message: str) -> int:
     """An error before any result: the report (JSON or Markdown) still says so, then ERROR."""
     output.clear_progress()
     if args.json or args.markdown:
         empty = CheckResult(cassettes=(), endpoints=(), error=message)
-        failure = emit(empty, args, env, output, terminal=False)
+        failure = emit(empty, args, output, terminal=False)
         if failure is not None:
             message = f"{message}\n{failure}"
     return output.error(message)
@@ -418,17 +415,16 @@ def _fail(args: argparse.Namespace, env: Mapping[str, str], output: Output, mess
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (0 no drift, 1 drift, 2 could not check)."""
-    env = dict(os.environ)
-    output = Output(env, sys.stdout, sys.stderr)
+    output = Output(dict(os.environ), sys.stdout, sys.stderr)
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command != "check":
         parser.print_help(sys.stderr)
         return EXIT_UNCHECKED
     try:
-        return _check(args, env, output)
+        return _check(args, output)
     except CassetteError as exc:
-        return _fail(args, env, output, str(exc))
+        return _fail(args, output, str(exc))
     except KeyboardInterrupt:
         output.clear_progress()
         output.print("\ninterrupted\n", err=True)
@@ -440,7 +436,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"unexpected {type(exc).__name__}: {exc}\n"
             "TIP: this is a bug in cassette-refresh: please report it with the command you ran."
         )
-        return _fail(args, env, output, message)
+        return _fail(args, output, message)
 
 
 def console_main() -> None:

@@ -36,9 +36,10 @@ def test_colour_only_on_a_tty_without_no_color(
 )
 def test_output_masks_every_known_secret(variable: str) -> None:
     """Whatever is printed, the values of every provider's key variable and of the token are
-    masked (a provider may echo the key in an error)."""
+    masked (a provider may echo the key in an error), as sent: stripped (a secret pasted with
+    a newline)."""
     out, err = io.StringIO(), io.StringIO()
-    env = {variable: "sk-test-123456", "GITHUB_TOKEN": "ghs_abcdef", "OTHER": "x"}
+    env = {variable: "sk-test-123456", "GITHUB_TOKEN": "ghs_abcdef\n", "OTHER": "x"}
     output = Output(env, out, err)
     output.print("key sk-test-123456 token ghs_abcdef x\n")
     assert output.error(RuntimeError("failed with ghs_abcdef")) == 2
