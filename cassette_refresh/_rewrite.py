@@ -11,16 +11,21 @@ guard and the store's atomic writer, under the cassette's lock; the manifest is 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from cassette_refresh._chains import find_links
-from cassette_refresh._reissue import LiveAnswer, recorded_answer
-from cassette_refresh._report import KeptAnswer
-from cassettes_core import CassetteError, Interaction, LLMResponse, StreamEvent
+from cassette_refresh._reissue import CheckRun, LiveAnswer, recorded_answer
+from cassette_refresh._report import CheckResult, KeptAnswer, Unwritten
+from cassettes_core import (
+    CassetteError,
+    Interaction,
+    LLMResponse,
+    StreamEvent,
+    UnsafeCassetteError,
+)
 from cassettes_core.catalog import refused, tools_called
 from cassettes_core.store import (
     BOOKKEEPING_KEYS,
@@ -291,42 +296,76 @@ def _kept_as_recorded(
     return kept
 
 
-@dataclass
-class WriteOutcome:
-    """What ``--write`` did: the files re-recorded, those left as they were (with why), the
-    interactions kept as recorded (with why), and the files left alone for want of drift."""
-
-    written: list[str] = field(default_factory=list)
-    refused: list[tuple[str, CassetteError | OSError]] = field(default_factory=list)
-    kept: list[KeptAnswer] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-
-
 def write_all(
-    files: Sequence[Path],
-    live: Mapping[tuple[str, int], LiveAnswer],
-    *,
-    guard: WriteGuard,
-    only: Collection[str] | None = None,
-    digests: Mapping[tuple[str, int], str],
-) -> WriteOutcome:
-    """Re-record every file of ``files`` that has live answers (keyed by (path, seq)); ``only``
-    names the files to rewrite (the others are ``unchanged``). Each file stands alone."""
-    outcome = WriteOutcome()
+    files: Sequence[Path], run: CheckRun, result: CheckResult, *, guard: WriteGuard, force: bool
+) -> CheckResult:
+    """``result`` with what ``--write`` did: each file of ``files`` with live answers re-recorded
+    if its own answers drifted (every one with ``force``), else listed as unchanged. Each file
+    stands alone; the files left as they were are the ``error``, with a TIP."""
+    written: list[str] = []
+    refused: list[tuple[str, CassetteError | OSError]] = []
+    kept: list[KeptAnswer] = []
+    unchanged: list[str] = []
     for path in files:
-        answers = {seq: answer for (name, seq), answer in live.items() if name == str(path)}
+        name = str(path)
+        answers = {seq: answer for (file, seq), answer in run.live.items() if file == name}
         if not answers:
             continue
-        if only is not None and str(path) not in only:
-            outcome.unchanged.append(str(path))
+        if not force and name not in run.drifted:
+            unchanged.append(name)
             continue
-        own = {seq: d for (name, seq), d in digests.items() if name == str(path)}
+        digests = {seq: d for (file, seq), d in run.digests.items() if file == name}
         try:
-            written, kept = write_back(path, answers, guard=guard, digests=own)
+            done, why = write_back(path, answers, guard=guard, digests=digests)
         except (CassetteError, OSError) as exc:
-            outcome.refused.append((str(path), exc))
+            refused.append((name, exc))
             continue
-        outcome.kept.extend(KeptAnswer(str(path), seq, why) for seq, why in kept.items())
-        if written:
-            outcome.written.append(str(path))
-    return outcome
+        kept += [KeptAnswer(name, seq, reason) for seq, reason in why.items()]
+        if done:
+            written.append(name)
+    not_written = tuple(Unwritten(name, _reason(exc)) for name, exc in refused)
+    result = dataclasses.replace(
+        result,
+        written=tuple(written),
+        not_written=not_written,
+        kept=tuple(kept),
+        unchanged=tuple(unchanged),
+    )
+    if not refused:
+        return result
+    total = len(written) + len(refused)
+    lines = [
+        f"--write left {len(refused)} of {total} cassettes as they were "
+        f"(re-recorded: {', '.join(written) or 'none'})"
+    ]
+    lines += [f"  {u.path}: {u.reason.replace(chr(10), chr(10) + '  ')}" for u in not_written]
+    lines.append(_write_tip([exc for _, exc in refused]))
+    error = "\n".join(lines)
+    return dataclasses.replace(result, error=f"{result.error}\n{error}" if result.error else error)
+
+
+def _write_tip(refusals: Sequence[BaseException]) -> str:
+    """One TIP line: what to do about each kind of refusal met."""
+    steps = []
+    if any(isinstance(exc, RewriteRefusedError) for exc in refusals):
+        steps.append(
+            "re-record each conversation by running its test with --cassette-mode=record (the "
+            "command is named above); keep hand-edited files as they are"
+        )
+    if any(isinstance(exc, UnsafeCassetteError) for exc in refusals):
+        steps.append(
+            "scrub each value in a before_record hook, or, if a value is known to be safe, let "
+            "it through with --allow-secret VALUE"
+        )
+    if any(not isinstance(exc, RewriteRefusedError | UnsafeCassetteError) for exc in refusals):
+        steps.append("check they can be written")
+    text = "; ".join(steps)
+    return f"TIP: those files are unchanged on disk. {text[:1].upper()}{text[1:]}."
+
+
+def _reason(exc: BaseException) -> str:
+    """Why a file was not written, without the library's own TIP (the command gives its own)."""
+    if isinstance(exc, RewriteRefusedError):
+        return f"refused to rewrite: {exc.why()}"
+    text = str(exc.strerror) if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return "\n".join(line for line in text.splitlines() if not line.startswith("TIP:"))

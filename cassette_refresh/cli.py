@@ -25,7 +25,6 @@ from cassette_refresh._github import (
     run_url_from_env,
 )
 from cassette_refresh._reissue import (
-    CheckRun,
     built_in_reissuer,
     load,
     load_catalogs,
@@ -35,17 +34,15 @@ from cassette_refresh._reissue import (
 from cassette_refresh._report import (
     EXIT_UNCHECKED,
     CheckResult,
-    Unwritten,
     render_markdown,
     render_text,
     to_json,
 )
-from cassette_refresh._rewrite import RewriteRefusedError, write_all
+from cassette_refresh._rewrite import write_all
 from cassette_refresh._shape import Rules
-from cassettes_core import CassetteError, ConfigError, UnsafeCassetteError, catalog
+from cassettes_core import CassetteError, ConfigError, catalog
 from cassettes_core.console import run_console
 from cassettes_core.secrets import SecretGuard
-from cassettes_core.store import WriteGuard
 
 __all__ = ["Output", "console_main", "main", "progress_line", "use_colour"]
 
@@ -315,7 +312,7 @@ def _check(args: argparse.Namespace, output: Output) -> int:
             except GitHubError as exc:
                 result = dataclasses.replace(result, issues=exc.done, error=str(exc))
         if guard is not None:
-            result = _write(files, run, result, guard, force=args.force_write)
+            result = write_all(files, run, result, guard=guard, force=args.force_write)
     failure = emit(result, args, output)
     errors = [text for text in (result.error, failure) if text is not None]
     if errors:
@@ -347,59 +344,6 @@ def _opener(args: argparse.Namespace, env: Mapping[str, str]) -> IssueOpener | N
         run_url=run_url_from_env(env),
         max_retry_wait=args.max_retry_wait,
     )
-
-
-def _write(
-    files: Sequence[Path], run: CheckRun, result: CheckResult, guard: WriteGuard, *, force: bool
-) -> CheckResult:
-    only = None if force else run.drifted
-    outcome = write_all(files, run.live, guard=guard, only=only, digests=run.digests)
-    refused = tuple(Unwritten(path, _reason(exc)) for path, exc in outcome.refused)
-    result = dataclasses.replace(
-        result,
-        written=tuple(outcome.written),
-        not_written=refused,
-        kept=tuple(outcome.kept),
-        unchanged=tuple(outcome.unchanged),
-    )
-    if not refused:
-        return result
-    total = len(outcome.written) + len(refused)
-    written = ", ".join(outcome.written) or "none"
-    lines = [
-        f"--write left {len(refused)} of {total} cassettes as they were (re-recorded: {written})"
-    ]
-    lines += [f"  {u.path}: {u.reason.replace(chr(10), chr(10) + '  ')}" for u in refused]
-    lines.append(_write_tip([exc for _, exc in outcome.refused]))
-    error = "\n".join(lines)
-    return dataclasses.replace(result, error=f"{result.error}\n{error}" if result.error else error)
-
-
-def _write_tip(refusals: Sequence[BaseException]) -> str:
-    """One TIP line: what to do about each kind of refusal met."""
-    steps = []
-    if any(isinstance(exc, RewriteRefusedError) for exc in refusals):
-        steps.append(
-            "re-record each conversation by running its test with --cassette-mode=record (the "
-            "command is named above); keep hand-edited files as they are"
-        )
-    if any(isinstance(exc, UnsafeCassetteError) for exc in refusals):
-        steps.append(
-            "scrub each value in a before_record hook, or, if a value is known to be safe, let "
-            "it through with --allow-secret VALUE"
-        )
-    if any(not isinstance(exc, RewriteRefusedError | UnsafeCassetteError) for exc in refusals):
-        steps.append("check they can be written")
-    text = "; ".join(steps)
-    return f"TIP: those files are unchanged on disk. {text[:1].upper()}{text[1:]}."
-
-
-def _reason(exc: BaseException) -> str:
-    """Why a file was not written, without the library's own TIP (the CLI gives its own)."""
-    if isinstance(exc, RewriteRefusedError):
-        return f"refused to rewrite: {exc.why()}"
-    text = str(exc.strerror) if isinstance(exc, OSError) and exc.strerror else str(exc)
-    return "\n".join(line for line in text.splitlines() if not line.startswith("TIP:"))
 
 
 def _fail(args: argparse.Namespace, output: Output, message: str) -> int:
