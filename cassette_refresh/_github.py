@@ -38,10 +38,8 @@ _API_TIP = (
 
 
 class GitHubError(CassetteError):
-    """The GitHub API could not be used (credentials, permissions, repository, network).
-
-    ``done`` lists what the issue opener had already done when it failed.
-    """
+    """The GitHub API could not be used (credentials, permissions, repository, network);
+    ``done`` lists what the issue opener had already done when it failed."""
 
     done: tuple[IssueAction, ...] = ()
 
@@ -112,16 +110,14 @@ class IssueOpener:
         if response.status_code not in RATE_LIMITED:
             return None
         headers = response.headers
-        if "retry-after" in headers:
-            return retry_delay(dict(headers), attempt=attempt, cap=self.max_retry_wait)
-        if headers.get("x-ratelimit-remaining") == "0":
+        if "retry-after" not in headers and headers.get("x-ratelimit-remaining") == "0":
             try:
                 until = float(headers.get("x-ratelimit-reset", "")) - time.time()
             except ValueError:
                 until = 0.5 * 2**attempt
             return max(0.0, min(until, self.max_retry_wait))
-        if response.status_code == 429:
-            return retry_delay({}, attempt=attempt, cap=self.max_retry_wait)
+        if "retry-after" in headers or response.status_code == 429:  # else backoff
+            return retry_delay(dict(headers), attempt=attempt, cap=self.max_retry_wait)
         return None
 
     def json(self, method: str, url: str, expect: type, **kwargs: Any) -> Any:
@@ -183,11 +179,8 @@ class IssueOpener:
     # -- issues ---------------------------------------------------------------------------
 
     def open_issues(self, *, labelled: bool = True) -> dict[str, int]:
-        """Open issues (with the label, unless ``labelled`` is false), by fingerprint or title.
-
-        Keys are the fingerprint of an issue's marker or, for an issue without one, ``title:``
-        and its title.
-        """
+        """Open issues (with the label, unless ``labelled`` is false), by the fingerprint of
+        their marker or, for an issue without one, by ``title:`` and its title."""
         params = {"state": "open", "per_page": "100"}
         if labelled:
             params["labels"] = LABEL

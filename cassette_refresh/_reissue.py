@@ -224,10 +224,8 @@ RETRY_KINDS = frozenset({"timeout", "connection"})
 
 @dataclass(frozen=True)
 class LiveAnswer(Answer):
-    """What the live provider answered: a JSON ``body`` or the parsed SSE ``events``.
-
-    ``event_ms`` holds, when known, each event's offset from the start of the call.
-    """
+    """What the live provider answered: a JSON ``body``, or the parsed SSE ``events`` with
+    ``event_ms``, each event's offset from the start of the call."""
 
     status: int = 200
     headers: Mapping[str, str] = field(default_factory=dict)
@@ -298,15 +296,12 @@ def retry_delay(headers: Mapping[str, str], *, attempt: int, cap: float) -> floa
 
 
 class ProviderReissuer:
-    """Sends recorded requests to the live providers, :class:`Provider` objects by name.
+    """Sends recorded requests to the live providers: your own :class:`Provider` objects by
+    name (``{"acme.grpc": AcmeProvider()}``), or the built-in ones (:func:`built_in_reissuer`).
 
-    For providers of your own (``{"acme.grpc": AcmeProvider()}``) or the built-in HTTP ones
-    (``HTTPProvider("openai.chat")``, see :func:`built_in_reissuer`): a recorded stream is
-    re-issued with ``astream``, anything else with ``acomplete``. 429/5xx answers, timeouts,
-    refused connections and streams failing part-way are tried again after the advised wait;
-    an answer that is not JSON or a stream without events (a proxy's HTML page, say) is a
-    failed call, not a shape to compare. ``reissue`` raises :class:`ProviderError` (``status``
-    401/403 means the credentials were refused: the whole check stops).
+    A stream is re-issued with ``astream``, anything else with ``acomplete``; 429/5xx, timeouts,
+    refused connections and streams failing part-way are tried again after the advised wait.
+    An answer that is not JSON or a stream without events (a proxy's page) is a failed call.
     """
 
     def __init__(

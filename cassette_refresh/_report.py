@@ -18,9 +18,7 @@ from cassettes_core.console import plural
 
 SCHEMA = "cassette-refresh/1"
 
-EXIT_OK = 0
-EXIT_DRIFT = 1
-EXIT_UNCHECKED = 2
+EXIT_UNCHECKED = 2  # 0 no drift, 1 drift
 
 Status = Literal["no_drift", "drift", "unchecked"]
 
@@ -126,7 +124,7 @@ class CheckResult:
         """0 no drift, 1 drift (even if some calls failed), 2 could not check or an error."""
         if self.error is not None:
             return EXIT_UNCHECKED
-        return {"no_drift": EXIT_OK, "drift": EXIT_DRIFT, "unchecked": EXIT_UNCHECKED}[self.status]
+        return {"no_drift": 0, "drift": 1, "unchecked": EXIT_UNCHECKED}[self.status]
 
 
 def finding_json(finding: Finding) -> dict[str, Any]:

@@ -270,11 +270,8 @@ class Rules:
 
 
 def fingerprint(provider: str, endpoint: str, kind: str, path: str) -> str:
-    """A stable id for one drift: the same change found twice gets the same fingerprint.
-
-    ``path`` is read as its answer path: a change seen in a JSON answer and in its stream's
-    events has one fingerprint.
-    """
+    """A stable id for one drift, over ``path`` read as its answer path: a change seen in a
+    JSON answer and in its stream's events has one fingerprint."""
     text = "\n".join((provider, endpoint, kind, answer_path(path)))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
@@ -472,14 +469,11 @@ class _Comparison:
         self, path: str, recorded: frozenset[str], live: frozenset[str], variant: str | None
     ) -> None:
         new = live - recorded
-        values = recorded - {"null"}
-        if values and new - {"null"}:
-            detail = f"was {'/'.join(sorted(recorded))}, live {'/'.join(sorted(live))}"
-            self.add("type_changed", path, detail, recorded=recorded, live=live, variant=variant)
+        was = f"was {'/'.join(sorted(recorded))}, live {'/'.join(sorted(live))}"
+        if recorded - {"null"} and new - {"null"}:
+            self.add("type_changed", path, was, recorded=recorded, live=live, variant=variant)
         elif new and self.rules.strict_nulls:
-            detail = f"null vs value (strict): was {'/'.join(sorted(recorded))}, live " + "/".join(
-                sorted(live)
-            )
+            detail = f"null vs value (strict): {was}"
             self.add("type_changed", path, detail, recorded=recorded, live=live, variant=variant)
         elif new:
             self.add("info", path, "null vs value: churn", recorded=recorded, live=live)
