@@ -117,7 +117,8 @@ def test_every_defect_is_a_format_error_naming_file_and_place_and_the_commands_e
     """Loading raises CassetteFormatError with the path, a location and the reason, and so
     does a writer's record, leaving the bytes;
     `cassettes rehash` reports the file as an ERROR line and exit 2, the file untouched;
-    `cassettes scan FILE` exits 2 (an error), not 1 (findings) or 0."""
+    `cassettes scan FILE` exits 2 (an error, named with its reason and a TIP), not 1 (findings)
+    or 0."""
     name = request.node.callspec.id
     path = tmp_path / "bad.yaml"
     path.write_bytes(data)
@@ -142,7 +143,10 @@ def test_every_defect_is_a_format_error_naming_file_and_place_and_the_commands_e
         assert path.read_bytes() == data
     if name != "tampered":  # scan leaves digests be
         assert main(["scan", str(path)]) == 2
-        assert "ERROR: " in capsys.readouterr().err
+        err = capsys.readouterr().err
+        assert err.startswith(f"ERROR: cassette {path}")
+        assert words.lower() in err.lower()
+        assert "\nTIP: " in err
 
 
 def test_nesting_up_to_the_limit_loads(tmp_path: Path) -> None:
