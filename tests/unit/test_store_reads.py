@@ -276,16 +276,6 @@ def test_a_cut_that_breaks_an_interaction_is_refused_and_never_appended_to(
     assert refused > len(_cut_points(data)) // 2  # most cuts break the last interaction
 
 
-def test_verify_reports_a_truncated_cassette(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    path = tmp_path / "c.yaml"
-    data = _recorded(path)
-    path.write_bytes(data[: len(data) * 2 // 3])
-    assert main(["verify", str(path)]) == 1
-    assert str(path) in capsys.readouterr().out
-
-
 def _edited(tmp_path: Path) -> Path:
     path = tmp_path / "c.yaml"
     CassetteFile(path).append([interaction(1, "Capital of France?"), interaction(2, "Other")])
