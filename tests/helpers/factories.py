@@ -1,7 +1,9 @@
-"""Small builders for requests and interactions used across the unit tests."""
+"""Small builders for requests, interactions and fake endpoints used across the tests."""
 
 from __future__ import annotations
 
+import secrets
+import socket
 from typing import Any
 
 from cassettes_core import Interaction, LLMRequest, LLMResponse, StreamEvent
@@ -37,3 +39,16 @@ def interaction(seq: int = 1, content: str = "What is the capital of France?") -
 def stream_events(*texts: str) -> list[StreamEvent]:
     events = [StreamEvent({"choices": [{"delta": {"content": t}}]}) for t in texts]
     return [*events, StreamEvent("[DONE]")]
+
+
+def wrong_key() -> str:
+    """A fake API key made at run time, which the emulator rejects (401)."""
+    return "wrong-" + secrets.token_hex(12)
+
+
+def closed_port_url() -> str:
+    """A loopback URL nothing listens on (bound, then closed)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
+import yaml
 
 # The ``inner`` fixture: run pytest on the pytester folder with these extra arguments.
 InnerRun = Callable[..., pytest.RunResult]
@@ -22,3 +24,9 @@ def run_inner(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
         "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:unraisableexception",
         *args,
     )  # fmt: skip
+
+
+def prompts(path: Path) -> list[str]:
+    """The first message of each interaction an inner run recorded into ``path``, in order."""
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return [i["request"]["messages"][0]["content"] for i in document["interactions"]]

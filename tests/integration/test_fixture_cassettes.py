@@ -6,13 +6,12 @@ Inner runs are in-process pytest runs of user test files, against the loopback e
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-import yaml
 
 from cassettes_core.testing.emulator import Emulator
+from tests.helpers.inner import prompts
 
 if TYPE_CHECKING:
     from tests.helpers.inner import InnerRun
@@ -31,11 +30,6 @@ def ask(prompt):
             model="gpt-4o-mini", messages=[{"role": "user", "content": prompt}]
         )
 """
-
-
-def prompts(path: Path) -> list[str]:
-    document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    return [i["request"]["messages"][0]["content"] for i in document["interactions"]]
 
 
 SCOPES = """

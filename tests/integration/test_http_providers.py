@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,12 +10,6 @@ import pytest
 from cassettes_core import CassetteProvider, ConfigError, LLMRequest, ProviderError
 from cassettes_core.providers.http import HTTPProvider
 from cassettes_core.testing.emulator import Emulator
-
-
-@pytest.fixture(scope="module")
-def emulator() -> Iterator[Emulator]:
-    with Emulator() as emu:
-        yield emu
 
 
 def _chat(content: str = "Capital of France?") -> LLMRequest:

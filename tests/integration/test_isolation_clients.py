@@ -13,6 +13,7 @@ import importlib
 import pytest
 
 from tests.helpers.audit import SocketAudit
+from tests.helpers.data import table
 from tests.helpers.inner import PLUGIN_INI, run_inner
 from tests.helpers.sink import Sink
 
@@ -20,47 +21,7 @@ from tests.helpers.sink import Sink
 for _module in ("aiohttp", "grpc", "requests", "urllib3"):
     importlib.import_module(_module)
 
-CLIENTS = {
-    "requests": "import requests\n\ndef call(url):\n"
-    "    requests.get(url + '/v1/models', timeout=2)\n",
-    "urllib": "import urllib.request\n\ndef call(url):\n"
-    "    urllib.request.urlopen(url + '/v1/models', timeout=2)\n",
-    "urllib3": "import urllib3\n\ndef call(url):\n"
-    "    urllib3.PoolManager(retries=False).request('POST', url + '/v1/chat/completions')\n",
-    "http.client": "import http.client, urllib.parse\n\ndef call(url):\n"
-    "    parts = urllib.parse.urlsplit(url)\n"
-    "    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=2)\n"
-    "    conn.request('GET', '/v1/models')\n    conn.getresponse()\n",
-    "aiohttp": "import asyncio, aiohttp\n\nasync def _get(url):\n"
-    "    async with aiohttp.ClientSession() as session:\n"
-    "        async with session.get(url + '/v1/models') as response:\n"
-    "            await response.read()\n\ndef call(url):\n    asyncio.run(_get(url))\n",
-    # gRPC waits for a connection attempt's outcome, not for readiness: the sink speaks no
-    # HTTP/2, so a ready channel never comes and the full timeout would be spent.
-    "grpc": "import grpc, threading, urllib.parse\n\ndef call(url):\n"
-    "    parts = urllib.parse.urlsplit(url)\n    tried = threading.Event()\n"
-    "    def seen(state):\n"
-    "        if state in (grpc.ChannelConnectivity.READY,\n"
-    "                     grpc.ChannelConnectivity.TRANSIENT_FAILURE):\n"
-    "            tried.set()\n"
-    "    with grpc.insecure_channel(f'{parts.hostname}:{parts.port}') as channel:\n"
-    "        channel.subscribe(seen, try_to_connect=True)\n        tried.wait(2)\n",
-    "grpc.aio": "import asyncio, grpc.aio, urllib.parse\n\nasync def _tried(url):\n"
-    "    parts = urllib.parse.urlsplit(url)\n"
-    "    async with grpc.aio.insecure_channel(f'dns:///{parts.hostname}:{parts.port}') as ch:\n"
-    "        state = ch.get_state(try_to_connect=True)\n"
-    "        while state.name not in ('READY', 'TRANSIENT_FAILURE'):\n"
-    "            await ch.wait_for_state_change(state)\n"
-    "            state = ch.get_state()\n\n"
-    "def call(url):\n    asyncio.run(asyncio.wait_for(_tried(url), 2))\n",
-    "socket.create_connection": "import socket, urllib.parse\n\ndef call(url):\n"
-    "    parts = urllib.parse.urlsplit(url)\n"
-    "    socket.create_connection((parts.hostname, parts.port), timeout=2).close()\n",
-    "socket.connect": "import socket, urllib.parse\n\ndef call(url):\n"
-    "    parts = urllib.parse.urlsplit(url)\n"
-    "    with socket.socket() as sock:\n        sock.settimeout(2)\n"
-    "        sock.connect(('127.0.0.1', parts.port))\n",
-}
+CLIENTS: dict[str, str] = table("isolation_clients")  # name -> the module calling the URL
 
 
 def clients(pytester: pytest.Pytester, chosen: dict[str, str]) -> None:

@@ -12,133 +12,13 @@ from __future__ import annotations
 import pytest
 
 from cassettes_core.testing.emulator import Emulator
+from tests.helpers.data import table
 from tests.helpers.inner import run_inner
 from tests.helpers.isolation import refused_lines as _refused
 from tests.helpers.sink import Sink
 
-CASES = {
-    "unmarked-test": (
-        "from calls import chat\n\ndef test_it():\n    chat()\n",
-        {"failed": 1},
-        "  POST 127.0.0.1:*/v1/chat/completions via httpx2, in test_case.py::test_it",
-    ),
-    "models-list": (
-        "from calls import oa\n\ndef test_it():\n    oa().models.list()\n",
-        {"failed": 1},
-        "  GET 127.0.0.1:*/v1/models via httpx2, in test_case.py::test_it",
-    ),
-    "moderations": (
-        "from calls import oa\n\ndef test_it():\n    oa().moderations.create(input='x')\n",
-        {"failed": 1},
-        "  POST 127.0.0.1:*/v1/moderations via httpx2, in test_case.py::test_it",
-    ),
-    "legacy-completions": (
-        "from calls import oa\n\ndef test_it():\n"
-        "    oa().completions.create(model='gpt-3.5-turbo-instruct', prompt='x')\n",
-        {"failed": 1},
-        "  POST 127.0.0.1:*/v1/completions via httpx2, in test_case.py::test_it",
-    ),
-    "anthropic-count-tokens": (
-        "from calls import claude_tokens\n\ndef test_it():\n    claude_tokens()\n",
-        {"failed": 1},
-        "  POST 127.0.0.1:*/v1/messages/count_tokens via httpx2, in test_case.py::test_it",
-    ),
-    "caught-by-the-code": (
-        "from calls import chat\n\ndef test_it():\n    try:\n        chat()\n"
-        "    except Exception:\n        pass\n",
-        {"failed": 1},
-        "*(the code under test caught the refusal; the plugin fails the test anyway)*",
-    ),
-    "function-fixture": (
-        "import pytest\nfrom calls import chat\n\n@pytest.fixture\ndef warm():\n"
-        "    return chat()\n\ndef test_it(warm):\n    pass\n",
-        {"errors": 1},
-        "  POST * via httpx2, in test_case.py::test_it (setup of fixture 'warm', scope function)",
-    ),
-    "module-fixture": (
-        "import pytest\nfrom calls import chat\n\n@pytest.fixture(scope='module')\n"
-        "def warm():\n    return chat()\n\ndef test_a(warm):\n    pass\n\n"
-        "def test_b(warm):\n    pass\n",
-        {"errors": 2},
-        "  POST * via httpx2, in test_case.py::test_a (setup of fixture 'warm', scope module)",
-    ),
-    "class-fixture": (
-        "import pytest\nfrom calls import chat\n\nclass TestIt:\n"
-        "    @pytest.fixture(scope='class', autouse=True)\n    def warm(self):\n"
-        "        try:\n            chat()\n        except Exception:\n            pass\n\n"
-        "    def test_a(self):\n        pass\n",
-        {"errors": 1},
-        "  POST * via httpx2, in test_case.py::TestIt::test_a (setup of fixture 'warm', "
-        "scope class)",
-    ),
-    "session-fixture-in-conftest": (
-        "def test_a(warm):\n    pass\n\ndef test_b(warm):\n    pass\n",
-        {"errors": 1, "passed": 1},
-        "  GET * via httpx2, in test_case.py::test_a (setup of fixture 'warm', scope session)",
-    ),
-    "z-session-fixture-teardown": (  # the last file: the session ends in its test
-        "import pytest\nfrom calls import oa\n\n@pytest.fixture(scope='session')\n"
-        "def warm():\n    yield\n    try:\n        oa().models.list()\n    except Exception:\n"
-        "        pass\n\ndef test_a(warm):\n    pass\n",
-        {"passed": 1, "errors": 1},
-        "  GET * via httpx2, in test_case.py::test_a (teardown of fixture 'warm', scope session)",
-    ),
-    "thread": (
-        "import threading\nfrom calls import chat\n\ndef test_it():\n"
-        "    def run():\n        try:\n            chat()\n        except Exception:\n"
-        "            pass\n    thread = threading.Thread(target=run)\n    thread.start()\n"
-        "    thread.join()\n",
-        {"failed": 1},
-        "  POST * via httpx2, in test_case.py::test_it",
-    ),
-    "module-level-code-caught": (
-        "from calls import oa\n\ntry:\n    MODELS = oa().models.list()\nexcept Exception:\n"
-        "    MODELS = None\n\ndef test_it():\n    pass\n",
-        {"passed": 1, "errors": 1},
-        "  GET * via httpx2, in the collection of test_case.py (module-level code)",
-    ),
-    "async-client": (
-        "import openai, pytest\n\n@pytest.mark.asyncio\nasync def test_it():\n"
-        "    async with openai.AsyncOpenAI(max_retries=0) as client:\n"
-        "        await client.models.list()\n",
-        {"failed": 1},
-        "  GET * via httpx2, in test_case.py::test_it",
-    ),
-}
-
-SESSION_CONFTEST = """
-import pytest
-from calls import oa
-
-
-@pytest.fixture(scope="session")
-def warm():
-    try:
-        oa().models.list()
-    except Exception:
-        pass
-"""
-
-
-MORE = {
-    "pytest-raises": (
-        "import pytest\nfrom cassettes_core import ConfigError, LiveCallRefusedError\n"
-        "from calls import chat\n\ndef test_it():\n"
-        "    with pytest.raises(LiveCallRefusedError) as info:\n        chat()\n"
-        "    assert isinstance(info.value, ConfigError)\n"
-        "    assert info.value.path == '/v1/chat/completions'\n",
-        {"failed": 1},
-        "  POST * via httpx2, in test_pytest_raises.py::test_it",
-    ),
-    "marked": (
-        "import pytest\nfrom calls import oa\n\n@pytest.mark.cassette\n"
-        "def test_blocked():\n    oa().models.list()\n\n"
-        "@pytest.mark.cassette(block_unmatched=False)\ndef test_allowed():\n"
-        "    oa().models.list()\n",
-        {"failed": 1, "passed": 1},
-        "ConfigError: blocked GET http://127.0.0.1:*/v1/models in *",
-    ),
-}
+# Each case: a user's test file, the outcomes it adds to the run, the refusal line it prints.
+CASES = table("isolation_sdk_cases")
 
 
 def test_refused_under_ci_and_nothing_reaches_the_provider(
@@ -149,18 +29,20 @@ def test_refused_under_ci_and_nothing_reaches_the_provider(
     and how to allow. ``pytest.raises`` sees our error (a ConfigError) and the test fails
     anyway. A marked test in replay: a call the cassette cannot hold is blocked by the
     cassette (``block_unmatched``); ``block_unmatched=False`` still lets it go."""
-    pytester.makeconftest(SESSION_CONFTEST)
-    cases = {**CASES, **MORE}
+    pytester.makeconftest(CASES["session_conftest"])
+    cases = CASES["cases"]
     totals: dict[str, int] = {}
-    for name, (source, outcomes, _) in cases.items():
-        pytester.makepyfile(**{f"test_{name.replace('-', '_')}": source})
-        for key, count in outcomes.items():
+    for name, case in cases.items():
+        pytester.makepyfile(**{f"test_{name.replace('-', '_')}": case["source"]})
+        for key, count in case["outcomes"].items():
             totals[key] = totals.get(key, 0) + count
     result = run_inner(pytester)
     result.assert_outcomes(**totals)
     assert ci.accepted == 1  # the one the marked test let through explicitly
-    for name, (_, _, line) in cases.items():
-        _refused(result, line.replace("test_case.py", f"test_{name.replace('-', '_')}.py"))
+    for name, case in cases.items():
+        _refused(
+            result, case["refused"].replace("test_case.py", f"test_{name.replace('-', '_')}.py")
+        )
     result.stdout.fnmatch_lines(
         [
             "LiveCallRefusedError: refused a live call to 127.0.0.1:* (POST /v1/chat/completions,"

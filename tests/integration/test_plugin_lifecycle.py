@@ -7,13 +7,13 @@ runs. Inner runs are in-process, against the emulator.
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 import yaml
 
 from cassettes_core.testing.emulator import Emulator
+from tests.helpers.inner import prompts
 
 if TYPE_CHECKING:
     from tests.helpers.inner import InnerRun
@@ -31,11 +31,6 @@ ASYNC_INI = """
 asyncio_mode = auto
 asyncio_default_fixture_loop_scope = function
 """
-
-
-def prompts(path: Path) -> list[str]:
-    document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    return [i["request"]["messages"][0]["content"] for i in document["interactions"]]
 
 
 ABANDONED = """

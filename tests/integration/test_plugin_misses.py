@@ -8,13 +8,6 @@ import pytest
 from cassettes_core.testing.emulator import Emulator
 from tests.helpers.inner import run_inner as run
 
-
-@pytest.fixture
-def live(provider: Emulator) -> Emulator:
-    """The emulator as the inner tests' provider (conftest's ``provider``)."""
-    return provider
-
-
 CLAUDE = """
 import anthropic
 import pytest
@@ -44,17 +37,17 @@ def test_claude(stream):
 
 
 def test_anthropic_miss_shows_the_miss_not_a_connection_error(
-    pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, provider: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The anthropic SDK wraps transport errors; the failure still is the miss and its diff."""
     pytester.makepyfile(test_claude=CLAUDE.format(prompt="Name a prime number."))
     run(pytester).assert_outcomes(passed=2)
     pytester.makepyfile(test_claude=CLAUDE.format(prompt="Name an even number."))
     monkeypatch.setenv("CI", "true")
-    live.reset()
+    provider.reset()
     result = run(pytester)
     result.assert_outcomes(failed=2)
-    assert live.hits == 0
+    assert provider.hits == 0
     result.stdout.fnmatch_lines(
         [
             "CassetteMissError: no recording matches this anthropic.messages request "
@@ -117,13 +110,13 @@ def test_accepted(cassette):
 
 
 def test_caught_wrapped_and_fixture_misses_fail_with_the_miss(
-    pytester: pytest.Pytester, live: Emulator
+    pytester: pytest.Pytester, provider: Emulator
 ) -> None:
     """Code that swallows or wraps a miss, or a fixture that misses, still fails with it."""
     pytester.makepyfile(test_handled=HANDLED)
     result = run(pytester, "--cassette-mode=replay")
     result.assert_outcomes(failed=2, errors=1, passed=1)
-    assert live.hits == 0
+    assert provider.hits == 0
     result.stdout.fnmatch_lines(
         [
             "*_ ERROR at setup of test_in_fixture _*",
@@ -183,7 +176,7 @@ def test_leaks():
 
 
 def test_bad_options_corrupt_cassettes_and_secrets_fail_cleanly(
-    pytester: pytest.Pytester, live: Emulator
+    pytester: pytest.Pytester, provider: Emulator
 ) -> None:
     """A typo in the marker or a broken cassette file (opened by the marker or by the fixture
     alone) is a one-paragraph setup error naming our error's class; a secret in a recording

@@ -34,20 +34,14 @@ def test_it():
 CASSETTE = "cassettes/test_it/test_it.yaml"
 
 
-@pytest.fixture
-def live(provider: Emulator) -> Emulator:
-    """The emulator as the inner tests' provider (conftest's ``provider``)."""
-    return provider
-
-
 def write(pytester: pytest.Pytester, prompts: list[str], marker: str = "") -> None:
     pytester.makepyfile(test_it=TEMPLATE.format(prompts=prompts, marker=marker))
 
 
-def record(pytester: pytest.Pytester, live: Emulator, prompts: list[str]) -> None:
+def record(pytester: pytest.Pytester, provider: Emulator, prompts: list[str]) -> None:
     write(pytester, prompts)
     run(pytester).assert_outcomes(passed=1)
-    live.reset()
+    provider.reset()
 
 
 # -- each mode --------------------------------------------------------------------------------
@@ -59,7 +53,7 @@ def _prompts_of(pytester: pytest.Pytester, module: str) -> list[tuple[int, str]]
     return [(i["seq"], i["request"]["messages"][0]["content"]) for i in document["interactions"]]
 
 
-def test_each_mode(pytester: pytest.Pytester, live: Emulator) -> None:
+def test_each_mode(pytester: pytest.Pytester, provider: Emulator) -> None:
     """A module per mode, run twice. Replay never goes live: a missing cassette is a miss
     that names the file. Record calls live even when the cassette exists and replaces its
     contents. Append replays what is recorded and records the new call after it.
@@ -77,18 +71,18 @@ def test_each_mode(pytester: pytest.Pytester, live: Emulator) -> None:
     first = run(pytester)
     first.assert_outcomes(passed=4, failed=1)
     first.stdout.fnmatch_lines(["CassetteMissError: no cassette file for this openai.chat *"])
-    assert live.hits == 1 + 2 + 1 + 1
+    assert provider.hits == 1 + 2 + 1 + 1
     assert sorted(p.name for p in (pytester.path / "cassettes").iterdir()) == [
         "test_append", "test_auto", "test_record"
     ]  # fmt: skip
-    live.reset()
+    provider.reset()
     modules(
         **fixed, record=("mode='record'", ["three"]), append=("mode='append'", ["one", "two"]),
         auto=("", ["one"])
     )  # fmt: skip
     second = run(pytester)
     second.assert_outcomes(passed=4, failed=1)
-    assert live.hits == 3  # passthrough, record and append's new call; auto replayed
+    assert provider.hits == 3  # passthrough, record and append's new call; auto replayed
     assert _prompts_of(pytester, "test_record") == [(1, "three")]
     assert _prompts_of(pytester, "test_append") == [(1, "one"), (2, "two")]
     second.stdout.fnmatch_lines(
@@ -100,12 +94,12 @@ def test_each_mode(pytester: pytest.Pytester, live: Emulator) -> None:
 
 
 def test_precedence_through_the_plugin(
-    pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, provider: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The first source that is set decides (each pair is in tests/unit/test_modes.py): under
     CI nothing records, ``mode='auto'`` included, but a marker's ``record`` does; the command
     line beats the marker, CASSETTE_MODE and CI."""
-    record(pytester, live, ["one"])
+    record(pytester, provider, ["one"])
     pytester.makepyfile(
         test_plain=TEMPLATE.format(prompts=["one"], marker=""),
         test_auto=TEMPLATE.format(prompts=["one"], marker="mode='auto'"),
@@ -114,15 +108,15 @@ def test_precedence_through_the_plugin(
     monkeypatch.setenv("CI", "true")
     result = run(pytester)
     result.assert_outcomes(passed=1, failed=2)
-    assert live.hits == 1  # the marker's record
+    assert provider.hits == 1  # the marker's record
     assert sorted(p.parent.name for p in (pytester.path / "cassettes").rglob("*.yaml")) == [
         "test_it"
     ]
-    live.reset()
+    provider.reset()
     monkeypatch.setenv("CASSETTE_MODE", "replay")
     write(pytester, ["one"], "mode='replay'")
     run(pytester, "--cassette-mode=record", "test_it.py").assert_outcomes(passed=1)
-    assert live.hits == 1
+    assert provider.hits == 1
 
 
 UNMARKED = """
@@ -136,7 +130,7 @@ def test_unmarked():
 
 
 def test_a_mode_variable_naming_no_mode_stops_the_run_before_the_guard_reads_it(
-    pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, provider: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Under CI, a CASSETTE_MODE that names no mode never turns the isolation guard off: the run
     stops at its start with a usage error naming the value and the modes, and nothing goes
@@ -151,19 +145,19 @@ def test_a_mode_variable_naming_no_mode_stops_the_run_before_the_guard_reads_it(
     result.stderr.fnmatch_lines(
         [f"*CASSETTE_MODE = {value!r}: choose auto, replay, record, append, passthrough*"]
     )
-    assert live.hits == 0
+    assert provider.hits == 0
 
 
 # -- unused interactions and strict -------------------------------------------------------
 
 
 def test_unused_interactions_are_listed_and_strict_fails_on_them_outside_append(
-    pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, provider: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An interaction the test no longer asks for is reported with its seq, and passes. Strict
     (the option or the marker) turns it into a teardown error naming each seq; in append the
     cassette is being updated: it is reported, not failed."""
-    record(pytester, live, ["one", "two"])
+    record(pytester, provider, ["one", "two"])
     write(pytester, ["one"], "strict=True")
     result = run(pytester, "--cassette-mode=append")
     result.assert_outcomes(passed=1)
@@ -191,7 +185,7 @@ def test_unused_interactions_are_listed_and_strict_fails_on_them_outside_append(
                 "  re-record: pytest test_it.py::test_it --cassette-mode=record *",
             ]
         )
-    assert live.hits == 0
+    assert provider.hits == 0
 
 
 SHARED = """
@@ -218,7 +212,7 @@ def test_b():
 
 
 def test_shared_cassette_unused_is_judged_over_the_run(
-    pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, provider: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Tests sharing a cassette do not make each other's interactions unused; leftovers fail."""
     pytester.makepyfile(test_shared=SHARED.format(b="b"))

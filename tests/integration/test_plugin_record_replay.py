@@ -34,12 +34,6 @@ def test_chat():
 """
 
 
-@pytest.fixture
-def live(provider: Emulator) -> Emulator:
-    """The emulator as the inner tests' provider (conftest's ``provider``)."""
-    return provider
-
-
 def chat(pytester: pytest.Pytester, prompt: str, temperature: float = 0.0) -> None:
     pytester.makepyfile(test_chat=CHAT.format(prompt=prompt, temperature=temperature))
 
@@ -52,7 +46,7 @@ def interactions(path: object) -> list[dict[str, object]]:
 
 
 def test_first_run_records_then_ci_replays_offline_and_misses_a_changed_prompt(
-    pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, provider: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A first run records the cassette; a CI run replays it offline and says what it saved.
     Tuning is not part of the match: another temperature replays the same recording. A
@@ -65,7 +59,7 @@ def test_first_run_records_then_ci_replays_offline_and_misses_a_changed_prompt(
     first = run(pytester)
     first.assert_outcomes(passed=2)
     assert (pytester.path / "cassettes" / "test_chat" / "test_chat.yaml").is_file()
-    assert live.hits == 2
+    assert provider.hits == 2
     first.stdout.fnmatch_lines(
         [
             "*= provider-cassettes =*",
@@ -73,14 +67,14 @@ def test_first_run_records_then_ci_replays_offline_and_misses_a_changed_prompt(
         ]
     )
 
-    live.reset()
+    provider.reset()
     monkeypatch.setenv("CI", "true")
     pytester.makepyfile(
         test_tuned=CHAT.format(prompt=france, temperature=0.9).replace("test_chat", "test_tuned")
     )
     second = run(pytester)
     second.assert_outcomes(passed=2)
-    assert live.hits == 0
+    assert provider.hits == 0
     second.stdout.fnmatch_lines(
         [
             "2 cassettes used by 2 tests: 2 interactions replayed, 0 recorded, 0 missed, 0 unused",
@@ -92,7 +86,7 @@ def test_first_run_records_then_ci_replays_offline_and_misses_a_changed_prompt(
     chat(pytester, "What is the capital of Italy, please?")
     result = run(pytester)
     result.assert_outcomes(passed=1, failed=1)
-    assert live.hits == 0
+    assert provider.hits == 0
     result.stdout.fnmatch_lines(
         [
             "CassetteMissError: no recording matches this openai.chat request (model gpt-4o-mini)",
@@ -149,7 +143,7 @@ def test_common():
 """
 
 
-def test_cassette_file_names_and_folder(pytester: pytest.Pytester, live: Emulator) -> None:
+def test_cassette_file_names_and_folder(pytester: pytest.Pytester, provider: Emulator) -> None:
     """Default names follow module/test, classes prefix, ids are sanitised, marker names apply;
     the cassette_dir ini option beats cassettes/, and --cassette-dir beats both."""
     pytester.makeini(PLUGIN_INI + "cassette_dir = from-ini\n")
@@ -169,7 +163,7 @@ def test_cassette_file_names_and_folder(pytester: pytest.Pytester, live: Emulato
     for folder in ("from-ini", "from-cli"):
         assert (pytester.path / folder / "test_chat" / "test_chat.yaml").is_file()
     assert not (pytester.path / "cassettes").exists()
-    assert live.hits == 5 + 2  # the second run did not replay the first's file
+    assert provider.hits == 5 + 2  # the second run did not replay the first's file
 
 
 FIXTURES = """
@@ -241,24 +235,24 @@ def test_own(cassette):
 
 
 def test_module_level_client_fixtures_and_the_cassette_fixture(
-    pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, provider: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A module-level client and a fixture's call are covered; the fixture exposes the counts;
     a project's own fixture named `cassette` is left alone."""
     pytester.makepyfile(test_fixtures=FIXTURES, test_own=OWN_FIXTURE)
     run(pytester).assert_outcomes(passed=5)
-    assert live.hits == 5
+    assert provider.hits == 5
     assert sorted(p.name for p in (pytester.path / "cassettes" / "test_fixtures").iterdir()) == [
         "test_fixture_alone_turns_the_cassette_on.yaml",
         "test_module_client_and_fixture.yaml",
         "test_ready_transport.yaml",
     ]
     monkeypatch.setenv("CI", "true")
-    live.reset()
+    provider.reset()
     result = run(pytester)
     # Under CI the test without a cassette no longer goes out: the session guard refuses it.
     result.assert_outcomes(passed=4, failed=1)
-    assert live.hits == 0
+    assert provider.hits == 0
     result.stdout.fnmatch_lines(["FAILED test_fixtures.py::test_without_cassette_is_untouched *"])
     result.stdout.fnmatch_lines(["3 cassettes used by 3 tests: 4 interactions replayed, *"])
 
@@ -284,17 +278,17 @@ async def test_async_stream(cassette):
 
 
 def test_async_streaming_test(
-    pytester: pytest.Pytester, live: Emulator, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, provider: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An async (pytest-asyncio) streaming test records, then replays offline with its usage."""
     pytester.makepyfile(test_async=ASYNC)
     run(pytester).assert_outcomes(passed=1)
-    assert live.hits == 1
+    assert provider.hits == 1
     (recorded,) = interactions(pytester.path / "cassettes/test_async/test_async_stream.yaml")
     assert "stream" in recorded
     monkeypatch.setenv("CI", "true")
-    live.reset()
+    provider.reset()
     result = run(pytester)
     result.assert_outcomes(passed=1)
-    assert live.hits == 0
+    assert provider.hits == 0
     result.stdout.fnmatch_lines(["replay saved * tokens (* input, * output)*"])

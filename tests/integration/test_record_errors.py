@@ -28,6 +28,7 @@ import pytest
 from cassettes_core import ConfigError, Recorder, UnrecordedFailureError, load_cassette
 from cassettes_core.testing.emulator import Emulator
 from cassettes_core.transport.httpx2 import AsyncCassetteTransport, CassetteTransport
+from tests.helpers.factories import closed_port_url, wrong_key
 
 MESSAGES: Any = [{"role": "user", "content": "Capital of France?"}]  # as the SDKs take it
 QUOTA = {
@@ -38,10 +39,6 @@ QUOTA = {
         "code": "insufficient_quota",
     }
 }
-
-
-def _wrong_key() -> str:
-    return "wrong-" + secrets.token_hex(12)  # fake, made at run time
 
 
 def _openai(base_url: str, key: str, recorder: Recorder, **options: Any) -> openai.OpenAI:
@@ -115,7 +112,7 @@ def test_a_wrong_key_fails_at_once_saying_the_provider_rejected_it(
     """openai sync: a 401 is not recorded; the error names the status and the provider's
     (masked) message, the SDK does not retry it, and no file is written."""
     path = tmp_path / "c.yaml"
-    key = _wrong_key()
+    key = wrong_key()
     recorder = Recorder(path, mode="record")
     with (
         _openai(emu.openai_base_url, key, recorder, max_retries=2) as client,
@@ -237,14 +234,6 @@ def plain_text_port() -> Iterator[int]:
     listener.close()
 
 
-def _closed_port_url() -> str:
-    """A loopback URL nothing listens on (bound, then closed)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
-
-
 @pytest.mark.parametrize("where", ["closed-port", "no-dns", "tls-on-plain-http"])
 def test_an_unreachable_provider_is_not_recorded(
     tmp_path: Path, request: pytest.FixtureRequest, where: str
@@ -257,7 +246,7 @@ def test_an_unreachable_provider_is_not_recorded(
     elif where == "tls-on-plain-http":
         url = f"https://127.0.0.1:{request.getfixturevalue('plain_text_port')}/v1"
     else:
-        url = _closed_port_url()
+        url = closed_port_url()
     path = tmp_path / "c.yaml"
     with (
         _openai(url, "k", Recorder(path, mode="record"), max_retries=3) as client,

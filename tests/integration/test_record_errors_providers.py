@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -21,21 +20,9 @@ from cassettes_core import (
 )
 from cassettes_core.providers.http import HTTPProvider
 from cassettes_core.testing.emulator import Emulator
-from tests.helpers.factories import chat_request
+from tests.helpers.factories import chat_request, closed_port_url, wrong_key
 
 MESSAGES: Any = [{"role": "user", "content": "Capital of France?"}]  # as the SDKs take it
-
-
-def _wrong_key() -> str:
-    return "wrong-" + secrets.token_hex(12)  # fake, made at run time
-
-
-def _closed_port_url() -> str:
-    """A loopback URL nothing listens on (bound, then closed)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
 
 
 def _request() -> LLMRequest:
@@ -47,7 +34,7 @@ def test_the_built_in_http_provider_refuses_a_wrong_key_in_every_call_shape(
 ) -> None:
     """complete, acomplete, stream and astream over HTTPProvider: refused, nothing written."""
     path = tmp_path / "c.yaml"
-    live = HTTPProvider("openai.chat", base_url=emu.openai_base_url, api_key=_wrong_key())
+    live = HTTPProvider("openai.chat", base_url=emu.openai_base_url, api_key=wrong_key())
     provider = CassetteProvider(live, path, mode="record")
     with pytest.raises(UnrecordedFailureError, match="HTTP 401"):
         provider.complete(_request())
@@ -69,45 +56,41 @@ def test_the_built_in_http_provider_refuses_a_wrong_key_in_every_call_shape(
 def test_the_built_in_http_provider_refuses_an_unreachable_host(tmp_path: Path) -> None:
     """A closed port through HTTPProvider: a connection failure before any answer."""
     path = tmp_path / "c.yaml"
-    with HTTPProvider("openai.chat", base_url=_closed_port_url(), api_key="k") as live:
+    with HTTPProvider("openai.chat", base_url=closed_port_url(), api_key="k") as live:
         provider = CassetteProvider(live, path, mode="record")
         with pytest.raises(UnrecordedFailureError, match="could not be reached"):
             provider.complete(_request())
     assert not path.exists()
 
 
+def _status(status: int, body: Any = None) -> ProviderError:
+    return ProviderError("http_status", status=status, body=body)
+
+
 @pytest.mark.parametrize(
     ("failure", "kept"),
     [
-        pytest.param(ProviderError("http_status", status=401), False, id="401"),
-        pytest.param(ProviderError("http_status", status=403), False, id="403"),
+        pytest.param(_status(401), False, id="401"),
+        pytest.param(_status(403), False, id="403"),
         pytest.param(ProviderError("connection", "refused"), False, id="connection"),
         pytest.param(ProviderError("timeout", "ConnectTimeout: no route"), False, id="connect"),
-        pytest.param(ProviderError("http_status", status=429), True, id="429"),
-        pytest.param(ProviderError("http_status", status=500), True, id="500"),
-        pytest.param(ProviderError("http_status", status=422), True, id="422"),
-        pytest.param(ProviderError("http_status", status=404), False, id="404"),
-        pytest.param(ProviderError("http_status", status=402), False, id="402"),
+        pytest.param(_status(429), True, id="429"),
+        pytest.param(_status(500), True, id="500"),
+        pytest.param(_status(422), True, id="422"),
+        pytest.param(_status(404), False, id="404"),
+        pytest.param(_status(402), False, id="402"),
         pytest.param(
-            ProviderError(
-                "http_status", status=429, body={"error": {"code": "insufficient_quota"}}
-            ),
+            _status(429, {"error": {"code": "insufficient_quota"}}),
             False,
             id="429-insufficient-quota",
         ),
         pytest.param(
-            ProviderError("http_status", status=400, body={"error": {"type": "billing_error"}}),
-            False,
-            id="400-billing-error",
+            _status(400, {"error": {"type": "billing_error"}}), False, id="400-billing-error"
         ),
         pytest.param(
-            ProviderError(
-                "http_status", status=429, body={"error": {"code": "rate_limit_exceeded"}}
-            ),
-            True,
-            id="429-rate-limit",
+            _status(429, {"error": {"code": "rate_limit_exceeded"}}), True, id="429-rate-limit"
         ),
-        pytest.param(ProviderError("http_status", status=409), True, id="409"),
+        pytest.param(_status(409), True, id="409"),
         pytest.param(ProviderError("timeout", "ReadTimeout: slow"), True, id="read-timeout"),
         pytest.param(ProviderError("connection", "ReadError: reset"), True, id="read-error"),
     ],

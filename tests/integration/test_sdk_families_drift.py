@@ -26,6 +26,7 @@ from cassette_refresh.cli import main
 from cassettes_core.testing.emulator import Emulator
 from tests.helpers import bedrock as b
 from tests.helpers import gemini as g
+from tests.helpers.data import table
 from tests.helpers.family import record
 from tests.integration.test_refresh_check import check_json, drift_of
 
@@ -130,153 +131,8 @@ def test_fresh_answers_are_no_drift(
     assert live.hits == report["summary"]["compared"] == CALLS[recorded.stem]
 
 
-def _chat_compatible(name: str) -> dict[str, set[tuple[str, str, str]]]:
-    """What each switch changes on an OpenAI-compatible chat endpoint (groq, mistral)."""
-    paths = {
-        "field_added": ("service_tier_v2", "stream[chunk].service_tier_v2"),
-        "field_removed": ("stream[chunk].system_fingerprint", "system_fingerprint"),
-        "type_changed": ("created", "stream[chunk].created"),
-        "enum_value_new": ("choices[].finish_reason", "stream[chunk].choices[].finish_reason"),
-    }
-    expected = {kind: {(name, kind, path) for path in found} for kind, found in paths.items()}
-    return {**expected, "stream_event_new": {(name, "enum_value_new", "stream[chunk].object")}}
-
-
-EXPECTED: dict[str, dict[str, set[tuple[str, str, str]]]] = {
-    "groq": _chat_compatible("groq.chat"),
-    "mistral": _chat_compatible("mistral.chat"),
-    "ollama": {
-        "field_added": {
-            ("ollama.chat", "field_added", "service_tier_v2"),
-            ("ollama.chat", "field_added", "stream[chunk].service_tier_v2"),
-            ("ollama.embed", "field_added", "service_tier_v2"),
-            ("ollama.generate", "field_added", "service_tier_v2"),
-        },
-        "field_removed": {
-            ("ollama.chat", "field_removed", "load_duration"),
-            ("ollama.embed", "field_removed", "load_duration"),
-            ("ollama.generate", "field_removed", "load_duration"),
-        },
-        "type_changed": {
-            ("ollama.chat", "type_changed", "eval_count"),
-            ("ollama.chat", "type_changed", "stream[chunk].eval_count"),
-            ("ollama.embed", "type_changed", "prompt_eval_count"),
-            ("ollama.generate", "type_changed", "eval_count"),
-        },
-        "enum_value_new": {
-            ("ollama.chat", "enum_value_new", "done_reason"),
-            ("ollama.chat", "enum_value_new", "stream[chunk].done_reason"),
-            ("ollama.generate", "enum_value_new", "done_reason"),
-        },
-        "stream_event_new": {
-            ("ollama.chat", "enum_value_new", "stream[].event"),
-        },
-    },
-    "cohere": {
-        "field_added": {
-            ("cohere.chat", "field_added", "service_tier_v2"),
-            ("cohere.chat", "field_added", "stream[message-end].service_tier_v2"),
-            ("cohere.chat", "field_added", "stream[message-start].service_tier_v2"),
-            ("cohere.embed", "field_added", "service_tier_v2"),
-        },
-        "field_removed": {
-            ("cohere.chat", "field_removed", "stream[message-end].delta.usage.billed_units"),
-            ("cohere.chat", "field_removed", "usage.billed_units"),
-            ("cohere.embed", "field_removed", "texts"),
-        },
-        "type_changed": {
-            ("cohere.chat", "type_changed", "stream[message-end].delta.usage.tokens.input_tokens"),
-            ("cohere.chat", "type_changed", "usage.tokens.input_tokens"),
-            ("cohere.embed", "type_changed", "meta.billed_units.input_tokens"),
-        },
-        "enum_value_new": {
-            ("cohere.chat", "enum_value_new", "finish_reason"),
-            ("cohere.chat", "enum_value_new", "stream[message-end].delta.finish_reason"),
-            ("cohere.embed", "enum_value_new", "response_type"),
-        },
-        "stream_event_new": {
-            ("cohere.chat", "enum_value_new", "stream[].event"),
-        },
-    },
-    "gemini": {
-        "field_added": {
-            ("gemini.generate", "field_added", "serviceTierV2"),
-            ("gemini.stream", "field_added", "stream[chunk].serviceTierV2"),
-            ("gemini.embed", "field_added", "serviceTierV2"),
-        },
-        "field_removed": {
-            ("gemini.generate", "field_removed", "modelVersion"),
-            ("gemini.stream", "field_removed", "stream[chunk].modelVersion"),
-        },
-        "type_changed": {
-            ("gemini.generate", "type_changed", "usageMetadata.promptTokenCount"),
-            ("gemini.stream", "type_changed", "stream[chunk].usageMetadata.promptTokenCount"),
-        },
-        # finishReason is compared by value; a new chunk key is what Gemini's switch adds
-        "enum_value_new": {
-            ("gemini.generate", "enum_value_new", "candidates[].finishReason"),
-            ("gemini.stream", "enum_value_new", "stream[chunk].candidates[].finishReason"),
-        },
-        "stream_event_new": {("gemini.stream", "field_added", "stream[chunk].promptFeedback")},
-    },
-    # Bedrock's operations, named without their "bedrock." prefix
-    "bedrock": {
-        "enum_value_new": {
-            ("converse", "enum_value_new", "stopReason"),
-            ("converse_stream", "enum_value_new", "stream[messageStop].stopReason"),
-            ("invoke_model", "enum_value_new", "stop_reason"),
-            (
-                "invoke_model_with_response_stream",
-                "enum_value_new",
-                "stream[chunk].bytes.delta.stop_reason",
-            ),
-        },
-        "field_added": {
-            ("converse", "field_added", "serviceTierV2"),
-            ("converse_stream", "field_added", "stream[metadata].serviceTierV2"),
-            ("invoke_model", "field_added", "service_tier_v2"),
-            (
-                "invoke_model_with_response_stream",
-                "field_added",
-                "stream[chunk].bytes.message.service_tier_v2",
-            ),
-        },
-        "field_removed": {
-            ("converse", "field_removed", "metrics"),
-            ("converse_stream", "field_removed", "stream[metadata].metrics"),
-            ("invoke_model", "field_removed", "stop_sequence"),
-            (
-                "invoke_model_with_response_stream",
-                "field_removed",
-                "stream[chunk].bytes.delta.stop_sequence",
-            ),
-            (
-                "invoke_model_with_response_stream",
-                "field_removed",
-                "stream[chunk].bytes.message.stop_sequence",
-            ),
-        },
-        "stream_event_new": {
-            ("converse_stream", "enum_value_new", "stream[].event"),
-            ("invoke_model_with_response_stream", "enum_value_new", "stream[chunk].bytes.type"),
-        },
-        "type_changed": {
-            ("converse", "type_changed", "usage.inputTokens"),
-            ("converse_stream", "type_changed", "stream[metadata].usage.inputTokens"),
-            ("invoke_model", "type_changed", "usage.input_tokens"),
-            (
-                "invoke_model_with_response_stream",
-                "type_changed",
-                "stream[chunk].bytes.amazon-bedrock-invocationMetrics.inputTokenCount",
-            ),
-            (
-                "invoke_model_with_response_stream",
-                "type_changed",
-                "stream[chunk].bytes.message.usage.input_tokens",
-            ),
-        },
-    },
-}
+# family -> switch -> [endpoint without the family's prefix, class, path]
+EXPECTED: dict[str, dict[str, list[list[str]]]] = table("families_drift")
 
 
 @pytest.mark.parametrize("switch", sorted(EXPECTED["groq"]))
@@ -288,9 +144,8 @@ def test_each_switch_is_found_with_its_class_and_path(
     live.set_drift(switch)
     code, report = check_json(capsys, str(recorded))
     assert code == 1, report
-    expected = EXPECTED[recorded.stem][switch]
-    if recorded.stem == "bedrock":
-        expected = {(f"bedrock.{op}", kind, path) for op, kind, path in expected}
+    family = recorded.stem
+    expected = {(f"{family}.{op}", kind, path) for op, kind, path in EXPECTED[family][switch]}
     assert drift_of(report) == expected
 
 

@@ -13,35 +13,11 @@ import socket
 
 import pytest
 
+from tests.helpers.data import table
 from tests.helpers.inner import run_inner
 from tests.helpers.sink import Sink
 
-CALLS = {
-    "groq": (
-        "import groq\n"
-        "def call(url):\n"
-        "    groq.Groq(base_url=url, api_key='gsk-fake').chat.completions.create(\n"
-        "        model='m', messages=[{'role': 'user', 'content': 'hi'}])\n"
-    ),
-    "mistral": (
-        "from mistralai.client import Mistral\n"
-        "def call(url):\n"
-        "    Mistral(api_key='fake', server_url=url).chat.complete(\n"
-        "        model='m', messages=[{'role': 'user', 'content': 'hi'}])\n"
-    ),
-    "ollama": (
-        "import ollama\n"
-        "def call(url):\n"
-        "    ollama.Client(host=url).chat(\n"
-        "        model='m', messages=[{'role': 'user', 'content': 'hi'}])\n"
-    ),
-    "cohere": (
-        "import cohere\n"
-        "def call(url):\n"
-        "    cohere.ClientV2(api_key='fake', base_url=url).chat(\n"
-        "        model='m', messages=[{'role': 'user', 'content': 'hi'}])\n"
-    ),
-}
+CALLS: dict[str, str] = table("isolation_sdk_clients")  # SDK -> the module calling the URL
 
 TEST = """
 import pytest

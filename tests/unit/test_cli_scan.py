@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from cassettes_core import cli
+from tests.helpers.data import table
 
 ROOT = Path(__file__).resolve().parents[2]
 ALNUM = string.ascii_letters + string.digits
@@ -51,93 +52,14 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
-# Each row: the files (a list of texts is a cassette of those messages, a string is written as
-# is; KEY is a fake key), the arguments, the exit code, the number of ERROR lines, and what the
-# output holds (a string: the whole output) and what the errors hold. Paths are under {t}.
+# Each run: the files, the arguments, the exit code and ERROR lines, what the output and the
+# errors hold (the table is in tests/data/scan_runs.yaml); then unreadable cassettes.
 RUNS = [
     pytest.param(
-        {"clean.yaml": ["What is 2 + 2?", "And 3 + 3?"]},
-        ["clean.yaml"],
-        (0, 0),
-        "scanned 1 cassette (2 interactions): no secrets found\n",
-        [],
-        id="clean-exits-zero-with-one-line",
-    ),
-    pytest.param(
-        {"a/one.yaml": ["fine"], "a/b/two.yml": ["oops KEY"], "notes.txt": "KEY"}
-        | {"a/.cassette-tmp-123.yaml": "{"},
-        ["."],
-        (1, 0),
-        ["{t}/a/b/two.yml: 1 possible secret", "scanned 2 cassettes (2 interactions)"],
-        [],
-        id="directories-searched-for-yaml-and-yml",
-    ),
-    pytest.param(
-        {"c.yaml": ["demo key KEY"]}, ["--allow", "KEY", "c.yaml"], (0, 0), [], [], id="allow"
-    ),
-    pytest.param(
-        {"leak.yaml": ["key KEY"], "broken.yaml": "{"},
-        ["missing.yaml", "broken.yaml", "leak.yaml"],
-        (2, 2),
-        ["{t}/leak.yaml: 1 possible secret"],
-        ["ERROR: no such file or directory: {t}/missing.yaml"],
-        id="errors-do-not-stop-other-files",
-    ),
-    pytest.param({}, ["."], (0, 0), ["no cassette files"], [], id="an-empty-directory"),
-    pytest.param(
-        {"empty.yaml": "version: 1\ninteractions:\n"},
-        ["."],
-        (0, 0),
-        ["scanned 1 cassette (0 interactions)"],
-        [],
-        id="no-interactions-yet",
-    ),
-    pytest.param(
-        {"cassettes/one.yaml": ["fine"], "hooks.yaml": "- id: cassettes-scan\n  entry: x\n"}
-        | {"ci.yml": "on: push\njobs: {}\n", "empty.yaml": ""},
-        ["."],
-        (0, 0),
-        [
-            "note: skipped {t}/hooks.yaml: not a cassette",
-            "note: skipped {t}/ci.yml: not a cassette",
-            "\nscanned 1 cassette (1 interaction): no secrets found; skipped 3 files\n",
-        ],
-        [],
-        id="other-yaml-under-a-directory-skipped-with-a-note",
-    ),
-    pytest.param(
-        {"c.yaml": "version: 1\nmanifest: {}\n"},
-        ["."],
-        (2, 1),
-        [],
-        ["no 'interactions' list"],
-        id="damaged-cassette-under-a-directory-is-an-error",
-    ),
-    pytest.param(
-        {"ci.yml": "on: push\n"},
-        ["ci.yml"],
-        (2, 1),
-        [],
-        ["ERROR: cassette {t}/ci.yml: not a cassette"],
-        id="a-named-file-must-be-a-cassette",
-    ),
-    pytest.param(
-        {},
-        ["nope"],
-        (2, 1),
-        "no cassette scanned: 1 error\n",
-        ["ERROR: no such file or directory"],
-        id="a-missing-path-is-not-counted-as-scanned",
-    ),
-    pytest.param(
-        {"c.yaml": ["fine"], ".github/workflows/leak.yml": ["k KEY"]}
-        | {".c.yaml.k2j3.tmp": ["k KEY"], ".hidden.yaml": ["k KEY"], "c.yaml.tmp": "{"},
-        ["."],
-        (0, 0),
-        "scanned 1 cassette (1 interaction): no secrets found\n",
-        [],
-        id="hidden-and-temporary-files-skipped",
-    ),
+        run["files"], run["args"], tuple(run["codes"]), run["out"], run.get("err", []), id=name
+    )
+    for name, run in table("scan_runs").items()
+] + [
     # Unreadable cassettes: an ERROR line naming the file (and the line of a YAML error), a TIP.
     *(
         pytest.param(

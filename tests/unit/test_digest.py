@@ -11,37 +11,10 @@ from hypothesis import strategies as st
 
 from cassettes_core import ConfigError
 from cassettes_core.digest import canonical_json, request_digest
+from tests.helpers.data import table
 
-GOLDEN = [
-    pytest.param(
-        "openai.chat",
-        {"model": "gpt-4o", "messages": [{"role": "user", "content": "Hello"}]},
-        "c5e3edc75212e6e48e1466459311a3e2958af5ebbbbd5758c2cbdbeb9f631100",
-        id="openai-chat",
-    ),
-    pytest.param(
-        "anthropic.messages",
-        {
-            "model": "claude-sonnet-4-5",
-            "system": "Be brief.",
-            "messages": [{"role": "user", "content": "Zürich → 東京?"}],
-        },
-        "28c494d480040d3d20f40b6ca24d8c34fe27f3cad053fccdb47ccc92aff7eb3f",
-        id="anthropic-unicode",
-    ),
-    pytest.param(
-        "openai.embeddings",
-        {"model": "e", "input": ["a", "b"]},
-        "2f0027b50684fdc959ba9a73078b5f2e7177adcfce64a427f929ab9e9052f60c",
-        id="emb",
-    ),
-    pytest.param(
-        "x",
-        {},
-        "6fc9561c0cad5e4fb9c61d0797af4ac080163961da1e49eb684b78203e827008",
-        id="empty-fields",
-    ),
-]
+# [provider, semantic fields, digest]: the scheme's golden vectors (tests/data/requests.yaml).
+GOLDEN = [pytest.param(*vector, id=name) for name, vector in table("requests")["golden"].items()]
 
 
 @pytest.mark.parametrize(("provider", "fields", "expected"), GOLDEN)

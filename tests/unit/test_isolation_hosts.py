@@ -24,41 +24,19 @@ from cassettes_core.isolation import (
     is_endpoint_variable,
     provider_reason,
 )
+from tests.helpers.data import table
 from tests.helpers.isolation import PROVIDER_HOSTS
 
-LOOK_ALIKE = "api.open\u0430i.com"  # Cyrillic a
+HOSTS = table("hosts")  # spellings, hosts that are no provider's, endpoint variables
+
+
+def _host(name: str) -> str:
+    return LOOPBACK if name == "LOOPBACK" else name
 
 
 @pytest.mark.parametrize(
     ("spelling", "canonical"),
-    [
-        pytest.param("API.OpenAI.com", "api.openai.com", id="case"),
-        pytest.param("api.openai.com.", "api.openai.com", id="trailing-dot"),
-        pytest.param("api.openai.com..", "api.openai.com", id="trailing-dots"),
-        pytest.param(" api.openai.com ", "api.openai.com", id="spaces"),
-        pytest.param("\uff41\uff50\uff49.openai.com", "api.openai.com", id="fullwidth"),
-        pytest.param("api\u3002openai\u3002com", "api.openai.com", id="ideographic-dots"),
-        pytest.param("api.open\u200bai.com", "api.openai.com", id="zero-width"),
-        pytest.param(LOOK_ALIKE, "api.openai.com", id="cyrillic-look-alike"),
-        pytest.param(LOOK_ALIKE.encode("idna").decode(), "api.openai.com", id="punycode"),
-        pytest.param("api.\u0430nthropic.com", "api.anthropic.com", id="cyrillic-anthropic"),
-        pytest.param("[::1]", LOOPBACK, id="ipv6-loopback"),
-        pytest.param("::ffff:127.0.0.1", LOOPBACK, id="ipv4-mapped"),
-        pytest.param("127.1", LOOPBACK, id="ipv4-short"),
-        pytest.param("2130706433", LOOPBACK, id="ipv4-integer"),
-        pytest.param("0x7f.0.0.1", LOOPBACK, id="ipv4-hex"),
-        pytest.param("127.0.0.1.", LOOPBACK, id="ip-trailing-dot"),
-        pytest.param("0.0.0.0", LOOPBACK, id="unspecified"),
-        pytest.param("LocalHost.", LOOPBACK, id="localhost"),
-        pytest.param("app.localhost", LOOPBACK, id="dot-localhost"),
-        pytest.param("[2001:DB8::1]", "2001:db8::1", id="ipv6"),
-        pytest.param("fe80::1%eth0", "fe80::1", id="ipv6-zone"),
-        pytest.param("10.0.0.7", "10.0.0.7", id="ipv4"),
-        pytest.param("x@api.openai.com", "api.openai.com", id="userinfo"),
-        pytest.param("user:pw@API.anthropic.com.", "api.anthropic.com", id="userinfo-password"),
-        pytest.param("api%2Eopenai%2ecom", "api.openai.com", id="percent-encoded-dots"),
-        pytest.param("%61pi.openai.com", "api.openai.com", id="percent-encoded-letter"),
-    ],
+    [pytest.param(a, _host(b), id=name) for name, (a, b) in HOSTS["spellings"].items()],
 )
 def test_every_spelling_has_one_canonical_form(spelling: str, canonical: str) -> None:
     """Case, dots, Unicode, look-alikes and IP notations cannot get a host past the list."""
@@ -70,43 +48,12 @@ def test_the_catalog_knows_the_real_providers(host: str, provider: str) -> None:
     assert catalog_provider(canonical_host(host)) == provider
 
 
-@pytest.mark.parametrize(
-    "host",
-    [
-        "openai.com.evil.test",
-        "notopenai.com",
-        "notopenai.com.example",
-        "max.ai.invalid",
-        "max.ai",
-        "s3.us-east-1.amazonaws.com",
-        "storage.googleapis.com",
-        "example.com",
-        "huggingface.co",  # model downloads, not the inference API
-        LOOPBACK,
-    ],
-)
+@pytest.mark.parametrize("host", [_host(host) for host in HOSTS["not_providers"]])
 def test_other_hosts_are_not_providers(host: str) -> None:
     assert catalog_provider(host) is None
 
 
-@pytest.mark.parametrize(
-    ("name", "is_endpoint"),
-    [
-        ("OPENAI_BASE_URL", True),
-        ("ANTHROPIC_BASE_URL", True),
-        ("GROQ_BASE_URL", True),
-        ("OPENAI_API_BASE", True),
-        ("AZURE_OPENAI_ENDPOINT", True),
-        ("AZURE_AI_INFERENCE_ENDPOINT", True),
-        ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", True),
-        ("my_llm_base_url", True),
-        ("S3_ENDPOINT", False),
-        ("DATABASE_URL", False),
-        ("OTEL_EXPORTER_OTLP_ENDPOINT", False),
-        ("GITHUB_API_URL", False),
-        ("AWS_ENDPOINT_URL", False),
-    ],
-)
+@pytest.mark.parametrize(("name", "is_endpoint"), HOSTS["endpoint_variables"].items())
 def test_which_variables_name_a_provider_endpoint(name: str, is_endpoint: bool) -> None:
     assert is_endpoint_variable(name) is is_endpoint
 

@@ -8,69 +8,12 @@ import pytest
 
 from cassettes_core import LLMRequest, MatchPolicy
 from cassettes_core.catalog import DEFAULT_SEMANTIC_FIELDS
+from tests.helpers.data import table
 
-BASES: dict[str, dict[str, Any]] = {
-    "openai.chat": {"model": "gpt-4o", "messages": [{"role": "user", "content": "Hi"}]},
-    "openai.responses": {"model": "gpt-4o", "input": "Hi"},
-    "openai.embeddings": {"model": "text-embedding-3-small", "input": "Hi"},
-    "anthropic.messages": {
-        "model": "claude-sonnet-4-5",
-        "max_tokens": 64,
-        "messages": [{"role": "user", "content": "Hi"}],
-    },
-    "bedrock.converse": {
-        "model": "anthropic.claude-3-haiku-20240307-v1:0",
-        "messages": [{"role": "user", "content": [{"text": "Hi"}]}],
-    },
-    "bedrock.converse_stream": {
-        "model": "anthropic.claude-3-haiku-20240307-v1:0",
-        "messages": [{"role": "user", "content": [{"text": "Hi"}]}],
-    },
-    "bedrock.invoke_model": {
-        "model": "anthropic.claude-3-haiku-20240307-v1:0",
-        "anthropic_version": "bedrock-2023-05-31",
-        "messages": [{"role": "user", "content": "Hi"}],
-    },
-    "bedrock.invoke_model_with_response_stream": {
-        "model": "anthropic.claude-3-haiku-20240307-v1:0",
-        "anthropic_version": "bedrock-2023-05-31",
-        "messages": [{"role": "user", "content": "Hi"}],
-    },
-    "gemini.generate": {"model": "gemini-2.5-flash", "contents": [{"parts": [{"text": "Hi"}]}]},
-    "gemini.stream": {"model": "gemini-2.5-flash", "contents": [{"parts": [{"text": "Hi"}]}]},
-    "gemini.embed": {"model": "gemini-embedding-001", "requests": [{"content": {"parts": []}}]},
-    **{
-        f"{name}.chat": {"model": "m-1", "messages": [{"role": "user", "content": "Hi"}]}
-        for name in ("groq", "mistral", "together", "openrouter", "deepseek", "xai", "fireworks")
-    },
-    "ollama.openai_chat": {"model": "llama3.2", "messages": [{"role": "user", "content": "Hi"}]},
-    "ollama.chat": {"model": "llama3.2", "messages": [{"role": "user", "content": "Hi"}]},
-    "ollama.generate": {"model": "llama3.2", "prompt": "Hi"},
-    "ollama.embed": {"model": "all-minilm", "input": "Hi"},
-    "cohere.chat": {"model": "command-a-03-2025", "messages": [{"role": "user", "content": "Hi"}]},
-    "cohere.embed": {"model": "embed-v4.0", "texts": ["Hi"], "input_type": "search_query"},
-}
-
-TUNING = {
-    "temperature": 0.7,
-    "top_p": 0.9,
-    "seed": 7,
-    "max_tokens": 99,
-    "max_completion_tokens": 99,
-    "max_output_tokens": 99,
-    "stream": True,
-    "stream_options": {"include_usage": True},
-    "user": "u-1",
-    "metadata": {"run": "x"},
-    "timeout": 30,
-    "presence_penalty": 0.1,
-    "frequency_penalty": 0.1,
-    "logprobs": True,
-    "store": False,
-    "service_tier": "auto",
-    "top_k": 5,
-    "stop_sequences": ["\n"],
-}
+# One minimal body per built-in provider, and tuning that never changes a digest
+# (tests/data/requests.yaml).
+BASES: dict[str, dict[str, Any]] = table("requests")["bases"]
+TUNING: dict[str, Any] = table("requests")["tuning"]
 
 
 def _digest(provider: str, body: dict[str, Any], policy: MatchPolicy | None = None) -> str:

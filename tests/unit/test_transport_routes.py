@@ -5,44 +5,14 @@ from __future__ import annotations
 import pytest
 
 from cassettes_core.transport import Route, match_route
+from tests.helpers.data import table
 
 
 @pytest.mark.parametrize(
     ("url", "expected"),
     [
-        pytest.param(
-            "https://api.openai.com/v1/chat/completions",
-            Route("openai.chat", "/v1/chat/completions"),
-            id="openai-chat",
-        ),
-        pytest.param(
-            "https://api.openai.com/v1/responses",
-            Route("openai.responses", "/v1/responses"),
-            id="openai-responses",
-        ),
-        pytest.param(
-            "http://127.0.0.1:9/v1/embeddings/",
-            Route("openai.embeddings", "/v1/embeddings"),
-            id="embeddings-trailing-slash",
-        ),
-        pytest.param(
-            "https://api.anthropic.com/v1/messages?beta=true",
-            Route("anthropic.messages", "/v1/messages?beta=true"),
-            id="anthropic-beta",
-        ),
-        pytest.param(
-            "https://gateway.example/proxy/openai/v1/chat/completions",
-            Route("openai.chat", "/proxy/openai/v1/chat/completions"),
-            id="proxy-prefix",
-        ),
-        pytest.param(
-            "https://x.openai.azure.com/openai/deployments/gpt4o/chat/completions"
-            "?api-version=2024-10-21&api-key=SECRET",
-            Route(
-                "openai.chat", "/openai/deployments/gpt4o/chat/completions?api-version=2024-10-21"
-            ),
-            id="azure-deployment-drops-key",
-        ),
+        pytest.param(url, Route(provider, endpoint), id=name)
+        for name, (url, provider, endpoint) in table("routes").items()
     ],
 )
 def test_provider_calls_are_recognised(url: str, expected: Route) -> None:
