@@ -5,7 +5,7 @@
     cassettes ls [DIR]             every cassette: interactions, providers, models, tokens, size
     cassettes show PATH            one cassette as a timeline (--json, --html FILE)
     cassettes verify PATH...       the load checks, as a CI step
-    cassettes diff A B             two recordings at the semantic level (--git REV [PATH...])
+    cassettes diff A B             two recordings, or two folders of them (--git REV [PATH...])
     cassettes prune --usage FILE   cassettes and interactions no test used (--delete)
     cassettes import PATH...       vcrpy / pytest-recording / cassetter cassettes into ours
     cassettes scan PATH...         scan cassette files, or directories of them, for secrets
@@ -141,12 +141,18 @@ def build_parser() -> argparse.ArgumentParser:
         _diff,
         "compare two recordings: requests new, gone, answered differently",
         "Each request is ``new`` (only B asks it), ``gone`` (only A did) or ``answered "
-        "differently`` (with the path-level differences of the answers). Exit 0: the same; 1: "
-        "differences; 2: an error. With ``--git REV``, every cassette that differs between REV "
-        "and the working tree (under PATH..., default the whole repository) is compared, REV's "
-        "version as A.",
+        "differently`` (with the path-level differences of the answers). Two folders: the "
+        "cassettes with the same relative path are compared, one only a side holds is all new or "
+        "all gone. Exit 0: the same; 1: differences; 2: an error. With ``--git REV``, every "
+        "cassette that differs between REV and the working tree (under PATH..., default the "
+        "whole repository) is compared, REV's version as A.",
     )
-    diff.add_argument("paths", nargs="*", metavar="PATH", help="A B, or with --git: folders")
+    diff.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="A B (two files or two folders); with --git: folders",
+    )
     diff.add_argument("--git", metavar="REV", help="compare with revision REV (git show)")
     prune = command(
         "prune",
@@ -482,11 +488,13 @@ def _verify(args: argparse.Namespace, console: Console) -> int:
 
 
 SHOWN_DIFFS = 12  # path-level differences shown per change
+Pair = tuple[str, list[Interaction], list[Interaction]]  # a name, its recordings A and B
 
 
 def _diff(args: argparse.Namespace, console: Console) -> int:
-    pairs: list[tuple[str, list[Interaction], list[Interaction]]] = []
+    pairs: list[Pair] = []
     passed: list[tuple[str, str]] = []  # YAML under --git that is no cassette of ours
+    only: dict[str, str] = {}  # two folders: a cassette only one holds -> that folder
     if args.git is not None:
         for changed in changed_cassettes(args.git, args.paths, Path.cwd()):
             label = f"{args.git}:{changed.name}"
@@ -506,27 +514,7 @@ def _diff(args: argparse.Namespace, console: Console) -> int:
             )
             pairs.append((changed.name, old, new))
     else:
-        if len(args.paths) != 2:
-            raise ConfigError(
-                f"diff takes two cassettes, A and B ({len(args.paths)} given)\n"
-                "TIP: cassettes diff OLD.yaml NEW.yaml, or cassettes diff --git HEAD [PATH...]"
-            )
-        a, b = (Path(p) for p in args.paths)
-        folders = [shown(p) for p in (a, b) if p.is_dir()]
-        if folders:
-            raise ConfigError(
-                f"diff compares two cassette files; {' and '.join(folders)} "
-                f"{'is a directory' if len(folders) == 1 else 'are directories'}\n"
-                "TIP: cassettes diff A/c.yaml B/c.yaml compares one cassette; cassettes diff "
-                "--git REV [DIR...] compares every cassette a revision changed."
-            )
-        pairs.append(
-            (
-                f"{shown(a)} → {shown(b)}",
-                list(read_cassette(a).interactions),
-                list(read_cassette(b).interactions),
-            )
-        )
+        pairs, passed, only = _two_paths(args.paths)
     results = [(name, compare(old, new)) for name, old, new in pairs]
     differ = any(result.changes for _, result in results)
     if args.json:
@@ -537,6 +525,7 @@ def _diff(args: argparse.Namespace, console: Console) -> int:
                     {
                         "name": name,
                         "same": result.same,
+                        "only_in": only.get(name),
                         "changes": [change.to_json() for change in result.changes],
                     }
                     for name, result in results
@@ -547,11 +536,70 @@ def _diff(args: argparse.Namespace, console: Console) -> int:
         return EXIT_DIFFERENT if differ else EXIT_OK
     if args.git is not None and not results:
         console.print(f"no cassette differs from {args.git}")
+    elif not results and not passed:
+        console.print(f"no cassette under {' or '.join(args.paths)}")
     for name, result in results:
-        _print_diff(console, name, result)
+        _print_diff(console, name + (f" (only in {only[name]})" if name in only else ""), result)
     for name, why in passed:
         console.print(printable(f"{name}: not compared, {why}"))
     return EXIT_DIFFERENT if differ else EXIT_OK
+
+
+def _two_paths(paths: Sequence[str]) -> tuple[list[Pair], list[tuple[str, str]], dict[str, str]]:
+    """Two cassette files, or the cassettes of two folders (see :func:`_folders`)."""
+    if len(paths) != 2:
+        raise ConfigError(
+            f"diff takes two cassettes, A and B ({len(paths)} given)\n"
+            "TIP: cassettes diff OLD.yaml NEW.yaml, or cassettes diff --git HEAD [PATH...]"
+        )
+    a, b = (Path(p) for p in paths)
+    if a.is_dir() and b.is_dir():
+        return _folders(a, b)
+    if a.is_dir() or b.is_dir():
+        folder, other = (a, b) if a.is_dir() else (b, a)
+        raise ConfigError(
+            f"diff compares two cassettes or two folders; {shown(folder)} is a directory "
+            f"and {shown(other)} is not\nTIP: cassettes diff A/ B/ compares the cassettes of "
+            f"two folders; cassettes diff {shown(folder / other.name)} {shown(other)} one "
+            "cassette; cassettes diff --git REV [DIR...] what a revision changed."
+        )
+    old, new = (list(read_cassette(p).interactions) for p in (a, b))
+    return [(f"{shown(a)} → {shown(b)}", old, new)], [], {}
+
+
+def _folders(a: Path, b: Path) -> tuple[list[Pair], list[tuple[str, str]], dict[str, str]]:
+    """The cassettes of folders ``a`` and ``b`` paired by relative path; the YAML files that
+    are no cassettes of ours (with why); the cassettes only one folder holds (-> that folder),
+    compared with an empty side (all new, or all gone)."""
+    old, new = ({p.relative_to(r).as_posix(): p for p, _ in cassette_files([r])} for r in (a, b))
+    pairs: list[Pair] = []
+    passed: list[tuple[str, str]] = []
+    only: dict[str, str] = {}
+    for name in sorted(old.keys() | new.keys()):
+        old_path, new_path = old.get(name), new.get(name)
+        why = _not_compared(_text(old_path), new_path, str(old_path or new_path))
+        if why is not None:
+            passed.append((name, why))
+            continue
+        if old_path is None or new_path is None:
+            only[name] = shown(a if new_path is None else b)
+        pairs.append(
+            (
+                name,
+                [] if old_path is None else list(read_cassette(old_path).interactions),
+                [] if new_path is None else list(read_cassette(new_path).interactions),
+            )
+        )
+    return pairs, passed, only
+
+
+def _text(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""  # compared, so that read_cassette reports it
 
 
 def _not_compared(old_text: str | None, new_path: Path | None, label: str) -> str | None:

@@ -3,9 +3,9 @@
 Where an endpoint reports usage is a fact of the provider catalog, read by
 :func:`cassettes_core.catalog.tokens` (each endpoint's
 :class:`~cassettes_core.catalog.TokenFields`, then the usage object's shape). Interactions
-without usage (errors, streams recorded without it) count as zero tokens. The pytest plugin's
-summary ("replay saved … tokens") counts with :func:`usage_of` and prices them with a
-:class:`PriceTable`.
+without usage (errors, streams recorded without it) and tool and MCP calls count as zero
+tokens. The pytest plugin's summary ("replay saved … tokens") counts with :func:`usage_of`
+and prices them with a :class:`PriceTable`.
 
 Prices are US dollars per million tokens, ``(input, output)``, from the providers' public price
 pages; they are estimates for the summary line, not a bill. The longest matching prefix wins,
@@ -55,8 +55,14 @@ class Usage:
 
 
 def usage_of(interaction: Interaction) -> Usage:
-    """The tokens ``interaction`` used, read where its endpoint's catalog entry says."""
+    """The tokens ``interaction`` used, read where its endpoint's catalog entry says.
+
+    Tool and MCP calls ask no model, so they used no tokens, whatever their result holds (a
+    sub-agent tool may return its own ``usage``): they are never priced nor "unpriced".
+    """
     model = interaction.request.model or "unknown model"
+    if catalog.reader_for(interaction.provider).calls != "model":
+        return Usage(model)
     if interaction.response is not None:
         return Usage(model, *catalog.tokens(interaction.provider, interaction.response.body))
     if interaction.stream is None:

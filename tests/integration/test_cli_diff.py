@@ -119,21 +119,53 @@ def test_diff_git_outside_a_repository(
     assert err.startswith("ERROR: git is not installed")
 
 
-def test_diff_wants_two_files_and_says_how_to_compare_folders(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_diff_compares_two_folders_cassette_by_cassette(
+    emu: Emulator, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """One file is no diff; two folders are no cassettes to fix by hand: the tip names the two
-    ways to compare."""
+    """Two folders: the cassettes with the same relative path are compared, one only a side
+    holds is all gone or all new (named so), another tool's YAML is passed over; --json says
+    the same. One file is no diff, a folder against a file is refused with a TIP."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    for side in (a, b):
+        (side / "sub").mkdir(parents=True)
+        record_plain(side / "kept.yaml", emu)
+    record_plain(a / "sub" / "asked.yaml", emu)
+    record_plain(b / "sub" / "asked.yaml", emu, question="Capital of Peru?")
+    record_plain(a / "gone.yaml", emu)
+    record_plain(b / "added.yaml", emu)
+    (b / "compose.yaml").write_text("services: {}\n", encoding="utf-8")
+    code, out, err = run(["diff", str(a), str(b)], capsys)
+    assert (code, err) == (1, "")
+    assert [line for line in out.splitlines() if not line.startswith(" ")] == [
+        f"added.yaml (only in {b}): 5 new, 0 gone, 0 answered differently, 0 the same",
+        f"gone.yaml (only in {a}): 0 new, 5 gone, 0 answered differently, 0 the same",
+        "kept.yaml: 0 new, 0 gone, 0 answered differently, 5 the same",
+        "sub/asked.yaml: 1 new, 1 gone, 0 answered differently, 4 the same",
+        "compose.yaml: not compared, not a cassette",
+    ]
+    code, out, _ = run(["diff", "--json", str(a), str(b)], capsys)
+    report = json.loads(out)
+    assert code == 1
+    assert [(c["name"], c["only_in"]) for c in report["cassettes"]] == [
+        ("added.yaml", str(b)),
+        ("gone.yaml", str(a)),
+        ("kept.yaml", None),
+        ("sub/asked.yaml", None),
+    ]
+    assert [n["name"] for n in report["not_compared"]] == ["compose.yaml"]
+    (b / "sub" / "asked.yaml").write_bytes((a / "sub" / "asked.yaml").read_bytes())
+    code, out, _ = run(["diff", str(a / "sub"), str(b / "sub")], capsys)
+    assert (code, out) == (0, "asked.yaml: 0 new, 0 gone, 0 answered differently, 5 the same\n")
+
     code, _, err = run(["diff", str(tmp_path / "one.yaml")], capsys)
     assert code == 2
     assert err.startswith("ERROR: diff takes two cassettes")
-    (tmp_path / "a").mkdir()
-    (tmp_path / "b").mkdir()
-    code, _, err = run(["diff", str(tmp_path / "a"), str(tmp_path / "b")], capsys)
+    code, _, err = run(["diff", str(a), str(b / "kept.yaml")], capsys)
     assert code == 2
-    assert "are directories" in err
+    assert err.startswith(f"ERROR: diff compares two cassettes or two folders; {a} is a directory")
+    assert "TIP: cassettes diff A/ B/ compares the cassettes of two folders; " in err
+    assert f"cassettes diff {a / 'kept.yaml'} {b / 'kept.yaml'} one cassette" in err
     assert "--git REV" in err
-    assert "by hand" not in err
 
 
 @pytest.fixture
