@@ -2,18 +2,15 @@
 
 Every ```python block belongs to a section a test here runs; the marker example runs as the
 test file it is, its shown summary lines are the ones pytest prints, the CI lines are the
-environment its replay runs in, and the emulator's shown output is what the command prints.
+environment its replay runs in (the emulator's own page is run by
+tests/integration/test_emulator_cli.py).
 """
 
 from __future__ import annotations
 
-import fnmatch
 import re
 import secrets
 import shlex
-import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +37,6 @@ _ANTHROPIC = "Use with the Anthropic SDK"
 _BEDROCK = "Use with Bedrock"
 _GEMINI = "Use with Gemini (google-genai)"
 _MATCHED = "What is matched"
-_EMULATOR_CLI = "The emulator from the command line"
 _AGENTS = "Agents: tools and MCP"
 _FAMILY = ("Use with Groq", "Use with Mistral", "Use with Ollama", "Use with Cohere")
 _COMPATIBLE = "Use with an OpenAI-compatible base URL"
@@ -378,54 +374,3 @@ def test_the_anthropic_sdk_wants_the_dummy_key_too(
     keyless.stdout.fnmatch_lines(["*Could not resolve authentication method*"])
     monkeypatch.setenv("ANTHROPIC_API_KEY", exports["ANTHROPIC_API_KEY"])
     run_inner(pytester).assert_outcomes(passed=1)
-
-
-# -- the emulator's command line --------------------------------------------------------
-
-
-def _emulator_session(
-    argv: list[str], pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
-) -> tuple[list[str], dict[str, str]]:
-    """The emulator started as shown, the marker example's first command run against it (its
-    export lines set), then SIGINT: every line it printed, and its exports."""
-    process = subprocess.Popen(
-        [sys.executable, *argv[1:]], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    try:
-        assert process.stdout is not None
-        head = [process.stdout.readline().rstrip("\n") for _ in range(6)]
-        exports = dict(re.findall(r"^export (\w+)=(\S+)$", "\n".join(head), re.MULTILINE))
-        for name, value in exports.items():
-            monkeypatch.setenv(name, value)
-        run_inner(pytester, *_shown_run(_code(_MARKER, "text")[0])[0]).assert_outcomes(passed=1)
-        # The call line appears within one poll of the emulator; SIGINT then flushes the rest.
-        process.send_signal(signal.SIGINT)
-        tail, _ = process.communicate(timeout=15)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
-    assert process.returncode == 0
-    return head + tail.splitlines(), exports
-
-
-def test_emulator_cli_prints_what_the_readme_shows(
-    marker_example: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The shown session is the command's own output for the marker example's first run; run
-    again with CI=true against a fresh emulator, it stops with 0 provider calls served."""
-    (shown,) = _code(_EMULATOR_CLI, "text")
-    (command,) = _code(_EMULATOR_CLI, "sh")
-    argv = shlex.split(command, comments=True)
-    assert argv[:3] == ["python", "-m", "cassettes_core.testing.emulator"]
-    printed, exports = _emulator_session(argv, pytester, monkeypatch)
-    url = printed[0]
-    assert fnmatch.fnmatch(url, "http://127.0.0.1:*")
-    shown_url = shown.splitlines()[0]
-    shown_key = re.search(r"OPENAI_API_KEY=(\S+)", shown)
-    assert shown_key is not None
-    expected = shown.replace(shown_url, url).replace(shown_key[1], exports["OPENAI_API_KEY"])
-    assert printed == expected.splitlines()
-    monkeypatch.setenv("CI", "true")
-    replayed, _ = _emulator_session(argv, pytester, monkeypatch)
-    assert replayed[6:] == ["stopped by SIGINT: 0 provider calls served"]
