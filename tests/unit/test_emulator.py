@@ -15,7 +15,10 @@ import httpx2
 import openai
 import pytest
 
+from cassettes_core.catalog import DEFAULT_CATALOG
 from cassettes_core.testing.emulator import Emulator
+from cassettes_core.testing.emulator.__main__ import SERVED
+from cassettes_core.testing.emulator._server import HANDLERS
 from cassettes_core.transport import EventStreamParser
 from tests.helpers.recorded import ANTHROPIC_TOOL, WEATHER_TOOL
 
@@ -77,6 +80,13 @@ def _post(http: httpx2.Client, emu: Emulator, path: str, body: Any, **how: Any) 
 
 
 # -- identity and lifecycle ---------------------------------------------------------------
+
+
+def test_the_command_line_exports_for_every_family_served() -> None:
+    """Each family the emulator answers (its handlers, Gemini and Bedrock) has an SDK line
+    among the exports; OpenRouter and Fireworks are reached through the openai SDK."""
+    served = {e.family for e in DEFAULT_CATALOG if e.name in HANDLERS} | {"google", "bedrock"}
+    assert {sdk.family for sdk in SERVED} == served - {"openrouter", "fireworks"}
 
 
 def test_the_key_is_a_runtime_fake_urls_follow_the_sdks_and_stop_is_idempotent(

@@ -1,4 +1,4 @@
-"""The loopback provider emulator: a stand-in OpenAI and Anthropic API for demos and tests.
+"""The loopback provider emulator: a stand-in for the providers' APIs, for demos and tests.
 
     from cassettes_core.testing.emulator import Emulator
 
@@ -6,7 +6,7 @@
         client = openai.OpenAI(base_url=emu.openai_base_url, api_key=emu.api_key)
 
 Stdlib only, so it runs without any provider SDK.
-`python -m cassettes_core.testing.emulator` runs one in the foreground.
+`python -m cassettes_core.testing.emulator` runs one (`--help`; docs/reference/emulator.md).
 """
 
 from __future__ import annotations
