@@ -22,6 +22,7 @@ from cassettes_core._errors import (
     CassetteMissError,
     ConfigError,
     ProviderError,
+    UnsafeCassetteError,
     UnsafeInteractionDroppedWarning,
 )
 from cassettes_core._model import Interaction, LLMResponse, RecordedError, StreamEvent
@@ -262,6 +263,8 @@ class Recorder:
                 self._first_write = False
                 self.cassette.add(written)
         except Exception as exc:
+            if isinstance(exc, UnsafeCassetteError):  # the summary names it, even if caught
+                self.log.add(CallEvent("unsafe", request.provider, digest=digest, error=exc))
             if not self.best_effort:
                 raise
             warnings.warn(

@@ -42,6 +42,7 @@ EventKind = Literal[
     "live",
     "missed",
     "refused",
+    "unsafe",  # the secret guard refused to write it (nothing written)
     "blocked",
     "went_live",
     "drained",

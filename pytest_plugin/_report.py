@@ -61,6 +61,7 @@ class CassetteRecord:
     drained: int = 0  # live streams left open, read to their end at the test's end
     dropped: int = 0  # … that could not be: not recorded
     unrecorded: int = 0  # live failures the record_errors policy kept out of the cassette
+    unsafe: list[str] = field(default_factory=list)  # the guard's findings (masked), unwritten
     # Of the interactions above, those of tools (@tool) and MCP calls, counted apart.
     tool_replayed: int = 0
     tool_recorded: int = 0
@@ -143,6 +144,13 @@ class Tally:
         lines += _listed(
             "unused interactions (recorded, never played in this run):",
             [f"{shown(u.path, base)}: {_seqs(u)}  ({_first(u.tests, 3)})" for u in unused],
+            limit,
+        )
+        refused = [r for r in records if r.unsafe]
+        lines += _listed(
+            "recordings the secret guard refused, nothing written (scrub the value in a "
+            "before_record hook, or allow_secrets=[...] if it is known to be safe):",
+            [f"{r.nodeid} -> {shown(r.path, base)}: {_first(r.unsafe, 3)}" for r in refused],
             limit,
         )
         lines += _listed(

@@ -18,6 +18,7 @@ from cassettes_core import (
     Interaction,
     Mode,
     Recorder,
+    UnsafeCassetteError,
 )
 from cassettes_core.events import Cursor
 from cassettes_core.modes import ModeChoice
@@ -246,6 +247,12 @@ class CassetteSession:
             drained=counts["drained"],
             dropped=counts["dropped"],
             unrecorded=counts["refused"],
+            unsafe=[
+                str(finding)
+                for event in events
+                if event.kind == "unsafe" and isinstance(event.error, UnsafeCassetteError)
+                for finding in event.error.findings
+            ],
             **agent_counts(events),
         )
 

@@ -29,6 +29,7 @@ import contextlib
 import errno
 import gc
 import hashlib
+import itertools
 import json
 import os
 import secrets
@@ -675,9 +676,16 @@ class CassetteFile:
         """Hold the file's lock; ``last``: remove the lock file before letting go (a waiter
         that locked the removed file sees it and tries again), so none is left behind. It goes
         too when nothing is beside it (a refused first write wrote neither file)."""
+        folder = Path(self._lock.lock_file).parent
+        # The folders this lock makes, deepest first: gone again if nothing is written.
+        made = list(itertools.takewhile(lambda p: not p.exists(), (folder, *folder.parents)))
         try:
-            Path(self._lock.lock_file).parent.mkdir(parents=True, exist_ok=True)
-            self._lock.acquire(timeout=None if wait else 0)
+            folder.mkdir(parents=True, exist_ok=True)
+            try:
+                self._lock.acquire(timeout=None if wait else 0)
+            except FileNotFoundError:  # another writer's refused write removed the folder
+                folder.mkdir(parents=True, exist_ok=True)
+                self._lock.acquire(timeout=None if wait else 0)
         except TimeoutError as exc:  # filelock.Timeout
             raise ConfigError(
                 f"could not lock {self.path} within {LOCK_TIMEOUT_S:.0f} s: another process "
@@ -692,6 +700,9 @@ class CassetteFile:
             if last or (_stat(self.path) is None and _stat(journal_path(self.path)) is None):
                 with contextlib.suppress(OSError):
                     os.unlink(self._lock.lock_file)
+                for made_here in made:  # a refused first write leaves no folder behind either
+                    with contextlib.suppress(OSError):  # not empty: someone else's now
+                        made_here.rmdir()
             self._lock.release()
 
     def _signature(self) -> tuple[int, ...] | None:
