@@ -61,7 +61,7 @@ def _runner(page: str) -> str | None:
     if page.startswith("docs/guides/frameworks/"):
         return "test_frameworks.py"
     if page == "docs/reference/emulator.md":
-        return "test_try_without_a_key.py"
+        return "../integration/test_emulator_cli.py"
     if page.startswith("docs/reference/"):
         return "test_docs_reference.py"
     if page in ("README.md", "docs/index.md") or page.startswith("docs/guides/"):
@@ -131,7 +131,7 @@ def test_every_page_with_a_python_block_has_a_runner() -> None:
         assert runner is not None, f"{page} holds a python block and no test runs its pages"
         if runner == Path(__file__).name:
             continue  # the test above holds this file to its pages' blocks
-        path = Path(__file__).with_name(runner)
+        path = Path(__file__).parent / runner
         assert path.is_file(), f"{page} holds a python block; its runner {runner} is missing"
         assert Path(page).name in path.read_text(encoding="utf-8"), f"{runner} runs no {page}"
 

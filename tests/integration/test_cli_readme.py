@@ -1,4 +1,5 @@
-"""The README's `cassettes` sessions are what the command prints on the committed cassette."""
+"""The CLI reference page's `cassettes` sessions are what the command prints on the committed
+cassette."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from cassettes_core.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
+README = ROOT / "docs" / "reference" / "cli.md"
 
 
 def _sessions() -> list[tuple[list[str], str]]:
