@@ -3,8 +3,7 @@
 The one substitution: `pip install "provider-cassettes[openai]"` installs this checkout
 (`"<checkout>[openai]"`) instead of the name on PyPI; pip keeps this machine's configuration
 (its `PIP_*` variables and config files: the local index and wheels), so nothing else changes.
-The test file is the README's marker example, `tests/test_capital.py`. Until the README holds
-the section, it is read from DOCS_PLAN.md's verbatim copy (the lead's plan of issue 24).
+The test file is the README's marker example, `tests/test_capital.py`.
 About 25 s on 2 CPUs, most of it pip.
 """
 
@@ -42,12 +41,11 @@ def _section_sh(path: Path) -> str | None:
 
 
 def steps() -> str:
-    """The README's steps, or the plan's verbatim copy while the README lacks the section."""
-    for source in (ROOT / "README.md", ROOT.parent / "DOCS_PLAN.md", Path("/work/wt/DOCS_PLAN.md")):
-        script = _section_sh(source)
-        if script is not None:
-            return script
-    pytest.fail(f"neither README.md nor DOCS_PLAN.md has a sh block under {HEADING!r}")
+    """The README's steps."""
+    script = _section_sh(ROOT / "README.md")
+    if script is None:
+        pytest.fail(f"README.md has no sh block under {HEADING!r}")
+    return script
 
 
 @pytest.mark.slow
