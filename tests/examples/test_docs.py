@@ -323,18 +323,29 @@ def test_the_anthropic_sdk_wants_the_dummy_key_too(
 # -- the SDK pages and the agents page --------------------------------------------------
 
 
+def _record_then_replay(
+    where: tuple[str, str], emulator: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> list[Path]:
+    """Run the example once (it records: the emulator answers), then under CI (it replays: the
+    emulator answers nothing); the cassettes it wrote."""
+    example = _only(where)
+    _run(example, where)
+    cassettes = list(tmp_path.glob("cassettes/*.yaml"))
+    assert cassettes, "the example wrote no cassette"
+    recorded = emulator.hits
+    assert recorded > 0
+    monkeypatch.setenv("CI", "true")
+    _run(example, where)
+    assert emulator.hits == recorded
+    return cassettes
+
+
 @pytest.mark.parametrize("where", [_OPENAI, _ANTHROPIC])
 def test_sdk_example_records_then_replays(
     where: tuple[str, str], emulator: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """Each example records on its first run and replays in CI with no provider hit."""
-    example = _only(where)
-    _run(example, where)
-    assert list(tmp_path.glob("cassettes/*.yaml")), "the example wrote no cassette"
-    recorded_hits = emulator.hits
-    monkeypatch.setenv("CI", "true")
-    _run(example, where)
-    assert emulator.hits == recorded_hits
+    _record_then_replay(where, emulator, monkeypatch, tmp_path)
 
 
 def test_bedrock_example_records_then_replays(
@@ -417,15 +428,8 @@ def test_family_example_records_then_replays_in_ci(
     where: tuple[str, str], family: Emulator, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """First run records (the emulator answers), the CI run replays (it answers nothing)."""
-    example = _only(where)
-    _run(example, where)
-    [cassette] = tmp_path.glob("cassettes/*.yaml")
-    recorded = family.hits
-    assert recorded > 0
+    [cassette] = _record_then_replay(where, family, monkeypatch, tmp_path)
     assert family.api_key not in cassette.read_text(encoding="utf-8")
-    monkeypatch.setenv("CI", "true")
-    _run(example, where)
-    assert family.hits == recorded
 
 
 def test_openai_compatible_example_replays_in_ci(

@@ -16,9 +16,8 @@ import openai
 import pytest
 
 from cassettes_core.catalog import DEFAULT_CATALOG
-from cassettes_core.testing.emulator import Emulator
+from cassettes_core.testing.emulator import HANDLERS, Emulator
 from cassettes_core.testing.emulator.__main__ import SERVED
-from cassettes_core.testing.emulator._server import HANDLERS
 from cassettes_core.transport import EventStreamParser
 from tests.helpers.recorded import ANTHROPIC_TOOL, WEATHER_TOOL
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from cassettes_core.testing.emulator._embeddings import DEFAULT_DIMENSIONS
 from cassettes_core.testing.emulator._emulator import Emulator
+from cassettes_core.testing.emulator._server import HANDLERS
 from cassettes_core.testing.emulator._state import DRIFT_SWITCHES
 
-__all__ = ["DEFAULT_DIMENSIONS", "DRIFT_SWITCHES", "Emulator"]
+__all__ = ["DEFAULT_DIMENSIONS", "DRIFT_SWITCHES", "HANDLERS", "Emulator"]
