@@ -10,17 +10,14 @@ tool's side effect happened once when recording and not again in replay.
 
 from __future__ import annotations
 
-import gc
-import importlib
 import shlex
-import warnings
 from pathlib import Path
 
 import pytest
 import yaml
 
 from cassettes_core.testing.emulator import Emulator
-from tests.helpers.inner import PLUGIN_INI, run_inner
+from tests.helpers.inner import PLUGIN_INI
 
 PAGES = Path(__file__).resolve().parents[2] / "docs" / "guides" / "frameworks"
 
@@ -35,12 +32,12 @@ _INI = (
     ignore:.*ReadOnly. qualifier:UserWarning
 """
 )
-# page -> (the framework's module, the provider its model calls are recorded as)
+# page -> the provider its model calls are recorded as
 _RUNS = {
-    "pydantic-ai.md": ("pydantic_ai", "openai.responses"),
-    "langchain.md": ("langchain_openai", "openai.chat"),
-    "openai-agents.md": ("agents", "openai.responses"),
-    "litellm.md": ("litellm", "openai.chat"),
+    "pydantic-ai.md": "openai.responses",
+    "langchain.md": "openai.chat",
+    "openai-agents.md": "openai.responses",
+    "litellm.md": "openai.chat",
 }
 
 
@@ -72,25 +69,19 @@ def _shown(block: str) -> tuple[dict[str, str], list[str], list[str]]:
 
 
 def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    """An inner run, then the garbage of the test file it dropped collected with its
-    ResourceWarnings ignored: the async clients the frameworks made in it leave connections
-    to the emulator open, which the outer run's gc would report as unraisable, at random."""
-    result = run_inner(pytester, *args)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ResourceWarning)
-        gc.collect()
-    return result
+    """An inner run in a process of its own: the frameworks cache their async clients at module
+    level, and the connections those keep to a stopped emulator would surface as unraisable
+    ResourceWarnings in whichever later test of this worker the gc runs in."""
+    return pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:langsmith_plugin", *args
+    )  # fmt: skip
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _frameworks() -> None:
-    """The frameworks imported once, before any pytester snapshot: both inner runs of every
-    page share them (seconds saved), and none is dropped and imported again between tests."""
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # read at import: no download
-        env.setenv("OPENAI_AGENTS_DISABLE_TRACING", "1")  # read once: this process exports none
-        for module, _ in _RUNS.values():
-            importlib.import_module(module)
+@pytest.fixture(autouse=True)
+def _frameworks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the frameworks read at import, for the inner runs' processes."""
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no price-list download
+    monkeypatch.setenv("OPENAI_AGENTS_DISABLE_TRACING", "1")  # no trace export at exit
 
 
 def test_every_framework_page_has_its_run() -> None:
@@ -104,7 +95,7 @@ def test_framework_page_records_then_replays_as_shown(
 ) -> None:
     """The page's test file records the framework's model calls and the tool between them into
     one cassette; the shown CI run replays all three with no provider hit; both print as shown."""
-    model = _RUNS[name][1]
+    model = _RUNS[name]
     blocks = _blocks(PAGES / name)
     # One test file and its two runs: any other block is one this test does not run.
     assert sorted(lang for lang, _ in blocks) == ["python", "text", "text"], name
